@@ -1,0 +1,107 @@
+"""unarray: one array-API front end over NumPy, PyTorch, CuPy, JAX and TensorFlow.
+
+``import unarray as ua; ua.matmul(a, b)`` runs on whatever arrays the caller
+brings and returns the caller's own array type on the same device. Importing
+unarray imports no array framework.
+"""
+
+from __future__ import annotations
+
+from unarray import fft, linalg
+from unarray._devices import Device
+from unarray._dispatch import use
+from unarray._errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    BackendNotAvailableError,
+    DeviceMismatchError,
+    DTypeError,
+    EmptyReductionError,
+    HandoffError,
+    ShapeError,
+    TracerHandoffError,
+    UnarrayError,
+    UnknownArrayTypeError,
+    UnsupportedError,
+)
+from unarray._precision import current as get_precision
+from unarray._precision import precision
+from unarray.constants import e, inf, nan, newaxis, pi
+from unarray.creation import (
+    arange, asarray, empty, empty_like, eye, full, full_like, linspace, meshgrid, ones, ones_like, tril, triu,
+    zeros, zeros_like,
+)
+from unarray.datatypes import (
+    astype, bfloat16, bool, can_cast, complex64, complex128, finfo, float16, float32, float64, iinfo, int8,
+    int16, int32, int64, isdtype, result_type, uint8, uint16, uint32, uint64,
+)
+from unarray.elementwise import (
+    abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitwise_and, bitwise_invert, bitwise_left_shift,
+    bitwise_or, bitwise_right_shift, bitwise_xor, ceil, clip, conj, copysign, cos, cosh, divide, equal, exp,
+    expm1, floor, floor_divide, greater, greater_equal, hypot, imag, isfinite, isinf, isnan, less, less_equal,
+    log, log1p, log2, log10, logaddexp, logical_and, logical_not, logical_or, logical_xor, maximum, minimum,
+    multiply, negative, nextafter, not_equal, positive, pow, real, reciprocal, remainder, round, sign, signbit,
+    sin, sinh, sqrt, square, subtract, tan, tanh, trunc,
+)
+from unarray.indexing import take, take_along_axis
+from unarray.interop import from_dlpack, stats, to
+from unarray.introspection import BackendInfo, Explanation, backend_of, backends, device, explain, namespace
+from unarray.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
+from unarray.manipulation import (
+    broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims, flip, moveaxis, permute_dims, repeat,
+    reshape, roll, squeeze, stack, tile, unstack,
+)
+from unarray.nn import scaled_dot_product_attention
+from unarray.searching import argmax, argmin, count_nonzero, nonzero, searchsorted, where
+from unarray.sets import isin, unique_all, unique_counts, unique_inverse, unique_values
+from unarray.sorting import argsort, sort
+from unarray.statistical import cumulative_prod, cumulative_sum, max, mean, min, prod, std, sum, var
+from unarray.utility import all, any, diff
+
+__version__ = "0.1.0"
+__array_api_version__ = "2025.12"
+
+__all__ = [
+    # introspection, interop, policy
+    "BackendInfo", "Device", "Explanation", "backend_of", "backends", "device", "explain", "from_dlpack",
+    "get_precision", "namespace", "precision", "stats", "to", "use", "scaled_dot_product_attention",
+    # errors
+    "ArgumentError", "ArgumentTypeError", "BackendNotAvailableError", "DTypeError", "DeviceMismatchError",
+    "EmptyReductionError", "HandoffError", "ShapeError", "TracerHandoffError", "UnarrayError",
+    "UnknownArrayTypeError", "UnsupportedError",
+    # extensions
+    "fft", "linalg",
+    # constants
+    "e", "inf", "nan", "newaxis", "pi",
+    # dtypes and data type functions
+    "astype", "bfloat16", "bool", "can_cast", "complex64", "complex128", "finfo", "float16", "float32",
+    "float64", "iinfo", "int8", "int16", "int32", "int64", "isdtype", "result_type", "uint8", "uint16",
+    "uint32", "uint64",
+    # creation
+    "arange", "asarray", "empty", "empty_like", "eye", "full", "full_like", "linspace", "meshgrid", "ones",
+    "ones_like", "tril", "triu", "zeros", "zeros_like",
+    # element-wise
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atan2", "atanh", "bitwise_and", "bitwise_invert",
+    "bitwise_left_shift", "bitwise_or", "bitwise_right_shift", "bitwise_xor", "ceil", "clip", "conj",
+    "copysign", "cos", "cosh", "divide", "equal", "exp", "expm1", "floor", "floor_divide", "greater",
+    "greater_equal", "hypot", "imag", "isfinite", "isinf", "isnan", "less", "less_equal", "log", "log1p",
+    "log2", "log10", "logaddexp", "logical_and", "logical_not", "logical_or", "logical_xor", "maximum",
+    "minimum", "multiply", "negative", "nextafter", "not_equal", "positive", "pow", "real", "reciprocal",
+    "remainder", "round", "sign", "signbit", "sin", "sinh", "sqrt", "square", "subtract", "tan", "tanh",
+    "trunc",
+    # indexing, linear algebra, manipulation
+    "take", "take_along_axis", "matmul", "matrix_transpose", "tensordot", "vecdot", "broadcast_arrays",
+    "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims", "repeat",
+    "reshape", "roll", "squeeze", "stack", "tile", "unstack",
+    # searching, sets, sorting, statistical, utility
+    "argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where", "isin", "unique_all",
+    "unique_counts", "unique_inverse", "unique_values", "argsort", "sort", "cumulative_prod", "cumulative_sum",
+    "max", "mean", "min", "prod", "std", "sum", "var", "all", "any", "diff",
+]
+
+
+def __array_namespace_info__() -> object:
+    """The inspection API of the default backend (``ua.use``), NumPy when nothing is set."""
+    from unarray._dispatch import backend_named, default_backend
+
+    return backend_named(default_backend()[0]).xp.__array_namespace_info__()

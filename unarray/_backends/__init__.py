@@ -1,0 +1,63 @@
+"""Backend registry: one module per framework, imported on first use only.
+
+A backend module imports its framework at its top. It is imported here only
+when an array of that framework has been seen (so the framework is already in
+``sys.modules``) or when the caller names the backend.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import TYPE_CHECKING
+
+from unarray._errors import BackendNotAvailableError
+
+if TYPE_CHECKING:
+    from unarray._backends._base import Backend
+
+NAMES = ("numpy", "torch", "jax", "cupy", "tensorflow", "numba")
+_ALIASES = {"tf": "tensorflow", "np": "numpy", "jnp": "jax", "pytorch": "torch", "cp": "cupy"}
+# Distribution name per backend, for installed-version reports.
+DISTRIBUTIONS = {
+    "numpy": ("numpy",),
+    "torch": ("torch",),
+    "jax": ("jax",),
+    "cupy": ("cupy-cuda13x", "cupy-cuda12x", "cupy-rocm-6-0", "cupy"),
+    "tensorflow": ("tensorflow", "tensorflow-cpu"),
+    "numba": ("numba",),
+}
+
+_LOADED: dict[str, Backend] = {}
+
+
+def get(name: str, op: str | None = None) -> Backend:
+    try:
+        return _LOADED[name]
+    except KeyError:
+        pass
+    canonical = _ALIASES.get(name, name)
+    if canonical not in NAMES:
+        raise BackendNotAvailableError(f"unknown backend {name!r}; known: {', '.join(NAMES)}", op=op)
+    if canonical in _LOADED:
+        return _LOADED[canonical]
+    try:
+        module = importlib.import_module(f"unarray._backends.{canonical}")
+    except ImportError as e:
+        raise BackendNotAvailableError(
+            f"backend {canonical!r} is not installed or failed to import ({e}); "
+            f"install it with: pip install 'unarray[{canonical}]'",
+            op=op,
+            backend=canonical,
+        ) from e
+    backend = module.BACKEND
+    _LOADED[canonical] = _LOADED[name] = backend
+    return backend
+
+
+def loaded() -> dict[str, Backend]:
+    return {k: v for k, v in _LOADED.items() if k in NAMES}
+
+
+def installed(name: str) -> bool:
+    return importlib.util.find_spec(name) is not None

@@ -1,0 +1,195 @@
+"""The contract every backend satisfies, and the generic array-API path.
+
+``Backend`` implements every op through ``self.xp``, the backend's array-API
+namespace (array-api-compat's wrapper or the library itself where it
+conforms). Backend modules subclass it and override only what differs: the
+hot ops where a native call is faster, and deviations from the standard.
+An op that a backend cannot run is listed in ``holes`` and raises
+``UnsupportedError``; ``ua.explain`` and the support matrix read that list.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+from unarray._devices import Device
+from unarray._dtypes import DType, canonical_name
+from unarray._errors import ArgumentError, DTypeError, EmptyReductionError, UnsupportedError
+
+
+class Backend:
+    name: ClassVar[str]
+    # op name -> reason, for ops this backend cannot run.
+    holes: ClassVar[dict[str, str]] = {}
+
+    xp: Any
+    native: Any
+
+    # -- generic fallback: every other array-API name comes from xp -----------------
+    def __getattr__(self, op: str) -> Any:
+        if op.startswith("_"):
+            raise AttributeError(op)
+        if op in self.holes:
+            raise UnsupportedError(self.holes[op], op=op, backend=self.name)
+        ns, _, short = op.partition("_")
+        if ns in ("linalg", "fft") and short:
+            fn = getattr(getattr(self.xp, ns, None), short, None)
+        else:
+            fn = getattr(self.xp, op, None)
+        if fn is None:
+            raise UnsupportedError(
+                f"{self.name} has no {op}; convert with ua.to(x, 'numpy') and back", op=op, backend=self.name
+            )
+        setattr(self, op, fn)
+        return fn
+
+    def __repr__(self) -> str:
+        return f"<unarray backend {self.name}>"
+
+    # -- identity, devices, dtypes --------------------------------------------------
+    def is_array_type(self, t: type) -> bool:
+        return True
+
+    def device_of(self, x: Any) -> Device:
+        return Device.from_dlpack(x.__dlpack_device__())
+
+    def native_device(self, device: Any) -> Any:
+        return device
+
+    def version(self) -> str:
+        return str(getattr(self.native, "__version__", "?"))
+
+    def devices(self) -> list[Device]:
+        return [Device("cpu")]
+
+    def dtype(self, d: Any) -> Any:
+        if d is None:
+            return None
+        name = canonical_name(d)
+        if name is None:
+            raise DTypeError(f"{d!r} is not a dtype", backend=self.name)
+        try:
+            return getattr(self.xp, name)
+        except AttributeError:
+            raise DTypeError(f"{self.name} has no dtype {name}", backend=self.name) from None
+
+    def dtype_name(self, x: Any) -> str:
+        return canonical_name(x.dtype) or str(x.dtype)
+
+    def default_dtypes(self, device: Any = None) -> dict[str, Any]:
+        return self.xp.__array_namespace_info__().default_dtypes(device=device)
+
+    def is_tracer(self, x: Any) -> bool:
+        return False
+
+    # -- handoff -----------------------------------------------------------------------
+    def from_dlpack(self, x: Any, *, device: Any = None, copy: bool | None = None) -> Any:
+        kw: dict[str, Any] = {}
+        if copy is not None:
+            kw["copy"] = copy
+        if device is not None:
+            kw["device"] = device
+        return self.xp.from_dlpack(x, **kw)
+
+    def data_ptr(self, x: Any) -> int:
+        raise NotImplementedError
+
+    # -- explain -------------------------------------------------------------------------
+    def kernel_name(self, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        """The native function ``op`` runs (hot ops: the framework's own; the rest: xp's)."""
+        ns = getattr(self.native, "__name__", self.name)
+        if op.replace(".", "_") in type(self).__dict__:
+            return f"{ns}.{op}"
+        return f"{getattr(self.xp, '__name__', ns)}.{op}"
+
+    def handoff_path(self, src: Backend, x: Any) -> str:
+        return "DLPack"
+
+    def handoff_copies(self, src: Backend, x: Any) -> bool:
+        return False
+
+    # -- precision -----------------------------------------------------------------------
+    def precision_used(self, policy: str, x: Any) -> str:
+        """What a float32 matmul on ``x`` computes with under ``policy``."""
+        return "float32 (the CPU runs no reduced-precision matmul passes)"
+
+    # -- hot ops: generic versions, overridden where a native path is faster --------------
+    def matmul(self, x1: Any, x2: Any, precision: str | None) -> Any:
+        return self.xp.matmul(x1, x2)
+
+    def matrix_transpose(self, x: Any) -> Any:
+        if x.ndim < 2:
+            raise ArgumentError(f"needs an array of at least 2 dimensions, got shape {tuple(x.shape)}",
+                                op="matrix_transpose", backend=self.name)
+        return self.xp.matrix_transpose(x)
+
+    def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
+        return self.xp.permute_dims(x, axes)
+
+    def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        return self.xp.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
+
+    def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        return self.xp.prod(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
+
+    def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return self.xp.mean(x, axis=axis, keepdims=keepdims)
+
+    def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        return self.xp.var(x, axis=axis, correction=correction, keepdims=keepdims)
+
+    def std(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        return self.xp.std(x, axis=axis, correction=correction, keepdims=keepdims)
+
+    def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        self._check_nonempty("min", x, axis)
+        return self.xp.min(x, axis=axis, keepdims=keepdims)
+
+    def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        self._check_nonempty("max", x, axis)
+        return self.xp.max(x, axis=axis, keepdims=keepdims)
+
+    def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        self._check_nonempty("argmin", x, axis)
+        return self.xp.argmin(x, axis=axis, keepdims=keepdims)
+
+    def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        self._check_nonempty("argmax", x, axis)
+        return self.xp.argmax(x, axis=axis, keepdims=keepdims)
+
+    def any(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return self.xp.any(x, axis=axis, keepdims=keepdims)
+
+    def all(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return self.xp.all(x, axis=axis, keepdims=keepdims)
+
+    def cumulative_sum(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+        return self.xp.cumulative_sum(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
+
+    def cumulative_prod(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+        return self.xp.cumulative_prod(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
+
+    # -- helpers ---------------------------------------------------------------------------
+    def _check_nonempty(self, op: str, x: Any, axis: Any) -> None:
+        shape = tuple(x.shape)
+        if 0 not in shape:
+            return
+        if axis is None:
+            reduced = shape
+        else:
+            axes = (axis,) if isinstance(axis, int) else tuple(axis)
+            reduced = tuple(shape[a] for a in axes)
+        if math.prod(reduced) == 0:
+            raise EmptyReductionError(
+                f"cannot reduce over zero elements (shape {shape}, axis={axis!r}): {op} has no identity; "
+                "check x.size first or use a reduction with an identity",
+                op=op,
+                backend=self.name,
+            )
+
+
+def as_dtype(d: Any) -> DType | None:
+    name = canonical_name(d)
+    return None if name is None else DType(name)
+

@@ -1,0 +1,174 @@
+# JAX backend: jax.Array and tracers (inside jit/grad/vmap), on CPU, CUDA, ROCm
+# and TPU. jax.numpy follows the array API standard, so it is the namespace
+# itself; what differs is precision (JAX's default float32 matmul on GPU/TPU
+# is TF32/bf16) and float64 availability (x64 mode, never on TPU).
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from unarray import _precision
+from unarray._backends._base import Backend
+from unarray._devices import Device
+from unarray._errors import DTypeError
+
+_P = jax.lax.Precision
+# unarray policy -> lax precision. HIGHEST is exact float32 (6 bf16 passes on TPU).
+_JAX_PRECISION = {"highest": _P.HIGHEST, "tf32": _P.HIGH, "bf16": _P.DEFAULT, "fastest": _P.DEFAULT}
+_device_cache: dict[Any, Device] = {}
+
+
+def device_from_jax(d: Any) -> Device:
+    """``ua.Device`` of a ``jax.Device`` (or any object with ``platform``, ``id``, ``client``)."""
+    platform = d.platform
+    if platform == "gpu" or platform == "cuda" or platform == "rocm":
+        version = str(getattr(getattr(d, "client", None), "platform_version", "")).lower()
+        kind = "rocm" if (platform == "rocm" or "rocm" in version or "hip" in version) else "cuda"
+        return Device(kind, getattr(d, "local_hardware_id", None) or d.id)
+    if platform == "cpu":
+        return Device("cpu")
+    return Device(platform, d.id)
+
+
+def precision_label(policy: str, device: Device) -> str:
+    """What a float32 JAX matmul computes with on ``device`` under ``policy``."""
+    if device.kind == "cpu":
+        return "float32 (the CPU runs no reduced-precision matmul passes)"
+    if policy == "highest":
+        return "float32 (lax.Precision.HIGHEST" + (", 6 bf16 passes)" if device.kind == "tpu" else ")")
+    if policy == "tf32":
+        return "bf16x3 passes (lax.Precision.HIGH)" if device.kind == "tpu" else "tf32 (lax.Precision.HIGH)"
+    return "bf16 (lax.Precision.DEFAULT)" if device.kind == "tpu" else "tf32 (lax.Precision.DEFAULT)"
+
+
+def check_float64(name: str, device: Device, x64: bool) -> None:
+    """Refuse float64 where JAX would silently give float32 or cannot run it."""
+    if name not in ("float64", "complex128"):
+        return
+    if not device.has_float64:
+        raise DTypeError(f"{name} is not supported on {device} (the hardware has no float64); use float32",
+                         backend="jax")
+    if not x64:
+        raise DTypeError(f"{name} needs JAX's x64 mode; call jax.config.update('jax_enable_x64', True) first",
+                         backend="jax")
+
+
+class JaxBackend(Backend):
+    name = "jax"
+    xp = jnp
+    native = jax
+
+    def is_array_type(self, t: type) -> bool:
+        return issubclass(t, (jax.Array, jax.core.Tracer))
+
+    def device_of(self, x: Any) -> Device:
+        try:
+            d = x.device
+            if not isinstance(d, jax.Device):  # a sharding across devices: take its first
+                d = next(iter(x.devices()))
+        except Exception:  # a tracer has no concrete device: it runs on the default one
+            d = jax.devices()[0]
+        try:
+            return _device_cache[d]
+        except (KeyError, TypeError):
+            out = _device_cache[d] = device_from_jax(d)
+            return out
+
+    def native_device(self, device: Any) -> Any:
+        if device is None or isinstance(device, jax.Device):
+            return device
+        if isinstance(device, Device):
+            for d in jax.devices(device.kind if device.kind != "cuda" else "gpu") if device.kind != "cpu" else \
+                    jax.devices("cpu"):
+                if device_from_jax(d) == device:
+                    return d
+            raise DTypeError(f"no JAX device {device}", backend=self.name)
+        from unarray._devices import parse_device
+
+        return self.native_device(parse_device(device))
+
+    def devices(self) -> list[Device]:
+        return [device_from_jax(d) for d in jax.devices()]
+
+    def dtype(self, d: Any) -> Any:
+        if d is None:
+            return None
+        name = self._name_of(d)
+        check_float64(name, self.devices()[0], jax.config.jax_enable_x64)
+        return jnp.dtype(name)
+
+    def _name_of(self, d: Any) -> str:
+        from unarray._dtypes import canonical_name
+
+        name = canonical_name(d)
+        if name is None:
+            raise DTypeError(f"{d!r} is not a dtype", backend=self.name)
+        return name
+
+    def is_tracer(self, x: Any) -> bool:
+        return isinstance(x, jax.core.Tracer)
+
+    def data_ptr(self, x: Any) -> int:
+        return int(x.unsafe_buffer_pointer())
+
+    def precision_used(self, policy: str, x: Any) -> str:
+        return precision_label(policy, self.device_of(x))
+
+    def matmul(self, x1: Any, x2: Any, precision: str | None) -> Any:
+        return jnp.matmul(x1, x2, precision=_JAX_PRECISION[_precision.resolve(precision)])
+
+    def matrix_transpose(self, x: Any) -> Any:
+        if x.ndim < 2:
+            return super().matrix_transpose(x)
+        return jnp.matrix_transpose(x)
+
+    def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
+        return jnp.permute_dims(x, axes)
+
+    def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        return jnp.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
+
+    def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        return jnp.prod(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
+
+    def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return jnp.mean(x, axis=axis, keepdims=keepdims)
+
+    def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        return jnp.var(x, axis=axis, correction=correction, keepdims=keepdims)
+
+    def std(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        return jnp.std(x, axis=axis, correction=correction, keepdims=keepdims)
+
+    def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        self._check_nonempty("min", x, axis)
+        return jnp.min(x, axis=axis, keepdims=keepdims)
+
+    def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        self._check_nonempty("max", x, axis)
+        return jnp.max(x, axis=axis, keepdims=keepdims)
+
+    def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        self._check_nonempty("argmin", x, axis)
+        return jnp.argmin(x, axis=axis, keepdims=keepdims)
+
+    def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        self._check_nonempty("argmax", x, axis)
+        return jnp.argmax(x, axis=axis, keepdims=keepdims)
+
+    def any(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return jnp.any(x, axis=axis, keepdims=keepdims)
+
+    def all(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return jnp.all(x, axis=axis, keepdims=keepdims)
+
+    def cumulative_sum(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+        return jnp.cumulative_sum(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
+
+    def cumulative_prod(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+        return jnp.cumulative_prod(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
+
+
+BACKEND = JaxBackend()

@@ -1,0 +1,109 @@
+# NumPy backend. NumPy >= 2.1 follows the array API standard for the hot ops, so
+# most of them are the NumPy functions themselves (no extra frame); the generic
+# rest comes from array_api_compat.numpy. Imported only once NumPy is in use.
+from __future__ import annotations
+
+from typing import Any
+
+import array_api_compat.numpy as compat_numpy
+import numpy as np
+
+from unarray._backends._base import Backend
+from unarray._devices import Device
+from unarray._errors import DeviceMismatchError, EmptyReductionError
+
+_CPU = Device("cpu")
+
+
+class NumpyBackend(Backend):
+    name = "numpy"
+    xp = compat_numpy
+    native = np
+
+    def is_array_type(self, t: type) -> bool:
+        return issubclass(t, (np.ndarray, np.generic))
+
+    def device_of(self, x: Any) -> Device:
+        return _CPU
+
+    def native_device(self, device: Any) -> Any:
+        if device is None or device == "cpu" or device == _CPU:
+            return "cpu"
+        raise DeviceMismatchError(f"NumPy arrays live on the CPU only; got device {device!r}", backend=self.name)
+
+    def dtype(self, d: Any) -> Any:
+        if d is None:
+            return None
+        return super().dtype(d)
+
+    def data_ptr(self, x: Any) -> int:
+        return int(x.__array_interface__["data"][0])
+
+    # Hot ops: NumPy 2 conforms, so these are the native callables.
+    def matmul(self, x1: Any, x2: Any, precision: str | None) -> Any:
+        return np.matmul(x1, x2)
+
+    def matrix_transpose(self, x: Any) -> Any:
+        return np.matrix_transpose(x)
+
+    def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
+        return np.permute_dims(x, axes)
+
+    def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        return np.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
+
+    def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        return np.prod(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
+
+    def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return np.mean(x, axis=axis, keepdims=keepdims)
+
+    def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        return np.var(x, axis=axis, correction=correction, keepdims=keepdims)
+
+    def std(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        return np.std(x, axis=axis, correction=correction, keepdims=keepdims)
+
+    def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        try:
+            return np.min(x, axis=axis, keepdims=keepdims)
+        except ValueError:
+            self._check_nonempty("min", x, axis)
+            raise
+
+    def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        try:
+            return np.max(x, axis=axis, keepdims=keepdims)
+        except ValueError:
+            self._check_nonempty("max", x, axis)
+            raise
+
+    def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        try:
+            return np.argmin(x, axis=axis, keepdims=keepdims)
+        except ValueError:
+            self._check_nonempty("argmin", x, axis)
+            raise
+
+    def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        try:
+            return np.argmax(x, axis=axis, keepdims=keepdims)
+        except ValueError:
+            self._check_nonempty("argmax", x, axis)
+            raise
+
+    def any(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return np.any(x, axis=axis, keepdims=keepdims)
+
+    def all(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return np.all(x, axis=axis, keepdims=keepdims)
+
+    def cumulative_sum(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+        return np.cumulative_sum(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
+
+    def cumulative_prod(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+        return np.cumulative_prod(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
+
+
+_ = EmptyReductionError
+BACKEND = NumpyBackend()

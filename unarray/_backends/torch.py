@@ -1,0 +1,268 @@
+# PyTorch backend: torch.Tensor on CPU, CUDA and ROCm (HIP builds report "cuda"
+# devices; torch.version.hip tells them apart). Overrides the hot ops where
+# torch deviates from the standard. Imported only once torch is in use.
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import array_api_compat.torch as compat_torch
+import torch
+
+from unarray import _precision
+from unarray._backends._base import Backend
+from unarray._devices import Device
+from unarray._errors import DTypeError
+
+_HIP = getattr(torch.version, "hip", None) is not None
+_F32 = torch.float32
+_SMALL_UINTS = (torch.uint8, torch.uint16, torch.uint32)
+# unarray policy -> torch.set_float32_matmul_precision value.
+_TORCH_PRECISION = {"highest": "highest", "tf32": "high", "bf16": "medium", "fastest": "medium"}
+_device_cache: dict[Any, Device] = {}
+
+
+def _as_device(d: Any) -> Device:
+    try:
+        return _device_cache[d]
+    except KeyError:
+        pass
+    if d.type == "cpu":
+        out = Device("cpu")
+    elif d.type == "cuda":
+        out = Device("rocm" if _HIP else "cuda", d.index if d.index is not None else torch.cuda.current_device())
+    else:
+        out = Device(d.type, d.index or 0)
+    _device_cache[d] = out
+    return out
+
+
+def _dims(axis: Any, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, int):
+        return (axis % ndim if ndim else axis,)
+    return tuple(a % ndim for a in axis)
+
+
+class TorchBackend(Backend):
+    name = "torch"
+    xp = compat_torch
+    native = torch
+
+    def is_array_type(self, t: type) -> bool:
+        return issubclass(t, torch.Tensor)
+
+    def device_of(self, x: Any) -> Device:
+        return _as_device(x.device)
+
+    def native_device(self, device: Any) -> Any:
+        if device is None or isinstance(device, torch.device):
+            return device
+        if isinstance(device, Device):
+            kind = "cuda" if device.kind in ("cuda", "rocm") else device.kind
+            return torch.device(kind) if kind == "cpu" else torch.device(kind, device.index)
+        return torch.device(device)
+
+    def devices(self) -> list[Device]:
+        out = [Device("cpu")]
+        if torch.cuda.is_available():
+            out += [Device("rocm" if _HIP else "cuda", i) for i in range(torch.cuda.device_count())]
+        return out
+
+    def dtype(self, d: Any) -> Any:
+        if d is None or isinstance(d, torch.dtype):
+            return d
+        dt = super().dtype(d)
+        return dt
+
+    def data_ptr(self, x: Any) -> int:
+        return int(x.data_ptr())
+
+    def is_tracer(self, x: Any) -> bool:
+        return torch.compiler.is_compiling()
+
+    def precision_used(self, policy: str, x: Any) -> str:
+        if x.device.type == "cpu":
+            return "float32 (the CPU runs no reduced-precision matmul passes)" if policy == "highest" else (
+                f"torch float32_matmul_precision={_TORCH_PRECISION[policy]!r} on CPU")
+        return {"highest": "float32 (cuBLAS, TF32 off)", "tf32": "tf32 (cuBLAS TF32 tensor cores)",
+                "bf16": "bf16 passes (float32_matmul_precision='medium')",
+                "fastest": "bf16 passes (float32_matmul_precision='medium')"}[policy]
+
+    # Note: torch.matmul does not promote mixed dtypes (the standard does), and
+    # reads a process-global float32 precision; both are set per call here.
+    def matmul(self, x1: Any, x2: Any, precision: str | None) -> Any:
+        if x1.dtype is not x2.dtype:
+            dt = torch.promote_types(x1.dtype, x2.dtype)
+            x1, x2 = x1.to(dt), x2.to(dt)
+        if x1.dtype is _F32 and not torch.compiler.is_compiling():
+            want = _TORCH_PRECISION[_precision.resolve(precision)]
+            have = torch.get_float32_matmul_precision()
+            if want != have:
+                torch.set_float32_matmul_precision(want)
+                try:
+                    return torch.matmul(x1, x2)
+                finally:
+                    torch.set_float32_matmul_precision(have)
+        elif x1.is_cuda and not (x1.is_floating_point() or x1.is_complex()):
+            return _int_matmul(x1, x2)
+        return torch.matmul(x1, x2)
+
+    def matrix_transpose(self, x: Any) -> Any:
+        if x.ndim < 2:
+            return super().matrix_transpose(x)
+        return x.mT
+
+    def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
+        return torch.permute(x, axes)
+
+    # Note: torch reduces every axis when dim=(); the standard reduces none.
+    def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        if dtype is None:
+            if x.dtype in _SMALL_UINTS:
+                # torch has no uint64 arithmetic: accumulate in int64 (same bits mod 2**64).
+                dtype = torch.int64
+            elif axis == ():
+                dtype = torch.int64 if not (x.is_floating_point() or x.is_complex()) else x.dtype
+            else:
+                return torch.sum(x, dim=axis, keepdim=keepdims)
+        if axis == ():
+            return x.to(self.dtype(dtype), copy=True)
+        return torch.sum(x, dim=axis, keepdim=keepdims, dtype=self.dtype(dtype))
+
+    def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        dt = self.dtype(dtype)
+        if dt is None and not (x.is_floating_point() or x.is_complex()):
+            dt = torch.int64
+        if axis == ():
+            return x.to(dt if dt is not None else x.dtype, copy=True)
+        if isinstance(axis, int):
+            return torch.prod(x, dim=axis, keepdim=keepdims, dtype=dt)
+        # torch.prod takes one dim: move the reduced axes last and flatten them.
+        dims = _dims(axis, x.ndim)
+        rest = [d for d in range(x.ndim) if d not in dims]
+        y = torch.permute(x, rest + list(dims)).reshape([x.shape[d] for d in rest] + [-1])
+        out = torch.prod(y, dim=-1, dtype=dt)
+        if keepdims:
+            out = out.reshape([1 if d in dims else x.shape[d] for d in range(x.ndim)])
+        return out
+
+    def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if axis == ():
+            return torch.mean(x.unsqueeze(-1), dim=-1)
+        return torch.mean(x, dim=axis, keepdim=keepdims)
+
+    def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        if axis == ():
+            return torch.var(x.unsqueeze(-1), dim=-1, correction=correction)
+        return torch.var(x, dim=axis, correction=correction, keepdim=keepdims)
+
+    def std(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        if axis == ():
+            return torch.std(x.unsqueeze(-1), dim=-1, correction=correction)
+        return torch.std(x, dim=axis, correction=correction, keepdim=keepdims)
+
+    def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if axis == ():
+            return x.clone()
+        try:
+            return torch.amin(x, dim=() if axis is None else axis, keepdim=keepdims)
+        except (RuntimeError, IndexError):
+            self._check_nonempty("min", x, axis)
+            raise
+
+    def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if axis == ():
+            return x.clone()
+        try:
+            return torch.amax(x, dim=() if axis is None else axis, keepdim=keepdims)
+        except (RuntimeError, IndexError):
+            self._check_nonempty("max", x, axis)
+            raise
+
+    def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        try:
+            return torch.argmin(x, dim=axis, keepdim=keepdims)
+        except (RuntimeError, IndexError):
+            self._check_nonempty("argmin", x, axis)
+            raise
+
+    def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        try:
+            return torch.argmax(x, dim=axis, keepdim=keepdims)
+        except (RuntimeError, IndexError):
+            self._check_nonempty("argmax", x, axis)
+            raise
+
+    # Note: torch.any/all keep uint8 as the result dtype; the standard says bool.
+    def any(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if x.dtype is not torch.bool:
+            x = x != 0
+        if axis == ():
+            return x.clone()
+        return torch.any(x, dim=axis, keepdim=keepdims) if axis is not None else _keep(torch.any(x), x, keepdims)
+
+    def all(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if x.dtype is not torch.bool:
+            x = x != 0
+        if axis == ():
+            return x.clone()
+        return torch.all(x, dim=axis, keepdim=keepdims) if axis is not None else _keep(torch.all(x), x, keepdims)
+
+    def cumulative_sum(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+        return self._cumulative(torch.cumsum, 0, x, axis, dtype, include_initial, "cumulative_sum")
+
+    def cumulative_prod(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+        return self._cumulative(torch.cumprod, 1, x, axis, dtype, include_initial, "cumulative_prod")
+
+    def _cumulative(self, fn: Any, identity: int, x: Any, axis: Any, dtype: Any, initial: bool, op: str) -> Any:
+        if axis is None:
+            if x.ndim != 1:
+                from unarray._errors import ArgumentError
+
+                raise ArgumentError(f"axis=None needs a 1-D array, got shape {tuple(x.shape)}; pass axis=",
+                                    op=op, backend=self.name)
+            axis = 0
+        dt = self.dtype(dtype)
+        if dt is None and not (x.is_floating_point() or x.is_complex() or x.dtype is torch.bool):
+            dt = torch.int64
+        if dt is None and x.dtype is torch.bool:
+            dt = torch.int64
+        out = fn(x, dim=axis, dtype=dt)
+        if initial:
+            shape = list(out.shape)
+            shape[axis] = 1
+            out = torch.cat([torch.full(shape, identity, dtype=out.dtype, device=out.device), out], dim=axis)
+        return out
+
+
+def _keep(r: Any, x: Any, keepdims: bool) -> Any:
+    return r.reshape((1,) * x.ndim) if keepdims else r
+
+
+def _int_matmul(x1: Any, x2: Any) -> Any:
+    # cuBLAS has no integer GEMM: exact integer products by broadcasting, in K-blocks.
+    squeeze1, squeeze2 = x1.ndim == 1, x2.ndim == 1
+    a = x1.unsqueeze(0) if squeeze1 else x1
+    b = x2.unsqueeze(-1) if squeeze2 else x2
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"matmul: shape mismatch {tuple(x1.shape)} @ {tuple(x2.shape)}")
+    k = a.shape[-1]
+    m, n = a.shape[-2], b.shape[-1]
+    step = max(1, (1 << 26) // max(1, m * n * math.prod(torch.broadcast_shapes(a.shape[:-2], b.shape[:-2]))))
+    out = None
+    for s in range(0, k, step):
+        part = (a[..., :, s:s + step, None] * b[..., None, s:s + step, :]).sum(-2, dtype=a.dtype)
+        out = part if out is None else out + part
+    if out is None:
+        out = torch.zeros(torch.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (m, n), dtype=a.dtype, device=a.device)
+    if squeeze1:
+        out = out.squeeze(-2)
+    if squeeze2:
+        out = out.squeeze(-1)
+    return out
+
+
+_ = DTypeError
+BACKEND = TorchBackend()

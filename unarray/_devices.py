@@ -1,0 +1,139 @@
+"""Backend-neutral devices and the DLPack device codes.
+
+``ua.Device`` names where an array lives independently of the library that
+owns it, so arrays of different libraries can be compared (``ua.device(t) ==
+ua.device(c)``) and capability rules can be stated once (no float64 on TPU).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+__all__ = ["DLDeviceType", "Device", "parse_device"]
+
+
+class DLDeviceType(IntEnum):
+    """``DLDeviceType`` from ``dlpack.h`` (DLPack 1.1)."""
+
+    CPU = 1
+    CUDA = 2
+    CUDA_HOST = 3
+    OPENCL = 4
+    VULKAN = 7
+    METAL = 8
+    VPI = 9
+    ROCM = 10
+    ROCM_HOST = 11
+    EXT_DEV = 12
+    CUDA_MANAGED = 13
+    ONE_API = 14
+    WEBGPU = 15
+    HEXAGON = 16
+    MAIA = 17
+
+
+_KIND_OF_CODE: dict[int, str] = {
+    DLDeviceType.CPU: "cpu",
+    DLDeviceType.CUDA: "cuda",
+    # Note: pinned host memory is host memory; any CPU consumer may read it.
+    DLDeviceType.CUDA_HOST: "cpu",
+    DLDeviceType.CUDA_MANAGED: "cuda",
+    DLDeviceType.ROCM: "rocm",
+    DLDeviceType.ROCM_HOST: "cpu",
+    DLDeviceType.OPENCL: "opencl",
+    DLDeviceType.VULKAN: "vulkan",
+    DLDeviceType.METAL: "mps",
+    DLDeviceType.ONE_API: "xpu",
+    DLDeviceType.WEBGPU: "webgpu",
+    DLDeviceType.HEXAGON: "hexagon",
+    DLDeviceType.MAIA: "maia",
+    DLDeviceType.EXT_DEV: "ext",
+    DLDeviceType.VPI: "vpi",
+}
+
+_CODE_OF_KIND: dict[str, int] = {
+    "cpu": DLDeviceType.CPU,
+    "cuda": DLDeviceType.CUDA,
+    "rocm": DLDeviceType.ROCM,
+    "mps": DLDeviceType.METAL,
+    "xpu": DLDeviceType.ONE_API,
+    "opencl": DLDeviceType.OPENCL,
+    "vulkan": DLDeviceType.VULKAN,
+    "webgpu": DLDeviceType.WEBGPU,
+    "hexagon": DLDeviceType.HEXAGON,
+    "maia": DLDeviceType.MAIA,
+}
+
+# Accelerators that have no float64 arithmetic: asking for it there is an error,
+# not a silent float32.
+_NO_FLOAT64 = frozenset({"tpu", "mps"})
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    """Where an array lives, the same for every library.
+
+    Attributes:
+        kind: ``"cpu"``, ``"cuda"``, ``"rocm"``, ``"tpu"``, ``"mps"``, ...
+        index: the device ordinal within its kind (0 for the CPU).
+
+    Examples:
+        >>> import unarray as ua
+        >>> ua.Device("cuda", 1)
+        Device('cuda:1')
+        >>> ua.Device.from_dlpack((10, 0)).kind
+        'rocm'
+        >>> ua.Device("cpu").dlpack
+        (1, 0)
+    """
+
+    kind: str
+    index: int = 0
+
+    def __repr__(self) -> str:
+        return f"Device({str(self)!r})"
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.index}" if self.kind != "cpu" else "cpu"
+
+    @classmethod
+    def from_dlpack(cls, dl_device: tuple[int, int]) -> Device:
+        """The device of a DLPack ``(device_type, device_id)`` pair."""
+        code, index = int(dl_device[0]), int(dl_device[1])
+        kind = _KIND_OF_CODE.get(code)
+        if kind is None:
+            raise ValueError(f"unknown DLPack device type {code}; known: {sorted(_KIND_OF_CODE)}")
+        return cls(kind, 0 if kind == "cpu" else index)
+
+    @property
+    def dlpack(self) -> tuple[int, int]:
+        """The DLPack ``(device_type, device_id)`` pair; TPUs have none."""
+        code = _CODE_OF_KIND.get(self.kind)
+        if code is None:
+            raise ValueError(f"device {self} has no DLPack device code")
+        return (int(code), self.index)
+
+    @property
+    def has_float64(self) -> bool:
+        """Whether float64 arithmetic runs on this device."""
+        return self.kind not in _NO_FLOAT64
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.kind in ("cuda", "rocm")
+
+
+def parse_device(spec: object) -> Device | None:
+    """A ``Device`` from ``None``, a ``Device``, ``"cuda:1"``, ``"cpu"`` or a DLPack pair."""
+    if spec is None or isinstance(spec, Device):
+        return spec
+    if isinstance(spec, str):
+        kind, _, idx = spec.partition(":")
+        kind = kind.strip().lower()
+        if kind == "gpu":
+            kind = "cuda"
+        return Device(kind, int(idx) if idx else 0)
+    if isinstance(spec, tuple) and len(spec) == 2:
+        return Device.from_dlpack(spec)  # type: ignore[arg-type]
+    return None

@@ -1,0 +1,198 @@
+"""Type -> backend dispatch, the leader rule for mixed inputs, the default backend.
+
+A backend is found from ``type(x)`` alone, through the names of the modules in
+the type's MRO, and cached per type: a call costs one dict lookup. Nothing here
+imports a framework; a backend module is imported only once an array of its
+framework has been seen (so the framework is already in ``sys.modules``) or the
+caller named it (``backend="torch"``, ``ua.use("jax")``).
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from unarray import _backends
+from unarray._errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    DeviceMismatchError,
+    DTypeError,
+    ShapeError,
+    UnarrayError,
+    UnknownArrayTypeError,
+)
+
+if TYPE_CHECKING:
+    from unarray._backends._base import Backend
+
+__all__ = ["BY_TYPE", "backend_named", "default_backend", "fail", "many", "one", "pair", "use"]
+
+# Top-level module of a type -> backend name. jaxlib owns the concrete jax.Array class.
+_ROOTS = {
+    "numpy": "numpy",
+    "torch": "torch",
+    "jax": "jax",
+    "jaxlib": "jax",
+    "cupy": "cupy",
+    "cupy_backends": "cupy",
+    "tensorflow": "tensorflow",
+    "numba": "numba",
+}
+SCALARS = (bool, int, float, complex)
+
+BY_TYPE: dict[type, Backend] = {}
+
+
+def resolve_type(t: type, op: str | None = None) -> Backend:
+    for klass in t.__mro__:
+        name = _ROOTS.get(klass.__module__.partition(".")[0])
+        if name is not None:
+            backend = _backends.get(name, op=op)
+            if not backend.is_array_type(t):
+                break
+            BY_TYPE[t] = backend
+            return backend
+    raise UnknownArrayTypeError(
+        f"got {t.__module__}.{t.__qualname__}, which is not an array of any supported library "
+        f"({', '.join(_backends.NAMES)}); convert it first, e.g. ua.asarray(x)",
+        op=op,
+    )
+
+
+def one(x: Any, op: str | None = None) -> Backend:
+    """The backend of a single array argument."""
+    b = BY_TYPE.get(type(x))
+    if b is not None:
+        return b
+    if isinstance(x, SCALARS):
+        raise ArgumentTypeError(
+            f"got a Python {type(x).__name__}, but this argument must be an array; wrap it with ua.asarray",
+            op=op,
+        )
+    return resolve_type(type(x), op)
+
+
+def pair(op: str, x1: Any, x2: Any) -> tuple[Backend, Any, Any]:
+    """Backend and operands of a two-array call; Python scalars follow the array."""
+    t1, t2 = type(x1), type(x2)
+    if t1 is t2:
+        return one(x1, op), x1, x2
+    if isinstance(x1, SCALARS):
+        return one(x2, op), x1, x2
+    b1 = one(x1, op)
+    if isinstance(x2, SCALARS):
+        return b1, x1, x2
+    b2 = one(x2, op)
+    if b1 is b2:
+        return b1, x1, x2
+    return b1, x1, adopt(op, b1, x1, b2, x2)
+
+
+def many(
+    op: str, arrays: Sequence[Any], backend: str | None = None, skip_none: bool = False
+) -> tuple[Backend, list[Any]]:
+    """Backend and operands of a call on a sequence of arrays (the first array leads).
+
+    Python scalars (and ``None`` with ``skip_none``) take no part in choosing.
+    """
+    arrays = list(arrays)
+    passive = (*SCALARS, type(None)) if skip_none else SCALARS
+    lead_i = next((i for i, a in enumerate(arrays) if not isinstance(a, passive)), None)
+    if lead_i is None:
+        if backend is None:
+            raise ArgumentTypeError("needs at least one array argument; got only Python scalars", op=op)
+        return backend_named(backend, op), arrays
+    lead = backend_named(backend, op) if backend is not None else one(arrays[lead_i], op)
+    for i, a in enumerate(arrays):
+        if isinstance(a, passive):
+            continue
+        b = one(a, op)
+        if b is not lead:
+            arrays[i] = adopt(op, lead, arrays[lead_i], b, a)
+    return lead, arrays
+
+
+def adopt(op: str, lead: Backend, lead_x: Any, other: Backend, x: Any) -> Any:
+    """Hand ``x`` (of backend ``other``) to the leader zero-copy, refusing a device change."""
+    from unarray import interop
+
+    d_lead, d_other = lead.device_of(lead_x), other.device_of(x)
+    if d_lead != d_other:
+        raise DeviceMismatchError(
+            f"the leading {lead.name} array is on {d_lead} but a {other.name} array is on {d_other}; "
+            f"move one explicitly, e.g. ua.to(x, {lead.name!r}, device={str(d_lead)!r})",
+            op=op,
+            backend=lead.name,
+        )
+    return interop.to(x, lead.name, copy=None, _op=op)
+
+
+def backend_named(name: str | Any, op: str | None = None) -> Backend:
+    if not isinstance(name, str):
+        # A module (``numpy``, ``torch``) or an array namespace was passed.
+        name = getattr(name, "__name__", str(name)).partition(".")[0]
+        name = _ROOTS.get(name, name)
+    return _backends.get(name, op=op)
+
+
+_DEFAULT: contextvars.ContextVar[tuple[str, Any]] = contextvars.ContextVar(
+    "unarray_default_backend", default=("numpy", None)
+)
+
+
+def default_backend() -> tuple[str, Any]:
+    return _DEFAULT.get()
+
+
+class use:
+    """Set the default backend (and device) for creation functions.
+
+    Works as a setter (``ua.use("torch")``) and as a context manager
+    (``with ua.use("jax"): ...``) that restores the previous default on exit.
+    The default lives in a ``contextvars.ContextVar``: threads and asyncio tasks
+    each see their own.
+
+    Examples:
+        >>> import unarray as ua
+        >>> with ua.use("numpy"):
+        ...     type(ua.zeros(2)).__name__
+        'ndarray'
+    """
+
+    def __init__(self, backend: str | Any = "numpy", device: Any = None):
+        b = backend_named(backend, "use")
+        self._token = _DEFAULT.set((b.name, device))
+
+    def __enter__(self) -> use:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _DEFAULT.reset(self._token)
+
+
+_SHAPE_WORDS = ("shape", "broadcast", "dimension", "mismatch", "size", "must match", "incompatible")
+_DTYPE_WORDS = ("dtype", "not implemented for", "type promotion", "expected scalar type", "data type")
+
+
+def fail(op: str, backend: Backend | None, exc: BaseException) -> BaseException:
+    """The typed unarray error for a native failure of ``op`` (returned, for ``raise ... from``)."""
+    if isinstance(exc, UnarrayError):
+        return exc
+    name = None if backend is None else backend.name
+    text = f"{type(exc).__name__}: {exc}".strip()
+    low = text.lower()
+    if any(w in low for w in _DTYPE_WORDS):
+        cls: type[UnarrayError] = DTypeError
+        hint = "cast with ua.astype or pick a dtype the backend supports"
+    elif any(w in low for w in _SHAPE_WORDS):
+        cls = ShapeError
+        hint = "check the shapes against the op's documented shapes"
+    elif isinstance(exc, TypeError):
+        cls = ArgumentTypeError
+        hint = f"check the argument types against help(ua.{op})"
+    else:
+        cls = ArgumentError
+        hint = f"check the arguments against help(ua.{op})"
+    return cls(f"the backend rejected the call ({text}); {hint}", op=op, backend=name)

@@ -1,0 +1,197 @@
+"""Backend-neutral dtypes and the standard's type promotion.
+
+``ua.float32`` is not a NumPy or torch dtype: it is a name that every backend
+maps to its own dtype, and it compares equal to each of them
+(``torch.float32 == ua.float32`` is ``True``), so code written against the
+``unarray`` namespace can test ``x.dtype == ua.float32`` on any backend.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "DType",
+    "DTYPE_NAMES",
+    "canonical_name",
+    "isdtype",
+    "promote_names",
+]
+
+DTYPE_NAMES = (
+    "bool",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float16",
+    "bfloat16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+)
+
+_KIND = {
+    "bool": "bool",
+    **{n: "signed integer" for n in ("int8", "int16", "int32", "int64")},
+    **{n: "unsigned integer" for n in ("uint8", "uint16", "uint32", "uint64")},
+    **{n: "real floating" for n in ("float16", "bfloat16", "float32", "float64")},
+    **{n: "complex floating" for n in ("complex64", "complex128")},
+}
+_BITS = {n: int("".join(c for c in n if c.isdigit()) or 8) for n in DTYPE_NAMES}
+
+_name_cache: dict[Any, str] = {}
+
+
+def canonical_name(dtype: object) -> str | None:
+    """``"float32"`` for ``ua.float32``, ``np.float32``, ``torch.float32``, ``tf.float32``, ``"float32"``."""
+    try:
+        return _name_cache[dtype]
+    except (KeyError, TypeError):
+        pass
+    name = _compute_name(dtype)
+    try:
+        if name is not None:
+            _name_cache[dtype] = name
+    except TypeError:
+        pass
+    return name
+
+
+def _compute_name(dtype: object) -> str | None:
+    if isinstance(dtype, DType):
+        return dtype.name
+    if isinstance(dtype, str):
+        s = dtype
+    elif isinstance(dtype, type):
+        s = getattr(dtype, "__name__", "")
+        if s == "bool_":
+            s = "bool"
+        elif dtype is bool:
+            s = "bool"
+        elif dtype is float:
+            s = "float64"
+        elif dtype is complex:
+            s = "complex128"
+        elif dtype is int:
+            s = "int64"
+    else:
+        s = getattr(dtype, "name", None) or str(dtype)
+        if not isinstance(s, str):
+            s = str(dtype)
+    s = s.rsplit(".", 1)[-1].strip("'\"<>")
+    s = {"bool_": "bool", "half": "float16", "float": "float32", "double": "float64",
+         "cfloat": "complex64", "cdouble": "complex128", "long": "int64", "int": "int32",
+         "short": "int16", "uint8_t": "uint8"}.get(s, s)
+    return s if s in _KIND else None
+
+
+class DType:
+    """A backend-neutral dtype: ``ua.float32``, ``ua.int64``, ...
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> ua.float32 == np.float32, ua.float32 == np.dtype("float64")
+        (True, False)
+        >>> ua.isdtype(ua.int8, "integral")
+        True
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"ua.{self.name}"
+
+    def __eq__(self, other: object) -> bool:
+        return canonical_name(other) == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    @property
+    def kind(self) -> str:
+        return _KIND[self.name]
+
+    @property
+    def bits(self) -> int:
+        return _BITS[self.name]
+
+
+_KIND_GROUPS = {
+    "bool": {"bool"},
+    "signed integer": {"signed integer"},
+    "unsigned integer": {"unsigned integer"},
+    "integral": {"signed integer", "unsigned integer"},
+    "real floating": {"real floating"},
+    "complex floating": {"complex floating"},
+    "numeric": {"signed integer", "unsigned integer", "real floating", "complex floating"},
+}
+
+
+def isdtype(dtype: object, kind: str | object | tuple[Any, ...]) -> bool:
+    """Whether ``dtype`` is of ``kind`` (a kind name, a dtype, or a tuple of either); any library's dtype."""
+    name = canonical_name(dtype)
+    if name is None:
+        raise TypeError(f"ua.isdtype: {dtype!r} is not a dtype")
+    if isinstance(kind, tuple):
+        return any(isdtype(dtype, k) for k in kind)
+    if isinstance(kind, str) and kind in _KIND_GROUPS:
+        return _KIND[name] in _KIND_GROUPS[kind]
+    other = canonical_name(kind)
+    if other is None:
+        raise ValueError(f"ua.isdtype: unknown kind {kind!r}; use one of {sorted(_KIND_GROUPS)} or a dtype")
+    return name == other
+
+
+def _build_promotion() -> dict[tuple[str, str], str]:
+    table: dict[tuple[str, str], str] = {}
+    ints = ["int8", "int16", "int32", "int64"]
+    uints = ["uint8", "uint16", "uint32", "uint64"]
+    for a in ints:
+        for b in ints:
+            table[a, b] = a if _BITS[a] >= _BITS[b] else b
+    for a in uints:
+        for b in uints:
+            table[a, b] = a if _BITS[a] >= _BITS[b] else b
+    for u in uints:
+        for i in ints:
+            # Note: the standard defines uN x iM only where a signed type holds both.
+            if _BITS[i] > _BITS[u]:
+                out = i
+            elif _BITS[u] < 64:
+                out = f"int{_BITS[u] * 2}"
+            else:
+                continue
+            table[u, i] = table[i, u] = out
+    floats = ["float16", "float32", "float64"]
+    for a in floats:
+        for b in floats:
+            table[a, b] = a if _BITS[a] >= _BITS[b] else b
+    for a in ("complex64", "complex128"):
+        for b in ("complex64", "complex128"):
+            table[a, b] = a if _BITS[a] >= _BITS[b] else b
+    for f in floats:
+        for c in ("complex64", "complex128"):
+            wide = "complex128" if (c == "complex128" or f == "float64") else "complex64"
+            table[f, c] = table[c, f] = wide
+    table["bfloat16", "bfloat16"] = "bfloat16"
+    table["bfloat16", "float32"] = table["float32", "bfloat16"] = "float32"
+    table["bfloat16", "float64"] = table["float64", "bfloat16"] = "float64"
+    table["bool", "bool"] = "bool"
+    return table
+
+
+_PROMOTION = _build_promotion()
+
+
+def promote_names(a: str, b: str) -> str | None:
+    """The standard's result of promoting ``a`` with ``b``, or ``None`` where it leaves it undefined."""
+    return _PROMOTION.get((a, b))

@@ -1,0 +1,223 @@
+"""Creation functions.
+
+Functions with an array argument (``zeros_like``, ``tril``, ``meshgrid``, ...)
+dispatch on it like every other op. The others have nothing to dispatch on:
+they take ``backend=`` (``"torch"``, a module, or a namespace) and
+``device=`` (``"cuda:0"``, a ``ua.Device`` or the library's own device
+object); without them they use the default set by :func:`unarray.use`, and
+NumPy on the CPU when nothing is set.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from unarray._dispatch import _ROOTS
+from unarray._dispatch import BY_TYPE as _BY_TYPE
+from unarray._dispatch import SCALARS as _SCALARS
+from unarray._dispatch import backend_named as _backend_named
+from unarray._dispatch import default_backend as _default_backend
+from unarray._dispatch import fail as _fail
+from unarray._dispatch import many as _many
+from unarray._dispatch import one as _one
+from unarray._typing import Array, DeviceLike, DTypeLike
+
+if TYPE_CHECKING:
+    from unarray._backends._base import Backend
+
+__all__ = [
+    "arange", "asarray", "empty", "empty_like", "eye", "full", "full_like", "linspace", "meshgrid",
+    "ones", "ones_like", "tril", "triu", "zeros", "zeros_like",
+]
+
+Shape = int | tuple[int, ...]
+
+
+def _creation_backend(op: str, backend: Any, device: Any) -> tuple[Backend, Any]:
+    if backend is None and device is not None and not isinstance(device, str):
+        root = _ROOTS.get(type(device).__module__.partition(".")[0])
+        if root is not None:
+            backend = root
+    if backend is None:
+        backend, default_device = _default_backend()
+        if device is None:
+            device = default_device
+    b = _backend_named(backend, op)
+    try:
+        return b, b.native_device(device)
+    except Exception as e:
+        raise _fail(op, b, e) from e
+
+
+def _make(op: str, backend: Any, device: Any, dtype: Any, call: Any) -> Array:
+    b, dev = _creation_backend(op, backend, device)
+    try:
+        return call(b, b.dtype(dtype), dev)
+    except Exception as e:
+        raise _fail(op, b, e) from e
+
+
+def zeros(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+          backend: Any = None) -> Array:
+    """An array of zeros of ``shape``.
+
+    Args:
+        shape: the shape.
+        dtype: the dtype (``ua.float32``, or the library's own); by default the
+            backend's default floating dtype.
+        device: where to create it.
+        backend: which library; by default the one set by :func:`unarray.use`.
+
+    Examples:
+        >>> import unarray as ua
+        >>> ua.zeros((2, 3), dtype=ua.int16)
+        array([[0, 0, 0],
+               [0, 0, 0]], dtype=int16)
+    """
+    return _make("zeros", backend, device, dtype, lambda b, dt, dev: b.zeros(shape, dtype=dt, device=dev))
+
+
+def ones(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+         backend: Any = None) -> Array:
+    """An array of ones of ``shape`` (arguments as :func:`zeros`)."""
+    return _make("ones", backend, device, dtype, lambda b, dt, dev: b.ones(shape, dtype=dt, device=dev))
+
+
+def empty(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+          backend: Any = None) -> Array:
+    """An uninitialised array of ``shape`` (arguments as :func:`zeros`)."""
+    return _make("empty", backend, device, dtype, lambda b, dt, dev: b.empty(shape, dtype=dt, device=dev))
+
+
+def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: DTypeLike | None = None,
+         device: DeviceLike | None = None, backend: Any = None) -> Array:
+    """An array of ``shape`` filled with ``fill_value`` (dtype inferred from it by default).
+
+    Examples:
+        >>> import unarray as ua
+        >>> ua.full(2, 7)
+        array([7, 7])
+    """
+    return _make("full", backend, device, dtype,
+                 lambda b, dt, dev: b.full(shape, fill_value, dtype=dt, device=dev))
+
+
+def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
+           dtype: DTypeLike | None = None, device: DeviceLike | None = None, backend: Any = None) -> Array:
+    """Evenly spaced values in ``[start, stop)``.
+
+    Examples:
+        >>> import unarray as ua
+        >>> ua.arange(1, 7, 2)
+        array([1, 3, 5])
+    """
+    return _make("arange", backend, device, dtype,
+                 lambda b, dt, dev: b.arange(start, stop, step, dtype=dt, device=dev))
+
+
+def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *,
+             dtype: DTypeLike | None = None, device: DeviceLike | None = None, endpoint: bool = True,
+             backend: Any = None) -> Array:
+    """``num`` evenly spaced values from ``start`` to ``stop``.
+
+    Examples:
+        >>> import unarray as ua
+        >>> ua.linspace(0, 1, 5)
+        array([0.  , 0.25, 0.5 , 0.75, 1.  ])
+    """
+    return _make("linspace", backend, device, dtype,
+                 lambda b, dt, dev: b.linspace(start, stop, num, dtype=dt, device=dev, endpoint=endpoint))
+
+
+def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: DTypeLike | None = None,
+        device: DeviceLike | None = None, backend: Any = None) -> Array:
+    """A 2-D array with ones on the ``k``-th diagonal.
+
+    Examples:
+        >>> import unarray as ua
+        >>> ua.eye(2, 3, k=1, dtype=ua.int8)
+        array([[0, 1, 0],
+               [0, 0, 1]], dtype=int8)
+    """
+    return _make("eye", backend, device, dtype,
+                 lambda b, dt, dev: b.eye(n_rows, n_cols, k=k, dtype=dt, device=dev))
+
+
+def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
+            copy: bool | None = None, backend: Any = None) -> Array:
+    """Convert ``obj`` (an array of any library, a scalar, a nested sequence, a buffer) to an array.
+
+    An array stays with its own library unless ``backend=`` names another; then
+    it moves through :func:`unarray.to` (zero-copy where possible).
+
+    Examples:
+        >>> import unarray as ua
+        >>> ua.asarray([[1, 2], [3, 4]], dtype=ua.float32)
+        array([[1., 2.],
+               [3., 4.]], dtype=float32)
+    """
+    if backend is None and not isinstance(obj, (*_SCALARS, list, tuple)):
+        b = _BY_TYPE.get(type(obj))
+        if b is not None:
+            backend = b.name
+    if backend is not None and not isinstance(obj, (*_SCALARS, list, tuple)):
+        src = _BY_TYPE.get(type(obj))
+        target = _backend_named(backend, "asarray")
+        if src is not None and src is not target:
+            from unarray.interop import to
+
+            obj = to(obj, target.name, copy=copy)
+    b, dev = _creation_backend("asarray", backend, device)
+    try:
+        return b.asarray(obj, dtype=b.dtype(dtype), device=dev, copy=copy)
+    except Exception as e:
+        raise _fail("asarray", b, e) from e
+
+
+def _like(op: str, x: Array, dtype: Any, device: Any, call: Any) -> Array:
+    b = _one(x, op)
+    try:
+        return call(b, b.dtype(dtype), None if device is None else b.native_device(device))
+    except Exception as e:
+        raise _fail(op, b, e) from e
+
+
+def zeros_like(x: Array, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None) -> Array:
+    """Zeros with the shape of ``x`` (and its dtype and device unless given)."""
+    return _like("zeros_like", x, dtype, device, lambda b, dt, dev: b.zeros_like(x, dtype=dt, device=dev))
+
+
+def ones_like(x: Array, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None) -> Array:
+    """Ones with the shape of ``x`` (and its dtype and device unless given)."""
+    return _like("ones_like", x, dtype, device, lambda b, dt, dev: b.ones_like(x, dtype=dt, device=dev))
+
+
+def empty_like(x: Array, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None) -> Array:
+    """An uninitialised array with the shape of ``x``."""
+    return _like("empty_like", x, dtype, device, lambda b, dt, dev: b.empty_like(x, dtype=dt, device=dev))
+
+
+def full_like(x: Array, /, fill_value: bool | int | float | complex, *, dtype: DTypeLike | None = None,
+              device: DeviceLike | None = None) -> Array:
+    """``fill_value`` with the shape of ``x``."""
+    return _like("full_like", x, dtype, device,
+                 lambda b, dt, dev: b.full_like(x, fill_value, dtype=dt, device=dev))
+
+
+def tril(x: Array, /, *, k: int = 0) -> Array:
+    """Lower triangle of each matrix ``(..., M, N)``; elements above the ``k``-th diagonal zeroed."""
+    return _like("tril", x, None, None, lambda b, dt, dev: b.tril(x, k=k))
+
+
+def triu(x: Array, /, *, k: int = 0) -> Array:
+    """Upper triangle of each matrix ``(..., M, N)``; elements below the ``k``-th diagonal zeroed."""
+    return _like("triu", x, None, None, lambda b, dt, dev: b.triu(x, k=k))
+
+
+def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
+    """Coordinate matrices from 1-D coordinate arrays (``"xy"`` or ``"ij"`` indexing)."""
+    b, xs = _many("meshgrid", arrays)
+    try:
+        return list(b.meshgrid(*xs, indexing=indexing))
+    except Exception as e:
+        raise _fail("meshgrid", b, e) from e

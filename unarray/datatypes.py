@@ -1,0 +1,140 @@
+"""Data types and data type functions: the dtype objects (``ua.float32``...),
+``astype``, ``can_cast``, ``finfo``, ``iinfo``, ``isdtype``, ``result_type``.
+
+The dtype objects are backend-neutral (see ``unarray._dtypes.DType``); every
+function here also accepts the libraries' own dtypes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from unarray._dispatch import _ROOTS
+from unarray._dispatch import BY_TYPE as _BY_TYPE
+from unarray._dispatch import SCALARS as _SCALARS
+from unarray._dispatch import backend_named as _backend_named
+from unarray._dispatch import fail as _fail
+from unarray._dispatch import many as _many
+from unarray._dispatch import one as _one
+from unarray._dtypes import DType, canonical_name, isdtype, promote_names
+from unarray._errors import DTypeError
+from unarray._typing import Array, DeviceLike, DTypeLike
+
+__all__ = [
+    "astype", "bool", "can_cast", "complex64", "complex128", "finfo", "float16", "bfloat16", "float32",
+    "float64", "iinfo", "int8", "int16", "int32", "int64", "isdtype", "result_type", "uint8", "uint16",
+    "uint32", "uint64",
+]
+
+bool = DType("bool")  # noqa: A001 - the standard's name
+int8 = DType("int8")
+int16 = DType("int16")
+int32 = DType("int32")
+int64 = DType("int64")
+uint8 = DType("uint8")
+uint16 = DType("uint16")
+uint32 = DType("uint32")
+uint64 = DType("uint64")
+float16 = DType("float16")
+bfloat16 = DType("bfloat16")
+float32 = DType("float32")
+float64 = DType("float64")
+complex64 = DType("complex64")
+complex128 = DType("complex128")
+
+
+def astype(x: Array, dtype: DTypeLike, /, *, copy: bool = True, device: DeviceLike | None = None) -> Array:
+    """``x`` cast to ``dtype`` (a copy unless ``copy=False`` and nothing changes).
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> ua.astype(np.array([1.7, -2.2]), ua.int32)
+        array([ 1, -2], dtype=int32)
+    """
+    b = _BY_TYPE.get(type(x)) or _one(x, "astype")
+    try:
+        kw = {} if device is None else {"device": b.native_device(device)}
+        return b.astype(x, b.dtype(dtype), copy=copy, **kw)
+    except Exception as e:
+        raise _fail("astype", b, e) from e
+
+
+def can_cast(from_: DTypeLike | Array, to: DTypeLike, /) -> bool:
+    """Whether the standard's promotion rules allow casting ``from_`` to ``to`` without loss of kind.
+
+    Examples:
+        >>> import unarray as ua
+        >>> ua.can_cast(ua.int8, ua.int16), ua.can_cast(ua.float64, ua.float32)
+        (True, False)
+    """
+    src = _name(from_ if canonical_name(from_) else from_.dtype, "can_cast")
+    dst = _name(to, "can_cast")
+    return promote_names(src, dst) == dst
+
+
+def result_type(*arrays_and_dtypes: Array | DTypeLike | complex) -> Any:
+    """The dtype the standard's promotion gives for the arguments.
+
+    With any array among the arguments, the answer is that backend's dtype;
+    with only ``ua`` dtypes, a ``ua`` dtype; with only one library's dtypes,
+    that library's dtype. Python scalars follow the arrays' kinds.
+
+    Examples:
+        >>> import unarray as ua
+        >>> ua.result_type(ua.int8, ua.uint8)
+        ua.int16
+    """
+    arrays = [a for a in arrays_and_dtypes if not isinstance(a, _SCALARS) and canonical_name(a) is None]
+    if arrays:
+        b, _ = _many("result_type", arrays)
+        native = [a if a in arrays else (b.dtype(a) if not isinstance(a, _SCALARS) else a)
+                  for a in arrays_and_dtypes]
+        try:
+            return b.result_type(*native)
+        except Exception as e:
+            raise _fail("result_type", b, e) from e
+    names = [_name(a, "result_type") for a in arrays_and_dtypes if not isinstance(a, _SCALARS)]
+    if not names:
+        raise DTypeError("needs at least one array or dtype", op="result_type")
+    out = names[0]
+    for n in names[1:]:
+        nxt = promote_names(out, n)
+        if nxt is None:
+            raise DTypeError(f"the standard defines no promotion of {out} with {n}; cast one explicitly",
+                             op="result_type")
+        out = nxt
+    roots = {_ROOTS.get(type(a).__module__.partition(".")[0]) for a in arrays_and_dtypes
+             if not isinstance(a, (DType, str, *_SCALARS))} - {None}
+    if len(roots) == 1:
+        return _backend_named(roots.pop(), "result_type").dtype(out)
+    return DType(out)
+
+
+def finfo(type: DTypeLike | Array, /) -> Any:  # noqa: A002 - the standard's name
+    """Machine limits of a floating dtype or an array's: ``bits``, ``eps``, ``max``, ``min``, ``smallest_normal``."""
+    return _info("finfo", type)
+
+
+def iinfo(type: DTypeLike | Array, /) -> Any:  # noqa: A002
+    """Machine limits of an integer dtype (or an array's dtype): ``bits``, ``max``, ``min``, ``dtype``."""
+    return _info("iinfo", type)
+
+
+def _info(op: str, t: Any) -> Any:
+    name = canonical_name(t)
+    if name is None:
+        b = _one(t, op)
+        return getattr(b, op)(t)
+    root = _ROOTS.get(type(t).__module__.partition(".")[0])
+    b = _backend_named(root or "numpy", op)
+    try:
+        return getattr(b, op)(b.dtype(name))
+    except Exception as e:
+        raise _fail(op, b, e) from e
+
+
+def _name(d: Any, op: str) -> str:
+    name = canonical_name(d)
+    if name is None:
+        raise DTypeError(f"{d!r} is not a dtype", op=op)
+    return name

@@ -1,0 +1,149 @@
+"""Introspection: which backend and device an array has, what is installed,
+and what a call would do (``ua.explain``)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from unarray import _backends, _precision
+from unarray._devices import Device
+from unarray._dispatch import SCALARS, many, one
+from unarray._typing import Array
+
+__all__ = ["BackendInfo", "Explanation", "backend_of", "backends", "device", "explain", "namespace"]
+
+
+def backend_of(x: Array) -> str:
+    """The name of the backend that owns ``x`` (``"numpy"``, ``"torch"``, ``"jax"``, ...).
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> ua.backend_of(np.zeros(2))
+        'numpy'
+    """
+    return one(x, "backend_of").name
+
+
+def namespace(*arrays: Array) -> Any:
+    """The array-API namespace of the leading array's backend (``array_api_compat.torch``, ``jax.numpy``...)."""
+    b, _ = many("namespace", arrays)
+    return b.xp
+
+
+def device(x: Array, /) -> Device:
+    """Where ``x`` lives, as a backend-neutral :class:`Device`.
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> ua.device(np.zeros(2))
+        Device('cpu')
+    """
+    return one(x, "device").device_of(x)
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """One row of :func:`backends`."""
+
+    name: str
+    installed: bool
+    version: str | None
+    loaded: bool
+    usable: bool | None = None
+    devices: tuple[Device, ...] = ()
+    error: str | None = None
+
+
+def _version(name: str) -> str | None:
+    for dist in _backends.DISTRIBUTIONS[name]:
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+def backends(probe: bool = False) -> list[BackendInfo]:
+    """What is installed, what is loaded, and (with ``probe=True``) what runs and on which devices.
+
+    Without ``probe`` nothing is imported; with it, each installed backend is
+    imported and asked for its devices.
+    """
+    out = []
+    for name in _backends.NAMES:
+        installed = _backends.installed(name)
+        loaded = name in sys.modules
+        info = BackendInfo(name, installed, _version(name) if installed else None, loaded)
+        if probe and installed:
+            try:
+                b = _backends.get(name)
+                devs = tuple(b.devices())
+                info = BackendInfo(name, True, info.version, True, True, devs)
+            except Exception as e:  # a broken install is reported, not raised
+                info = BackendInfo(name, True, info.version, loaded, False, (), f"{type(e).__name__}: {e}")
+        out.append(info)
+    return out
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """What a call would do: backend, device, kernel, precision, handoffs and copies."""
+
+    op: str
+    backend: str
+    device: Device
+    kernel: str
+    precision: str | None
+    handoffs: tuple[str, ...] = field(default_factory=tuple)
+    copies: int = 0
+
+    def __str__(self) -> str:
+        lines = [f"ua.{self.op}: backend={self.backend} device={self.device}", f"  kernel: {self.kernel}"]
+        if self.precision is not None:
+            lines.append(f"  precision: {self.precision}")
+        for h in self.handoffs:
+            lines.append(f"  handoff: {h}")
+        lines.append(f"  copies: {self.copies}")
+        return "\n".join(lines)
+
+
+_PRECISION_OPS = {"matmul", "tensordot", "vecdot", "scaled_dot_product_attention", "linalg.matmul"}
+
+
+def explain(op: str, *args: Any, **kwargs: Any) -> Explanation:
+    """Say which backend, device, kernel and precision ``ua.<op>(*args, **kwargs)`` would use, without running it.
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> e = ua.explain("matmul", np.ones((2, 2), np.float32), np.ones((2, 2), np.float32))
+        >>> e.backend, e.kernel
+        ('numpy', 'numpy.matmul')
+    """
+    arrays = [a for a in args if not isinstance(a, (*SCALARS, str, tuple, list, type(None)))]
+    if not arrays:
+        arrays = [a for a in args if isinstance(a, (tuple, list))][:1]
+        arrays = list(arrays[0]) if arrays else []
+    lead = many(op, arrays)[0] if arrays else None
+    if lead is None:
+        from unarray.creation import _creation_backend
+
+        lead, _ = _creation_backend(op, kwargs.get("backend"), kwargs.get("device"))
+        dev = Device("cpu") if kwargs.get("device") is None else Device("cpu")
+        return Explanation(op, lead.name, dev, lead.kernel_name(op, args, kwargs), None)
+    dev = lead.device_of(arrays[0])
+    handoffs = []
+    copies = 0
+    for a in arrays[1:]:
+        b = one(a, op)
+        if b is not lead:
+            handoffs.append(f"{b.name} -> {lead.name} via {lead.handoff_path(b, a)}")
+            copies += int(lead.handoff_copies(b, a))
+    prec = None
+    if op in _PRECISION_OPS and lead.dtype_name(arrays[0]) in ("float32", "complex64"):
+        prec = lead.precision_used(_precision.resolve(kwargs.get("precision")), arrays[0])
+    elif op in _PRECISION_OPS:
+        prec = f"{lead.dtype_name(arrays[0])} (the policy applies to float32 only)"
+    return Explanation(op, lead.name, dev, lead.kernel_name(op, args, kwargs), prec, tuple(handoffs), copies)

@@ -1,0 +1,196 @@
+"""Statistical functions (hot ops owned by unarray): sum, prod, mean, var, std,
+min, max, cumulative_sum, cumulative_prod.
+
+Each is the same function on every backend: ``axis`` is an int, a tuple
+(``()`` reduces nothing) or ``None`` (everything); negative axes count from
+the end; ``keepdims`` keeps reduced axes with length one. Integer sums and
+products accumulate in the default integer dtype unless ``dtype`` says
+otherwise; float sums keep the input's dtype. Over zero elements ``sum`` is
+0, ``prod`` 1, ``mean``/``var``/``std`` NaN, and ``min``/``max`` raise
+``EmptyReductionError`` on every backend. NaN propagates through every
+reduction here.
+"""
+
+from __future__ import annotations
+
+from unarray._dispatch import BY_TYPE as _BY_TYPE
+from unarray._dispatch import fail as _fail
+from unarray._dispatch import one as _one
+from unarray._typing import Array, DTypeLike
+
+__all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
+
+Axis = int | tuple[int, ...] | None
+
+
+def sum(x: Array, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepdims: bool = False) -> Array:
+    """Sum of the elements of ``x`` over ``axis``.
+
+    Args:
+        x: input array ``(...)``, numeric.
+        axis: axis or axes to reduce; ``None`` reduces all, ``()`` none.
+        dtype: accumulation and result dtype; by default the input's for
+            floats and the default integer dtype for (unsigned) integers and bool.
+        keepdims: keep the reduced axes with length one.
+
+    Returns:
+        The sums, of the input's backend and device.
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> x = np.arange(6, dtype=np.int32).reshape(2, 3)
+        >>> ua.sum(x, axis=-1)
+        array([ 3, 12])
+        >>> ua.sum(x, axis=(0, 1), keepdims=True).shape
+        (1, 1)
+    """
+    b = _BY_TYPE.get(type(x)) or _one(x, "sum")
+    try:
+        return b.sum(x, axis, dtype, keepdims)
+    except Exception as e:
+        raise _fail("sum", b, e) from e
+
+
+def prod(x: Array, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepdims: bool = False) -> Array:
+    """Product of the elements of ``x`` over ``axis`` (dtype rules as :func:`sum`).
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> ua.prod(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=(0, 1))
+        np.float64(24.0)
+    """
+    b = _BY_TYPE.get(type(x)) or _one(x, "prod")
+    try:
+        return b.prod(x, axis, dtype, keepdims)
+    except Exception as e:
+        raise _fail("prod", b, e) from e
+
+
+def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
+    """Arithmetic mean of ``x`` (real or complex floating) over ``axis``; NaN over zero elements.
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> ua.mean(np.array([[1.0, 2.0], [3.0, 5.0]]), axis=0)
+        array([2. , 3.5])
+    """
+    b = _BY_TYPE.get(type(x)) or _one(x, "mean")
+    try:
+        return b.mean(x, axis, keepdims)
+    except Exception as e:
+        raise _fail("mean", b, e) from e
+
+
+def var(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
+    """Variance of ``x`` over ``axis``, dividing by ``N - correction``.
+
+    Args:
+        x: real floating array.
+        axis: axis or axes to reduce.
+        correction: degrees of freedom subtracted from ``N`` (1 gives the
+            unbiased sample variance).
+        keepdims: keep the reduced axes with length one.
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> ua.var(np.array([1.0, 2.0, 3.0, 4.0]), correction=1)
+        np.float64(1.6666666666666667)
+    """
+    b = _BY_TYPE.get(type(x)) or _one(x, "var")
+    try:
+        return b.var(x, axis, correction, keepdims)
+    except Exception as e:
+        raise _fail("var", b, e) from e
+
+
+def std(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
+    """Standard deviation of ``x`` over ``axis`` (``sqrt`` of :func:`var`).
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> ua.std(np.array([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]))
+        np.float64(2.0)
+    """
+    b = _BY_TYPE.get(type(x)) or _one(x, "std")
+    try:
+        return b.std(x, axis, correction, keepdims)
+    except Exception as e:
+        raise _fail("std", b, e) from e
+
+
+def min(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
+    """Minimum of ``x`` over ``axis``; NaN if any reduced element is NaN.
+
+    Raises:
+        EmptyReductionError: the reduction covers zero elements.
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> ua.min(np.array([[3, 1], [2, 5]]), axis=1)
+        array([1, 2])
+    """
+    b = _BY_TYPE.get(type(x)) or _one(x, "min")
+    try:
+        return b.min(x, axis, keepdims)
+    except Exception as e:
+        raise _fail("min", b, e) from e
+
+
+def max(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
+    """Maximum of ``x`` over ``axis``; NaN if any reduced element is NaN.
+
+    Raises:
+        EmptyReductionError: the reduction covers zero elements.
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> ua.max(np.array([[3, 1], [2, 5]]), axis=0, keepdims=True)
+        array([[3, 5]])
+    """
+    b = _BY_TYPE.get(type(x)) or _one(x, "max")
+    try:
+        return b.max(x, axis, keepdims)
+    except Exception as e:
+        raise _fail("max", b, e) from e
+
+
+def cumulative_sum(
+    x: Array, /, *, axis: int | None = None, dtype: DTypeLike | None = None, include_initial: bool = False
+) -> Array:
+    """Running sum along ``axis`` (required unless ``x`` is 1-D).
+
+    Args:
+        x: numeric array.
+        axis: the axis to accumulate along.
+        dtype: result dtype (default as :func:`sum`).
+        include_initial: start with the additive identity, so the result is
+            one longer along ``axis``.
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> ua.cumulative_sum(np.array([1, 2, 3]), include_initial=True)
+        array([0, 1, 3, 6])
+    """
+    b = _BY_TYPE.get(type(x)) or _one(x, "cumulative_sum")
+    try:
+        return b.cumulative_sum(x, axis, dtype, include_initial)
+    except Exception as e:
+        raise _fail("cumulative_sum", b, e) from e
+
+
+def cumulative_prod(
+    x: Array, /, *, axis: int | None = None, dtype: DTypeLike | None = None, include_initial: bool = False
+) -> Array:
+    """Running product along ``axis`` (as :func:`cumulative_sum`, identity 1).
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> ua.cumulative_prod(np.array([[1, 2], [3, 4]]), axis=1)
+        array([[ 1,  2],
+               [ 3, 12]])
+    """
+    b = _BY_TYPE.get(type(x)) or _one(x, "cumulative_prod")
+    try:
+        return b.cumulative_prod(x, axis, dtype, include_initial)
+    except Exception as e:
+        raise _fail("cumulative_prod", b, e) from e
