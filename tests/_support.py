@@ -1,0 +1,173 @@
+"""Test helpers: a per-backend adapter (make arrays from NumPy, read them back)
+and dtype-aware tolerances against a float64 NumPy reference."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+# Parameter ids per device class. "torch" is torch on the CPU, "torch-cuda" on the GPU.
+BACKEND_PARAMS = {
+    "cpu": ["numpy", "torch", "jax", "tensorflow"],
+    "gpu": ["torch-cuda", "cupy", "jax-gpu"],
+}
+
+
+@dataclass
+class TestBackend:
+    """How the tests make and read arrays of one backend on one device."""
+
+    __test__ = False
+    name: str  # backend name as unarray knows it
+    param: str  # test id
+    device: str  # "cpu" or "gpu"
+    module: Any
+
+    def asarray(self, a: Any) -> Any:
+        a = np.asarray(a)
+        if self.name == "numpy":
+            return a.copy()
+        if self.name == "torch":
+            import torch
+
+            return torch.from_numpy(a.copy()).to("cuda" if self.device == "gpu" else "cpu")
+        if self.name == "jax":
+            import jax
+
+            dev = jax.devices("gpu")[0] if self.device == "gpu" else jax.devices("cpu")[0]
+            return jax.device_put(a, dev)
+        if self.name == "cupy":
+            import cupy
+
+            return cupy.asarray(a)
+        if self.name == "tensorflow":
+            import tensorflow as tf
+
+            return tf.constant(a)
+        raise AssertionError(self.name)
+
+    def to_numpy(self, x: Any) -> np.ndarray:
+        if isinstance(x, (bool, int, float, complex, np.generic)):
+            return np.asarray(x)
+        if self.name == "torch":
+            return x.detach().cpu().numpy()
+        if self.name == "cupy":
+            return x.get()
+        if self.name == "tensorflow":
+            return x.numpy()
+        return np.asarray(x)
+
+    def is_native(self, x: Any) -> bool:
+        if self.name == "numpy":
+            return isinstance(x, (np.ndarray, np.generic))
+        if self.name == "torch":
+            import torch
+
+            return isinstance(x, torch.Tensor)
+        if self.name == "jax":
+            import jax
+
+            return isinstance(x, jax.Array)
+        if self.name == "cupy":
+            import cupy
+
+            return isinstance(x, cupy.ndarray)
+        if self.name == "tensorflow":
+            import tensorflow as tf
+
+            return isinstance(x, tf.Tensor)
+        return False
+
+    @property
+    def has_float64(self) -> bool:
+        if self.name == "jax":
+            import jax
+
+            return bool(jax.config.jax_enable_x64)
+        return True
+
+    @property
+    def has_uint64_sum(self) -> bool:
+        # torch has no uint64 arithmetic: unsigned sums come back as int64 (documented deviation).
+        return self.name != "torch"
+
+
+def make_backend(param: str) -> TestBackend | None:
+    name, _, dev = param.partition("-")
+    device = "gpu" if dev in ("cuda", "gpu") or name == "cupy" else "cpu"
+    if name == "torch":
+        import torch
+
+        if device == "gpu" and not torch.cuda.is_available():
+            return None
+        return TestBackend("torch", param, device, torch)
+    if name == "jax":
+        import jax
+
+        if device == "gpu":
+            try:
+                jax.devices("gpu")
+            except RuntimeError:
+                return None
+        return TestBackend("jax", param, device, jax)
+    if name == "cupy":
+        try:
+            import cupy
+
+            if cupy.cuda.runtime.getDeviceCount() < 1:
+                return None
+        except Exception:
+            return None
+        return TestBackend("cupy", param, device, cupy)
+    if name == "tensorflow":
+        import tensorflow as tf
+
+        return TestBackend("tensorflow", param, device, tf)
+    import numpy
+
+    return TestBackend("numpy", param, device, numpy)
+
+
+EPS = {
+    "float16": 2.0**-10,
+    "bfloat16": 2.0**-7,
+    "float32": 2.0**-23,
+    "float64": 2.0**-52,
+    "complex64": 2.0**-23,
+    "complex128": 2.0**-52,
+}
+
+
+def tolerance(dtype_name: str, n_terms: int = 1, precision: str = "highest") -> tuple[float, float]:
+    """(rtol, atol) for a result accumulated over ``n_terms`` values of ``dtype_name``.
+
+    Rounding grows like sqrt(n) for well-conditioned sums; we allow n^0.5 * 8
+    ulps, and the coarser unit roundoff of a reduced-precision policy.
+    """
+    eps = EPS.get(dtype_name, 0.0)
+    if precision == "tf32" and dtype_name == "float32":
+        eps = 2.0**-10
+    elif precision in ("bf16", "fastest") and dtype_name == "float32":
+        eps = 2.0**-7
+    if eps == 0.0:
+        return 0.0, 0.0
+    rtol = 8 * eps * max(1.0, n_terms) ** 0.5
+    return rtol, rtol
+
+
+def assert_close(actual: np.ndarray, expected: np.ndarray, dtype_name: str, n_terms: int = 1,
+                 precision: str = "highest", scale: float | None = None) -> None:
+    """Compare with a float64 reference; atol scales with the magnitude of the inputs (``scale``)."""
+    rtol, atol = tolerance(dtype_name, n_terms, precision)
+    if scale is not None:
+        atol *= scale
+    actual = np.asarray(actual)
+    expected = np.asarray(expected)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    if rtol == 0.0:
+        np.testing.assert_array_equal(actual, expected)
+    else:
+        np.testing.assert_allclose(actual.astype(np.complex128 if np.iscomplexobj(actual) else np.float64),
+                                   expected, rtol=rtol, atol=atol, equal_nan=True)

@@ -1,0 +1,47 @@
+"""One backend fixture for the whole suite.
+
+Every installed backend runs by default; ``--backends numpy,torch`` narrows
+the run. ``--devices gpu`` (or ``UNARRAY_TEST_DEVICE=gpu``) runs the same
+tests on torch-CUDA, CuPy and JAX-GPU arrays; GPU-only backends are skipped
+cleanly where no GPU is visible.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+from tests._support import BACKEND_PARAMS, TestBackend, make_backend
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--backends", default=os.environ.get("UNARRAY_TEST_BACKENDS", ""),
+                     help="comma-separated backends to test (default: every installed one)")
+    parser.addoption("--devices", default=os.environ.get("UNARRAY_TEST_DEVICE", "cpu"),
+                     help="'cpu' (default) or 'gpu': where the backend fixture puts arrays")
+
+
+def _selected(config: pytest.Config) -> list[str]:
+    wanted = [b.strip() for b in config.getoption("--backends").split(",") if b.strip()]
+    device = config.getoption("--devices")
+    names = [p for p in BACKEND_PARAMS[device] if not wanted or p.partition("-")[0] in wanted]
+    return names
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "backend" in metafunc.fixturenames:
+        metafunc.parametrize("backend", _selected(metafunc.config), indirect=True)
+
+
+@pytest.fixture
+def backend(request: pytest.FixtureRequest) -> TestBackend:
+    name = request.param
+    module = name.partition("-")[0]
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not installed")
+    tb = make_backend(name)
+    if tb is None:
+        pytest.skip(f"{name}: no such device here")
+    return tb
