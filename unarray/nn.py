@@ -2,22 +2,136 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
+from unarray._errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from unarray._typing import Array
 
 __all__ = ["scaled_dot_product_attention"]
 
+_OP = "scaled_dot_product_attention"
+_FLOATS = ("float16", "bfloat16", "float32", "float64")
+
 
 def scaled_dot_product_attention(
     q: Array, k: Array, v: Array, /, *, mask: Array | None = None, is_causal: bool = False,
-    scale: float | None = None, layout: str = "bhsd", precision: Any = None,
+    scale: float | None = None, layout: str = "bhsd", precision: str | None = None,
 ) -> Array:
-    """Scaled-dot-product attention (placeholder signature; see the attention issue)."""
-    b, (q, k, v, mask) = _many("scaled_dot_product_attention", (q, k, v, mask), skip_none=True)
+    """Scaled-dot-product attention, ``softmax(q @ k^T * scale + mask) @ v``, on the fastest kernel of the inputs' backend.
+
+    Shape legend (``*B`` is any number of batch dimensions, the same for ``q``, ``k`` and ``v``):
+
+    - ``Hq``: number of query heads; ``Hk``: number of key/value heads (``Hq % Hk == 0``;
+      ``Hq != Hk`` is grouped-query attention: query head ``h`` reads key/value head ``h // (Hq // Hk)``)
+    - ``Sq``: query sequence length; ``Sk``: key/value sequence length
+    - ``D``: query/key head dimension; ``Dv``: value head dimension
+
+    The kernel is chosen per call from dtype, head dimension, mask, layout and device (torch SDPA with
+    cuDNN, flash or memory-efficient kernels chosen explicitly; ``jax.nn.dot_product_attention`` with
+    cuDNN on GPU; CuPy arrays through torch's kernels zero-copy), and every backend has a blocked
+    online-softmax path whose memory grows linearly with the sequence length.
+    ``ua.explain("scaled_dot_product_attention", q, k, v, ...)`` names the kernel. There is no dropout:
+    results are deterministic and agree across backends to the dtype's tolerance.
+
+    Args:
+        q: queries, ``(*B, Hq, Sq, D)`` (``layout="bhsd"``) or ``(*B, Sq, Hq, D)`` (``layout="bshd"``).
+        k: keys, ``(*B, Hk, Sk, D)`` or ``(*B, Sk, Hk, D)``; same dtype as ``q``.
+        v: values, ``(*B, Hk, Sk, Dv)`` or ``(*B, Sk, Hk, Dv)``; same dtype as ``q``.
+        mask: ``None``, a boolean array (``True`` = may attend) or an additive floating array
+            (added to the scaled scores; ``-inf`` forbids), broadcastable to ``(*B, Hq, Sq, Sk)``
+            in either layout.
+        is_causal: query ``i`` attends only keys ``j <= i + (Sk - Sq)``: aligned bottom-right, which is
+            the usual lower triangle when ``Sq == Sk``. Combines with ``mask`` (both must allow).
+        scale: multiplies the scores; defaults to ``1 / sqrt(D)``.
+        layout: ``"bhsd"`` (heads before sequence, torch's layout) or ``"bshd"`` (sequence before
+            heads, JAX's and flash-attention's layout), taken without transposes.
+        precision: precision policy for float32 inputs (``"highest"`` by default; see
+            ``ua.precision``). Half-precision inputs always accumulate in float32.
+
+    Returns:
+        ``(*B, Hq, Sq, Dv)`` (``"bhsd"``) or ``(*B, Sq, Hq, Dv)`` (``"bshd"``), the dtype of ``q``, an
+        array of the inputs' library on their device. A query row with no key to attend (fully masked,
+        or ``i + Sk - Sq < 0`` under ``is_causal``) is zeros, not NaN.
+
+    Raises:
+        ShapeError: ranks, head counts, sequence lengths, head dims or the mask do not fit the legend.
+        DTypeError: ``q``, ``k``, ``v`` differ in dtype, are not floating, or the mask is neither
+            boolean nor floating.
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> rng = np.random.default_rng(0)
+        >>> q = rng.standard_normal((2, 8, 5, 16), dtype=np.float32)  # (B, Hq, Sq, D)
+        >>> k = rng.standard_normal((2, 2, 7, 16), dtype=np.float32)  # (B, Hk, Sk, D): grouped-query
+        >>> v = rng.standard_normal((2, 2, 7, 4), dtype=np.float32)   # (B, Hk, Sk, Dv)
+        >>> ua.scaled_dot_product_attention(q, k, v, is_causal=True).shape
+        (2, 8, 5, 4)
+        >>> mask = np.zeros((5, 7), dtype=bool)  # nothing may be attended
+        >>> float(np.abs(ua.scaled_dot_product_attention(q, k, v, mask=mask)).max())
+        0.0
+    """
+    b, (q, k, v, mask) = _many(_OP, (q, k, v, mask), skip_none=True)
+    scale = _check(b.name, q, k, v, mask, is_causal, scale, layout, b.dtype_name)
     try:
-        return b.scaled_dot_product_attention(q, k, v, mask, is_causal, scale, layout, precision)
+        return b.scaled_dot_product_attention(q, k, v, mask, bool(is_causal), scale, layout, precision)
     except Exception as e:
-        raise _fail("scaled_dot_product_attention", b, e) from e
+        raise _fail(_OP, b, e) from e
+
+
+def _check(backend: str, q: Any, k: Any, v: Any, mask: Any, is_causal: Any, scale: Any, layout: str,
+           dtype_name: Any) -> float:
+    if layout not in ("bhsd", "bshd"):
+        raise ArgumentError(f"layout must be 'bhsd' or 'bshd', got {layout!r}", op=_OP, backend=backend)
+    if not isinstance(is_causal, bool):
+        raise ArgumentTypeError(f"is_causal must be a bool, got {type(is_causal).__name__}", op=_OP,
+                                backend=backend)
+    names = [dtype_name(a) for a in (q, k, v)]
+    if len(set(names)) != 1 or names[0] not in _FLOATS:
+        raise DTypeError(f"q, k, v must share one floating dtype ({', '.join(_FLOATS)}); got {', '.join(names)}; "
+                         "cast with ua.astype", op=_OP, backend=backend)
+    shapes = [tuple(int(n) for n in a.shape) for a in (q, k, v)]
+    if any(len(s) < 3 for s in shapes) or len({len(s) for s in shapes}) != 1:
+        raise ShapeError(f"q, k, v need the same rank >= 3 ((*B, H, S, D) for {layout!r}); got shapes "
+                         f"{shapes[0]}, {shapes[1]}, {shapes[2]}", op=_OP, backend=backend)
+    (qs, ks, vs) = shapes
+    h, s = (-3, -2) if layout == "bhsd" else (-2, -3)
+    problem = None
+    if qs[:-3] != ks[:-3] or ks[:-3] != vs[:-3]:
+        problem = "batch dimensions *B differ"
+    elif ks[h] != vs[h] or ks[s] != vs[s]:
+        problem = "k and v differ in heads Hk or length Sk"
+    elif qs[-1] != ks[-1]:
+        problem = "q and k differ in head dimension D"
+    elif ks[h] == 0 or qs[h] % ks[h] != 0:
+        problem = f"query heads Hq={qs[h]} are not a multiple of key/value heads Hk={ks[h]}"
+    if problem is not None:
+        raise ShapeError(f"{problem}: q {qs}, k {ks}, v {vs} (layout {layout!r}: q (*B, {_legend(layout, 'q')}), "
+                         f"k (*B, {_legend(layout, 'k')}), v (*B, {_legend(layout, 'v')}))", op=_OP, backend=backend)
+    if mask is not None:
+        _check_mask(backend, mask, qs[:-3] + (qs[h], qs[s], ks[s]), dtype_name)
+    if scale is None:
+        return 1.0 / math.sqrt(qs[-1]) if qs[-1] else 1.0
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+        raise ArgumentTypeError(f"scale must be a Python float or None, got {type(scale).__name__}", op=_OP,
+                                backend=backend)
+    return float(scale)
+
+
+def _check_mask(backend: str, mask: Any, target: tuple[int, ...], dtype_name: Any) -> None:
+    name = dtype_name(mask)
+    if name != "bool" and name not in _FLOATS:
+        raise DTypeError(f"mask must be boolean (True = attend) or floating (additive), got {name}", op=_OP,
+                         backend=backend)
+    ms = tuple(int(n) for n in mask.shape)
+    fits = len(ms) <= len(target) and all(m in (1, t) for m, t in zip(ms[::-1], target[::-1], strict=False))
+    if not fits:
+        raise ShapeError(f"mask of shape {ms} does not broadcast to (*B, Hq, Sq, Sk) = {target}", op=_OP,
+                         backend=backend)
+
+
+def _legend(layout: str, which: str) -> str:
+    h, s, d = {"q": ("Hq", "Sq", "D"), "k": ("Hk", "Sk", "D"), "v": ("Hk", "Sk", "Dv")}[which]
+    return f"{h}, {s}, {d}" if layout == "bhsd" else f"{s}, {h}, {d}"
