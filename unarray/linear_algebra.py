@@ -43,12 +43,21 @@ def matmul(x1: Array, x2: Array, /, *, precision: Policy | None = None) -> Array
         >>> ua.matmul(a, b)
         array([ 3, 12], dtype=int16)
     """
-    if type(x1) is type(x2):
-        b = _BY_TYPE.get(type(x1)) or _one(x1, "matmul")
-    else:
-        b, x1, x2 = _pair("matmul", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1) or precision is not None:
+        return _matmul_general(x1, x2, precision)
     try:
-        return b.matmul(x1, x2, precision)
+        return b.matmul(x1, x2)
+    except Exception as e:
+        raise _fail("matmul", b, e) from e
+
+
+def _matmul_general(x1: Array, x2: Array, precision: Policy | None) -> Array:
+    b, x1, x2 = _pair("matmul", x1, x2)
+    try:
+        if precision is None:
+            return b.matmul(x1, x2)
+        return b.matmul_precision(x1, x2, precision)
     except Exception as e:
         raise _fail("matmul", b, e) from e
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar
 
+from unarray import _precision
 from unarray._devices import Device
 from unarray._dtypes import DType, canonical_name
 from unarray._errors import ArgumentError, DTypeError, EmptyReductionError, UnsupportedError
@@ -98,6 +99,8 @@ class Backend:
     # -- explain -------------------------------------------------------------------------
     def kernel_name(self, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         """The native function ``op`` runs (hot ops: the framework's own; the rest: xp's)."""
+        if op == "scaled_dot_product_attention":
+            return self.attention_kernel(*_attention_args(args, kwargs))
         ns = getattr(self.native, "__name__", self.name)
         if op.replace(".", "_") in type(self).__dict__:
             return f"{ns}.{op}"
@@ -115,8 +118,14 @@ class Backend:
         return "float32 (the CPU runs no reduced-precision matmul passes)"
 
     # -- hot ops: generic versions, overridden where a native path is faster --------------
-    def matmul(self, x1: Any, x2: Any, precision: str | None) -> Any:
+    # Note: matmul reads the policy from the scope (``_precision.current()``); a
+    # per-call policy is applied by scoping it around the call.
+    def matmul(self, x1: Any, x2: Any) -> Any:
         return self.xp.matmul(x1, x2)
+
+    def matmul_precision(self, x1: Any, x2: Any, precision: str) -> Any:
+        with _precision.precision(precision):  # type: ignore[arg-type]
+            return self.matmul(x1, x2)
 
     def matrix_transpose(self, x: Any) -> Any:
         if x.ndim < 2:
@@ -170,6 +179,22 @@ class Backend:
     def cumulative_prod(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
         return self.xp.cumulative_prod(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
 
+    # -- attention: the blocked online-softmax path, or torch's kernels for GPU arrays --------
+    def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
+                                     layout: str, precision: str | None) -> Any:
+        from unarray import _attention
+
+        if _attention.torch_route(self, q):
+            return _attention.via_torch(self, q, k, v, mask, is_causal, scale, layout, precision)
+        return _attention.blocked(self, q, k, v, mask, is_causal, scale, layout, precision)
+
+    def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
+        from unarray import _attention
+
+        if _attention.torch_route(self, q):
+            return _attention.via_torch_label(self, q, k, v, mask, is_causal, layout)
+        return _attention.blocked_label(self, q)
+
     # -- helpers ---------------------------------------------------------------------------
     def _check_nonempty(self, op: str, x: Any, axis: Any) -> None:
         shape = tuple(x.shape)
@@ -187,6 +212,11 @@ class Backend:
                 op=op,
                 backend=self.name,
             )
+
+
+def _attention_args(args: tuple[Any, ...], kw: dict[str, Any]) -> tuple[Any, ...]:
+    q, k, v = args[:3]
+    return q, k, v, kw.get("mask"), bool(kw.get("is_causal", False)), kw.get("layout", "bhsd")
 
 
 def as_dtype(d: Any) -> DType | None:

@@ -9,10 +9,10 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from unarray import _precision
 from unarray._backends._base import Backend
 from unarray._devices import Device
 from unarray._errors import DTypeError
+from unarray._precision import _POLICY
 
 _P = jax.lax.Precision
 # unarray policy -> lax precision. HIGHEST is exact float32 (6 bf16 passes on TPU).
@@ -116,8 +116,8 @@ class JaxBackend(Backend):
     def precision_used(self, policy: str, x: Any) -> str:
         return precision_label(policy, self.device_of(x))
 
-    def matmul(self, x1: Any, x2: Any, precision: str | None) -> Any:
-        return jnp.matmul(x1, x2, precision=_JAX_PRECISION[_precision.resolve(precision)])
+    def matmul(self, x1: Any, x2: Any) -> Any:
+        return jnp.matmul(x1, x2, precision=_JAX_PRECISION[_POLICY.get()])
 
     def matrix_transpose(self, x: Any) -> Any:
         if x.ndim < 2:

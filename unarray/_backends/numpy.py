@@ -13,6 +13,19 @@ from unarray._devices import Device
 from unarray._errors import DeviceMismatchError, EmptyReductionError
 
 _CPU = Device("cpu")
+_add_reduce = np.add.reduce
+_mul_reduce = np.multiply.reduce
+_max_reduce = np.maximum.reduce
+_min_reduce = np.minimum.reduce
+_or_reduce = np.logical_or.reduce
+_and_reduce = np.logical_and.reduce
+
+
+def _count(shape: tuple[int, ...], axis: int | tuple[int, ...]) -> int:
+    n = 1
+    for a in (axis,) if isinstance(axis, int) else axis:
+        n *= shape[a]
+    return n
 
 
 class NumpyBackend(Backend):
@@ -40,22 +53,28 @@ class NumpyBackend(Backend):
         return int(x.__array_interface__["data"][0])
 
     # Hot ops: NumPy 2 conforms, so these are the native callables.
-    def matmul(self, x1: Any, x2: Any, precision: str | None) -> Any:
-        return np.matmul(x1, x2)
+    # The ufunc itself: no Python frame between the front end and the kernel.
+    matmul = staticmethod(np.matmul)
 
     def matrix_transpose(self, x: Any) -> Any:
         return np.matrix_transpose(x)
 
     def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
-        return np.permute_dims(x, axes)
+        return x.transpose(axes)
 
+    # Note: the ufunc reductions are np.sum/np.prod/np.max/... without their Python
+    # wrappers (same results, dtypes and errors; checked in tests/test_hot_ops.py).
     def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
-        return np.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
+        return _add_reduce(x, axis, None if dtype is None else self.dtype(dtype), None, keepdims)
 
     def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
-        return np.prod(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
+        return _mul_reduce(x, axis, None if dtype is None else self.dtype(dtype), None, keepdims)
 
     def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        dt = x.dtype
+        if dt.kind in "fc" and dt.itemsize >= 4:  # np.mean accumulates float16 in float32: keep its path
+            n = x.size if axis is None else _count(x.shape, axis)
+            return _add_reduce(x, axis, None, None, keepdims) / n
         return np.mean(x, axis=axis, keepdims=keepdims)
 
     def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
@@ -66,37 +85,37 @@ class NumpyBackend(Backend):
 
     def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
         try:
-            return np.min(x, axis=axis, keepdims=keepdims)
+            return _min_reduce(x, axis, None, None, keepdims)
         except ValueError:
             self._check_nonempty("min", x, axis)
             raise
 
     def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
         try:
-            return np.max(x, axis=axis, keepdims=keepdims)
+            return _max_reduce(x, axis, None, None, keepdims)
         except ValueError:
             self._check_nonempty("max", x, axis)
             raise
 
     def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
         try:
-            return np.argmin(x, axis=axis, keepdims=keepdims)
+            return x.argmin(axis=axis, keepdims=keepdims)
         except ValueError:
             self._check_nonempty("argmin", x, axis)
             raise
 
     def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
         try:
-            return np.argmax(x, axis=axis, keepdims=keepdims)
+            return x.argmax(axis=axis, keepdims=keepdims)
         except ValueError:
             self._check_nonempty("argmax", x, axis)
             raise
 
     def any(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        return np.any(x, axis=axis, keepdims=keepdims)
+        return _or_reduce(x, axis, None, None, keepdims)
 
     def all(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        return np.all(x, axis=axis, keepdims=keepdims)
+        return _and_reduce(x, axis, None, None, keepdims)
 
     def cumulative_sum(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
         return np.cumulative_sum(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)

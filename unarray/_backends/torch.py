@@ -9,10 +9,10 @@ from typing import Any
 import array_api_compat.torch as compat_torch
 import torch
 
-from unarray import _precision
 from unarray._backends._base import Backend
 from unarray._devices import Device
 from unarray._errors import DTypeError
+from unarray._precision import _POLICY
 
 _HIP = getattr(torch.version, "hip", None) is not None
 _F32 = torch.float32
@@ -20,6 +20,8 @@ _SMALL_UINTS = (torch.uint8, torch.uint16, torch.uint32)
 # unarray policy -> torch.set_float32_matmul_precision value.
 _TORCH_PRECISION = {"highest": "highest", "tf32": "high", "bf16": "medium", "fastest": "medium"}
 _device_cache: dict[Any, Device] = {}
+# The C getter behind torch.get_float32_matmul_precision, without its Python frame.
+_get_matmul_precision = getattr(torch._C, "_get_float32_matmul_precision", torch.get_float32_matmul_precision)
 
 
 def _as_device(d: Any) -> Device:
@@ -92,13 +94,15 @@ class TorchBackend(Backend):
 
     # Note: torch.matmul does not promote mixed dtypes (the standard does), and
     # reads a process-global float32 precision; both are set per call here.
-    def matmul(self, x1: Any, x2: Any, precision: str | None) -> Any:
-        if x1.dtype is not x2.dtype:
-            dt = torch.promote_types(x1.dtype, x2.dtype)
+    def matmul(self, x1: Any, x2: Any) -> Any:
+        dt = x1.dtype
+        if dt is not x2.dtype:
+            dt = torch.promote_types(dt, x2.dtype)
             x1, x2 = x1.to(dt), x2.to(dt)
-        if x1.dtype is _F32 and not torch.compiler.is_compiling():
-            want = _TORCH_PRECISION[_precision.resolve(precision)]
-            have = torch.get_float32_matmul_precision()
+        if dt is _F32 and not torch.compiler.is_compiling():
+            # Note: under torch.compile the graph keeps the global setting seen at trace time.
+            want = _TORCH_PRECISION[_POLICY.get()]
+            have = _get_matmul_precision()
             if want != have:
                 torch.set_float32_matmul_precision(want)
                 try:
