@@ -17,6 +17,7 @@ from unarray._precision import _POLICY
 _HIP = getattr(torch.version, "hip", None) is not None
 _F32 = torch.float32
 _SMALL_UINTS = (torch.uint8, torch.uint16, torch.uint32)
+_WIDE_UINTS = (torch.uint16, torch.uint32, torch.uint64)
 # unarray policy -> torch.set_float32_matmul_precision value.
 _TORCH_PRECISION = {"highest": "highest", "tf32": "high", "bf16": "medium", "fastest": "medium"}
 _device_cache: dict[Any, Device] = {}
@@ -97,8 +98,12 @@ class TorchBackend(Backend):
     def matmul(self, x1: Any, x2: Any) -> Any:
         dt = x1.dtype
         if dt is not x2.dtype:
-            dt = torch.promote_types(dt, x2.dtype)
+            dt = _promote(dt, x2.dtype)
             x1, x2 = x1.to(dt), x2.to(dt)
+        if dt in _WIDE_UINTS:
+            # Note: torch has no uint16/32/64 matmul; int64 wraps mod 2**64 like the unsigned product.
+            out = torch.matmul(_as_int64(x1), _as_int64(x2))
+            return out.view(torch.uint64) if dt is torch.uint64 else out.to(dt)
         if dt is _F32 and not torch.compiler.is_compiling():
             # Note: under torch.compile the graph keeps the global setting seen at trace time.
             want = _TORCH_PRECISION[_POLICY.get()]
@@ -123,6 +128,8 @@ class TorchBackend(Backend):
 
     # Note: torch reduces every axis when dim=(); the standard reduces none.
     def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        if axis is None and dtype is None and not keepdims and x.dtype not in _SMALL_UINTS:
+            return torch.sum(x)
         if dtype is None:
             if x.dtype in _SMALL_UINTS:
                 # torch has no uint64 arithmetic: accumulate in int64 (same bits mod 2**64).
@@ -153,6 +160,8 @@ class TorchBackend(Backend):
         return out
 
     def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if axis is None and not keepdims:
+            return torch.mean(x)
         if axis == ():
             return torch.mean(x.unsqueeze(-1), dim=-1)
         return torch.mean(x, dim=axis, keepdim=keepdims)
@@ -171,6 +180,9 @@ class TorchBackend(Backend):
         if axis == ():
             return x.clone()
         try:
+            if x.dtype in _WIDE_UINTS:
+                return _from_ordered(torch.amin(_ordered(x), dim=() if axis is None else axis, keepdim=keepdims),
+                                     x.dtype)
             return torch.amin(x, dim=() if axis is None else axis, keepdim=keepdims)
         except (RuntimeError, IndexError):
             self._check_nonempty("min", x, axis)
@@ -180,6 +192,9 @@ class TorchBackend(Backend):
         if axis == ():
             return x.clone()
         try:
+            if x.dtype in _WIDE_UINTS:
+                return _from_ordered(torch.amax(_ordered(x), dim=() if axis is None else axis, keepdim=keepdims),
+                                     x.dtype)
             return torch.amax(x, dim=() if axis is None else axis, keepdim=keepdims)
         except (RuntimeError, IndexError):
             self._check_nonempty("max", x, axis)
@@ -187,14 +202,14 @@ class TorchBackend(Backend):
 
     def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
         try:
-            return torch.argmin(x, dim=axis, keepdim=keepdims)
+            return torch.argmin(_ordered(x) if x.dtype in _WIDE_UINTS else x, dim=axis, keepdim=keepdims)
         except (RuntimeError, IndexError):
             self._check_nonempty("argmin", x, axis)
             raise
 
     def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
         try:
-            return torch.argmax(x, dim=axis, keepdim=keepdims)
+            return torch.argmax(_ordered(x) if x.dtype in _WIDE_UINTS else x, dim=axis, keepdim=keepdims)
         except (RuntimeError, IndexError):
             self._check_nonempty("argmax", x, axis)
             raise
@@ -239,6 +254,42 @@ class TorchBackend(Backend):
             shape[axis] = 1
             out = torch.cat([torch.full(shape, identity, dtype=out.dtype, device=out.device), out], dim=axis)
         return out
+
+    # Attention: torch SDPA with the kernel chosen explicitly (attention_torch.py).
+    def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
+                                     layout: str, precision: str | None) -> Any:
+        from unarray._backends import attention_torch
+
+        return attention_torch.sdpa(q, k, v, mask, is_causal, scale, layout, precision)
+
+    def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
+        from unarray._backends import attention_torch
+
+        return attention_torch.label(q, k, v, mask, is_causal, layout)
+
+
+# Note: torch has no min/max/argmin/argmax for uint16/32/64 (nor promotion with them): compare them as
+# int64 in the same order (uint64 through its bits with the sign bit flipped).
+def _ordered(x: Any) -> Any:
+    return x.view(torch.int64) ^ (-(2**63)) if x.dtype is torch.uint64 else x.to(torch.int64)
+
+
+def _from_ordered(r: Any, dtype: Any) -> Any:
+    return (r ^ (-(2**63))).view(torch.uint64) if dtype is torch.uint64 else r.to(dtype)
+
+
+def _as_int64(x: Any) -> Any:
+    return x.view(torch.int64) if x.dtype is torch.uint64 else x.to(torch.int64)
+
+
+def _promote(a: Any, b: Any) -> Any:
+    if a in _WIDE_UINTS or b in _WIDE_UINTS:
+        from unarray._dtypes import canonical_name, promote_names
+
+        name = promote_names(canonical_name(a) or "", canonical_name(b) or "")
+        if name is not None:
+            return getattr(torch, name)
+    return torch.promote_types(a, b)
 
 
 def _keep(r: Any, x: Any, keepdims: bool) -> Any:
