@@ -41,6 +41,9 @@ _ROOTS = {
     "numba": "numba",
 }
 SCALARS = (bool, int, float, complex)
+# Note: exact types, since NumPy scalars (np.float64 subclasses float) are arrays of the numpy backend.
+_PY_SCALARS = frozenset(SCALARS)
+_PASSIVE = frozenset((*SCALARS, type(None)))
 
 BY_TYPE: dict[type, Backend] = {}
 
@@ -66,7 +69,7 @@ def one(x: Any, op: str | None = None) -> Backend:
     b = BY_TYPE.get(type(x))
     if b is not None:
         return b
-    if isinstance(x, SCALARS):
+    if type(x) in _PY_SCALARS:
         raise ArgumentTypeError(
             f"got a Python {type(x).__name__}, but this argument must be an array; wrap it with ua.asarray",
             op=op,
@@ -79,10 +82,10 @@ def pair(op: str, x1: Any, x2: Any) -> tuple[Backend, Any, Any]:
     t1, t2 = type(x1), type(x2)
     if t1 is t2:
         return one(x1, op), x1, x2
-    if isinstance(x1, SCALARS):
+    if t1 in _PY_SCALARS:
         return one(x2, op), x1, x2
     b1 = one(x1, op)
-    if isinstance(x2, SCALARS):
+    if t2 in _PY_SCALARS:
         return b1, x1, x2
     b2 = one(x2, op)
     if b1 is b2:
@@ -98,15 +101,15 @@ def many(
     Python scalars (and ``None`` with ``skip_none``) take no part in choosing.
     """
     arrays = list(arrays)
-    passive = (*SCALARS, type(None)) if skip_none else SCALARS
-    lead_i = next((i for i, a in enumerate(arrays) if not isinstance(a, passive)), None)
+    passive = _PASSIVE if skip_none else _PY_SCALARS
+    lead_i = next((i for i, a in enumerate(arrays) if type(a) not in passive), None)
     if lead_i is None:
         if backend is None:
             raise ArgumentTypeError("needs at least one array argument; got only Python scalars", op=op)
         return backend_named(backend, op), arrays
     lead = backend_named(backend, op) if backend is not None else one(arrays[lead_i], op)
     for i, a in enumerate(arrays):
-        if isinstance(a, passive):
+        if type(a) in passive:
             continue
         b = one(a, op)
         if b is not lead:

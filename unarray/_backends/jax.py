@@ -124,8 +124,9 @@ class JaxBackend(Backend):
             return super().matrix_transpose(x)
         return jnp.matrix_transpose(x)
 
+    # Note: jnp.permute_dims refuses negative axes, which NumPy and torch accept.
     def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
-        return jnp.permute_dims(x, axes)
+        return jnp.permute_dims(x, tuple(a % x.ndim if a < 0 else a for a in axes))
 
     def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
         return jnp.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
@@ -165,10 +166,33 @@ class JaxBackend(Backend):
         return jnp.all(x, axis=axis, keepdims=keepdims)
 
     def cumulative_sum(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
-        return jnp.cumulative_sum(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
+        return jnp.cumulative_sum(x, axis=axis, dtype=self._acc(x, dtype), include_initial=include_initial)
 
     def cumulative_prod(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
-        return jnp.cumulative_prod(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
+        return jnp.cumulative_prod(x, axis=axis, dtype=self._acc(x, dtype), include_initial=include_initial)
+
+    # Note: jnp.cumulative_prod keeps small integer dtypes (int8 stays int8); the standard accumulates
+    # integers in the default (unsigned) integer dtype, as sum does.
+    def _acc(self, x: Any, dtype: Any) -> Any:
+        if dtype is not None:
+            return self.dtype(dtype)
+        if jnp.issubdtype(x.dtype, jnp.unsignedinteger):
+            return jnp.dtype("uint64" if jax.config.jax_enable_x64 else "uint32")
+        if jnp.issubdtype(x.dtype, jnp.integer) or x.dtype == jnp.bool_:
+            return jnp.dtype("int64" if jax.config.jax_enable_x64 else "int32")
+        return None
+
+    # Attention: jax.nn.dot_product_attention, cuDNN where it applies (attention_jax.py).
+    def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
+                                     layout: str, precision: str | None) -> Any:
+        from unarray._backends import attention_jax
+
+        return attention_jax.sdpa(q, k, v, mask, is_causal, scale, layout, precision)
+
+    def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
+        from unarray._backends import attention_jax
+
+        return attention_jax.label(q, k, v, mask, is_causal, layout)
 
 
 BACKEND = JaxBackend()
