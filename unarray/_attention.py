@@ -8,6 +8,8 @@ import importlib.util
 import math
 from typing import TYPE_CHECKING, Any
 
+from unarray import _precision
+
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
 
@@ -53,6 +55,15 @@ def via_torch_label(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bo
 
 def blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
             precision: str | None, block_q: int = BLOCK_Q, block_k: int = BLOCK_K) -> Any:
+    if precision is None:
+        return _blocked(b, q, k, v, mask, is_causal, scale, layout, block_q, block_k)
+    # Note: backends read the matmul policy from the scope; a per-call policy is scoped around the call.
+    with _precision.precision(precision):  # type: ignore[arg-type]
+        return _blocked(b, q, k, v, mask, is_causal, scale, layout, block_q, block_k)
+
+
+def _blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+             block_q: int, block_k: int) -> Any:
     xp = b.xp
     if layout == "bshd":
         q, k, v = (_swap_sh(b, a) for a in (q, k, v))
@@ -80,7 +91,7 @@ def blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scal
         for ks in range(0, max(k_end, 0), block_k):
             ke = min(k_end, ks + block_k)
             kb = xp.astype(k[..., ks:ke, :], ct)
-            s = b.matmul(qb, b.matrix_transpose(kb), precision)
+            s = b.matmul(qb, b.matrix_transpose(kb))
             allowed = None
             if is_causal and ke - 1 > qs + offset:
                 rows = xp.reshape(xp.arange(qs + offset, qe + offset), (qe - qs, 1))
@@ -99,7 +110,7 @@ def blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scal
             p = xp.exp(s - m_safe)
             alpha = xp.exp(m - m_safe)
             lsum = alpha * lsum + b.sum(p, -1, None, True)
-            acc = alpha * acc + b.matmul(p, xp.astype(v[..., ks:ke, :], ct), precision)
+            acc = alpha * acc + b.matmul(p, xp.astype(v[..., ks:ke, :], ct))
             m = m_new
         # Note: rows with nothing to attend have lsum == 0 and acc == 0: they come out as zeros.
         outs.append(acc / xp.where(lsum == 0.0, 1.0, lsum))

@@ -1,0 +1,129 @@
+# Attention for JAX arrays and tracers: jax.nn.dot_product_attention, with
+# implementation="cudnn" where cuDNN's fused kernel takes the inputs (NVIDIA GPU,
+# float16/bfloat16, head dim a multiple of 8 up to 128, D == Dv) and "xla"
+# elsewhere (CPU, TPU, ROCm, float32/64). Inside jax.jit the same calls trace.
+# JAX's layout is (B, S, H, D), so "bshd" needs no transpose.
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from unarray import _precision
+
+_JAX_PRECISION = {"highest": "highest", "tf32": "high", "bf16": "default", "fastest": "default"}
+_CUDNN_DTYPES = ("float16", "bfloat16")
+
+
+def _platform(q: Any) -> str:
+    try:
+        d = q.device if isinstance(q.device, jax.Device) else next(iter(q.devices()))
+    except Exception:  # a tracer: it runs on the default device
+        d = jax.devices()[0]
+    return str(d.platform)
+
+
+def choose(q: Any, v: Any) -> str:
+    name = jnp.dtype(q.dtype).name
+    d, dv = q.shape[-1], v.shape[-1]
+    if _platform(q) in ("gpu", "cuda") and name in _CUDNN_DTYPES and d == dv and d % 8 == 0 and d <= 128:
+        return "cudnn"
+    return "xla"
+
+
+def _prepare(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> tuple[Any, ...]:
+    if layout == "bhsd":
+        q, k, v = (jnp.swapaxes(a, -2, -3) for a in (q, k, v))
+    batch = tuple(q.shape[:-3])
+    q, k, v = (a.reshape(-1, *a.shape[-3:]) for a in (q, k, v))
+    sq, sk = q.shape[1], k.shape[1]
+    causal = is_causal
+    if is_causal and sq != sk:
+        # Note: JAX's is_causal is aligned top-left; unarray's bottom-right becomes an explicit mask.
+        tri = jnp.tril(jnp.ones((sq, sk), dtype=bool), sk - sq)
+        if mask is None:
+            mask = tri
+        elif mask.dtype == jnp.bool_:
+            mask = jnp.logical_and(mask, tri)
+        else:
+            mask = jnp.where(tri, mask, -jnp.inf)
+        causal = False
+    bool_mask = bias = None
+    if mask is not None:
+        # JAX wants a 4-D (B, H, Sq, Sk) mask; batch dimensions are flattened like q's.
+        if mask.ndim > 3 and len(batch) != 1:
+            mask = jnp.broadcast_to(mask, (*batch, *mask.shape[-3:])).reshape(-1, *mask.shape[-3:])
+        mask = mask.reshape((1,) * (4 - mask.ndim) + tuple(mask.shape))
+        if mask.dtype == jnp.bool_:
+            bool_mask = mask
+        else:
+            bias = mask.astype(q.dtype)
+    return q, k, v, bool_mask, bias, causal, batch
+
+
+def _row_has_key(bool_mask: Any, bias: Any, causal: bool, sq: int, sk: int) -> Any:
+    allowed = bool_mask if bool_mask is not None else jnp.ones((1, 1, sq, sk), dtype=bool)
+    if bias is not None:
+        allowed = jnp.logical_and(allowed, bias != -jnp.inf)
+    if causal:
+        allowed = jnp.logical_and(allowed, jnp.tril(jnp.ones((sq, sk), dtype=bool), sk - sq))
+    # (B|1, H|1, Sq, 1) -> the output's (B, Sq, H, 1)
+    return jnp.swapaxes(jnp.any(allowed, axis=-1, keepdims=True), 1, 2)
+
+
+def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+         precision: str | None) -> Any:
+    q3, k3, v3, bool_mask, bias, causal, batch = _prepare(q, k, v, mask, is_causal, layout)
+    impl = choose(q3, v3)
+    policy = _JAX_PRECISION[_precision.resolve(precision)]
+    with jax.default_matmul_precision(policy):
+        out = _call(q3, k3, v3, bias, bool_mask, scale, causal, impl)
+    if bool_mask is not None or bias is not None:
+        # Note: the xla kernel gives a uniform average (or NaN) for a row with no key; the contract says zeros.
+        has = _row_has_key(bool_mask, bias, causal, q3.shape[1], k3.shape[1])
+        out = jnp.where(has, out, jnp.zeros((), out.dtype))
+    out = out.reshape(*batch, *out.shape[1:])
+    return jnp.swapaxes(out, -2, -3) if layout == "bhsd" else out
+
+
+def _call(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: bool, impl: str) -> Any:
+    if q.shape[-1] != v.shape[-1]:
+        return _xla_dv(q, k, v, bias, mask, scale, causal)
+    if impl == "cudnn":
+        try:
+            return jax.nn.dot_product_attention(q, k, v, bias, mask, scale=scale, is_causal=causal,
+                                                implementation="cudnn")
+        except Exception:  # cuDNN refused this configuration at trace time: XLA takes it
+            pass
+    return jax.nn.dot_product_attention(q, k, v, bias, mask, scale=scale, is_causal=causal, implementation="xla")
+
+
+def _xla_dv(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: bool) -> Any:
+    # jax.nn.dot_product_attention needs Dv == D: the same math in jnp ops (XLA fuses it).
+    b, sq, hq, _ = q.shape
+    hk, sk = k.shape[2], k.shape[1]
+    qg = q.reshape(b, sq, hk, hq // hk, q.shape[-1])
+    s = jnp.einsum("bqhgd,bkhd->bhgqk", qg, k, preferred_element_type=jnp.float32) * scale
+    s = s.reshape(b, hq, sq, sk)
+    if bias is not None:
+        s = s + bias.astype(jnp.float32)
+    if mask is not None:
+        s = jnp.where(mask, s, -jnp.inf)
+    if causal:
+        s = jnp.where(jnp.tril(jnp.ones((sq, sk), dtype=bool), sk - sq), s, -jnp.inf)
+    p = jax.nn.softmax(s, axis=-1)
+    p = jnp.where(jnp.isnan(p), 0.0, p).reshape(b, hk, hq // hk, sq, sk).astype(v.dtype)
+    out = jnp.einsum("bhgqk,bkhd->bqhgd", p, v, preferred_element_type=jnp.float32)
+    return out.reshape(b, sq, hq, v.shape[-1]).astype(q.dtype)
+
+
+def label(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
+    impl = choose(q, v)
+    if q.shape[-1] != v.shape[-1]:
+        return "jnp einsum + softmax (XLA; jax.nn.dot_product_attention needs Dv == D)"
+    extra = "" if layout == "bshd" else ", bhsd swapped to JAX's bshd"
+    sq, sk = (q.shape[-2], k.shape[-2]) if layout == "bhsd" else (q.shape[-3], k.shape[-3])
+    if is_causal and sq != sk:
+        extra += ", bottom-right causal as an explicit mask"
+    return f"jax.nn.dot_product_attention(implementation={impl!r}){extra}"

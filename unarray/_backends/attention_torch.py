@@ -1,0 +1,121 @@
+# Attention for torch tensors: torch SDPA with the implementation chosen
+# explicitly. torch's own default order prefers flash over cuDNN; cuDNN is up to
+# 2x faster on H100, so on CUDA the order is cuDNN > flash > efficient > math
+# (torch's priority mode takes the first that accepts the inputs). The rest
+# corrects semantics: bottom-right causal alignment, zeros for empty rows.
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from unarray import _precision
+
+_CUDA_ORDER = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION,
+               SDPBackend.MATH]
+_CPU_ORDER = [SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]
+_NAMES = {0: "math", 1: "flash", 2: "efficient (memory-efficient)", 3: "cuDNN", 4: "overrideable"}
+_TORCH_PRECISION = {"highest": "highest", "tf32": "high", "bf16": "medium", "fastest": "medium"}
+_FUSED_GQA: dict[tuple[Any, ...], bool] = {}
+
+
+def _order(q: Any) -> list[Any]:
+    return _CUDA_ORDER if q.is_cuda else _CPU_ORDER
+
+
+def _prepare(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> tuple[Any, ...]:
+    # -> 4-D (N, H, S, D) views, the mask as torch takes it, torch's is_causal, and the batch shape.
+    if layout == "bshd":
+        q, k, v = q.transpose(-2, -3), k.transpose(-2, -3), v.transpose(-2, -3)
+    batch = tuple(q.shape[:-3])
+    if len(batch) != 1:
+        q, k, v = (a.reshape(-1, *a.shape[-3:]) for a in (q, k, v))
+        if mask is not None and mask.ndim > 3:
+            mask = mask.expand(*batch, *mask.shape[-3:]).reshape(-1, *mask.shape[-3:])
+    sq, sk = q.shape[-2], k.shape[-2]
+    causal = is_causal
+    if is_causal and (sq != sk or mask is not None):
+        # Note: torch's is_causal is aligned top-left and excludes attn_mask; then it becomes part of the mask.
+        tri = torch.ones(sq, sk, dtype=torch.bool, device=q.device).tril(sk - sq)
+        if mask is None:
+            mask = tri
+        elif mask.dtype is torch.bool:
+            mask = mask & tri
+        else:
+            mask = mask.masked_fill(~tri, float("-inf"))
+        causal = False
+    if mask is not None and mask.dtype is not torch.bool and mask.dtype is not q.dtype:
+        mask = mask.to(q.dtype)
+    return q, k, v, mask, causal, batch
+
+
+def _gqa_fused(q: Any, k: Any, v: Any, mask: Any, causal: bool) -> bool:
+    # Whether a fused kernel takes Hq != Hk directly; if only math would, k and v are repeated instead.
+    key = (q.device, q.dtype, q.shape[-1], v.shape[-1], mask is None, mask is not None and mask.dtype, causal)
+    hit = _FUSED_GQA.get(key)
+    if hit is None:
+        with sdpa_kernel(_order(q), set_priority=True):
+            hit = _FUSED_GQA[key] = torch._fused_sdp_choice(q, k, v, mask, 0.0, causal, enable_gqa=True) != 0
+    return hit
+
+
+def _route(q: Any, k: Any, v: Any, mask: Any, causal: bool) -> tuple[Any, Any, bool]:
+    if q.shape[-3] == k.shape[-3]:
+        return k, v, False
+    if not q.is_cuda or _gqa_fused(q, k, v, mask, causal):
+        return k, v, True
+    g = q.shape[-3] // k.shape[-3]
+    return k.repeat_interleave(g, dim=-3), v.repeat_interleave(g, dim=-3), False
+
+
+def _row_has_key(mask: Any) -> Any:
+    # Boolean (..., Sq, 1): whether each query row may attend at least one key.
+    allowed = mask if mask.dtype is torch.bool else mask != float("-inf")
+    return allowed.any(-1, keepdim=True)
+
+
+def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+         precision: str | None) -> Any:
+    sq, sk = (q.shape[-2], k.shape[-2]) if layout == "bhsd" else (q.shape[-3], k.shape[-3])
+    if sq == 0 or sk == 0:
+        shape = (*q.shape[:-1], v.shape[-1])
+        return torch.zeros(shape, dtype=q.dtype, device=q.device) + 0 * (q.sum() + k.sum() + v.sum())
+    q4, k4, v4, m4, causal, batch = _prepare(q, k, v, mask, is_causal, layout)
+    k4, v4, gqa = _route(q4, k4, v4, m4, causal)
+    want = _TORCH_PRECISION[_precision.resolve(precision)]
+    have = torch.get_float32_matmul_precision()
+    swap = q.dtype is torch.float32 and want != have and not torch.compiler.is_compiling()
+    if swap:
+        torch.set_float32_matmul_precision(want)
+    try:
+        with sdpa_kernel(_order(q4), set_priority=True):
+            out = F.scaled_dot_product_attention(q4, k4, v4, attn_mask=m4, is_causal=causal, scale=scale,
+                                                 enable_gqa=gqa)
+    finally:
+        if swap:
+            torch.set_float32_matmul_precision(have)
+    if m4 is not None:
+        # Note: fused kernels give NaN or a uniform average for a row with no key; the contract says zeros.
+        has = _row_has_key(m4)
+        out = torch.where(has, out, torch.zeros((), dtype=out.dtype, device=out.device))
+    if len(batch) != 1:
+        out = out.reshape(*batch, *out.shape[-3:])
+    return out.transpose(-2, -3) if layout == "bshd" else out
+
+
+def label(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
+    q4, k4, v4, m4, causal, _ = _prepare(q, k, v, mask, is_causal, layout)
+    k4, v4, gqa = _route(q4, k4, v4, m4, causal)
+    with sdpa_kernel(_order(q4), set_priority=True):
+        choice = int(torch._fused_sdp_choice(q4, k4, v4, m4, 0.0, causal, enable_gqa=gqa))
+    kind = _NAMES.get(choice, str(choice))
+    if not q.is_cuda and choice == 1:
+        kind = "flash (CPU, blocked)"
+    how = "enable_gqa" if gqa else ("k/v repeated per group" if q4.shape[-3] != k.shape[-3 if layout == "bhsd"
+                                                                                       else -2] else "")
+    extra = f", grouped-query via {how}" if how else ""
+    if is_causal and q4.shape[-2] != k4.shape[-2]:
+        extra += ", bottom-right causal as an explicit mask"
+    return f"torch.nn.functional.scaled_dot_product_attention [{kind}]{extra}"
