@@ -7,6 +7,7 @@ function here also accepts the libraries' own dtypes.
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 from unarray._dispatch import _ROOTS
@@ -43,7 +44,7 @@ complex64 = DType("complex64")
 complex128 = DType("complex128")
 
 
-def astype(x: Array, dtype: DTypeLike, /, *, copy: bool = True, device: DeviceLike | None = None) -> Array:
+def astype(x: Array, dtype: DTypeLike, /, *, copy: builtins.bool = True, device: DeviceLike | None = None) -> Array:
     """``x`` cast to ``dtype`` (a copy unless ``copy=False`` and nothing changes).
 
     Examples:
@@ -59,7 +60,7 @@ def astype(x: Array, dtype: DTypeLike, /, *, copy: bool = True, device: DeviceLi
         raise _fail("astype", b, e) from e
 
 
-def can_cast(from_: DTypeLike | Array, to: DTypeLike, /) -> bool:
+def can_cast(from_: DTypeLike | Array, to: DTypeLike, /) -> builtins.bool:
     """Whether the standard's promotion rules allow casting ``from_`` to ``to`` without loss of kind.
 
     Examples:

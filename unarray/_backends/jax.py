@@ -20,6 +20,10 @@ _JAX_PRECISION = {"highest": _P.HIGHEST, "tf32": _P.HIGH, "bf16": _P.DEFAULT, "f
 _device_cache: dict[Any, Device] = {}
 
 
+def _x64() -> bool:
+    return bool(jax.config.read("jax_enable_x64"))
+
+
 def device_from_jax(d: Any) -> Device:
     """``ua.Device`` of a ``jax.Device`` (or any object with ``platform``, ``id``, ``client``)."""
     platform = d.platform
@@ -96,7 +100,7 @@ class JaxBackend(Backend):
         if d is None:
             return None
         name = self._name_of(d)
-        check_float64(name, self.devices()[0], jax.config.jax_enable_x64)
+        check_float64(name, self.devices()[0], _x64())
         return jnp.dtype(name)
 
     def _name_of(self, d: Any) -> str:
@@ -177,9 +181,9 @@ class JaxBackend(Backend):
         if dtype is not None:
             return self.dtype(dtype)
         if jnp.issubdtype(x.dtype, jnp.unsignedinteger):
-            return jnp.dtype("uint64" if jax.config.jax_enable_x64 else "uint32")
+            return jnp.dtype("uint64" if _x64() else "uint32")
         if jnp.issubdtype(x.dtype, jnp.integer) or x.dtype == jnp.bool_:
-            return jnp.dtype("int64" if jax.config.jax_enable_x64 else "int32")
+            return jnp.dtype("int64" if _x64() else "int32")
         return None
 
     # Attention: jax.nn.dot_product_attention, cuDNN where it applies (attention_jax.py).

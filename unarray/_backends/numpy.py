@@ -13,12 +13,12 @@ from unarray._devices import Device
 from unarray._errors import DeviceMismatchError, EmptyReductionError
 
 _CPU = Device("cpu")
-_add_reduce = np.add.reduce
-_mul_reduce = np.multiply.reduce
-_max_reduce = np.maximum.reduce
-_min_reduce = np.minimum.reduce
-_or_reduce = np.logical_or.reduce
-_and_reduce = np.logical_and.reduce
+_add_reduce: Any = np.add.reduce
+_mul_reduce: Any = np.multiply.reduce
+_max_reduce: Any = np.maximum.reduce
+_min_reduce: Any = np.minimum.reduce
+_or_reduce: Any = np.logical_or.reduce
+_and_reduce: Any = np.logical_and.reduce
 
 
 def _count(shape: tuple[int, ...], axis: int | tuple[int, ...]) -> int:
@@ -54,7 +54,7 @@ class NumpyBackend(Backend):
 
     # Hot ops: NumPy 2 conforms, so these are the native callables.
     # The ufunc itself: no Python frame between the front end and the kernel.
-    matmul = staticmethod(np.matmul)
+    matmul = staticmethod(np.matmul)  # type: ignore[assignment]
 
     def matrix_transpose(self, x: Any) -> Any:
         return np.matrix_transpose(x)
