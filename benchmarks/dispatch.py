@@ -33,14 +33,14 @@ import unarray as ua  # noqa: E402
 OPS = ("matmul", "sum", "permute_dims", "mean", "argmax")
 
 
-def _setup(backend: str) -> tuple[Any, Any, dict[str, Callable[[], Any]], Callable[[], None]]:
+def _setup(backend: str) -> tuple[Any, Any, dict[str, Callable[[], Any]], Callable[[Any], None]]:
     """(a, b, native callables, sync) for ``backend``: a is (4, 4) float32, b is (4, 4) float32."""
     import numpy as np
 
     rng = np.random.default_rng(0)
     a0 = rng.standard_normal((4, 4)).astype(np.float32)
     b0 = rng.standard_normal((4, 4)).astype(np.float32)
-    sync: Callable[[], None] = lambda: None
+    sync: Callable[[Any], None] = lambda last: None
     if backend == "numpy":
         a, b = a0, b0
         native = {
@@ -50,10 +50,13 @@ def _setup(backend: str) -> tuple[Any, Any, dict[str, Callable[[], Any]], Callab
             "mean": lambda: np.mean(a),
             "argmax": lambda: np.argmax(a),
         }
-    elif backend == "torch":
+    elif backend in ("torch", "torch-cuda"):
         import torch
 
-        a, b = torch.from_numpy(a0), torch.from_numpy(b0)
+        dev = "cuda" if backend == "torch-cuda" else "cpu"
+        a, b = torch.from_numpy(a0).to(dev), torch.from_numpy(b0).to(dev)
+        if dev == "cuda":
+            sync = lambda last: torch.cuda.synchronize()
         native = {
             "matmul": lambda: torch.matmul(a, b),
             "sum": lambda: torch.sum(a),
@@ -61,11 +64,13 @@ def _setup(backend: str) -> tuple[Any, Any, dict[str, Callable[[], Any]], Callab
             "mean": lambda: torch.mean(a),
             "argmax": lambda: torch.argmax(a),
         }
-    elif backend == "jax":
+    elif backend in ("jax", "jax-gpu"):
         import jax
         import jax.numpy as jnp
 
-        a, b = jnp.asarray(a0), jnp.asarray(b0)
+        dev = jax.devices("gpu" if backend == "jax-gpu" else "cpu")[0]
+        a, b = jax.device_put(a0, dev), jax.device_put(b0, dev)
+        sync = lambda last: jax.block_until_ready(last)
         hi = jax.lax.Precision.HIGHEST
         # The native matmul is timed with the precision unarray guarantees (float32-exact).
         native = {
@@ -97,7 +102,7 @@ def _setup(backend: str) -> tuple[Any, Any, dict[str, Callable[[], Any]], Callab
             "mean": lambda: cupy.mean(a),
             "argmax": lambda: cupy.argmax(a),
         }
-        sync = cupy.cuda.get_current_stream().synchronize
+        sync = lambda last: cupy.cuda.get_current_stream().synchronize()
     else:
         raise SystemExit(f"unknown backend {backend}")
     return a, b, native, sync
@@ -139,11 +144,12 @@ def _compat_calls(a: Any, b: Any) -> tuple[dict[str, Callable[[], Any]], dict[st
     return full, hoisted
 
 
-def _time(fn: Callable[[], Any], sync: Callable[[], None], number: int) -> float:
+def _time(fn: Callable[[], Any], sync: Callable[[Any], None], number: int) -> float:
     def loop() -> None:
+        last = None
         for _ in range(number):
-            fn()
-        sync()
+            last = fn()
+        sync(last)
 
     return timeit.timeit(loop, number=1) / number * 1e6
 
@@ -159,9 +165,10 @@ def bench_backend(backend: str, repeats: int, number: int) -> list[dict[str, Any
             contenders["compat"] = compat[0][op]
             contenders["compat_hoisted"] = compat[1][op]
         for fn in contenders.values():  # warm-up: caches, JIT, first-call paths
+            last = None
             for _ in range(200):
-                fn()
-            sync()
+                last = fn()
+            sync(last)
         samples: dict[str, list[float]] = {k: [] for k in contenders}
         for _ in range(repeats):  # interleaved so drift hits every contender alike
             for name, fn in contenders.items():

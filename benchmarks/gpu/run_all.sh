@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Every GPU check and benchmark of unarray, for one lent GPU machine.
+#   bash benchmarks/gpu/run_all.sh PHASE     (PHASE: tests | bench | attention | conformance | all)
+# Results go to $OUT (default ./out) as one tarball plus a summary, so that
+# they come back whole; each step has its own time limit and a failing step
+# does not stop the others.
+set -u
+export PYTHONUNBUFFERED=1
+OUT=${OUT:-$PWD/out}
+RES=/tmp/unarray-gpu-results
+mkdir -p "$OUT" "$RES"
+phase=${1:-all}
+if [ -d .whl ]; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+    && export PYTHONPATH=/tmp/site:$PWD
+else
+  export PYTHONPATH=$PWD
+fi
+python3 - > "$RES/versions.txt" 2>&1 <<'PY'
+import platform, importlib
+print("python", platform.python_version())
+for m in ("numpy", "torch", "cupy", "jax", "jaxlib", "numba", "array_api_compat", "hypothesis"):
+    try:
+        print(m, importlib.import_module(m).__version__)
+    except Exception as e:
+        print(m, "missing", e)
+import torch
+print("gpu", torch.cuda.get_device_name(0), "cuda", torch.version.cuda, "cudnn", torch.backends.cudnn.version())
+PY
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm --format=csv >> "$RES/versions.txt" 2>&1
+
+step() {  # step NAME SECONDS CMD...
+  local name=$1 secs=$2; shift 2
+  echo "== $name"; local t0=$(date +%s)
+  timeout "$secs" "$@" > "$RES/$name.log" 2>&1; local rc=$?
+  echo "$name rc=$rc $(( $(date +%s) - t0 ))s" | tee -a "$RES/steps.txt"
+  tail -n 25 "$RES/$name.log"
+}
+
+if [[ $phase == tests || $phase == all ]]; then
+  step gpu_tests 420 python3 -m pytest tests --devices gpu -q -p no:cacheprovider -o addopts="" \
+    --junitxml="$RES/gpu_tests.xml" -x --maxfail=50
+fi
+if [[ $phase == bench || $phase == all ]]; then
+  step dispatch 200 python3 benchmarks/dispatch.py --backends torch-cuda,cupy,jax-gpu --repeats 9 --number 1000 \
+    --out "$RES" --tag h100
+  [ -f benchmarks/gpu/cupy_check.py ] && step cupy_check 120 env OUT="$RES" python3 benchmarks/gpu/cupy_check.py
+  [ -f benchmarks/gpu/handoff_gpu.py ] && step handoff 240 env OUT="$RES" python3 benchmarks/gpu/handoff_gpu.py
+fi
+if [[ $phase == attention || $phase == all ]]; then
+  [ -f benchmarks/gpu/attention_gpu.py ] && step attention 420 env OUT="$RES" python3 benchmarks/gpu/attention_gpu.py
+fi
+if [[ $phase == conformance || $phase == all ]]; then
+  step conformance 300 python3 -m unarray check --profile quick --out "$RES/conformance"
+fi
+tar czf "$OUT/results-$phase.tgz" -C "$RES" .
+cp "$RES/steps.txt" "$OUT/steps-$phase.txt" 2>/dev/null
+exit 0
