@@ -176,18 +176,29 @@ class use:
 
 
 _SHAPE_WORDS = ("shape", "broadcast", "dimension", "mismatch", "size", "must match", "incompatible")
+_DEVICE_WORDS = ("same device", "expected device", "not on the expected device", "different devices")
 _DTYPE_WORDS = ("dtype", "not implemented for", "type promotion", "expected scalar type", "data type")
 
 
 def fail(op: str, backend: Backend | None, exc: BaseException) -> BaseException:
     """The typed unarray error for a native failure of ``op`` (returned, for ``raise ... from``)."""
-    if isinstance(exc, UnarrayError):
-        return exc
     name = None if backend is None else backend.name
+    if isinstance(exc, UnarrayError):
+        if exc.op is not None:
+            return exc
+        # Raised below the front end (a dtype lookup, the precision policy): name the op and backend.
+        try:
+            named = type(exc)(str(exc), op=op, backend=exc.backend or name)
+        except TypeError:
+            return exc
+        return named.with_traceback(exc.__traceback__)
     text = f"{type(exc).__name__}: {exc}".strip()
     low = text.lower()
-    if any(w in low for w in _DTYPE_WORDS):
-        cls: type[UnarrayError] = DTypeError
+    if any(w in low for w in _DEVICE_WORDS):
+        cls: type[UnarrayError] = DeviceMismatchError
+        hint = "move the arrays to one device first, e.g. ua.to(x, device=...)"
+    elif any(w in low for w in _DTYPE_WORDS):
+        cls = DTypeError
         hint = "cast with ua.astype or pick a dtype the backend supports"
     elif any(w in low for w in _SHAPE_WORDS):
         cls = ShapeError

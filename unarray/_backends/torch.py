@@ -11,7 +11,7 @@ import torch
 
 from unarray._backends._base import Backend
 from unarray._devices import Device
-from unarray._errors import DTypeError
+from unarray._errors import DeviceMismatchError, DTypeError
 from unarray._precision import _POLICY
 
 _HIP = getattr(torch.version, "hip", None) is not None
@@ -96,6 +96,11 @@ class TorchBackend(Backend):
     # Note: torch.matmul does not promote mixed dtypes (the standard does), and
     # reads a process-global float32 precision; both are set per call here.
     def matmul(self, x1: Any, x2: Any) -> Any:
+        if x1.device != x2.device:
+            # Note: torch.matmul of a cpu and a meta tensor silently returns a meta tensor.
+            raise DeviceMismatchError(f"x1 is on {x1.device} but x2 is on {x2.device}; move one explicitly, "
+                                      f"e.g. ua.to(x2, 'torch', device={str(x1.device)!r})", op="matmul",
+                                      backend=self.name)
         dt = x1.dtype
         if dt is not x2.dtype:
             dt = _promote(dt, x2.dtype)

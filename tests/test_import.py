@@ -1,0 +1,50 @@
+"""Importing unarray imports no array framework (checked in a fresh interpreter)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FRAMEWORKS = ["torch", "jax", "jaxlib", "tensorflow", "cupy", "numba"]
+
+
+def _modules_after(code: str) -> set[str]:
+    script = f"import sys, json\n{code}\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True)
+    return set(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+@pytest.fixture(scope="module")
+def after_import() -> set[str]:
+    return _modules_after("import unarray")
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_import_unarray_imports_no_framework(after_import: set[str], framework: str) -> None:
+    assert framework not in after_import
+    assert not any(m.startswith(framework + ".") for m in after_import)
+
+
+def test_import_unarray_imports_no_numpy(after_import: set[str]) -> None:
+    # NumPy is the one hard dependency, but even it is loaded only once an array needs it.
+    assert "numpy" not in after_import
+    assert "array_api_compat" not in after_import
+
+
+def test_numpy_use_loads_only_numpy() -> None:
+    mods = _modules_after("import numpy as np, unarray as ua\nua.sum(np.ones(3))\nua.backends()")
+    assert "unarray._backends.numpy" in mods
+    for framework in FRAMEWORKS:
+        assert framework not in mods, framework
+
+
+def test_public_names_import_nothing() -> None:
+    code = "import unarray as ua\n[getattr(ua, n) for n in ua.__all__]\nua.linalg.det\nua.fft.fft"
+    mods = _modules_after(code)
+    for framework in FRAMEWORKS:
+        assert framework not in mods, framework
