@@ -1,0 +1,393 @@
+# The array-API linalg and fft extensions over TensorFlow (tf.linalg, tf.signal),
+# with the standard's signatures: TF's svd returns (s, u, v) not (U, S, Vh), its
+# FFTs act on the innermost axes only and take complex input only.
+from __future__ import annotations
+
+import builtins
+import math
+from collections import namedtuple
+from types import SimpleNamespace
+from typing import Any
+
+import tensorflow as tf
+
+from unarray._backends import _tensorflow_ops as ops
+from unarray._backends._tensorflow_xp import _COMPLEX, _COMPLEX_OF, _FLOATS, _REAL_OF, DEFAULT_FLOAT, promote, t
+from unarray._errors import ArgumentError, DTypeError, ShapeError
+
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+
+
+def _float(x: Any) -> Any:
+    x = t(x)
+    if x.dtype in _FLOATS or x.dtype in _COMPLEX:
+        return x
+    return tf.cast(x, tf.float64 if x.dtype in (tf.int32, tf.int64, tf.uint32, tf.uint64) else DEFAULT_FLOAT)
+
+
+def _h(x: Any) -> Any:
+    return tf.linalg.adjoint(x)
+
+
+# -- linalg ------------------------------------------------------------------------------------
+def cholesky(x: Any, /, *, upper: bool = False) -> Any:
+    lo = tf.linalg.cholesky(_float(x))
+    return _h(lo) if upper else lo
+
+
+def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    a, b = promote(x1, x2)
+    if a.shape[axis] != 3 or b.shape[axis] != 3:
+        raise ShapeError(f"cross needs size 3 along axis {axis}, got {tuple(a.shape)} and {tuple(b.shape)}")
+    a, b = tf.broadcast_to(a, tf.broadcast_dynamic_shape(tf.shape(a), tf.shape(b))), b
+    b = tf.broadcast_to(b, tf.shape(a))
+    a0, a1, a2 = tf.unstack(a, axis=axis)
+    b0, b1, b2 = tf.unstack(b, axis=axis)
+    return tf.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=axis)
+
+
+def det(x: Any, /) -> Any:
+    return tf.linalg.det(_float(x))
+
+
+def diagonal(x: Any, /, *, offset: int = 0) -> Any:
+    return tf.linalg.diag_part(t(x), k=offset)
+
+
+def eigh(x: Any, /) -> Any:
+    w, v = tf.linalg.eigh(_float(x))
+    return EighResult(w, v)
+
+
+def eigvalsh(x: Any, /) -> Any:
+    return tf.linalg.eigvalsh(_float(x))
+
+
+def eig(x: Any, /) -> Any:
+    w, v = tf.linalg.eig(_float(x))
+    return EigResult(w, v)
+
+
+def eigvals(x: Any, /) -> Any:
+    return tf.linalg.eigvals(_float(x))
+
+
+def inv(x: Any, /) -> Any:
+    return tf.linalg.inv(_float(x))
+
+
+def svd(x: Any, /, *, full_matrices: bool = True) -> Any:
+    s, u, v = tf.linalg.svd(_float(x), full_matrices=full_matrices)
+    return SVDResult(u, s, _h(v))
+
+
+def svdvals(x: Any, /) -> Any:
+    return tf.linalg.svd(_float(x), compute_uv=False)
+
+
+def qr(x: Any, /, *, mode: str = "reduced") -> Any:
+    if mode not in ("reduced", "complete"):
+        raise ArgumentError(f"mode must be 'reduced' or 'complete', got {mode!r}")
+    q, r = tf.linalg.qr(_float(x), full_matrices=mode == "complete")
+    return QRResult(q, r)
+
+
+def slogdet(x: Any, /) -> Any:
+    s, ld = tf.linalg.slogdet(_float(x))
+    return SlogdetResult(s, tf.math.real(ld))
+
+
+def solve(x1: Any, x2: Any, /) -> Any:
+    a, b = promote(_float(x1), _float(x2))
+    # Note: tf.linalg.solve needs a matrix right-hand side with the same batch shape; the standard
+    # treats a 1-D x2 as a vector and broadcasts the batch dimensions.
+    if b.shape.rank == 1:
+        return tf.squeeze(solve(a, b[:, None]), -1)
+    batch = tf.broadcast_dynamic_shape(tf.shape(a)[:-2], tf.shape(b)[:-2])
+    a = tf.broadcast_to(a, tf.concat([batch, tf.shape(a)[-2:]], 0))
+    b = tf.broadcast_to(b, tf.concat([batch, tf.shape(b)[-2:]], 0))
+    return tf.linalg.solve(a, b)
+
+
+def matrix_power(x: Any, n: int, /) -> Any:
+    x = t(x)
+    if n < 0:
+        x, n = tf.linalg.inv(_float(x)), -n
+    eye = tf.eye(tf.shape(x)[-1], batch_shape=tf.shape(x)[:-2], dtype=x.dtype)
+    out, base = eye, x
+    while n:
+        if n & 1:
+            out = ops.matmul(out, base)
+        n >>= 1
+        if n:
+            base = ops.matmul(base, base)
+    return out
+
+
+def _rtol(x: Any, s: Any, rtol: Any) -> Any:
+    if rtol is None:
+        m, n = x.shape[-2], x.shape[-1]
+        return tf.constant(builtins.max(m, n) * _eps(s.dtype), s.dtype)
+    return tf.cast(t(rtol), s.dtype) if not isinstance(rtol, (int, float)) else tf.constant(rtol, s.dtype)
+
+
+def _eps(d: Any) -> float:
+    return {tf.float16: 2.0**-10, tf.bfloat16: 2.0**-7, tf.float32: 2.0**-23, tf.float64: 2.0**-52}[d]
+
+
+def matrix_rank(x: Any, /, *, rtol: Any = None) -> Any:
+    x = _float(x)
+    s = tf.linalg.svd(x, compute_uv=False)
+    tol = tf.reduce_max(s, axis=-1, keepdims=True) * _expand(_rtol(x, s, rtol))
+    return tf.math.count_nonzero(s > tol, axis=-1, dtype=tf.int64)
+
+
+def _expand(r: Any) -> Any:
+    return r[..., None] if r.shape.rank else r
+
+
+def pinv(x: Any, /, *, rtol: Any = None) -> Any:
+    x = _float(x)
+    s, u, v = tf.linalg.svd(x, full_matrices=False)
+    tol = tf.reduce_max(s, axis=-1, keepdims=True) * _expand(_rtol(x, s, rtol))
+    sinv = tf.where(s > tol, 1 / tf.where(s > tol, s, tf.ones_like(s)), tf.zeros_like(s))
+    return tf.linalg.matmul(v * tf.cast(sinv, v.dtype)[..., None, :], _h(u))
+
+
+def outer(x1: Any, x2: Any, /) -> Any:
+    a, b = promote(x1, x2)
+    if a.shape.rank != 1 or b.shape.rank != 1:
+        raise ShapeError(f"outer needs 1-D arrays, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
+    return a[:, None] * b[None, :]
+
+
+def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
+    return ops.sum(tf.linalg.diag_part(t(x), k=offset), axis=-1, dtype=dtype)
+
+
+def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:  # noqa: A002
+    x = _float(x)
+    a = tf.math.abs(x)
+    if ord == 2:
+        return tf.sqrt(ops.sum(a * a, axis=axis, keepdims=keepdims))
+    if ord == math.inf:
+        return ops.max(a, axis=axis, keepdims=keepdims)
+    if ord == -math.inf:
+        return ops.min(a, axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return tf.cast(ops.count_nonzero(a, axis=axis, keepdims=keepdims), a.dtype)
+    p = tf.constant(ord, a.dtype)
+    return ops.sum(a**p, axis=axis, keepdims=keepdims) ** (1 / p)
+
+
+def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:  # noqa: A002
+    x = _float(x)
+    a = tf.math.abs(x)
+    if ord == "fro":
+        out = tf.sqrt(tf.reduce_sum(a * a, axis=[-2, -1]))
+    elif ord == "nuc":
+        out = tf.reduce_sum(tf.linalg.svd(x, compute_uv=False), -1)
+    elif ord in (1, -1):
+        s = tf.reduce_sum(a, axis=-2)
+        out = tf.reduce_max(s, -1) if ord == 1 else tf.reduce_min(s, -1)
+    elif ord in (math.inf, -math.inf):
+        s = tf.reduce_sum(a, axis=-1)
+        out = tf.reduce_max(s, -1) if ord > 0 else tf.reduce_min(s, -1)
+    elif ord in (2, -2):
+        s = tf.linalg.svd(x, compute_uv=False)
+        out = tf.reduce_max(s, -1) if ord == 2 else tf.reduce_min(s, -1)
+    else:
+        raise ArgumentError(f"unknown matrix norm ord={ord!r}")
+    return out[..., None, None] if keepdims else out
+
+
+linalg = SimpleNamespace(
+    cholesky=cholesky, cross=cross, det=det, diagonal=diagonal, eig=eig, eigh=eigh, eigvals=eigvals,
+    eigvalsh=eigvalsh, inv=inv, matrix_norm=matrix_norm, matrix_power=matrix_power, matrix_rank=matrix_rank,
+    outer=outer, pinv=pinv, qr=qr, slogdet=slogdet, solve=solve, svd=svd, svdvals=svdvals, trace=trace,
+    vector_norm=vector_norm, matmul=ops.matmul, matrix_transpose=ops.matrix_transpose, tensordot=ops.tensordot,
+    vecdot=ops.vecdot,
+)
+
+
+# -- fft ------------------------------------------------------------------------------------------
+_NORMS = ("backward", "ortho", "forward")
+
+
+def _complex(x: Any) -> Any:
+    x = t(x)
+    if x.dtype in _COMPLEX:
+        return x
+    if x.dtype not in _FLOATS:
+        raise DTypeError(f"fft needs a floating or complex array, got {x.dtype.name}")
+    return tf.cast(x, _COMPLEX_OF[x.dtype])
+
+
+def _fit(x: Any, n: int | None, axis: int) -> Any:
+    # Crop or zero-pad ``axis`` (already last) to length n.
+    if n is None:
+        return x
+    if n < 1:
+        raise ArgumentError(f"n must be at least 1, got {n}")
+    have = x.shape[-1]
+    if have > n:
+        return x[..., :n]
+    if have < n:
+        pad = [[0, 0]] * (x.shape.rank - 1) + [[0, n - have]]
+        return tf.pad(x, pad)
+    return x
+
+
+def _scale(y: Any, n: int, norm: str, inverse: bool) -> Any:
+    if norm not in _NORMS:
+        raise ArgumentError(f"norm must be one of {_NORMS}, got {norm!r}")
+    if inverse:
+        # tf.signal's inverse transforms already divide by n (the "backward" convention).
+        f = {"backward": 1.0, "ortho": math.sqrt(n), "forward": float(n)}[norm]
+    else:
+        f = {"backward": 1.0, "ortho": 1.0 / math.sqrt(n), "forward": 1.0 / n}[norm]
+    return y if f == 1.0 else y * tf.cast(f, y.dtype)
+
+
+def _along(fn: Any, x: Any, axis: int) -> Any:
+    nd = x.shape.rank
+    ax = axis % nd
+    if ax == nd - 1:
+        return fn(x)
+    perm = list(range(nd))
+    perm[ax], perm[-1] = perm[-1], perm[ax]
+    return tf.transpose(fn(tf.transpose(x, perm)), perm)
+
+
+def fft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+    def go(v: Any) -> Any:
+        v = _fit(v, n, -1)
+        return _scale(tf.signal.fft(v), v.shape[-1], norm, False)
+    return _along(go, _complex(x), axis)
+
+
+def ifft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+    def go(v: Any) -> Any:
+        v = _fit(v, n, -1)
+        return _scale(tf.signal.ifft(v), v.shape[-1], norm, True)
+    return _along(go, _complex(x), axis)
+
+
+def rfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+    x = t(x)
+    if x.dtype not in _FLOATS:
+        raise DTypeError(f"rfft needs a real floating array, got {x.dtype.name}")
+
+    def go(v: Any) -> Any:
+        v = _fit(v, n, -1)
+        wide = v if v.dtype in (tf.float32, tf.float64) else tf.cast(v, tf.float32)
+        return _scale(tf.signal.rfft(wide), v.shape[-1], norm, False)
+    return _along(go, x, axis)
+
+
+def irfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+    x = _complex(x)
+
+    def go(v: Any) -> Any:
+        m = n if n is not None else 2 * (v.shape[-1] - 1)
+        v = _fit(v, m // 2 + 1, -1)
+        return _scale(tf.signal.irfft(v, fft_length=[m]), m, norm, True)
+    return _along(go, x, axis)
+
+
+def _axes_s(x: Any, s: Any, axes: Any) -> tuple[list[int], list[int | None]]:
+    nd = t(x).shape.rank
+    if axes is None:
+        axes = list(range(nd)) if s is None else list(range(nd - len(s), nd))
+    sizes = [None] * len(axes) if s is None else list(s)
+    return [a % nd for a in axes], sizes
+
+
+def fftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+    axs, sizes = _axes_s(x, s, axes)
+    out = _complex(x)
+    for a, m in zip(axs, sizes, strict=True):
+        out = fft(out, n=m, axis=a, norm=norm)
+    return out
+
+
+def ifftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+    axs, sizes = _axes_s(x, s, axes)
+    out = _complex(x)
+    for a, m in zip(axs, sizes, strict=True):
+        out = ifft(out, n=m, axis=a, norm=norm)
+    return out
+
+
+def rfftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+    axs, sizes = _axes_s(x, s, axes)
+    out = rfft(x, n=sizes[-1], axis=axs[-1], norm=norm)
+    for a, m in zip(axs[:-1], sizes[:-1], strict=True):
+        out = fft(out, n=m, axis=a, norm=norm)
+    return out
+
+
+def irfftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+    axs, sizes = _axes_s(x, s, axes)
+    out = _complex(x)
+    for a, m in zip(axs[:-1], sizes[:-1], strict=True):
+        out = ifft(out, n=m, axis=a, norm=norm)
+    return irfft(out, n=sizes[-1], axis=axs[-1], norm=norm)
+
+
+_SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
+
+
+def hfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+    return irfft(tf.math.conj(_complex(x)), n=n, axis=axis, norm=_SWAP[norm])
+
+
+def ihfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+    return tf.math.conj(rfft(x, n=n, axis=axis, norm=_SWAP[norm]))
+
+
+def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
+    k = [i if i < (n + 1) // 2 else i - n for i in range(n)]
+    with tf.device(device) if device is not None else _null():
+        return tf.constant([v / (n * d) for v in k], dtype or DEFAULT_FLOAT)
+
+
+def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
+    with tf.device(device) if device is not None else _null():
+        return tf.constant([i / (n * d) for i in range(n // 2 + 1)], dtype or DEFAULT_FLOAT)
+
+
+def _shift(x: Any, axes: Any, sign: int) -> Any:
+    x = t(x)
+    axs = list(range(x.shape.rank)) if axes is None else ([axes] if isinstance(axes, int) else list(axes))
+    shifts = [sign * (x.shape[a] // 2) for a in axs]
+    return tf.roll(x, shifts, axs)
+
+
+def fftshift(x: Any, /, *, axes: Any = None) -> Any:
+    return _shift(x, axes, 1)
+
+
+def ifftshift(x: Any, /, *, axes: Any = None) -> Any:
+    x = t(x)
+    axs = list(range(x.shape.rank)) if axes is None else ([axes] if isinstance(axes, int) else list(axes))
+    return tf.roll(x, [-(x.shape[a] // 2) for a in axs], axs)
+
+
+class _null:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+fft_ns = SimpleNamespace(
+    fft=fft, ifft=ifft, fftn=fftn, ifftn=ifftn, rfft=rfft, irfft=irfft, rfftn=rfftn, irfftn=irfftn, hfft=hfft,
+    ihfft=ihfft, fftfreq=fftfreq, rfftfreq=rfftfreq, fftshift=fftshift, ifftshift=ifftshift,
+)
+_ = _REAL_OF

@@ -1,0 +1,291 @@
+# TensorFlow backend: tf.Tensor and tf.Variable, eagerly and inside tf.function.
+# TensorFlow has no array-API namespace, so ``xp`` is unarray's own
+# (_tensorflow_xp, _tensorflow_ops, _tensorflow_linalg) over tf ops. Float32
+# matmul on Ampere+ GPUs runs TF32 by default in TensorFlow; under the
+# "highest" policy the global switch is turned off for the call and restored.
+# Imported only once TensorFlow is in use.
+from __future__ import annotations
+
+import contextlib
+import re
+import types
+from collections.abc import Iterator
+from typing import Any
+
+import tensorflow as tf
+
+from unarray import _precision
+from unarray._backends import _tensorflow_linalg as linalg_module
+from unarray._backends import _tensorflow_ops as ops
+from unarray._backends import _tensorflow_xp as xp_module
+from unarray._backends._base import Backend
+from unarray._devices import Device, parse_device
+from unarray._dtypes import canonical_name
+from unarray._errors import DTypeError, TracerHandoffError, UnsupportedError
+
+_DEV_RE = re.compile(r"device:([A-Za-z_]+):(\d+)", re.IGNORECASE)
+_device_cache: dict[str, Device] = {}
+_tf32_get = tf.config.experimental.tensor_float_32_execution_enabled
+_tf32_set = tf.config.experimental.enable_tensor_float_32_execution
+_gpu_present: list[bool] = []
+
+
+def device_from_tf(spec: str) -> Device:
+    """``ua.Device`` of a TF device string ('/job:localhost/replica:0/task:0/device:GPU:0')."""
+    try:
+        return _device_cache[spec]
+    except KeyError:
+        pass
+    m = _DEV_RE.search(spec or "")
+    if m is None:
+        out = Device("cpu")
+    else:
+        kind, index = m.group(1).lower(), int(m.group(2))
+        # Note: TF names every GPU "GPU", ROCm builds included; the build tells them apart.
+        kind = {"gpu": "rocm" if _is_rocm() else "cuda", "cpu": "cpu"}.get(kind, kind)
+        out = Device(kind, 0 if kind == "cpu" else index)
+    _device_cache[spec] = out
+    return out
+
+
+def tf_device_string(device: Device) -> str:
+    if device.kind == "cpu":
+        return "/device:CPU:0"
+    kind = "GPU" if device.kind in ("cuda", "rocm") else device.kind.upper()
+    return f"/device:{kind}:{device.index}"
+
+
+def _is_rocm() -> bool:
+    try:
+        return bool(tf.sysconfig.get_build_info().get("is_rocm_build", False))
+    except Exception:
+        return False
+
+
+def _has_gpu() -> bool:
+    if not _gpu_present:
+        _gpu_present.append(bool(tf.config.list_logical_devices("GPU")))
+    return _gpu_present[0]
+
+
+@contextlib.contextmanager
+def tf32_scope(policy: str, on_gpu: bool) -> Iterator[None]:
+    """TF32 off for "highest", on for the faster policies; the global switch is restored after.
+
+    Note: inside tf.function TensorFlow reads the switch when the graph is traced, so the scope
+    around the traced matmul decides the precision baked into that graph.
+    """
+    if not on_gpu:
+        yield
+        return
+    want = policy != "highest"
+    have = _tf32_get()
+    if want == have:
+        yield
+        return
+    _tf32_set(want)
+    try:
+        yield
+    finally:
+        _tf32_set(have)
+
+
+def _on_gpu(x: Any) -> bool:
+    if not _has_gpu():
+        return False
+    dev = getattr(x, "device", "") or ""
+    return "GPU" in dev.upper() or (dev == "" and not tf.executing_eagerly())
+
+
+def _namespace() -> types.ModuleType:
+    # One module-like namespace from the three implementation modules (split only to keep each small).
+    ns = types.ModuleType("unarray._backends.tensorflow.xp", "The array-API namespace over TensorFlow.")
+    skip = {"annotations", "namedtuple", "Any", "SimpleNamespace"}
+    for mod in (xp_module, ops):
+        for k, v in vars(mod).items():
+            if not k.startswith("_") and k not in skip and not isinstance(v, types.ModuleType):
+                setattr(ns, k, v)
+    ns.linalg, ns.fft = linalg_module.linalg, linalg_module.fft_ns
+    return ns
+
+
+XP = _namespace()
+
+
+def _skip_autograph() -> None:
+    # Note: autograph would rewrite unarray's own Python (``a or b`` into tf.cond machinery) inside
+    # tf.function; unarray runs only TF ops, so it is left unconverted like numpy and tensorflow itself.
+    try:
+        from tensorflow.python.autograph.core import config
+
+        if not any(getattr(r, "_prefix", "") == "unarray" for r in config.CONVERSION_RULES):
+            config.CONVERSION_RULES = (config.DoNotConvert("unarray"), *config.CONVERSION_RULES)
+    except Exception:  # a future TF without this module: conversion of unarray code still works, only slower
+        pass
+
+
+_skip_autograph()
+
+
+class _Missing(UnsupportedError, AttributeError):
+    pass
+
+
+# Ops TensorFlow cannot run, with the reason (``ua.explain`` and the support matrix read this).
+HOLES: dict[str, str] = {
+    "scaled_dot_product_attention_dropout": "no dropout anywhere in unarray (results stay deterministic)",
+}
+
+
+class TensorflowBackend(Backend):
+    name = "tensorflow"
+    xp = XP
+    native = tf
+    holes = HOLES
+
+    def __getattr__(self, op: str) -> Any:
+        try:
+            return super().__getattr__(op)
+        except UnsupportedError as e:
+            if op in self.holes:
+                raise
+            # Also an AttributeError, so hasattr() (autograph's protocol checks) sees a plain "no".
+            raise _Missing(str(e).partition(": ")[2] or str(e), op=op, backend=self.name) from None
+
+    def is_array_type(self, t: type) -> bool:
+        return issubclass(t, (tf.Tensor, tf.Variable))
+
+    def device_of(self, x: Any) -> Device:
+        return device_from_tf(getattr(x, "device", "") or "")
+
+    def native_device(self, device: Any) -> Any:
+        if device is None:
+            return None
+        if isinstance(device, Device):
+            return tf_device_string(device)
+        if isinstance(device, str) and device.startswith("/"):
+            return device
+        d = parse_device(device)
+        if d is None:
+            raise DTypeError(f"not a device: {device!r}", backend=self.name)
+        return tf_device_string(d)
+
+    def devices(self) -> list[Device]:
+        return [device_from_tf(d.name) for d in tf.config.list_logical_devices()]
+
+    def dtype(self, d: Any) -> Any:
+        if d is None or isinstance(d, tf.dtypes.DType):
+            return d
+        name = canonical_name(d)
+        if name is None:
+            raise DTypeError(f"{d!r} is not a dtype", backend=self.name)
+        return xp_module.DT[name]
+
+    def dtype_name(self, x: Any) -> str:
+        return str(x.dtype.name)
+
+    def default_dtypes(self, device: Any = None) -> dict[str, Any]:
+        return {"real floating": xp_module.DEFAULT_FLOAT, "complex floating": tf.complex64,
+                "integral": xp_module.DEFAULT_INT, "indexing": tf.int64}
+
+    def is_tracer(self, x: Any) -> bool:
+        # Symbolic tensors exist only while tf.function traces; variables are concrete resources.
+        return isinstance(x, tf.Tensor) and not hasattr(x, "numpy") and not tf.executing_eagerly()
+
+    def from_dlpack(self, x: Any, *, device: Any = None, copy: bool | None = None) -> Any:
+        out = xp_module.from_dlpack(x, copy=copy)
+        if device is not None:
+            out = ops.to_device(out, self.native_device(device))
+        return out
+
+    def asarray(self, obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Any:
+        return xp_module.asarray(obj, dtype=dtype, device=device, copy=copy)
+
+    def to_numpy(self, x: Any) -> Any:
+        if self.is_tracer(x):
+            raise TracerHandoffError("a symbolic tensor inside tf.function has no values yet", backend=self.name)
+        return x.numpy()
+
+    def to_device(self, x: Any, device: Any) -> Any:
+        return ops.to_device(x, device)
+
+    def data_ptr(self, x: Any) -> int:
+        # Best effort: TF exposes no pointer; a CPU tensor's buffer is visible through DLPack to NumPy.
+        import numpy as np
+
+        if self.device_of(x).kind != "cpu":
+            raise NotImplementedError("TensorFlow exposes no device pointer; compare on the CPU")
+        return int(np.from_dlpack(xp_module.t(x)).__array_interface__["data"][0])
+
+    def kernel_name(self, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        if op == "scaled_dot_product_attention":
+            return super().kernel_name(op, args, kwargs)
+        return f"unarray._backends._tensorflow_xp.{op} (tf ops)"
+
+    def handoff_path(self, src: Backend, x: Any) -> str:
+        return "DLPack capsule (tf.experimental.dlpack.from_dlpack)"
+
+    def precision_used(self, policy: str, x: Any) -> str:
+        if not _on_gpu(x):
+            return "float32 (the CPU runs no reduced-precision matmul passes)"
+        if policy == "highest":
+            return "float32 (TF32 switched off for the call, then restored)"
+        # Note: TensorFlow has one switch (TF32 on/off); bf16 passes are not selectable.
+        return "tf32 (tf.config TF32 execution on for the call)"
+
+    # -- hot ops --------------------------------------------------------------------------------
+    def matmul(self, x1: Any, x2: Any) -> Any:
+        with tf32_scope(_precision.current(), _on_gpu(x1)):
+            return ops.matmul(x1, x2)
+
+    def tensordot(self, x1: Any, x2: Any, axes: Any = 2) -> Any:
+        with tf32_scope(_precision.current(), _on_gpu(x1)):
+            return ops.tensordot(x1, x2, axes=axes)
+
+    def matrix_transpose(self, x: Any) -> Any:
+        return ops.matrix_transpose(x)
+
+    def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
+        return ops.permute_dims(x, axes)
+
+    def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        return ops.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
+
+    def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        return ops.prod(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
+
+    def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return ops.mean(x, axis=axis, keepdims=keepdims)
+
+    def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        return ops.var(x, axis=axis, correction=correction, keepdims=keepdims)
+
+    def std(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        return ops.std(x, axis=axis, correction=correction, keepdims=keepdims)
+
+    def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return ops.min(x, axis=axis, keepdims=keepdims)
+
+    def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return ops.max(x, axis=axis, keepdims=keepdims)
+
+    def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        return ops.argmin(x, axis=axis, keepdims=keepdims)
+
+    def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        return ops.argmax(x, axis=axis, keepdims=keepdims)
+
+    def any(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return ops.any(x, axis=axis, keepdims=keepdims)
+
+    def all(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return ops.all(x, axis=axis, keepdims=keepdims)
+
+    def cumulative_sum(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+        return ops.cumulative_sum(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
+
+    def cumulative_prod(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+        return ops.cumulative_prod(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
+
+
+BACKEND = TensorflowBackend()
