@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import array_api_compat.torch as compat_torch
 import torch
@@ -95,33 +95,24 @@ class TorchBackend(Backend):
 
     # Note: torch.matmul does not promote mixed dtypes (the standard does), and
     # reads a process-global float32 precision; both are set per call here.
+    # Note: torch.matmul does not promote mixed dtypes (the standard does) and has
+    # no integer GEMM on CUDA: both surface as RuntimeError and take the slow path,
+    # so the common case pays one dtype read and the precision check.
     def matmul(self, x1: Any, x2: Any) -> Any:
-        if x1.device != x2.device:
-            # Note: torch.matmul of a cpu and a meta tensor silently returns a meta tensor.
-            raise DeviceMismatchError(f"x1 is on {x1.device} but x2 is on {x2.device}; move one explicitly, "
-                                      f"e.g. ua.to(x2, 'torch', device={str(x1.device)!r})", op="matmul",
-                                      backend=self.name)
-        dt = x1.dtype
-        if dt is not x2.dtype:
-            dt = _promote(dt, x2.dtype)
-            x1, x2 = x1.to(dt), x2.to(dt)
-        if dt in _WIDE_UINTS:
-            # Note: torch has no uint16/32/64 matmul; int64 wraps mod 2**64 like the unsigned product.
-            out = torch.matmul(_as_int64(x1), _as_int64(x2))
-            return out.view(torch.uint64) if dt is torch.uint64 else out.to(dt)
-        if dt is _F32 and not torch.compiler.is_compiling():
+        if x1.dtype is _F32 and not torch.compiler.is_compiling():
             # Note: under torch.compile the graph keeps the global setting seen at trace time.
             want = _TORCH_PRECISION[_POLICY.get()]
             have = _get_matmul_precision()
             if want != have:
                 torch.set_float32_matmul_precision(want)
                 try:
-                    return torch.matmul(x1, x2)
+                    return _matmul_general(x1, x2)
                 finally:
                     torch.set_float32_matmul_precision(have)
-        elif x1.is_cuda and not (x1.is_floating_point() or x1.is_complex()):
-            return _int_matmul(x1, x2)
-        return torch.matmul(x1, x2)
+        try:
+            return torch.matmul(x1, x2)
+        except RuntimeError:
+            return _matmul_general(x1, x2)
 
     def matrix_transpose(self, x: Any) -> Any:
         if x.ndim < 2:
@@ -260,6 +251,23 @@ class TorchBackend(Backend):
             out = torch.cat([torch.full(shape, identity, dtype=out.dtype, device=out.device), out], dim=axis)
         return out
 
+    # Note: torch.take_along_dim wants int64 indices; the standard allows any integer dtype.
+    def take_along_axis(self, x: Any, indices: Any, *, axis: int = -1) -> Any:
+        return torch.take_along_dim(x, indices.to(torch.int64), dim=axis)
+
+    # Note: array-api-compat has no unique_all for torch; first indices come from a scatter-min.
+    def unique_all(self, x: Any) -> Any:
+        flat = x.reshape(-1)
+        values, inverse, counts = torch.unique(flat, sorted=True, return_inverse=True, return_counts=True)
+        pos = torch.arange(flat.numel(), device=x.device)
+        first = torch.full(values.shape, flat.numel(), dtype=torch.int64, device=x.device)
+        first = first.scatter_reduce(0, inverse, pos, "amin")
+        return _UniqueAll(values, first, inverse.reshape(x.shape), counts)
+
+    # Note: torch.fft.ihfft returns a lazily conjugated view, which DLPack and .numpy() refuse.
+    def fft_ihfft(self, x: Any, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+        return torch.fft.ihfft(x, n=n, dim=axis, norm=norm).resolve_conj()
+
     # Attention: torch SDPA with the kernel chosen explicitly (attention_torch.py).
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
                                      layout: str, precision: str | None) -> Any:
@@ -295,6 +303,42 @@ def _promote(a: Any, b: Any) -> Any:
         if name is not None:
             return getattr(torch, name)
     return torch.promote_types(a, b)
+
+
+def _promote(d1: Any, d2: Any) -> Any:
+    try:
+        return torch.promote_types(d1, d2)
+    except RuntimeError:  # torch does not promote uint16/32/64: use the standard's table
+        from unarray._dtypes import canonical_name, promote_names
+
+        name = promote_names(canonical_name(d1) or "", canonical_name(d2) or "")
+        if name is None:
+            raise DTypeError(f"the standard defines no promotion of {d1} with {d2}; cast one explicitly",
+                             op="matmul", backend="torch") from None
+        return getattr(torch, name)
+
+
+def _matmul_general(x1: Any, x2: Any) -> Any:
+    dt = x1.dtype
+    if dt is not x2.dtype:
+        dt = _promote(dt, x2.dtype)
+        x1, x2 = x1.to(dt), x2.to(dt)
+    try:
+        return torch.matmul(x1, x2)
+    except RuntimeError:
+        if x1.is_floating_point() or x1.is_complex():
+            raise
+    # No integer GEMM for this dtype/device: exact in int64 (wraps like the narrow type when cast back).
+    a, b = x1.to(torch.int64), x2.to(torch.int64)
+    out = _int_matmul(a, b) if a.is_cuda else torch.matmul(a, b)
+    return out.to(dt)
+
+
+class _UniqueAll(NamedTuple):
+    values: Any
+    indices: Any
+    inverse_indices: Any
+    counts: Any
 
 
 def _keep(r: Any, x: Any, keepdims: bool) -> Any:
