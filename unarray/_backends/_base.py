@@ -26,6 +26,8 @@ class Backend:
 
     xp: Any
     native: Any
+    # Where the hot ops' kernels live, for ua.explain ("jax.numpy"); the framework by default.
+    kernel_namespace: ClassVar[str | None] = None
 
     # -- generic fallback: every other array-API name comes from xp -----------------
     def __getattr__(self, op: str) -> Any:
@@ -101,7 +103,7 @@ class Backend:
         """The native function ``op`` runs (hot ops: the framework's own; the rest: xp's)."""
         if op == "scaled_dot_product_attention":
             return self.attention_kernel(*_attention_args(args, kwargs))
-        ns = getattr(self.native, "__name__", self.name)
+        ns = self.kernel_namespace or getattr(self.native, "__name__", self.name)
         if op.replace(".", "_") in type(self).__dict__:
             return f"{ns}.{op}"
         return f"{getattr(self.xp, '__name__', ns)}.{op}"
@@ -194,6 +196,11 @@ class Backend:
         if _attention.torch_route(self, q):
             return _attention.via_torch_label(self, q, k, v, mask, is_causal, layout)
         return _attention.blocked_label(self, q)
+
+    # Note: NumPy's diff takes prepend=None as a value to prepend (its default is a sentinel).
+    def diff(self, x: Any, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None) -> Any:
+        kw = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
+        return self.xp.diff(x, axis=axis, n=n, **kw)
 
     # -- helpers ---------------------------------------------------------------------------
     def _check_nonempty(self, op: str, x: Any, axis: Any) -> None:

@@ -63,6 +63,7 @@ class JaxBackend(Backend):
     name = "jax"
     xp = jnp
     native = jax
+    kernel_namespace = "jax.numpy"
 
     def is_array_type(self, t: type) -> bool:
         return issubclass(t, (jax.Array, jax.core.Tracer))
