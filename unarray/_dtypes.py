@@ -111,6 +111,9 @@ class DType:
         return f"ua.{self.name}"
 
     def __eq__(self, other: object) -> bool:
+        # Note: a str hashes like the DType of its name, so the name cache would call back here forever.
+        if isinstance(other, str):
+            return _compute_name(other) == self.name
         return canonical_name(other) == self.name
 
     def __hash__(self) -> int:

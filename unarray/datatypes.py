@@ -88,7 +88,7 @@ def result_type(*arrays_and_dtypes: Array | DTypeLike | complex) -> Any:
     arrays = [a for a in arrays_and_dtypes if not isinstance(a, _SCALARS) and canonical_name(a) is None]
     if arrays:
         b, _ = _many("result_type", arrays)
-        native = [a if a in arrays else (b.dtype(a) if not isinstance(a, _SCALARS) else a)
+        native = [a if any(a is y for y in arrays) else (b.dtype(a) if not isinstance(a, _SCALARS) else a)
                   for a in arrays_and_dtypes]
         try:
             return b.result_type(*native)
