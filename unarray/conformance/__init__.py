@@ -1,0 +1,14 @@
+"""The conformance suite: every op on every installed backend and visible device, compared
+with a float64 reference; every handoff pair checked for zero-copy; the precision policy
+checked. Run it with ``python -m unarray check`` (see ``conformance/README.md``).
+
+``run()`` returns a :class:`RunReport`; ``write_all(report, out_dir)`` writes the Markdown
+matrix, JSON and JUnit XML.
+"""
+
+from __future__ import annotations
+
+from unarray.conformance.report import junit_xml, markdown, write_all
+from unarray.conformance.runner import Result, RunReport, run
+
+__all__ = ["Result", "RunReport", "junit_xml", "markdown", "run", "write_all"]

@@ -1,0 +1,251 @@
+"""Every other public name, at least once per applicable dtype family (bool, int, float,
+complex): element-wise functions, creation, data types, indexing, manipulation,
+searching, sets, sorting, utility, introspection, ``ua.linalg`` and ``ua.fft``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from unarray.conformance.cases import Case, Inputs, Profile, arr, shape
+from unarray.conformance.cases_hot import DT
+
+# name -> (families, lo, hi, signed)
+UNARY: dict[str, tuple[str, float, float, bool]] = {
+    "abs": ("int float complex", 0.5, 2.0, True),
+    "acos": ("float complex", 0.05, 0.9, True),
+    "acosh": ("float complex", 1.1, 3.0, False),
+    "asin": ("float complex", 0.05, 0.9, True),
+    "asinh": ("float complex", 0.1, 3.0, True),
+    "atan": ("float complex", 0.1, 3.0, True),
+    "atanh": ("float complex", 0.05, 0.9, True),
+    "ceil": ("int float", 0.1, 5.0, True),
+    "conj": ("float complex", 0.5, 2.0, True),
+    "cos": ("float complex", 0.1, 3.0, True),
+    "cosh": ("float complex", 0.1, 3.0, True),
+    "exp": ("float complex", 0.1, 3.0, True),
+    "expm1": ("float complex", 0.1, 3.0, True),
+    "floor": ("int float", 0.1, 5.0, True),
+    "imag": ("complex", 0.5, 2.0, True),
+    "isfinite": ("int float complex", 0.5, 2.0, True),
+    "isinf": ("int float complex", 0.5, 2.0, True),
+    "isnan": ("int float complex", 0.5, 2.0, True),
+    "log": ("float complex", 0.1, 5.0, False),
+    "log1p": ("float complex", 0.1, 5.0, False),
+    "log2": ("float complex", 0.1, 5.0, False),
+    "log10": ("float complex", 0.1, 5.0, False),
+    "logical_not": ("bool", 0.5, 2.0, True),
+    "negative": ("int float complex", 0.5, 2.0, True),
+    "positive": ("int float complex", 0.5, 2.0, True),
+    "real": ("float complex", 0.5, 2.0, True),
+    "reciprocal": ("float complex", 0.5, 2.0, True),
+    "round": ("int float complex", 0.1, 5.0, True),
+    "sign": ("int float complex", 0.5, 2.0, True),
+    "signbit": ("float", 0.5, 2.0, True),
+    "sin": ("float complex", 0.1, 3.0, True),
+    "sinh": ("float complex", 0.1, 3.0, True),
+    "sqrt": ("float complex", 0.1, 5.0, False),
+    "square": ("int float complex", 0.5, 2.0, True),
+    "tan": ("float complex", 0.1, 1.2, True),
+    "tanh": ("float complex", 0.1, 3.0, True),
+    "trunc": ("int float", 0.1, 5.0, True),
+    "bitwise_invert": ("bool int", 1, 100, True),
+}
+
+# name -> (families, (lo, hi, signed) of x1, (lo, hi, signed) of x2)
+_R = (0.5, 2.0, True)
+BINARY: dict[str, tuple[str, tuple[float, float, bool], tuple[float, float, bool]]] = {
+    "add": ("int float complex", _R, _R),
+    "subtract": ("int float complex", _R, _R),
+    "multiply": ("int float complex", _R, _R),
+    "divide": ("float complex", _R, _R),
+    "pow": ("int float complex", (1, 4, True), (0, 3, False)),
+    "atan2": ("float", _R, _R),
+    "copysign": ("float", _R, _R),
+    "hypot": ("float", _R, _R),
+    "logaddexp": ("float", _R, _R),
+    "nextafter": ("float", _R, _R),
+    "maximum": ("int float", (1, 9, True), (1, 9, True)),
+    "minimum": ("int float", (1, 9, True), (1, 9, True)),
+    "floor_divide": ("int float", (1, 50, True), (1, 7, True)),
+    "remainder": ("int float", (1, 50, True), (1, 7, True)),
+    "equal": ("bool int float complex", (1, 3, True), (1, 3, True)),
+    "not_equal": ("bool int float complex", (1, 3, True), (1, 3, True)),
+    "greater": ("int float", (1, 3, True), (1, 3, True)),
+    "greater_equal": ("int float", (1, 3, True), (1, 3, True)),
+    "less": ("int float", (1, 3, True), (1, 3, True)),
+    "less_equal": ("int float", (1, 3, True), (1, 3, True)),
+    "logical_and": ("bool", _R, _R),
+    "logical_or": ("bool", _R, _R),
+    "logical_xor": ("bool", _R, _R),
+    "bitwise_and": ("bool int", (1, 100, True), (1, 100, True)),
+    "bitwise_or": ("bool int", (1, 100, True), (1, 100, True)),
+    "bitwise_xor": ("bool int", (1, 100, True), (1, 100, True)),
+    "bitwise_left_shift": ("int", (1, 100, True), (0, 5, False)),
+    "bitwise_right_shift": ("int", (1, 100, True), (0, 5, False)),
+}
+
+
+def dtypes(p: Profile, families: str) -> list[str]:
+    return [d for f in families.split() for d in p.dtypes[f]]
+
+
+def bshape(rng: np.random.Generator, s: tuple[int, ...]) -> tuple[int, ...]:
+    """A shape that broadcasts against ``s``: some dimensions 1, sometimes a leading one dropped."""
+    out = tuple(1 if rng.random() < 0.3 else n for n in s)
+    return out[int(rng.integers(0, 2)):]
+
+
+def _unary(p: Profile) -> Iterator[Case]:
+    for name, (fams, lo, hi, signed) in UNARY.items():
+        for dtype in dtypes(p, fams):
+            def draw(rng: np.random.Generator, d: str, lo: float = lo, hi: float = hi, signed: bool = signed,
+                     name: str = name) -> Inputs:
+                x = arr(rng, shape(rng, 2), d, lo, hi, signed)
+                if name.startswith("is") and d.startswith(("float", "complex")) and x.size > 1:
+                    x.flat[0], x.flat[-1] = np.inf, np.nan
+                return (x,), {}
+
+            yield Case(name, "element-wise", dtype, draw, examples=p.examples)
+
+
+def _binary(p: Profile) -> Iterator[Case]:
+    for name, (fams, r1, r2) in BINARY.items():
+        for dtype in dtypes(p, fams):
+            def draw(rng: np.random.Generator, d: str, r1: Any = r1, r2: Any = r2) -> Inputs:
+                s = shape(rng, 3)
+                return (arr(rng, s, d, *r1), arr(rng, bshape(rng, s), d, *r2)), {}
+
+            yield Case(name, "broadcast", dtype, draw, examples=p.examples)
+
+    def draw_scalar(rng: np.random.Generator, d: str) -> Inputs:
+        return (arr(rng, shape(rng, 2), d), 2), {}
+
+    for dtype in dtypes(p, "int float complex"):
+        yield Case("multiply", "array * Python int", dtype, draw_scalar, examples=p.examples)
+
+    def draw_clip(rng: np.random.Generator, d: str) -> Inputs:
+        return (arr(rng, shape(rng, 2), d, 1, 9),), {"min": -4, "max": 5}
+
+    for dtype in dtypes(p, "int float"):
+        yield Case("clip", "min=-4, max=5", dtype, draw_clip, examples=p.examples)
+
+
+def _simple(name: str, form: str, fams: str, p: Profile, draw: Any, **kw: Any) -> Iterator[Case]:
+    for dtype in dtypes(p, fams):
+        yield Case(name, form, dtype, draw, examples=p.examples, **kw)
+
+
+def _x(nd: int = 2, lo: float = 0.5, hi: float = 2.0) -> Any:
+    def draw(rng: np.random.Generator, d: str) -> Inputs:
+        return (arr(rng, shape(rng, nd), d, lo, hi),), {}
+    return draw
+
+
+def _creation(p: Profile) -> Iterator[Case]:
+    def mk(kw_fn: Any) -> Any:
+        def draw(rng: np.random.Generator, d: str) -> Inputs:
+            return kw_fn(rng, d)
+        return draw
+
+    all_f = "bool int float complex"
+    yield from _simple("zeros", "shape, dtype", all_f, p, mk(lambda r, d: ((shape(r, 2),), {"dtype": DT(d)})),
+                       creation=True)
+    yield from _simple("ones", "shape, dtype", all_f, p, mk(lambda r, d: ((shape(r, 2),), {"dtype": DT(d)})),
+                       creation=True)
+    yield from _simple("empty", "shape, dtype", all_f, p, mk(lambda r, d: ((shape(r, 2),), {"dtype": DT(d)})),
+                       creation=True, compare="shape")
+    yield from _simple("full", "shape, fill, dtype", "int float complex", p,
+                       mk(lambda r, d: ((shape(r, 2), 3), {"dtype": DT(d)})), creation=True)
+    yield from _simple("eye", "n, m, k=1", "int float", p,
+                       mk(lambda r, d: ((int(r.integers(1, 6)), int(r.integers(1, 6))), {"k": 1, "dtype": DT(d)})),
+                       creation=True)
+    yield from _simple("arange", "start, stop, step", "int float", p,
+                       mk(lambda r, d: ((1, int(r.integers(5, 20)), 2), {"dtype": DT(d)})), creation=True)
+    yield from _simple("linspace", "start, stop, num", "float complex", p,
+                       mk(lambda r, d: ((0.5, 3.0), {"num": int(r.integers(2, 12)), "dtype": DT(d)})),
+                       creation=True)
+    yield from _simple("asarray", "from nested lists", "int float", p,
+                       mk(lambda r, d: ((arr(r, shape(r, 2), d).tolist(),), {"dtype": DT(d)})), creation=True)
+    for name in ("zeros_like", "ones_like"):
+        yield from _simple(name, "like x", all_f, p, _x())
+    yield from _simple("empty_like", "like x", all_f, p, _x(), compare="shape")
+    yield from _simple("full_like", "like x, fill 2", "int float complex", p,
+                       mk(lambda r, d: ((arr(r, shape(r, 2), d), 2), {})))
+    yield from _simple("tril", "k=0", "int float", p, _x())
+    yield from _simple("triu", "k=1", "int float", p, mk(lambda r, d: ((arr(r, shape(r, 3), d),), {"k": 1})))
+
+    def draw_mesh(rng: np.random.Generator, d: str) -> Inputs:
+        return (arr(rng, shape(rng, 1), d), arr(rng, shape(rng, 1), d)), {"indexing": "ij"}
+
+    yield from _simple("meshgrid", "two vectors, ij", "int float", p, draw_mesh)
+
+
+def _dtype_name(d: Any) -> str:
+    from unarray._dtypes import canonical_name
+
+    return canonical_name(d) or str(d)
+
+
+def _datatypes(p: Profile) -> Iterator[Case]:
+    def draw_astype(rng: np.random.Generator, d: str) -> Inputs:
+        return (arr(rng, shape(rng, 2), d, 1, 9), DT("float64" if d != "float64" else "int32")), {}
+
+    yield from _simple("astype", "to float64 / int32", "bool int float", p, draw_astype)
+    x1 = _x(1)
+    yield from _simple("can_cast", "x -> float64", "bool int float complex", p, x1,
+                       call=lambda ua, a, kw: ua.can_cast(a[0], ua.float64),
+                       ref=lambda x: x.dtype.kind == "f", ref_upcast=False, check_dtype=False)
+    yield from _simple("finfo", "eps, max", "float complex", p, x1,
+                       call=lambda ua, a, kw: (float(ua.finfo(a[0]).eps), float(ua.finfo(a[0]).max)),
+                       ref=lambda x: (float(np.finfo(x.dtype).eps), float(np.finfo(x.dtype).max)), check_dtype=False,
+                       ref_upcast=False)
+    yield from _simple("iinfo", "min, max", "int", p, x1,
+                       call=lambda ua, a, kw: (int(ua.iinfo(a[0]).min), int(ua.iinfo(a[0]).max)),
+                       ref=lambda x: (int(np.iinfo(x.dtype).min), int(np.iinfo(x.dtype).max)), check_dtype=False)
+    yield from _simple("isdtype", "real floating / integral", "bool int float complex", p, x1,
+                       call=lambda ua, a, kw: (ua.isdtype(a[0].dtype, "real floating"),
+                                               ua.isdtype(a[0].dtype, "integral")),
+                       ref=lambda x: (np.isdtype(x.dtype, "real floating"), np.isdtype(x.dtype, "integral")))
+
+    def draw_rt(rng: np.random.Generator, d: str) -> Inputs:
+        return (arr(rng, (2,), d), arr(rng, (2,), "float32")), {}
+
+    yield from _simple("result_type", "x, float32 array", "int float complex", p, draw_rt,
+                       call=lambda ua, a, kw: _dtype_name(ua.result_type(*a)),
+                       ref=lambda x, y: str(np.result_type(x, y)), compare="exact", check_dtype=False,
+                       ref_upcast=False)
+
+
+def _introspection(p: Profile) -> Iterator[Case]:
+    x1 = _x(1)
+    true = {"ref": lambda *a: True, "compare": "exact", "check_dtype": False, "with_env": True}
+    yield from _simple("backend_of", "names the backend", "float", p, x1,
+                       call=lambda ua, a, kw, env: ua.backend_of(a[0]) == env.backend, **true)
+    yield from _simple("device", "names the device", "float", p, x1,
+                       call=lambda ua, a, kw, env: ua.device(a[0]) == env.device, **true)
+    yield from _simple("namespace", "has the namespace's sum", "float", p, x1,
+                       call=lambda ua, a, kw, env: hasattr(ua.namespace(a[0]), "sum"), **true)
+    yield from _simple("explain", "matmul names backend and device", "float", p,
+                       lambda r, d: ((arr(r, (3, 3), d), arr(r, (3, 3), d)), {}),
+                       call=lambda ua, a, kw, env: (lambda e: e.backend == env.backend and e.device == env.device)(
+                           ua.explain("matmul", *a)), **true)
+    yield from _simple("from_dlpack", "round trip into the same backend", "float", p, x1,
+                       call=lambda ua, a, kw, env: ua.from_dlpack(a[0], backend=env.backend), ref=lambda x: x,
+                       with_env=True)
+
+
+def cases(p: Profile) -> Iterator[Case]:
+    from unarray.conformance import cases_linalg
+
+    yield from _unary(p)
+    yield from _binary(p)
+    yield from _creation(p)
+    yield from _datatypes(p)
+    yield from _introspection(p)
+    yield from cases_linalg.manipulation_cases(p)
+    yield from cases_linalg.searching_cases(p)
+    yield from cases_linalg.linalg_cases(p)
+    yield from cases_linalg.fft_cases(p)

@@ -1,0 +1,168 @@
+"""The platform matrix: install commands per backend and platform, and the known deviations.
+
+A known deviation is a case (op, backend, platform, dtype; ``fnmatch`` patterns)
+that the suite expects to differ from the standard or from the float64
+reference, with the reason. Such a case is reported as ``known`` and does not
+fail the run; a listed deviation that no longer shows is reported as a plain
+pass with a note, so the table can be pruned.
+
+``backends/<name>.md`` is generated from this module
+(``python -m unarray.conformance.deviations --write backends``) and a test
+checks that the committed pages match it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["BACKENDS", "DEVIATIONS", "PLATFORMS", "Deviation", "lookup", "platform_of", "render_markdown"]
+
+PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
+BACKENDS = ("numpy", "torch", "jax", "cupy", "tensorflow", "numba")
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """One expected difference: where it shows (``fnmatch`` patterns) and why."""
+
+    op: str
+    backend: str
+    platform: str
+    dtype: str
+    reason: str
+
+    def matches(self, op: str, backend: str, platform: str, dtype: str) -> bool:
+        return (fnmatch.fnmatchcase(op, self.op) and fnmatch.fnmatchcase(backend, self.backend)
+                and fnmatch.fnmatchcase(platform, self.platform) and fnmatch.fnmatchcase(dtype, self.dtype))
+
+
+DEVIATIONS: tuple[Deviation, ...] = (
+    Deviation("*", "*", "tpu", "float64", "TPUs have no float64 arithmetic; unarray refuses it (DTypeError)"),
+    Deviation("*", "*", "tpu", "complex128", "TPUs have no float64 arithmetic; unarray refuses it (DTypeError)"),
+    Deviation("sum", "torch", "*", "uint*", "torch has no uint64 arithmetic: unsigned sums accumulate in int64"),
+    Deviation("prod", "torch", "*", "uint*", "torch has no uint64 arithmetic: unsigned products accumulate in int64"),
+    Deviation("handoff->jax", "*", "cpu", "*",
+              "JAX on the CPU copies buffers that are not 64-byte aligned (XLA's alignment rule)"),
+    Deviation("handoff->tensorflow", "*", "*", "*",
+              "TensorFlow imports DLPack capsules only and copies when the producer's layout or alignment "
+              "does not suit it"),
+    Deviation("handoff->*", "jax", "cpu", "bool",
+              "JAX exports bool buffers through a byte-wise copy (XLA's PRED type has no DLPack layout)"),
+    Deviation("handoff->*", "tensorflow", "*", "*",
+              "TensorFlow's DLPack export may copy tensors placed by its allocator (capsule-only API)"),
+    Deviation("linalg.eig", "jax", "cuda", "*", "jax.numpy.linalg.eig runs on the CPU only"),
+    Deviation("linalg.eig", "jax", "rocm", "*", "jax.numpy.linalg.eig runs on the CPU only"),
+    Deviation("linalg.eig", "jax", "tpu", "*", "jax.numpy.linalg.eig runs on the CPU only"),
+    Deviation("linalg.eigvals", "jax", "cuda", "*", "jax.numpy.linalg.eigvals runs on the CPU only"),
+    Deviation("linalg.eigvals", "jax", "rocm", "*", "jax.numpy.linalg.eigvals runs on the CPU only"),
+    Deviation("linalg.eigvals", "jax", "tpu", "*", "jax.numpy.linalg.eigvals runs on the CPU only"),
+    Deviation("nextafter", "*", "tpu", "*", "TPUs flush float32 subnormals to zero"),
+    Deviation("fft.*", "jax", "tpu", "complex64",
+              "the TPU FFT computes in reduced precision (about 1e-4 relative error for float32)"),
+)
+
+# Install commands per backend and platform ("" = not available there).
+INSTALL: dict[str, dict[str, str]] = {
+    "numpy": {"cpu": "pip install unarray", "cuda": "", "rocm": "", "tpu": ""},
+    "torch": {
+        "cpu": "pip install 'unarray[torch]' --extra-index-url https://download.pytorch.org/whl/cpu",
+        "cuda": "pip install unarray torch --index-url https://download.pytorch.org/whl/cu128 "
+                "--extra-index-url https://pypi.org/simple",
+        "rocm": "pip install unarray torch --index-url https://download.pytorch.org/whl/rocm6.4 "
+                "--extra-index-url https://pypi.org/simple",
+        "tpu": "",
+    },
+    "jax": {
+        "cpu": "pip install 'unarray[jax]'",
+        "cuda": "pip install unarray 'jax[cuda13]'",
+        "rocm": "pip install unarray jax jax-rocm7-plugin jax-rocm7-pjrt",
+        "tpu": "pip install unarray 'jax[tpu]'",
+    },
+    "cupy": {
+        "cpu": "",
+        "cuda": "pip install unarray cupy-cuda13x   # or cupy-cuda12x for CUDA 12 drivers",
+        "rocm": "pip install unarray cupy-rocm-6-0",
+        "tpu": "",
+    },
+    "tensorflow": {
+        "cpu": "pip install 'unarray[tensorflow]'",
+        "cuda": "pip install unarray 'tensorflow[and-cuda]'",
+        "rocm": "pip install unarray tensorflow-rocm",
+        "tpu": "",
+    },
+    "numba": {"cpu": "", "cuda": "pip install unarray numba numba-cuda", "rocm": "", "tpu": ""},
+}
+
+NOTES: dict[str, str] = {
+    "numpy": "The reference implementation and the embedded default; CPU only.",
+    "torch": "ROCm builds report their GPUs as `cuda` devices; unarray reports them as `rocm` "
+             "(`torch.version.hip` tells them apart).",
+    "jax": "The suite turns on `jax_enable_x64` so that float64 cases run (never on TPU). Float32 matmul "
+           "and attention run at `lax.Precision.HIGHEST` under the default policy.",
+    "cupy": "GPU only (CUDA or ROCm builds).",
+    "tensorflow": "TensorFlow exchanges data through DLPack capsules only.",
+    "numba": "Numba CUDA device arrays take part in handoff only (no array namespace).",
+}
+
+
+def platform_of(device: object) -> str:
+    """The platform column of a device: ``cpu``, ``cuda``, ``rocm``, ``tpu`` (or its kind)."""
+    kind = getattr(device, "kind", str(device).partition(":")[0])
+    return {"gpu": "cuda", "mps": "mps"}.get(kind, kind)
+
+
+def lookup(op: str, backend: str, platform: str, dtype: str) -> Deviation | None:
+    """The first known deviation that covers this case, if any."""
+    for d in DEVIATIONS:
+        if d.matches(op, backend, platform, dtype):
+            return d
+    return None
+
+
+def _status(backend: str, platform: str) -> str:
+    if not INSTALL[backend][platform]:
+        return "not available"
+    if platform == "cpu":
+        return "suite runs in CI (hosted runner)"
+    return f"suite runs on a self-hosted {platform} runner" if platform != "tpu" else "suite runs on a TPU VM"
+
+
+def render_markdown(backend: str) -> str:
+    """``backends/<backend>.md``: install, known deviations and status per platform."""
+    lines = [f"# {backend}", "", "<!-- generated by python -m unarray.conformance.deviations --write backends -->",
+             "", NOTES[backend], ""]
+    for platform in PLATFORMS:
+        lines += [f"## {platform}", "", "| install | status |", "| --- | --- |"]
+        cmd = INSTALL[backend][platform]
+        lines.append(f"| {'`' + cmd + '`' if cmd else '-'} | {_status(backend, platform)} |")
+        devs = [d for d in DEVIATIONS if fnmatch.fnmatchcase(backend, d.backend)
+                and fnmatch.fnmatchcase(platform, d.platform)]
+        if cmd and devs:
+            lines += ["", "Known deviations (reported as `known`, not failures):", "",
+                      "| op | dtype | reason |", "| --- | --- | --- |"]
+            lines += [f"| `{d.op}` | `{d.dtype}` | {d.reason} |" for d in devs]
+        elif cmd:
+            lines += ["", "Known deviations: none."]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write(directory: str | Path) -> list[Path]:
+    out = []
+    for b in BACKENDS:
+        p = Path(directory) / f"{b}.md"
+        p.write_text(render_markdown(b))
+        out.append(p)
+    return out
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--write":
+        for p in write(sys.argv[2]):
+            print(p)
+    else:
+        for b in BACKENDS:
+            print(render_markdown(b))
