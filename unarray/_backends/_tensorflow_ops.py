@@ -98,7 +98,18 @@ def mean(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any
     x = t(x)
     if not (x.dtype in _FLOATS or x.dtype in _COMPLEX):
         raise DTypeError(f"mean needs a floating array, got {x.dtype.name}; cast with ua.astype first")
-    return tf.reduce_mean(x, axis=_axes(axis, x.shape.rank), keepdims=keepdims)
+    axes = _axes(axis, x.shape.rank)
+    # Note: TF's reduce_mean of zero elements is 0; the standard's is NaN (0/0).
+    return tf.reduce_sum(x, axis=axes, keepdims=keepdims) / tf.cast(_count(x, axes), x.dtype)
+
+
+def _count(x: Any, axes: list[int] | None) -> Any:
+    shape = tf.shape(x, out_type=tf.int64)
+    if axes is None:
+        return tf.reduce_prod(shape)
+    if not axes:
+        return tf.constant(1, tf.int64)
+    return tf.reduce_prod(tf.gather(shape, tf.constant(axes, tf.int32)))
 
 
 def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: builtins.bool = False) -> Any:
@@ -106,11 +117,10 @@ def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: built
     if not (x.dtype in _FLOATS or x.dtype in _COMPLEX):
         raise DTypeError(f"var needs a floating array, got {x.dtype.name}; cast with ua.astype first")
     axes = _axes(axis, x.shape.rank)
-    m = tf.reduce_mean(x, axis=axes, keepdims=True)
+    m = mean(x, axis=axes, keepdims=True)
     dev = x - m
     sq = tf.math.real(dev * tf.math.conj(dev)) if x.dtype in _COMPLEX else dev * dev
-    shape = tf.shape(x, out_type=tf.int64)
-    n = tf.reduce_prod(shape) if axes is None else tf.reduce_prod(tf.gather(shape, axes))
+    n = _count(x, axes)
     # Note: TF has no Bessel correction; divide by N - correction ourselves (NaN when it is <= 0, like NumPy).
     denom = tf.cast(n, sq.dtype) - tf.constant(correction, sq.dtype)
     s = tf.reduce_sum(sq, axis=axes, keepdims=keepdims)

@@ -385,7 +385,8 @@ def hypot(x1: Any, x2: Any, /) -> Any:
     safe = tf.where(tf.equal(hi, 0), tf.ones_like(hi), hi)
     r = lo / safe
     out = tf.where(tf.equal(hi, 0), tf.zeros_like(hi), hi * tf.sqrt(1 + r * r))
-    return tf.where(tf.math.is_inf(a) | tf.math.is_inf(b), tf.fill(tf.shape(out), tf.constant(math.inf, out.dtype)), out)
+    big = tf.fill(tf.shape(out), tf.constant(math.inf, out.dtype))
+    return tf.where(tf.math.is_inf(a) | tf.math.is_inf(b), big, out)
 
 
 def logaddexp(x1: Any, x2: Any, /) -> Any:

@@ -105,7 +105,8 @@ def _namespace() -> types.ModuleType:
         for k, v in vars(mod).items():
             if not k.startswith("_") and k not in skip and not isinstance(v, types.ModuleType):
                 setattr(ns, k, v)
-    ns.linalg, ns.fft = linalg_module.linalg, linalg_module.fft_ns
+    setattr(ns, "linalg", linalg_module.linalg)  # noqa: B010 - a ModuleType built at run time
+    setattr(ns, "fft", linalg_module.fft_ns)  # noqa: B010
     return ns
 
 
