@@ -20,7 +20,7 @@ def scaled_dot_product_attention(
     q: Array, k: Array, v: Array, /, *, mask: Array | None = None, is_causal: bool = False,
     scale: float | None = None, layout: str = "bhsd", precision: str | None = None,
 ) -> Array:
-    """Scaled-dot-product attention, ``softmax(q @ k^T * scale + mask) @ v``, on the fastest kernel of the inputs' backend.
+    """Scaled-dot-product attention ``softmax(q @ k^T * scale + mask) @ v`` on the inputs' fastest kernel.
 
     Shape legend (``*B`` is any number of batch dimensions, the same for ``q``, ``k`` and ``v``):
 

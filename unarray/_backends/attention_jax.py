@@ -74,17 +74,25 @@ def _row_has_key(bool_mask: Any, bias: Any, causal: bool, sq: int, sk: int) -> A
 
 def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
          precision: str | None) -> Any:
-    q3, k3, v3, bool_mask, bias, causal, batch = _prepare(q, k, v, mask, is_causal, layout)
-    impl = choose(q3, v3)
     policy = _JAX_PRECISION[_precision.resolve(precision)]
+    # Note: one jitted function per configuration: outside jit the reshapes, mask fix and kernel run as one
+    # compiled program (eager op-by-op dispatch would add launches); inside jit it simply inlines.
     with jax.default_matmul_precision(policy):
-        out = _call(q3, k3, v3, bias, bool_mask, scale, causal, impl)
+        return _sdpa_jit(q, k, v, mask, is_causal=is_causal, scale=scale, layout=layout)
+
+
+def _sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str) -> Any:
+    q3, k3, v3, bool_mask, bias, causal, batch = _prepare(q, k, v, mask, is_causal, layout)
+    out = _call(q3, k3, v3, bias, bool_mask, scale, causal, choose(q3, v3))
     if bool_mask is not None or bias is not None:
         # Note: the xla kernel gives a uniform average (or NaN) for a row with no key; the contract says zeros.
         has = _row_has_key(bool_mask, bias, causal, q3.shape[1], k3.shape[1])
         out = jnp.where(has, out, jnp.zeros((), out.dtype))
     out = out.reshape(*batch, *out.shape[1:])
     return jnp.swapaxes(out, -2, -3) if layout == "bhsd" else out
+
+
+_sdpa_jit = jax.jit(_sdpa, static_argnames=("is_causal", "scale", "layout"))
 
 
 def _call(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: bool, impl: str) -> Any:

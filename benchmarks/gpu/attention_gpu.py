@@ -1,0 +1,284 @@
+# ruff: noqa: B023  (timed closures run inside the iteration that binds their loop variables)
+"""Attention on the GPU: ua.scaled_dot_product_attention vs every native kernel, bf16 forward.
+
+For torch inputs: unarray vs torch SDPA forced to cuDNN, flash, efficient and math (math only
+where memory allows). For JAX inputs: unarray vs jax.nn.dot_product_attention cudnn and xla.
+For CuPy inputs: unarray vs the best torch kernel on the same data. TFLOP/s = 4*B*H*Sq*Sk*D / t
+(halved for causal); CUDA-event timing (JAX: wall clock after block_until_ready), median after
+warm-up; torch.cuda.max_memory_allocated for peak. A correctness check of each path against a
+float32 reference runs first on a small shape. Each section records its error and goes on.
+
+    OUT=out python benchmarks/gpu/attention_gpu.py   # writes $OUT/attention_gpu.{json,md}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import statistics
+import sys
+import time
+import traceback
+from typing import Any
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
+
+SHAPES = [(4, 16, 4096, 128), (1, 16, 16384, 128), (16, 16, 1024, 64)]
+OUT = pathlib.Path(os.environ.get("OUT", "out"))
+BUDGET_S = 330.0
+START = time.perf_counter()
+RESULTS: list[dict[str, Any]] = []
+ERRORS: list[str] = []
+
+
+def left() -> float:
+    return BUDGET_S - (time.perf_counter() - START)
+
+
+def tflops(shape: tuple[int, ...], causal: bool, ms: float) -> float:
+    b, h, s, d = shape
+    f = 4.0 * b * h * s * s * d / (2 if causal else 1)
+    return f / (ms * 1e-3) / 1e12
+
+
+def record(section: str, shape: Any, causal: bool, impl: str, ms: float | None, peak: float | None,
+           note: str = "") -> None:
+    row = {"section": section, "shape": list(shape), "causal": causal, "impl": impl,
+           "ms": None if ms is None else round(ms, 4),
+           "tflops": None if ms is None else round(tflops(shape, causal, ms), 1),
+           "peak_gib": None if peak is None else round(peak, 2), "note": note}
+    RESULTS.append(row)
+    rate = "-" if ms is None else f"{row['tflops']:7.1f} TFLOP/s"
+    print(f"{section:6s} {str(shape):22s} causal={causal!s:5s} {impl:28s} {rate}  peak {row['peak_gib']} GiB {note}",
+          flush=True)
+
+
+def torch_time(fn: Any, warm: int = 3, reps: int = 10) -> tuple[float, float]:
+    import torch
+
+    for _ in range(warm):
+        fn()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    times = []
+    for _ in range(reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    return statistics.median(times), torch.cuda.max_memory_allocated() / 2**30
+
+
+def section(name: str, fn: Any) -> None:
+    if left() < 20:
+        ERRORS.append(f"{name}: skipped, time budget spent")
+        return
+    try:
+        fn()
+    except Exception as e:  # record and go on: one section must not lose the others
+        ERRORS.append(f"{name}: {type(e).__name__}: {e}")
+        traceback.print_exc()
+
+
+def correctness() -> None:
+    import numpy as np
+    import torch
+
+    import unarray as ua
+
+    rng = np.random.default_rng(0)
+    shapes = ((2, 8, 300, 64), (2, 2, 257, 64), (2, 2, 257, 64))
+    q, k, v = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    mask = rng.random((300, 257)) < 0.9
+    mask[3] = False
+    t = [torch.tensor(a, device="cuda") for a in (q, k, v)]
+    tm = torch.tensor(mask, device="cuda")
+    for causal in (False, True):
+        for m in (None, tm):
+            ref = _ref(q, k, v, None if m is None else mask, causal)
+            tol = 3e-2
+            out = ua.scaled_dot_product_attention(*(a.bfloat16() for a in t), mask=m, is_causal=causal)
+            err = float((out.float().cpu().numpy() - ref).__abs__().max())
+            kernel = ua.explain("scaled_dot_product_attention", *(a.bfloat16() for a in t), mask=m,
+                                is_causal=causal).kernel
+            RESULTS.append({"section": "check", "backend": "torch", "causal": causal, "mask": m is not None,
+                            "max_abs_err": err, "ok": err < tol, "kernel": kernel})
+            print(f"check torch causal={causal} mask={m is not None}: err {err:.2e} ok={err < tol} [{kernel}]")
+            try:
+                import jax
+                import jax.numpy as jnp
+
+                j = [jnp.asarray(a, dtype=jnp.bfloat16) for a in (q, k, v)]
+                jm = None if m is None else jnp.asarray(mask)
+                jo = ua.scaled_dot_product_attention(*j, mask=jm, is_causal=causal)
+                jerr = float(np.abs(np.asarray(jo.astype(jnp.float32)) - ref).max())
+                kernel = ua.explain("scaled_dot_product_attention", *j, mask=jm, is_causal=causal).kernel
+                RESULTS.append({"section": "check", "backend": "jax", "causal": causal, "mask": m is not None,
+                                "max_abs_err": jerr, "ok": jerr < tol, "kernel": kernel})
+                print(f"check jax   causal={causal} mask={m is not None}: err {jerr:.2e} ok={jerr < tol} [{kernel}]")
+                del jax
+            except Exception as e:
+                ERRORS.append(f"check jax: {type(e).__name__}: {e}")
+            try:
+                import cupy as cp
+
+                c = [cp.asarray(a).astype(cp.float16) for a in (q, k, v)]
+                cm = None if m is None else cp.asarray(mask)
+                co = ua.scaled_dot_product_attention(*c, mask=cm, is_causal=causal)
+                cerr = float(np.abs(cp.asnumpy(co).astype(np.float32) - ref).max())
+                RESULTS.append({"section": "check", "backend": "cupy", "causal": causal, "mask": m is not None,
+                                "max_abs_err": cerr, "ok": cerr < tol})
+                print(f"check cupy  causal={causal} mask={m is not None}: err {cerr:.2e} ok={cerr < tol}")
+            except Exception as e:
+                ERRORS.append(f"check cupy: {type(e).__name__}: {e}")
+
+
+def _ref(q: Any, k: Any, v: Any, mask: Any, causal: bool) -> Any:
+    import numpy as np
+
+    g = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, g, 1).astype(np.float64), np.repeat(v, g, 1).astype(np.float64)
+    s = q.astype(np.float64) @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    ok = np.ones(s.shape[-2:], bool) if mask is None else mask
+    if causal:
+        sq, sk = s.shape[-2:]
+        ok = ok & (np.arange(sk)[None] <= np.arange(sq)[:, None] + sk - sq)
+    s = np.where(ok, s, -np.inf)
+    top = s.max(-1, keepdims=True)
+    p = np.exp(s - np.where(np.isfinite(top), top, 0))
+    tot = p.sum(-1, keepdims=True)
+    return ((p @ v) / np.where(tot == 0, 1, tot)).astype(np.float32)
+
+
+def bench_torch() -> None:
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    import unarray as ua
+
+    kernels = {"torch cuDNN": SDPBackend.CUDNN_ATTENTION, "torch flash": SDPBackend.FLASH_ATTENTION,
+               "torch efficient": SDPBackend.EFFICIENT_ATTENTION, "torch math": SDPBackend.MATH}
+    for shape in SHAPES:
+        q, k, v = (torch.randn(shape, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+        for causal in (False, True):
+            if left() < 30:
+                return
+            kernel = ua.explain("scaled_dot_product_attention", q, k, v, is_causal=causal).kernel
+            ms, pk = torch_time(lambda: ua.scaled_dot_product_attention(q, k, v, is_causal=causal))
+            record("torch", shape, causal, "unarray", ms, pk, kernel)
+            for name, kb in kernels.items():
+                b, h, s, _ = shape
+                if kb == SDPBackend.MATH and b * h * s * s * 2 * 3 > 30 * 2**30:
+                    record("torch", shape, causal, name, None, None, "skipped: scores would not fit")
+                    continue
+                try:
+                    def run(kb: Any = kb) -> Any:
+                        with sdpa_kernel([kb]):
+                            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                    ms, pk = torch_time(run, warm=2, reps=5 if kb == SDPBackend.MATH else 10)
+                    record("torch", shape, causal, name, ms, pk)
+                except Exception as e:
+                    record("torch", shape, causal, name, None, None, f"{type(e).__name__}: {str(e)[:80]}")
+                torch.cuda.empty_cache()
+
+
+def bench_jax() -> None:
+    import jax
+    import jax.numpy as jnp
+
+    import unarray as ua
+
+    def jtime(fn: Any, reps: int = 10) -> float:
+        for _ in range(3):
+            jax.block_until_ready(fn())
+        times = []
+        for _ in range(reps):
+            t = time.perf_counter()
+            jax.block_until_ready(fn())
+            times.append((time.perf_counter() - t) * 1e3)
+        return statistics.median(times)
+
+    for shape in SHAPES:
+        b, h, s, d = shape
+        key = jax.random.PRNGKey(0)
+        # JAX's native layout is bshd; unarray takes it with layout="bshd" (no transposes).
+        q, k, v = (jax.random.normal(jax.random.fold_in(key, i), (b, s, h, d), jnp.bfloat16) for i in range(3))
+        for causal in (False, True):
+            if left() < 30:
+                return
+            kernel = ua.explain("scaled_dot_product_attention", q, k, v, is_causal=causal, layout="bshd").kernel
+            record("jax", shape, causal, "unarray (outside jit)",
+                   jtime(lambda: ua.scaled_dot_product_attention(q, k, v, is_causal=causal, layout="bshd")), None,
+                   kernel)
+            for impl in ("cudnn", "xla"):
+                f = jax.jit(lambda q, k, v, impl=impl: jax.nn.dot_product_attention(q, k, v, is_causal=causal,
+                                                                                 implementation=impl))
+                try:
+                    record("jax", shape, causal, f"jax {impl} (jit)", jtime(lambda f=f: f(q, k, v)), None)
+                except Exception as e:
+                    record("jax", shape, causal, f"jax {impl}", None, None, f"{type(e).__name__}: {str(e)[:80]}")
+
+
+def bench_cupy() -> None:
+    import cupy as cp
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    import unarray as ua
+
+    for shape in SHAPES:
+        q, k, v = (cp.random.standard_normal(shape, dtype=cp.float32).astype(cp.float16) for _ in range(3))
+        for causal in (False, True):
+            if left() < 30:
+                return
+            kernel = ua.explain("scaled_dot_product_attention", q, k, v, is_causal=causal).kernel
+            ms, pk = torch_time(lambda: ua.scaled_dot_product_attention(q, k, v, is_causal=causal))
+            record("cupy", shape, causal, "unarray (float16)", ms, pk, kernel)
+            tq, tk, tv = (torch.from_dlpack(a) for a in (q, k, v))
+            best = None
+            for kb in (SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION):
+                try:
+                    def run(kb: Any = kb) -> Any:
+                        with sdpa_kernel([kb]):
+                            return F.scaled_dot_product_attention(tq, tk, tv, is_causal=causal)
+                    ms, _ = torch_time(run)
+                    best = ms if best is None else min(best, ms)
+                except Exception:
+                    continue
+            record("cupy", shape, causal, "best torch kernel (float16)", best, None)
+
+
+def write() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "attention_gpu.json").write_text(json.dumps({"rows": RESULTS, "errors": ERRORS}, indent=1))
+    lines = ["| section | shape | causal | impl | TFLOP/s | ms | peak GiB | note |",
+             "|---|---|---|---|---:|---:|---:|---|"]
+    for r in RESULTS:
+        if r.get("section") == "check":
+            continue
+        lines.append(f"| {r['section']} | {tuple(r['shape'])} | {r['causal']} | {r['impl']} | {r['tflops'] or '-'} | "
+                     f"{r['ms'] or '-'} | {r['peak_gib'] or '-'} | {r['note']} |")
+    checks = [r for r in RESULTS if r.get("section") == "check"]
+    lines += ["", "Correctness (bf16/fp16 vs float64 reference, shape (2,8,300,64) GQA k/v (2,2,257,64)):", ""]
+    lines += [f"- {c['backend']} causal={c['causal']} mask={c['mask']}: max abs err {c['max_abs_err']:.2e} "
+              f"ok={c['ok']} {c.get('kernel', '')}" for c in checks]
+    lines += ["", "Errors:", ""] + [f"- {e}" for e in ERRORS]
+    (OUT / "attention_gpu.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def main() -> None:
+    section("check", correctness)
+    section("torch", bench_torch)
+    section("jax", bench_jax)
+    section("cupy", bench_cupy)
+    write()
+
+
+if __name__ == "__main__":
+    main()
