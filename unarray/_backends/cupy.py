@@ -1,0 +1,292 @@
+# CuPy backend: cupy.ndarray on CUDA and on ROCm builds of CuPy, any device.
+# The namespace is array_api_compat.cupy; the hot ops call CuPy directly.
+# Every op runs under ``with <array's device>:`` when that is not the current
+# device, so an array on device 1 gives results on device 1. Float32 matmul
+# precision is CuPy's per-dtype cuBLAS compute type, set for the call only.
+# Imported only once CuPy is in use; importing it needs no GPU.
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import array_api_compat.cupy as compat_cupy
+import cupy
+
+from unarray import _precision
+from unarray._backends._base import Backend
+from unarray._devices import Device, parse_device
+from unarray._errors import ArgumentError, DeviceMismatchError
+
+_XP: Any = compat_cupy
+_F32 = cupy.dtype("float32")
+_device_cache: dict[int, Device] = {}
+
+
+def is_hip() -> bool:
+    try:
+        return bool(cupy.cuda.runtime.is_hip)
+    except Exception:
+        return False
+
+
+def device_from_id(index: int, hip: bool | None = None) -> Device:
+    """``ua.Device`` of CuPy device ``index`` (kind "rocm" on a HIP build of CuPy)."""
+    hip = is_hip() if hip is None else hip
+    return Device("rocm" if hip else "cuda", int(index))
+
+
+def _current_id() -> int:
+    return int(cupy.cuda.runtime.getDevice())
+
+
+@contextlib.contextmanager
+def on_device_of(x: Any) -> Iterator[None]:
+    """Make ``x``'s device current for the block when it is not already."""
+    d = getattr(x, "device", None)
+    if d is None or d.id == _current_id():
+        yield
+        return
+    with d:
+        yield
+
+
+def _first_array(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    for a in args:
+        if isinstance(a, cupy.ndarray):
+            return a
+        if isinstance(a, (list, tuple)) and a and isinstance(a[0], cupy.ndarray):
+            return a[0]
+    for a in kwargs.values():
+        if isinstance(a, cupy.ndarray):
+            return a
+    return None
+
+
+def pinned(fn: Any) -> Any:
+    """``fn`` run on the device of its first array argument."""
+
+    @functools.wraps(fn)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        x = _first_array(args, kwargs)
+        if x is None or x.device.id == _current_id():
+            return fn(*args, **kwargs)
+        with x.device:
+            return fn(*args, **kwargs)
+
+    return run
+
+
+# -- matmul precision ---------------------------------------------------------------------------------
+def compute_types() -> dict[str, int]:
+    from cupy._core import _routines_linalg as rl
+
+    return {"highest": rl.COMPUTE_TYPE_FP32, "tf32": rl.COMPUTE_TYPE_TF32, "bf16": rl.COMPUTE_TYPE_BF16,
+            "fastest": rl.COMPUTE_TYPE_BF16, "default": rl.COMPUTE_TYPE_DEFAULT}
+
+
+def effective_float32_compute(current: int, types: dict[str, int], env: dict[str, str] | None = None) -> str:
+    """What CuPy's float32 GEMM uses for compute type ``current`` ("default" honours CUPY_TF32)."""
+    env = os.environ if env is None else env
+    if current == types["default"]:
+        return "tf32" if env.get("CUPY_TF32", "0") == "1" else "highest"
+    for name in ("highest", "tf32", "bf16"):
+        if current == types[name]:
+            return name
+    return "other"
+
+
+@contextlib.contextmanager
+def precision_scope(policy: str) -> Iterator[None]:
+    """Set CuPy's float32 cuBLAS compute type for the block and restore it after.
+
+    Note: CuPy keeps one compute type per dtype for the process (not per thread or device):
+    COMPUTE_TYPE_FP32 is plain float32 (no TF32 even with CUPY_TF32=1); TF32 and BF16 use the
+    tensor-core fast paths (CUBLAS_COMPUTE_32F_FAST_TF32 / _FAST_16BF).
+    """
+    from cupy._core import _routines_linalg as rl
+
+    types = compute_types()
+    have = rl.get_compute_type(_F32)
+    if effective_float32_compute(have, types) == policy or (policy == "fastest"
+                                                            and effective_float32_compute(have, types) == "bf16"):
+        yield
+        return
+    rl.set_compute_type(_F32, types[policy])
+    try:
+        yield
+    finally:
+        rl.set_compute_type(_F32, have)
+
+
+def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    return (axis,) if isinstance(axis, int) else tuple(axis)
+
+
+class CupyBackend(Backend):
+    name = "cupy"
+    xp = compat_cupy
+    native = cupy
+
+    def __getattr__(self, op: str) -> Any:
+        fn = super().__getattr__(op)
+        wrapped = pinned(fn)
+        setattr(self, op, wrapped)
+        return wrapped
+
+    def is_array_type(self, t: type) -> bool:
+        return issubclass(t, cupy.ndarray)
+
+    def device_of(self, x: Any) -> Device:
+        i = x.device.id
+        try:
+            return _device_cache[i]
+        except KeyError:
+            out = _device_cache[i] = device_from_id(i)
+            return out
+
+    def native_device(self, device: Any) -> Any:
+        if device is None or isinstance(device, cupy.cuda.Device):
+            return device
+        d = device if isinstance(device, Device) else parse_device(device)
+        if d is None or d.kind not in ("cuda", "rocm", "gpu"):
+            raise DeviceMismatchError(f"CuPy arrays live on GPUs only; got device {device!r}", backend=self.name)
+        return cupy.cuda.Device(d.index)
+
+    def devices(self) -> list[Device]:
+        try:
+            n = cupy.cuda.runtime.getDeviceCount()
+        except Exception:
+            return []
+        return [device_from_id(i) for i in range(n)]
+
+    def data_ptr(self, x: Any) -> int:
+        return int(x.data.ptr)
+
+    def to_numpy(self, x: Any) -> Any:
+        return x.get()
+
+    def to_device(self, x: Any, device: Any) -> Any:
+        with device:
+            return cupy.asarray(x)
+
+    def from_dlpack(self, x: Any, *, device: Any = None, copy: bool | None = None) -> Any:
+        if hasattr(x, "__cuda_array_interface__") and not hasattr(x, "__dlpack__"):
+            out = cupy.asarray(x)  # Numba device arrays: zero-copy through the interface
+            return out.copy() if copy else out
+        kw: dict[str, Any] = {}
+        if copy is not None:
+            kw["copy"] = copy
+        return cupy.from_dlpack(x, **kw)
+
+    def handoff_path(self, src: Backend, x: Any) -> str:
+        if src.name == "numba":
+            return "__cuda_array_interface__"
+        return "DLPack"
+
+    def precision_used(self, policy: str, x: Any) -> str:
+        return {"highest": "float32 (cuBLAS COMPUTE_32F, TF32 off)",
+                "tf32": "tf32 (cuBLAS COMPUTE_32F_FAST_TF32)",
+                "bf16": "bf16 passes (cuBLAS COMPUTE_32F_FAST_16BF)",
+                "fastest": "bf16 passes (cuBLAS COMPUTE_32F_FAST_16BF)"}[policy]
+
+    # -- hot ops: CuPy's own calls, on the array's device ---------------------------------------
+    def matmul(self, x1: Any, x2: Any) -> Any:
+        with on_device_of(x1):
+            if x1.dtype is not x2.dtype and x1.dtype != x2.dtype:
+                dt = cupy.result_type(x1, x2)
+                x1, x2 = x1.astype(dt, copy=False), x2.astype(dt, copy=False)
+            if x1.dtype == _F32:
+                with precision_scope(_precision.current()):
+                    return cupy.matmul(x1, x2)
+            return cupy.matmul(x1, x2)
+
+    def matrix_transpose(self, x: Any) -> Any:
+        if x.ndim < 2:
+            return super().matrix_transpose(x)
+        return cupy.swapaxes(x, -1, -2)
+
+    def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
+        return cupy.transpose(x, axes)
+
+    def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        with on_device_of(x):
+            return _XP.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
+
+    def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        with on_device_of(x):
+            return _XP.prod(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
+
+    def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        with on_device_of(x):
+            if axis == ():
+                return x.copy()
+            return cupy.mean(x, axis=axis, keepdims=keepdims)
+
+    def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        with on_device_of(x):
+            if axis == ():
+                return self._scalar_var(x, correction)
+            return cupy.var(x, axis=axis, ddof=correction, keepdims=keepdims)
+
+    def std(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        with on_device_of(x):
+            if axis == ():
+                return cupy.sqrt(self._scalar_var(x, correction))
+            return cupy.std(x, axis=axis, ddof=correction, keepdims=keepdims)
+
+    def _scalar_var(self, x: Any, correction: float) -> Any:
+        # Note: axis=() reduces nothing: one element per variance, (x - x)**2 / (1 - correction).
+        dev = cupy.abs(x - x) ** 2
+        with cupy.errstate(divide="ignore", invalid="ignore"):
+            return dev / dev.dtype.type(1 - correction) if 1 - correction > 0 else dev * cupy.nan
+
+    def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        self._check_nonempty("min", x, axis)
+        with on_device_of(x):
+            return cupy.amin(x, axis=axis, keepdims=keepdims) if axis != () else x.copy()
+
+    def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        self._check_nonempty("max", x, axis)
+        with on_device_of(x):
+            return cupy.amax(x, axis=axis, keepdims=keepdims) if axis != () else x.copy()
+
+    def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        self._check_nonempty("argmin", x, axis)
+        with on_device_of(x):
+            return _XP.argmin(x, axis=axis, keepdims=keepdims)
+
+    def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        self._check_nonempty("argmax", x, axis)
+        with on_device_of(x):
+            return _XP.argmax(x, axis=axis, keepdims=keepdims)
+
+    def any(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        with on_device_of(x):
+            return cupy.any(x, axis=axis, keepdims=keepdims) if axis != () else x.astype(bool)
+
+    def all(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        with on_device_of(x):
+            return cupy.all(x, axis=axis, keepdims=keepdims) if axis != () else x.astype(bool)
+
+    def cumulative_sum(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+        with on_device_of(x):
+            return self._cumulative(_XP.cumulative_sum, x, axis, dtype, include_initial)
+
+    def cumulative_prod(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+        with on_device_of(x):
+            return self._cumulative(_XP.cumulative_prod, x, axis, dtype, include_initial)
+
+    def _cumulative(self, fn: Any, x: Any, axis: Any, dtype: Any, include_initial: bool) -> Any:
+        if axis is None and x.ndim != 1:
+            raise ArgumentError(f"axis=None needs a 1-D array, got shape {tuple(x.shape)}; pass axis=",
+                                backend=self.name)
+        return fn(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
+
+
+_ = _axes
+BACKEND = CupyBackend()

@@ -1,0 +1,178 @@
+# Numba CUDA device arrays: edge-only. unarray reads their device, names their
+# backend and hands them to and from CuPy/torch zero-copy through
+# __cuda_array_interface__; it does not compute on them (Numba has no array
+# library), and every compute op raises UnsupportedError saying what to do.
+# numba.cuda is imported lazily: importing this module needs no GPU or driver.
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from unarray._backends._base import Backend
+from unarray._devices import Device
+from unarray._errors import HandoffError, UnsupportedError
+
+_ADVICE = ("Numba device arrays are inputs and outputs of handoff only; "
+           "compute with ua.to(x, 'cupy') or ua.to(x, 'torch')")
+_EDGE = frozenset({"device_of", "is_array_type", "from_dlpack", "data_ptr", "to_numpy", "is_tracer", "devices",
+                   "native_device", "version", "dtype", "dtype_name", "handoff_path", "handoff_copies",
+                   "precision_used", "kernel_name", "asarray"})
+
+
+def _cuda() -> Any:
+    from numba import cuda
+
+    return cuda
+
+
+def is_device_array_type(t: type) -> bool:
+    # Decided from the class alone: numba.cuda's DeviceNDArray family (no numba import needed).
+    return any(k.__name__ in ("DeviceNDArray", "DeviceNDArrayBase", "MappedNDArray", "DeviceRecord")
+               and k.__module__.startswith("numba") for k in t.__mro__)
+
+
+class NumbaBackend(Backend):
+    name = "numba"
+    xp = None
+    native = None
+
+    def __getattr__(self, op: str) -> Any:
+        if op.startswith("_"):
+            raise AttributeError(op)
+        raise UnsupportedError(_ADVICE, op=op, backend=self.name)
+
+    def version(self) -> str:
+        mod = sys.modules.get("numba")
+        return str(getattr(mod, "__version__", "?"))
+
+    def is_array_type(self, t: type) -> bool:
+        return is_device_array_type(t)
+
+    def device_of(self, x: Any) -> Device:
+        # Note: the interface carries no device; the pointer's device is asked from the driver.
+        ptr = int(x.__cuda_array_interface__["data"][0])
+        return Device("cuda", _device_of_pointer(ptr))
+
+    def native_device(self, device: Any) -> Any:
+        return device
+
+    def devices(self) -> list[Device]:
+        try:
+            return [Device("cuda", d.id) for d in _cuda().gpus]
+        except Exception:
+            return []
+
+    def dtype(self, d: Any) -> Any:
+        import numpy as np
+
+        from unarray._dtypes import canonical_name
+
+        return None if d is None else np.dtype(canonical_name(d) or d)
+
+    def data_ptr(self, x: Any) -> int:
+        return int(x.__cuda_array_interface__["data"][0])
+
+    def to_numpy(self, x: Any) -> Any:
+        return x.copy_to_host()
+
+    def from_dlpack(self, x: Any, *, device: Any = None, copy: bool | None = None) -> Any:
+        # Handoff target: anything with __cuda_array_interface__ (CuPy, torch CUDA) becomes a view.
+        if not hasattr(x, "__cuda_array_interface__"):
+            if hasattr(x, "__dlpack__") and "cupy" in sys.modules:
+                import cupy
+
+                x = cupy.from_dlpack(x)
+            else:
+                raise HandoffError("Numba takes CUDA arrays with __cuda_array_interface__ only; "
+                                   "hand a CPU array over with numba.cuda.to_device", backend=self.name)
+        out = _cuda().as_cuda_array(x)
+        if copy:
+            fresh = _cuda().device_array_like(out)
+            fresh.copy_to_device(out)
+            return fresh
+        return out
+
+    def asarray(self, obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Any:
+        if hasattr(obj, "__cuda_array_interface__"):
+            return self.from_dlpack(obj, copy=copy)
+        return _cuda().to_device(obj)
+
+    def handoff_path(self, src: Backend, x: Any) -> str:
+        return "__cuda_array_interface__"
+
+    def precision_used(self, policy: str, x: Any) -> str:
+        return "n/a (Numba device arrays are not computed on)"
+
+    # Every hot op is a compute op: refuse with the advice.
+    def _refuse(self, op: str) -> Any:
+        raise UnsupportedError(_ADVICE, op=op, backend=self.name)
+
+    def matmul(self, x1: Any, x2: Any) -> Any:
+        return self._refuse("matmul")
+
+    def matrix_transpose(self, x: Any) -> Any:
+        return self._refuse("matrix_transpose")
+
+    def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
+        return self._refuse("permute_dims")
+
+    def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        return self._refuse("sum")
+
+    def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        return self._refuse("prod")
+
+    def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return self._refuse("mean")
+
+    def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        return self._refuse("var")
+
+    def std(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        return self._refuse("std")
+
+    def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return self._refuse("min")
+
+    def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return self._refuse("max")
+
+    def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        return self._refuse("argmin")
+
+    def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        return self._refuse("argmax")
+
+    def any(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return self._refuse("any")
+
+    def all(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return self._refuse("all")
+
+    def cumulative_sum(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+        return self._refuse("cumulative_sum")
+
+    def cumulative_prod(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+        return self._refuse("cumulative_prod")
+
+    def scaled_dot_product_attention(self, *args: Any) -> Any:
+        return self._refuse("scaled_dot_product_attention")
+
+
+def _device_of_pointer(ptr: int) -> int:
+    try:
+        from cuda.bindings import driver  # type: ignore[import-not-found]
+
+        err, dev = driver.cuPointerGetAttribute(driver.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr)
+        if int(err) == 0:
+            return int(dev)
+    except Exception:
+        pass
+    try:
+        return int(_cuda().get_current_device().id)
+    except Exception:
+        return 0
+
+
+_ = _EDGE
+BACKEND = NumbaBackend()
