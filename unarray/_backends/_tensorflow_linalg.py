@@ -13,7 +13,11 @@ import tensorflow as tf
 
 from unarray._backends import _tensorflow_ops as ops
 from unarray._backends._tensorflow_xp import _COMPLEX, _COMPLEX_OF, _FLOATS, _REAL_OF, DEFAULT_FLOAT, promote, t
-from unarray._errors import ArgumentError, DTypeError, ShapeError
+from unarray._errors import ArgumentError, DTypeError, ShapeError, UnsupportedError
+
+# Ops TensorFlow has no kernels for in half precision (float16 and bfloat16): explicit holes.
+HALF_HOLES = ("cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matrix_power", "matrix_rank",
+              "pinv", "qr", "slogdet", "solve", "svd", "svdvals")
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
@@ -22,8 +26,11 @@ SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 
 
-def _float(x: Any) -> Any:
+def _float(x: Any, op: str = "linalg") -> Any:
     x = t(x)
+    if x.dtype in (tf.float16, tf.bfloat16):
+        raise UnsupportedError(f"TensorFlow has no {x.dtype.name} kernels for linalg decompositions and solves; "
+                               "cast to float32 with ua.astype first", op=op, backend="tensorflow")
     if x.dtype in _FLOATS or x.dtype in _COMPLEX:
         return x
     return tf.cast(x, tf.float64 if x.dtype in (tf.int32, tf.int64, tf.uint32, tf.uint64) else DEFAULT_FLOAT)

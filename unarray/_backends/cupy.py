@@ -87,11 +87,11 @@ def compute_types() -> dict[str, int]:
             "fastest": rl.COMPUTE_TYPE_BF16, "default": rl.COMPUTE_TYPE_DEFAULT}
 
 
-def effective_float32_compute(current: int, types: dict[str, int], env: dict[str, str] | None = None) -> str:
+def effective_float32_compute(current: int, types: dict[str, int], env: Any = None) -> str:
     """What CuPy's float32 GEMM uses for compute type ``current`` ("default" honours CUPY_TF32)."""
-    env = os.environ if env is None else env
+    environ = os.environ if env is None else env
     if current == types["default"]:
-        return "tf32" if env.get("CUPY_TF32", "0") == "1" else "highest"
+        return "tf32" if environ.get("CUPY_TF32", "0") == "1" else "highest"
     for name in ("highest", "tf32", "bf16"):
         if current == types[name]:
             return name

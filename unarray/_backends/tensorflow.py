@@ -132,9 +132,13 @@ class _Missing(UnsupportedError, AttributeError):
     pass
 
 
-# Ops TensorFlow cannot run, with the reason (``ua.explain`` and the support matrix read this).
-HOLES: dict[str, str] = {
-    "scaled_dot_product_attention_dropout": "no dropout anywhere in unarray (results stay deterministic)",
+# Ops TensorFlow cannot run at all, with the reason (``ua.explain`` and the support matrix read this).
+# Every name of the front end is implemented for TF, so this is empty; what TF cannot do for some
+# dtypes only is in DTYPE_HOLES (raising UnsupportedError for those dtypes, running for the others).
+HOLES: dict[str, str] = {}
+DTYPE_HOLES: dict[str, str] = {
+    f"linalg_{op}": "float16/bfloat16: TensorFlow has no half-precision kernels; cast to float32"
+    for op in linalg_module.HALF_HOLES
 }
 
 
@@ -143,6 +147,7 @@ class TensorflowBackend(Backend):
     xp = XP
     native = tf
     holes = HOLES
+    dtype_holes = DTYPE_HOLES
 
     def __getattr__(self, op: str) -> Any:
         try:
