@@ -161,8 +161,20 @@ def test_device_mismatch_within_torch() -> None:
     import torch
 
     cpu = torch.ones((2, 2))
-    _raises(ua.DeviceMismatchError, ValueError, lambda: ua.matmul(cpu, _meta()), "matmul", "torch")
     _raises(ua.DeviceMismatchError, ValueError, lambda: ua.add(cpu, _meta()), "add", "torch")
+    _raises(ua.DeviceMismatchError, ValueError, lambda: ua.where(cpu > 0, cpu, _meta()), "where", "torch")
+
+
+def test_native_cross_device_error_is_device_mismatch() -> None:
+    # What torch raises for cuda @ cpu on a GPU machine, mapped without a GPU.
+    from unarray import _backends
+    from unarray._dispatch import fail
+
+    native = RuntimeError("Expected all tensors to be on the same device, but found at least two devices, "
+                          "cuda:0 and cpu!")
+    err = fail("matmul", _backends.get("torch"), native)
+    assert isinstance(err, ua.DeviceMismatchError) and isinstance(err, ValueError)
+    assert str(err).startswith("ua.matmul [torch]") and "cuda:0" in str(err)
 
 
 def test_device_of_fake_device() -> None:

@@ -50,6 +50,9 @@ _name_cache: dict[Any, str] = {}
 
 def canonical_name(dtype: object) -> str | None:
     """``"float32"`` for ``ua.float32``, ``np.float32``, ``torch.float32``, ``tf.float32``, ``"float32"``."""
+    if type(dtype) is int:
+        # Note: an int is never a dtype, but tf.int32 hashes as 3 and compares equal to it.
+        return None
     try:
         return _name_cache[dtype]
     except (KeyError, TypeError):

@@ -69,7 +69,8 @@ class Backend:
     def dtype(self, d: Any) -> Any:
         if d is None:
             return None
-        name = canonical_name(d)
+        # Note: a ua.DType is read directly: torch.compile cannot trace its hash into the name cache.
+        name = d.name if isinstance(d, DType) else canonical_name(d)
         if name is None:
             raise DTypeError(f"{d!r} is not a dtype", backend=self.name)
         try:
