@@ -99,6 +99,10 @@ def mean(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any
     if not (x.dtype in _FLOATS or x.dtype in _COMPLEX):
         raise DTypeError(f"mean needs a floating array, got {x.dtype.name}; cast with ua.astype first")
     axes = _axes(axis, x.shape.rank)
+    dims = x.shape.as_list() if x.shape.rank is not None else [None]
+    reduced = dims if axes is None else [dims[a] for a in axes]
+    if axes != [] and builtins.all(d is not None and d > 0 for d in reduced):
+        return tf.reduce_mean(x, axis=axes, keepdims=keepdims)
     # Note: TF's reduce_mean of zero elements is 0; the standard's is NaN (0/0).
     return tf.reduce_sum(x, axis=axes, keepdims=keepdims) / tf.cast(_count(x, axes), x.dtype)
 
