@@ -1,0 +1,271 @@
+"""Handoff: zero-copy proven by data pointers, copies counted, quirks handled, the cache."""
+
+from __future__ import annotations
+
+import gc
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import unarray as ua
+from unarray import _handoff
+
+CPU_LIBS = [n for n in ("numpy", "torch", "jax", "tensorflow") if _handoff.importlib.util.find_spec(n)]
+PAIRS = [(a, b) for a, b in itertools.permutations(CPU_LIBS, 2)]
+
+
+def aligned(shape: tuple[int, ...], dtype: str = "float32", seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    base = (rng.standard_normal(shape) + 1.5).astype(dtype) if dtype != "bool" else rng.random(shape) > 0.5
+    return _handoff.aligned_copy(base)
+
+
+def make(lib: str, a: np.ndarray):  # a native array of `lib` aliasing nothing the test keeps
+    if lib == "numpy":
+        return a
+    if lib == "torch":
+        import torch
+
+        return torch.from_numpy(a).clone()  # torch's own (64-byte aligned) allocation
+    if lib == "jax":
+        import jax.numpy as jnp
+
+        return jnp.asarray(a)
+    import tensorflow as tf
+
+    return tf.constant(a)
+
+
+def ptr(lib: str, x) -> int:
+    p = _handoff.data_ptr(lib, x)
+    assert p is not None
+    return p
+
+
+def as_np(lib: str, x) -> np.ndarray:
+    if lib == "torch":
+        return x.detach().cpu().numpy()
+    return np.asarray(x)
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    _handoff.clear()
+    ua.stats(reset=True)
+    yield
+    _handoff.clear()
+
+
+@pytest.mark.parametrize(("src", "dst"), PAIRS)
+def test_every_cpu_pair_is_zero_copy_for_aligned_compact_arrays(src, dst):
+    x = make(src, aligned((64, 32)))
+    y = ua.to(x, dst)
+    assert ua.backend_of(y) == dst
+    assert ptr(dst, y) == ptr(src, x)
+    np.testing.assert_array_equal(as_np(dst, y), as_np(src, x))
+    s = ua.stats()
+    assert (s["copies"], s["bytes_copied"], s["zero_copy"]) == (0, 0, 1)
+
+
+@pytest.mark.parametrize(("src", "dst"), PAIRS)
+def test_repeated_handoff_is_a_cache_hit_returning_the_same_view(src, dst):
+    x = make(src, aligned((8, 8)))
+    y1 = ua.to(x, dst)
+    y2 = ua.to(x, dst)
+    assert y2 is y1
+    assert ua.stats()["cache_hits"] == 1
+
+
+@pytest.mark.parametrize("dtype", ["bool", "float16", "float32", "float64", "complex64", "int8", "uint8", "int64"])
+@pytest.mark.parametrize(("src", "dst"), [p for p in PAIRS if "tensorflow" not in p])
+def test_dtypes_round_trip_zero_copy(src, dst, dtype):
+    import jax
+
+    x = make(src, aligned((4, 5), dtype))
+    if dst == "jax" and dtype in ("float64", "int64") and not jax.config.jax_enable_x64:
+        with pytest.raises(ua.DTypeError, match="x64"):
+            ua.to(x, dst)
+        return
+    y = ua.to(x, dst)
+    np.testing.assert_array_equal(as_np(dst, y), as_np(src, x))
+    assert ua.stats()["copies"] == 0
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (3, 0)])
+@pytest.mark.parametrize(("src", "dst"), PAIRS)
+def test_zero_d_and_zero_size(src, dst, shape):
+    x = make(src, aligned(shape))
+    y = ua.to(x, dst)
+    assert tuple(y.shape) == shape
+    np.testing.assert_array_equal(as_np(dst, y), as_np(src, x))
+
+
+def test_torch_bfloat16_to_numpy_and_jax_zero_copy():
+    torch = pytest.importorskip("torch")
+    t = torch.arange(8, dtype=torch.float32).to(torch.bfloat16)
+    n = ua.to(t, "numpy")
+    assert str(n.dtype) == "bfloat16" and ptr("numpy", n) == t.data_ptr()
+    np.testing.assert_array_equal(n.astype(np.float32), np.arange(8, dtype=np.float32))
+    j = ua.to(t, "jax")
+    assert str(j.dtype) == "bfloat16" and ptr("jax", j) == t.data_ptr()
+    back = ua.to(n, "torch")
+    assert back.dtype is torch.bfloat16 and back.data_ptr() == t.data_ptr()
+
+
+def test_negative_strides_copy_once_and_copy_false_refuses():
+    pytest.importorskip("torch")
+    x = aligned((6, 3))[::-1]
+    y = ua.to(x, "torch")
+    np.testing.assert_array_equal(y.numpy(), x)
+    s = ua.stats()
+    assert (s["copies"], s["bytes_copied"]) == (1, x.nbytes)
+    with pytest.raises(ua.HandoffError, match="copy=False"):
+        ua.to(x, "torch", copy=False)
+
+
+@pytest.mark.parametrize("dst", [d for d in ("jax", "tensorflow") if d in CPU_LIBS])
+def test_non_compact_views_copy_once_for_compact_consumers(dst):
+    x = aligned((8, 8))[:, ::2]
+    y = ua.to(x, dst)
+    np.testing.assert_array_equal(np.asarray(y), x)
+    assert ua.stats()["copies"] == 1
+    with pytest.raises(ua.HandoffError):
+        ua.to(x, dst, copy=False)
+
+
+def test_jax_cpu_alignment_decides_zero_copy():
+    pytest.importorskip("jax")
+    a = aligned((256,))
+    assert ptr("jax", ua.to(a, "jax")) == ptr("numpy", a)
+    raw = np.zeros(257 * 4, np.uint8)
+    off = (-ptr("numpy", raw)) % 64 + 4
+    u = raw[off:off + 256 * 4].view(np.float32)
+    u[:] = 3.0
+    ua.stats(reset=True)
+    y = ua.to(u, "jax")
+    np.testing.assert_array_equal(np.asarray(y), u)
+    assert ua.stats()["copies"] == 1
+    with pytest.raises(ua.HandoffError, match="copy=False"):
+        ua.to(u, "jax", copy=False)
+
+
+def test_read_only_numpy_to_jax_is_zero_copy_and_input_stays_read_only():
+    pytest.importorskip("jax")
+    a = aligned((16, 16))
+    a.flags.writeable = False
+    y = ua.to(a, "jax", copy=False)
+    assert ptr("jax", y) == ptr("numpy", a)
+    assert not a.flags.writeable
+    np.testing.assert_array_equal(np.asarray(y), a)
+
+
+def test_copy_true_always_copies_and_counts():
+    pytest.importorskip("torch")
+    a = aligned((4, 4))
+    y = ua.to(a, "torch", copy=True)
+    assert y.data_ptr() != ptr("numpy", a)
+    assert ua.stats()["bytes_copied"] == a.nbytes
+
+
+def test_cache_misses_after_torch_resize_and_set():
+    torch = pytest.importorskip("torch")
+    t = torch.ones(4, 4)
+    n1 = ua.to(t, "numpy")
+    t.resize_(2, 2)
+    n2 = ua.to(t, "numpy")
+    assert n2 is not n1 and n2.shape == (2, 2)
+    t.set_(torch.zeros(3))
+    n3 = ua.to(t, "numpy")
+    assert n3.shape == (3,) and ptr("numpy", n3) == t.data_ptr()
+    assert ua.stats()["cache_hits"] == 0
+
+
+def test_cache_does_not_keep_dropped_sources_alive():
+    pytest.importorskip("torch")
+    for i in range(40):
+        ua.to(aligned((1000,), seed=i), "torch")
+    gc.collect()
+    _handoff.sweep()
+    assert len(_handoff.CACHE) == 0
+
+
+def test_source_out_of_scope_view_stays_valid():
+    pytest.importorskip("torch")
+    y = ua.to(aligned((100,)) * 0 + 7.0, "torch")
+    gc.collect()
+    assert float(y.sum()) == 700.0
+
+
+def test_jax_tracer_handoff_raises_clear_error():
+    jax = pytest.importorskip("jax")
+    pytest.importorskip("torch")
+
+    def f(x):
+        return ua.to(x, "torch")
+
+    with pytest.raises(ua.TracerHandoffError, match="traced"):
+        jax.jit(f)(jax.numpy.ones(3))
+
+
+def test_device_change_is_counted_and_refused_under_copy_false():
+    pytest.importorskip("torch")
+    with pytest.raises(ua.HandoffError, match="copy=False"):
+        ua.to(aligned((2,)), "torch", device="meta", copy=False)
+
+
+def test_tensorflow_capsule_only_api_round_trip():
+    tf = pytest.importorskip("tensorflow")
+    pytest.importorskip("torch")
+    t = tf.constant(aligned((3, 3)))
+    y = ua.to(t, "torch")
+    back = ua.to(y, "tensorflow")
+    assert ptr("tensorflow", back) == ptr("tensorflow", t)
+    np.testing.assert_array_equal(back.numpy(), t.numpy())
+
+
+def test_mixed_library_matmul_goes_through_handoff():
+    torch = pytest.importorskip("torch")
+    a = torch.ones(3, 4)
+    b = aligned((4, 2))
+    out = ua.matmul(a, b)
+    assert isinstance(out, torch.Tensor)
+    np.testing.assert_allclose(out.numpy(), np.ones((3, 4), np.float32) @ b, rtol=1e-6)
+    s = ua.stats()
+    assert s["handoffs"] == 1 and s["zero_copy"] == 1
+
+
+def test_from_dlpack_takes_a_plain_producer():
+    class Producer:
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, **kw):
+            return self.a.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+    a = aligned((5,))
+    y = ua.from_dlpack(Producer(a), backend="numpy")
+    assert ptr("numpy", y) == ptr("numpy", a)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    pair=st.sampled_from([p for p in PAIRS if "tensorflow" not in p]),
+    shape=st.lists(st.integers(1, 6), min_size=1, max_size=3),
+    step=st.sampled_from([1, 2, -1]),
+    seed=st.integers(0, 2**16),
+)
+def test_any_view_arrives_with_equal_values(pair, shape, step, seed):
+    src, dst = pair
+    a = aligned(tuple(shape), seed=seed)
+    if src == "numpy":
+        x = a[..., ::step]
+    else:
+        x = make(src, a)
+    y = ua.to(x, dst)
+    np.testing.assert_array_equal(as_np(dst, y), as_np(src, x))

@@ -1,0 +1,487 @@
+# Handoff machinery behind ua.to: the per-pair path table, the weak cache, the
+# stream rule and copy accounting. Frameworks are reached through sys.modules
+# (the source's library is already imported; the target was named by the caller).
+#
+# Path table: (source, target) -> converter chosen from measurements. CPU figures
+# are medians on the 2-core dev VM (1024x1024 float32, loaded machine; see
+# benchmarks/results/handoff_cpu.md); CUDA figures are from the H100 issue report
+# and are re-measured by benchmarks/gpu/handoff_gpu.py.
+#
+# Streams (CUDA): DLPack consumers (torch/cupy/jax from_dlpack) pass their current
+# stream to __dlpack__, and the producer makes that stream wait on an event: no
+# host or device-wide synchronize. __cuda_array_interface__ consumers (cupy.asarray,
+# numba.cuda.as_cuda_array) read the interface's "stream" and wait on that one
+# stream only; unarray counts such a wait in stats()["syncs"].
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+STATS = {"handoffs": 0, "zero_copy": 0, "copies": 0, "bytes_copied": 0, "syncs": 0, "cache_hits": 0}
+lock = threading.Lock()
+
+
+class NeedsCopy(Exception):
+    """The target cannot alias this source (layout, alignment, read-only, dtype)."""
+
+
+def mod(name: str) -> Any:
+    m = sys.modules.get(name)
+    return m if m is not None else importlib.import_module(name)
+
+
+# -- source-side views ----------------------------------------------------------------------
+
+def _np_writable(x: Any) -> Any:
+    # Note: JAX's DLPack import refuses read-only exports; JAX never writes into an imported
+    # buffer, so a writable alias of the same memory (keeping x alive) is safe to hand it.
+    if x.flags.writeable:
+        return x
+    import ctypes
+
+    nbytes = max(1, x.nbytes)
+    lo = x.__array_interface__["data"][0]
+    buf = (ctypes.c_char * nbytes).from_address(lo)
+    buf._keep = x  # type: ignore[attr-defined]
+    return np.ndarray(x.shape, x.dtype, buffer=buf, strides=x.strides)
+
+
+def _np_compact_ok(x: Any) -> bool:
+    # JAX and TensorFlow import only compact buffers (a permutation of dims is fine for JAX).
+    return x.flags.c_contiguous or x.size <= 1
+
+
+def _torch_plain(x: Any) -> Any:
+    # Note: autograd-tracked, conjugate-view and negative-view tensors refuse DLPack/numpy export.
+    if x.requires_grad:
+        x = x.detach()
+    if x.is_conj() or x.is_neg():
+        raise NeedsCopy("torch tensor carries a lazy conjugate/negation bit")
+    return x
+
+
+def aligned_copy(x: Any) -> Any:
+    # A C-contiguous copy on a 64-byte boundary (what JAX and TF alias without a second copy).
+    nbytes = x.nbytes
+    raw = np.empty(nbytes + 64, np.uint8)
+    off = (-raw.__array_interface__["data"][0]) % 64
+    out = raw[off:off + nbytes].view(x.dtype).reshape(x.shape)
+    np.copyto(out, x)
+    return out
+
+
+_BF16_NP: Any = None
+
+
+def _ml_bf16() -> Any:
+    global _BF16_NP
+    if _BF16_NP is None:
+        import ml_dtypes
+
+        _BF16_NP = np.dtype(ml_dtypes.bfloat16)
+    return _BF16_NP
+
+
+# -- zero-copy converters, per pair ----------------------------------------------------------
+# Each takes the source and returns the target's array aliasing it, or raises NeedsCopy.
+
+def np_to_torch(x: Any) -> Any:
+    # torch.from_numpy 0.64 us vs torch.from_dlpack 1.50 us vs torch.as_tensor 1.58 us.
+    torch = mod("torch")
+    if x.dtype.kind == "V" or x.dtype == _bf16_or_none():
+        return torch.from_numpy(x.view(np.uint16)).view(torch.bfloat16)
+    if any(s < 0 for s in x.strides):
+        raise NeedsCopy("torch tensors cannot have negative strides")
+    if not x.dtype.isnative:
+        raise NeedsCopy("torch has no byte-swapped dtypes")
+    if not x.flags.writeable:
+        import warnings
+
+        with warnings.catch_warnings():
+            # Note: torch has no read-only tensors; the view aliases the array as torch.from_numpy does.
+            warnings.simplefilter("ignore", UserWarning)
+            return torch.from_numpy(x)
+    return torch.from_numpy(x)
+
+
+def _bf16_or_none() -> Any:
+    return _BF16_NP if _BF16_NP is not None else (_ml_bf16() if "ml_dtypes" in sys.modules else None)
+
+
+def torch_to_np(x: Any) -> Any:
+    # Tensor.numpy() 0.81 us vs np.asarray 1.28 us vs np.from_dlpack 2.45 us.
+    x = _torch_plain(x)
+    if x.device.type != "cpu":
+        raise NeedsCopy("NumPy arrays live on the CPU")
+    if x.dtype is mod("torch").bfloat16:
+        return x.view(mod("torch").uint16).numpy().view(_ml_bf16())
+    return x.numpy()
+
+
+def to_jax(x: Any) -> Any:
+    # jnp.from_dlpack: CPU 23-31 us from numpy/torch (zero-copy when 64-byte aligned),
+    # H100 93 us from torch, 50 us from cupy. jax.device_put copies from numpy (29 us+).
+    jnp = mod("jax.numpy")
+    _check_x64(x)
+    if isinstance(x, np.ndarray):
+        if not _np_compact_ok(x) and not _is_permutation(x):
+            raise NeedsCopy("JAX imports only compact buffers")
+        if x.dtype == _bf16_or_none():
+            raise NeedsCopy("NumPy's bfloat16 (ml_dtypes) has no DLPack code")
+        x = _np_writable(x)
+    elif type(x).__module__.startswith("torch"):
+        x = _torch_plain(x)
+        if x.dtype is mod("torch").bool and x.device.type == "cpu":
+            pass
+    return jnp.from_dlpack(x)
+
+
+_WIDE = frozenset({"float64", "int64", "uint64", "complex128"})
+
+
+def _check_x64(x: Any) -> None:
+    # Note: without x64 mode JAX silently narrows 64-bit imports to 32 bits: refuse instead.
+    if str(x.dtype).rpartition(".")[2] in _WIDE and not mod("jax").config.jax_enable_x64:
+        from unarray._errors import DTypeError
+
+        raise DTypeError(f"a {x.dtype} array cannot enter JAX without x64 mode (JAX would narrow it to 32 bits); "
+                         "call jax.config.update('jax_enable_x64', True) or cast first", backend="jax")
+
+
+def _is_permutation(x: Any) -> bool:
+    order = sorted(range(x.ndim), key=lambda i: x.strides[i], reverse=True)
+    expect = x.itemsize
+    for i in reversed(order):
+        if x.shape[i] != 1 and x.strides[i] != expect:
+            return False
+        expect *= x.shape[i]
+    return True
+
+
+def jax_to_np(x: Any) -> Any:
+    # np.asarray(jax) 0.80 us (a read-only view; JAX arrays are immutable) vs np.from_dlpack 2.65 us.
+    out = np.asarray(x)
+    return out
+
+
+def jax_to_torch(x: Any) -> Any:
+    # torch.from_dlpack 4.9 us CPU. Note: torch gets a writable alias of an immutable JAX
+    # buffer (as with torch.from_dlpack itself); writing into it changes the JAX array.
+    return mod("torch").from_dlpack(x)
+
+
+def to_tf(x: Any) -> Any:
+    # tf.experimental.dlpack.from_dlpack(x.__dlpack__()) 1.05 us from numpy (zero-copy, also
+    # unaligned) vs tf.convert_to_tensor 265 us (a copy). TF refuses strided buffers.
+    tf = mod("tensorflow")
+    if isinstance(x, np.ndarray):
+        if not _np_compact_ok(x):
+            raise NeedsCopy("TensorFlow imports only C-contiguous buffers")
+        x = _np_writable(x)
+    elif type(x).__module__.startswith("torch"):
+        x = _torch_plain(x)
+        if not x.is_contiguous():
+            raise NeedsCopy("TensorFlow imports only C-contiguous buffers")
+    return tf.experimental.dlpack.from_dlpack(x.__dlpack__())
+
+
+def tf_to_np(x: Any) -> Any:
+    # np.asarray(tf_cpu_tensor) 0.78 us zero-copy; Tensor.numpy() 92 us (a copy).
+    if "CPU" not in (x.device or "CPU").upper():
+        raise NeedsCopy("NumPy arrays live on the CPU")
+    return np.asarray(x)
+
+
+def tf_to_torch(x: Any) -> Any:
+    # torch.utils.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(t)) 1.23 us.
+    tf = mod("tensorflow")
+    return mod("torch").utils.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(x))
+
+
+def tf_to_jax(x: Any) -> Any:
+    # jnp.from_dlpack of TF's capsule (wrapped as a producer object) 27 us, zero-copy.
+    tf = mod("tensorflow")
+    return mod("jax.numpy").from_dlpack(_Capsule(tf.experimental.dlpack.to_dlpack(x), x.__dlpack_device__()))
+
+
+class _Capsule:
+    # TF's to_dlpack gives a bare capsule; JAX and NumPy want a producer object.
+    __slots__ = ("cap", "dev")
+
+    def __init__(self, cap: Any, dev: tuple[int, int]):
+        self.cap, self.dev = cap, dev
+
+    def __dlpack__(self, **kw: Any) -> Any:
+        return self.cap
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.dev
+
+
+def torch_to_cupy(x: Any) -> Any:
+    # cupy.asarray via __cuda_array_interface__ 13 us vs cupy.from_dlpack 28 us (H100).
+    x = _torch_plain(x)
+    count_cai_wait(x)
+    return mod("cupy").asarray(x)
+
+
+def cupy_to_torch(x: Any) -> Any:
+    # torch.from_dlpack 11 us (H100); the producer's stream is waited on through DLPack's stream arg.
+    return mod("torch").from_dlpack(x)
+
+
+def to_numba(x: Any) -> Any:
+    # numba.cuda.as_cuda_array 13-22 us (H100) from torch/cupy through __cuda_array_interface__.
+    if type(x).__module__.startswith("torch"):
+        x = _torch_plain(x)
+    elif not hasattr(x, "__cuda_array_interface__"):
+        # JAX exposes no CUDA array interface: go through CuPy's DLPack import (still zero-copy).
+        x = mod("cupy").from_dlpack(x)
+    count_cai_wait(x)
+    return mod("numba.cuda").as_cuda_array(x)
+
+
+def numba_to_cupy(x: Any) -> Any:
+    count_cai_wait(x)
+    return mod("cupy").asarray(x)
+
+
+def numba_to_torch(x: Any) -> Any:
+    count_cai_wait(x)
+    return mod("torch").as_tensor(x, device="cuda")
+
+
+def numba_to_jax(x: Any) -> Any:
+    # JAX reads DLPack only: hand it a CuPy view (zero-copy) of the Numba array.
+    return mod("jax.numpy").from_dlpack(numba_to_cupy(x))
+
+
+def count_cai_wait(x: Any) -> None:
+    try:
+        stream = x.__cuda_array_interface__.get("stream")
+    except Exception:
+        return
+    if stream not in (None, 0):
+        with lock:
+            STATS["syncs"] += 1
+
+
+def generic(dst: str) -> Callable[[Any], Any]:
+    def conv(x: Any) -> Any:
+        if dst == "numpy":
+            return np.from_dlpack(x)
+        if dst == "torch":
+            return mod("torch").from_dlpack(x)
+        if dst == "cupy":
+            return mod("cupy").from_dlpack(x)
+        if dst == "jax":
+            return to_jax(x)
+        if dst == "tensorflow":
+            return to_tf(x)
+        if dst == "numba":
+            return to_numba(x)
+        raise NeedsCopy(f"no path to {dst}")
+
+    return conv
+
+
+PATHS: dict[tuple[str, str], Callable[[Any], Any]] = {
+    ("numpy", "torch"): np_to_torch,
+    ("torch", "numpy"): torch_to_np,
+    ("numpy", "jax"): to_jax,
+    ("torch", "jax"): to_jax,
+    ("cupy", "jax"): to_jax,
+    ("jax", "numpy"): jax_to_np,
+    ("jax", "torch"): jax_to_torch,
+    ("numpy", "tensorflow"): to_tf,
+    ("torch", "tensorflow"): to_tf,
+    ("jax", "tensorflow"): to_tf,
+    ("tensorflow", "numpy"): tf_to_np,
+    ("tensorflow", "torch"): tf_to_torch,
+    ("tensorflow", "jax"): tf_to_jax,
+    ("torch", "cupy"): torch_to_cupy,
+    ("cupy", "torch"): cupy_to_torch,
+    ("torch", "numba"): to_numba,
+    ("cupy", "numba"): to_numba,
+    ("jax", "numba"): to_numba,
+    ("numba", "cupy"): numba_to_cupy,
+    ("numba", "torch"): numba_to_torch,
+    ("numba", "jax"): numba_to_jax,
+}
+
+
+def path(src: str, dst: str) -> Callable[[Any], Any]:
+    fn = PATHS.get((src, dst))
+    if fn is None:
+        fn = PATHS[(src, dst)] = generic(dst)
+    return fn
+
+
+def path_name(src: str, dst: str) -> str:
+    fn = path(src, dst)
+    return f"{fn.__name__} ({(fn.__doc__ or '').strip() or 'DLPack'})" if fn.__name__ != "conv" else "DLPack"
+
+
+# -- source-side compact copies (one copy, then a zero-copy path) ----------------------------
+
+def compact_copy(src: str, x: Any) -> Any:
+    if src == "numpy":
+        if x.dtype == _bf16_or_none():
+            return aligned_copy(x)
+        return aligned_copy(x)
+    if src == "torch":
+        x = x.detach().resolve_conj().resolve_neg()
+        return x.clone(memory_format=mod("torch").contiguous_format)
+    if src == "cupy":
+        return mod("cupy").array(x, copy=True, order="C")
+    if src == "jax":
+        return mod("jax.numpy").array(x, copy=True)
+    if src == "tensorflow":
+        return aligned_copy(np.asarray(x))
+    if src == "numba":
+        return mod("cupy").array(mod("cupy").asarray(x), copy=True)
+    raise NeedsCopy(f"no copy path from {src}")
+
+
+def move_within(kind: str, x: Any, native_device: Any, backend: Any) -> Any:
+    if kind == "torch":
+        return x.to(native_device)
+    if kind == "jax":
+        return mod("jax").device_put(x, native_device)
+    return backend.to_device(x, native_device)
+
+
+def kind_after_copy(src: str) -> str:
+    return {"tensorflow": "numpy", "numba": "cupy"}.get(src, src)
+
+
+# -- data pointers (zero-copy proof) --------------------------------------------------------
+
+def data_ptr(kind: str, x: Any) -> int | None:
+    try:
+        if kind == "numpy":
+            return int(x.__array_interface__["data"][0])
+        if kind == "torch":
+            return int(x.data_ptr())
+        if kind == "jax":
+            return int(x.unsafe_buffer_pointer())
+        if kind == "cupy":
+            return int(x.data.ptr)
+        if kind == "numba":
+            return int(x.__cuda_array_interface__["data"][0])
+        if kind == "tensorflow":
+            if "CPU" in (x.device or "CPU").upper():
+                return int(np.asarray(x).__array_interface__["data"][0])
+            return int(mod("torch").utils.dlpack.from_dlpack(mod("tensorflow").experimental.dlpack.to_dlpack(x))
+                       .data_ptr())
+    except Exception:
+        return None
+    return None
+
+
+def nbytes(kind: str, x: Any) -> int:
+    try:
+        if kind == "torch":
+            return int(x.numel() * x.element_size())
+        if kind == "tensorflow":
+            return int(np.prod(x.shape) * x.dtype.size)
+        n = getattr(x, "nbytes", None)
+        if n is not None:
+            return int(n)
+        return int(np.prod(x.shape) * np.dtype(x.dtype).itemsize)
+    except Exception:
+        return 0
+
+
+# -- the weak cache --------------------------------------------------------------------------
+# id(source) -> [weakref to source, signature, {target: (out, out signature)}, internal refs].
+# The cached view aliases the source's memory and usually holds the source alive, so a weak
+# key alone would never expire: store() records how many references the conversion added
+# (internal refs), and sweep() drops entries whose source has no reference besides those
+# (the caller let go of it). Entries also die with their source (weakref callback), and the
+# table holds at most MAX entries.
+
+MAX = 256
+CACHE: dict[int, list[Any]] = {}
+_stores = [0]
+
+
+def signature(kind: str, x: Any) -> Any:
+    if kind == "torch":
+        # Note: resize_()/set_() change the pointer, shape or strides in place: all are checked.
+        return (x.data_ptr(), x.shape, x.stride(), x.dtype, x.device)
+    if kind == "numpy":
+        # Note: an ndarray's pointer moves only through resize(), which changes the shape and is
+        # refused while a view (ours) holds the array; shape+strides+dtype catch it.
+        return (x.shape, x.strides, x.dtype)
+    if kind == "jax":
+        # JAX arrays are immutable; a deleted (donated) one must miss.
+        return x.is_deleted()
+    if kind == "cupy":
+        return (x.data.ptr, x.shape, x.strides, x.dtype)
+    if kind == "numba":
+        return (x.__cuda_array_interface__["data"][0], x.shape, x.strides, x.dtype)
+    return (tuple(x.shape), x.dtype)
+
+
+def lookup(kind: str, x: Any, dst: str, dkind: str) -> Any:
+    entry = CACHE.get(id(x))
+    if entry is None or entry[0]() is not x:
+        return None
+    hit = entry[2].get(dst)
+    if hit is None:
+        return None
+    out = hit[0]
+    if entry[1] != signature(kind, x) or hit[1] != signature(dkind, out):
+        CACHE.pop(id(x), None)
+        return None
+    return out
+
+
+def store(kind: str, x: Any, dst: str, dkind: str, out: Any, added_refs: int) -> None:
+    key = id(x)
+    sig = signature(kind, x)
+    entry = CACHE.get(key)
+    if entry is not None and entry[0]() is x and entry[1] == sig:
+        entry[2][dst] = (out, signature(dkind, out))
+        entry[3] += added_refs
+        return
+    try:
+        ref = weakref.ref(x, lambda r, k=key: _drop(k, r))
+    except TypeError:
+        return
+    _stores[0] += 1
+    if len(CACHE) >= MAX or _stores[0] % 16 == 0:
+        sweep()
+        while len(CACHE) >= MAX:
+            CACHE.pop(next(iter(CACHE)))
+    CACHE[key] = [ref, sig, {dst: (out, signature(dkind, out))}, added_refs]
+
+
+def _drop(key: int, ref: Any) -> None:
+    entry = CACHE.get(key)
+    if entry is not None and entry[0] is ref:
+        del CACHE[key]
+
+
+def sweep() -> int:
+    """Drop entries whose source only their cached views keep alive; the number dropped."""
+    dropped = 0
+    for key, entry in list(CACHE.items()):
+        x = entry[0]()
+        # getrefcount(x) counts the local x and its own argument: 2 beyond everyone else's.
+        if x is None or sys.getrefcount(x) - 2 <= entry[3]:
+            CACHE.pop(key, None)
+            dropped += 1
+        del x
+    return dropped
+
+
+def clear() -> None:
+    CACHE.clear()
