@@ -28,6 +28,8 @@ _device_cache: dict[str, Device] = {}
 _tf32_get = tf.config.experimental.tensor_float_32_execution_enabled
 _tf32_set = tf.config.experimental.enable_tensor_float_32_execution
 _gpu_present: list[bool] = []
+# Float dtypes whose reductions/matmul need no correction when axis is None or an int.
+_FAST_FLOATS = frozenset({tf.float16, tf.bfloat16, tf.float32, tf.float64})
 
 
 def device_from_tf(spec: str) -> Device:
@@ -241,6 +243,10 @@ class TensorflowBackend(Backend):
 
     # -- hot ops --------------------------------------------------------------------------------
     def matmul(self, x1: Any, x2: Any) -> Any:
+        # Fast path: same float dtype, both at least 2-D on the CPU: tf.linalg.matmul is the standard's matmul.
+        d = x1.dtype
+        if d in _FAST_FLOATS and d == x2.dtype and x1.shape.rank >= 2 and x2.shape.rank >= 2 and not _has_gpu():
+            return tf.linalg.matmul(x1, x2)
         with tf32_scope(_precision.current(), _on_gpu(x1)):
             return ops.matmul(x1, x2)
 
@@ -255,6 +261,8 @@ class TensorflowBackend(Backend):
         return ops.permute_dims(x, axes)
 
     def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        if dtype is None and (axis is None or type(axis) is int) and x.dtype in _FAST_FLOATS:
+            return tf.reduce_sum(x, axis=axis, keepdims=keepdims)
         return ops.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
 
     def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
