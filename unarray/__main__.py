@@ -1,4 +1,5 @@
-"""``python -m unarray``: environment report (default), conformance check, benchmarks."""
+"""``python -m unarray``: environment report and quick conformance check (default),
+``env`` (the report alone) and ``check`` (the conformance suite, with reports)."""
 
 from __future__ import annotations
 
@@ -21,14 +22,64 @@ def _report() -> int:
     return 0
 
 
+def _names(values: list[str] | None) -> list[str] | None:
+    if not values:
+        return None
+    return [n.strip() for v in values for n in v.split(",") if n.strip()]
+
+
+def _check(profile: str, backends: list[str] | None, devices: list[str] | None, ops: list[str] | None,
+           out: str | None, seed: int, isolate: bool = True, jobs: int | None = None) -> int:
+    from unarray.conformance import run, write_all
+    from unarray.conformance.progress import Progress
+
+    report = run(profile, backends=backends, devices=devices, seed=seed, progress=Progress(), ops=ops,
+                 isolate=isolate, parallel=jobs)
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(report.counts().items()))
+    print(f"conformance ({profile}, seed {seed}): {counts} in {report.seconds:.1f}s")
+    for r in report.failed[:25]:
+        err = "" if r.error is None else f" [{r.error:.2e}]"
+        print(f"  {r.status.upper():5} {r.backend}@{r.device} {r.op}[{r.form}|{r.dtype}]{err}: {r.message}")
+    if len(report.failed) > 25:
+        print(f"  ... and {len(report.failed) - 25} more (see the report)")
+    if out:
+        for path in write_all(report, out):
+            print(f"wrote {path}")
+    return 1 if report.failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m unarray", description=__doc__)
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("env", help="report installed backends and devices")
+    check = sub.add_parser("check", help="run the conformance suite and write report.md/.json/.xml",
+                           description="Every op on every installed backend and visible device against a float64 "
+                                       "reference, handoff zero-copy, precision policy. Exit status 1 on an "
+                                       "unexpected failure (known deviations do not count).")
+    check.add_argument("--profile", choices=("quick", "full"), default="quick",
+                       help="quick (a minute or two, the default) or full (more dtypes, forms and examples)")
+    check.add_argument("--backends", nargs="+", metavar="NAME",
+                       help="backends to check (default: every installed one); comma or space separated")
+    check.add_argument("--devices", nargs="+", metavar="KIND",
+                       help="platforms or devices to check: cpu, cuda, rocm, tpu, cuda:1 (default: all visible)")
+    check.add_argument("--ops", nargs="+", metavar="PATTERN",
+                       help="only ops matching these patterns ('linalg.*'; 'handoff' for the handoff pairs)")
+    check.add_argument("--out", default="conformance-report", metavar="DIR",
+                       help="where to write report.md, report.json and report.xml (default: %(default)s)")
+    check.add_argument("--seed", type=int, default=0, help="seed of the input draws (default: 0)")
+    check.add_argument("--jobs", type=int, default=None,
+                       help="worker processes at once (default: half the cores, at most 4)")
+    check.add_argument("--in-process", action="store_true",
+                       help="run every backend in this process (faster start; a native crash ends the run)")
     args = parser.parse_args(argv)
-    if args.command in (None, "env"):
+    if args.command == "env":
         return _report()
-    return 2
+    if args.command == "check":
+        return _check(args.profile, _names(args.backends), _names(args.devices), _names(args.ops), args.out,
+                      args.seed, not args.in_process, args.jobs)
+    _report()
+    print()
+    return _check("quick", None, None, None, None, 0)
 
 
 if __name__ == "__main__":

@@ -39,6 +39,8 @@ class Progress:
             self._width = len(text)
             self.stream.write("\r" + text + " " * pad)
             self.stream.flush()
+        elif not self.tty and self.total and self.done * 10 // self.total != (self.done - 1) * 10 // self.total:
+            self._line(f"[{self.done:>5}/{self.total}] {now - self._t0:6.1f}s  {where}  {op}")
 
     def note(self, text: str) -> None:
         self._line(text[:200])

@@ -9,11 +9,14 @@ JAX runs with ``jax_enable_x64`` on so that float64 cases exercise float64
 
 from __future__ import annotations
 
+import fnmatch
 import math
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -150,7 +153,7 @@ def compare(case: Case, actual: Any, expected: Any, args64: tuple[Any, ...], kw6
     if len(a_leaves) != len(e_leaves):
         return math.inf, 0.0, f"returned {len(a_leaves)} arrays, expected {len(e_leaves)}"
     worst, tol = 0.0, 0.0
-    for a, e in zip(a_leaves, e_leaves):
+    for a, e in zip(a_leaves, e_leaves, strict=False):
         a, e = np.asarray(a), np.asarray(e)
         if a.shape != e.shape:
             return math.inf, 0.0, f"shape {a.shape}, expected {e.shape}"
@@ -188,7 +191,7 @@ def _dtype_of(ua: Any, x: Any) -> str:
 
 
 def _native_problem(ua: Any, out: Any, expected: Any, env: Env) -> str:
-    for a, e in zip(_leaves(out), _leaves(expected)):
+    for a, e in zip(_leaves(out), _leaves(expected), strict=False):
         if not isinstance(e, (np.ndarray, np.generic)):
             continue
         try:
@@ -237,7 +240,7 @@ def run_case(case: Case, env: Env, seed: int = 0) -> Result:
                 out = _reference_ua(ua, case.op)(*bargs, **bkw)
             problem = _native_problem(ua, out, expected, env)
             if want_dtypes is not None and not problem:
-                got = [_dtype_of(ua, a) for a, e in zip(_leaves(out), _leaves(expected))
+                got = [_dtype_of(ua, a) for a, e in zip(_leaves(out), _leaves(expected), strict=False)
                        if isinstance(e, (np.ndarray, np.generic))]
                 if got != want_dtypes:
                     problem = f"result dtype {', '.join(got)}, expected {', '.join(want_dtypes)}"
@@ -273,15 +276,20 @@ def _apply_deviation(r: Result) -> Result:
 
 
 # -- handoff --------------------------------------------------------------------------------------
+def _handoff_form(strided: bool) -> str:
+    return "strided view, copy only if counted" if strided else "contiguous, zero-copy"
+
+
 def handoff_case(src: str, dst: str, device: Any, dtype: str, strided: bool, seed: int = 0) -> Result:
     """``ua.to`` from ``src`` to ``dst`` on one device: zero-copy by data pointer, or a counted copy."""
     import unarray as ua
     from unarray import _backends
 
-    form = "strided view, copy only if counted" if strided else "contiguous, zero-copy"
+    form = _handoff_form(strided)
     env = Env(src, device)
     t0 = time.perf_counter()
     status, message = "pass", ""
+    counted_copy = False
     try:
         base = arr(np.random.default_rng([seed, len(src), len(dst)]), (64, 34), dtype)
         x = ua.asarray(base, backend=src, device=device)
@@ -301,11 +309,13 @@ def handoff_case(src: str, dst: str, device: Any, dtype: str, strided: bool, see
                 status, message = "fail", "copied (data pointers differ) but ua.stats() counted no copy"
             elif not same and not strided:
                 status, message = "fail", f"copied (data pointers differ; {st.get('copies', 0)} copies counted)"
+                counted_copy = True
     except Exception as e:
         status, message = "error", f"{type(e).__name__}: {_short(str(e))}"
     r = Result(f"handoff->{dst}", form, dtype, src, str(device), env.platform, status, None, message,
                seconds=time.perf_counter() - t0)
-    return _apply_deviation(r)
+    # Note: a listed handoff deviation excuses a counted copy only; a silent copy or an error is a bug.
+    return _apply_deviation(r) if counted_copy else r
 
 
 # -- the whole run ------------------------------------------------------------------------------------
@@ -381,39 +391,175 @@ def _import_broken(info: Any) -> bool:
 
 
 def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: Sequence[str] | None = None,
-        seed: int = 0, progress: Any = None, cases: Iterable[Case] | None = None) -> RunReport:
-    """Run the conformance suite and return its report (nothing is written here)."""
+        seed: int = 0, progress: Any = None, cases: Iterable[Case] | None = None, ops: Sequence[str] | None = None,
+        isolate: bool = True, parallel: int | None = None) -> RunReport:
+    """Run the conformance suite and return its report (nothing is written here).
+
+    With ``isolate`` (the default) each backend and device runs in its own worker
+    process, so a backend that aborts the process (a native crash) costs one case,
+    reported as an error naming the case, not the run; the worker restarts after it.
+    ``parallel`` workers run at once (each backend's cases are split into that many
+    shards). ``ops`` filters cases by ``fnmatch`` patterns; ``cases`` (in-process only)
+    replaces them.
+    """
     t0 = time.perf_counter()
+    if parallel is None:
+        parallel = default_jobs()
     envs, rows, unavailable = plan(backends, devices)
     report = RunReport(profile, seed, list(unavailable), rows, environment=_environment())
-    case_list = list(cases if cases is not None else all_cases(profile))
+    case_list = list(cases) if cases is not None else select_cases(profile, ops)
     op_envs = [e for e in envs if e.backend not in HANDOFF_ONLY]
-    pairs = _handoff_pairs(envs)
-    dtypes = ("float32", "int32", "bool")
-    total = len(op_envs) * len(case_list) + len(pairs) * len(dtypes) * 2
+    checks = handoff_checks(envs) if not ops or any(fnmatch.fnmatchcase("handoff", p) for p in ops) else []
+    total = len(op_envs) * len(case_list) + len(checks)
     if progress is not None:
         progress.start(total)
-    for env in op_envs:
-        for case in case_list:
+
+    lock = threading.Lock()
+
+    def record(r: Result) -> None:
+        with lock:
             if progress is not None:
-                progress.step(env.label, case.op)
-            r = run_case(case, env, seed)
-            report.results.append(r)
-            if progress is not None and r.unexpected:
-                progress.note(f"{r.status.upper()} {env.label} {case.id}: {r.message}")
-        if progress is not None:
+                progress.step(f"{r.backend}@{r.device}", r.op)
+                if r.unexpected:
+                    progress.note(f"{r.status.upper()} {r.backend}@{r.device} {r.op}[{r.form}|{r.dtype}]: "
+                                  f"{r.message}")
+
+    jobs: list[Callable[[], list[Result]]] = []
+    labels = [(c.op, c.form, c.dtype) for c in case_list]
+    if isolate and cases is None:
+        n = max(1, parallel)
+        for env in op_envs:
+            for shard in range(n):
+                spec = {"mode": "cases", "backend": env.backend, "device": str(env.device), "profile": profile,
+                        "seed": seed, "ops": list(ops or ()), "shard": [shard, n]}
+                jobs.append(lambda spec=spec, env=env, shard=shard: _run_worker(spec, labels[shard::n], env, record))
+        by_dev: dict[str, list[tuple[str, str, str, str, bool]]] = {}
+        for src, dst, dev, dtype, strided in checks:
+            by_dev.setdefault(str(dev), []).append((src, dst, str(dev), dtype, strided))
+        for dev_name, items in by_dev.items():
+            spec = {"mode": "handoff", "checks": items, "seed": seed}
+            h_labels = [(f"handoff->{d}", _handoff_form(st), dt) for _s, d, _v, dt, st in items]
+            jobs.append(lambda spec=spec, h_labels=h_labels, dev_name=dev_name, items=items: _run_worker(
+                spec, h_labels, Env(items[0][0], _parse_device(dev_name)), record))
+        with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+            for results in pool.map(lambda job: job(), jobs):
+                report.results.extend(results)
+    else:
+        for env in op_envs:
+            for case in case_list:
+                report.results.append(run_case(case, env, seed))
+                record(report.results[-1])
+        for src, dst, dev, dtype, strided in checks:
+            report.results.append(handoff_case(src, dst, dev, dtype, strided, seed))
+            record(report.results[-1])
+    report.results.sort(key=_order(op_envs, labels))
+    if progress is not None:
+        for env in op_envs:
             progress.block_done(env.label, [r for r in report.results if r.backend == env.backend
-                                            and r.device == str(env.device)])
-    for src, dst, device in pairs:
-        for dtype in dtypes:
-            for strided in (False, True):
-                if progress is not None:
-                    progress.step(f"{src}->{dst}@{device}", "ua.to")
-                report.results.append(handoff_case(src, dst, device, dtype, strided, seed))
+                                            and r.device == str(env.device) and not r.op.startswith("handoff")])
     if progress is not None:
         progress.finish()
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def default_jobs() -> int:
+    """Worker processes at once: half the cores (each framework runs threads of its own), at most 4."""
+    import os
+
+    return max(1, min(4, (os.cpu_count() or 2) // 2))
+
+
+def _order(envs: list[Env], labels: list[tuple[str, str, str]]) -> Callable[[Result], tuple[int, int, str]]:
+    env_i = {(e.backend, str(e.device)): i for i, e in enumerate(envs)}
+    case_i = {lab: i for i, lab in enumerate(labels)}
+
+    def key(r: Result) -> tuple[int, int, str]:
+        if r.device == "-":
+            return (-1, 0, r.backend)
+        if r.op.startswith("handoff"):
+            return (len(envs), 0, f"{r.device} {r.op} {r.backend}")
+        return (env_i.get((r.backend, r.device), len(envs)), case_i.get((r.op, r.form, r.dtype), 0), "")
+    return key
+
+
+def select_cases(profile: str, ops: Sequence[str] | None = None) -> list[Case]:
+    return [c for c in all_cases(profile) if not ops or any(fnmatch.fnmatchcase(c.op, p) for p in ops)]
+
+
+def handoff_checks(envs: list[Env]) -> list[tuple[str, str, Any, str, bool]]:
+    """(source, target, device, dtype, strided) for every ordered pair of backends on one device."""
+    return [(s, d, dev, dtype, strided) for s, d, dev in _handoff_pairs(envs)
+            for dtype in ("float32", "int32", "bool") for strided in (False, True)]
+
+
+def _parse_device(name: str) -> Any:
+    from unarray._devices import parse_device
+
+    return parse_device(name)
+
+
+# -- worker processes -------------------------------------------------------------------------------
+def _run_worker(spec: dict[str, Any], labels: list[tuple[str, str, str]], env: Env,
+                record: Callable[[Result], None]) -> list[Result]:
+    """Run ``spec`` in a child process, resuming after a case that kills it."""
+    import json
+    import os
+    import subprocess
+
+    out: list[Result] = []
+    # Note: several workers may share one GPU; JAX must not grab most of its memory up front.
+    child_env = {**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "TF_CPP_MIN_LOG_LEVEL": "2"}
+    start = 0
+    while start < len(labels):
+        cmd = [sys.executable, "-m", "unarray.conformance.runner", json.dumps({**spec, "start": start})]
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env)
+        current = start
+        assert proc.stdout is not None and proc.stderr is not None
+        for line in proc.stdout:
+            if line.startswith("START "):
+                current = int(line.split()[1])
+            elif line.startswith("RESULT "):
+                out.append(Result(**json.loads(line[7:])))
+                record(out[-1])
+                current += 1
+        err = proc.stderr.read()
+        rc = proc.wait()
+        if current >= len(labels):
+            return out
+        op, form, dtype = labels[current]
+        lines = err.strip().splitlines()
+        key = [ln for ln in lines if any(w in ln for w in ("Check failed", "Error", "Fatal", "Segmentation",
+                                                            "Aborted", "terminate"))]
+        tail = _short(" | ".join((key or lines)[-3:]), 400)
+        backend = env.backend if spec["mode"] == "cases" else spec["checks"][current][0]
+        r = Result(op, form, dtype, backend, str(env.device), env.platform, "error", None,
+                   f"the process died (exit status {rc}) running this case: {tail}")
+        out.append(r)
+        record(r)
+        start = current + 1
+    return out
+
+
+def _worker(spec: dict[str, Any]) -> None:
+    import json
+
+    start = int(spec.get("start", 0))
+    if spec["mode"] == "cases":
+        if spec["backend"] == "jax":
+            _enable_x64()
+        env = Env(spec["backend"], _parse_device(spec["device"]))
+        shard, n = spec.get("shard", (0, 1))
+        chosen = select_cases(spec["profile"], spec["ops"] or None)[shard::n]
+        items: list[Callable[[], Result]] = [(lambda c=c: run_case(c, env, spec["seed"])) for c in chosen]
+    else:
+        if any("jax" in (c[0], c[1]) for c in spec["checks"]):
+            _enable_x64()
+        items = [(lambda c=c: handoff_case(c[0], c[1], _parse_device(c[2]), c[3], c[4], spec["seed"]))
+                 for c in spec["checks"]]
+    for i in range(start, len(items)):
+        print(f"START {i}", flush=True)
+        print("RESULT " + json.dumps(asdict(items[i]()), default=str), flush=True)
 
 
 def _handoff_pairs(envs: list[Env]) -> list[tuple[str, str, Any]]:
@@ -422,3 +568,9 @@ def _handoff_pairs(envs: list[Env]) -> list[tuple[str, str, Any]]:
         by_device.setdefault(e.device, []).append(e.backend)
     return [(s, d, dev) for dev, names in by_device.items() for s in names for d in names
             if s != d and s not in HANDOFF_ONLY]
+
+
+if __name__ == "__main__":
+    import json
+
+    _worker(json.loads(sys.argv[1]))
