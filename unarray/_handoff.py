@@ -427,7 +427,14 @@ def signature(kind: str, x: Any) -> Any:
         return (x.data.ptr, x.shape, x.strides, x.dtype)
     if kind == "numba":
         return (x.__cuda_array_interface__["data"][0], x.shape, x.strides, x.dtype)
+    if kind == "tensorflow":
+        # EagerTensors are immutable; a tf.Variable's assign keeps its buffer.
+        return True
     return (tuple(x.shape), x.dtype)
+
+
+# Targets that may copy silently on import (alignment, x64 narrowing): their pointer is checked.
+MAY_COPY = frozenset({"jax", "tensorflow"})
 
 
 def lookup(kind: str, x: Any, dst: str, dkind: str) -> Any:

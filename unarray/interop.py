@@ -107,10 +107,11 @@ def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool |
             "do the handoff outside the traced function, or compute with the traced library's own ops",
             op=_op, backend=s,
         )
-    here = src.device_of(x)
-    want = here if device is None else _as_device(device, dst, _op)
-    if want != here:
-        return _move(x, src, dst, here, want, copy, _op)
+    if device is not None:
+        here = src.device_of(x)
+        want = _as_device(device, dst, _op)
+        if want != here:
+            return _move(x, src, dst, here, want, copy, _op)
     if src is dst:
         return _count_copy(s, x, _h.compact_copy(s, x), _op, copy)
     return _handoff(x, s, d, copy, _op)
@@ -129,7 +130,7 @@ def _handoff(x: Any, s: str, d: str, copy: bool | None, op: str) -> Any:
     before = sys.getrefcount(x)
     try:
         out = _convert(s, d, x, op)
-        copied = n > 0 and _copied(s, x, d, out)
+        copied = d in _h.MAY_COPY and n > 0 and _copied(s, x, d, out)
     except _h.NeedsCopy as e:
         if copy is False:
             raise HandoffError(f"{d} cannot alias this {s} array ({e}), so a copy is needed but copy=False; "

@@ -1,0 +1,265 @@
+"""CUDA handoff matrix for the lead's H100 run: python benchmarks/gpu/handoff_gpu.py
+
+Sections (each in try/except; an error is recorded and the rest runs):
+  matrix  every pair among torch, CuPy, JAX, Numba: unarray first (empty cache), unarray repeated
+          (cache hit), every native candidate path; median of CUDA-synchronized wall time per call;
+          zero-copy checked by data pointers and ua.stats()["bytes_copied"].
+  stream  a long kernel writes on a side stream, the array is handed over and read on the consumer's
+          stream, 200 times per pair: the reader must see the finished data every time.
+  loop    1,000 handoffs of one torch tensor to Numba (+ a trivial Numba kernel): unarray cached view vs
+          converting inside the loop vs converting once outside.
+Writes $OUT/handoff_gpu.json and $OUT/handoff_gpu.md (OUT defaults to ./out) and prints the table last.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+np.row_stack = np.vstack  # type: ignore[attr-defined]  # numba-cuda needs it before compiling
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+OUT = Path(os.environ.get("OUT", "out"))
+RESULT: dict[str, Any] = {"errors": {}}
+N = 1024
+
+
+def section(name: str):
+    def deco(fn):
+        def run():
+            try:
+                RESULT[name] = fn()
+            except Exception:
+                RESULT["errors"][name] = traceback.format_exc()
+                print(f"[{name}] failed:\n{RESULT['errors'][name]}", flush=True)
+        return run
+    return deco
+
+
+def sync() -> None:
+    import torch
+
+    torch.cuda.synchronize()
+
+
+def median_us(fn, n=500, before=None) -> float:
+    for _ in range(20):
+        if before:
+            before()
+        fn()
+    sync()
+    ts = []
+    for _ in range(n):
+        if before:
+            before()
+        sync()
+        t0 = time.perf_counter_ns()
+        fn()
+        sync()
+        ts.append(time.perf_counter_ns() - t0)
+    ts.sort()
+    return ts[len(ts) // 2] / 1000
+
+
+def sources() -> dict[str, Any]:
+    import cupy
+    import jax.numpy as jnp
+    import torch
+    from numba import cuda
+
+    t = torch.randn(N, N, device="cuda")
+    return {"torch": t, "cupy": cupy.asarray(t).copy(), "jax": jnp.asarray(t.cpu().numpy()),
+            "numba": cuda.to_device(t.cpu().numpy())}
+
+
+def candidates() -> dict[tuple[str, str], dict[str, Any]]:
+    import cupy
+    import jax.numpy as jnp
+    import torch
+    from numba import cuda
+
+    return {
+        ("torch", "cupy"): {"cupy.asarray (CAI)": cupy.asarray, "cupy.from_dlpack": cupy.from_dlpack},
+        ("cupy", "torch"): {"torch.from_dlpack": torch.from_dlpack,
+                            "torch.as_tensor (CAI)": lambda x: torch.as_tensor(x, device="cuda")},
+        ("torch", "jax"): {"jnp.from_dlpack": jnp.from_dlpack},
+        ("cupy", "jax"): {"jnp.from_dlpack": jnp.from_dlpack},
+        ("jax", "torch"): {"torch.from_dlpack": torch.from_dlpack},
+        ("jax", "cupy"): {"cupy.from_dlpack": cupy.from_dlpack},
+        ("torch", "numba"): {"cuda.as_cuda_array": cuda.as_cuda_array},
+        ("cupy", "numba"): {"cuda.as_cuda_array": cuda.as_cuda_array},
+        ("jax", "numba"): {"as_cuda_array(cupy.from_dlpack)": lambda x: cuda.as_cuda_array(cupy.from_dlpack(x))},
+        ("numba", "torch"): {"torch.as_tensor (CAI)": lambda x: torch.as_tensor(x, device="cuda")},
+        ("numba", "cupy"): {"cupy.asarray (CAI)": cupy.asarray},
+        ("numba", "jax"): {"jnp.from_dlpack(cupy.asarray)": lambda x: jnp.from_dlpack(cupy.asarray(x))},
+    }
+
+
+@section("matrix")
+def matrix() -> list[dict[str, Any]]:
+    import unarray as ua
+    from unarray import _handoff
+
+    src = sources()
+    rows = []
+    for (s, d), natives in candidates().items():
+        x = src[s]
+        row: dict[str, Any] = {"src": s, "dst": d}
+        try:
+            nat = {name: median_us(lambda f=f: f(x)) for name, f in natives.items()}  # noqa: B023 (called at once)
+            row["native_us"] = nat
+            row["best_native"] = min(nat, key=nat.get)
+            ua.stats(reset=True)
+            y = ua.to(x, d)
+            st = ua.stats()
+            row["bytes_copied"] = st["bytes_copied"]
+            row["same_pointer"] = _handoff.data_ptr(s, x) == _handoff.data_ptr(d, y)
+            row["first_us"] = median_us(lambda: ua.to(x, d), before=_handoff.CACHE.clear)  # noqa: B023 (called at once)
+            row["repeated_us"] = median_us(lambda: ua.to(x, d))  # noqa: B023 (called at once)
+            row["path"] = _handoff.path(s, d).__name__
+        except Exception as e:
+            row["error"] = f"{type(e).__name__}: {e}"
+        rows.append(row)
+        print(row, flush=True)
+    return rows
+
+
+@section("stream")
+def stream() -> list[dict[str, Any]]:
+    import cupy
+    import torch
+
+    import unarray as ua
+    from unarray import _handoff
+
+    out = []
+    for d in ("cupy", "jax", "numba"):
+        bad = 0
+        reps = 200
+        syncs0 = ua.stats()["syncs"]
+        for i in range(reps):
+            side = torch.cuda.Stream()
+            with torch.cuda.stream(side):
+                t = torch.empty(4096, 4096, device="cuda")
+                torch.cuda._sleep(2_000_000)  # ~1 ms of GPU time before the write
+                t.fill_(float(i + 1))
+                _handoff.clear()
+                y = ua.to(t, d)
+            if d == "cupy":
+                v = float(y[-1, -1].get())
+            elif d == "jax":
+                v = float(np.asarray(y[-1, -1]))
+            else:
+                v = float(cupy.asarray(y)[-1, -1].get())
+            bad += v != float(i + 1)
+        out.append({"src": "torch(side stream)", "dst": d, "reps": reps, "stale_reads": bad,
+                    "counted_waits": ua.stats()["syncs"] - syncs0})
+    # The reverse: cupy writes on its own stream, torch reads.
+    bad = 0
+    for i in range(200):
+        s = cupy.cuda.Stream(non_blocking=True)
+        with s:
+            c = cupy.empty((4096, 4096), cupy.float32)
+            c.fill(float(i + 1))
+            _handoff.clear()
+            t = ua.to(c, "torch")
+        bad += float(t[-1, -1]) != float(i + 1)
+    out.append({"src": "cupy(side stream)", "dst": "torch", "reps": 200, "stale_reads": bad})
+    print(out, flush=True)
+    return out
+
+
+@section("loop")
+def loop() -> dict[str, float]:
+    import torch
+    from numba import cuda
+
+    import unarray as ua
+
+    @cuda.jit
+    def scale(a):
+        i = cuda.grid(1)
+        if i < a.size:
+            a[i] = a[i] * 1.0
+
+    t = torch.ones(N * N, device="cuda")
+    blocks = (t.numel() + 255) // 256
+
+    def timed(body) -> float:
+        body(10)
+        sync()
+        t0 = time.perf_counter()
+        body(1000)
+        sync()
+        return (time.perf_counter() - t0) / 1000 * 1e6
+
+    def inside(n):
+        for _ in range(n):
+            scale[blocks, 256](cuda.as_cuda_array(t))
+
+    def outside(n):
+        a = cuda.as_cuda_array(t)
+        for _ in range(n):
+            scale[blocks, 256](a)
+
+    def unarray_cached(n):
+        for _ in range(n):
+            scale[blocks, 256](ua.to(t, "numba"))
+
+    def conv_inside(n):
+        for _ in range(n):
+            cuda.as_cuda_array(t)
+
+    def conv_unarray(n):
+        for _ in range(n):
+            ua.to(t, "numba")
+
+    res = {"kernel+convert inside loop us/iter": timed(inside),
+           "kernel, converted once outside us/iter": timed(outside),
+           "kernel+ua.to (cached) us/iter": timed(unarray_cached), "convert only, native us": timed(conv_inside),
+           "convert only, ua.to us": timed(conv_unarray)}
+    print(res, flush=True)
+    return res
+
+
+def write() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    try:
+        import torch
+
+        RESULT["device"] = torch.cuda.get_device_name(0)
+        RESULT["versions"] = {m: str(getattr(sys.modules.get(m), "__version__", "?"))
+                              for m in ("torch", "cupy", "jax", "numba")}
+    except Exception as e:
+        RESULT["device"] = f"? ({e})"
+    (OUT / "handoff_gpu.json").write_text(json.dumps(RESULT, indent=1, default=str))
+    lines = [f"# CUDA handoff ({RESULT.get('device')})", "", "| source | target | best native | native µs | "
+             "unarray first µs | unarray repeated µs | bytes copied | same pointer | path |",
+             "|---|---|---|---:|---:|---:|---:|---|---|"]
+    for r in RESULT.get("matrix", []):
+        if "error" in r:
+            lines.append(f"| {r['src']} | {r['dst']} | error: {r['error'][:80]} | | | | | | |")
+            continue
+        b = r["best_native"]
+        lines.append(f"| {r['src']} | {r['dst']} | `{b}` | {r['native_us'][b]:.1f} | {r['first_us']:.1f} | "
+                     f"{r['repeated_us']:.2f} | {r['bytes_copied']} | {r['same_pointer']} | `{r['path']}` |")
+    lines += ["", "## Streams", "", "```", json.dumps(RESULT.get("stream"), indent=1), "```",
+              "", "## Numba loop (1,000 calls)", "", "```", json.dumps(RESULT.get("loop"), indent=1), "```",
+              "", f"Errors: {sorted(RESULT['errors']) or 'none'}"]
+    text = "\n".join(lines) + "\n"
+    (OUT / "handoff_gpu.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    matrix()
+    stream()
+    loop()
+    write()
