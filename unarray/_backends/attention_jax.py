@@ -77,6 +77,8 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
     policy = _JAX_PRECISION[_precision.resolve(precision)]
     # Note: one jitted function per configuration: outside jit the reshapes, mask fix and kernel run as one
     # compiled program (eager op-by-op dispatch would add launches); inside jit it simply inlines.
+    if jnp.dtype(q.dtype) != jnp.float32:  # the policy is for float32; XLA:CPU rejects it on half dots
+        return _sdpa_jit(q, k, v, mask, is_causal=is_causal, scale=scale, layout=layout)
     with jax.default_matmul_precision(policy):
         return _sdpa_jit(q, k, v, mask, is_causal=is_causal, scale=scale, layout=layout)
 
@@ -96,7 +98,7 @@ _sdpa_jit = jax.jit(_sdpa, static_argnames=("is_causal", "scale", "layout"))
 
 
 def _call(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: bool, impl: str) -> Any:
-    if q.shape[-1] != v.shape[-1]:
+    if _own_einsum(q, v):
         return _xla_dv(q, k, v, bias, mask, scale, causal)
     if impl == "cudnn":
         try:
@@ -107,29 +109,36 @@ def _call(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: bo
     return jax.nn.dot_product_attention(q, k, v, bias, mask, scale=scale, is_causal=causal, implementation="xla")
 
 
+def _own_einsum(q: Any, v: Any) -> bool:
+    # jax.nn.dot_product_attention needs Dv == D, and its f16 dots (f32 accumulation) fail on XLA:CPU.
+    return q.shape[-1] != v.shape[-1] or (jnp.dtype(q.dtype) == jnp.float16 and _platform(q) == "cpu")
+
+
 def _xla_dv(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: bool) -> Any:
     # jax.nn.dot_product_attention needs Dv == D: the same math in jnp ops (XLA fuses it).
     b, sq, hq, _ = q.shape
     hk, sk = k.shape[2], k.shape[1]
-    qg = q.reshape(b, sq, hk, hq // hk, q.shape[-1])
-    s = jnp.einsum("bqhgd,bkhd->bhgqk", qg, k, preferred_element_type=jnp.float32) * scale
+    # Note: half inputs are upcast (XLA:CPU has no f16 x f16 -> f32 dot); float64 stays float64.
+    ct = jnp.promote_types(q.dtype, jnp.float32)
+    qg = q.reshape(b, sq, hk, hq // hk, q.shape[-1]).astype(ct)
+    s = jnp.einsum("bqhgd,bkhd->bhgqk", qg, k.astype(ct)) * scale
     s = s.reshape(b, hq, sq, sk)
     if bias is not None:
-        s = s + bias.astype(jnp.float32)
+        s = s + bias.astype(ct)
     if mask is not None:
         s = jnp.where(mask, s, -jnp.inf)
     if causal:
         s = jnp.where(jnp.tril(jnp.ones((sq, sk), dtype=bool), sk - sq), s, -jnp.inf)
     p = jax.nn.softmax(s, axis=-1)
-    p = jnp.where(jnp.isnan(p), 0.0, p).reshape(b, hk, hq // hk, sq, sk).astype(v.dtype)
-    out = jnp.einsum("bhgqk,bkhd->bqhgd", p, v, preferred_element_type=jnp.float32)
+    p = jnp.where(jnp.isnan(p), 0.0, p).reshape(b, hk, hq // hk, sq, sk)
+    out = jnp.einsum("bhgqk,bkhd->bqhgd", p, v.astype(ct))
     return out.reshape(b, sq, hq, v.shape[-1]).astype(q.dtype)
 
 
 def label(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
     impl = choose(q, v)
-    if q.shape[-1] != v.shape[-1]:
-        return "jnp einsum + softmax (XLA; jax.nn.dot_product_attention needs Dv == D)"
+    if _own_einsum(q, v):
+        return "jnp einsum + softmax in float32 (XLA; jax.nn.dot_product_attention needs Dv == D, no f16 on CPU)"
     extra = "" if layout == "bshd" else ", bhsd swapped to JAX's bshd"
     sq, sk = (q.shape[-2], k.shape[-2]) if layout == "bhsd" else (q.shape[-3], k.shape[-3])
     if is_causal and sq != sk:
