@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from unarray.conformance.cases import Case, Inputs, Profile, arr, shape
+from unarray.conformance.cases import Case, Inputs, Profile, arr, family_of, shape
 from unarray.conformance.cases_hot import DT
 
 # name -> (families, lo, hi, signed)
@@ -210,10 +210,13 @@ def _datatypes(p: Profile) -> Iterator[Case]:
                                                ua.isdtype(a[0].dtype, "integral")),
                        ref=lambda x: (np.isdtype(x.dtype, "real floating"), np.isdtype(x.dtype, "integral")))
 
-    def draw_rt(rng: np.random.Generator, d: str) -> Inputs:
-        return (arr(rng, (2,), d), arr(rng, (2,), "float32")), {}
+    # Note: only promotions the standard defines (within a kind, and real with complex floating).
+    other = {"int": "int64", "float": "float64", "complex": "float64"}
 
-    yield from _simple("result_type", "x, float32 array", "int float complex", p, draw_rt,
+    def draw_rt(rng: np.random.Generator, d: str) -> Inputs:
+        return (arr(rng, (2,), d), arr(rng, (2,), other[family_of(d)])), {}
+
+    yield from _simple("result_type", "x, wider array of its kind", "int float complex", p, draw_rt,
                        call=lambda ua, a, kw: _dtype_name(ua.result_type(*a)),
                        ref=lambda x, y: str(np.result_type(x, y)), compare="exact", check_dtype=False,
                        ref_upcast=False)
@@ -232,9 +235,20 @@ def _introspection(p: Profile) -> Iterator[Case]:
                        lambda r, d: ((arr(r, (3, 3), d), arr(r, (3, 3), d)), {}),
                        call=lambda ua, a, kw, env: (lambda e: e.backend == env.backend and e.device == env.device)(
                            ua.explain("matmul", *a)), **true)
+    yield from _simple("backends", "lists this backend as loaded", "float", p, x1,
+                       call=lambda ua, a, kw, env: any(i.name == env.backend and i.loaded for i in ua.backends()),
+                       **true)
+    yield from _simple("get_precision", "inside ua.precision('tf32')", "float", p, x1,
+                       call=lambda ua, a, kw, env: _precision_scope(ua), **true)
     yield from _simple("from_dlpack", "round trip into the same backend", "float", p, x1,
                        call=lambda ua, a, kw, env: ua.from_dlpack(a[0], backend=env.backend), ref=lambda x: x,
                        with_env=True)
+
+
+def _precision_scope(ua: Any) -> bool:
+    with ua.precision("tf32"):
+        inside = ua.get_precision()
+    return inside == "tf32" and ua.get_precision() == "highest"
 
 
 def cases(p: Profile) -> Iterator[Case]:
