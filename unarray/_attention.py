@@ -4,8 +4,8 @@
 # paths share (causal offset, rows with nothing to attend, the GPU handoff).
 from __future__ import annotations
 
-import importlib.util
 import math
+import sys
 from typing import TYPE_CHECKING, Any
 
 from unarray import _precision
@@ -22,13 +22,17 @@ _GPU_KINDS = ("cuda", "rocm")
 def blocked_label(b: Backend, q: Any) -> str:
     xp = getattr(b.xp, "__name__", b.name)
     acc = "float32" if b.dtype_name(q) in _HALF else b.dtype_name(q)
-    return (f"unarray blocked online-softmax ({xp} ops, {BLOCK_Q}x{BLOCK_K} blocks, {acc} accumulation, "
-            "memory linear in sequence length)")
+    label = (f"unarray blocked online-softmax ({xp} ops, {BLOCK_Q}x{BLOCK_K} blocks, {acc} accumulation, "
+             "memory linear in sequence length)")
+    if b.name != "torch" and b.device_of(q).kind in _GPU_KINDS and "torch" not in sys.modules:
+        label += "; import torch to run torch's fused kernels on these arrays zero-copy"
+    return label
 
 
 def torch_route(b: Backend, q: Any) -> bool:
-    # A GPU array whose backend has no fused kernel borrows torch's (DLPack, zero-copy).
-    return b.name != "torch" and b.device_of(q).kind in _GPU_KINDS and importlib.util.find_spec("torch") is not None
+    # A GPU array whose backend has no fused kernel borrows torch's (DLPack, zero-copy), when the
+    # caller has imported torch: unarray never imports a framework on its own (DESIGN 1.2).
+    return b.name != "torch" and "torch" in sys.modules and b.device_of(q).kind in _GPU_KINDS
 
 
 def via_torch(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
