@@ -460,7 +460,8 @@ def store(kind: str, x: Any, dst: str, dkind: str, out: Any, added_refs: int) ->
         entry[3] += added_refs
         return
     try:
-        ref = weakref.ref(x, lambda r, k=key: _drop(k, r))
+        # The callback binds _drop and CACHE now: at interpreter exit the module globals are gone.
+        ref = weakref.ref(x, lambda r, k=key, drop=_drop: drop(k, r))
     except TypeError:
         return
     _stores[0] += 1
@@ -471,10 +472,10 @@ def store(kind: str, x: Any, dst: str, dkind: str, out: Any, added_refs: int) ->
     CACHE[key] = [ref, sig, {dst: (out, signature(dkind, out))}, added_refs]
 
 
-def _drop(key: int, ref: Any) -> None:
-    entry = CACHE.get(key)
+def _drop(key: int, ref: Any, cache: dict[int, list[Any]] = CACHE) -> None:
+    entry = cache.get(key)
     if entry is not None and entry[0] is ref:
-        del CACHE[key]
+        del cache[key]
 
 
 def sweep() -> int:
