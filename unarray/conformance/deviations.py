@@ -69,9 +69,9 @@ INSTALL: dict[str, dict[str, str]] = {
     "numpy": {"cpu": "pip install unarray", "cuda": "", "rocm": "", "tpu": ""},
     "torch": {
         "cpu": "pip install 'unarray[torch]' --extra-index-url https://download.pytorch.org/whl/cpu",
-        "cuda": "pip install unarray torch --index-url https://download.pytorch.org/whl/cu128 "
+        "cuda": "pip install unarray torch --index-url https://download.pytorch.org/whl/cu130 "
                 "--extra-index-url https://pypi.org/simple",
-        "rocm": "pip install unarray torch --index-url https://download.pytorch.org/whl/rocm6.4 "
+        "rocm": "pip install unarray torch --index-url https://download.pytorch.org/whl/rocm7.0 "
                 "--extra-index-url https://pypi.org/simple",
         "tpu": "",
     },
@@ -84,7 +84,7 @@ INSTALL: dict[str, dict[str, str]] = {
     "cupy": {
         "cpu": "",
         "cuda": "pip install unarray cupy-cuda13x   # or cupy-cuda12x for CUDA 12 drivers",
-        "rocm": "pip install unarray cupy-rocm-6-0",
+        "rocm": "pip install unarray cupy-rocm-7-0",
         "tpu": "",
     },
     "tensorflow": {

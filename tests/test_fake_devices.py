@@ -1,0 +1,166 @@
+"""ROCm and TPU logic without the hardware: DLPack device codes, the TPU rules, JAX device
+mapping with fake device objects, torch's HIP detection, and the conformance runner choosing
+deviations by platform."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+import unarray as ua
+from unarray._devices import DLDeviceType
+from unarray.conformance import deviations, runner
+from unarray.conformance.cases import all_cases
+
+
+@pytest.mark.parametrize(("code", "index", "kind", "want_index"), [
+    (10, 0, "rocm", 0), (10, 3, "rocm", 3), (11, 2, "cpu", 0), (2, 1, "cuda", 1), (3, 1, "cpu", 0),
+    (13, 2, "cuda", 2), (1, 0, "cpu", 0),
+])
+def test_dlpack_codes_map_to_devices(code: int, index: int, kind: str, want_index: int) -> None:
+    d = ua.Device.from_dlpack((code, index))
+    assert (d.kind, d.index) == (kind, want_index)
+
+
+def test_rocm_round_trips_through_its_dlpack_code() -> None:
+    assert ua.Device("rocm", 1).dlpack == (DLDeviceType.ROCM, 1)
+    assert ua.Device.from_dlpack(ua.Device("rocm", 1).dlpack) == ua.Device("rocm", 1)
+    assert ua.Device("rocm").is_gpu and not ua.Device("tpu").is_gpu
+
+
+def test_tpu_has_no_float64_and_no_dlpack_code() -> None:
+    assert not ua.Device("tpu").has_float64
+    assert ua.Device("cuda").has_float64 and ua.Device("rocm").has_float64
+    with pytest.raises(ValueError, match="no DLPack device code"):
+        _ = ua.Device("tpu", 0).dlpack
+
+
+jax_backend = pytest.importorskip("unarray._backends.jax") if __import__("importlib").util.find_spec("jax") else None
+
+
+def _fake_jax(platform: str, id: int = 0, version: str = "", hw: int | None = None) -> SimpleNamespace:
+    return SimpleNamespace(platform=platform, id=id, local_hardware_id=hw,
+                           client=SimpleNamespace(platform_version=version))
+
+
+@pytest.mark.skipif(jax_backend is None, reason="jax is not installed")
+@pytest.mark.parametrize(("fake", "want"), [
+    (_fake_jax("gpu", 0, "cuda 12080"), ua.Device("cuda", 0)),
+    (_fake_jax("gpu", 1, "rocm 6.3.1"), ua.Device("rocm", 1)),
+    (_fake_jax("gpu", 2, "HIP runtime"), ua.Device("rocm", 2)),
+    (_fake_jax("rocm", 0), ua.Device("rocm", 0)),
+    (_fake_jax("cuda", 5, "cuda", hw=1), ua.Device("cuda", 1)),
+    (_fake_jax("tpu", 3), ua.Device("tpu", 3)),
+    (_fake_jax("cpu", 7), ua.Device("cpu")),
+])
+def test_device_from_jax_with_fake_devices(fake: SimpleNamespace, want: ua.Device) -> None:
+    assert jax_backend.device_from_jax(fake) == want
+
+
+@pytest.mark.skipif(jax_backend is None, reason="jax is not installed")
+def test_jax_refuses_float64_on_tpu_even_in_x64_mode() -> None:
+    with pytest.raises(ua.DTypeError, match="tpu"):
+        jax_backend.check_float64("float64", ua.Device("tpu"), x64=True)
+    with pytest.raises(ua.DTypeError):
+        jax_backend.check_float64("complex128", ua.Device("tpu"), x64=True)
+    with pytest.raises(ua.DTypeError, match="x64"):
+        jax_backend.check_float64("float64", ua.Device("cpu"), x64=False)
+    jax_backend.check_float64("float64", ua.Device("rocm"), x64=True)
+    jax_backend.check_float64("float32", ua.Device("tpu"), x64=False)
+
+
+@pytest.mark.skipif(jax_backend is None, reason="jax is not installed")
+@pytest.mark.parametrize(("policy", "kind", "words"), [
+    ("highest", "tpu", ("HIGHEST", "6 bf16 passes")),
+    ("tf32", "tpu", ("bf16x3",)),
+    ("bf16", "tpu", ("bf16", "DEFAULT")),
+    ("highest", "cuda", ("float32", "HIGHEST")),
+    ("tf32", "rocm", ("tf32",)),
+    ("fastest", "cuda", ("tf32", "DEFAULT")),
+    ("bf16", "cpu", ("float32",)),
+])
+def test_jax_precision_labels(policy: str, kind: str, words: tuple[str, ...]) -> None:
+    label = jax_backend.precision_label(policy, ua.Device(kind))
+    assert all(w in label for w in words), label
+
+
+torch_spec = __import__("importlib").util.find_spec("torch")
+
+
+@pytest.mark.skipif(torch_spec is None, reason="torch is not installed")
+def test_torch_hip_builds_report_rocm_devices(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from unarray._backends import torch as tb
+
+    monkeypatch.setattr(tb, "_HIP", True)
+    monkeypatch.setattr(tb, "_device_cache", {})
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert tb._as_device(torch.device("cuda", 1)) == ua.Device("rocm", 1)
+    assert tb.BACKEND.devices() == [ua.Device("cpu"), ua.Device("rocm", 0), ua.Device("rocm", 1)]
+    assert tb.BACKEND.native_device(ua.Device("rocm", 1)) == torch.device("cuda", 1)
+    monkeypatch.setattr(tb, "_HIP", False)
+    monkeypatch.setattr(tb, "_device_cache", {})
+    assert tb._as_device(torch.device("cuda", 1)) == ua.Device("cuda", 1)
+
+
+@pytest.mark.parametrize(("device", "platform"), [
+    (ua.Device("rocm", 0), "rocm"), (ua.Device("tpu", 2), "tpu"), (ua.Device("cuda", 1), "cuda"),
+    (ua.Device("cpu"), "cpu"),
+])
+def test_runner_platform_of_fake_devices(device: ua.Device, platform: str) -> None:
+    assert runner.Env("jax", device).platform == platform
+    assert deviations.platform_of(device) == platform
+
+
+def test_deviations_are_chosen_by_platform() -> None:
+    assert deviations.lookup("sum", "jax", "tpu", "float64") is not None
+    assert deviations.lookup("sum", "jax", "cuda", "float64") is None
+    assert deviations.lookup("linalg.eig", "jax", "rocm", "float32") is not None
+    assert deviations.lookup("linalg.eig", "jax", "cpu", "float32") is None
+    assert deviations.lookup("fft.fft", "jax", "tpu", "complex64") is not None
+
+
+def _case(op: str, dtype: str) -> object:
+    return next(c for c in all_cases("quick") if c.op == op and c.dtype == dtype)
+
+
+def test_runner_reports_a_tpu_float64_failure_as_the_known_deviation(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A fake TPU: arrays are made on it through ua.asarray; here creation fails like float64 on a TPU.
+    def refuse(*a, **k):  # type: ignore[no-untyped-def]
+        raise ua.DTypeError("float64 is not supported on tpu:0 (the hardware has no float64); use float32")
+
+    monkeypatch.setattr(ua, "asarray", refuse)
+    r = runner.run_case(_case("sum", "float64"), runner.Env("numpy", ua.Device("tpu", 0)))
+    assert r.status == "known" and r.platform == "tpu"
+    assert "no float64" in r.reason and not r.unexpected
+    same_on_rocm = runner.run_case(_case("sum", "float64"), runner.Env("numpy", ua.Device("rocm", 0)))
+    assert same_on_rocm.status == "error" and same_on_rocm.unexpected
+
+
+def test_plan_takes_devices_from_each_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    from unarray import _backends
+
+    fake = SimpleNamespace(devices=lambda: [ua.Device("cpu"), ua.Device("tpu", 0), ua.Device("tpu", 1)])
+    real_get = _backends.get
+    monkeypatch.setattr(_backends, "get", lambda name, op=None: fake if name == "numpy" else real_get(name, op))
+    envs, rows, unavailable = runner.plan(["numpy"], None)
+    assert [str(e.device) for e in envs] == ["cpu", "tpu:0", "tpu:1"]
+    assert [e.platform for e in envs] == ["cpu", "tpu", "tpu"]
+    envs, _, _ = runner.plan(["numpy"], ["tpu"])
+    assert [str(e.device) for e in envs] == ["tpu:0", "tpu:1"]
+    assert rows[0]["usable"] and not unavailable
+
+
+def test_plan_reports_a_backend_whose_import_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    from unarray import _backends
+
+    def broken(name, op=None):  # type: ignore[no-untyped-def]
+        raise ImportError("libcudart.so.13: cannot open shared object file")
+
+    monkeypatch.setattr(_backends, "get", broken)
+    envs, rows, unavailable = runner.plan(["numpy"], None)
+    assert envs == [] and not rows[0]["usable"]
+    assert unavailable[0].status == "error" and "libcudart" in unavailable[0].message
