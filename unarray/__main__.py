@@ -33,8 +33,12 @@ def _check(profile: str, backends: list[str] | None, devices: list[str] | None, 
     from unarray.conformance import run, write_all
     from unarray.conformance.progress import Progress
 
+    def snapshot(partial: object) -> None:
+        if out:
+            write_all(partial, out)  # type: ignore[arg-type]
+
     report = run(profile, backends=backends, devices=devices, seed=seed, progress=Progress(), ops=ops,
-                 isolate=isolate, parallel=jobs)
+                 isolate=isolate, parallel=jobs, snapshot=snapshot)
     counts = ", ".join(f"{n} {s}" for s, n in sorted(report.counts().items()))
     print(f"conformance ({profile}, seed {seed}): {counts} in {report.seconds:.1f}s")
     for r in report.failed[:25]:

@@ -65,7 +65,8 @@ def markdown(report: RunReport) -> str:
     lines += ["", "## Summary", "", "| status | checks |", "| --- | --- |"]
     lines += [f"| {s} | {n} |" for s, n in sorted(counts.items(), key=lambda kv: -_RANK.get(kv[0], 0))]
     verdict = "**unexpected failures**" if report.failed else "no unexpected failures"
-    lines += ["", f"Verdict: {verdict}.", ""]
+    lines += ["", f"Verdict: {verdict}." + ("" if report.complete else " **Partial report: the run was still going.**"),
+              ""]
     cols = _columns(report)
     notes: dict[str, int] = {}
     by_op: dict[str, dict[str, list[Result]]] = {}

@@ -78,6 +78,7 @@ class RunReport:
     backends: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
     environment: dict[str, str] = field(default_factory=dict)
+    complete: bool = False
 
     @property
     def failed(self) -> list[Result]:
@@ -90,7 +91,8 @@ class RunReport:
         return out
 
     def as_dict(self) -> dict[str, Any]:
-        return {"profile": self.profile, "seed": self.seed, "seconds": round(self.seconds, 2),
+        return {"profile": self.profile, "seed": self.seed, "complete": self.complete,
+                "seconds": round(self.seconds, 2),
                 "environment": self.environment, "backends": self.backends, "summary": self.counts(),
                 "results": [asdict(r) for r in self.results]}
 
@@ -392,7 +394,8 @@ def _import_broken(info: Any) -> bool:
 
 def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: Sequence[str] | None = None,
         seed: int = 0, progress: Any = None, cases: Iterable[Case] | None = None, ops: Sequence[str] | None = None,
-        isolate: bool = True, parallel: int | None = None) -> RunReport:
+        isolate: bool = True, parallel: int | None = None,
+        snapshot: Callable[[RunReport], None] | None = None) -> RunReport:
     """Run the conformance suite and return its report (nothing is written here).
 
     With ``isolate`` (the default) each backend and device runs in its own worker
@@ -400,7 +403,8 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
     reported as an error naming the case, not the run; the worker restarts after it.
     ``parallel`` workers run at once (each backend's cases are split into that many
     shards). ``ops`` filters cases by ``fnmatch`` patterns; ``cases`` (in-process only)
-    replaces them.
+    replaces them. ``snapshot(report)`` is called with the partial report every 20 s or so
+    (the CLI writes it, so a run killed by a CI time limit still leaves a report).
     """
     t0 = time.perf_counter()
     if parallel is None:
@@ -415,9 +419,15 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
         progress.start(total)
 
     lock = threading.Lock()
+    last_snapshot = [time.perf_counter()]
 
     def record(r: Result) -> None:
         with lock:
+            report.results.append(r)
+            if snapshot is not None and time.perf_counter() - last_snapshot[0] > 20:
+                last_snapshot[0] = time.perf_counter()
+                report.seconds = last_snapshot[0] - t0
+                snapshot(report)
             if progress is not None:
                 progress.step(f"{r.backend}@{r.device}", r.op)
                 if r.unexpected:
@@ -442,17 +452,15 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
             jobs.append(lambda spec=spec, h_labels=h_labels, dev_name=dev_name, items=items: _run_worker(
                 spec, h_labels, Env(items[0][0], _parse_device(dev_name)), record))
         with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
-            for results in pool.map(lambda job: job(), jobs):
-                report.results.extend(results)
+            list(pool.map(lambda job: job(), jobs))
     else:
         for env in op_envs:
             for case in case_list:
-                report.results.append(run_case(case, env, seed))
-                record(report.results[-1])
+                record(run_case(case, env, seed))
         for src, dst, dev, dtype, strided in checks:
-            report.results.append(handoff_case(src, dst, dev, dtype, strided, seed))
-            record(report.results[-1])
+            record(handoff_case(src, dst, dev, dtype, strided, seed))
     report.results.sort(key=_order(op_envs, labels))
+    report.complete = True
     if progress is not None:
         for env in op_envs:
             progress.block_done(env.label, [r for r in report.results if r.backend == env.backend
