@@ -70,13 +70,24 @@ def test_every_cpu_pair_is_zero_copy_for_aligned_compact_arrays(src, dst):
     assert (s["copies"], s["bytes_copied"], s["zero_copy"]) == (0, 0, 1)
 
 
-@pytest.mark.parametrize(("src", "dst"), PAIRS)
+@pytest.mark.parametrize(("src", "dst"), [p for p in PAIRS if p not in _handoff.UNCACHED])
 def test_repeated_handoff_is_a_cache_hit_returning_the_same_view(src, dst):
     x = make(src, aligned((8, 8)))
     y1 = ua.to(x, dst)
     y2 = ua.to(x, dst)
     assert y2 is y1
     assert ua.stats()["cache_hits"] == 1
+
+
+@pytest.mark.parametrize(("src", "dst"), sorted(_handoff.UNCACHED))
+def test_cheap_pairs_skip_the_cache_and_stay_zero_copy(src, dst):
+    # A converter cheaper than a cache lookup is called again: a new view of the same memory.
+    x = make(src, aligned((8, 8)))
+    y1 = ua.to(x, dst)
+    y2 = ua.to(x, dst)
+    assert ptr(dst, y2) == ptr(dst, y1) == ptr(src, x)
+    s = ua.stats()
+    assert (s["cache_hits"], s["copies"], s["zero_copy"], s["handoffs"]) == (0, 0, 2, 2)
 
 
 @pytest.mark.parametrize("dtype", ["bool", "float16", "float32", "float64", "complex64", "int8", "uint8", "int64"])

@@ -17,11 +17,17 @@ from __future__ import annotations
 import importlib
 import sys
 import threading
+import warnings
 import weakref
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+# Note: torch has no read-only tensors; a view of a read-only array aliases it as torch.from_numpy
+# does, so its warning is silenced for calls made from this module only.
+warnings.filterwarnings("ignore", message="The given NumPy array is not writable", category=UserWarning,
+                        module=r"unarray\._handoff")
 
 STATS = {"handoffs": 0, "zero_copy": 0, "copies": 0, "bytes_copied": 0, "syncs": 0, "cache_hits": 0}
 lock = threading.Lock()
@@ -93,6 +99,11 @@ def _ml_bf16() -> Any:
 
 def np_to_torch(x: Any) -> Any:
     # torch.from_numpy 0.64 us vs torch.from_dlpack 1.50 us vs torch.as_tensor 1.58 us.
+    # It refuses (TypeError/ValueError) exactly the cases handled below, so it is tried first.
+    try:
+        return mod("torch").from_numpy(x)
+    except (TypeError, ValueError):
+        pass
     torch = mod("torch")
     if x.dtype.kind == "V" or x.dtype == _bf16_or_none():
         return torch.from_numpy(x.view(np.uint16)).view(torch.bfloat16)
@@ -100,14 +111,7 @@ def np_to_torch(x: Any) -> Any:
         raise NeedsCopy("torch tensors cannot have negative strides")
     if not x.dtype.isnative:
         raise NeedsCopy("torch has no byte-swapped dtypes")
-    if not x.flags.writeable:
-        import warnings
-
-        with warnings.catch_warnings():
-            # Note: torch has no read-only tensors; the view aliases the array as torch.from_numpy does.
-            warnings.simplefilter("ignore", UserWarning)
-            return torch.from_numpy(x)
-    return torch.from_numpy(x)
+    raise NeedsCopy(f"torch.from_numpy refuses dtype {x.dtype}")
 
 
 def _bf16_or_none() -> Any:
@@ -432,6 +436,13 @@ def signature(kind: str, x: Any) -> Any:
         return True
     return (tuple(x.shape), x.dtype)
 
+
+# Pairs whose converter is always zero-copy and costs about a microsecond or less: a cache
+# lookup would cost as much, so they are not cached (measured on the dev VM, see each converter).
+UNCACHED = frozenset({
+    ("numpy", "torch"), ("torch", "numpy"), ("jax", "numpy"), ("tensorflow", "numpy"),
+    ("tensorflow", "torch"),
+})
 
 # Targets that may copy silently on import (alignment, x64 narrowing): their pointer is checked.
 MAY_COPY = frozenset({"jax", "tensorflow"})

@@ -22,6 +22,10 @@ __all__ = ["from_dlpack", "stats", "to"]
 _lock = _h.lock
 _STATS = _h.STATS
 _DST: dict[str, Any] = {}
+# (source type, target name) -> converter, for pairs whose native conversion is cheaper than a
+# cache lookup (_h.UNCACHED): filled after the first zero-copy success of that pair, so that a
+# later call is one dict lookup plus the converter.
+_FAST: dict[tuple[type, str], Any] = {}
 
 
 def count(key: str, n: int = 1) -> None:
@@ -80,6 +84,19 @@ def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool |
         >>> y is x
         True
     """
+    if device is None and copy is None:
+        fast = _FAST.get((type(x), backend))  # type: ignore[arg-type]
+        if fast is not None:
+            try:
+                out = fast(x)
+            except Exception:  # noqa: S110 - the general path below handles and counts it
+                pass
+            else:
+                # Note: lock-free on this path (the GIL keeps each += whole enough for a counter of
+                # zero-copy handoffs); copies and bytes are always counted under the lock.
+                _STATS["handoffs"] += 1
+                _STATS["zero_copy"] += 1
+                return out
     src = _one(x, _op)
     dst = _DST.get(backend) if isinstance(backend, str) else None
     if dst is None:
@@ -118,6 +135,17 @@ def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool |
 
 
 def _handoff(x: Any, s: str, d: str, copy: bool | None, op: str) -> Any:
+    if copy is None and (s, d) in _h.UNCACHED:
+        try:
+            out = _convert(s, d, x, op)
+        except _h.NeedsCopy:
+            pass
+        else:
+            with _lock:
+                _h.STATS["handoffs"] += 1
+                _h.STATS["zero_copy"] += 1
+            _FAST[(type(x), d)] = _h.path(s, d)
+            return out
     n = _h.nbytes(s, x)
     if copy:
         y = _h.compact_copy(s, x)
