@@ -155,6 +155,7 @@ def arr(rng: np.random.Generator, shp: tuple[int, ...], dtype: str, lo: float = 
         return rng.random(shp) < 0.5
     if dtype.startswith("uint"):
         signed = False
+    mag: Any
     if fam == "int":
         mag = rng.integers(int(np.ceil(lo)), int(np.floor(hi)) + 1, size=shp)
     else:

@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -442,15 +443,14 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
             for shard in range(n):
                 spec = {"mode": "cases", "backend": env.backend, "device": str(env.device), "profile": profile,
                         "seed": seed, "ops": list(ops or ()), "shard": [shard, n]}
-                jobs.append(lambda spec=spec, env=env, shard=shard: _run_worker(spec, labels[shard::n], env, record))
+                jobs.append(partial(_run_worker, spec, labels[shard::n], env, record))
         by_dev: dict[str, list[tuple[str, str, str, str, bool]]] = {}
         for src, dst, dev, dtype, strided in checks:
             by_dev.setdefault(str(dev), []).append((src, dst, str(dev), dtype, strided))
         for dev_name, items in by_dev.items():
             spec = {"mode": "handoff", "checks": items, "seed": seed}
             h_labels = [(f"handoff->{d}", _handoff_form(st), dt) for _s, d, _v, dt, st in items]
-            jobs.append(lambda spec=spec, h_labels=h_labels, dev_name=dev_name, items=items: _run_worker(
-                spec, h_labels, Env(items[0][0], _parse_device(dev_name)), record))
+            jobs.append(partial(_run_worker, spec, h_labels, Env(items[0][0], _parse_device(dev_name)), record))
         with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
             list(pool.map(lambda job: job(), jobs))
     else:
@@ -559,11 +559,11 @@ def _worker(spec: dict[str, Any]) -> None:
         env = Env(spec["backend"], _parse_device(spec["device"]))
         shard, n = spec.get("shard", (0, 1))
         chosen = select_cases(spec["profile"], spec["ops"] or None)[shard::n]
-        items: list[Callable[[], Result]] = [(lambda c=c: run_case(c, env, spec["seed"])) for c in chosen]
+        items: list[Callable[[], Result]] = [partial(run_case, c, env, spec["seed"]) for c in chosen]
     else:
         if any("jax" in (c[0], c[1]) for c in spec["checks"]):
             _enable_x64()
-        items = [(lambda c=c: handoff_case(c[0], c[1], _parse_device(c[2]), c[3], c[4], spec["seed"]))
+        items = [partial(handoff_case, c[0], c[1], _parse_device(c[2]), c[3], c[4], spec["seed"])
                  for c in spec["checks"]]
     for i in range(start, len(items)):
         print(f"START {i}", flush=True)
