@@ -146,8 +146,8 @@ def _handoff(x: Any, s: str, d: str, copy: bool | None, op: str) -> Any:
                 _h.STATS["zero_copy"] += 1
             _FAST[(type(x), d)] = _h.path(s, d)
             return out
-    n = _h.nbytes(s, x)
     if copy:
+        n = _h.nbytes(s, x)
         y = _h.compact_copy(s, x)
         out = _convert(_h.kind_after_copy(s), d, y, op)
         with _lock:
@@ -158,11 +158,12 @@ def _handoff(x: Any, s: str, d: str, copy: bool | None, op: str) -> Any:
     before = sys.getrefcount(x)
     try:
         out = _convert(s, d, x, op)
-        copied = d in _h.MAY_COPY and n > 0 and _copied(s, x, d, out)
+        copied = d in _h.MAY_COPY and _copied(s, x, d, out) and _h.nbytes(s, x) > 0
     except _h.NeedsCopy as e:
         if copy is False:
             raise HandoffError(f"{d} cannot alias this {s} array ({e}), so a copy is needed but copy=False; "
                                "pass copy=None to allow one copy", op=op, backend=d) from None
+        n = _h.nbytes(s, x)
         y = _h.compact_copy(s, x)
         out = _convert(_h.kind_after_copy(s), d, y, op)
         with _lock:
@@ -171,6 +172,7 @@ def _handoff(x: Any, s: str, d: str, copy: bool | None, op: str) -> Any:
             _h.STATS["bytes_copied"] += n
         return out
     if copied:
+        n = _h.nbytes(s, x)
         if copy is False:
             raise HandoffError(f"{d} copied this {s} array on import (alignment or layout it cannot alias), "
                                "but copy=False; pass copy=None to allow one copy", op=op, backend=d)
