@@ -111,6 +111,8 @@ def to_numpy(x: Any) -> Any:
         return (x.float() if str(x.dtype) == "torch.bfloat16" else x).numpy()
     if root == "cupy":
         return x.get()
+    if hasattr(x, "copy_to_host"):  # Numba CUDA device arrays
+        return x.copy_to_host()
     if root in ("tensorflow", "tf_keras") or hasattr(x, "numpy") and root != "jax":
         return np.asarray(x.numpy())
     return np.asarray(x)
@@ -575,7 +577,7 @@ def _handoff_pairs(envs: list[Env]) -> list[tuple[str, str, Any]]:
     for e in envs:
         by_device.setdefault(e.device, []).append(e.backend)
     return [(s, d, dev) for dev, names in by_device.items() for s in names for d in names
-            if s != d and s not in HANDOFF_ONLY]
+            if s != d]
 
 
 if __name__ == "__main__":
