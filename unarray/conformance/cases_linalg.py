@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from unarray.conformance.cases import Case, Inputs, Profile, arr, shape
+from unarray.conformance.cases_hot import DT
 from unarray.conformance.cases_namespace import _simple, _x, bshape
 
 ALL = "bool int float complex"
@@ -239,6 +240,11 @@ def linalg_cases(p: Profile) -> Iterator[Case]:
         (arr(r, (3, 4), d, 1, 3), arr(r, (4, 2), d, 1, 3)), {})), ref=lambda a, b: np.matmul(a, b), n_terms=4)
 
 
+def _freq_ref(name: str) -> Any:
+    f = getattr(np.fft, name)
+    return lambda n, d, dtype: f(n, d).astype(dtype)
+
+
 def fft_cases(p: Profile) -> Iterator[Case]:
     fc = "float complex"
     ft = {"n_terms": 64, "tol_factor": 2.0}
@@ -260,6 +266,6 @@ def fft_cases(p: Profile) -> Iterator[Case]:
     for name in ("fftshift", "ifftshift"):
         yield from _simple(f"fft.{name}", "axes=None", fc, p, _x(2))
     for name in ("fftfreq", "rfftfreq"):
-        yield from _simple(f"fft.{name}", "n, d=0.5", "float", p,
-                           _d(lambda r, d: ((int(r.integers(2, 12)),), {"d": 0.5})), creation=True,
-                           check_dtype=False)
+        yield from _simple(f"fft.{name}", "n, d=0.5, dtype", "float", p,
+                           _d(lambda r, d: ((int(r.integers(2, 12)),), {"d": 0.5, "dtype": DT(d)})), creation=True,
+                           ref=_freq_ref(name))

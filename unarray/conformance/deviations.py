@@ -44,6 +44,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation("*", "*", "tpu", "complex128", "TPUs have no float64 arithmetic; unarray refuses it (DTypeError)"),
     Deviation("sum", "torch", "*", "uint*", "torch has no uint64 arithmetic: unsigned sums accumulate in int64"),
     Deviation("prod", "torch", "*", "uint*", "torch has no uint64 arithmetic: unsigned products accumulate in int64"),
+    Deviation("cumulative_*", "torch", "*", "uint*",
+              "torch has no uint64 arithmetic: unsigned cumulative sums and products accumulate in int64"),
     Deviation("handoff->jax", "*", "cpu", "*",
               "JAX on the CPU copies buffers that are not 64-byte aligned (XLA's alignment rule)"),
     Deviation("handoff->tensorflow", "*", "*", "*",
