@@ -138,9 +138,13 @@ def test_a_worker_that_dies_costs_one_case_and_is_reported() -> None:
     seen: list[runner.Result] = []
     spec = {"mode": "cases", "backend": "numpy", "device": "cpu", "profile": "no-such-profile", "seed": 0,
             "ops": ["sum"], "shard": [0, 1]}
-    out = runner._run_worker(spec, [("sum", "f", "float32")], runner.Env("numpy", ua.Device("cpu")), seen.append)
-    assert len(out) == 1 and out == seen
-    assert out[0].status == "error" and "process died" in out[0].message
+    labels = [("sum", "f", dt) for dt in ("float32", "float64", "int32", "int64")]
+    out = runner._run_worker(spec, labels, runner.Env("numpy", ua.Device("cpu")), seen.append)
+    assert len(out) == 4 and out == seen
+    assert all(r.status == "error" for r in out)
+    assert "process died" in out[0].message and "process died" in out[1].message
+    # Two deaths before any case: the rest are reported without starting more workers.
+    assert "dies before its first case" in out[2].message and "dies before its first case" in out[3].message
 
 
 def test_tolerance_follows_dtype_terms_and_policy() -> None:

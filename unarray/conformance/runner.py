@@ -520,11 +520,11 @@ def _run_worker(spec: dict[str, Any], labels: list[tuple[str, str, str]], env: E
     out: list[Result] = []
     # Note: several workers may share one GPU; JAX must not grab most of its memory up front.
     child_env = {**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "TF_CPP_MIN_LOG_LEVEL": "2"}
-    start = 0
+    start = barren = 0
     while start < len(labels):
         cmd = [sys.executable, "-m", "unarray.conformance.runner", json.dumps({**spec, "start": start})]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env)
-        current = start
+        current = first = start
         assert proc.stdout is not None and proc.stderr is not None
         for line in proc.stdout:
             if line.startswith("START "):
@@ -548,6 +548,15 @@ def _run_worker(spec: dict[str, Any], labels: list[tuple[str, str, str]], env: E
         out.append(r)
         record(r)
         start = current + 1
+        # Note: a worker that dies twice before finishing any case would die for every case; stop there.
+        barren = barren + 1 if current == first else 0
+        if barren >= 2:
+            for op, form, dtype in labels[start:]:
+                rest = Result(op, form, dtype, backend, str(env.device), env.platform, "error", None,
+                              f"not run: the worker process dies before its first case ({tail})")
+                out.append(rest)
+                record(rest)
+            break
     return out
 
 
