@@ -174,6 +174,24 @@ def test_backend_pages_match_the_deviation_table() -> None:
             f"{page} is stale: run python -m unarray.conformance.deviations --write backends")
 
 
+def test_platform_index_matches_the_deviation_table() -> None:
+    assert (ROOT / "backends" / "README.md").read_text() == deviations.render_index()
+
+
+def test_partial_reports_are_marked_partial_until_the_run_completes() -> None:
+    from unarray.conformance import markdown
+
+    seen: list[tuple[bool, int, str]] = []
+    cases = [c for c in all_cases("quick") if c.op == "matrix_transpose"]
+    final = runner.run(backends=["numpy"], cases=cases, isolate=False, ops=["matrix_transpose"],
+                       snapshot=lambda r: seen.append((r.complete, len(r.results), markdown(r))),
+                       snapshot_every=0.0)
+    assert final.complete and len(final.results) == len(cases)
+    assert seen and all(not done for done, _, _ in seen)
+    assert [n for _, n, _ in seen] == list(range(1, len(cases) + 1))
+    assert "Partial report" in seen[0][2] and "Partial report" not in markdown(final)
+
+
 def test_every_deviation_names_a_known_backend_and_platform_and_a_reason() -> None:
     import fnmatch
 

@@ -398,7 +398,7 @@ def _import_broken(info: Any) -> bool:
 def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: Sequence[str] | None = None,
         seed: int = 0, progress: Any = None, cases: Iterable[Case] | None = None, ops: Sequence[str] | None = None,
         isolate: bool = True, parallel: int | None = None,
-        snapshot: Callable[[RunReport], None] | None = None) -> RunReport:
+        snapshot: Callable[[RunReport], None] | None = None, snapshot_every: float = 20.0) -> RunReport:
     """Run the conformance suite and return its report (nothing is written here).
 
     With ``isolate`` (the default) each backend and device runs in its own worker
@@ -406,7 +406,7 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
     reported as an error naming the case, not the run; the worker restarts after it.
     ``parallel`` workers run at once (each backend's cases are split into that many
     shards). ``ops`` filters cases by ``fnmatch`` patterns; ``cases`` (in-process only)
-    replaces them. ``snapshot(report)`` is called with the partial report every 20 s or so
+    replaces them. ``snapshot(report)`` is called with the partial report every ``snapshot_every`` s
     (the CLI writes it, so a run killed by a CI time limit still leaves a report).
     """
     t0 = time.perf_counter()
@@ -427,7 +427,7 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
     def record(r: Result) -> None:
         with lock:
             report.results.append(r)
-            if snapshot is not None and time.perf_counter() - last_snapshot[0] > 20:
+            if snapshot is not None and time.perf_counter() - last_snapshot[0] >= snapshot_every:
                 last_snapshot[0] = time.perf_counter()
                 report.seconds = last_snapshot[0] - t0
                 snapshot(report)
