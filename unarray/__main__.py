@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -53,6 +54,8 @@ def _check(profile: str, backends: list[str] | None, devices: list[str] | None, 
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Note: TensorFlow's C++ start-up chatter would bury the live progress line.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     parser = argparse.ArgumentParser(prog="python -m unarray", description=__doc__)
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("env", help="report installed backends and devices")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -523,18 +524,21 @@ def _run_worker(spec: dict[str, Any], labels: list[tuple[str, str, str]], env: E
     start = barren = 0
     while start < len(labels):
         cmd = [sys.executable, "-m", "unarray.conformance.runner", json.dumps({**spec, "start": start})]
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env)
-        current = first = start
-        assert proc.stdout is not None and proc.stderr is not None
-        for line in proc.stdout:
-            if line.startswith("START "):
-                current = int(line.split()[1])
-            elif line.startswith("RESULT "):
-                out.append(Result(**json.loads(line[7:])))
-                record(out[-1])
-                current += 1
-        err = proc.stderr.read()
-        rc = proc.wait()
+        # Note: stderr goes to a file, not a pipe: a chatty framework would fill a pipe and stall the worker.
+        with tempfile.TemporaryFile("w+") as errfile:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errfile, text=True, env=child_env)
+            current, started = start, False
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                if line.startswith("START "):
+                    current, started = int(line.split()[1]), True
+                elif line.startswith("RESULT "):
+                    out.append(Result(**json.loads(line[7:])))
+                    record(out[-1])
+                    current += 1
+            rc = proc.wait()
+            errfile.seek(0)
+            err = errfile.read()[-20000:]
         if current >= len(labels):
             return out
         op, form, dtype = labels[current]
@@ -549,7 +553,7 @@ def _run_worker(spec: dict[str, Any], labels: list[tuple[str, str, str]], env: E
         record(r)
         start = current + 1
         # Note: a worker that dies twice before finishing any case would die for every case; stop there.
-        barren = barren + 1 if current == first else 0
+        barren = 0 if started else barren + 1
         if barren >= 2:
             for op, form, dtype in labels[start:]:
                 rest = Result(op, form, dtype, backend, str(env.device), env.platform, "error", None,
@@ -576,9 +580,15 @@ def _worker(spec: dict[str, Any]) -> None:
             _enable_x64()
         items = [partial(handoff_case, c[0], c[1], _parse_device(c[2]), c[3], c[4], spec["seed"])
                  for c in spec["checks"]]
+    # Note: the protocol gets its own copy of stdout; anything a framework prints goes to stderr.
+    import os
+
+    proto = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     for i in range(start, len(items)):
-        print(f"START {i}", flush=True)
-        print("RESULT " + json.dumps(asdict(items[i]()), default=str), flush=True)
+        print(f"START {i}", file=proto, flush=True)
+        print("RESULT " + json.dumps(asdict(items[i]()), default=str), file=proto, flush=True)
 
 
 def _handoff_pairs(envs: list[Env]) -> list[tuple[str, str, Any]]:
