@@ -214,3 +214,17 @@ def test_ci_templates_parse_and_run_the_suite(name: str) -> None:
     assert uploads and "report.xml" in str(uploads[0]["with"]["path"])
     if name != "cpu":
         assert any("self-hosted" in str(job.get("runs-on")) for job in doc["jobs"].values())
+
+
+def test_compare_catches_shape_nan_and_exactness_problems() -> None:
+    import numpy as np
+
+    case = next(c for c in all_cases("quick") if c.op == "sin" and c.dtype == "float32")
+    x = np.array([1.0, 2.0, np.nan])
+    assert runner.compare(case, x, x.copy(), (), {}, 1)[2] == ""
+    assert "shape" in runner.compare(case, x[:2], x, (), {}, 1)[2]
+    assert "NaN/inf positions" in runner.compare(case, np.array([1.0, 2.0, 3.0]), x, (), {}, 1)[2]
+    err, tol, msg = runner.compare(case, x * (1 + 1e-3), x, (), {}, 1)
+    assert msg and err == pytest.approx(1e-3, rel=1e-6) and tol == tolerance("float32")
+    ints = np.array([1, 2, 3])
+    assert "exact" in runner.compare(case, ints + np.array([0, 0, 1]), ints, (), {}, 1)[2]
