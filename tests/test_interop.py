@@ -280,3 +280,28 @@ def test_any_view_arrives_with_equal_values(pair, shape, step, seed):
         x = make(src, a)
     y = ua.to(x, dst)
     np.testing.assert_array_equal(as_np(dst, y), as_np(src, x))
+
+
+def test_unaligned_buffers_reach_tensorflow_as_an_aligned_copy_and_never_abort():
+    # TF kernels abort the process on unaligned tensors: run in a child so a regression fails, not crashes.
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import numpy as np, tensorflow as tf, torch, unarray as ua
+        raw = np.zeros(4 * 64 * 34 + 64, np.uint8)
+        off = (-raw.__array_interface__["data"][0]) % 64 + 4
+        a = raw[off:off + 4 * 64 * 34].view(np.float32).reshape(64, 34)
+        a[...] = np.arange(a.size, dtype=np.float32).reshape(a.shape)
+        assert a.__array_interface__["data"][0] % 64 == 4
+        for src in (a, torch.from_numpy(a)):
+            ua.stats(reset=True)
+            t = ua.to(src, "tensorflow")
+            assert ua.stats()["copies"] == 1, ua.stats()
+            s = t[:, ::2]                      # a TF kernel over the imported buffer
+            np.testing.assert_array_equal(s.numpy(), a[:, ::2])
+        print("ok")
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]

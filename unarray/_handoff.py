@@ -14,6 +14,7 @@
 # stream only; unarray counts such a wait in stats()["syncs"].
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import threading
@@ -192,18 +193,30 @@ def jax_to_torch(x: Any) -> Any:
     return mod("torch").from_dlpack(x)
 
 
+# Note: TensorFlow aliases a DLPack buffer at any address, but its kernels CHECK-fail (abort the
+# process: "Check failed: IsAligned()") on tensors that are not EIGEN_MAX_ALIGN_BYTES-aligned.
+TF_ALIGN = 64
+
+
 def to_tf(x: Any) -> Any:
-    # tf.experimental.dlpack.from_dlpack(x.__dlpack__()) 1.05 us from numpy (zero-copy, also
-    # unaligned) vs tf.convert_to_tensor 265 us (a copy). TF refuses strided buffers.
+    # tf.experimental.dlpack.from_dlpack(x.__dlpack__()) 1.05 us from numpy (zero-copy) vs
+    # tf.convert_to_tensor 265 us (a copy). TF refuses strided buffers and needs aligned ones.
     tf = mod("tensorflow")
     if isinstance(x, np.ndarray):
         if not _np_compact_ok(x):
             raise NeedsCopy("TensorFlow imports only C-contiguous buffers")
+        if x.__array_interface__["data"][0] % TF_ALIGN and x.size:
+            raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
         x = _np_writable(x)
     elif type(x).__module__.startswith("torch"):
         x = _torch_plain(x)
         if not x.is_contiguous():
             raise NeedsCopy("TensorFlow imports only C-contiguous buffers")
+        if x.data_ptr() % TF_ALIGN and x.numel():
+            raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
+    elif type(x).__module__.startswith("jax"):
+        if x.unsafe_buffer_pointer() % TF_ALIGN and x.size:
+            raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
     return tf.experimental.dlpack.from_dlpack(x.__dlpack__())
 
 
@@ -487,7 +500,7 @@ def store(kind: str, x: Any, dst: str, dkind: str, out: Any, added_refs: int) ->
         return
     try:
         # The callback binds _drop and CACHE now: at interpreter exit the module globals are gone.
-        ref = weakref.ref(x, lambda r, k=key, drop=_drop: drop(k, r))
+        ref = weakref.ref(x, functools.partial(_drop, key))
     except TypeError:
         return
     _stores[0] += 1

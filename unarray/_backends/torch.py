@@ -11,7 +11,7 @@ import torch
 
 from unarray._backends._base import Backend
 from unarray._devices import Device
-from unarray._errors import DeviceMismatchError, DTypeError
+from unarray._errors import DTypeError
 from unarray._precision import _POLICY
 
 _HIP = getattr(torch.version, "hip", None) is not None
@@ -303,19 +303,6 @@ def _promote(a: Any, b: Any) -> Any:
         if name is not None:
             return getattr(torch, name)
     return torch.promote_types(a, b)
-
-
-def _promote(d1: Any, d2: Any) -> Any:
-    try:
-        return torch.promote_types(d1, d2)
-    except RuntimeError:  # torch does not promote uint16/32/64: use the standard's table
-        from unarray._dtypes import canonical_name, promote_names
-
-        name = promote_names(canonical_name(d1) or "", canonical_name(d2) or "")
-        if name is None:
-            raise DTypeError(f"the standard defines no promotion of {d1} with {d2}; cast one explicitly",
-                             op="matmul", backend="torch") from None
-        return getattr(torch, name)
 
 
 def _matmul_general(x1: Any, x2: Any) -> Any:
