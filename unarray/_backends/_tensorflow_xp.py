@@ -599,6 +599,10 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
         return tf.cast(start + tf.range(n, dtype=float64 if dtype in _FLOATS else int64) * step, dtype)
 
 
+def _exact(v: Any, dtype: Any) -> Any:
+    return tf.cast(v, dtype) if isinstance(v, (tf.Tensor, tf.Variable)) else tf.constant(v, dtype)
+
+
 def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: Any = None,
              endpoint: builtins.bool = True) -> Any:
     dtype = dtype or (complex64 if builtins.any(isinstance(v, complex) for v in (start, stop)) else DEFAULT_FLOAT)
@@ -609,9 +613,10 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
         i = tf.range(num, dtype=float64)
         wide = complex128 if dtype in _COMPLEX else float64
         step = (stop - start) / div if div > 0 else 0
-        out = tf.cast(start, wide) + tf.cast(i, wide) * tf.cast(step, wide)
+        # Note: tf.cast of a Python float goes through float32; _exact keeps float64 values exact.
+        out = _exact(start, wide) + tf.cast(i, wide) * _exact(step, wide)
         if endpoint and num > 1:
-            out = tf.concat([out[:-1], tf.cast([stop], wide)], 0)
+            out = tf.concat([out[:-1], tf.reshape(_exact(stop, wide), [1])], 0)
         return tf.cast(out, dtype)
 
 

@@ -110,8 +110,10 @@ def _call(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: bo
 
 
 def _own_einsum(q: Any, v: Any) -> bool:
-    # jax.nn.dot_product_attention needs Dv == D, and its f16 dots (f32 accumulation) fail on XLA:CPU.
-    return q.shape[-1] != v.shape[-1] or (jnp.dtype(q.dtype) == jnp.float16 and _platform(q) == "cpu")
+    # jax.nn.dot_product_attention needs Dv == D, its f16 dots (f32 accumulation) fail on XLA:CPU,
+    # and it computes float64 logits in float32 (float32 accuracy): those take the same math in jnp ops.
+    dt = jnp.dtype(q.dtype)
+    return q.shape[-1] != v.shape[-1] or dt == jnp.float64 or (dt == jnp.float16 and _platform(q) == "cpu")
 
 
 def _xla_dv(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: bool) -> Any:
@@ -138,7 +140,8 @@ def _xla_dv(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: 
 def label(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
     impl = choose(q, v)
     if _own_einsum(q, v):
-        return "jnp einsum + softmax in float32 (XLA; jax.nn.dot_product_attention needs Dv == D, no f16 on CPU)"
+        return ("jnp einsum + softmax (XLA; jax.nn.dot_product_attention needs Dv == D, has no f16 on CPU and "
+                "computes float64 logits in float32)")
     extra = "" if layout == "bshd" else ", bhsd swapped to JAX's bshd"
     sq, sk = (q.shape[-2], k.shape[-2]) if layout == "bhsd" else (q.shape[-3], k.shape[-3])
     if is_causal and sq != sk:

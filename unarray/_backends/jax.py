@@ -170,6 +170,11 @@ class JaxBackend(Backend):
     def all(self, x: Any, axis: Any, keepdims: bool) -> Any:
         return jnp.all(x, axis=axis, keepdims=keepdims)
 
+    # Note: jnp.searchsorted returns int32 even in x64 mode; the standard says the default index dtype.
+    def searchsorted(self, x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Any:
+        out = jnp.searchsorted(x1, x2, side=side, sorter=sorter)
+        return out.astype(jnp.int64) if _x64() else out
+
     def cumulative_sum(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
         return jnp.cumulative_sum(x, axis=axis, dtype=self._acc(x, dtype), include_initial=include_initial)
 
