@@ -81,6 +81,15 @@ class TestBackend:
         return False
 
     @property
+    def ua_device(self) -> Any:
+        """The ``ua.Device`` the fixture's arrays live on."""
+        import unarray as ua
+
+        if self.device == "cpu":
+            return ua.Device("cpu")
+        return ua.device(self.asarray(np.zeros(1, np.float32)))
+
+    @property
     def has_float64(self) -> bool:
         if self.name == "jax":
             import jax

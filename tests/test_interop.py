@@ -31,12 +31,13 @@ def make(lib: str, a: np.ndarray):  # a native array of `lib` aliasing nothing t
 
         return torch.from_numpy(a).clone()  # torch's own (64-byte aligned) allocation
     if lib == "jax":
-        import jax.numpy as jnp
+        import jax
 
-        return jnp.asarray(a)
+        return jax.device_put(a, jax.devices("cpu")[0])  # the CPU pairs, also where a GPU is the default
     import tensorflow as tf
 
-    return tf.constant(a)
+    with tf.device("/device:CPU:0"):
+        return tf.constant(a)
 
 
 def ptr(lib: str, x) -> int:
@@ -79,7 +80,7 @@ def test_repeated_handoff_is_a_cache_hit_returning_the_same_view(src, dst):
     assert ua.stats()["cache_hits"] == 1
 
 
-@pytest.mark.parametrize(("src", "dst"), sorted(_handoff.UNCACHED))
+@pytest.mark.parametrize(("src", "dst"), [p for p in sorted(_handoff.UNCACHED) if p in PAIRS])
 def test_cheap_pairs_skip_the_cache_and_stay_zero_copy(src, dst):
     # A converter cheaper than a cache lookup is called again: a new view of the same memory.
     x = make(src, aligned((8, 8)))
@@ -283,6 +284,8 @@ def test_any_view_arrives_with_equal_values(pair, shape, step, seed):
 
 
 def test_unaligned_buffers_reach_tensorflow_as_an_aligned_copy_and_never_abort():
+    pytest.importorskip("tensorflow")
+    pytest.importorskip("torch")
     # TF kernels abort the process on unaligned tensors: run in a child so a regression fails, not crashes.
     import subprocess
     import sys

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
 from unarray._errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
@@ -73,7 +74,10 @@ def scaled_dot_product_attention(
         >>> float(np.abs(ua.scaled_dot_product_attention(q, k, v, mask=mask)).max())
         0.0
     """
-    b, (q, k, v, mask) = _many(_OP, (q, k, v, mask), skip_none=True)
+    t = type(q)
+    b = _BY_TYPE.get(t) if (type(k) is t and type(v) is t and (mask is None or type(mask) is t)) else None
+    if b is None:
+        b, (q, k, v, mask) = _many(_OP, (q, k, v, mask), skip_none=True)
     scale = _check(b.name, q, k, v, mask, is_causal, scale, layout, b.dtype_name)
     try:
         return b.scaled_dot_product_attention(q, k, v, mask, bool(is_causal), scale, layout, precision)
@@ -88,12 +92,13 @@ def _check(backend: str, q: Any, k: Any, v: Any, mask: Any, is_causal: Any, scal
     if not isinstance(is_causal, bool):
         raise ArgumentTypeError(f"is_causal must be a bool, got {type(is_causal).__name__}", op=_OP,
                                 backend=backend)
-    names = [dtype_name(a) for a in (q, k, v)]
-    if len(set(names)) != 1 or names[0] not in _FLOATS:
+    names = (dtype_name(q), dtype_name(k), dtype_name(v))
+    if not (names[0] == names[1] == names[2]) or names[0] not in _FLOATS:
         raise DTypeError(f"q, k, v must share one floating dtype ({', '.join(_FLOATS)}); got {', '.join(names)}; "
                          "cast with ua.astype", op=_OP, backend=backend)
-    shapes = [tuple(int(n) for n in a.shape) for a in (q, k, v)]
-    if any(len(s) < 3 for s in shapes) or len({len(s) for s in shapes}) != 1:
+    shapes = (tuple(q.shape), tuple(k.shape), tuple(v.shape))
+    rank = len(shapes[0])
+    if rank < 3 or len(shapes[1]) != rank or len(shapes[2]) != rank:
         raise ShapeError(f"q, k, v need the same rank >= 3 ((*B, H, S, D) for {layout!r}); got shapes "
                          f"{shapes[0]}, {shapes[1]}, {shapes[2]}", op=_OP, backend=backend)
     (qs, ks, vs) = shapes
@@ -125,7 +130,7 @@ def _check_mask(backend: str, mask: Any, target: tuple[int, ...], dtype_name: An
     if name != "bool" and name not in _FLOATS:
         raise DTypeError(f"mask must be boolean (True = attend) or floating (additive), got {name}", op=_OP,
                          backend=backend)
-    ms = tuple(int(n) for n in mask.shape)
+    ms = tuple(mask.shape)
     fits = len(ms) <= len(target) and all(m in (1, t) for m, t in zip(ms[::-1], target[::-1], strict=False))
     if not fits:
         raise ShapeError(f"mask of shape {ms} does not broadcast to (*B, Hq, Sq, Sk) = {target}", op=_OP,

@@ -110,10 +110,11 @@ def _call(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: bo
 
 
 def _own_einsum(q: Any, v: Any) -> bool:
-    # jax.nn.dot_product_attention needs Dv == D, its f16 dots (f32 accumulation) fail on XLA:CPU,
+    # jax.nn.dot_product_attention needs Dv == D, its f16/bf16 dots (f32 accumulation) fail on XLA:CPU,
     # and it computes float64 logits in float32 (float32 accuracy): those take the same math in jnp ops.
     dt = jnp.dtype(q.dtype)
-    return q.shape[-1] != v.shape[-1] or dt == jnp.float64 or (dt == jnp.float16 and _platform(q) == "cpu")
+    half = dt == jnp.float16 or dt == jnp.bfloat16  # XLA:CPU has no half dots with float32 accumulation
+    return q.shape[-1] != v.shape[-1] or dt == jnp.float64 or (half and _platform(q) == "cpu")
 
 
 def _xla_dv(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: bool) -> Any:

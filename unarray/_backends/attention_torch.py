@@ -25,6 +25,35 @@ def _order(q: Any) -> list[Any]:
     return _CUDA_ORDER if q.is_cuda else _CPU_ORDER
 
 
+_get_priority = getattr(torch._C, "_get_sdp_priority_order", None)
+_set_priority = getattr(torch._C, "_set_sdp_priority_order", None)
+_FULL_ORDER: dict[tuple[tuple[int, ...], bool], list[int]] = {}
+
+
+def _call(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, gqa: bool) -> Any:
+    # Note: sdpa_kernel() costs ~13 us of Python per call (it rewrites every backend flag twice); only
+    # the priority order matters here, so it is set directly, and only when it differs, then restored.
+    if _get_priority is None or _set_priority is None or torch.compiler.is_compiling():
+        with sdpa_kernel(_order(q), set_priority=True):
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale,
+                                                  enable_gqa=gqa)
+    prev = _get_priority()
+    key = (tuple(prev), q.is_cuda)
+    want = _FULL_ORDER.get(key)
+    if want is None:
+        mine = [int(b) for b in _order(q)]
+        want = _FULL_ORDER[key] = mine + [b for b in prev if b not in mine]
+    if list(prev) == want:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale,
+                                              enable_gqa=gqa)
+    _set_priority(want)
+    try:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale,
+                                              enable_gqa=gqa)
+    finally:
+        _set_priority(prev)
+
+
 def _prepare(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> tuple[Any, ...]:
     # -> 4-D (N, H, S, D) views, the mask as torch takes it, torch's is_causal, and the batch shape.
     if layout == "bshd":
@@ -84,15 +113,15 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
         return torch.zeros(shape, dtype=q.dtype, device=q.device) + 0 * (q.sum() + k.sum() + v.sum())
     q4, k4, v4, m4, causal, batch = _prepare(q, k, v, mask, is_causal, layout)
     k4, v4, gqa = _route(q4, k4, v4, m4, causal)
-    want = _TORCH_PRECISION[_precision.resolve(precision)]
-    have = torch.get_float32_matmul_precision()
-    swap = q.dtype is torch.float32 and want != have and not torch.compiler.is_compiling()
-    if swap:
-        torch.set_float32_matmul_precision(want)
+    swap = False
+    if q.dtype is torch.float32 and not torch.compiler.is_compiling():
+        want = _TORCH_PRECISION[_precision.resolve(precision)]
+        have = torch.get_float32_matmul_precision()
+        swap = want != have
+        if swap:
+            torch.set_float32_matmul_precision(want)
     try:
-        with sdpa_kernel(_order(q4), set_priority=True):
-            out = F.scaled_dot_product_attention(q4, k4, v4, attn_mask=m4, is_causal=causal, scale=scale,
-                                                 enable_gqa=gqa)
+        out = _call(q4, k4, v4, m4, causal, scale, gqa)
     finally:
         if swap:
             torch.set_float32_matmul_precision(have)
