@@ -513,3 +513,21 @@ def test_unsigned_sum_dtype_deviation(backend: TestBackend) -> None:
     expected = "int64" if backend.name == "torch" else "u" + default_int(backend)
     assert backend_dtype_name(r) == expected
     assert int(backend.to_numpy(r)) == 300
+
+
+def test_torch_integer_contractions_without_integer_gemm(monkeypatch: pytest.MonkeyPatch) -> None:
+    # cuBLAS has no integer GEMM; the exact fallback is forced here on the CPU and checked against NumPy.
+    torch = pytest.importorskip("torch")
+    from unarray._backends import torch as tb
+
+    monkeypatch.setattr(tb, "_no_int_gemm", tb._is_int)
+    rng = np.random.default_rng(7)
+    a = rng.integers(-50, 50, (2, 3, 5)).astype(np.int32)
+    b = rng.integers(-50, 50, (5, 4)).astype(np.int16)
+    m = rng.integers(-3, 4, (3, 3)).astype(np.int64)
+    ta, tb_, tm = torch.from_numpy(a), torch.from_numpy(b), torch.from_numpy(m)
+    np.testing.assert_array_equal(ua.tensordot(ta, tb_, axes=1).numpy(), np.tensordot(a, b, axes=1))
+    np.testing.assert_array_equal(ua.vecdot(ta, ta).numpy(), np.sum(a * a, axis=-1))
+    np.testing.assert_array_equal(ua.linalg.matrix_power(tm, 5).numpy(), np.linalg.matrix_power(m, 5))
+    got = tb._int_matmul(ta.to(torch.int64), torch.from_numpy(b.astype(np.int64)))
+    np.testing.assert_array_equal(got.numpy(), a.astype(np.int64) @ b.astype(np.int64))

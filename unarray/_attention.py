@@ -83,13 +83,14 @@ def _blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, sca
     v = xp.reshape(v, (*batch, hk, 1, sk, dv))
     mask, additive = _grouped_mask(b, mask, len(batch), hk, g)
     offset = sk - sq
+    dev = b.creation_device(q)  # new arrays go where q lives (torch/cupy default to the CPU / device 0)
     outs = []
     for qs in range(0, sq, block_q):
         qe = min(sq, qs + block_q)
         qb = xp.astype(q[..., qs:qe, :], ct) * scale
-        m = xp.full((*batch, hk, g, qe - qs, 1), -math.inf, dtype=ct)
-        lsum = xp.zeros((*batch, hk, g, qe - qs, 1), dtype=ct)
-        acc = xp.zeros((*batch, hk, g, qe - qs, dv), dtype=ct)
+        m = xp.full((*batch, hk, g, qe - qs, 1), -math.inf, dtype=ct, **dev)
+        lsum = xp.zeros((*batch, hk, g, qe - qs, 1), dtype=ct, **dev)
+        acc = xp.zeros((*batch, hk, g, qe - qs, dv), dtype=ct, **dev)
         # Note: with is_causal, key blocks right of the last query row's diagonal are skipped.
         k_end = min(sk, qe + offset) if is_causal else sk
         for ks in range(0, max(k_end, 0), block_k):
@@ -98,8 +99,8 @@ def _blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, sca
             s = b.matmul(qb, b.matrix_transpose(kb))
             allowed = None
             if is_causal and ke - 1 > qs + offset:
-                rows = xp.reshape(xp.arange(qs + offset, qe + offset), (qe - qs, 1))
-                allowed = xp.reshape(xp.arange(ks, ke), (1, ke - ks)) <= rows
+                rows = xp.reshape(xp.arange(qs + offset, qe + offset, **dev), (qe - qs, 1))
+                allowed = xp.reshape(xp.arange(ks, ke, **dev), (1, ke - ks)) <= rows
             if mask is not None:
                 mb = _slice2(mask, qs, qe, ks, ke)
                 if additive:
@@ -119,7 +120,7 @@ def _blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, sca
         # Note: rows with nothing to attend have lsum == 0 and acc == 0: they come out as zeros.
         outs.append(acc / xp.where(lsum == 0.0, 1.0, lsum))
     if not outs:
-        out = xp.zeros((*batch, hk, g, 0, dv), dtype=ct)
+        out = xp.zeros((*batch, hk, g, 0, dv), dtype=ct, **dev)
     else:
         out = outs[0] if len(outs) == 1 else xp.concat(outs, axis=-2)
     out = xp.astype(xp.reshape(out, (*batch, hq, sq, dv)), out_dtype)

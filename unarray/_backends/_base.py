@@ -78,6 +78,10 @@ class Backend:
         except AttributeError:
             raise DTypeError(f"{self.name} has no dtype {name}", backend=self.name) from None
 
+    def creation_device(self, x: Any) -> dict[str, Any]:
+        """Keyword arguments that make ``xp``'s creation functions allocate where ``x`` lives."""
+        return {"device": x.device}
+
     def dtype_name(self, x: Any) -> str:
         return canonical_name(x.dtype) or str(x.dtype)
 

@@ -242,8 +242,29 @@ class CupyBackend(Backend):
     def _scalar_var(self, x: Any, correction: float) -> Any:
         # Note: axis=() reduces nothing: one element per variance, (x - x)**2 / (1 - correction).
         dev = cupy.abs(x - x) ** 2
-        with cupy.errstate(divide="ignore", invalid="ignore"):
-            return dev / dev.dtype.type(1 - correction) if 1 - correction > 0 else dev * cupy.nan
+        return dev / dev.dtype.type(1 - correction) if 1 - correction > 0 else dev * cupy.nan
+
+    # Note: array-api-compat's fftfreq/rfftfreq refuse every device but the CPU.
+    def fft_fftfreq(self, n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
+        with device if device is not None else contextlib.nullcontext():
+            out = cupy.fft.fftfreq(n, d=d)
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def fft_rfftfreq(self, n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
+        with device if device is not None else contextlib.nullcontext():
+            out = cupy.fft.rfftfreq(n, d=d)
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    # Note: cupy.linalg.solve wants equal batch dimensions; the standard broadcasts them.
+    def linalg_solve(self, x1: Any, x2: Any) -> Any:
+        with on_device_of(x1):
+            vec = x2.ndim == 1
+            b = x2[:, None] if vec else x2
+            batch = cupy.broadcast_shapes(x1.shape[:-2], b.shape[:-2])
+            a = cupy.broadcast_to(x1, batch + x1.shape[-2:])
+            b = cupy.broadcast_to(b, batch + b.shape[-2:])
+            out = cupy.linalg.solve(a, b)
+            return out[..., 0] if vec else out
 
     def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
         self._check_nonempty("min", x, axis)

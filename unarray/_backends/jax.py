@@ -17,6 +17,8 @@ from unarray._precision import _POLICY
 _P = jax.lax.Precision
 # unarray policy -> lax precision. HIGHEST is exact float32 (6 bf16 passes on TPU).
 _JAX_PRECISION = {"highest": _P.HIGHEST, "tf32": _P.HIGH, "bf16": _P.DEFAULT, "fastest": _P.DEFAULT}
+# The same policies as names for jax.default_matmul_precision (for ops that take no precision argument).
+_DEFAULT_PRECISION = {"highest": "highest", "tf32": "tensorfloat32", "bf16": "bfloat16", "fastest": "bfloat16"}
 _device_cache: dict[Any, Device] = {}
 
 
@@ -112,6 +114,10 @@ class JaxBackend(Backend):
             raise DTypeError(f"{d!r} is not a dtype", backend=self.name)
         return name
 
+    def creation_device(self, x: Any) -> dict[str, Any]:
+        # A tracer has no committed device: its computation decides placement.
+        return {} if isinstance(x, jax.core.Tracer) else {"device": x.device}
+
     def is_tracer(self, x: Any) -> bool:
         return isinstance(x, jax.core.Tracer)
 
@@ -123,6 +129,17 @@ class JaxBackend(Backend):
 
     def matmul(self, x1: Any, x2: Any) -> Any:
         return jnp.matmul(x1, x2, precision=_JAX_PRECISION[_POLICY.get()])
+
+    # Note: like matmul, these contract on the MXU/tensor cores, where JAX's default precision is bf16/TF32.
+    def tensordot(self, x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
+        return jnp.tensordot(x1, x2, axes=axes, precision=_JAX_PRECISION[_POLICY.get()])
+
+    def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+        return jnp.vecdot(x1, x2, axis=axis, precision=_JAX_PRECISION[_POLICY.get()])
+
+    def linalg_matrix_power(self, x: Any, n: int, /) -> Any:
+        with jax.default_matmul_precision(_DEFAULT_PRECISION[_POLICY.get()]):
+            return jnp.linalg.matrix_power(x, n)
 
     def matrix_transpose(self, x: Any) -> Any:
         if x.ndim < 2:

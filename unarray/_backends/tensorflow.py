@@ -242,6 +242,10 @@ class TensorflowBackend(Backend):
         return "tf32 (tf.config TF32 execution on for the call)"
 
     # -- hot ops --------------------------------------------------------------------------------
+    # Note: TF places new tensors by its device scope and copies operands across devices itself.
+    def creation_device(self, x: Any) -> dict[str, Any]:
+        return {}
+
     def matmul(self, x1: Any, x2: Any) -> Any:
         # Fast path: same float dtype, both at least 2-D on the CPU: tf.linalg.matmul is the standard's matmul.
         d = x1.dtype

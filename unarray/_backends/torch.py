@@ -114,6 +114,41 @@ class TorchBackend(Backend):
         except RuntimeError:
             return _matmul_general(x1, x2)
 
+    # Note: cuBLAS has no integer GEMM, so torch's tensordot/vecdot/matrix_power fail for integer
+    # CUDA tensors; those go through the exact integer matmul path.
+    def tensordot(self, x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
+        if not (_no_int_gemm(x1) and _is_int(x2)):
+            return compat_torch.tensordot(x1, x2, axes=axes)
+        if isinstance(axes, int):
+            a1, a2 = list(range(x1.ndim - axes, x1.ndim)), list(range(axes))
+        else:
+            a1, a2 = [a % x1.ndim for a in axes[0]], [a % x2.ndim for a in axes[1]]
+        f1 = [d for d in range(x1.ndim) if d not in a1]
+        f2 = [d for d in range(x2.ndim) if d not in a2]
+        k = math.prod(x1.shape[d] for d in a1)
+        a = x1.permute(f1 + a1).reshape(-1, k)
+        b = x2.permute(a2 + f2).reshape(k, -1)
+        return _matmul_general(a, b).reshape([x1.shape[d] for d in f1] + [x2.shape[d] for d in f2])
+
+    def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+        if not (_no_int_gemm(x1) and _is_int(x2)):
+            return compat_torch.vecdot(x1, x2, axis=axis)
+        dt = _promote(x1.dtype, x2.dtype)
+        return torch.sum(x1.to(dt) * x2.to(dt), dim=axis, dtype=dt)
+
+    def linalg_matrix_power(self, x: Any, n: int, /) -> Any:
+        if not _no_int_gemm(x) or n < 0:
+            return torch.linalg.matrix_power(x, n)
+        out = torch.eye(x.shape[-1], dtype=x.dtype, device=x.device).expand(x.shape).clone()
+        base = x
+        while n:
+            if n & 1:
+                out = _matmul_general(out, base)
+            n >>= 1
+            if n:
+                base = _matmul_general(base, base)
+        return out
+
     def matrix_transpose(self, x: Any) -> Any:
         if x.ndim < 2:
             return super().matrix_transpose(x)
@@ -326,6 +361,14 @@ class _UniqueAll(NamedTuple):
     indices: Any
     inverse_indices: Any
     counts: Any
+
+
+def _is_int(x: Any) -> bool:
+    return not (x.is_floating_point() or x.is_complex())
+
+
+def _no_int_gemm(x: Any) -> bool:
+    return bool(x.is_cuda) and _is_int(x)
 
 
 def _keep(r: Any, x: Any, keepdims: bool) -> Any:
