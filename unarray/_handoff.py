@@ -257,9 +257,10 @@ class _Capsule:
 
 
 def torch_to_cupy(x: Any) -> Any:
-    # cupy.asarray via __cuda_array_interface__ 13 us vs cupy.from_dlpack 28 us (H100).
+    # cupy.asarray via __cuda_array_interface__ 13 us vs cupy.from_dlpack 28 us (H100). torch's
+    # interface names no stream, so the consumer's stream is ordered after torch's here.
     x = _torch_plain(x)
-    count_cai_wait(x)
+    torch_stream_wait(x, "cupy")
     return mod("cupy").asarray(x)
 
 
@@ -272,6 +273,7 @@ def to_numba(x: Any) -> Any:
     # numba.cuda.as_cuda_array 13-22 us (H100) from torch/cupy through __cuda_array_interface__.
     if type(x).__module__.startswith("torch"):
         x = _torch_plain(x)
+        torch_stream_wait(x, "numba")
     elif not hasattr(x, "__cuda_array_interface__"):
         # JAX exposes no CUDA array interface: go through CuPy's DLPack import (still zero-copy).
         x = mod("cupy").from_dlpack(x)
@@ -292,6 +294,36 @@ def numba_to_torch(x: Any) -> Any:
 def numba_to_jax(x: Any) -> Any:
     # JAX reads DLPack only: hand it a CuPy view (zero-copy) of the Numba array.
     return mod("jax.numpy").from_dlpack(numba_to_cupy(x))
+
+
+def _consumer_stream(dst: str) -> int:
+    # The raw stream a consumer reads on by default: CuPy's current stream, Numba's default stream.
+    if dst == "cupy":
+        return int(mod("cupy").cuda.get_current_stream().ptr)
+    try:
+        return int(mod("numba.cuda").default_stream().handle.value or 0)
+    except Exception:
+        return 0
+
+
+def torch_stream_wait(x: Any, dst: str) -> None:
+    # Stream order without a synchronize: the consumer's stream waits on an event recorded on torch's
+    # current stream (the producer's pending work), only where the two streams differ.
+    if not x.is_cuda:
+        return
+    torch = mod("torch")
+    producer = torch.cuda.current_stream(x.device)
+    consumer = _consumer_stream(dst)
+    if producer.cuda_stream == consumer:
+        return
+    torch.cuda.ExternalStream(consumer, device=x.device).wait_stream(producer)
+    with lock:
+        STATS["syncs"] += 1
+
+
+# (source, target) pairs whose handoff orders streams itself (no DLPack stream exchange): a cache
+# hit must order them again, since the producer may have written since.
+STREAM_ORDERED = {("torch", "cupy"): torch_stream_wait, ("torch", "numba"): torch_stream_wait}
 
 
 def count_cai_wait(x: Any) -> None:

@@ -113,6 +113,9 @@ def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool |
             return x
         out = _h.lookup(s, x, d, d)
         if out is not None:
+            order = _h.STREAM_ORDERED.get((s, d))
+            if order is not None:
+                order(x, d)
             with _lock:
                 stats_["handoffs"] += 1
                 stats_["zero_copy"] += 1

@@ -54,7 +54,7 @@ def record(section: str, shape: Any, causal: bool, impl: str, ms: float | None, 
           flush=True)
 
 
-def torch_time(fn: Any, warm: int = 3, reps: int = 10) -> tuple[float, float]:
+def torch_time(fn: Any, warm: int = 5, reps: int = 40) -> tuple[float, float]:
     import torch
 
     for _ in range(warm):
@@ -192,7 +192,7 @@ def bench_jax() -> None:
 
     import unarray as ua
 
-    def jtime(fn: Any, reps: int = 10) -> float:
+    def jtime(fn: Any, reps: int = 40) -> float:
         for _ in range(3):
             jax.block_until_ready(fn())
         times = []

