@@ -316,7 +316,14 @@ def torch_stream_wait(x: Any, dst: str) -> None:
     consumer = _consumer_stream(dst)
     if producer.cuda_stream == consumer:
         return
-    torch.cuda.ExternalStream(consumer, device=x.device).wait_stream(producer)
+    if dst == "cupy":
+        mod("cupy").cuda.runtime.streamWaitEvent(consumer, producer.record_event().cuda_event, 0)
+    elif consumer == 0:
+        # Note: torch.cuda.ExternalStream(0) is not the legacy default stream (torch 2.11 gave another
+        # handle, and the wait went there: stale reads on the H100); default_stream() is stream 0.
+        torch.cuda.default_stream(x.device).wait_stream(producer)
+    else:
+        torch.cuda.ExternalStream(consumer, device=x.device).wait_stream(producer)
     with lock:
         STATS["syncs"] += 1
 
