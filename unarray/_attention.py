@@ -37,14 +37,14 @@ def torch_route(b: Backend, q: Any) -> bool:
 
 def via_torch(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
               precision: str | None) -> Any:
-    import torch
-
-    from unarray import _backends
+    from unarray import _backends, _handoff
 
     tb = _backends.get("torch")
-    t = [None if a is None else torch.from_dlpack(a) for a in (q, k, v, mask)]
+    # The measured fastest zero-copy, stream-ordered path per pair (no cache: attention inputs are new each call).
+    there, back = _handoff.path(b.name, "torch"), _handoff.path("torch", b.name)
+    t = [None if a is None else there(a) for a in (q, k, v, mask)]
     out = tb.scaled_dot_product_attention(t[0], t[1], t[2], t[3], is_causal, scale, layout, precision)
-    return b.from_dlpack(out)
+    return back(out)
 
 
 def via_torch_label(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:

@@ -265,8 +265,14 @@ def torch_to_cupy(x: Any) -> Any:
 
 
 def cupy_to_torch(x: Any) -> Any:
-    # torch.from_dlpack 11 us (H100); the producer's stream is waited on through DLPack's stream arg.
-    return mod("torch").from_dlpack(x)
+    # torch.as_tensor through __cuda_array_interface__ 4.6 us vs torch.from_dlpack 11 us (H100). The
+    # interface path orders nothing, so it is taken only when both libraries are on the same stream;
+    # otherwise DLPack's stream exchange makes torch's stream wait on CuPy's.
+    torch = mod("torch")
+    dev = x.device.id
+    if mod("cupy").cuda.get_current_stream().ptr == torch.cuda.current_stream(dev).cuda_stream:
+        return torch.as_tensor(x, device=torch.device("cuda", dev))
+    return torch.from_dlpack(x)
 
 
 def to_numba(x: Any) -> Any:
