@@ -306,10 +306,16 @@ def _consumer_stream(dst: str) -> int:
     # The raw stream a consumer reads on by default: CuPy's current stream, Numba's default stream.
     if dst == "cupy":
         return int(mod("cupy").cuda.get_current_stream().ptr)
-    try:
-        return int(mod("numba.cuda").default_stream().handle.value or 0)
-    except Exception:
-        return 0
+    if not _NUMBA_STREAM:
+        # Numba launches on its default stream: legacy (0) or per-thread, fixed for the process.
+        try:
+            _NUMBA_STREAM.append(int(mod("numba.cuda").default_stream().handle.value or 0))
+        except Exception:
+            _NUMBA_STREAM.append(0)
+    return _NUMBA_STREAM[0]
+
+
+_NUMBA_STREAM: list[int] = []
 
 
 def torch_stream_wait(x: Any, dst: str) -> None:
@@ -323,7 +329,9 @@ def torch_stream_wait(x: Any, dst: str) -> None:
     if producer.cuda_stream == consumer:
         return
     if dst == "cupy":
-        mod("cupy").cuda.runtime.streamWaitEvent(consumer, producer.record_event().cuda_event, 0)
+        ev = producer.record_event()  # held until the wait is queued: a dropped event is destroyed at once
+        mod("cupy").cuda.runtime.streamWaitEvent(consumer, ev.cuda_event, 0)
+        del ev
     elif consumer == 0:
         # Note: torch.cuda.ExternalStream(0) is not the legacy default stream (torch 2.11 gave another
         # handle, and the wait went there: stale reads on the H100); default_stream() is stream 0.
