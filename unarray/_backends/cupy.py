@@ -122,6 +122,28 @@ def precision_scope(policy: str) -> Iterator[None]:
         rl.set_compute_type(_F32, have)
 
 
+_TYPES: dict[str, int] = {}
+
+
+def _matmul_f32(x1: Any, x2: Any) -> Any:
+    # precision_scope without its per-call set-up: the compute-type table is built once, and the
+    # common case (the type in force already gives the policy) is two C calls and a comparison.
+    from cupy._core import _routines_linalg as rl
+
+    if not _TYPES:
+        _TYPES.update(compute_types())
+    policy = _precision.current()
+    have = rl.get_compute_type(_F32)
+    want = _TYPES[policy]
+    if have == want or (have == _TYPES["default"] and effective_float32_compute(have, _TYPES) == policy):
+        return cupy.matmul(x1, x2)
+    rl.set_compute_type(_F32, want)
+    try:
+        return cupy.matmul(x1, x2)
+    finally:
+        rl.set_compute_type(_F32, have)
+
+
 def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
     if axis is None:
         return tuple(range(ndim))
@@ -202,8 +224,7 @@ class CupyBackend(Backend):
                 dt = cupy.result_type(x1, x2)
                 x1, x2 = x1.astype(dt, copy=False), x2.astype(dt, copy=False)
             if x1.dtype == _F32:
-                with precision_scope(_precision.current()):
-                    return cupy.matmul(x1, x2)
+                return _matmul_f32(x1, x2)
             return cupy.matmul(x1, x2)
 
     def matrix_transpose(self, x: Any) -> Any:
