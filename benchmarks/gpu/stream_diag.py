@@ -1,7 +1,23 @@
-import torch, cupy, numpy as np
-print("cupy current ptr", cupy.cuda.get_current_stream().ptr, "null", cupy.cuda.Stream.null.ptr)
-print("torch ext0", torch.cuda.ExternalStream(0).cuda_stream, "torch default", torch.cuda.default_stream().cuda_stream)
-def run(name, handoff, reps=100):
+"""Which ways of ordering a CuPy read after a torch write on a side stream actually work (H100).
+
+A torch side stream sleeps ~1 ms and then fills a tensor; CuPy reads the last element. Each way of
+handing the tensor over is tried 100 times and the stale reads are counted. Seen with torch 2.11:
+``torch.cuda.ExternalStream(0)`` is not the legacy default stream, so a wait queued through it is lost;
+``cudaStreamWaitEvent`` on the consumer's stream and DLPack's stream exchange work.
+
+    python benchmarks/gpu/stream_diag.py
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import cupy
+import torch
+
+
+def run(name: str, handoff: Callable[[Any], Any], reps: int = 100) -> None:
     bad = 0
     for i in range(reps):
         side = torch.cuda.Stream()
@@ -9,26 +25,46 @@ def run(name, handoff, reps=100):
             t = torch.empty(4096, 4096, device="cuda")
             torch.cuda._sleep(2_000_000)
             t.fill_(float(i + 1))
-            y = handoff(t, side)
+            y = handoff(t)
         bad += float(y[-1, -1].get()) != float(i + 1)
     print(f"{name:40s} stale {bad}/{reps}", flush=True)
-def native(t, side): return cupy.asarray(t)
-def torch_wait(t, side):
-    torch.cuda.ExternalStream(cupy.cuda.get_current_stream().ptr, device=t.device).wait_stream(torch.cuda.current_stream(t.device))
+
+
+def _producer(t: Any) -> Any:
+    return torch.cuda.current_stream(t.device)
+
+
+def host_sync(t: Any) -> Any:
+    _producer(t).synchronize()
     return cupy.asarray(t)
-def cupy_wait(t, side):
-    ev = cupy.cuda.Event(disable_timing=True); ev.record(cupy.cuda.ExternalStream(torch.cuda.current_stream(t.device).cuda_stream))
-    cupy.cuda.get_current_stream().wait_event(ev); return cupy.asarray(t)
-def dl(t, side): return cupy.from_dlpack(t)
-def hostsync(t, side): side.synchronize(); return cupy.asarray(t)
-def legacy(t, side):
-    ev = torch.cuda.Event(); ev.record(torch.cuda.current_stream(t.device))
-    cupy.cuda.runtime.streamWaitEvent(0, ev.cuda_event, 0); return cupy.asarray(t)
-def legacy1(t, side):
-    ev = torch.cuda.Event(); ev.record(torch.cuda.current_stream(t.device))
-    cupy.cuda.runtime.streamWaitEvent(1, ev.cuda_event, 0); return cupy.asarray(t)
-for n, f in [("hostsync (sanity)", hostsync), ("native cupy.asarray", native), ("torch ExternalStream wait", torch_wait),
-             ("cupy event wait", cupy_wait), ("cupy.from_dlpack", dl), ("streamWaitEvent(0)", legacy), ("streamWaitEvent(legacy=1)", legacy1)]:
-    try: run(n, f)
-    except Exception as e: print(n, "error", e)
-t = torch.ones(4, device="cuda"); print("torch CAI", t.__cuda_array_interface__)
+
+
+def torch_external_wait(t: Any) -> Any:
+    consumer = torch.cuda.ExternalStream(cupy.cuda.get_current_stream().ptr, device=t.device)
+    consumer.wait_stream(_producer(t))
+    return cupy.asarray(t)
+
+
+def cuda_stream_wait_event(t: Any) -> Any:
+    ev = torch.cuda.Event()
+    ev.record(_producer(t))
+    cupy.cuda.runtime.streamWaitEvent(cupy.cuda.get_current_stream().ptr, ev.cuda_event, 0)
+    return cupy.asarray(t)
+
+
+def main() -> None:
+    print("cupy current stream", cupy.cuda.get_current_stream().ptr,
+          "| torch ExternalStream(0)", torch.cuda.ExternalStream(0).cuda_stream,
+          "| torch default stream", torch.cuda.default_stream().cuda_stream)
+    for name, fn in [("host synchronize (sanity)", host_sync), ("cupy.asarray alone", cupy.asarray),
+                     ("torch ExternalStream wait", torch_external_wait),
+                     ("cudaStreamWaitEvent on consumer", cuda_stream_wait_event),
+                     ("cupy.from_dlpack", cupy.from_dlpack)]:
+        try:
+            run(name, fn)
+        except Exception as e:  # one broken way must not hide the others
+            print(f"{name}: error {e}")
+
+
+if __name__ == "__main__":
+    main()
