@@ -4,8 +4,10 @@
 For torch inputs: unarray vs torch SDPA forced to cuDNN, flash, efficient and math (math only
 where memory allows). For JAX inputs: unarray vs jax.nn.dot_product_attention cudnn and xla.
 For CuPy inputs: unarray vs the best torch kernel on the same data. TFLOP/s = 4*B*H*Sq*Sk*D / t
-(halved for causal); CUDA-event timing (JAX: wall clock after block_until_ready), median after
-warm-up; torch.cuda.max_memory_allocated for peak. A correctness check of each path against a
+(halved for causal). Timing is steady state: 8 calls back to back between two CUDA events
+(JAX: wall clock, blocking on the last), per-call time = elapsed / 8, median of 15 groups after
+warm-up; native kernels are forced once outside the timed calls. torch.cuda.max_memory_allocated
+for peak. A correctness check of each path against a
 float32 reference runs first on a small shape. Each section records its error and goes on.
 
     OUT=out python benchmarks/gpu/attention_gpu.py   # writes $OUT/attention_gpu.{json,md}
@@ -54,7 +56,10 @@ def record(section: str, shape: Any, causal: bool, impl: str, ms: float | None, 
           flush=True)
 
 
-def torch_time(fn: Any, warm: int = 5, reps: int = 40) -> tuple[float, float]:
+def torch_time(fn: Any, warm: int = 5, reps: int = 15, inner: int = 8) -> tuple[float, float]:
+    # Steady state, as in a model's forward pass: `inner` calls back to back between two CUDA events
+    # (host work of one call overlaps the previous kernel), per-call time = elapsed / inner; median of
+    # `reps` such groups. Every contender in the run is timed the same way.
     import torch
 
     for _ in range(warm):
@@ -65,10 +70,11 @@ def torch_time(fn: Any, warm: int = 5, reps: int = 40) -> tuple[float, float]:
     for _ in range(reps):
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
-        fn()
+        for _ in range(inner):
+            fn()
         b.record()
         b.synchronize()
-        times.append(a.elapsed_time(b))
+        times.append(a.elapsed_time(b) / inner)
     return statistics.median(times), torch.cuda.max_memory_allocated() / 2**30
 
 
@@ -176,10 +182,11 @@ def bench_torch() -> None:
                     record("torch", shape, causal, name, None, None, "skipped: scores would not fit")
                     continue
                 try:
-                    def run(kb: Any = kb) -> Any:
-                        with sdpa_kernel([kb]):
-                            return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-                    ms, pk = torch_time(run, warm=2, reps=5 if kb == SDPBackend.MATH else 10)
+                    # The kernel is forced once, outside the timed calls: natives pay no selection cost.
+                    with sdpa_kernel([kb]):
+                        ms, pk = torch_time(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
+                                            warm=2, reps=3 if kb == SDPBackend.MATH else 15,
+                                            inner=2 if kb == SDPBackend.MATH else 8)
                     record("torch", shape, causal, name, ms, pk)
                 except Exception as e:
                     record("torch", shape, causal, name, None, None, f"{type(e).__name__}: {str(e)[:80]}")
@@ -192,14 +199,17 @@ def bench_jax() -> None:
 
     import unarray as ua
 
-    def jtime(fn: Any, reps: int = 40) -> float:
+    def jtime(fn: Any, reps: int = 15, inner: int = 8) -> float:
+        # Steady state like torch_time: `inner` calls dispatched back to back, then one block.
         for _ in range(3):
             jax.block_until_ready(fn())
         times = []
         for _ in range(reps):
             t = time.perf_counter()
+            for _ in range(inner - 1):
+                fn()
             jax.block_until_ready(fn())
-            times.append((time.perf_counter() - t) * 1e3)
+            times.append((time.perf_counter() - t) * 1e3 / inner)
         return statistics.median(times)
 
     for shape in SHAPES:
@@ -243,10 +253,8 @@ def bench_cupy() -> None:
             best = None
             for kb in (SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION):
                 try:
-                    def run(kb: Any = kb) -> Any:
-                        with sdpa_kernel([kb]):
-                            return F.scaled_dot_product_attention(tq, tk, tv, is_causal=causal)
-                    ms, _ = torch_time(run)
+                    with sdpa_kernel([kb]):
+                        ms, _ = torch_time(lambda: F.scaled_dot_product_attention(tq, tk, tv, is_causal=causal))
                     best = ms if best is None else min(best, ms)
                 except Exception:
                     continue
