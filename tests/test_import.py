@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FRAMEWORKS = ["torch", "jax", "jaxlib", "tensorflow", "cupy", "numba"]
+FRAMEWORKS = ["numpy", "torch", "jax", "jaxlib", "tensorflow", "cupy", "numba"]
 
 
 def _modules_after(code: str) -> set[str]:
@@ -31,8 +31,7 @@ def test_import_unarray_imports_no_framework(after_import: set[str], framework: 
 
 
 def test_import_unarray_imports_no_backend_module(after_import: set[str]) -> None:
-    # NumPy itself is allowed (the one hard dependency), but no backend adapter and no
-    # array-api-compat namespace is loaded before an array needs it.
+    # No backend adapter and no array-api-compat namespace is loaded before an array needs it.
     assert not any(m.startswith("unarray._backends.") for m in after_import)
     assert "array_api_compat" not in after_import
 

@@ -21,9 +21,22 @@ import threading
 import warnings
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
+else:
+
+    class _LazyNumpy:
+        # Note: importing unarray imports no array library, NumPy included; the first handoff does,
+        # and then replaces this stand-in with the module itself.
+        def __getattr__(self, name: str) -> Any:
+            import numpy
+
+            globals()["np"] = numpy
+            return getattr(numpy, name)
+
+    np = _LazyNumpy()
 
 # Note: torch has no read-only tensors; a view of a read-only array aliases it as torch.from_numpy
 # does, so its warning is silenced for calls made from this module only.
