@@ -39,7 +39,7 @@ def test_import_unarray_imports_no_backend_module(after_import: set[str]) -> Non
 def test_numpy_use_loads_only_numpy() -> None:
     mods = _modules_after("import numpy as np, unarray as ua\nua.sum(np.ones(3))\nua.backends()")
     assert "unarray._backends.numpy" in mods
-    for framework in FRAMEWORKS:
+    for framework in FRAMEWORKS[1:]:
         assert framework not in mods, framework
 
 
