@@ -266,13 +266,16 @@ class TensorflowBackend(Backend):
 
     def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
         if dtype is None and (axis is None or type(axis) is int) and x.dtype in _FAST_FLOATS:
-            return tf.reduce_sum(x, axis=axis, keepdims=keepdims)
+            # Note: TF's op wrappers parse keywords slowly: the full reduction is called bare.
+            return tf.reduce_sum(x) if axis is None and not keepdims else tf.reduce_sum(x, axis, keepdims)
         return ops.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
 
     def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
         return ops.prod(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
 
     def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if axis is None and not keepdims and x.dtype in _FAST_FLOATS and x.shape.num_elements():
+            return tf.reduce_mean(x)  # the standard's mean of a non-empty float array
         return ops.mean(x, axis=axis, keepdims=keepdims)
 
     def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:

@@ -240,6 +240,8 @@ class TorchBackend(Backend):
 
     def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
         try:
+            if axis is None and not keepdims and x.dtype not in _WIDE_UINTS:
+                return torch.argmax(x)  # no keyword parsing on the common call
             return torch.argmax(_ordered(x) if x.dtype in _WIDE_UINTS else x, dim=axis, keepdim=keepdims)
         except (RuntimeError, IndexError):
             self._check_nonempty("argmax", x, axis)
