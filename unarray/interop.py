@@ -133,7 +133,7 @@ def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool |
         if want != here:
             return _move(x, src, dst, here, want, copy, _op)
     if src is dst:
-        return _count_copy(s, x, _h.compact_copy(s, x), _op, copy)
+        return _count_copy(s, x, _h.compact_copy(s, x))
     return _handoff(x, s, d, copy, _op)
 
 
@@ -144,20 +144,11 @@ def _handoff(x: Any, s: str, d: str, copy: bool | None, op: str) -> Any:
         except _h.NeedsCopy:
             pass
         else:
-            with _lock:
-                _h.STATS["handoffs"] += 1
-                _h.STATS["zero_copy"] += 1
+            _count_zero_copy()
             _FAST[(type(x), d)] = _h.path(s, d)
             return out
     if copy:
-        n = _h.nbytes(s, x)
-        y = _h.compact_copy(s, x)
-        out = _convert(_h.kind_after_copy(s), d, y, op)
-        with _lock:
-            _h.STATS["handoffs"] += 1
-            _h.STATS["copies"] += 1
-            _h.STATS["bytes_copied"] += n
-        return out
+        return _copy_then_convert(x, s, d, op)
     before = sys.getrefcount(x)
     try:
         out = _convert(s, d, x, op)
@@ -166,29 +157,27 @@ def _handoff(x: Any, s: str, d: str, copy: bool | None, op: str) -> Any:
         if copy is False:
             raise HandoffError(f"{d} cannot alias this {s} array ({e}), so a copy is needed but copy=False; "
                                "pass copy=None to allow one copy", op=op, backend=d) from None
-        n = _h.nbytes(s, x)
-        y = _h.compact_copy(s, x)
-        out = _convert(_h.kind_after_copy(s), d, y, op)
-        with _lock:
-            _h.STATS["handoffs"] += 1
-            _h.STATS["copies"] += 1
-            _h.STATS["bytes_copied"] += n
-        return out
+        return _copy_then_convert(x, s, d, op)
     if copied:
-        n = _h.nbytes(s, x)
         if copy is False:
             raise HandoffError(f"{d} copied this {s} array on import (alignment or layout it cannot alias), "
                                "but copy=False; pass copy=None to allow one copy", op=op, backend=d)
-        with _lock:
-            _h.STATS["handoffs"] += 1
-            _h.STATS["copies"] += 1
-            _h.STATS["bytes_copied"] += n
-        return out
+        return _count_copy(s, x, out)
+    _count_zero_copy()
+    _h.store(s, x, d, d, out, sys.getrefcount(x) - before)
+    return out
+
+
+def _copy_then_convert(x: Any, s: str, d: str, op: str) -> Any:
+    # One compact (aligned) copy on the source side, then the zero-copy path from it.
+    out = _convert(_h.kind_after_copy(s), d, _h.compact_copy(s, x), op)
+    return _count_copy(s, x, out)
+
+
+def _count_zero_copy() -> None:
     with _lock:
         _h.STATS["handoffs"] += 1
         _h.STATS["zero_copy"] += 1
-    _h.store(s, x, d, d, out, sys.getrefcount(x) - before)
-    return out
 
 
 def _convert(s: str, d: str, x: Any, op: str) -> Any:
@@ -207,7 +196,7 @@ def _copied(s: str, x: Any, d: str, out: Any) -> bool:
     return p_src is not None and p_out is not None and p_src != p_out
 
 
-def _count_copy(s: str, x: Any, out: Any, op: str, copy: bool | None) -> Any:
+def _count_copy(s: str, x: Any, out: Any) -> Any:
     with _lock:
         _h.STATS["handoffs"] += 1
         _h.STATS["copies"] += 1
