@@ -384,6 +384,7 @@ def torch_stream_wait(x: Any, dst: str) -> None:
 # (source, target) pairs whose handoff orders streams itself (no DLPack stream exchange): a cache
 # hit must order them again, since the producer may have written since.
 STREAM_ORDERED = {("torch", "cupy"): torch_stream_wait, ("torch", "numba"): torch_stream_wait}
+STREAM_SOURCES = frozenset(s for s, _ in STREAM_ORDERED)
 
 
 def count_cai_wait(x: Any) -> None:
@@ -538,8 +539,9 @@ _stores = [0]
 
 def signature(kind: str, x: Any) -> Any:
     if kind == "torch":
-        # Note: resize_()/set_() change the pointer, shape or strides in place: all are checked.
-        return (x.data_ptr(), x.shape, x.stride(), x.dtype, x.device)
+        # Note: resize_()/set_() change the pointer, shape or strides in place: all are checked (a
+        # move to another device through set_() changes the pointer too, so the device is not read).
+        return (x.data_ptr(), x.shape, x.stride(), x.dtype)
     if kind == "numpy":
         # Note: an ndarray's pointer moves only through resize(), which changes the shape and is
         # refused while a view (ours) holds the array; shape+strides+dtype catch it.
@@ -561,7 +563,6 @@ def signature(kind: str, x: Any) -> Any:
 # lookup would cost as much, so they are not cached (measured on the dev VM, see each converter).
 UNCACHED = frozenset({
     ("numpy", "torch"), ("torch", "numpy"), ("jax", "numpy"), ("tensorflow", "numpy"),
-    ("tensorflow", "torch"), ("numpy", "tensorflow"),
 })
 
 # Targets that may copy silently on import (alignment, x64 narrowing): their pointer is checked.

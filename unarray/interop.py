@@ -113,13 +113,14 @@ def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool |
             return x
         out = _h.lookup(s, x, d, d)
         if out is not None:
-            order = _h.STREAM_ORDERED.get((s, d))
-            if order is not None:
-                order(x, d)
-            with _lock:
-                stats_["handoffs"] += 1
-                stats_["zero_copy"] += 1
-                stats_["cache_hits"] += 1
+            if s in _h.STREAM_SOURCES:
+                order = _h.STREAM_ORDERED.get((s, d))
+                if order is not None:
+                    order(x, d)
+            # Note: lock-free like the fast path (zero-copy counters only).
+            stats_["handoffs"] += 1
+            stats_["zero_copy"] += 1
+            stats_["cache_hits"] += 1
             return out
     if src.is_tracer(x):
         raise TracerHandoffError(
