@@ -1,4 +1,4 @@
-"""CUDA handoff matrix for the lead's H100 run: python benchmarks/gpu/handoff_gpu.py
+"""CUDA handoff matrix on a GPU machine: python benchmarks/gpu/handoff_gpu.py
 
 Sections (each in try/except; an error is recorded and the rest runs):
   matrix  every pair among torch, CuPy, JAX, Numba: unarray first (empty cache), unarray repeated
