@@ -6,8 +6,9 @@ where memory allows). For JAX inputs: unarray vs jax.nn.dot_product_attention cu
 For CuPy inputs: unarray vs the best torch kernel on the same data. TFLOP/s = 4*B*H*Sq*Sk*D / t
 (halved for causal). Timing is steady state: 8 calls back to back between two CUDA events
 (JAX: wall clock, blocking on the last), per-call time = elapsed / 8, median of 15 groups after
-warm-up; native kernels are forced once outside the timed calls. torch.cuda.max_memory_allocated
-for peak. A correctness check of each path against a
+warm-up; native kernels are forced once outside the timed calls; every contender is timed in two
+passes in alternating order and the faster median is kept (the first program timed after a compile
+or a long idle ran slower). torch.cuda.max_memory_allocated for peak. A correctness check of each path against a
 float32 reference runs first on a small shape. Each section records its error and goes on.
 
     OUT=out python benchmarks/gpu/attention_gpu.py   # writes $OUT/attention_gpu.{json,md}
@@ -174,23 +175,40 @@ def bench_torch() -> None:
             if left() < 30:
                 return
             kernel = ua.explain("scaled_dot_product_attention", q, k, v, is_causal=causal).kernel
-            ms, pk = torch_time(lambda: ua.scaled_dot_product_attention(q, k, v, is_causal=causal))
-            record("torch", shape, causal, "unarray", ms, pk, kernel)
+            b, h, s, _ = shape
+            timed: dict[str, tuple[Any, Any]] = {
+                "unarray": (lambda: ua.scaled_dot_product_attention(q, k, v, is_causal=causal), None)}
             for name, kb in kernels.items():
-                b, h, s, _ = shape
                 if kb == SDPBackend.MATH and b * h * s * s * 2 * 3 > 30 * 2**30:
                     record("torch", shape, causal, name, None, None, "skipped: scores would not fit")
                     continue
-                try:
-                    # The kernel is forced once, outside the timed calls: natives pay no selection cost.
-                    with sdpa_kernel([kb]):
-                        ms, pk = torch_time(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal),
-                                            warm=2, reps=3 if kb == SDPBackend.MATH else 15,
-                                            inner=2 if kb == SDPBackend.MATH else 8)
-                    record("torch", shape, causal, name, ms, pk)
-                except Exception as e:
-                    record("torch", shape, causal, name, None, None, f"{type(e).__name__}: {str(e)[:80]}")
-                torch.cuda.empty_cache()
+                timed[name] = (lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), kb)
+            # Note: two passes in alternating order, the faster median kept per contender; native kernels
+            # are forced once per pass, outside the timed calls.
+            best: dict[str, tuple[float, float]] = {}
+            for order in (list(timed), list(timed)[::-1]):
+                for name in order:
+                    if name not in timed:
+                        continue
+                    fn, kb = timed[name]
+                    math_k = kb == SDPBackend.MATH
+                    try:
+                        if kb is None:
+                            ms, pk = torch_time(fn)
+                        else:
+                            with sdpa_kernel([kb]):
+                                ms, pk = torch_time(fn, warm=2, reps=3 if math_k else 15, inner=2 if math_k else 8)
+                    except Exception as e:
+                        if name not in best:
+                            record("torch", shape, causal, name, None, None, f"{type(e).__name__}: {str(e)[:80]}")
+                        timed[name] = (None, kb)
+                        continue
+                    if name not in best or ms < best[name][0]:
+                        best[name] = (ms, pk)
+                    torch.cuda.empty_cache()
+                timed = {n: t for n, t in timed.items() if t[0] is not None}
+            for name, (ms, pk) in best.items():
+                record("torch", shape, causal, name, ms, pk, kernel if name == "unarray" else "")
 
 
 def bench_jax() -> None:
@@ -221,16 +239,30 @@ def bench_jax() -> None:
             if left() < 30:
                 return
             kernel = ua.explain("scaled_dot_product_attention", q, k, v, is_causal=causal, layout="bshd").kernel
-            record("jax", shape, causal, "unarray (outside jit)",
-                   jtime(lambda: ua.scaled_dot_product_attention(q, k, v, is_causal=causal, layout="bshd")), None,
-                   kernel)
+            contenders: dict[str, Any] = {
+                "unarray (outside jit)": lambda: ua.scaled_dot_product_attention(q, k, v, is_causal=causal,
+                                                                                 layout="bshd")}
             for impl in ("cudnn", "xla"):
                 f = jax.jit(lambda q, k, v, impl=impl: jax.nn.dot_product_attention(q, k, v, is_causal=causal,
                                                                                  implementation=impl))
+                contenders[f"jax {impl} (jit)"] = lambda f=f: f(q, k, v)
+            # Note: every contender is compiled and warmed before any is timed, and the timing is done twice
+            # in alternating order (the first program timed after a compile ran slower); the faster of the
+            # two medians is kept for each.
+            ok: dict[str, Any] = {}
+            for name, fn in contenders.items():
                 try:
-                    record("jax", shape, causal, f"jax {impl} (jit)", jtime(lambda f=f: f(q, k, v)), None)
+                    jax.block_until_ready(fn())
+                    ok[name] = fn
                 except Exception as e:
-                    record("jax", shape, causal, f"jax {impl}", None, None, f"{type(e).__name__}: {str(e)[:80]}")
+                    record("jax", shape, causal, name, None, None, f"{type(e).__name__}: {str(e)[:80]}")
+            best: dict[str, float] = {}
+            for order in (list(ok), list(ok)[::-1]):
+                for name in order:
+                    ms = jtime(ok[name])
+                    best[name] = min(ms, best.get(name, ms))
+            for name, ms in best.items():
+                record("jax", shape, causal, name, ms, None, kernel if name.startswith("unarray") else "")
 
 
 def bench_cupy() -> None:
@@ -247,17 +279,25 @@ def bench_cupy() -> None:
             if left() < 30:
                 return
             kernel = ua.explain("scaled_dot_product_attention", q, k, v, is_causal=causal).kernel
-            ms, pk = torch_time(lambda: ua.scaled_dot_product_attention(q, k, v, is_causal=causal))
-            record("cupy", shape, causal, "unarray (float16)", ms, pk, kernel)
             tq, tk, tv = (torch.from_dlpack(a) for a in (q, k, v))
+            mine: tuple[float, float] | None = None
             best = None
-            for kb in (SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION):
-                try:
-                    with sdpa_kernel([kb]):
-                        ms, _ = torch_time(lambda: F.scaled_dot_product_attention(tq, tk, tv, is_causal=causal))
-                    best = ms if best is None else min(best, ms)
-                except Exception:
-                    continue
+            for first_mine in (True, False):  # two passes in alternating order; the faster of each kept
+                if first_mine:
+                    ms, pk = torch_time(lambda: ua.scaled_dot_product_attention(q, k, v, is_causal=causal))
+                    mine = (ms, pk) if mine is None or ms < mine[0] else mine
+                for kb in (SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION):
+                    try:
+                        with sdpa_kernel([kb]):
+                            ms, _ = torch_time(lambda: F.scaled_dot_product_attention(tq, tk, tv, is_causal=causal))
+                        best = ms if best is None else min(best, ms)
+                    except Exception:
+                        continue
+                if not first_mine:
+                    ms, pk = torch_time(lambda: ua.scaled_dot_product_attention(q, k, v, is_causal=causal))
+                    mine = (ms, pk) if mine is None or ms < mine[0] else mine
+            assert mine is not None
+            record("cupy", shape, causal, "unarray (float16)", mine[0], mine[1], kernel)
             record("cupy", shape, causal, "best torch kernel (float16)", best, None)
 
 
