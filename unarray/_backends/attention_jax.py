@@ -5,6 +5,7 @@
 # JAX's layout is (B, S, H, D), so "bshd" needs no transpose.
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import jax
@@ -78,9 +79,9 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
     # Note: one jitted function per configuration: outside jit the reshapes, mask fix and kernel run as one
     # compiled program (eager op-by-op dispatch would add launches); inside jit it simply inlines.
     if jnp.dtype(q.dtype) != jnp.float32:  # the policy is for float32; XLA:CPU rejects it on half dots
-        return _sdpa_jit(q, k, v, mask, is_causal=is_causal, scale=scale, layout=layout)
+        return _compiled(is_causal, scale, layout)(q, k, v, mask)
     with jax.default_matmul_precision(policy):
-        return _sdpa_jit(q, k, v, mask, is_causal=is_causal, scale=scale, layout=layout)
+        return _compiled(is_causal, scale, layout)(q, k, v, mask)
 
 
 def _sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str) -> Any:
@@ -95,6 +96,17 @@ def _sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layo
 
 
 _sdpa_jit = jax.jit(_sdpa, static_argnames=("is_causal", "scale", "layout"))
+_JITTED: dict[tuple[bool, float, str], Any] = {}
+
+
+def _compiled(is_causal: bool, scale: float, layout: str) -> Any:
+    # Note: one jitted callable per static configuration, called with arrays only: JAX's C++ dispatch
+    # fast path then applies (static keyword arguments cost ~tens of microseconds of host time per call).
+    key = (is_causal, scale, layout)
+    fn = _JITTED.get(key)
+    if fn is None:
+        fn = _JITTED[key] = jax.jit(functools.partial(_sdpa, is_causal=is_causal, scale=scale, layout=layout))
+    return fn
 
 
 def _call(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: bool, impl: str) -> Any:
