@@ -12,7 +12,7 @@ from typing import Any
 import tensorflow as tf
 
 from unarray._backends import _tensorflow_ops as ops
-from unarray._backends._tensorflow_xp import _COMPLEX, _COMPLEX_OF, _FLOATS, _REAL_OF, DEFAULT_FLOAT, promote, t
+from unarray._backends._tensorflow_xp import _COMPLEX, _COMPLEX_OF, _FLOATS, DEFAULT_FLOAT, promote, t
 from unarray._errors import ArgumentError, DTypeError, ShapeError, UnsupportedError
 
 # Ops TensorFlow has no kernels for in half precision (float16 and bfloat16): explicit holes.
@@ -400,4 +400,3 @@ fft_ns = SimpleNamespace(
     fft=fft, ifft=ifft, fftn=fftn, ifftn=ifftn, rfft=rfft, irfft=irfft, rfftn=rfftn, irfftn=irfftn, hfft=hfft,
     ihfft=ihfft, fftfreq=fftfreq, rfftfreq=rfftfreq, fftshift=fftshift, ifftshift=ifftshift,
 )
-_ = _REAL_OF

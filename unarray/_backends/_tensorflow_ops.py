@@ -555,4 +555,3 @@ def unique_all(x: Any, /) -> Any:
     return UniqueAllResult(*_unique(x))
 
 
-_ = (DEFAULT_INT, builtins)

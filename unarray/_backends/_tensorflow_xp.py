@@ -14,7 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 from unarray._dtypes import DTYPE_NAMES, promote_names
-from unarray._errors import ArgumentError, DTypeError, ShapeError
+from unarray._errors import ArgumentError, DTypeError
 
 __array_api_version__ = "2025.12"
 
@@ -660,4 +660,3 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = N
     return tf.raw_ops.DeepCopy(x=out) if copy else out
 
 
-_ = ShapeError

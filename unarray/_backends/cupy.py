@@ -144,12 +144,6 @@ def _matmul_f32(x1: Any, x2: Any) -> Any:
         rl.set_compute_type(_F32, have)
 
 
-def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
-    if axis is None:
-        return tuple(range(ndim))
-    return (axis,) if isinstance(axis, int) else tuple(axis)
-
-
 class CupyBackend(Backend):
     name = "cupy"
     xp = compat_cupy
@@ -331,5 +325,4 @@ class CupyBackend(Backend):
         return fn(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
 
 
-_ = _axes
 BACKEND = CupyBackend()

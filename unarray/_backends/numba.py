@@ -14,9 +14,6 @@ from unarray._errors import HandoffError, UnsupportedError
 
 _ADVICE = ("Numba device arrays are inputs and outputs of handoff only; "
            "compute with ua.to(x, 'cupy') or ua.to(x, 'torch')")
-_EDGE = frozenset({"device_of", "is_array_type", "from_dlpack", "data_ptr", "to_numpy", "is_tracer", "devices",
-                   "native_device", "version", "dtype", "dtype_name", "handoff_path", "handoff_copies",
-                   "precision_used", "kernel_name", "asarray"})
 
 
 def _cuda() -> Any:
@@ -174,5 +171,4 @@ def _device_of_pointer(ptr: int) -> int:
         return 0
 
 
-_ = _EDGE
 BACKEND = NumbaBackend()

@@ -10,7 +10,7 @@ import numpy as np
 
 from unarray._backends._base import Backend
 from unarray._devices import Device
-from unarray._errors import DeviceMismatchError, EmptyReductionError
+from unarray._errors import DeviceMismatchError
 
 _CPU = Device("cpu")
 _add_reduce: Any = np.add.reduce
@@ -124,5 +124,4 @@ class NumpyBackend(Backend):
         return np.cumulative_prod(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
 
 
-_ = EmptyReductionError
 BACKEND = NumpyBackend()

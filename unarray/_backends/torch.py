@@ -11,7 +11,6 @@ import torch
 
 from unarray._backends._base import Backend
 from unarray._devices import Device
-from unarray._errors import DTypeError
 from unarray._precision import _POLICY
 
 _HIP = getattr(torch.version, "hip", None) is not None
@@ -400,5 +399,4 @@ def _int_matmul(x1: Any, x2: Any) -> Any:
     return out
 
 
-_ = DTypeError
 BACKEND = TorchBackend()
