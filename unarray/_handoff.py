@@ -449,8 +449,9 @@ def path(src: str, dst: str) -> Callable[[Any], Any]:
 
 
 def path_name(src: str, dst: str) -> str:
+    """The converter ``ua.to`` takes for this pair, for ``ua.explain``."""
     fn = path(src, dst)
-    return f"{fn.__name__} ({(fn.__doc__ or '').strip() or 'DLPack'})" if fn.__name__ != "conv" else "DLPack"
+    return f"DLPack ({dst}'s from_dlpack)" if fn.__name__ == "conv" else f"unarray._handoff.{fn.__name__}"
 
 
 # -- source-side compact copies (one copy, then a zero-copy path) ----------------------------

@@ -28,11 +28,6 @@ _DST: dict[str, Any] = {}
 _FAST: dict[tuple[type, str], Any] = {}
 
 
-def count(key: str, n: int = 1) -> None:
-    with _lock:
-        _STATS[key] += n
-
-
 def stats(reset: bool = False) -> dict[str, int]:
     """Counters of handoffs, zero-copy handoffs, copies, bytes copied, synchronizations and cache hits.
 

@@ -28,9 +28,9 @@ def main() -> None:
         q, k, v = (jax.random.normal(jax.random.PRNGKey(i), (4, 4096, 16, 128), jnp.bfloat16) for i in range(3))
         native = jax.jit(lambda q, k, v, c=causal: jax.nn.dot_product_attention(q, k, v, is_causal=c,
                                                                                  implementation="cudnn"))
-        mine = attention_jax._sdpa_jit
+        mine = attention_jax._compiled(causal, 128**-0.5, "bshd")
         a = native.lower(q, k, v).compile().as_text()
-        b = mine.lower(q, k, v, None, is_causal=causal, scale=128 ** -0.5, layout="bshd").compile().as_text()
+        b = mine.lower(q, k, v, None).compile().as_text()
         print(f"causal={causal}\n native: {dict(ops(a))}\n unarray: {dict(ops(b))}")
 
 

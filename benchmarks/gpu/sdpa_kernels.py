@@ -6,31 +6,13 @@
 
 from __future__ import annotations
 
-import statistics
-
 import torch
 import torch.nn.functional as F
+from attention_gpu import SHAPES, torch_time  # the attention benchmark's shapes and steady-state timing
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-SHAPES = [(4, 16, 4096, 128), (1, 16, 16384, 128), (16, 16, 1024, 64)]
 KERNELS = {"cuDNN": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION,
            "efficient": SDPBackend.EFFICIENT_ATTENTION}
-
-
-def per_call_ms(fn: object, reps: int = 15, inner: int = 8) -> float:
-    for _ in range(3):
-        fn()  # type: ignore[operator]
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        for _ in range(inner):
-            fn()  # type: ignore[operator]
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) / inner)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -44,7 +26,7 @@ def main() -> None:
                 for kb in KERNELS.values():
                     try:
                         with sdpa_kernel([kb]):
-                            ms = per_call_ms(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
+                            ms, _ = torch_time(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal))
                         cells.append(f"{flops / ms / 1e9:10.1f}")
                     except Exception:
                         cells.append(f"{'-':>10s}")

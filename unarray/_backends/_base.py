@@ -114,7 +114,9 @@ class Backend:
         return f"{getattr(self.xp, '__name__', ns)}.{op}"
 
     def handoff_path(self, src: Backend, x: Any) -> str:
-        return "DLPack"
+        from unarray import _handoff
+
+        return _handoff.path_name(src.name, self.name)
 
     def handoff_copies(self, src: Backend, x: Any) -> bool:
         return False
@@ -230,8 +232,4 @@ def _attention_args(args: tuple[Any, ...], kw: dict[str, Any]) -> tuple[Any, ...
     q, k, v = args[:3]
     return q, k, v, kw.get("mask"), bool(kw.get("is_causal", False)), kw.get("layout", "bhsd")
 
-
-def as_dtype(d: Any) -> DType | None:
-    name = canonical_name(d)
-    return None if name is None else DType(name)
 

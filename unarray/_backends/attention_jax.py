@@ -95,7 +95,6 @@ def _sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layo
     return jnp.swapaxes(out, -2, -3) if layout == "bhsd" else out
 
 
-_sdpa_jit = jax.jit(_sdpa, static_argnames=("is_causal", "scale", "layout"))
 _JITTED: dict[tuple[bool, float, str], Any] = {}
 
 

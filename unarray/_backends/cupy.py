@@ -200,11 +200,6 @@ class CupyBackend(Backend):
             kw["copy"] = copy
         return cupy.from_dlpack(x, **kw)
 
-    def handoff_path(self, src: Backend, x: Any) -> str:
-        if src.name == "numba":
-            return "__cuda_array_interface__"
-        return "DLPack"
-
     def precision_used(self, policy: str, x: Any) -> str:
         return {"highest": "float32 (cuBLAS COMPUTE_32F, TF32 off)",
                 "tf32": "tf32 (cuBLAS COMPUTE_32F_FAST_TF32)",

@@ -94,9 +94,6 @@ class NumbaBackend(Backend):
             return self.from_dlpack(obj, copy=copy)
         return _cuda().to_device(obj)
 
-    def handoff_path(self, src: Backend, x: Any) -> str:
-        return "__cuda_array_interface__"
-
     def precision_used(self, policy: str, x: Any) -> str:
         return "n/a (Numba device arrays are not computed on)"
 

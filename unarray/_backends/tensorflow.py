@@ -230,9 +230,6 @@ class TensorflowBackend(Backend):
             return super().kernel_name(op, args, kwargs)
         return f"unarray._backends._tensorflow_xp.{op} (tf ops)"
 
-    def handoff_path(self, src: Backend, x: Any) -> str:
-        return "DLPack capsule (tf.experimental.dlpack.from_dlpack)"
-
     def precision_used(self, policy: str, x: Any) -> str:
         if not _on_gpu(x):
             return "float32 (the CPU runs no reduced-precision matmul passes)"
