@@ -14,6 +14,7 @@
 # stream only; unarray counts such a wait in stats()["syncs"].
 from __future__ import annotations
 
+import ctypes
 import functools
 import importlib
 import sys
@@ -22,6 +23,8 @@ import warnings
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
+
+from unarray._entry import jax_capsule, jax_from_dlpack, tf_capsule, tf_from_capsule, torch_from_capsule
 
 if TYPE_CHECKING:
     import numpy as np
@@ -72,9 +75,23 @@ def _np_writable(x: Any) -> Any:
     return np.ndarray(x.shape, x.dtype, buffer=buf, strides=x.strides)
 
 
-def _np_compact_ok(x: Any) -> bool:
-    # JAX and TensorFlow import only compact buffers (a permutation of dims is fine for JAX).
-    return x.flags.c_contiguous or x.size <= 1
+class _ArrayStruct(ctypes.Structure):
+    # NumPy's PyArrayInterface (the __array_struct__ capsule), up to the data pointer.
+    _fields_ = [("two", ctypes.c_int), ("nd", ctypes.c_int), ("typekind", ctypes.c_char), ("itemsize", ctypes.c_int),
+                ("flags", ctypes.c_int), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
+                ("data", ctypes.c_void_p)]
+
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_read_pointer = ctypes.c_void_p.from_address
+_DATA_AT = _ArrayStruct.data.offset
+
+
+def np_ptr(x: Any) -> int:
+    # An ndarray's data pointer: 0.54 us through __array_struct__ vs 1.0 us for __array_interface__ (a dict).
+    return _read_pointer(_capsule_pointer(x.__array_struct__, None) + _DATA_AT).value or 0
 
 
 def _torch_plain(x: Any) -> Any:
@@ -147,22 +164,30 @@ def torch_to_np(x: Any) -> Any:
     return x.numpy()
 
 
-def to_jax(x: Any) -> Any:
-    # jnp.from_dlpack: CPU 23-31 us from numpy/torch (zero-copy when 64-byte aligned),
-    # H100 93 us from torch, 50 us from cupy. jax.device_put copies from numpy (29 us+).
-    jnp = mod("jax.numpy")
+def np_to_jax(x: Any) -> Any:
+    # jnp.from_dlpack 24.4 us (CPU), the import it ends in 3.3 us (see unarray/_entry.py); zero-copy
+    # where the buffer is 64-byte aligned, else JAX refuses (copy=False) and ua.to copies once.
+    # jax.device_put always copies (29 us+).
     _check_x64(x)
-    if isinstance(x, np.ndarray):
-        if not _np_compact_ok(x) and not _is_permutation(x):
-            raise NeedsCopy("JAX imports only compact buffers")
-        if x.dtype == _bf16_or_none():
-            raise NeedsCopy("NumPy's bfloat16 (ml_dtypes) has no DLPack code")
-        x = _np_writable(x)
-    elif type(x).__module__.startswith("torch"):
-        x = _torch_plain(x)
-        if x.dtype is mod("torch").bool and x.device.type == "cpu":
-            pass
-    return jnp.from_dlpack(x)
+    f = x.flags
+    if not (f.c_contiguous or x.size <= 1) and not _is_permutation(x):
+        raise NeedsCopy("JAX imports only compact buffers")
+    if x.dtype.kind == "V":
+        raise NeedsCopy("NumPy's bfloat16 (ml_dtypes) has no DLPack code")
+    return jax_from_dlpack(x if f.writeable else _np_writable(x))
+
+
+def torch_to_jax(x: Any) -> Any:
+    # jnp.from_dlpack: CPU 30.1 us, the import 5.9 us; H100 93 us (issue report). On CUDA, JAX's
+    # stream for external events is passed to __dlpack__, so torch orders its pending work before it.
+    _check_x64(x)
+    return jax_from_dlpack(_torch_plain(x))
+
+
+def to_jax(x: Any) -> Any:
+    # CuPy and other DLPack producers (jnp.from_dlpack(cupy) 50 us on the H100, issue report).
+    _check_x64(x)
+    return jax_from_dlpack(x)
 
 
 _WIDE = frozenset({"float64", "int64", "uint64", "complex128"})
@@ -201,9 +226,12 @@ def jax_to_np(x: Any) -> Any:
 
 
 def jax_to_torch(x: Any) -> Any:
-    # torch.from_dlpack 4.9 us CPU. Note: torch gets a writable alias of an immutable JAX
-    # buffer (as with torch.from_dlpack itself); writing into it changes the JAX array.
-    return mod("torch").from_dlpack(x)
+    # torch.from_dlpack 4.9 us CPU vs JAX's export + torch._C._from_dlpack 1.0 us; on GPUs
+    # torch.from_dlpack, whose stream exchange orders the JAX work. Note: torch gets a writable
+    # alias of an immutable JAX buffer (as with torch.from_dlpack itself); writing into it changes
+    # the JAX array.
+    cap = jax_capsule(x)
+    return mod("torch").from_dlpack(x) if cap is None else torch_from_capsule(cap)
 
 
 # Note: TensorFlow aliases a DLPack buffer at any address, but its kernels CHECK-fail (abort the
@@ -211,48 +239,72 @@ def jax_to_torch(x: Any) -> Any:
 TF_ALIGN = 64
 
 
+def np_to_tf(x: Any) -> Any:
+    # tf.experimental.dlpack.from_dlpack(x.__dlpack__()) 0.95 us, TFE_FromDlpackCapsule 0.75 us
+    # (zero-copy) vs tf.convert_to_tensor 265 us (a copy). TF refuses strided buffers and needs
+    # aligned ones (the pointer read, 0.5 us, is the price of not aborting).
+    f = x.flags
+    if not (f.c_contiguous or x.size <= 1):
+        raise NeedsCopy("TensorFlow imports only C-contiguous buffers")
+    if x.size and np_ptr(x) % TF_ALIGN:
+        raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
+    return tf_from_capsule((x if f.writeable else _np_writable(x)).__dlpack__())
+
+
+def torch_to_tf(x: Any) -> Any:
+    # Tensor.__dlpack__ 2.1 us (Python) vs torch.utils.dlpack.to_dlpack 0.3 us on the CPU.
+    x = _torch_plain(x)
+    if not x.is_contiguous():
+        raise NeedsCopy("TensorFlow imports only C-contiguous buffers")
+    if x.data_ptr() % TF_ALIGN and x.numel():
+        raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
+    return tf_from_capsule(x.__dlpack__() if x.is_cuda else mod("torch").utils.dlpack.to_dlpack(x))
+
+
+def jax_to_tf(x: Any) -> Any:
+    if x.unsafe_buffer_pointer() % TF_ALIGN and x.size:
+        raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
+    cap = jax_capsule(x)
+    return tf_from_capsule(x.__dlpack__() if cap is None else cap)
+
+
 def to_tf(x: Any) -> Any:
-    # tf.experimental.dlpack.from_dlpack(x.__dlpack__()) 1.05 us from numpy (zero-copy) vs
-    # tf.convert_to_tensor 265 us (a copy). TF refuses strided buffers and needs aligned ones.
-    tf = mod("tensorflow")
     if isinstance(x, np.ndarray):
-        if not _np_compact_ok(x):
-            raise NeedsCopy("TensorFlow imports only C-contiguous buffers")
-        if x.__array_interface__["data"][0] % TF_ALIGN and x.size:
-            raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
-        x = _np_writable(x)
-    elif type(x).__module__.startswith("torch"):
-        x = _torch_plain(x)
-        if not x.is_contiguous():
-            raise NeedsCopy("TensorFlow imports only C-contiguous buffers")
-        if x.data_ptr() % TF_ALIGN and x.numel():
-            raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
-    elif type(x).__module__.startswith("jax"):
-        if x.unsafe_buffer_pointer() % TF_ALIGN and x.size:
-            raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
-    return tf.experimental.dlpack.from_dlpack(x.__dlpack__())
+        return np_to_tf(x)
+    if type(x).__module__.startswith("torch"):
+        return torch_to_tf(x)
+    if type(x).__module__.startswith("jax"):
+        return jax_to_tf(x)
+    return tf_from_capsule(x.__dlpack__())
+
+
+_TF_ON_CPU: dict[str, bool] = {}
 
 
 def tf_to_np(x: Any) -> Any:
-    # np.asarray(tf_cpu_tensor) 0.78 us zero-copy; Tensor.numpy() 92 us (a copy).
-    if "CPU" not in (x.device or "CPU").upper():
+    # np.asarray(tf_cpu_tensor) 0.66 us, EagerTensor._numpy() 0.45 us, both zero-copy on the CPU;
+    # Tensor.numpy() 92 us (a copy).
+    dev = x.device
+    cpu = _TF_ON_CPU.get(dev)
+    if cpu is None:
+        cpu = _TF_ON_CPU[dev] = "CPU" in (dev or "CPU").upper()
+    if not cpu:
         raise NeedsCopy("NumPy arrays live on the CPU")
-    return np.asarray(x)
+    return x._numpy() if hasattr(x, "_numpy") else np.asarray(x)
 
 
 def tf_to_torch(x: Any) -> Any:
-    # torch.utils.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(t)) 1.23 us.
-    tf = mod("tensorflow")
-    return mod("torch").utils.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(x))
+    # torch.utils.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(t)) 1.08 us; the calls they end
+    # in 0.86 us.
+    return torch_from_capsule(tf_capsule(x))
 
 
 def tf_to_jax(x: Any) -> Any:
-    # jnp.from_dlpack(t) 15.6 us where the tensor exports __dlpack__ (TF >= 2.16); older TF gives
-    # only a capsule, wrapped as a producer object (27 us). Both zero-copy.
+    # jnp.from_dlpack(t) 15.4 us, the import 4.1 us (TF >= 2.16 exports __dlpack__, without a
+    # stream argument); older TF gives only a capsule, wrapped as a producer object. Both zero-copy.
     if hasattr(x, "__dlpack__"):
-        return mod("jax.numpy").from_dlpack(x)
-    tf = mod("tensorflow")
-    return mod("jax.numpy").from_dlpack(_Capsule(tf.experimental.dlpack.to_dlpack(x), x.__dlpack_device__()))
+        return jax_from_dlpack(x, stream_ok=False)
+    return jax_from_dlpack(_Capsule(tf_capsule(x), x.__dlpack_device__()), stream_ok=False)
 
 
 class _Capsule:
@@ -309,7 +361,7 @@ def cupy_to_torch(x: Any) -> Any:
     # otherwise DLPack's stream exchange makes torch's stream wait on CuPy's.
     torch = mod("torch")
     dev = x.device.id
-    if mod("cupy").cuda.get_current_stream().ptr == torch.cuda.current_stream(dev).cuda_stream:
+    if _consumer_stream("cupy") == torch_raw_stream(dev):
         return torch.as_tensor(x, device=torch.device("cuda", dev))
     return torch.from_dlpack(x)
 
@@ -319,6 +371,14 @@ def to_numba(x: Any) -> Any:
     if type(x).__module__.startswith("torch"):
         x = _torch_plain(x)
         torch_stream_wait(x, "numba")
+        np_dtype = _TORCH_TO_NP.get(x.dtype) if _TORCH_TO_NP else _torch_np_dtypes().get(x.dtype)
+        if x.is_cuda and np_dtype is not None:
+            # The interface torch's property would build (a Python property, with checks unarray has
+            # made), without a stream: the wait above ordered it.
+            item = np_dtype.itemsize
+            desc = {"shape": tuple(x.shape), "strides": tuple(st * item for st in x.stride()),
+                    "typestr": np_dtype.str, "data": (x.data_ptr(), False), "version": 2}
+            return mod("numba.cuda").from_cuda_array_interface(desc, owner=x, sync=False)
     elif not hasattr(x, "__cuda_array_interface__"):
         # JAX exposes no CUDA array interface: go through CuPy's DLPack import (still zero-copy).
         x = mod("cupy").from_dlpack(x)
@@ -338,13 +398,15 @@ def numba_to_torch(x: Any) -> Any:
 
 def numba_to_jax(x: Any) -> Any:
     # JAX reads DLPack only: hand it a CuPy view (zero-copy) of the Numba array.
-    return mod("jax.numpy").from_dlpack(numba_to_cupy(x))
+    return to_jax(numba_to_cupy(x))
 
 
 def _consumer_stream(dst: str) -> int:
     # The raw stream a consumer reads on by default: CuPy's current stream, Numba's default stream.
     if dst == "cupy":
-        return int(mod("cupy").cuda.get_current_stream().ptr)
+        if not _CUPY_STREAM:
+            _CUPY_STREAM.append(mod("cupy").cuda.get_current_stream)
+        return int(_CUPY_STREAM[0]().ptr)
     if not _NUMBA_STREAM:
         # Numba launches on its default stream: legacy (0) or per-thread, fixed for the process.
         try:
@@ -355,18 +417,31 @@ def _consumer_stream(dst: str) -> int:
 
 
 _NUMBA_STREAM: list[int] = []
+_CUPY_STREAM: list[Any] = []
+_TORCH_RAW_STREAM: list[Any] = []
+
+
+def torch_raw_stream(index: int) -> int:
+    # torch's current CUDA stream as a handle: torch._C._cuda_getCurrentRawStream (what compiled
+    # kernels launch on) builds no Stream object, unlike torch.cuda.current_stream().
+    if not _TORCH_RAW_STREAM:
+        torch = mod("torch")
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        _TORCH_RAW_STREAM.append(raw or (lambda i: torch.cuda.current_stream(i).cuda_stream))
+    return int(_TORCH_RAW_STREAM[0](index))
 
 
 def torch_stream_wait(x: Any, dst: str) -> None:
     # Stream order without a synchronize: the consumer's stream waits on an event recorded on torch's
-    # current stream (the producer's pending work), only where the two streams differ.
+    # current stream (the producer's pending work), only where the two streams differ. The check
+    # runs on every cache hit too (the producer may have written since), so it reads raw handles.
     if not x.is_cuda:
+        return
+    consumer = _consumer_stream(dst)
+    if torch_raw_stream(x.get_device()) == consumer:
         return
     torch = mod("torch")
     producer = torch.cuda.current_stream(x.device)
-    consumer = _consumer_stream(dst)
-    if producer.cuda_stream == consumer:
-        return
     if dst == "cupy":
         ev = producer.record_event()  # held until the wait is queued: a dropped event is destroyed at once
         mod("cupy").cuda.runtime.streamWaitEvent(consumer, ev.cuda_event, 0)
@@ -419,14 +494,14 @@ def generic(dst: str) -> Callable[[Any], Any]:
 PATHS: dict[tuple[str, str], Callable[[Any], Any]] = {
     ("numpy", "torch"): np_to_torch,
     ("torch", "numpy"): torch_to_np,
-    ("numpy", "jax"): to_jax,
-    ("torch", "jax"): to_jax,
+    ("numpy", "jax"): np_to_jax,
+    ("torch", "jax"): torch_to_jax,
     ("cupy", "jax"): to_jax,
     ("jax", "numpy"): jax_to_np,
     ("jax", "torch"): jax_to_torch,
-    ("numpy", "tensorflow"): to_tf,
-    ("torch", "tensorflow"): to_tf,
-    ("jax", "tensorflow"): to_tf,
+    ("numpy", "tensorflow"): np_to_tf,
+    ("torch", "tensorflow"): torch_to_tf,
+    ("jax", "tensorflow"): jax_to_tf,
     ("tensorflow", "numpy"): tf_to_np,
     ("tensorflow", "torch"): tf_to_torch,
     ("tensorflow", "jax"): tf_to_jax,
@@ -538,58 +613,80 @@ CACHE: dict[int, list[Any]] = {}
 _stores = [0]
 
 
-def signature(kind: str, x: Any) -> Any:
-    if kind == "torch":
-        # Note: resize_()/set_() change the pointer, shape or strides in place: all are checked (a
-        # move to another device through set_() changes the pointer too, so the device is not read).
-        return (x.data_ptr(), x.shape, x.stride(), x.dtype)
-    if kind == "numpy":
-        # Note: an ndarray's pointer moves only through resize(), which changes the shape and is
-        # refused while a view (ours) holds the array; shape+strides+dtype catch it.
-        return (x.shape, x.strides, x.dtype)
-    if kind == "jax":
-        # JAX arrays are immutable; a deleted (donated) one must miss.
-        return x.is_deleted()
-    if kind == "cupy":
-        return (x.data.ptr, x.shape, x.strides, x.dtype)
-    if kind == "numba":
-        return (x.__cuda_array_interface__["data"][0], x.shape, x.strides, x.dtype)
-    if kind == "tensorflow":
-        # EagerTensors are immutable; a tf.Variable's assign keeps its buffer.
-        return True
-    return (tuple(x.shape), x.dtype)
+def _sig_torch(x: Any) -> Any:
+    # Note: resize_()/set_() change the pointer, shape or strides in place: all are checked (a
+    # move to another device through set_() changes the pointer too, so the device is not read).
+    return (x.data_ptr(), x.shape, x.stride(), x.dtype)
+
+
+def _sig_numpy(x: Any) -> Any:
+    # Note: an ndarray's pointer moves only through resize(), which changes the shape and is
+    # refused while a view (ours) holds the array; shape, strides and dtype are assignable in place.
+    return (x.shape, x.strides, x.dtype)
+
+
+def _sig_jax(x: Any) -> Any:
+    # JAX arrays are immutable; a deleted (donated) one must miss.
+    return x.is_deleted()
+
+
+def _sig_cupy(x: Any) -> Any:
+    return (x.data.ptr, x.shape, x.strides, x.dtype)
+
+
+def _sig_numba(x: Any) -> Any:
+    return (x.__cuda_array_interface__["data"][0], x.shape, x.strides, x.dtype)
+
+
+# None: nothing about the array can change in place (EagerTensors are immutable; a tf.Variable's
+# assign keeps its buffer).
+SIGNATURES: dict[str, Callable[[Any], Any] | None] = {
+    "torch": _sig_torch, "numpy": _sig_numpy, "jax": _sig_jax, "cupy": _sig_cupy, "numba": _sig_numba,
+    "tensorflow": None,
+}
 
 
 # Pairs whose converter is always zero-copy and costs about a microsecond or less: a cache
 # lookup would cost as much, so they are not cached (measured on the dev VM, see each converter).
 UNCACHED = frozenset({
-    ("numpy", "torch"), ("torch", "numpy"), ("jax", "numpy"), ("tensorflow", "numpy"),
+    ("numpy", "torch"), ("torch", "numpy"), ("jax", "numpy"), ("tensorflow", "numpy"), ("tensorflow", "torch"),
 })
 
-# Targets that may copy silently on import (alignment, x64 narrowing): their pointer is checked.
-MAY_COPY = frozenset({"jax", "tensorflow"})
+
+class Route:
+    """What ua.to does for one (source library, target library): converter, cache keys, stream order."""
+
+    __slots__ = ("cached", "conv", "dst", "order", "osig", "sig", "src", "tracer")
+
+    def __init__(self, src: str, dst: str, tracer: Callable[[Any], bool] | None):
+        self.src, self.dst, self.conv = src, dst, path(src, dst)
+        self.cached = (src, dst) not in UNCACHED
+        self.sig = SIGNATURES.get(src, _sig_numpy)
+        self.osig = SIGNATURES.get(dst, _sig_numpy)
+        self.order = STREAM_ORDERED.get((src, dst))
+        self.tracer = tracer  # for a library whose traced values share the concrete type (torch.compile)
 
 
-def lookup(kind: str, x: Any, dst: str, dkind: str) -> Any:
+def hit(x: Any, r: Route) -> Any:
+    """The cached view of ``x`` for route ``r`` if still valid, else None."""
     entry = CACHE.get(id(x))
-    if entry is None or entry[0]() is not x:
+    if entry is None or entry[0]() is not x or entry[1] != (None if r.sig is None else r.sig(x)):
         return None
-    hit = entry[2].get(dst)
-    if hit is None:
+    h = entry[2].get(r.dst)
+    if h is None or (r.osig is not None and h[1] != r.osig(h[0])):
         return None
-    out = hit[0]
-    if entry[1] != signature(kind, x) or hit[1] != signature(dkind, out):
-        CACHE.pop(id(x), None)
-        return None
-    return out
+    if r.order is not None:
+        r.order(x, r.dst)
+    return h[0]
 
 
-def store(kind: str, x: Any, dst: str, dkind: str, out: Any, added_refs: int) -> None:
+def store(x: Any, r: Route, out: Any, added_refs: int) -> None:
     key = id(x)
-    sig = signature(kind, x)
+    sig = None if r.sig is None else r.sig(x)
+    osig = None if r.osig is None else r.osig(out)
     entry = CACHE.get(key)
     if entry is not None and entry[0]() is x and entry[1] == sig:
-        entry[2][dst] = (out, signature(dkind, out))
+        entry[2][r.dst] = (out, osig)
         entry[3] += added_refs
         return
     try:
@@ -602,7 +699,7 @@ def store(kind: str, x: Any, dst: str, dkind: str, out: Any, added_refs: int) ->
         sweep()
         while len(CACHE) >= MAX:
             CACHE.pop(next(iter(CACHE)))
-    CACHE[key] = [ref, sig, {dst: (out, signature(dkind, out))}, added_refs]
+    CACHE[key] = [ref, sig, {r.dst: (out, osig)}, added_refs]
 
 
 def _drop(key: int, ref: Any, cache: dict[int, list[Any]] = CACHE) -> None:

@@ -22,10 +22,11 @@ __all__ = ["from_dlpack", "stats", "to"]
 _lock = _h.lock
 _STATS = _h.STATS
 _DST: dict[str, Any] = {}
-# (source type, target name) -> converter, for pairs whose native conversion is cheaper than a
-# cache lookup (_h.UNCACHED): filled after the first zero-copy success of that pair, so that a
-# later call is one dict lookup plus the converter.
-_FAST: dict[tuple[type, str], Any] = {}
+# (source type, target name) -> _h.Route: after the first handoff of a pair, a call with neither
+# device nor copy given is a dict lookup, the cache check and the converter.
+_ROUTES: dict[tuple[type, str], _h.Route] = {}
+_BY_NAMES: dict[tuple[str, str], _h.Route] = {}
+_refs = sys.getrefcount
 
 
 def stats(reset: bool = False) -> dict[str, int]:
@@ -79,117 +80,119 @@ def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool |
         >>> y is x
         True
     """
-    if device is None and copy is None:
-        fast = _FAST.get((type(x), backend))  # type: ignore[arg-type]
-        if fast is not None:
-            try:
-                out = fast(x)
-            except Exception:  # noqa: S110 - the general path below handles and counts it
-                pass
-            else:
-                # Note: lock-free on this path (the GIL keeps each += whole enough for a counter of
-                # zero-copy handoffs); copies and bytes are always counted under the lock.
+    if device is None and copy is None and type(backend) is str:
+        r = _ROUTES.get((type(x), backend))
+        if r is not None:
+            if r.cached:
+                out = _h.hit(x, r)
+                if out is not None:
+                    # Note: lock-free (the GIL keeps each += whole enough for counters of zero-copy
+                    # handoffs); copies and bytes are always counted under the lock.
+                    _STATS["handoffs"] += 1
+                    _STATS["zero_copy"] += 1
+                    _STATS["cache_hits"] += 1
+                    return out
+            if r.tracer is None or not r.tracer(x):
+                if r.cached:
+                    return _convert(x, r, None, _op)
+                try:
+                    out = r.conv(x)
+                except UnarrayError:
+                    raise
+                except _REFUSALS as e:
+                    return _refused(x, r, e, None, _op)
                 _STATS["handoffs"] += 1
                 _STATS["zero_copy"] += 1
                 return out
-    src = _one(x, _op)
+    return _to(x, backend, device, copy, _op)
+
+
+def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
+    src = _one(x, op)
     dst = _DST.get(backend) if isinstance(backend, str) else None
     if dst is None:
-        dst = _backend_named(backend, _op)
+        dst = _backend_named(backend, op)
         if isinstance(backend, str):
             _DST[backend] = dst
     s, d = src.name, dst.name
-    stats_ = _h.STATS
-    if device is None and copy is not True:
-        if src is dst:
-            with _lock:
-                stats_["handoffs"] += 1
-                stats_["zero_copy"] += 1
-            return x
-        out = _h.lookup(s, x, d, d)
-        if out is not None:
-            if s in _h.STREAM_SOURCES:
-                order = _h.STREAM_ORDERED.get((s, d))
-                if order is not None:
-                    order(x, d)
-            # Note: lock-free like the fast path (zero-copy counters only).
-            stats_["handoffs"] += 1
-            stats_["zero_copy"] += 1
-            stats_["cache_hits"] += 1
-            return out
+    if src is dst and device is None and copy is not True:
+        with _lock:
+            _STATS["handoffs"] += 1
+            _STATS["zero_copy"] += 1
+        return x
     if src.is_tracer(x):
         raise TracerHandoffError(
             f"cannot hand a traced {s} value (inside jit/tf.function/compile) to {d}; "
             "do the handoff outside the traced function, or compute with the traced library's own ops",
-            op=_op, backend=s,
+            op=op, backend=s,
         )
     if device is not None:
         here = src.device_of(x)
-        want = _as_device(device, dst, _op)
+        want = _as_device(device, dst, op)
         if want != here:
-            return _move(x, src, dst, here, want, copy, _op)
+            return _move(x, src, dst, here, want, copy, op)
     if src is dst:
         return _count_copy(s, x, _h.compact_copy(s, x))
-    return _handoff(x, s, d, copy, _op)
-
-
-def _handoff(x: Any, s: str, d: str, copy: bool | None, op: str) -> Any:
-    if copy is None and (s, d) in _h.UNCACHED:
-        try:
-            out = _convert(s, d, x, op)
-        except _h.NeedsCopy:
-            pass
-        else:
-            _count_zero_copy()
-            _FAST[(type(x), d)] = _h.path(s, d)
+    r = _BY_NAMES.get((s, d))
+    if r is None:
+        r = _BY_NAMES[(s, d)] = _h.Route(s, d, src.is_tracer if src.tracer_shares_type else None)
+    if copy is None and type(backend) is str:
+        _ROUTES[(type(x), backend)] = r
+    if copy is True:
+        return _copy_then_convert(x, s, d, op)
+    if r.cached:
+        out = _h.hit(x, r)
+        if out is not None:
+            with _lock:
+                _STATS["handoffs"] += 1
+                _STATS["zero_copy"] += 1
+                _STATS["cache_hits"] += 1
             return out
-    if copy:
-        return _copy_then_convert(x, s, d, op)
-    before = sys.getrefcount(x)
+    return _convert(x, r, copy, op)
+
+
+def _convert(x: Any, r: _h.Route, copy: bool | None, op: str) -> Any:
+    # The route's converter: zero-copy, or a refusal (layout, alignment, dtype) that becomes one copy.
+    before = _refs(x)
     try:
-        out = _convert(s, d, x, op)
-        copied = d in _h.MAY_COPY and _copied(s, x, d, out) and _h.nbytes(s, x) > 0
-    except _h.NeedsCopy as e:
-        if copy is False:
-            raise HandoffError(f"{d} cannot alias this {s} array ({e}), so a copy is needed but copy=False; "
-                               "pass copy=None to allow one copy", op=op, backend=d) from None
-        return _copy_then_convert(x, s, d, op)
-    if copied:
-        if copy is False:
-            raise HandoffError(f"{d} copied this {s} array on import (alignment or layout it cannot alias), "
-                               "but copy=False; pass copy=None to allow one copy", op=op, backend=d)
-        return _count_copy(s, x, out)
-    _count_zero_copy()
-    _h.store(s, x, d, d, out, sys.getrefcount(x) - before)
+        out = r.conv(x)
+    except UnarrayError:
+        raise
+    except _REFUSALS as e:
+        return _refused(x, r, e, copy, op)
+    _STATS["handoffs"] += 1
+    _STATS["zero_copy"] += 1
+    if r.cached:
+        _h.store(x, r, out, _refs(x) - before)
     return out
+
+
+def _refused(x: Any, r: _h.Route, e: BaseException, copy: bool | None, op: str) -> Any:
+    # A consumer refusing the layout, alignment or dtype is a copy case; anything else propagates.
+    if copy is False:
+        raise HandoffError(f"{r.dst} cannot alias this {r.src} array ({_why(e)}), so a copy is needed but "
+                           "copy=False; pass copy=None to allow one copy", op=op, backend=r.dst) from None
+    return _copy_then_convert(x, r.src, r.dst, op)
 
 
 def _copy_then_convert(x: Any, s: str, d: str, op: str) -> Any:
     # One compact (aligned) copy on the source side, then the zero-copy path from it.
-    out = _convert(_h.kind_after_copy(s), d, _h.compact_copy(s, x), op)
+    mid = _h.compact_copy(s, x)
+    try:
+        out = _h.path(_h.kind_after_copy(s), d)(mid)
+    except UnarrayError:
+        raise
+    except _REFUSALS as e:
+        raise HandoffError(f"{d} cannot import this {s} array even after a compact copy ({_why(e)})",
+                           op=op, backend=d) from None
     return _count_copy(s, x, out)
 
 
-def _count_zero_copy() -> None:
-    with _lock:
-        _h.STATS["handoffs"] += 1
-        _h.STATS["zero_copy"] += 1
+_REFUSALS = (_h.NeedsCopy, BufferError, TypeError, ValueError, RuntimeError, NotImplementedError)
 
 
-def _convert(s: str, d: str, x: Any, op: str) -> Any:
-    try:
-        return _h.path(s, d)(x)
-    except (_h.NeedsCopy, UnarrayError):
-        raise
-    except (BufferError, TypeError, ValueError, RuntimeError, NotImplementedError) as e:
-        # A consumer refusing the layout/dtype is a copy case; anything else propagates.
-        raise _h.NeedsCopy(f"{type(e).__name__}: {e}") from e
-
-
-def _copied(s: str, x: Any, d: str, out: Any) -> bool:
-    # Zero-copy proof: the target's buffer must start where the source's does.
-    p_src, p_out = _h.data_ptr(s, x), _h.data_ptr(d, out)
-    return p_src is not None and p_out is not None and p_src != p_out
+def _why(e: BaseException) -> str:
+    return str(e) if isinstance(e, _h.NeedsCopy) else f"{type(e).__name__}: {e}"
 
 
 def _count_copy(s: str, x: Any, out: Any) -> Any:

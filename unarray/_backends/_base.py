@@ -88,6 +88,10 @@ class Backend:
     def default_dtypes(self, device: Any = None) -> dict[str, Any]:
         return self.xp.__array_namespace_info__().default_dtypes(device=device)
 
+    # Whether is_tracer can hold for an array of a concrete array type (torch.compile traces with
+    # torch.Tensor itself; JAX and TensorFlow tracers are types of their own).
+    tracer_shares_type: ClassVar[bool] = False
+
     def is_tracer(self, x: Any) -> bool:
         return False
 

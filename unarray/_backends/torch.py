@@ -81,6 +81,8 @@ class TorchBackend(Backend):
     def data_ptr(self, x: Any) -> int:
         return int(x.data_ptr())
 
+    tracer_shares_type = True
+
     def is_tracer(self, x: Any) -> bool:
         return torch.compiler.is_compiling()
 
