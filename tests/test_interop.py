@@ -308,3 +308,97 @@ def test_unaligned_buffers_reach_tensorflow_as_an_aligned_copy_and_never_abort()
     """)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
+
+
+# -- the calls the DLPack wrappers end in (unarray/_entry.py) and their public fallbacks ----------
+
+def test_internal_entry_points_resolve_on_this_install():
+    # If a JAX or TF release moves them, ua.to falls back to the public wrappers (slower, still
+    # correct): this test says so instead of the benchmark quietly regressing.
+    from unarray import _entry
+
+    if "jax" in CPU_LIBS:
+        pytest.importorskip("jax")
+        assert _entry._jax_entry() is not None
+    if "tensorflow" in CPU_LIBS:
+        pytest.importorskip("tensorflow")
+        assert _entry._tf_entry() is not None
+
+
+@pytest.fixture
+def public_wrappers(monkeypatch):
+    # As if this install lacked the internal entry points: the public wrappers take over.
+    from unarray import _entry
+
+    monkeypatch.setattr(_entry, "_JAX", [None])
+    monkeypatch.setattr(_entry, "_TF", [None])
+    if "torch" in CPU_LIBS:
+        import torch
+
+        monkeypatch.setattr(_entry, "_TORCH", [torch.utils.dlpack.from_dlpack])
+
+
+@pytest.mark.parametrize(("src", "dst"), PAIRS)
+def test_public_wrapper_fallback_is_zero_copy_too(public_wrappers, src, dst):
+    x = make(src, aligned((16, 8), seed=3))
+    y = ua.to(x, dst)
+    assert ptr(dst, y) == ptr(src, x)
+    np.testing.assert_array_equal(as_np(dst, y), as_np(src, x))
+    assert ua.stats()["copies"] == 0
+
+
+@pytest.mark.parametrize("fallback", [False, True])
+def test_unaligned_numpy_to_jax_copies_once_on_both_paths(fallback, monkeypatch):
+    pytest.importorskip("jax")
+    from unarray import _entry
+
+    if fallback:
+        monkeypatch.setattr(_entry, "_JAX", [None])
+    raw = np.zeros(4 * 100 + 64, np.uint8)
+    u = raw[(-ptr("numpy", raw)) % 64 + 8:][:400].view(np.float32)
+    u[:] = np.random.default_rng(1).standard_normal(100)
+    y = ua.to(u, "jax")
+    np.testing.assert_array_equal(np.asarray(y), u)
+    assert ptr("jax", y) != ptr("numpy", u) and ua.stats()["copies"] == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(0, 5), min_size=0, max_size=3), step=st.sampled_from([1, 2, -1, -2]),
+       start=st.integers(0, 2))
+def test_np_ptr_reads_the_same_pointer_as_the_array_interface(shape, step, start):
+    n = int(np.prod(shape, dtype=int))
+    a = np.arange(n * 4 + 8, dtype=np.float32)
+    v = a[start:][::step][:n].reshape(shape) if shape else np.asarray(a[start])
+    assert _handoff.np_ptr(v) == v.__array_interface__["data"][0]
+
+
+def test_cache_misses_after_numpy_shape_or_dtype_assignment():
+    pytest.importorskip("jax")
+    a = aligned((4, 4))
+    j1 = ua.to(a, "jax")
+    a.shape = (16,)
+    j2 = ua.to(a, "jax")
+    assert j2 is not j1 and j2.shape == (16,)
+    a.dtype = np.int32
+    j3 = ua.to(a, "jax")
+    assert str(j3.dtype) == "int32" and j3.shape == (16,)
+    np.testing.assert_array_equal(np.asarray(j3), a)
+    assert ua.stats()["cache_hits"] == 0
+
+
+def test_cache_misses_after_the_returned_view_is_reshaped_in_place():
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("jax")
+    j = make("jax", aligned((4, 4)))
+    t1 = ua.to(j, "torch")
+    t1.resize_(2, 2)  # the caller changed the view unarray handed out: it must not come back
+    t2 = ua.to(j, "torch")
+    assert t2 is not t1 and tuple(t2.shape) == (4, 4) and isinstance(t2, torch.Tensor)
+
+
+def test_unaligned_numpy_to_tensorflow_copy_false_refuses():
+    pytest.importorskip("tensorflow")
+    raw = np.zeros(4 * 64 + 64, np.uint8)
+    u = raw[(-ptr("numpy", raw)) % 64 + 4:][:256].view(np.float32)
+    with pytest.raises(ua.HandoffError, match="aligned"):
+        ua.to(u, "tensorflow", copy=False)

@@ -463,8 +463,10 @@ STREAM_SOURCES = frozenset(s for s, _ in STREAM_ORDERED)
 
 
 def count_cai_wait(x: Any) -> None:
+    # The consumer of a __cuda_array_interface__ synchronizes the stream it names. A Numba array
+    # names its own stream (0: none); reading the attribute spares building the interface twice.
     try:
-        stream = x.__cuda_array_interface__.get("stream")
+        stream = x.stream if type(x).__module__.startswith("numba") else x.__cuda_array_interface__.get("stream")
     except Exception:
         return
     if stream not in (None, 0):

@@ -50,22 +50,25 @@ def sync() -> None:
     torch.cuda.synchronize()
 
 
-def median_us(fn, n=500, before=None) -> float:
+def median_us(fn, n=500, before=None, synced=True) -> float:
+    """Median host time per call. synced: the GPU is idle before each call (a device synchronize,
+    outside the timed region); else calls run back to back, with a synchronize every 50 calls."""
     for _ in range(20):
         if before:
             before()
         fn()
     sync()
     ts = []
-    for _ in range(n):
+    for i in range(n):
         if before:
             before()
-        sync()
+        if synced or i % 50 == 0:
+            sync()
         t0 = time.perf_counter_ns()
         fn()
         t1 = time.perf_counter_ns()
-        sync()  # outside the timed region: a handoff's cost is host time; GPU work it queues is waited here
         ts.append(t1 - t0)
+    sync()
     ts.sort()
     return ts[len(ts) // 2] / 1000
 
@@ -118,6 +121,8 @@ def matrix() -> list[dict[str, Any]]:
             nat = {name: median_us(lambda f=f: f(x)) for name, f in natives.items()}  # noqa: B023 (called at once)
             row["native_us"] = nat
             row["best_native"] = min(nat, key=nat.get)
+            row["native_b2b_us"] = {name: median_us(lambda f=f: f(x), synced=False)  # noqa: B023 (called at once)
+                                    for name, f in natives.items()}
             ua.stats(reset=True)
             y = ua.to(x, d)
             st = ua.stats()
@@ -125,6 +130,9 @@ def matrix() -> list[dict[str, Any]]:
             row["same_pointer"] = _handoff.data_ptr(s, x) == _handoff.data_ptr(d, y)
             row["first_us"] = median_us(lambda: ua.to(x, d), before=_handoff.CACHE.clear)  # noqa: B023 (called at once)
             row["repeated_us"] = median_us(lambda: ua.to(x, d))  # noqa: B023 (called at once)
+            row["first_b2b_us"] = median_us(lambda: ua.to(x, d), before=_handoff.CACHE.clear,  # noqa: B023
+                                            synced=False)
+            row["repeated_b2b_us"] = median_us(lambda: ua.to(x, d), synced=False)  # noqa: B023 (called at once)
             row["path"] = _handoff.path(s, d).__name__
         except Exception as e:
             row["error"] = f"{type(e).__name__}: {e}"
@@ -231,6 +239,21 @@ def loop() -> dict[str, float]:
     return res
 
 
+@section("entry")
+def entry() -> dict[str, Any]:
+    # Which internal entry points this JAX/TF/torch install gave unarray, and the cost of JAX's
+    # stream lookup that each CUDA import pays.
+    import jax.numpy as jnp
+
+    from unarray import _entry
+
+    x = jnp.ones(4)
+    e = _entry._jax_entry()
+    dev = next(iter(x.devices()))
+    return {"jax_internal_import": e is not None,
+            "stream_lookup_us": median_us(dev.get_stream_for_external_ready_events, synced=False)}
+
+
 def write() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     try:
@@ -242,18 +265,25 @@ def write() -> None:
     except Exception as e:
         RESULT["device"] = f"? ({e})"
     (OUT / "handoff_gpu.json").write_text(json.dumps(RESULT, indent=1, default=str))
-    lines = [f"# CUDA handoff ({RESULT.get('device')})", "", "| source | target | best native | native µs | "
-             "unarray first µs | unarray repeated µs | bytes copied | same pointer | path |",
-             "|---|---|---|---:|---:|---:|---:|---|---|"]
+    lines = [f"# CUDA handoff ({RESULT.get('device')})", "",
+             "Median host µs per call, 1024x1024 float32. synced: the GPU idle before each call (a synchronize "
+             "outside the timed region); back to back: calls in a row. first = unarray with an empty cache; "
+             "repeated = cache hit.", "",
+             "| source | target | best native | native synced | first synced | repeated synced | "
+             "native back to back | first back to back | repeated back to back | bytes copied | same pointer | path |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in RESULT.get("matrix", []):
         if "error" in r:
             lines.append(f"| {r['src']} | {r['dst']} | error: {r['error'][:80]} | | | | | | |")
             continue
         b = r["best_native"]
+        bb = min(r["native_b2b_us"], key=r["native_b2b_us"].get)
         lines.append(f"| {r['src']} | {r['dst']} | `{b}` | {r['native_us'][b]:.1f} | {r['first_us']:.1f} | "
-                     f"{r['repeated_us']:.2f} | {r['bytes_copied']} | {r['same_pointer']} | `{r['path']}` |")
+                     f"{r['repeated_us']:.2f} | {r['native_b2b_us'][bb]:.1f} | {r['first_b2b_us']:.1f} | "
+                     f"{r['repeated_b2b_us']:.2f} | {r['bytes_copied']} | {r['same_pointer']} | `{r['path']}` |")
     lines += ["", "## Streams", "", "```", json.dumps(RESULT.get("stream"), indent=1), "```",
               "", "## Numba loop (1,000 calls)", "", "```", json.dumps(RESULT.get("loop"), indent=1), "```",
+              "", "## Entry points", "", "```", json.dumps(RESULT.get("entry"), indent=1), "```",
               "", f"Errors: {sorted(RESULT['errors']) or 'none'}"]
     text = "\n".join(lines) + "\n"
     (OUT / "handoff_gpu.md").write_text(text)
@@ -261,6 +291,7 @@ def write() -> None:
 
 
 if __name__ == "__main__":
+    entry()
     matrix()
     stream()
     loop()

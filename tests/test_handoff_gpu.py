@@ -1,0 +1,110 @@
+"""CUDA handoff (--devices gpu): every pair among torch, CuPy, JAX and Numba is zero-copy and
+stream-ordered. The benchmark (benchmarks/gpu/handoff_gpu.py) times the same pairs."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+import pytest
+
+import unarray as ua
+from unarray import _handoff
+
+LIBS = ("torch", "cupy", "jax", "numba")
+
+
+@pytest.fixture(scope="module")
+def cuda(request: pytest.FixtureRequest) -> dict[str, Any]:
+    if request.config.getoption("--devices") != "gpu":
+        pytest.skip("CUDA handoff: run with --devices gpu")
+    mods = {}
+    for name in LIBS:
+        mods[name] = pytest.importorskip(name)
+    if not mods["torch"].cuda.is_available():
+        pytest.skip("no CUDA device visible to torch")
+    np.row_stack = np.vstack  # type: ignore[attr-defined]  # numba-cuda on NumPy 2.5 compiles with it
+    return mods
+
+
+def make(lib: str, a: np.ndarray) -> Any:
+    import cupy
+    import jax
+    import torch
+    from numba import cuda
+
+    if lib == "torch":
+        return torch.from_numpy(a).to("cuda")
+    if lib == "cupy":
+        return cupy.asarray(a)
+    if lib == "jax":
+        return jax.device_put(a, jax.devices("gpu")[0])
+    return cuda.to_device(a)
+
+
+def host(lib: str, x: Any) -> np.ndarray:
+    if lib == "torch":
+        return x.cpu().numpy()
+    if lib == "cupy":
+        return x.get()
+    if lib == "numba":
+        return x.copy_to_host()
+    return np.asarray(x)
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    _handoff.clear()
+    ua.stats(reset=True)
+    yield
+    _handoff.clear()
+
+
+@pytest.mark.parametrize(("src", "dst"), list(itertools.permutations(LIBS, 2)))
+def test_every_cuda_pair_is_zero_copy_and_cached(cuda, src, dst):
+    a = np.random.default_rng(7).standard_normal((64, 48)).astype(np.float32)
+    x = make(src, a)
+    y = ua.to(x, dst)
+    assert ua.backend_of(y) == dst
+    assert _handoff.data_ptr(dst, y) == _handoff.data_ptr(src, x)
+    np.testing.assert_array_equal(host(dst, y), a)
+    s = ua.stats()
+    assert (s["copies"], s["bytes_copied"], s["zero_copy"]) == (0, 0, 1)
+    assert ua.to(x, dst) is y and ua.stats()["cache_hits"] == 1
+
+
+@pytest.mark.parametrize("dst", ["cupy", "jax", "numba"])
+def test_consumer_sees_a_side_stream_write_every_time(cuda, dst):
+    torch, cupy = cuda["torch"], cuda["cupy"]
+    stale = 0
+    for i in range(20):
+        side = torch.cuda.Stream()
+        with torch.cuda.stream(side):
+            t = torch.empty(2048, 2048, device="cuda")
+            torch.cuda._sleep(1_000_000)  # GPU time before the write
+            t.fill_(float(i + 1))
+            _handoff.clear()
+            y = ua.to(t, dst)
+        if dst == "cupy":
+            v = float(y[-1, -1].get())
+        elif dst == "jax":
+            v = float(np.asarray(y[-1, -1]))
+        else:
+            v = float(cupy.asarray(y)[-1, -1].get())
+        stale += v != float(i + 1)
+    assert stale == 0
+
+
+def test_cache_hit_orders_a_later_write_too(cuda):
+    # The second handoff is a cache hit; torch wrote again on a side stream in between.
+    torch = cuda["torch"]
+    t = torch.zeros(2048, 2048, device="cuda")
+    first = ua.to(t, "cupy")
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(1_000_000)
+        t.fill_(5.0)
+        again = ua.to(t, "cupy")
+    assert again is first
+    assert float(again[-1, -1].get()) == 5.0
