@@ -108,3 +108,13 @@ def test_cache_hit_orders_a_later_write_too(cuda):
         again = ua.to(t, "cupy")
     assert again is first
     assert float(again[-1, -1].get()) == 5.0
+
+
+def test_torch_sees_finished_jax_work(cuda):
+    # JAX dispatches asynchronously: the export names torch's stream, which must wait for the matmul.
+    jax = cuda["jax"]
+    a = jax.device_put(np.ones((2048, 2048), np.float32), jax.devices("gpu")[0])
+    for i in range(10):
+        _handoff.clear()
+        t = ua.to((a * float(i + 1)) @ a, "torch")
+        assert float(t[-1, -1]) == 2048.0 * (i + 1)

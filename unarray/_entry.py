@@ -95,12 +95,15 @@ def jax_from_dlpack(x: Any, stream_ok: bool = True) -> Any:
         return _jax_import(e, x, stream_ok, None)
 
 
-def jax_capsule(x: Any) -> Any:
-    """A DLPack capsule of a JAX array on the CPU (no stream to order), else None."""
+def jax_capsule(x: Any, stream: int | None = None) -> Any:
+    """A DLPack capsule of a single-device JAX array (None where only the public wrapper will do).
+
+    ``stream``: the consumer's CUDA stream (1 for the legacy default stream), which JAX makes wait
+    for the array's pending work; None on the CPU."""
     e = _JAX[0] if _JAX else _jax_entry()
-    if e is None or x.platform() != "cpu" or len(x._arrays) != 1:
+    if e is None or len(x._arrays) != 1:
         return None
-    return e.export(x, stream=None)
+    return e.export(x, stream=stream)
 
 
 _TORCH: list[Any] = []

@@ -226,11 +226,18 @@ def jax_to_np(x: Any) -> Any:
 
 
 def jax_to_torch(x: Any) -> Any:
-    # torch.from_dlpack 4.9 us CPU vs JAX's export + torch._C._from_dlpack 1.0 us; on GPUs
-    # torch.from_dlpack, whose stream exchange orders the JAX work. Note: torch gets a writable
+    # torch.from_dlpack 4.9 us CPU vs JAX's export + torch._C._from_dlpack 1.0 us. On CUDA the export
+    # names torch's current stream, as torch.from_dlpack does, so JAX orders its work before it. Note: torch gets a writable
     # alias of an immutable JAX buffer (as with torch.from_dlpack itself); writing into it changes
     # the JAX array.
-    cap = jax_capsule(x)
+    if x.platform() == "cpu":
+        cap = jax_capsule(x)
+    else:
+        kind, index = x.__dlpack_device__()
+        cap = None
+        if int(kind) == 2:  # CUDA: the stream torch.from_dlpack would name (1: the legacy default stream)
+            stream = torch_raw_stream(int(index))
+            cap = jax_capsule(x, stream or 1)
     return mod("torch").from_dlpack(x) if cap is None else torch_from_capsule(cap)
 
 
@@ -264,7 +271,7 @@ def torch_to_tf(x: Any) -> Any:
 def jax_to_tf(x: Any) -> Any:
     if x.unsafe_buffer_pointer() % TF_ALIGN and x.size:
         raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
-    cap = jax_capsule(x)
+    cap = jax_capsule(x) if x.platform() == "cpu" else None
     return tf_from_capsule(x.__dlpack__() if cap is None else cap)
 
 
@@ -384,6 +391,23 @@ def to_numba(x: Any) -> Any:
         x = mod("cupy").from_dlpack(x)
     count_cai_wait(x)
     return mod("numba.cuda").as_cuda_array(x)
+
+
+def cupy_to_numba(x: Any) -> Any:
+    # cuda.as_cuda_array(cupy) reads CuPy's interface, whose stream it then synchronizes from the
+    # host. Here Numba's stream waits on an event recorded on CuPy's current stream (only where the
+    # two differ), and the interface is built from the array's own fields.
+    cp = mod("cupy")
+    consumer = _consumer_stream("numba")
+    if _consumer_stream("cupy") != consumer:
+        ev = cp.cuda.Event(block=False, disable_timing=True)
+        ev.record()
+        cp.cuda.runtime.streamWaitEvent(consumer, ev.ptr, 0)
+        with lock:
+            STATS["syncs"] += 1
+    desc = {"shape": x.shape, "strides": x.strides, "typestr": x.dtype.str, "data": (x.data.ptr, False),
+            "version": 2}
+    return mod("numba.cuda").from_cuda_array_interface(desc, owner=x, sync=False)
 
 
 def numba_to_cupy(x: Any) -> Any:
@@ -510,7 +534,7 @@ PATHS: dict[tuple[str, str], Callable[[Any], Any]] = {
     ("torch", "cupy"): torch_to_cupy,
     ("cupy", "torch"): cupy_to_torch,
     ("torch", "numba"): to_numba,
-    ("cupy", "numba"): to_numba,
+    ("cupy", "numba"): cupy_to_numba,
     ("jax", "numba"): to_numba,
     ("numba", "cupy"): numba_to_cupy,
     ("numba", "torch"): numba_to_torch,
@@ -636,14 +660,11 @@ def _sig_cupy(x: Any) -> Any:
     return (x.data.ptr, x.shape, x.strides, x.dtype)
 
 
-def _sig_numba(x: Any) -> Any:
-    return (x.__cuda_array_interface__["data"][0], x.shape, x.strides, x.dtype)
-
-
-# None: nothing about the array can change in place (EagerTensors are immutable; a tf.Variable's
-# assign keeps its buffer).
+# None: nothing about the array can change in place (EagerTensors are immutable and a
+# tf.Variable's assign keeps its buffer; a Numba device array's pointer, shape and strides are
+# fixed at construction).
 SIGNATURES: dict[str, Callable[[Any], Any] | None] = {
-    "torch": _sig_torch, "numpy": _sig_numpy, "jax": _sig_jax, "cupy": _sig_cupy, "numba": _sig_numba,
+    "torch": _sig_torch, "numpy": _sig_numpy, "jax": _sig_jax, "cupy": _sig_cupy, "numba": None,
     "tensorflow": None,
 }
 

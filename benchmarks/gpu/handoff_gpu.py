@@ -250,8 +250,29 @@ def entry() -> dict[str, Any]:
     x = jnp.ones(4)
     e = _entry._jax_entry()
     dev = next(iter(x.devices()))
+    import cupy
+    import torch
+
+    import unarray as ua
+    from unarray import _handoff as h
+
+    t = torch.ones(N, N, device="cuda")
+    c = cupy.ones((N, N), cupy.float32)
+    ua.to(t, "cupy")
+    route = ua.interop._ROUTES[(type(t), "cupy")]
+    parts = {
+        "jax stream lookup": dev.get_stream_for_external_ready_events,
+        "torch raw stream": lambda: h.torch_raw_stream(0),
+        "cupy current stream": lambda: h._consumer_stream("cupy"),
+        "torch signature": lambda: h._sig_torch(t),
+        "cupy signature": lambda: h._sig_cupy(c),
+        "torch->cupy stream order": lambda: h.torch_stream_wait(t, "cupy"),
+        "torch->cupy cache hit (no stats)": lambda: h.hit(t, route),
+        "ua.to(torch, cupy) hit": lambda: ua.to(t, "cupy"),
+        "dict lookup (host speed)": lambda: ua.interop._ROUTES.get((type(t), "cupy")),
+    }
     return {"jax_internal_import": e is not None,
-            "stream_lookup_us": median_us(dev.get_stream_for_external_ready_events, synced=False)}
+            "parts_us": {k: median_us(f, synced=False) for k, f in parts.items()}}
 
 
 def write() -> None:
