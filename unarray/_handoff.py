@@ -227,9 +227,9 @@ def jax_to_np(x: Any) -> Any:
 
 def jax_to_torch(x: Any) -> Any:
     # torch.from_dlpack 4.9 us CPU vs JAX's export + torch._C._from_dlpack 1.0 us. On CUDA the export
-    # names torch's current stream, as torch.from_dlpack does, so JAX orders its work before it. Note: torch gets a writable
-    # alias of an immutable JAX buffer (as with torch.from_dlpack itself); writing into it changes
-    # the JAX array.
+    # names torch's current stream, as torch.from_dlpack does, so JAX orders its work before it.
+    # Note: torch gets a writable alias of an immutable JAX buffer (as with torch.from_dlpack
+    # itself); writing into it changes the JAX array.
     if x.platform() == "cpu":
         cap = jax_capsule(x)
     else:
