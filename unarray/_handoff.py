@@ -336,7 +336,7 @@ def torch_to_cupy(x: Any) -> Any:
     x = _torch_plain(x)
     torch_stream_wait(x, "cupy")
     if x.is_cuda:
-        np_dtype = _TORCH_TO_NP.get(x.dtype) if _TORCH_TO_NP else _torch_np_dtypes().get(x.dtype)
+        np_dtype = _torch_np_dtype(x.dtype)
         if np_dtype is not None:
             return _cupy_view(x, np_dtype)
     return mod("cupy").asarray(x)
@@ -345,12 +345,14 @@ def torch_to_cupy(x: Any) -> Any:
 _TORCH_TO_NP: dict[Any, Any] = {}
 
 
-def _torch_np_dtypes() -> dict[Any, Any]:
-    torch = mod("torch")
-    for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64",
-                 "complex64", "complex128"):
-        _TORCH_TO_NP[getattr(torch, name)] = np.dtype(name)
-    return _TORCH_TO_NP
+def _torch_np_dtype(dtype: Any) -> Any:
+    # The NumPy dtype of a torch dtype that CUDA array interfaces can name, else None (bfloat16).
+    if not _TORCH_TO_NP:
+        torch = mod("torch")
+        for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64",
+                     "complex64", "complex128"):
+            _TORCH_TO_NP[getattr(torch, name)] = np.dtype(name)
+    return _TORCH_TO_NP.get(dtype)
 
 
 def _cupy_view(x: Any, np_dtype: Any) -> Any:
@@ -378,7 +380,7 @@ def to_numba(x: Any) -> Any:
     if type(x).__module__.startswith("torch"):
         x = _torch_plain(x)
         torch_stream_wait(x, "numba")
-        np_dtype = _TORCH_TO_NP.get(x.dtype) if _TORCH_TO_NP else _torch_np_dtypes().get(x.dtype)
+        np_dtype = _torch_np_dtype(x.dtype)
         if x.is_cuda and np_dtype is not None:
             # The interface torch's property would build (a Python property, with checks unarray has
             # made), without a stream: the wait above ordered it.
@@ -483,7 +485,6 @@ def torch_stream_wait(x: Any, dst: str) -> None:
 # (source, target) pairs whose handoff orders streams itself (no DLPack stream exchange): a cache
 # hit must order them again, since the producer may have written since.
 STREAM_ORDERED = {("torch", "cupy"): torch_stream_wait, ("torch", "numba"): torch_stream_wait}
-STREAM_SOURCES = frozenset(s for s, _ in STREAM_ORDERED)
 
 
 def count_cai_wait(x: Any) -> None:
@@ -559,8 +560,6 @@ def path_name(src: str, dst: str) -> str:
 
 def compact_copy(src: str, x: Any) -> Any:
     if src == "numpy":
-        if x.dtype == _bf16_or_none():
-            return aligned_copy(x)
         return aligned_copy(x)
     if src == "torch":
         x = x.detach().resolve_conj().resolve_neg()

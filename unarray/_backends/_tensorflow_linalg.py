@@ -317,20 +317,21 @@ def _axes_s(x: Any, s: Any, axes: Any) -> tuple[list[int], list[int | None]]:
     return [a % nd for a in axes], sizes
 
 
-def fftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+def _complex_nd(one: Any, x: Any, s: Any, axes: Any, norm: str) -> Any:
+    # fftn/ifftn: the 1-D transform along each axis in turn.
     axs, sizes = _axes_s(x, s, axes)
     out = _complex(x)
     for a, m in zip(axs, sizes, strict=True):
-        out = fft(out, n=m, axis=a, norm=norm)
+        out = one(out, n=m, axis=a, norm=norm)
     return out
+
+
+def fftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+    return _complex_nd(fft, x, s, axes, norm)
 
 
 def ifftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
-    axs, sizes = _axes_s(x, s, axes)
-    out = _complex(x)
-    for a, m in zip(axs, sizes, strict=True):
-        out = ifft(out, n=m, axis=a, norm=norm)
-    return out
+    return _complex_nd(ifft, x, s, axes, norm)
 
 
 def rfftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
