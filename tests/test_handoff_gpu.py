@@ -71,7 +71,9 @@ def test_every_cuda_pair_is_zero_copy_and_cached(cuda, src, dst):
     np.testing.assert_array_equal(host(dst, y), a)
     s = ua.stats()
     assert (s["copies"], s["bytes_copied"], s["zero_copy"]) == (0, 0, 1)
-    assert ua.to(x, dst) is y and ua.stats()["cache_hits"] == 1
+    y2 = ua.to(x, dst)  # the second handoff stores its view; the third is a hit
+    assert _handoff.data_ptr(dst, y2) == _handoff.data_ptr(src, x)
+    assert ua.to(x, dst) is y2 and ua.stats()["cache_hits"] == 1
 
 
 @pytest.mark.parametrize("dst", ["cupy", "jax", "numba"])
@@ -97,10 +99,11 @@ def test_consumer_sees_a_side_stream_write_every_time(cuda, dst):
 
 
 def test_cache_hit_orders_a_later_write_too(cuda):
-    # The second handoff is a cache hit; torch wrote again on a side stream in between.
+    # The third handoff is a cache hit; torch wrote again on a side stream in between.
     torch = cuda["torch"]
     t = torch.zeros(2048, 2048, device="cuda")
-    first = ua.to(t, "cupy")
+    ua.to(t, "cupy")
+    first = ua.to(t, "cupy")  # stored: the next handoff is a hit
     side = torch.cuda.Stream()
     with torch.cuda.stream(side):
         torch.cuda._sleep(1_000_000)

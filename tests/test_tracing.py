@@ -127,3 +127,18 @@ def test_torch_compile_precision_leaves_global_state() -> None:
     out = torch.compile(lambda a, b: ua.matmul(a, b), fullgraph=True, backend="eager")(x, w)
     torch.testing.assert_close(out, x @ w)
     assert torch.get_float32_matmul_precision() == "highest"
+
+
+@pytest.mark.parametrize("fullgraph", [False, True])
+def test_torch_compile_handoff_runs_eagerly(fullgraph: bool) -> None:
+    # A handoff met in a torch.compile trace runs on the real tensor: the same result as eager.
+    torch = pytest.importorskip("torch")
+    t = torch.from_numpy(_data()[0])
+    ua.to(t, "numpy")  # the torch backend is loaded outside the trace
+
+    def f(t: Any) -> Any:
+        return ua.to(t * 2.0, "numpy")
+
+    out = torch.compile(f, fullgraph=fullgraph, backend="eager")(t)
+    assert isinstance(out, np.ndarray)
+    np.testing.assert_array_equal(out, t.numpy() * 2.0)

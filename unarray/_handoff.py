@@ -42,9 +42,10 @@ else:
     np = _LazyNumpy()
 
 # Note: torch has no read-only tensors; a view of a read-only array aliases it as torch.from_numpy
-# does, so its warning is silenced for calls made from this module only.
+# does, so its warning is silenced for calls made from the handoff modules only (torch warns from
+# C, where the module is the caller's file path rather than its dotted name).
 warnings.filterwarnings("ignore", message="The given NumPy array is not writable", category=UserWarning,
-                        module=r"unarray\._handoff")
+                        module=r"(.*[/\\])?unarray[./\\](_handoff|interop)")
 
 STATS = {"handoffs": 0, "zero_copy": 0, "copies": 0, "bytes_copied": 0, "syncs": 0, "cache_hits": 0}
 lock = threading.Lock()
@@ -221,8 +222,10 @@ def _is_permutation(x: Any) -> bool:
 
 def jax_to_np(x: Any) -> Any:
     # np.asarray(jax) 0.80 us (a read-only view; JAX arrays are immutable) vs np.from_dlpack 2.65 us.
-    out = np.asarray(x)
-    return out
+    # On an accelerator np.asarray would copy to the host: that is a device change (ua.to device="cpu").
+    if x.platform() != "cpu":
+        raise NeedsCopy("NumPy arrays live on the CPU")
+    return np.asarray(x)
 
 
 def jax_to_torch(x: Any) -> Any:
@@ -297,7 +300,10 @@ def tf_to_np(x: Any) -> Any:
         cpu = _TF_ON_CPU[dev] = "CPU" in (dev or "CPU").upper()
     if not cpu:
         raise NeedsCopy("NumPy arrays live on the CPU")
-    return x._numpy() if hasattr(x, "_numpy") else np.asarray(x)
+    try:
+        return x._numpy()
+    except AttributeError:  # not an EagerTensor (a tf.Variable)
+        return np.asarray(x)
 
 
 def tf_to_torch(x: Any) -> Any:
@@ -675,18 +681,31 @@ UNCACHED = frozenset({
 })
 
 
+# Uncached pairs whose converter starts with one native call: the route calls it directly, and
+# only what it refuses goes through the converter.
+FIRST: dict[tuple[str, str], Callable[[], Callable[[Any], Any]]] = {
+    ("numpy", "torch"): lambda: mod("torch").from_numpy,
+    ("torch", "numpy"): lambda: mod("torch").Tensor.numpy,
+}
+
+
 class Route:
     """What ua.to does for one (source library, target library): converter, cache keys, stream order."""
 
-    __slots__ = ("cached", "conv", "dst", "order", "osig", "sig", "src", "tracer")
+    __slots__ = ("cached", "compiling", "conv", "counts", "dst", "fast", "first", "order", "osig", "sig", "src")
 
-    def __init__(self, src: str, dst: str, tracer: Callable[[Any], bool] | None):
+    def __init__(self, src: str, dst: str, compiling: Callable[[], bool] | None):
         self.src, self.dst, self.conv = src, dst, path(src, dst)
         self.cached = (src, dst) not in UNCACHED
+        first = FIRST.get((src, dst))
+        self.first = self.conv if first is None else first()
         self.sig = SIGNATURES.get(src, _sig_numpy)
         self.osig = SIGNATURES.get(dst, _sig_numpy)
         self.order = STREAM_ORDERED.get((src, dst))
-        self.tracer = tracer  # for a library whose traced values share the concrete type (torch.compile)
+        # For a library whose traced values share the concrete type (torch.compile): is a trace running?
+        self.compiling = compiling
+        self.counts = [0, 0]  # zero-copy conversions, cache hits (read by ua.stats)
+        self.fast: Any = None  # the route's handoff function, set by interop._fast
 
 
 def hit(x: Any, r: Route) -> Any:
@@ -745,3 +764,22 @@ def sweep() -> int:
 
 def clear() -> None:
     CACHE.clear()
+    SEEN.clear()
+
+
+# Cache admission on second sight: the first handoff of an array only converts (most arrays are
+# handed over once, and a store costs about a conversion on the cheap pairs); the second converts
+# and stores; from the third on, the cache serves it. SEEN holds ids only (a reused id just admits
+# a new array one handoff early) and is emptied when full.
+SEEN: set[int] = set()
+MAX_SEEN = 4096
+
+
+def admit(key: int) -> bool:
+    """Whether the array with this id was handed over before (and so is worth a cache entry)."""
+    if key in SEEN:
+        return True
+    if len(SEEN) >= MAX_SEEN:
+        SEEN.clear()
+    SEEN.add(key)
+    return False

@@ -9,6 +9,7 @@ producer's memory or the caller asked for another device; it is counted in
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from unarray import _handoff as _h
@@ -22,9 +23,9 @@ __all__ = ["from_dlpack", "stats", "to"]
 _lock = _h.lock
 _STATS = _h.STATS
 _DST: dict[str, Any] = {}
-# (source type, target name) -> _h.Route: after the first handoff of a pair, a call with neither
-# device nor copy given is a dict lookup, the cache check and the converter.
-_ROUTES: dict[tuple[type, str], _h.Route] = {}
+# (source type, target name) -> the route's handoff function (_fast): after the first handoff of a
+# pair, a call with neither device nor copy given is a dict lookup and that one function.
+_FAST: dict[tuple[type, str], Callable[[Any, str], Any]] = {}
 _BY_NAMES: dict[tuple[str, str], _h.Route] = {}
 _refs = sys.getrefcount
 
@@ -39,6 +40,12 @@ def stats(reset: bool = False) -> dict[str, int]:
     """
     with _lock:
         out = dict(_STATS)
+        for r in _BY_NAMES.values():
+            out["zero_copy"] += r.counts[0] + r.counts[1]
+            out["cache_hits"] += r.counts[1]
+            if reset:
+                r.counts[0] = r.counts[1] = 0
+        out["handoffs"] = out["zero_copy"] + out["copies"]
         if reset:
             for k in _STATS:
                 _STATS[k] = 0
@@ -80,32 +87,13 @@ def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool |
         >>> y is x
         True
     """
-    if device is None and copy is None and type(backend) is str:
-        r = _ROUTES.get((type(x), backend))
-        if r is not None:
-            if r.cached:
-                out = _h.hit(x, r)
-                if out is not None:
-                    # Note: lock-free (the GIL keeps each += whole enough for counters of zero-copy
-                    # handoffs); copies and bytes are always counted under the lock.
-                    _STATS["handoffs"] += 1
-                    _STATS["zero_copy"] += 1
-                    _STATS["cache_hits"] += 1
-                    return out
-            if r.tracer is None or not r.tracer(x):
-                if r.cached:
-                    return _convert(x, r, None, _op)
-                # Note: _convert written out for the uncached pairs (converters under a microsecond,
-                # where a call and two reference counts are a tenth of the cost).
-                try:
-                    out = r.conv(x)
-                except UnarrayError:
-                    raise
-                except _REFUSALS as e:
-                    return _refused(x, r, e, None, _op)
-                _STATS["handoffs"] += 1
-                _STATS["zero_copy"] += 1
-                return out
+    if device is None and copy is None:
+        try:
+            f = _FAST.get((type(x), backend))
+        except TypeError:  # an unhashable backend: _to names the error
+            f = None
+        if f is not None:
+            return f(x, _op)
     return _to(x, backend, device, copy, _op)
 
 
@@ -119,9 +107,14 @@ def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
     s, d = src.name, dst.name
     if src is dst and device is None and copy is not True:
         with _lock:
-            _STATS["handoffs"] += 1
             _STATS["zero_copy"] += 1
+        if copy is None and type(backend) is str:
+            _FAST[(type(x), backend)] = _same
         return x
+    if src.compiling is not None and src.compiling():
+        # A torch.compile trace: the handoff runs eagerly on the real tensor (a graph break, as for
+        # any call the tracer cannot follow; under fullgraph=True, torch names the break).
+        return src.outside_trace(x, backend, device, copy, op)
     if src.is_tracer(x):
         raise TracerHandoffError(
             f"cannot hand a traced {s} value (inside jit/tf.function/compile) to {d}; "
@@ -137,24 +130,79 @@ def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
         return _count_copy(s, x, _h.compact_copy(s, x))
     r = _BY_NAMES.get((s, d))
     if r is None:
-        r = _BY_NAMES[(s, d)] = _h.Route(s, d, src.is_tracer if src.tracer_shares_type else None)
+        r = _h.Route(s, d, src.compiling)
+        r.fast = _fast(r)
+        with _lock:
+            _BY_NAMES[(s, d)] = r
     if copy is None and type(backend) is str:
-        _ROUTES[(type(x), backend)] = r
+        _FAST[(type(x), backend)] = r.fast
     if copy is True:
         return _copy_then_convert(x, s, d, op)
     if r.cached:
         out = _h.hit(x, r)
         if out is not None:
-            with _lock:
-                _STATS["handoffs"] += 1
-                _STATS["zero_copy"] += 1
-                _STATS["cache_hits"] += 1
+            r.counts[1] += 1
             return out
-    return _convert(x, r, copy, op)
+    return _convert(x, r, copy, op, r.cached and (id(x) in _h.CACHE or _h.admit(id(x))))
 
 
-def _convert(x: Any, r: _h.Route, copy: bool | None, op: str) -> Any:
+def _same(x: Any, op: str) -> Any:
+    # A handoff to x's own library: x itself.
+    _STATS["zero_copy"] += 1
+    return x
+
+
+def _fast(r: _h.Route) -> Callable[[Any, str], Any]:
+    # One function per route, so that ua.to is a dict lookup and one call. A cached route checks
+    # the weak cache first (_h.hit written out); an uncached one tries the native call first
+    # (torch.from_numpy, Tensor.numpy, ...), and anything it refuses takes the converter's full path.
+    # Counters: r.counts = [zero-copy conversions, cache hits], summed by stats().
+    counts, compiling, dst = r.counts, r.compiling, r.dst
+    if not r.cached:
+        first = r.first
+
+        def uncached(x: Any, op: str) -> Any:
+            if compiling is not None and compiling():
+                return _to(x, dst, None, None, op)  # a torch.compile trace: refused there
+            try:
+                out = first(x)
+            except _REFUSALS:
+                return _convert(x, r, None, op, False)
+            counts[0] += 1
+            return out
+
+        return uncached
+    cache, admit, sig, osig, order = _h.CACHE, _h.admit, r.sig, r.osig, r.order
+
+    def cached(x: Any, op: str) -> Any:
+        key = id(x)
+        e = cache.get(key)
+        if e is not None and e[0]() is x and (sig is None or e[1] == sig(x)):
+            h = e[2].get(dst)
+            if h is not None and (osig is None or h[1] == osig(h[0])):
+                if order is not None:
+                    order(x, dst)
+                counts[1] += 1
+                return h[0]
+        if compiling is not None and compiling():
+            return _to(x, dst, None, None, op)
+        return _convert(x, r, None, op, e is not None or admit(key))
+
+    return cached
+
+
+def _convert(x: Any, r: _h.Route, copy: bool | None, op: str, keep: bool) -> Any:
     # The route's converter: zero-copy, or a refusal (layout, alignment, dtype) that becomes one copy.
+    # keep: store the view in the cache (the array was handed over before: _h.admit).
+    if not keep:
+        try:
+            out = r.conv(x)
+        except UnarrayError:
+            raise
+        except _REFUSALS as e:
+            return _refused(x, r, e, copy, op)
+        r.counts[0] += 1
+        return out
     before = _refs(x)
     try:
         out = r.conv(x)
@@ -162,10 +210,8 @@ def _convert(x: Any, r: _h.Route, copy: bool | None, op: str) -> Any:
         raise
     except _REFUSALS as e:
         return _refused(x, r, e, copy, op)
-    _STATS["handoffs"] += 1
-    _STATS["zero_copy"] += 1
-    if r.cached:
-        _h.store(x, r, out, _refs(x) - before)
+    r.counts[0] += 1
+    _h.store(x, r, out, _refs(x) - before)
     return out
 
 
@@ -199,7 +245,6 @@ def _why(e: BaseException) -> str:
 
 def _count_copy(s: str, x: Any, out: Any) -> Any:
     with _lock:
-        _h.STATS["handoffs"] += 1
         _h.STATS["copies"] += 1
         _h.STATS["bytes_copied"] += _h.nbytes(s, x)
     return out
@@ -239,7 +284,6 @@ def _move(x: Any, src: Any, dst: Any, here: Any, want: Any, copy: bool | None, o
         mid = x if src is dst else to(x, dst.name, _op=op)
         out = _h.move_within(dst.name, mid, dst.native_device(want), dst)
     with _lock:
-        _h.STATS["handoffs"] += 1
         _h.STATS["copies"] += 1
         _h.STATS["bytes_copied"] += n
     return out
@@ -278,6 +322,5 @@ def from_dlpack(x: Any, /, *, backend: Any = None, device: DeviceLike | None = N
         if not hasattr(x, "__dlpack__"):
             raise
     with _lock:
-        _STATS["handoffs"] += 1
         _STATS["copies" if copy else "zero_copy"] += 1
     return b.from_dlpack(x, device=None if device is None else b.native_device(device), copy=copy)

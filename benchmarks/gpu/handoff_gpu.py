@@ -128,9 +128,9 @@ def matrix() -> list[dict[str, Any]]:
             st = ua.stats()
             row["bytes_copied"] = st["bytes_copied"]
             row["same_pointer"] = _handoff.data_ptr(s, x) == _handoff.data_ptr(d, y)
-            row["first_us"] = median_us(lambda: ua.to(x, d), before=_handoff.CACHE.clear)  # noqa: B023 (called at once)
+            row["first_us"] = median_us(lambda: ua.to(x, d), before=_handoff.clear)  # noqa: B023 (called at once)
             row["repeated_us"] = median_us(lambda: ua.to(x, d))  # noqa: B023 (called at once)
-            row["first_b2b_us"] = median_us(lambda: ua.to(x, d), before=_handoff.CACHE.clear,  # noqa: B023
+            row["first_b2b_us"] = median_us(lambda: ua.to(x, d), before=_handoff.clear,  # noqa: B023
                                             synced=False)
             row["repeated_b2b_us"] = median_us(lambda: ua.to(x, d), synced=False)  # noqa: B023 (called at once)
             row["path"] = _handoff.path(s, d).__name__
@@ -259,7 +259,7 @@ def entry() -> dict[str, Any]:
     t = torch.ones(N, N, device="cuda")
     c = cupy.ones((N, N), cupy.float32)
     ua.to(t, "cupy")
-    route = ua.interop._ROUTES[(type(t), "cupy")]
+    route = ua.interop._BY_NAMES[("torch", "cupy")]
     parts = {
         "jax stream lookup": dev.get_stream_for_external_ready_events,
         "torch raw stream": lambda: h.torch_raw_stream(0),
@@ -269,7 +269,7 @@ def entry() -> dict[str, Any]:
         "torch->cupy stream order": lambda: h.torch_stream_wait(t, "cupy"),
         "torch->cupy cache hit (no stats)": lambda: h.hit(t, route),
         "ua.to(torch, cupy) hit": lambda: ua.to(t, "cupy"),
-        "dict lookup (host speed)": lambda: ua.interop._ROUTES.get((type(t), "cupy")),
+        "dict lookup (host speed)": lambda: ua.interop._FAST.get((type(t), "cupy")),
     }
     return {"jax_internal_import": e is not None,
             "parts_us": {k: median_us(f, synced=False) for k, f in parts.items()}}

@@ -88,9 +88,12 @@ class Backend:
     def default_dtypes(self, device: Any = None) -> dict[str, Any]:
         return self.xp.__array_namespace_info__().default_dtypes(device=device)
 
-    # Whether is_tracer can hold for an array of a concrete array type (torch.compile traces with
-    # torch.Tensor itself; JAX and TensorFlow tracers are types of their own).
-    tracer_shares_type: ClassVar[bool] = False
+    # For a library whose traced values share the concrete array type (torch.compile traces with
+    # torch.Tensor itself; JAX and TensorFlow tracers are types of their own): a no-argument call
+    # saying whether a trace is running, checked by each handoff of that type.
+    compiling: ClassVar[Any] = None  # Callable[[], bool] | None, a staticmethod where set
+    # ua.to's general path, run outside that trace (set where compiling is).
+    outside_trace: ClassVar[Any] = None
 
     def is_tracer(self, x: Any) -> bool:
         return False

@@ -47,6 +47,17 @@ def _dims(axis: Any, ndim: int) -> tuple[int, ...]:
     return tuple(a % ndim for a in axis)
 
 
+def _to_eagerly(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
+    from unarray.interop import _to
+
+    return _to(x, backend, device, copy, op)
+
+
+# Note: a handoff met inside torch.compile runs eagerly on the real tensor (a graph break, as for
+# any call dynamo cannot follow). The wrapper is made at import: dynamo cannot trace disable().
+_outside_trace = torch.compiler.disable(_to_eagerly, recursive=True)
+
+
 class TorchBackend(Backend):
     name = "torch"
     xp = compat_torch
@@ -81,10 +92,8 @@ class TorchBackend(Backend):
     def data_ptr(self, x: Any) -> int:
         return int(x.data_ptr())
 
-    tracer_shares_type = True
-
-    def is_tracer(self, x: Any) -> bool:
-        return torch.compiler.is_compiling()
+    compiling = staticmethod(torch.compiler.is_compiling)
+    outside_trace = staticmethod(_outside_trace)
 
     def precision_used(self, policy: str, x: Any) -> str:
         if x.device.type == "cpu":
@@ -94,8 +103,6 @@ class TorchBackend(Backend):
                 "bf16": "bf16 passes (float32_matmul_precision='medium')",
                 "fastest": "bf16 passes (float32_matmul_precision='medium')"}[policy]
 
-    # Note: torch.matmul does not promote mixed dtypes (the standard does), and
-    # reads a process-global float32 precision; both are set per call here.
     # Note: torch.matmul does not promote mixed dtypes (the standard does) and has
     # no integer GEMM on CUDA: both surface as RuntimeError and take the slow path,
     # so the common case pays one dtype read and the precision check.
