@@ -419,3 +419,28 @@ def test_unaligned_numpy_to_tensorflow_copy_false_refuses():
     u = raw[(-ptr("numpy", raw)) % 64 + 4:][:256].view(np.float32)
     with pytest.raises(ua.HandoffError, match="aligned"):
         ua.to(u, "tensorflow", copy=False)
+
+
+def test_a_consumer_on_another_device_is_a_move_the_caller_asks_for():
+    # A CPU tensor cannot become a CuPy array without a host-to-device copy, which only device= asks
+    # for: a HandoffError naming the fix, not a silent, uncounted copy.
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("cupy")
+    with pytest.raises(ua.HandoffError, match=r"device=") as info:
+        ua.to(torch.ones(3), "cupy")
+    assert "CuPy arrays live on the GPU" in str(info.value)
+    assert ua.stats()["copies"] == 0
+
+
+class _GpuJaxArray:
+    # What jax_to_np reads of an array on an accelerator: np.asarray would copy it to the host.
+    def platform(self) -> str:
+        return "gpu"
+
+    def __array__(self, dtype=None, copy=None):
+        raise AssertionError("an accelerator array must not be read through np.asarray")
+
+
+def test_jax_on_an_accelerator_to_numpy_is_a_device_change():
+    with pytest.raises(_handoff.OtherDevice, match="CPU"):
+        _handoff.jax_to_np(_GpuJaxArray())

@@ -55,6 +55,10 @@ class NeedsCopy(Exception):
     """The target cannot alias this source (layout, alignment, read-only, dtype)."""
 
 
+class OtherDevice(NeedsCopy):
+    """The target cannot hold arrays on the source's device: a move the caller asks for (device=)."""
+
+
 def mod(name: str) -> Any:
     m = sys.modules.get(name)
     return m if m is not None else importlib.import_module(name)
@@ -159,7 +163,7 @@ def torch_to_np(x: Any) -> Any:
         pass
     x = _torch_plain(x)
     if x.device.type != "cpu":
-        raise NeedsCopy("NumPy arrays live on the CPU")
+        raise OtherDevice("NumPy arrays live on the CPU")
     if x.dtype is mod("torch").bfloat16:
         return x.view(mod("torch").uint16).numpy().view(_ml_bf16())
     return x.numpy()
@@ -224,7 +228,7 @@ def jax_to_np(x: Any) -> Any:
     # np.asarray(jax) 0.80 us (a read-only view; JAX arrays are immutable) vs np.from_dlpack 2.65 us.
     # On an accelerator np.asarray would copy to the host: that is a device change (ua.to device="cpu").
     if x.platform() != "cpu":
-        raise NeedsCopy("NumPy arrays live on the CPU")
+        raise OtherDevice("NumPy arrays live on the CPU")
     return np.asarray(x)
 
 
@@ -299,7 +303,7 @@ def tf_to_np(x: Any) -> Any:
     if cpu is None:
         cpu = _TF_ON_CPU[dev] = "CPU" in (dev or "CPU").upper()
     if not cpu:
-        raise NeedsCopy("NumPy arrays live on the CPU")
+        raise OtherDevice("NumPy arrays live on the CPU")
     try:
         return x._numpy()
     except AttributeError:  # not an EagerTensor (a tf.Variable)
@@ -340,11 +344,12 @@ def torch_to_cupy(x: Any) -> Any:
     # view is built from the pointer with the device given (no pointer-attribute query). torch's
     # interface names no stream, so the consumer's stream is ordered after torch's here.
     x = _torch_plain(x)
+    if not x.is_cuda:
+        raise OtherDevice("CuPy arrays live on the GPU")  # cupy.asarray would copy
     torch_stream_wait(x, "cupy")
-    if x.is_cuda:
-        np_dtype = _torch_np_dtype(x.dtype)
-        if np_dtype is not None:
-            return _cupy_view(x, np_dtype)
+    np_dtype = _torch_np_dtype(x.dtype)
+    if np_dtype is not None:
+        return _cupy_view(x, np_dtype)
     return mod("cupy").asarray(x)
 
 
@@ -371,14 +376,13 @@ def _cupy_view(x: Any, np_dtype: Any) -> Any:
 
 
 def cupy_to_torch(x: Any) -> Any:
-    # torch.as_tensor through __cuda_array_interface__ 4.6 us vs torch.from_dlpack 11 us (H100). The
-    # interface path orders nothing, so it is taken only when both libraries are on the same stream;
-    # otherwise DLPack's stream exchange makes torch's stream wait on CuPy's.
-    torch = mod("torch")
-    dev = x.device.id
-    if _consumer_stream("cupy") == torch_raw_stream(dev):
-        return torch.as_tensor(x, device=torch.device("cuda", dev))
-    return torch.from_dlpack(x)
+    # On the H100 (one run, a slow host): torch._C._from_dlpack(x.__dlpack__()) 3.5 us vs
+    # torch.as_tensor (the CUDA array interface) 10.9 us vs torch.from_dlpack 17.8 us. The bare
+    # capsule names no stream, so it is taken only when both libraries are on the same stream;
+    # otherwise torch.from_dlpack's stream exchange makes torch's stream wait on CuPy's.
+    if _consumer_stream("cupy") == torch_raw_stream(x.device.id):
+        return torch_from_capsule(x.__dlpack__())
+    return mod("torch").from_dlpack(x)
 
 
 def to_numba(x: Any) -> Any:
@@ -390,9 +394,12 @@ def to_numba(x: Any) -> Any:
         if x.is_cuda and np_dtype is not None:
             # The interface torch's property would build (a Python property, with checks unarray has
             # made), without a stream: the wait above ordered it.
+            # strides None for a C-contiguous tensor, as torch's own interface gives: Numba then
+            # skips its strided-layout checks.
             item = np_dtype.itemsize
-            desc = {"shape": tuple(x.shape), "strides": tuple(st * item for st in x.stride()),
-                    "typestr": np_dtype.str, "data": (x.data_ptr(), False), "version": 2}
+            strides = None if x.is_contiguous() else tuple(st * item for st in x.stride())
+            desc = {"shape": tuple(x.shape), "strides": strides, "typestr": np_dtype.str,
+                    "data": (x.data_ptr(), False), "version": 2}
             return mod("numba.cuda").from_cuda_array_interface(desc, owner=x, sync=False)
     elif not hasattr(x, "__cuda_array_interface__"):
         # JAX exposes no CUDA array interface: go through CuPy's DLPack import (still zero-copy).
@@ -419,13 +426,66 @@ def cupy_to_numba(x: Any) -> Any:
 
 
 def numba_to_cupy(x: Any) -> Any:
+    # cupy.asarray(numba) 5.6 us (H100) reads Numba's interface, a Python property that also tests
+    # contiguity. On Numba's default stream (nothing to order) the view is built from the array's
+    # own fields, as for torch (_cupy_view); an array bound to a stream takes cupy.asarray, which
+    # synchronizes that stream (counted).
+    if x.stream == 0:
+        ptr = x.device_ctypes_pointer.value
+        if ptr is not None:
+            cp = mod("cupy")
+            mem = cp.cuda.UnownedMemory(ptr, x.alloc_size, x, _numba_device_id(x))
+            return cp.ndarray(x.shape, x.dtype, cp.cuda.MemoryPointer(mem, 0), x.strides)
     count_cai_wait(x)
     return mod("cupy").asarray(x)
 
 
+def _numba_device_id(x: Any) -> int:
+    try:
+        return int(x.gpu_data.context.device.id)
+    except AttributeError:
+        return int(mod("numba.cuda").get_current_device().id)
+
+
 def numba_to_torch(x: Any) -> Any:
+    # torch.as_tensor(numba) 12.4 us (H100, a slow host) reads Numba's interface property. On Numba's
+    # default stream, the CuPy view of it (numba_to_cupy) goes to torch as a bare DLPack capsule;
+    # as with the interface, nothing is ordered (Numba names no stream).
+    if x.stream == 0 and x.device_ctypes_pointer.value is not None:
+        return torch_from_capsule(numba_to_cupy(x).__dlpack__())
     count_cai_wait(x)
-    return mod("torch").as_tensor(x, device="cuda")
+    return mod("torch").as_tensor(x)  # the interface's pointer names the device
+
+
+def jax_to_cupy(x: Any) -> Any:
+    # cupy.from_dlpack(jax) 8.4 us (H100) goes through JAX's Python __dlpack__; here CuPy gets the
+    # export JAX's wrapper ends in (unarray/_entry.py), still naming CuPy's stream for JAX to order.
+    if x.platform() == "cpu":
+        raise OtherDevice("CuPy arrays live on the GPU")
+    return mod("cupy").from_dlpack(_JaxExport(x))
+
+
+_JAX_DL_DEVICE: dict[Any, Any] = {}
+
+
+class _JaxExport:
+    # A DLPack producer for CuPy: JAX's direct export, with the stream CuPy asks for.
+    __slots__ = ("x",)
+
+    def __init__(self, x: Any):
+        self.x = x
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        # x.__dlpack_device__() 4.4 us (H100 host): read once per JAX device.
+        dev = self.x.device
+        out = _JAX_DL_DEVICE.get(dev)
+        if out is None:
+            out = _JAX_DL_DEVICE[dev] = tuple(self.x.__dlpack_device__())
+        return out
+
+    def __dlpack__(self, stream: Any = None, **kw: Any) -> Any:
+        cap = jax_capsule(self.x, stream)
+        return self.x.__dlpack__(stream=stream, **kw) if cap is None else cap
 
 
 def numba_to_jax(x: Any) -> Any:
@@ -490,7 +550,30 @@ def torch_stream_wait(x: Any, dst: str) -> None:
 
 # (source, target) pairs whose handoff orders streams itself (no DLPack stream exchange): a cache
 # hit must order them again, since the producer may have written since.
-STREAM_ORDERED = {("torch", "cupy"): torch_stream_wait, ("torch", "numba"): torch_stream_wait}
+def _torch_order(dst: str) -> Callable[[Any, str], None]:
+    # torch_stream_wait's check written out for a cache hit: one raw-handle compare when the two
+    # streams already agree (the common case), the event wait otherwise.
+    raw = mod("torch")._C._cuda_getCurrentRawStream if hasattr(mod("torch")._C, "_cuda_getCurrentRawStream") else None
+    if raw is None:
+        return torch_stream_wait
+    if dst == "cupy":
+        current = mod("cupy").cuda.get_current_stream
+
+        def order(x: Any, dst: str) -> None:
+            if x.is_cuda and raw(x.get_device()) != current().ptr:
+                torch_stream_wait(x, dst)
+
+        return order
+    numba_stream = _consumer_stream("numba")
+
+    def order_numba(x: Any, dst: str) -> None:
+        if x.is_cuda and raw(x.get_device()) != numba_stream:
+            torch_stream_wait(x, dst)
+
+    return order_numba
+
+
+STREAM_ORDERED = {("torch", "cupy"): _torch_order, ("torch", "numba"): _torch_order}
 
 
 def count_cai_wait(x: Any) -> None:
@@ -544,6 +627,7 @@ PATHS: dict[tuple[str, str], Callable[[Any], Any]] = {
     ("cupy", "numba"): cupy_to_numba,
     ("jax", "numba"): to_numba,
     ("numba", "cupy"): numba_to_cupy,
+    ("jax", "cupy"): jax_to_cupy,
     ("numba", "torch"): numba_to_torch,
     ("numba", "jax"): numba_to_jax,
 }
@@ -662,7 +746,10 @@ def _sig_jax(x: Any) -> Any:
 
 
 def _sig_cupy(x: Any) -> Any:
-    return (x.data.ptr, x.shape, x.strides, x.dtype)
+    # Note: of a CuPy array's pointer, shape, strides and dtype only the shape can be assigned in
+    # place (a reshape, which also sets the strides); the others are read-only attributes (checked
+    # on the H100, benchmarks/results/h100/handoff_gpu.md, "cupy_assignable").
+    return x.shape
 
 
 # None: nothing about the array can change in place (EagerTensors are immutable and a
@@ -701,7 +788,8 @@ class Route:
         self.first = self.conv if first is None else first()
         self.sig = SIGNATURES.get(src, _sig_numpy)
         self.osig = SIGNATURES.get(dst, _sig_numpy)
-        self.order = STREAM_ORDERED.get((src, dst))
+        order = STREAM_ORDERED.get((src, dst))
+        self.order = None if order is None else order(dst)
         # For a library whose traced values share the concrete type (torch.compile): is a trace running?
         self.compiling = compiling
         self.counts = [0, 0]  # zero-copy conversions, cache hits (read by ua.stats)

@@ -217,6 +217,9 @@ def _convert(x: Any, r: _h.Route, copy: bool | None, op: str, keep: bool) -> Any
 
 def _refused(x: Any, r: _h.Route, e: BaseException, copy: bool | None, op: str) -> Any:
     # A consumer refusing the layout, alignment or dtype is a copy case; anything else propagates.
+    if isinstance(e, _h.OtherDevice):
+        raise HandoffError(f"{r.dst} cannot hold this {r.src} array where it lives ({e}); moving it is a copy "
+                           f"the caller asks for: ua.to(x, {r.dst!r}, device=...)", op=op, backend=r.dst) from None
     if copy is False:
         raise HandoffError(f"{r.dst} cannot alias this {r.src} array ({_why(e)}), so a copy is needed but "
                            "copy=False; pass copy=None to allow one copy", op=op, backend=r.dst) from None

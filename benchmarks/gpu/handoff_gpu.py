@@ -133,6 +133,9 @@ def matrix() -> list[dict[str, Any]]:
             row["first_b2b_us"] = median_us(lambda: ua.to(x, d), before=_handoff.clear,  # noqa: B023
                                             synced=False)
             row["repeated_b2b_us"] = median_us(lambda: ua.to(x, d), synced=False)  # noqa: B023 (called at once)
+            # The second handoff of an array converts again and stores the view (admission on second sight).
+            row["second_b2b_us"] = median_us(lambda: ua.to(x, d), synced=False,  # noqa: B023 (called at once)
+                                             before=lambda: (_handoff.clear(), ua.to(x, d)))  # noqa: B023
             row["path"] = _handoff.path(s, d).__name__
         except Exception as e:
             row["error"] = f"{type(e).__name__}: {e}"
@@ -258,9 +261,15 @@ def entry() -> dict[str, Any]:
 
     t = torch.ones(N, N, device="cuda")
     c = cupy.ones((N, N), cupy.float32)
-    ua.to(t, "cupy")
+    jx = jnp.ones((N, N))
+    import numba.cuda
+
+    desc = {"shape": (N, N), "strides": None, "typestr": "<f4", "data": (t.data_ptr(), False), "version": 2}
+    for _ in range(3):
+        ua.to(t, "cupy")  # the second handoff stores the view: from the third on, hits
     route = ua.interop._BY_NAMES[("torch", "cupy")]
     parts = {
+        "torch->cupy order on a hit (streams agree)": lambda: route.order(t, "cupy"),
         "jax stream lookup": dev.get_stream_for_external_ready_events,
         "torch raw stream": lambda: h.torch_raw_stream(0),
         "cupy current stream": lambda: h._consumer_stream("cupy"),
@@ -270,8 +279,33 @@ def entry() -> dict[str, Any]:
         "torch->cupy cache hit (no stats)": lambda: h.hit(t, route),
         "ua.to(torch, cupy) hit": lambda: ua.to(t, "cupy"),
         "dict lookup (host speed)": lambda: ua.interop._FAST.get((type(t), "cupy")),
+        "cupy->torch torch.as_tensor(c)": lambda: torch.as_tensor(c),
+        "cupy->torch torch.as_tensor(c, device=cuda:0)": lambda: torch.as_tensor(c, device=torch.device("cuda", 0)),
+        "cupy->torch torch.from_dlpack(c)": lambda: torch.from_dlpack(c),
+        "cupy->torch torch._C._from_dlpack(c.__dlpack__())": lambda: torch._C._from_dlpack(c.__dlpack__()),
+        "cupy c.__dlpack__()": lambda: c.__dlpack__(),
+        "jax x.__dlpack_device__()": lambda: jx.__dlpack_device__(),
+        "jax x.platform()": lambda: jx.platform(),
+        "jax x.device": lambda: jx.device,
+        "torch->numba as_cuda_array(t)": lambda: numba.cuda.as_cuda_array(t),
+        "torch->numba t.__cuda_array_interface__": lambda: t.__cuda_array_interface__,
+        "torch->numba h.to_numba(t)": lambda: h.to_numba(t),
+        "torch->numba _torch_plain": lambda: h._torch_plain(t),
+        "torch->numba torch_stream_wait": lambda: h.torch_stream_wait(t, "numba"),
+        "torch->numba from_cuda_array_interface(desc, sync=False)":
+            lambda: numba.cuda.from_cuda_array_interface(desc, owner=t, sync=False),
     }
-    return {"jax_internal_import": e is not None,
+    # Which CuPy array fields can be assigned in place (what the cache signature must read).
+    assignable = {}
+    for name, value in (("shape", (N * N,)), ("strides", (4 * N, 4)), ("dtype", np.dtype(np.int32)),
+                        ("data", cupy.ones(4).data)):
+        probe = cupy.ones((N, N), cupy.float32)
+        try:
+            setattr(probe, name, value)
+            assignable[name] = "assignable"
+        except Exception as err:
+            assignable[name] = f"{type(err).__name__}: {err}"[:120]
+    return {"jax_internal_import": e is not None, "cupy_assignable": assignable,
             "parts_us": {k: median_us(f, synced=False) for k, f in parts.items()}}
 
 
@@ -289,10 +323,12 @@ def write() -> None:
     lines = [f"# CUDA handoff ({RESULT.get('device')})", "",
              "Median host µs per call, 1024x1024 float32. synced: the GPU idle before each call (a synchronize "
              "outside the timed region); back to back: calls in a row. first = unarray with an empty cache; "
-             "repeated = cache hit.", "",
+             "second = the next handoff of the same array (converts again and stores the view: cache admission "
+             "on second sight); repeated = cache hit.", "",
              "| source | target | best native | native synced | first synced | repeated synced | "
-             "native back to back | first back to back | repeated back to back | bytes copied | same pointer | path |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+             "native back to back | first back to back | second back to back | repeated back to back | "
+             "bytes copied | same pointer | path |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in RESULT.get("matrix", []):
         if "error" in r:
             lines.append(f"| {r['src']} | {r['dst']} | error: {r['error'][:80]} | | | | | | |")
@@ -301,7 +337,8 @@ def write() -> None:
         bb = min(r["native_b2b_us"], key=r["native_b2b_us"].get)
         lines.append(f"| {r['src']} | {r['dst']} | `{b}` | {r['native_us'][b]:.1f} | {r['first_us']:.1f} | "
                      f"{r['repeated_us']:.2f} | {r['native_b2b_us'][bb]:.1f} | {r['first_b2b_us']:.1f} | "
-                     f"{r['repeated_b2b_us']:.2f} | {r['bytes_copied']} | {r['same_pointer']} | `{r['path']}` |")
+                     f"{r['second_b2b_us']:.1f} | {r['repeated_b2b_us']:.2f} | {r['bytes_copied']} | "
+                     f"{r['same_pointer']} | `{r['path']}` |")
     lines += ["", "## Streams", "", "```", json.dumps(RESULT.get("stream"), indent=1), "```",
               "", "## Numba loop (1,000 calls)", "", "```", json.dumps(RESULT.get("loop"), indent=1), "```",
               "", "## Entry points", "", "```", json.dumps(RESULT.get("entry"), indent=1), "```",
