@@ -58,10 +58,12 @@ def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool |
 
     The fastest measured path per pair of libraries is used (DLPack,
     ``__cuda_array_interface__`` or the library's own entry point; see
-    ``unarray/_handoff.py``). Handing the same unchanged array over again is
-    served from a weak cache (about a microsecond), re-validated by pointer,
-    shape, strides and dtype. On CUDA the consumer's stream waits for the
-    producer's pending work without a device-wide synchronize.
+    ``unarray/_handoff.py``). An array handed over a second time gets a weak
+    cache entry, so later handoffs of it, unchanged, cost about a microsecond
+    (re-validated by pointer, shape, strides and dtype); a one-off handoff pays
+    no cache store. On CUDA the consumer's stream waits for the producer's
+    pending work without a device-wide synchronize. Inside ``torch.compile``
+    the handoff runs eagerly on the real tensor (a graph break).
 
     Args:
         x: an array of any supported library.
