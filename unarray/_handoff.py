@@ -553,7 +553,7 @@ def torch_stream_wait(x: Any, dst: str) -> None:
 def _torch_order(dst: str) -> Callable[[Any, str], None]:
     # torch_stream_wait's check written out for a cache hit: one raw-handle compare when the two
     # streams already agree (the common case), the event wait otherwise.
-    raw = mod("torch")._C._cuda_getCurrentRawStream if hasattr(mod("torch")._C, "_cuda_getCurrentRawStream") else None
+    raw = getattr(mod("torch")._C, "_cuda_getCurrentRawStream", None)
     if raw is None:
         return torch_stream_wait
     if dst == "cupy":

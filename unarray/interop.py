@@ -196,16 +196,7 @@ def _fast(r: _h.Route) -> Callable[[Any, str], Any]:
 def _convert(x: Any, r: _h.Route, copy: bool | None, op: str, keep: bool) -> Any:
     # The route's converter: zero-copy, or a refusal (layout, alignment, dtype) that becomes one copy.
     # keep: store the view in the cache (the array was handed over before: _h.admit).
-    if not keep:
-        try:
-            out = r.conv(x)
-        except UnarrayError:
-            raise
-        except _REFUSALS as e:
-            return _refused(x, r, e, copy, op)
-        r.counts[0] += 1
-        return out
-    before = _refs(x)
+    before = _refs(x) if keep else 0
     try:
         out = r.conv(x)
     except UnarrayError:
@@ -213,7 +204,8 @@ def _convert(x: Any, r: _h.Route, copy: bool | None, op: str, keep: bool) -> Any
     except _REFUSALS as e:
         return _refused(x, r, e, copy, op)
     r.counts[0] += 1
-    _h.store(x, r, out, _refs(x) - before)
+    if keep:
+        _h.store(x, r, out, _refs(x) - before)
     return out
 
 
