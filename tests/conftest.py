@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -45,3 +46,15 @@ def backend(request: pytest.FixtureRequest) -> TestBackend:
     if tb is None:
         pytest.skip(f"{name}: no such device here")
     return tb
+
+
+@pytest.fixture
+def fresh_handoff() -> Iterator[None]:
+    """An empty handoff cache and zeroed ``ua.stats()`` before the test, the cache emptied after it."""
+    import unarray as ua
+    from unarray import _handoff
+
+    _handoff.clear()
+    ua.stats(reset=True)
+    yield
+    _handoff.clear()

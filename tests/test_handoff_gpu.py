@@ -53,12 +53,8 @@ def host(lib: str, x: Any) -> np.ndarray:
     return np.asarray(x)
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    _handoff.clear()
-    ua.stats(reset=True)
-    yield
-    _handoff.clear()
+# An empty handoff cache and zeroed ua.stats() around each test (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("fresh_handoff")
 
 
 @pytest.mark.parametrize(("src", "dst"), list(itertools.permutations(LIBS, 2)))

@@ -60,12 +60,8 @@ def cached(x, dst: str):
     return y
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    _handoff.clear()
-    ua.stats(reset=True)
-    yield
-    _handoff.clear()
+# An empty handoff cache and zeroed ua.stats() around each test (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("fresh_handoff")
 
 
 @pytest.mark.parametrize(("src", "dst"), PAIRS)
