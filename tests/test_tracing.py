@@ -129,16 +129,34 @@ def test_torch_compile_precision_leaves_global_state() -> None:
     assert torch.get_float32_matmul_precision() == "highest"
 
 
-@pytest.mark.parametrize("fullgraph", [False, True])
-def test_torch_compile_handoff_runs_eagerly(fullgraph: bool) -> None:
-    # A handoff met in a torch.compile trace runs on the real tensor: the same result as eager.
+@pytest.mark.parametrize("target", ["numpy", "jax"])
+def test_torch_compile_handoff_runs_eagerly(target: str) -> None:
+    # A handoff met in a torch.compile trace runs on the real tensor (a graph break): the same
+    # result as eager, for an uncached (numpy) and a cached (jax) route.
     torch = pytest.importorskip("torch")
+    pytest.importorskip(target)
+    torch._dynamo.reset()  # dynamo caches compiled code per code object: this test's f is traced anew
     t = torch.from_numpy(_data()[0])
-    ua.to(t, "numpy")  # the torch backend is loaded outside the trace
+    ua.to(t, target)  # the torch backend is loaded outside the trace
+
+    def f(t: Any) -> Any:
+        return ua.to(t * 2.0, target)
+
+    out = torch.compile(f, backend="eager")(t)
+    assert type(out).__module__.split(".")[0] == ("numpy" if target == "numpy" else "jaxlib")
+    np.testing.assert_array_equal(np.asarray(out), t.numpy() * 2.0)
+
+
+def test_torch_compile_fullgraph_names_the_handoff_break() -> None:
+    # fullgraph=True forbids graph breaks, and a handoff to another library is one: torch raises,
+    # and its message carries unarray's reason and fix.
+    torch = pytest.importorskip("torch")
+    torch._dynamo.reset()
+    t = torch.from_numpy(_data()[0])
+    ua.to(t, "numpy")
 
     def f(t: Any) -> Any:
         return ua.to(t * 2.0, "numpy")
 
-    out = torch.compile(f, fullgraph=fullgraph, backend="eager")(t)
-    assert isinstance(out, np.ndarray)
-    np.testing.assert_array_equal(out, t.numpy() * 2.0)
+    with pytest.raises(torch._dynamo.exc.Unsupported, match="do the handoff outside the compiled function"):
+        torch.compile(f, fullgraph=True, backend="eager")(t)

@@ -141,7 +141,8 @@ def np_to_torch(x: Any) -> Any:
     except (TypeError, ValueError):
         pass
     torch = mod("torch")
-    if x.dtype.kind == "V" or x.dtype == _bf16_or_none():
+    bf16 = _bf16_or_none()  # Note: not `x.dtype == None`, which NumPy reads as float64
+    if x.dtype.kind == "V" or (bf16 is not None and x.dtype == bf16):
         return torch.from_numpy(x.view(np.uint16)).view(torch.bfloat16)
     if any(s < 0 for s in x.strides):
         raise NeedsCopy("torch tensors cannot have negative strides")

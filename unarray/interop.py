@@ -8,8 +8,11 @@ producer's memory or the caller asked for another device; it is counted in
 
 from __future__ import annotations
 
+import importlib
+import os
 import sys
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 from unarray import _handoff as _h
@@ -19,6 +22,21 @@ from unarray._errors import HandoffError, TracerHandoffError, UnarrayError
 from unarray._typing import Array, DeviceLike
 
 __all__ = ["from_dlpack", "stats", "to"]
+
+
+
+def _load_speedups() -> ModuleType | None:
+    # ua.to's hot path in C (unarray/_speedups.c), built by pip where a C compiler is found; without
+    # it (or with UNARRAY_PURE_PYTHON=1) the same steps run in Python (_fast).
+    if os.environ.get("UNARRAY_PURE_PYTHON"):
+        return None
+    try:
+        return importlib.import_module("unarray._speedups")
+    except ImportError:
+        return None
+
+
+_speedups = _load_speedups()
 
 _lock = _h.lock
 _STATS = _h.STATS
@@ -41,8 +59,12 @@ def stats(reset: bool = False) -> dict[str, int]:
     with _lock:
         out = dict(_STATS)
         for r in _BY_NAMES.values():
-            out["zero_copy"] += r.counts[0] + r.counts[1]
-            out["cache_hits"] += r.counts[1]
+            made, hits = r.counts
+            if _speedups is not None:  # what the C route counted
+                c_made, c_hits = r.fast.counters(reset)
+                made, hits = made + c_made, hits + c_hits
+            out["zero_copy"] += made + hits
+            out["cache_hits"] += hits
             if reset:
                 r.counts[0] = r.counts[1] = 0
         out["handoffs"] = out["zero_copy"] + out["copies"]
@@ -159,7 +181,11 @@ def _fast(r: _h.Route) -> Callable[[Any, str], Any]:
     # the weak cache first (_h.hit written out); an uncached one tries the native call first
     # (torch.from_numpy, Tensor.numpy, ...), and anything it refuses takes the converter's full path.
     # Counters: r.counts = [zero-copy conversions, cache hits], summed by stats().
+    # With the C extension, the route is a _speedups.Handoff doing these steps, and the Python
+    # below it (_slow) runs only on a miss or a refusal.
     counts, compiling, dst = r.counts, r.compiling, r.dst
+    if _speedups is not None:
+        return _speedups.Handoff(r.cached, r.first, _slow(r), r.sig, r.osig, r.order, dst)
     if not r.cached:
         first = r.first
 
@@ -191,6 +217,29 @@ def _fast(r: _h.Route) -> Callable[[Any, str], Any]:
         return _convert(x, r, None, op, e is not None or admit(key))
 
     return cached
+
+
+def _slow(r: _h.Route) -> Callable[..., Any]:
+    # The C route's Python rest: a refused native call (uncached route) or a cache miss (cached route).
+    # Note: the C route calls the native entry point before asking whether torch.compile is tracing.
+    # Dynamo never runs a C function on traced values: it runs ua.to's polyfill (_traced_to)
+    # instead, and only an exact torch.Tensor type has a route (a FakeTensor takes the Python path).
+    compiling, dst = r.compiling, r.dst
+    if not r.cached:
+
+        def refused(x: Any, op: str) -> Any:
+            if compiling is not None and compiling():
+                return _to(x, dst, None, None, op)
+            return _convert(x, r, None, op, False)
+
+        return refused
+
+    def missed(x: Any, op: str, had_entry: bool) -> Any:
+        if compiling is not None and compiling():
+            return _to(x, dst, None, None, op)
+        return _convert(x, r, None, op, had_entry or _h.admit(id(x)))
+
+    return missed
 
 
 def _convert(x: Any, r: _h.Route, copy: bool | None, op: str, keep: bool) -> Any:
@@ -321,3 +370,16 @@ def from_dlpack(x: Any, /, *, backend: Any = None, device: DeviceLike | None = N
     with _lock:
         _STATS["copies" if copy else "zero_copy"] += 1
     return b.from_dlpack(x, device=None if device is None else b.native_device(device), copy=copy)
+
+
+def _traced_to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool | None = None,
+               _op: str = "to") -> Array:
+    # What torch.compile traces in place of the C ua.to (torch.compiler.substitute_in_graph, registered
+    # by the torch backend): the Python path, which runs the handoff eagerly (a graph break).
+    return _to(x, backend, device, copy, _op)
+
+
+if _speedups is not None:
+    # ua.to becomes the C function; the Python one above stays its documentation and its slow path.
+    to = _speedups.install(to, _FAST, _h.CACHE, _REFUSALS)  # type: ignore[assignment]
+

@@ -54,8 +54,26 @@ def _to_eagerly(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -
 
 
 # Note: a handoff met inside torch.compile runs eagerly on the real tensor (a graph break, as for
-# any call dynamo cannot follow). The wrapper is made at import: dynamo cannot trace disable().
-_outside_trace = torch.compiler.disable(_to_eagerly, recursive=True)
+# any call dynamo cannot follow); under fullgraph=True, torch refuses the break and its error gives
+# this reason. The wrapper is made at import: dynamo cannot trace disable().
+_BREAK = ("unarray: ua.to hands the tensor to another library, which a torch.compile graph cannot hold; "
+          "do the handoff outside the compiled function, or compile without fullgraph=True")
+try:
+    _outside_trace = torch.compiler.disable(_to_eagerly, recursive=True, reason=_BREAK)
+except TypeError:  # torch < 2.7: no reason argument
+    _outside_trace = torch.compiler.disable(_to_eagerly, recursive=True)
+
+
+def _substitute_traced_to() -> None:
+    # With the C ua.to (unarray/_speedups.c), torch.compile traces ua.to's Python polyfill instead of
+    # breaking the graph at an unknown builtin (and failing under fullgraph=True).
+    from unarray import interop
+
+    if interop._speedups is not None:
+        torch.compiler.substitute_in_graph(interop.to, skip_signature_check=True)(interop._traced_to)
+
+
+_substitute_traced_to()
 
 
 class TorchBackend(Backend):

@@ -1,0 +1,403 @@
+/* unarray._speedups: ua.to's hot path in C (optional; unarray/interop.py is the reference).
+ *
+ * ua.to(x, backend) with neither device nor copy given is a dict lookup on (type(x), backend)
+ * and one route: an uncached route calls the native entry point (torch.from_numpy,
+ * Tensor.numpy, ...); a cached route checks the weak cache (the entry interop/_handoff keep:
+ * [weakref, signature, {target: (view, view signature)}, refs]). Everything else (a miss, a
+ * refusal, keywords, a first handoff of a pair) goes to the Python code, which this module
+ * only short-cuts: interop._fast's pure-Python closures do the same, step by step.
+ *
+ * Written in C because those steps cost less than the Python frames around them: on the dev VM
+ * the two frames were about 0.2 us of a 0.6 us torch.from_numpy (benchmarks/handoff.py).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stddef.h>
+
+static PyObject *FAST;      /* dict: (source type, target name) -> route (Handoff or callable(x, op)) */
+static PyObject *PYTO;      /* interop's Python ua.to: everything off the fast path */
+static PyObject *CACHE;     /* dict: id(x) -> [weakref, signature, {target: (view, view signature)}, refs] */
+static PyObject *REFUSALS;  /* exception types a native entry point refuses an array with */
+static PyObject *S_DEVICE, *S_COPY, *S_OP, *S_TO;
+/* The last (type, backend) looked up and its route: a loop handing over one kind of array skips the
+ * key tuple and the dict lookup. FAST's entries never change once set (one route per pair). */
+static PyObject *LAST_TYPE, *LAST_BACKEND, *LAST_ROUTE;
+
+/* A route: what ua.to does for one (source library, target library). */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    int cached;
+    PyObject *first;  /* uncached: the native entry point, called on x */
+    PyObject *slow;   /* the Python rest: slow(x, op) (uncached) or slow(x, op, had_entry) (cached) */
+    PyObject *sig;    /* source signature function, or NULL (nothing can change in place) */
+    PyObject *osig;   /* view signature function, or NULL */
+    PyObject *order;  /* stream order order(x, target), or NULL */
+    PyObject *dst;    /* target library name */
+    Py_ssize_t made;  /* zero-copy conversions done here (ua.stats() adds the Python side's) */
+    Py_ssize_t hits;  /* cache hits */
+} Handoff;
+
+static PyTypeObject HandoffType;
+
+static int
+same_signature(PyObject *fn, PyObject *obj, PyObject *want)
+{
+    /* 1 when fn(obj) == want, 0 when not, -1 on error. */
+    PyObject *got = PyObject_CallOneArg(fn, obj);
+    if (got == NULL)
+        return -1;
+    int eq = PyObject_RichCompareBool(want, got, Py_EQ);
+    Py_DECREF(got);
+    return eq;
+}
+
+static PyObject *
+referent(PyObject *ref)
+{
+    /* A new reference to the weakref's object (None when dead), or NULL on error. */
+#if PY_VERSION_HEX >= 0x030D0000
+    PyObject *obj;
+    if (PyWeakref_GetRef(ref, &obj) < 0)
+        return NULL;
+    return obj == NULL ? Py_NewRef(Py_None) : obj;
+#else
+    PyObject *obj = PyWeakref_GetObject(ref);
+    if (obj == NULL)
+        return NULL;
+    Py_INCREF(obj);
+    return obj;
+#endif
+}
+
+static PyObject *
+cache_hit(Handoff *h, PyObject *x, PyObject *entry)
+{
+    /* The cached view of x if still valid (new reference); NULL with no error on a miss.
+     * The signature calls run Python code, so every item read is held while they run. */
+    PyObject *ref = NULL, *want = NULL, *views = NULL, *held = NULL, *out = NULL;
+    if (!PyList_CheckExact(entry) || PyList_GET_SIZE(entry) < 3)
+        return NULL;
+    ref = Py_NewRef(PyList_GET_ITEM(entry, 0));
+    want = Py_NewRef(PyList_GET_ITEM(entry, 1));
+    views = Py_NewRef(PyList_GET_ITEM(entry, 2));
+    if (!PyWeakref_Check(ref) || !PyDict_CheckExact(views))
+        goto done;
+    PyObject *obj = referent(ref);
+    if (obj == NULL)
+        goto done;
+    Py_DECREF(obj);
+    if (obj != x)
+        goto done;
+    if (h->sig != NULL) {
+        int eq = same_signature(h->sig, x, want);
+        if (eq <= 0)
+            goto done;
+    }
+    held = PyDict_GetItemWithError(views, h->dst);
+    if (held == NULL || !PyTuple_CheckExact(held) || PyTuple_GET_SIZE(held) < 2) {
+        held = NULL;
+        goto done;
+    }
+    Py_INCREF(held);
+    PyObject *view = PyTuple_GET_ITEM(held, 0);
+    if (h->osig != NULL) {
+        int eq = same_signature(h->osig, view, PyTuple_GET_ITEM(held, 1));
+        if (eq <= 0)
+            goto done;
+    }
+    if (h->order != NULL) {
+        PyObject *args[2] = {x, h->dst};
+        PyObject *r = PyObject_Vectorcall(h->order, args, 2, NULL);
+        if (r == NULL)
+            goto done;
+        Py_DECREF(r);
+    }
+    h->hits++;
+    out = Py_NewRef(view);
+done:
+    Py_XDECREF(held);
+    Py_DECREF(views);
+    Py_DECREF(want);
+    Py_DECREF(ref);
+    return out;
+}
+
+static PyObject *
+handoff_run(Handoff *h, PyObject *x, PyObject *op)
+{
+    if (!h->cached) {
+        PyObject *out = PyObject_CallOneArg(h->first, x);
+        if (out != NULL) {
+            h->made++;
+            return out;
+        }
+        if (!PyErr_ExceptionMatches(REFUSALS))
+            return NULL;
+        PyErr_Clear();  /* a refused layout or dtype: the converter's full path (copy=None) */
+        PyObject *args[2] = {x, op};
+        return PyObject_Vectorcall(h->slow, args, 2, NULL);
+    }
+    PyObject *key = PyLong_FromVoidPtr(x);  /* id(x) */
+    if (key == NULL)
+        return NULL;
+    PyObject *entry = PyDict_GetItemWithError(CACHE, key);
+    Py_DECREF(key);
+    if (entry == NULL && PyErr_Occurred())
+        return NULL;
+    if (entry != NULL) {
+        Py_INCREF(entry);
+        PyObject *out = cache_hit(h, x, entry);
+        Py_DECREF(entry);
+        if (out != NULL || PyErr_Occurred())
+            return out;
+    }
+    PyObject *args[3] = {x, op, entry != NULL ? Py_True : Py_False};
+    return PyObject_Vectorcall(h->slow, args, 3, NULL);
+}
+
+static PyObject *
+handoff_vectorcall(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    /* route(x, op): what interop's Python ua.to calls after its own lookup. */
+    if (PyVectorcall_NARGS(nargsf) != 2 || kwnames != NULL) {
+        PyErr_SetString(PyExc_TypeError, "a handoff route takes (x, op)");
+        return NULL;
+    }
+    return handoff_run((Handoff *)self, args[0], args[1]);
+}
+
+static PyObject *
+none_to_null(PyObject *o)
+{
+    return o == Py_None ? NULL : Py_NewRef(o);
+}
+
+static PyObject *
+handoff_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"cached", "first", "slow", "sig", "osig", "order", "dst", NULL};
+    int cached;
+    PyObject *first, *slow, *sig, *osig, *order, *dst;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "pOOOOOU:Handoff", names, &cached, &first, &slow, &sig, &osig,
+                                     &order, &dst))
+        return NULL;
+    Handoff *h = (Handoff *)type->tp_alloc(type, 0);
+    if (h == NULL)
+        return NULL;
+    h->vectorcall = handoff_vectorcall;
+    h->cached = cached;
+    h->first = Py_NewRef(first);
+    h->slow = Py_NewRef(slow);
+    h->sig = none_to_null(sig);
+    h->osig = none_to_null(osig);
+    h->order = none_to_null(order);
+    h->dst = Py_NewRef(dst);
+    return (PyObject *)h;
+}
+
+static int
+handoff_traverse(Handoff *h, visitproc visit, void *arg)
+{
+    Py_VISIT(h->first);
+    Py_VISIT(h->slow);
+    Py_VISIT(h->sig);
+    Py_VISIT(h->osig);
+    Py_VISIT(h->order);
+    return 0;
+}
+
+static int
+handoff_clear(Handoff *h)
+{
+    Py_CLEAR(h->first);
+    Py_CLEAR(h->slow);
+    Py_CLEAR(h->sig);
+    Py_CLEAR(h->osig);
+    Py_CLEAR(h->order);
+    Py_CLEAR(h->dst);
+    return 0;
+}
+
+static void
+handoff_dealloc(Handoff *h)
+{
+    PyObject_GC_UnTrack(h);
+    handoff_clear(h);
+    Py_TYPE(h)->tp_free((PyObject *)h);
+}
+
+static PyObject *
+handoff_repr(Handoff *h)
+{
+    return PyUnicode_FromFormat("<unarray handoff route to %U (%s)>", h->dst, h->cached ? "cached" : "uncached");
+}
+
+static PyObject *
+handoff_counters(Handoff *h, PyObject *args)
+{
+    int reset = 0;
+    if (!PyArg_ParseTuple(args, "|p:counters", &reset))
+        return NULL;
+    PyObject *out = Py_BuildValue("(nn)", h->made, h->hits);
+    if (out != NULL && reset)
+        h->made = h->hits = 0;
+    return out;
+}
+
+static PyMethodDef handoff_methods[] = {
+    {"counters", (PyCFunction)handoff_counters, METH_VARARGS,
+     "counters(reset=False) -> (zero-copy conversions, cache hits) made by this route in C"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject HandoffType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "unarray._speedups.Handoff",
+    .tp_doc = "Handoff(cached, first, slow, sig, osig, order, dst): one ua.to route (see interop._fast).",
+    .tp_basicsize = sizeof(Handoff),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_new = handoff_new,
+    .tp_dealloc = (destructor)handoff_dealloc,
+    .tp_traverse = (traverseproc)handoff_traverse,
+    .tp_clear = (inquiry)handoff_clear,
+    .tp_repr = (reprfunc)handoff_repr,
+    .tp_methods = handoff_methods,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Handoff, vectorcall),
+};
+
+static int
+is_name(PyObject *name, PyObject *interned)
+{
+    return name == interned || PyUnicode_Compare(name, interned) == 0;
+}
+
+static PyObject *
+to(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    /* ua.to(x, backend, *, device=None, copy=None): the route for (type(x), backend), else Python. */
+    PyObject *op = S_TO;
+    if (nargs != 2 || FAST == NULL)
+        goto python;
+    if (kwnames != NULL) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kwnames); i++) {
+            PyObject *name = PyTuple_GET_ITEM(kwnames, i), *value = args[nargs + i];
+            if (is_name(name, S_OP))
+                op = value;
+            else if (value != Py_None || !(is_name(name, S_DEVICE) || is_name(name, S_COPY)))
+                goto python;
+        }
+    }
+    PyObject *type = (PyObject *)Py_TYPE(args[0]), *backend = args[1], *route;
+    if (type == LAST_TYPE && backend == LAST_BACKEND) {
+        route = Py_NewRef(LAST_ROUTE);
+    } else {
+        PyObject *key = PyTuple_Pack(2, type, backend);
+        if (key == NULL)
+            return NULL;
+        route = PyDict_GetItemWithError(FAST, key);
+        Py_DECREF(key);
+        if (route == NULL) {
+            if (PyErr_Occurred()) {
+                if (!PyErr_ExceptionMatches(PyExc_TypeError))
+                    return NULL;
+                PyErr_Clear();  /* an unhashable backend: the Python code names the error */
+            }
+            goto python;
+        }
+        Py_INCREF(route);
+        Py_XSETREF(LAST_TYPE, Py_NewRef(type));
+        Py_XSETREF(LAST_BACKEND, Py_NewRef(backend));
+        Py_XSETREF(LAST_ROUTE, Py_NewRef(route));
+    }
+    PyObject *out;
+    if (Py_IS_TYPE(route, &HandoffType)) {
+        out = handoff_run((Handoff *)route, args[0], op);
+    } else {
+        PyObject *call[2] = {args[0], op};
+        out = PyObject_Vectorcall(route, call, 2, NULL);
+    }
+    Py_DECREF(route);
+    return out;
+python:
+    if (PYTO == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "unarray._speedups.to used before install()");
+        return NULL;
+    }
+    return PyObject_Vectorcall(PYTO, args, nargs, kwnames);
+}
+
+static PyMethodDef to_def = {"to", (PyCFunction)(void (*)(void))to, METH_FASTCALL | METH_KEYWORDS, NULL};
+
+static PyObject *
+install(PyObject *module, PyObject *args)
+{
+    /* install(python_to, fast, cache, refusals) -> the C ua.to, documented as python_to. */
+    PyObject *pyto, *fast, *cache, *refusals;
+    if (!PyArg_ParseTuple(args, "OO!O!O!:install", &pyto, &PyDict_Type, &fast, &PyDict_Type, &cache,
+                          &PyTuple_Type, &refusals))
+        return NULL;
+    if (to_def.ml_doc == NULL) {
+        /* The text signature lets inspect.signature(ua.to) read the Python one's parameters. */
+        PyObject *doc = PyObject_GetAttrString(pyto, "__doc__");
+        if (doc == NULL)
+            return NULL;
+        PyObject *full = PyUnicode_Check(doc)
+            ? PyUnicode_FromFormat("to($module, x, backend, *, device=None, copy=None)\n--\n\n%U", doc)
+            : PyUnicode_FromString("to($module, x, backend, *, device=None, copy=None)\n--\n\n");
+        Py_DECREF(doc);
+        if (full == NULL)
+            return NULL;
+        Py_ssize_t n;
+        const char *text = PyUnicode_AsUTF8AndSize(full, &n);
+        char *copy = text == NULL ? NULL : PyMem_RawMalloc(n + 1);  /* lives as long as the function */
+        if (copy == NULL) {
+            Py_DECREF(full);
+            return text == NULL ? NULL : PyErr_NoMemory();
+        }
+        memcpy(copy, text, n + 1);
+        Py_DECREF(full);
+        to_def.ml_doc = copy;
+    }
+    Py_XSETREF(PYTO, Py_NewRef(pyto));
+    Py_XSETREF(FAST, Py_NewRef(fast));
+    Py_XSETREF(CACHE, Py_NewRef(cache));
+    Py_XSETREF(REFUSALS, Py_NewRef(refusals));
+    PyObject *name = PyObject_GetAttrString(pyto, "__module__");  /* where help() and doctest look */
+    if (name == NULL)
+        return NULL;
+    PyObject *fn = PyCFunction_NewEx(&to_def, module, name);
+    Py_DECREF(name);
+    return fn;
+}
+
+static PyMethodDef methods[] = {
+    {"install", install, METH_VARARGS, "install(python_to, fast, cache, refusals) -> the C ua.to"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT, "unarray._speedups", "ua.to's hot path in C (see unarray/interop.py).", -1, methods,
+};
+
+PyMODINIT_FUNC
+PyInit__speedups(void)
+{
+    if (PyType_Ready(&HandoffType) < 0)
+        return NULL;
+    S_DEVICE = PyUnicode_InternFromString("device");
+    S_COPY = PyUnicode_InternFromString("copy");
+    S_OP = PyUnicode_InternFromString("_op");
+    S_TO = PyUnicode_InternFromString("to");
+    if (!S_DEVICE || !S_COPY || !S_OP || !S_TO)
+        return NULL;
+    PyObject *m = PyModule_Create(&moduledef);
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "Handoff", (PyObject *)&HandoffType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
