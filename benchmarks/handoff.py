@@ -130,14 +130,17 @@ def machine() -> dict[str, Any]:
     versions = {}
     for lib in LIBS:
         versions[lib] = str(getattr(sys.modules.get(lib) or __import__(lib), "__version__", "?"))
-    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "versions": versions}
+    impl = "C (unarray/_speedups.c)" if ua.interop._speedups is not None else "Python"
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "ua.to": impl,
+            "versions": versions}
 
 
 def write(rows: list[dict[str, Any]], meta: dict[str, Any], out: Path, stem: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{stem}.json").write_text(json.dumps({"machine": meta, "rows": rows}, indent=1))
     lines = [f"# Handoff matrix ({stem})", "",
-             f"Machine: {meta.get('device', '')} {meta['cpu']}, {meta['cores']} cores, Python {meta['python']}; "
+             f"Machine: {meta.get('device', '')} {meta['cpu']}, {meta['cores']} cores, Python {meta['python']} "
+             f"(ua.to in {meta.get('ua.to', 'Python')}); "
              + ", ".join(f"{k} {v}" for k, v in meta["versions"].items()), "",
              f"Array: {meta.get('array', '1024x1024 float32')}; median per call after warm-up, microseconds. "
              "first = unarray with an empty cache; second = the next handoff of the same array (it converts "

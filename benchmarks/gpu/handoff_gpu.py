@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import sys
 import time
 import traceback
@@ -317,10 +318,13 @@ def write() -> None:
         RESULT["device"] = torch.cuda.get_device_name(0)
         RESULT["versions"] = {m: str(getattr(sys.modules.get(m), "__version__", "?"))
                               for m in ("torch", "cupy", "jax", "numba")}
+        RESULT["python"] = platform.python_version()
+        RESULT["ua.to"] = "Python" if sys.modules["unarray.interop"]._speedups is None else "C (_speedups.c)"
     except Exception as e:
         RESULT["device"] = f"? ({e})"
     (OUT / "handoff_gpu.json").write_text(json.dumps(RESULT, indent=1, default=str))
     lines = [f"# CUDA handoff ({RESULT.get('device')})", "",
+             f"Python {RESULT.get('python')}, ua.to in {RESULT.get('ua.to')}; {RESULT.get('versions')}", "",
              "Median host µs per call, 1024x1024 float32. synced: the GPU idle before each call (a synchronize "
              "outside the timed region); back to back: calls in a row. first = unarray with an empty cache; "
              "second = the next handoff of the same array (converts again and stores the view: cache admission "

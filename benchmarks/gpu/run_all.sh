@@ -16,6 +16,10 @@ if [ -d .whl ]; then
 else
   export PYTHONPATH=$PWD
 fi
+# ua.to's C hot path, built for this machine's Python (without a compiler the Python path runs).
+python3 setup.py -q build_ext --inplace > "$RES/build_ext.log" 2>&1
+python3 -c "import unarray.interop as i; print('ua.to in', 'C' if i._speedups else 'Python')" > "$RES/ua_to.txt" 2>&1
+cat "$RES/ua_to.txt"
 python3 - > "$RES/versions.txt" 2>&1 <<'PY'
 import platform, importlib
 print("python", platform.python_version())
@@ -49,6 +53,9 @@ if [[ $phase == bench || $phase == all ]]; then
     --repeats 9 --number 1000 --out "$RES" --tag h100
   [ -f benchmarks/gpu/cupy_check.py ] && step cupy_check 90 env OUT="$RES" python3 benchmarks/gpu/cupy_check.py
   [ -f benchmarks/gpu/handoff_gpu.py ] && step handoff 240 env OUT="$RES" python3 benchmarks/gpu/handoff_gpu.py
+  # The same matrix on the pure-Python path, for the C path's share.
+  [ -f benchmarks/gpu/handoff_gpu.py ] && step handoff_python 240 env OUT="$RES/python" UNARRAY_PURE_PYTHON=1 \
+    python3 benchmarks/gpu/handoff_gpu.py
 fi
 if [[ $phase == attention || $phase == all ]]; then
   [ -f benchmarks/gpu/attention_gpu.py ] && step attention 420 env OUT="$RES" python3 benchmarks/gpu/attention_gpu.py
