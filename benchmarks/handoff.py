@@ -182,12 +182,13 @@ def main() -> None:
     p.add_argument("--out", default=str(Path(__file__).resolve().parent / "results"))
     p.add_argument("--size", type=int, default=1024)
     p.add_argument("--n", type=int, default=2000)
+    p.add_argument("--stem", default="handoff_cpu", help="result file name (handoff_cpu_python for the Python path)")
     args = p.parse_args()
     rows = run(args.size, args.n)
     meta = machine()
     meta["array"] = f"{args.size}x{args.size} float32, 64-byte aligned"
     meta["command"] = "python benchmarks/handoff.py " + " ".join(sys.argv[1:])
-    write(rows, meta, Path(args.out), "handoff_cpu")
+    write(rows, meta, Path(args.out), args.stem)
 
 
 if __name__ == "__main__":
