@@ -24,7 +24,6 @@ from unarray._typing import Array, DeviceLike
 __all__ = ["from_dlpack", "stats", "to"]
 
 
-
 def _load_speedups() -> ModuleType | None:
     # ua.to's hot path in C (unarray/_speedups.c), built by pip where a C compiler is found; without
     # it (or with UNARRAY_PURE_PYTHON=1) the same steps run in Python (_fast).
@@ -181,11 +180,11 @@ def _fast(r: _h.Route) -> Callable[[Any, str], Any]:
     # the weak cache first (_h.hit written out); an uncached one tries the native call first
     # (torch.from_numpy, Tensor.numpy, ...), and anything it refuses takes the converter's full path.
     # Counters: r.counts = [zero-copy conversions, cache hits], summed by stats().
-    # With the C extension, the route is a _speedups.Handoff doing these steps, and the Python
-    # below it (_slow) runs only on a miss or a refusal.
-    counts, compiling, dst = r.counts, r.compiling, r.dst
+    # A miss or a refusal goes on in _slow (one definition for both paths). With the C extension,
+    # the route is a _speedups.Handoff doing the steps below.
+    counts, compiling, dst, slow = r.counts, r.compiling, r.dst, _slow(r)
     if _speedups is not None:
-        return _speedups.Handoff(r.cached, r.first, _slow(r), r.sig, r.osig, r.order, dst)
+        return _speedups.Handoff(r.cached, r.first, slow, r.sig, r.osig, r.order, dst)
     if not r.cached:
         first = r.first
 
@@ -195,16 +194,15 @@ def _fast(r: _h.Route) -> Callable[[Any, str], Any]:
             try:
                 out = first(x)
             except _REFUSALS:
-                return _convert(x, r, None, op, False)
+                return slow(x, op)
             counts[0] += 1
             return out
 
         return uncached
-    cache, admit, sig, osig, order = _h.CACHE, _h.admit, r.sig, r.osig, r.order
+    cache, sig, osig, order = _h.CACHE, r.sig, r.osig, r.order
 
     def cached(x: Any, op: str) -> Any:
-        key = id(x)
-        e = cache.get(key)
+        e = cache.get(id(x))
         if e is not None and e[0]() is x and (sig is None or e[1] == sig(x)):
             h = e[2].get(dst)
             if h is not None and (osig is None or h[1] == osig(h[0])):
@@ -212,15 +210,13 @@ def _fast(r: _h.Route) -> Callable[[Any, str], Any]:
                     order(x, dst)
                 counts[1] += 1
                 return h[0]
-        if compiling is not None and compiling():
-            return _to(x, dst, None, None, op)
-        return _convert(x, r, None, op, e is not None or admit(key))
+        return slow(x, op, e is not None)
 
     return cached
 
 
 def _slow(r: _h.Route) -> Callable[..., Any]:
-    # The C route's Python rest: a refused native call (uncached route) or a cache miss (cached route).
+    # A route's rest: a refused native call (uncached route) or a cache miss (cached route).
     # Note: the C route calls the native entry point before asking whether torch.compile is tracing.
     # Dynamo never runs a C function on traced values: it runs ua.to's polyfill (_traced_to)
     # instead, and only an exact torch.Tensor type has a route (a FakeTensor takes the Python path).
