@@ -2,4 +2,15 @@
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("unarray._speedups", ["unarray/_speedups.c"], optional=True)])
+
+def _numpy() -> dict[str, list]:
+    # NumPy's headers, for _speedups.buffer_array (the JAX -> NumPy first handoff); pyproject's build
+    # requirements bring NumPy. Without them the module is built without that function.
+    try:
+        import numpy
+    except ImportError:
+        return {}
+    return {"include_dirs": [numpy.get_include()], "define_macros": [("UNARRAY_NUMPY", "1")]}
+
+
+setup(ext_modules=[Extension("unarray._speedups", ["unarray/_speedups.c"], optional=True, **_numpy())])

@@ -3,7 +3,8 @@
 Usage: python benchmarks/handoff.py [--out benchmarks/results] [--size 1024] [--n 2000]
 
 Every pair among the installed CPU libraries (NumPy, torch, JAX, TensorFlow), on a
-64-byte aligned 1024x1024 float32 array. Median over ``--n`` calls after warm-up.
+64-byte aligned 1024x1024 float32 array. Median over ``--n`` calls after warm-up; native, first,
+second and repeated are timed in turns (interleaved_us), so that the machine's drift hits all alike.
 Writes handoff_cpu.json, handoff_cpu.md and handoff_cpu.png under ``--out``.
 """
 
@@ -14,6 +15,7 @@ import importlib.util
 import itertools
 import json
 import platform
+import random
 import sys
 import time
 from pathlib import Path
@@ -29,20 +31,37 @@ from unarray import _handoff  # noqa: E402
 LIBS = [n for n in ("numpy", "torch", "jax", "tensorflow") if importlib.util.find_spec(n)]
 
 
-def median_us(fn: Any, n: int, before: Any = None) -> float:
-    for _ in range(min(50, n)):
-        if before:
-            before()
-        fn()
-    ts = []
-    for _ in range(n):
-        if before:
-            before()
-        t0 = time.perf_counter_ns()
-        fn()
-        ts.append(time.perf_counter_ns() - t0)
-    ts.sort()
-    return ts[len(ts) // 2] / 1000
+def interleaved_us(cases: dict[str, tuple[Any, Any]], n: int, rounds: int = 20) -> dict[str, float]:
+    """Median µs per call of each case (name -> (fn, before)), timed side by side.
+
+    The cases take turns: ``rounds`` rounds of ``n // rounds`` calls each, in a shuffled order per
+    round, so that a slow spell of the machine falls on all of them alike. ``before`` (if not
+    None) runs untimed before each call."""
+    rng = random.Random(0)
+    per = max(1, n // rounds)
+    samples: dict[str, list[int]] = {k: [] for k in cases}
+    for fn, before in cases.values():  # warm-up
+        for _ in range(min(50, n)):
+            if before:
+                before()
+            fn()
+    names = list(cases)
+    for _ in range(rounds):
+        rng.shuffle(names)
+        for k in names:
+            fn, before = cases[k]
+            ts = samples[k]
+            for _ in range(per):
+                if before:
+                    before()
+                t0 = time.perf_counter_ns()
+                fn()
+                ts.append(time.perf_counter_ns() - t0)
+    out = {}
+    for k, ts in samples.items():
+        ts.sort()
+        out[k] = ts[len(ts) // 2] / 1000
+    return out
 
 
 def make(lib: str, a: np.ndarray) -> Any:
@@ -102,17 +121,16 @@ def run(size: int, n: int) -> list[dict[str, Any]]:
         ua.stats(reset=True)
         ua.to(x, dst)
         s = ua.stats()
-        row = {
-            "src": src, "dst": dst, "native_call": name,
-            "native_us": median_us(lambda: fn(x), n),  # noqa: B023 (called at once)
-            "first_us": median_us(lambda: ua.to(x, dst), n, before=_handoff.clear),  # noqa: B023 (called at once)
-            "repeated_us": median_us(lambda: ua.to(x, dst), n),  # noqa: B023 (called at once)
+        t = interleaved_us({
+            "native_us": (lambda: fn(x), None),  # noqa: B023 (called at once)
+            "first_us": (lambda: ua.to(x, dst), _handoff.clear),  # noqa: B023
             # The second handoff converts again and stores the view (cache admission on second sight).
-            "second_us": median_us(lambda: ua.to(x, dst), n,  # noqa: B023 (called at once)
-                                   before=lambda: (_handoff.clear(), ua.to(x, dst))),  # noqa: B023
-            "zero_copy": s["copies"] == 0, "bytes_copied": s["bytes_copied"],
-            "path": _handoff.path(src, dst).__name__,
-        }
+            "second_us": (lambda: ua.to(x, dst), lambda: (_handoff.clear(), ua.to(x, dst))),  # noqa: B023
+            "repeated_us": (lambda: ua.to(x, dst), None),  # noqa: B023
+        }, n)
+        row = {"src": src, "dst": dst, "native_call": name, **t,
+               "zero_copy": s["copies"] == 0, "bytes_copied": s["bytes_copied"],
+               "path": _handoff.path(src, dst).__name__}
         rows.append(row)
         print(f"{src:>10} -> {dst:<10} native {row['native_us']:8.2f} us  first {row['first_us']:8.2f} us  "
               f"repeated {row['repeated_us']:6.2f} us  copies={0 if row['zero_copy'] else 1}", flush=True)

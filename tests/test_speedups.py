@@ -92,3 +92,204 @@ def test_no_reference_leaks() -> None:
         for src, dst in targets:
             ua.to(src, dst)
     assert (sys.getrefcount(x), sys.getrefcount(t), sys.getrefcount("torch"), *map(sys.getrefcount, views)) == before
+
+
+needs_c = pytest.mark.skipif(interop._speedups is None, reason="the C module is not loaded (UNARRAY_PURE_PYTHON=1)")
+
+
+class _Dev:
+    # An array stand-in whose device a guard reads (a property that may fail, as any attribute can).
+    def __init__(self, device: str, fail: bool = False):
+        self._device, self.fail = device, fail
+
+    @property
+    def device(self) -> str:
+        if self.fail:
+            raise RuntimeError("device lookup failed")
+        return self._device
+
+    def platform(self) -> str:
+        return self._device
+
+
+def _route(guard: object, first: object, cached: bool = False, seen: set[int] | None = None) -> tuple[object, list]:
+    calls: list = []
+
+    def slow(x: object, op: str, *had: bool) -> object:
+        calls.append(("slow", had))
+        return "converter"
+
+    h = interop._speedups.Handoff(cached, first, slow, None, None, None, "numpy", guard, seen, 4 if seen is not None
+                                  else 0)
+    return h, calls
+
+
+@needs_c
+def test_attribute_guard_decides_between_the_first_call_and_the_converter() -> None:
+    allowed = {"cpu": True, "gpu": False}
+    h, calls = _route((_handoff.GUARD_ATTR, _Dev, "device", False, allowed), lambda x: ("first", x.device))
+    assert h(_Dev("cpu"), "to") == ("first", "cpu") and calls == []
+    assert h(_Dev("gpu"), "to") == "converter"  # allowed, but not True
+    assert h(_Dev("tpu"), "to") == "converter"  # never seen by the converter
+    assert h(_Dev("cpu", fail=True), "to") == "converter"  # the attribute raised: the converter reports it
+    assert h(np.ones(2), "to") == "converter"  # another type
+    assert len(calls) == 4 and h.counters() == (1, 0)
+    # A method (called), any type.
+    h, calls = _route((_handoff.GUARD_ATTR, None, "platform", True, {"cpu": True}), lambda x: "first")
+    assert h(_Dev("cpu"), "to") == "first" and h(_Dev("gpu"), "to") == "converter"
+    assert h(object(), "to") == "converter"  # no such method
+
+
+@needs_c
+def test_a_failing_first_call_goes_to_the_converter_but_not_an_interrupt() -> None:
+    def first(x: object) -> object:
+        raise x  # type: ignore[misc]
+
+    h, calls = _route((_handoff.GUARD_ATTR, None, "platform", True, {"cpu": True}), first)
+
+    class Fails(_Dev, LookupError):
+        def __init__(self) -> None:
+            _Dev.__init__(self, "cpu")
+
+    assert h(Fails(), "to") == "converter" and len(calls) == 1
+
+    class Stops(_Dev, KeyboardInterrupt):
+        def __init__(self) -> None:
+            _Dev.__init__(self, "cpu")
+
+    with pytest.raises(KeyboardInterrupt):
+        h(Stops(), "to")
+
+
+@needs_c
+def test_buffer_guard_takes_only_aligned_writable_compact_buffers() -> None:
+    raw = np.zeros(64 * 3, np.uint8)
+    base = raw[(-raw.ctypes.data) % 64:][:128]  # 64-byte aligned
+    h, calls = _route((_handoff.GUARD_BUFFER, 64), lambda x: "first")
+    assert h(base, "to") == "first"
+    assert h(base[1:], "to") == "converter"  # misaligned
+    assert h(base.reshape(2, 64)[:, ::2], "to") == "converter"  # strided
+    ro = base.view()
+    ro.flags.writeable = False
+    assert h(ro, "to") == "converter"  # read-only
+    assert h(np.empty(0, np.float32), "to") == "first"  # nothing to align
+    assert h(object(), "to") == "converter"  # no buffer at all
+    assert len(calls) == 4
+
+
+@needs_c
+def test_cached_route_first_sight_runs_the_first_call_then_the_converter_stores() -> None:
+    seen: set[int] = set()
+    h, calls = _route((_handoff.GUARD_ATTR, None, "platform", True, {"cpu": True}), lambda x: "first", cached=True,
+                      seen=seen)
+    a = _Dev("cpu")
+    assert h(a, "to") == "first" and seen == {id(a)} and calls == []
+    assert h(a, "to") == "converter" and calls == [("slow", (False,))]  # second sight: convert and store
+    others = [_Dev("cpu") for _ in range(4)]
+    for o in others:
+        h(o, "to")
+    assert len(seen) <= 4 and id(others[-1]) in seen  # emptied when full, as _handoff.admit does
+    assert h(_Dev("gpu"), "to") == "converter"
+    with pytest.raises(TypeError, match="seen must be a set"):
+        interop._speedups.Handoff(True, len, len, None, None, None, "numpy", None, [], 4)
+
+
+buffer_array = getattr(interop._speedups, "buffer_array", None)
+needs_buffer_array = pytest.mark.skipif(buffer_array is None, reason="no C module, or built without NumPy's headers")
+
+
+def _same_array(a: np.ndarray, b: np.ndarray) -> None:
+    assert a.dtype == b.dtype and a.shape == b.shape and a.strides == b.strides
+    assert a.__array_interface__["data"] == b.__array_interface__["data"]
+    for flag in ("C_CONTIGUOUS", "F_CONTIGUOUS", "WRITEABLE", "ALIGNED"):
+        assert a.flags[flag] == b.flags[flag], flag
+    np.testing.assert_array_equal(a, b)
+
+
+@needs_buffer_array
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "int32", "uint32", "int64", "float16", "float32",
+                                   "float64", "complex64", "complex128", ">i4", "<f8"])
+def test_buffer_array_is_numpys_reading_of_any_exporter(dtype: str) -> None:
+    rng = np.random.default_rng(abs(hash(dtype)) % 2**32)
+    a = (rng.standard_normal((5, 6)) * 50).astype(dtype)
+    for x in (a, a[::-1, 1::2], a.T, a[2, 3], a[:0], np.ascontiguousarray(a)[None]):
+        for _ in range(2):  # the first reading of a format is NumPy's own, then the C one
+            _same_array(buffer_array(x), np.asarray(memoryview(x)))
+    ro = a.copy()
+    ro.flags.writeable = False
+    assert not buffer_array(ro).flags.writeable and buffer_array(bytearray(b"ab")).flags.writeable
+
+
+@needs_buffer_array
+def test_buffer_array_keeps_the_export_alive_and_refuses_non_exporters() -> None:
+    b = bytearray(b"abcd")
+    arr = buffer_array(b)
+    with pytest.raises(BufferError):
+        b.extend(b"e")  # exported: a resize would move the memory under the array
+    arr[0] = ord("z")
+    assert b[0] == ord("z")
+    del arr
+    b.extend(b"e")  # released with the array
+    with pytest.raises(TypeError):
+        buffer_array(object())
+
+
+@needs_buffer_array
+def test_jax_to_numpy_takes_buffer_array_and_matches_np_asarray() -> None:
+    jnp = pytest.importorskip("jax.numpy")
+    for dt in ("float32", "int32", "bool", "complex64", "float16", "uint8"):
+        x = jnp.asarray(np.random.default_rng(1).standard_normal((3, 5)) * 9).astype(dt)
+        ua.to(x, "numpy")
+        y = ua.to(x, "numpy")
+        _same_array(y, np.asarray(x))
+        assert y.__array_interface__["data"][0] == x.unsafe_buffer_pointer()
+    r = interop._BY_NAMES[("jax", "numpy")]
+    assert r.fast.counters()[0] >= 6
+    b = jnp.ones(3, jnp.bfloat16)  # no buffer format for bfloat16: the converter's np.asarray
+    assert ua.to(b, "numpy").dtype == np.asarray(b).dtype
+
+
+def test_guarded_first_handoffs_match_the_converters() -> None:
+    # The C route's first calls for jax/tf -> numpy and numpy -> tf, against the converters (and the
+    # Python path runs the same test: the converter itself).
+    tf = pytest.importorskip("tensorflow")
+    a = _handoff.aligned_copy(np.random.default_rng(2).standard_normal((4, 8)).astype(np.float32))
+    t = tf.constant(a)
+    ua.stats(reset=True)
+    for _ in range(3):
+        _handoff.clear()
+        out = ua.to(a, "tensorflow")  # a first sight each time
+        assert _handoff.data_ptr("tensorflow", out) == a.ctypes.data
+        n = ua.to(t, "numpy")
+        assert n.__array_interface__["data"] == t._numpy().__array_interface__["data"]
+        np.testing.assert_array_equal(n, a)
+    s = ua.stats()
+    assert s["copies"] == 0 and s["zero_copy"] == 6
+    # What the guard refuses is the converter's: a misaligned or read-only array is one counted copy.
+    mis = _handoff.aligned_copy(np.arange(33, dtype=np.float32))[1:]  # 4 bytes past a 64-byte boundary
+    ro = _handoff.aligned_copy(a)
+    ro.flags.writeable = False
+    ua.stats(reset=True)
+    np.testing.assert_array_equal(ua.to(mis, "tensorflow").numpy(), mis)
+    assert ua.stats()["copies"] == 1
+    ua.stats(reset=True)
+    np.testing.assert_array_equal(ua.to(ro, "tensorflow").numpy(), a)  # read-only: a writable alias, no copy
+    assert ua.stats()["copies"] == 0
+
+
+def test_no_reference_leaks_on_guarded_routes() -> None:
+    tf = pytest.importorskip("tensorflow")
+    jnp = pytest.importorskip("jax.numpy")
+    a = _handoff.aligned_copy(np.ones((4, 4), np.float32))
+    t, j = tf.constant(a), jnp.asarray(a)
+    pairs = [(a, "tensorflow"), (t, "numpy"), (j, "numpy")]
+    for src, dst in pairs:
+        ua.to(src, dst)
+    before = [sys.getrefcount(o) for o in (a, t, j, "tensorflow", "numpy")]
+    for _ in range(1000):
+        _handoff.clear()  # numpy -> tensorflow: a first sight every time
+        for src, dst in pairs:
+            ua.to(src, dst)
+        if buffer_array is not None:
+            buffer_array(j)
+    assert [sys.getrefcount(o) for o in (a, t, j, "tensorflow", "numpy")] == before

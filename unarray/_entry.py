@@ -127,6 +127,7 @@ def _tf_entry() -> Any:
             from tensorflow.python.eager import context
 
             pair: Any = (pywrap_tfe.TFE_FromDlpackCapsule, pywrap_tfe.TFE_ToDlpackCapsule, context.context)
+            context.context()._context_handle  # noqa: B018 (the attribute _handle reads, None before first use)
         except (ImportError, AttributeError):
             pair = None
         _TF.append(pair)
@@ -139,12 +140,18 @@ def tf_from_capsule(cap: Any) -> Any:
     if e is None:
         return sys.modules["tensorflow"].experimental.dlpack.from_dlpack(cap)
     ctx = e[2]()
-    try:
-        handle = ctx._handle
-    except AssertionError:  # the eager context starts on first use
+    handle = ctx._context_handle
+    if handle is None:  # the eager context starts on first use
         ctx.ensure_initialized()
-        handle = ctx._handle
+        handle = ctx._context_handle
     return e[0](cap, handle)
+
+
+def tf_from_export(x: Any) -> Any:
+    """``tf.experimental.dlpack.from_dlpack(x.__dlpack__())`` once ``tf_from_capsule`` has run (for the C
+    route, which hands any failure to the converter: an entry point missing, the context not started)."""
+    e = _TF[0]
+    return e[0](x.__dlpack__(), e[2]()._context_handle)
 
 
 def tf_capsule(t: Any) -> Any:

@@ -24,7 +24,14 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from unarray._entry import jax_capsule, jax_from_dlpack, tf_capsule, tf_from_capsule, torch_from_capsule
+from unarray._entry import (
+    jax_capsule,
+    jax_from_dlpack,
+    tf_capsule,
+    tf_from_capsule,
+    tf_from_export,
+    torch_from_capsule,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -774,6 +781,36 @@ UNCACHED = frozenset({
 FIRST: dict[tuple[str, str], Callable[[], Callable[[Any], Any]]] = {
     ("numpy", "torch"): lambda: mod("torch").from_numpy,
     ("torch", "numpy"): lambda: mod("torch").Tensor.numpy,
+}
+
+
+# The guards of unarray/_speedups.c (guard_passes): (GUARD_ATTR, type or None, attribute, call it?,
+# {value: True}) and (GUARD_BUFFER, alignment).
+GUARD_ATTR, GUARD_BUFFER = 1, 2
+_JAX_CPU = {"cpu": True}
+
+
+def _tf_eager() -> Any:
+    from tensorflow.python.framework.ops import EagerTensor
+
+    return EagerTensor
+
+
+# Pairs whose first handoff the C route (unarray._speedups, given as sp) finishes itself: where the
+# array passes a guard (the checks the converter makes, read in C), one call does the converter's
+# work; anything that fails the guard or the call goes to the converter. The pure-Python routes run
+# the converter. Each entry gives (guard or None, call).
+GUARDED: dict[tuple[str, str], Callable[[Any], tuple[tuple[Any, ...] | None, Callable[[Any], Any]]]] = {
+    # jax_to_np: x.platform() == "cpu", then np.asarray. sp.buffer_array makes the check by reading the
+    # buffer (a JAX array on a GPU exports none: BufferError, a refusal), 0.1 us less.
+    ("jax", "numpy"): lambda sp: ((None, sp.buffer_array) if hasattr(sp, "buffer_array")
+                                  else ((GUARD_ATTR, None, "platform", True, _JAX_CPU), np.asarray)),
+    # tf_to_np: a device the converter found on the CPU (_TF_ON_CPU), then _numpy(); on an EagerTensor
+    # exactly (its status errors are the converter's to translate: the C route hands over any failure).
+    ("tensorflow", "numpy"): lambda sp: ((GUARD_ATTR, _tf_eager(), "device", False, _TF_ON_CPU),
+                                         _tf_eager()._numpy_internal),
+    # np_to_tf: a writable, C-contiguous, TF_ALIGN-aligned buffer (cached route: a first sight only).
+    ("numpy", "tensorflow"): lambda sp: ((GUARD_BUFFER, TF_ALIGN), tf_from_export),
 }
 
 

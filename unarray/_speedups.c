@@ -13,6 +13,12 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#ifdef UNARRAY_NUMPY
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>  /* buffer_array only; NumPy's C API is loaded on its first call */
+#endif
 
 static PyObject *FAST;      /* dict: (source type, target name) -> route (Handoff or callable(x, op)) */
 static PyObject *PYTO;      /* interop's Python ua.to: everything off the fast path */
@@ -34,6 +40,10 @@ typedef struct {
     PyObject *osig;   /* view signature function, or NULL */
     PyObject *order;  /* stream order order(x, target), or NULL */
     PyObject *dst;    /* target library name */
+    PyObject *guard;  /* what x must pass before `first` runs on it (guard_passes), or NULL */
+    PyObject *seen;   /* cached route: the ids handed over before (_handoff.SEEN), or NULL: a first
+                       * sight of an array then runs guard + first in C, as an uncached route does */
+    Py_ssize_t max_seen;
     Py_ssize_t made;  /* zero-copy conversions done here (ua.stats() adds the Python side's) */
     Py_ssize_t hits;  /* cache hits */
 } Handoff;
@@ -123,18 +133,94 @@ done:
     return out;
 }
 
+enum { GUARD_ATTR = 1, GUARD_BUFFER = 2 };
+
+static int
+guard_passes(PyObject *guard, PyObject *x)
+{
+    /* 1 when x passes the route's guard, 0 when not (the Python converter then decides, with its
+     * own errors). Two kinds, set by _handoff.GUARDED:
+     *   (GUARD_ATTR, type, name, call, allowed): type(x) is type (or type is None) and
+     *       allowed[x.name (called if call)] is True; e.g. a TensorFlow tensor's device, which the converter has seen on the CPU.
+     *   (GUARD_BUFFER, align): x exports a writable C-contiguous buffer whose address is a
+     *       multiple of align (or empty); e.g. an ndarray TensorFlow can alias.
+     * Never raises: whatever goes wrong here is left for the converter to report. */
+    if (guard == NULL)
+        return 1;
+    if (!PyTuple_CheckExact(guard) || PyTuple_GET_SIZE(guard) < 2)
+        return 0;
+    long kind = PyLong_AsLong(PyTuple_GET_ITEM(guard, 0));
+    if (kind == GUARD_ATTR && PyTuple_GET_SIZE(guard) == 5) {
+        PyObject *type = PyTuple_GET_ITEM(guard, 1);
+        if (type != Py_None && (PyObject *)Py_TYPE(x) != type)
+            return 0;
+        PyObject *name = PyTuple_GET_ITEM(guard, 2), *v;
+        if (PyObject_IsTrue(PyTuple_GET_ITEM(guard, 3)) == 1) {
+            /* x.name(): a method call that binds no method object (what Python's own call does) */
+            PyObject *self[2] = {NULL, x};  /* self[0]: the slot PY_VECTORCALL_ARGUMENTS_OFFSET lends */
+            v = PyObject_VectorcallMethod(name, self + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+        } else {
+            v = PyObject_GetAttr(x, name);
+        }
+        int ok = 0;
+        if (v != NULL && PyDict_CheckExact(PyTuple_GET_ITEM(guard, 4))) {
+            PyObject *allowed = PyDict_GetItemWithError(PyTuple_GET_ITEM(guard, 4), v);
+            ok = allowed == Py_True;
+        }
+        Py_XDECREF(v);
+        PyErr_Clear();
+        return ok;
+    }
+    if (kind == GUARD_BUFFER && PyTuple_GET_SIZE(guard) == 2) {
+        Py_ssize_t align = PyLong_AsSsize_t(PyTuple_GET_ITEM(guard, 1));
+        Py_buffer view;
+        if (align <= 0 || PyObject_GetBuffer(x, &view, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE) < 0) {
+            PyErr_Clear();
+            return 0;
+        }
+        int ok = view.len == 0 || (uintptr_t)view.buf % (uintptr_t)align == 0;
+        PyBuffer_Release(&view);
+        return ok;
+    }
+    PyErr_Clear();
+    return 0;
+}
+
+static PyObject *
+guarded_first(Handoff *h, PyObject *x)
+{
+    /* The route's first call on x, if x passes the guard: a new reference, or NULL with no error set
+     * when the Python converter must take over (a guard not passed, or any failure of the first
+     * call: the converter repeats it with its own checks and errors). */
+    if (!guard_passes(h->guard, x))
+        return NULL;
+    PyObject *out = PyObject_CallOneArg(h->first, x);
+    if (out == NULL && PyErr_ExceptionMatches(PyExc_Exception))
+        PyErr_Clear();
+    return out;
+}
+
 static PyObject *
 handoff_run(Handoff *h, PyObject *x, PyObject *op)
 {
     if (!h->cached) {
-        PyObject *out = PyObject_CallOneArg(h->first, x);
+        PyObject *out;
+        if (h->guard != NULL) {
+            out = guarded_first(h, x);
+            if (out == NULL && PyErr_Occurred())
+                return NULL;
+        } else {
+            out = PyObject_CallOneArg(h->first, x);
+            if (out == NULL) {
+                if (!PyErr_ExceptionMatches(REFUSALS))
+                    return NULL;
+                PyErr_Clear();  /* a refused layout or dtype: the converter's full path (copy=None) */
+            }
+        }
         if (out != NULL) {
             h->made++;
             return out;
         }
-        if (!PyErr_ExceptionMatches(REFUSALS))
-            return NULL;
-        PyErr_Clear();  /* a refused layout or dtype: the converter's full path (copy=None) */
         PyObject *args[2] = {x, op};
         return PyObject_Vectorcall(h->slow, args, 2, NULL);
     }
@@ -142,15 +228,36 @@ handoff_run(Handoff *h, PyObject *x, PyObject *op)
     if (key == NULL)
         return NULL;
     PyObject *entry = PyDict_GetItemWithError(CACHE, key);
-    Py_DECREF(key);
-    if (entry == NULL && PyErr_Occurred())
+    if (entry == NULL && PyErr_Occurred()) {
+        Py_DECREF(key);
         return NULL;
+    }
     if (entry != NULL) {
+        Py_DECREF(key);
         Py_INCREF(entry);
         PyObject *out = cache_hit(h, x, entry);
         Py_DECREF(entry);
         if (out != NULL || PyErr_Occurred())
             return out;
+    } else if (h->seen != NULL) {
+        /* A first sight (interop's admit): convert without storing, as the converter would. */
+        int before = PySet_Contains(h->seen, key);
+        PyObject *out = before == 0 ? guarded_first(h, x) : NULL;
+        if (out != NULL) {
+            if (PySet_GET_SIZE(h->seen) >= h->max_seen)
+                PySet_Clear(h->seen);
+            if (PySet_Add(h->seen, key) < 0) {
+                Py_DECREF(out);
+                out = NULL;
+            } else {
+                h->made++;
+            }
+        }
+        Py_DECREF(key);
+        if (out != NULL || PyErr_Occurred())
+            return out;
+    } else {
+        Py_DECREF(key);
     }
     PyObject *args[3] = {x, op, entry != NULL ? Py_True : Py_False};
     return PyObject_Vectorcall(h->slow, args, 3, NULL);
@@ -176,12 +283,18 @@ none_to_null(PyObject *o)
 static PyObject *
 handoff_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"cached", "first", "slow", "sig", "osig", "order", "dst", NULL};
+    static char *names[] = {"cached", "first", "slow", "sig", "osig", "order", "dst", "guard", "seen", "max_seen",
+                            NULL};
     int cached;
-    PyObject *first, *slow, *sig, *osig, *order, *dst;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "pOOOOOU:Handoff", names, &cached, &first, &slow, &sig, &osig,
-                                     &order, &dst))
+    PyObject *first, *slow, *sig, *osig, *order, *dst, *guard = Py_None, *seen = Py_None;
+    Py_ssize_t max_seen = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "pOOOOOU|OOn:Handoff", names, &cached, &first, &slow, &sig, &osig,
+                                     &order, &dst, &guard, &seen, &max_seen))
         return NULL;
+    if (seen != Py_None && (!PySet_CheckExact(seen) || max_seen <= 0)) {
+        PyErr_SetString(PyExc_TypeError, "Handoff: seen must be a set, with max_seen > 0");
+        return NULL;
+    }
     Handoff *h = (Handoff *)type->tp_alloc(type, 0);
     if (h == NULL)
         return NULL;
@@ -193,6 +306,9 @@ handoff_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     h->osig = none_to_null(osig);
     h->order = none_to_null(order);
     h->dst = Py_NewRef(dst);
+    h->guard = none_to_null(guard);
+    h->seen = none_to_null(seen);
+    h->max_seen = max_seen;
     return (PyObject *)h;
 }
 
@@ -204,6 +320,8 @@ handoff_traverse(Handoff *h, visitproc visit, void *arg)
     Py_VISIT(h->sig);
     Py_VISIT(h->osig);
     Py_VISIT(h->order);
+    Py_VISIT(h->guard);
+    Py_VISIT(h->seen);
     return 0;
 }
 
@@ -216,6 +334,8 @@ handoff_clear(Handoff *h)
     Py_CLEAR(h->osig);
     Py_CLEAR(h->order);
     Py_CLEAR(h->dst);
+    Py_CLEAR(h->guard);
+    Py_CLEAR(h->seen);
     return 0;
 }
 
@@ -254,7 +374,8 @@ static PyMethodDef handoff_methods[] = {
 static PyTypeObject HandoffType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "unarray._speedups.Handoff",
-    .tp_doc = "Handoff(cached, first, slow, sig, osig, order, dst): one ua.to route (see interop._fast).",
+    .tp_doc = "Handoff(cached, first, slow, sig, osig, order, dst, guard=None, seen=None, max_seen=0): "
+              "one ua.to route (see interop._fast).",
     .tp_basicsize = sizeof(Handoff),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_new = handoff_new,
@@ -328,6 +449,108 @@ python:
     return PyObject_Vectorcall(PYTO, args, nargs, kwnames);
 }
 
+#ifdef UNARRAY_NUMPY
+/* buffer_array(x): np.asarray(x) for a buffer exporter (a JAX CPU array), where exporting no buffer
+ * (a JAX array on a GPU: BufferError) is the device check, instead of asking x for its platform and
+ * then letting np.asarray read the buffer. The array is NumPy's own reading of it (base: a memoryview
+ * of x; read-only where the export is); each format's dtype is learned from NumPy's first reading. */
+#define N_FORMATS 32
+static struct {
+    char format[16];
+    PyArray_Descr *descr;
+} FORMATS[N_FORMATS];
+static int n_formats, numpy_loaded;
+
+static PyArray_Descr *
+known_format(const char *format)
+{
+    for (int i = 0; i < n_formats; i++)
+        if (strcmp(FORMATS[i].format, format) == 0)
+            return FORMATS[i].descr;
+    return NULL;
+}
+
+/* The base of a buffer_array result: holds x's buffer export until the array dies (one object,
+ * where a memoryview takes two). */
+typedef struct {
+    PyObject_HEAD
+    Py_buffer view;
+} BufferOwner;
+
+static void
+owner_dealloc(BufferOwner *o)
+{
+    PyBuffer_Release(&o->view);
+    Py_TYPE(o)->tp_free((PyObject *)o);
+}
+
+static PyTypeObject BufferOwnerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "unarray._speedups.BufferOwner",
+    .tp_doc = "The exporter's buffer behind an array made by buffer_array.",
+    .tp_basicsize = sizeof(BufferOwner),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)owner_dealloc,
+};
+
+static PyObject *
+buffer_array(PyObject *module, PyObject *x)
+{
+    if (!numpy_loaded) {
+        if (_import_array() < 0)
+            return NULL;
+        numpy_loaded = 1;
+    }
+    BufferOwner *o = PyObject_New(BufferOwner, &BufferOwnerType);
+    if (o == NULL)
+        return NULL;
+    if (PyObject_GetBuffer(x, &o->view, PyBUF_FULL_RO) < 0) {  /* what a memoryview asks for */
+        o->view.obj = NULL;  /* nothing to release */
+        Py_DECREF(o);
+        return NULL;
+    }
+    Py_buffer *v = &o->view;
+    const char *format = v->format != NULL ? v->format : "B";
+    PyArray_Descr *descr = known_format(format);
+    if (descr == NULL || v->ndim > NPY_MAXDIMS || v->suboffsets != NULL || (v->ndim > 0 && v->strides == NULL)
+        || PyDataType_ELSIZE(descr) != v->itemsize) {
+        /* NumPy's own reading, np.asarray(memoryview(x)), which names this format's dtype. */
+        Py_DECREF(o);
+        PyObject *mv = PyMemoryView_FromObject(x);
+        if (mv == NULL)
+            return NULL;
+        PyObject *arr = PyArray_FromAny(mv, NULL, 0, 0, 0, NULL);
+        const char *f = PyMemoryView_GET_BUFFER(mv)->format;
+        f = f != NULL ? f : "B";
+        if (arr != NULL && known_format(f) == NULL && n_formats < N_FORMATS && strlen(f) < sizeof FORMATS[0].format
+            && PyArray_Check(arr)) {
+            strcpy(FORMATS[n_formats].format, f);
+            FORMATS[n_formats].descr = (PyArray_Descr *)Py_NewRef(PyArray_DESCR((PyArrayObject *)arr));
+            n_formats++;
+        }
+        Py_DECREF(mv);
+        return arr;
+    }
+    npy_intp dims[NPY_MAXDIMS], strides[NPY_MAXDIMS];
+    for (int i = 0; i < v->ndim; i++) {
+        dims[i] = v->shape[i];
+        strides[i] = v->strides[i];
+    }
+    Py_INCREF(descr);  /* stolen by NewFromDescr */
+    PyObject *arr = PyArray_NewFromDescr(&PyArray_Type, descr, v->ndim, dims, strides, v->buf,
+                                         v->readonly ? 0 : NPY_ARRAY_WRITEABLE, NULL);
+    if (arr == NULL) {
+        Py_DECREF(o);
+        return NULL;
+    }
+    if (PyArray_SetBaseObject((PyArrayObject *)arr, (PyObject *)o) < 0) {  /* steals o, also on failure */
+        Py_DECREF(arr);
+        return NULL;
+    }
+    return arr;
+}
+#endif
+
 static PyMethodDef to_def = {"to", (PyCFunction)(void (*)(void))to, METH_FASTCALL | METH_KEYWORDS, NULL};
 
 static PyObject *
@@ -374,6 +597,11 @@ install(PyObject *module, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"install", install, METH_VARARGS, "install(python_to, fast, cache, refusals) -> the C ua.to"},
+#ifdef UNARRAY_NUMPY
+    {"buffer_array", buffer_array, METH_O,
+     "buffer_array(x) -> np.asarray(x) for an object exporting the buffer protocol (BufferError where x exports "
+     "none); built where NumPy's headers were found"},
+#endif
     {NULL, NULL, 0, NULL},
 };
 
@@ -392,6 +620,10 @@ PyInit__speedups(void)
     S_TO = PyUnicode_InternFromString("to");
     if (!S_DEVICE || !S_COPY || !S_OP || !S_TO)
         return NULL;
+#ifdef UNARRAY_NUMPY
+    if (PyType_Ready(&BufferOwnerType) < 0)
+        return NULL;
+#endif
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL)
         return NULL;

@@ -184,7 +184,10 @@ def _fast(r: _h.Route) -> Callable[[Any, str], Any]:
     # the route is a _speedups.Handoff doing the steps below.
     counts, compiling, dst, slow = r.counts, r.compiling, r.dst, _slow(r)
     if _speedups is not None:
-        return _speedups.Handoff(r.cached, r.first, slow, r.sig, r.osig, r.order, dst)
+        guarded = _h.GUARDED.get((r.src, dst))
+        guard, first = (None, r.first) if guarded is None else guarded(_speedups)
+        seen = _h.SEEN if r.cached and guarded is not None else None  # a first sight: guard + first in C
+        return _speedups.Handoff(r.cached, first, slow, r.sig, r.osig, r.order, dst, guard, seen, _h.MAX_SEEN)
     if not r.cached:
         first = r.first
 
