@@ -94,19 +94,27 @@ def test_consumer_sees_a_side_stream_write_every_time(cuda, dst):
     assert stale == 0
 
 
-def test_cache_hit_orders_a_later_write_too(cuda):
-    # The third handoff is a cache hit; torch wrote again on a side stream in between.
-    torch = cuda["torch"]
+@pytest.mark.parametrize("dst", ["cupy", "numba"])
+def test_cache_hit_orders_a_later_write_too(cuda, dst):
+    # From the third handoff on, cache hits; torch writes again on a side stream before each one. The
+    # hit's stream check (in C where built) must make the consumer wait, every time.
+    torch, cupy = cuda["torch"], cuda["cupy"]
     t = torch.zeros(2048, 2048, device="cuda")
-    ua.to(t, "cupy")
-    first = ua.to(t, "cupy")  # stored: the next handoff is a hit
-    side = torch.cuda.Stream()
-    with torch.cuda.stream(side):
-        torch.cuda._sleep(1_000_000)
-        t.fill_(5.0)
-        again = ua.to(t, "cupy")
-    assert again is first
-    assert float(again[-1, -1].get()) == 5.0
+    ua.to(t, dst)
+    first = ua.to(t, dst)  # stored: the next handoffs are hits
+    syncs = ua.stats()["syncs"]
+    stale = 0
+    for i in range(20):
+        side = torch.cuda.Stream()
+        with torch.cuda.stream(side):
+            torch.cuda._sleep(1_000_000)
+            t.fill_(float(i + 5))
+            again = ua.to(t, dst)
+        assert again is first
+        v = again[-1, -1].get() if dst == "cupy" else cupy.asarray(again)[-1, -1].get()
+        stale += float(v) != float(i + 5)
+    assert stale == 0
+    assert ua.stats()["syncs"] - syncs == 20  # one counted stream wait per hit (the streams differed)
 
 
 def test_torch_sees_finished_jax_work(cuda):

@@ -293,3 +293,72 @@ def test_no_reference_leaks_on_guarded_routes() -> None:
         if buffer_array is not None:
             buffer_array(j)
     assert [sys.getrefcount(o) for o in (a, t, j, "tensorflow", "numpy")] == before
+
+
+def test_signature_reads_are_the_signature_functions() -> None:
+    # The C route's hit compares the reads of SIGNATURE_READS with what store() kept from SIGNATURES.
+    samples: dict[str, list] = {"numpy": [np.ones((2, 3), np.float32), np.ones(4)[::-2], np.float64(1.0)]}
+    if _handoff.importlib.util.find_spec("torch"):
+        import torch
+
+        samples["torch"] = [torch.ones(2, 3), torch.ones(4, 4).t(), torch.zeros(())]
+    if _handoff.importlib.util.find_spec("jax"):
+        import jax.numpy as jnp
+
+        samples["jax"] = [jnp.ones((2, 3)), jnp.zeros(())]
+    assert set(_handoff.SIGNATURE_READS) <= set(_handoff.SIGNATURES)
+    for lib, xs in samples.items():
+        reads = _handoff.SIGNATURE_READS[lib]
+        for x in xs:
+            got = tuple(getattr(x, name)() if call else getattr(x, name) for name, call in reads)
+            assert got == _handoff.SIGNATURES[lib](x), (lib, got)
+
+
+@needs_c
+def test_signature_reads_in_c_miss_when_the_array_changes_in_place() -> None:
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("jax")
+    t = torch.arange(12.0)
+    for _ in range(3):
+        v = ua.to(t, "jax")
+    assert ua.to(t, "jax") is v  # a hit
+    t.resize_(3, 4)  # same pointer, new shape
+    w = ua.to(t, "jax")
+    assert w is not v and w.shape == (3, 4)
+    t.set_(torch.arange(5.0))  # new pointer
+    assert ua.to(t, "jax").tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    sig = interop._speedups.Handoff(True, len, len, (("shape", False), "bad"), None, None, "jax")
+    _handoff.CACHE[id(t)][1] = (t.shape, 0)  # an entry the malformed reads get to compare
+    with pytest.raises(TypeError, match="signature read"):
+        sig(t, "to")
+
+
+@needs_c
+def test_stream_order_reads_wait_only_when_the_streams_differ() -> None:
+    # order_streams on stand-ins: a GPU tensor whose current stream is 5, consumers on 5 and on 7.
+    waits: list = []
+
+    class Tensor:
+        def __init__(self, device: int):
+            self.device = device
+
+        def get_device(self) -> int:
+            return self.device
+
+    class Stream:
+        ptr = 7
+
+    raw = {0: 5}.__getitem__
+    for consumer, attr, want in ((5, None, 0), (7, None, 1), (Stream, "ptr", 1), (lambda: 5, None, 0)):
+        waits.clear()
+        h = interop._speedups.Handoff(True, len, len, None, None, (raw, consumer, attr, lambda x, d: waits.append(d)),
+                                      "cupy")
+        x = Tensor(0)
+        _handoff.CACHE[id(x)] = [_handoff.weakref.ref(x), None, {"cupy": ("view", None)}, 0]
+        assert h(x, "to") == "view" and len(waits) == want and waits[:1] in ([], ["cupy"])
+        cpu = Tensor(-1)  # get_device() -1: a CPU tensor, never waited for
+        _handoff.CACHE[id(cpu)] = [_handoff.weakref.ref(cpu), None, {"cupy": ("view", None)}, 0]
+        assert h(cpu, "to") == "view" and len(waits) == want
+    bad = interop._speedups.Handoff(True, len, len, None, None, (raw, 5), "cupy")
+    with pytest.raises(TypeError, match="stream-order reads"):
+        bad(x, "to")

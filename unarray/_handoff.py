@@ -581,7 +581,20 @@ def _torch_order(dst: str) -> Callable[[Any, str], None]:
     return order_numba
 
 
+def _torch_order_reads(dst: str) -> tuple[Any, ...] | None:
+    # _torch_order's check as the reads the C route makes (unarray/_speedups.c, order_streams):
+    # (torch's raw stream of a device, the consumer's stream or the function giving it, the attribute
+    # holding its handle, the wait).
+    raw = getattr(mod("torch")._C, "_cuda_getCurrentRawStream", None)
+    if raw is None:
+        return None
+    if dst == "cupy":
+        return (raw, mod("cupy").cuda.get_current_stream, "ptr", torch_stream_wait)
+    return (raw, _consumer_stream("numba"), None, torch_stream_wait)
+
+
 STREAM_ORDERED = {("torch", "cupy"): _torch_order, ("torch", "numba"): _torch_order}
+ORDER_READS = {("torch", "cupy"): _torch_order_reads, ("torch", "numba"): _torch_order_reads}
 
 
 def count_cai_wait(x: Any) -> None:
@@ -750,14 +763,14 @@ def _sig_numpy(x: Any) -> Any:
 
 def _sig_jax(x: Any) -> Any:
     # JAX arrays are immutable; a deleted (donated) one must miss.
-    return x.is_deleted()
+    return (x.is_deleted(),)
 
 
 def _sig_cupy(x: Any) -> Any:
     # Note: of a CuPy array's pointer, shape, strides and dtype only the shape can be assigned in
     # place (a reshape, which also sets the strides); the others are read-only attributes (checked
     # on the H100, benchmarks/results/h100/handoff_gpu.md, "cupy_assignable").
-    return x.shape
+    return (x.shape,)
 
 
 # None: nothing about the array can change in place (EagerTensors are immutable and a
@@ -766,6 +779,16 @@ def _sig_cupy(x: Any) -> Any:
 SIGNATURES: dict[str, Callable[[Any], Any] | None] = {
     "torch": _sig_torch, "numpy": _sig_numpy, "jax": _sig_jax, "cupy": _sig_cupy, "numba": None,
     "tensorflow": None,
+}
+
+
+# The same signatures as the reads the C route makes on a cache hit: (attribute, call it?) per item,
+# compared as read (tests/test_speedups.py holds them equal to the functions above).
+SIGNATURE_READS: dict[str, tuple[tuple[str, bool], ...]] = {
+    "torch": (("data_ptr", True), ("shape", False), ("stride", True), ("dtype", False)),
+    "numpy": (("shape", False), ("strides", False), ("dtype", False)),
+    "jax": (("is_deleted", True),),
+    "cupy": (("shape", False),),
 }
 
 

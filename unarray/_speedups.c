@@ -24,7 +24,7 @@ static PyObject *FAST;      /* dict: (source type, target name) -> route (Handof
 static PyObject *PYTO;      /* interop's Python ua.to: everything off the fast path */
 static PyObject *CACHE;     /* dict: id(x) -> [weakref, signature, {target: (view, view signature)}, refs] */
 static PyObject *REFUSALS;  /* exception types a native entry point refuses an array with */
-static PyObject *S_DEVICE, *S_COPY, *S_OP, *S_TO;
+static PyObject *S_DEVICE, *S_COPY, *S_OP, *S_TO, *S_GET_DEVICE;
 /* The last (type, backend) looked up and its route: a loop handing over one kind of array skips the
  * key tuple and the dict lookup. FAST's entries never change once set (one route per pair). */
 static PyObject *LAST_TYPE, *LAST_BACKEND, *LAST_ROUTE;
@@ -38,7 +38,7 @@ typedef struct {
     PyObject *slow;   /* the Python rest: slow(x, op) (uncached) or slow(x, op, had_entry) (cached) */
     PyObject *sig;    /* source signature function, or NULL (nothing can change in place) */
     PyObject *osig;   /* view signature function, or NULL */
-    PyObject *order;  /* stream order order(x, target), or NULL */
+    PyObject *order;  /* stream order: order(x, target) or its reads (order_streams), or NULL */
     PyObject *dst;    /* target library name */
     PyObject *guard;  /* what x must pass before `first` runs on it (guard_passes), or NULL */
     PyObject *seen;   /* cached route: the ids handed over before (_handoff.SEEN), or NULL: a first
@@ -50,10 +50,43 @@ typedef struct {
 
 static PyTypeObject HandoffType;
 
+static PyObject *
+read_value(PyObject *obj, PyObject *name, PyObject *call)
+{
+    /* obj.name, or obj.name() where call is true (binding no method object, as Python's call does). */
+    if (call == Py_True) {
+        PyObject *self[2] = {NULL, obj};  /* self[0]: the slot PY_VECTORCALL_ARGUMENTS_OFFSET lends */
+        return PyObject_VectorcallMethod(name, self + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    }
+    return PyObject_GetAttr(obj, name);
+}
+
 static int
 same_signature(PyObject *fn, PyObject *obj, PyObject *want)
 {
-    /* 1 when fn(obj) == want, 0 when not, -1 on error. */
+    /* 1 when obj's signature is want, 0 when not, -1 on error. fn is the signature function, or the
+     * reads it makes ((name, call) pairs, _handoff.SIGNATURE_READS): then each value is compared
+     * with want's item as it is read, with no tuple built and no Python frame. */
+    if (PyTuple_CheckExact(fn)) {
+        Py_ssize_t n = PyTuple_GET_SIZE(fn);
+        if (!PyTuple_CheckExact(want) || PyTuple_GET_SIZE(want) != n)
+            return 0;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *step = PyTuple_GET_ITEM(fn, i);
+            if (!PyTuple_CheckExact(step) || PyTuple_GET_SIZE(step) != 2) {
+                PyErr_SetString(PyExc_TypeError, "a signature read is a (name, call) pair");
+                return -1;
+            }
+            PyObject *got = read_value(obj, PyTuple_GET_ITEM(step, 0), PyTuple_GET_ITEM(step, 1));
+            if (got == NULL)
+                return -1;
+            int eq = PyObject_RichCompareBool(PyTuple_GET_ITEM(want, i), got, Py_EQ);
+            Py_DECREF(got);
+            if (eq <= 0)
+                return eq;
+        }
+        return 1;
+    }
     PyObject *got = PyObject_CallOneArg(fn, obj);
     if (got == NULL)
         return -1;
@@ -79,6 +112,8 @@ referent(PyObject *ref)
     return obj;
 #endif
 }
+
+static int order_streams(PyObject *order, PyObject *x, PyObject *dst);
 
 static PyObject *
 cache_hit(Handoff *h, PyObject *x, PyObject *entry)
@@ -116,13 +151,8 @@ cache_hit(Handoff *h, PyObject *x, PyObject *entry)
         if (eq <= 0)
             goto done;
     }
-    if (h->order != NULL) {
-        PyObject *args[2] = {x, h->dst};
-        PyObject *r = PyObject_Vectorcall(h->order, args, 2, NULL);
-        if (r == NULL)
-            goto done;
-        Py_DECREF(r);
-    }
+    if (h->order != NULL && order_streams(h->order, x, h->dst) < 0)
+        goto done;
     h->hits++;
     out = Py_NewRef(view);
 done:
@@ -131,6 +161,56 @@ done:
     Py_DECREF(want);
     Py_DECREF(ref);
     return out;
+}
+
+static int
+order_streams(PyObject *order, PyObject *x, PyObject *dst)
+{
+    /* A cache hit's stream order (0, or -1 on error). order is either a function order(x, dst) or the
+     * reads it makes, (raw, consumer, attr, wait) (_handoff.ORDER_READS): where x is on a GPU
+     * (x.get_device() >= 0) and raw(device), the producer's current stream, is not the consumer's
+     * (consumer itself where it is an int, else consumer(), or its attribute attr), wait(x, dst). */
+    if (!PyTuple_CheckExact(order)) {
+        PyObject *args[2] = {x, dst};
+        PyObject *r = PyObject_Vectorcall(order, args, 2, NULL);
+        Py_XDECREF(r);
+        return r == NULL ? -1 : 0;
+    }
+    if (PyTuple_GET_SIZE(order) != 4) {
+        PyErr_SetString(PyExc_TypeError, "stream-order reads are (raw, consumer, attr, wait)");
+        return -1;
+    }
+    PyObject *raw = PyTuple_GET_ITEM(order, 0), *consumer = PyTuple_GET_ITEM(order, 1);
+    PyObject *attr = PyTuple_GET_ITEM(order, 2), *wait = PyTuple_GET_ITEM(order, 3);
+    PyObject *dev = read_value(x, S_GET_DEVICE, Py_True);
+    if (dev == NULL)
+        return -1;
+    long index = PyLong_AsLong(dev);
+    if (index < 0) {
+        Py_DECREF(dev);
+        return index == -1 && PyErr_Occurred() ? -1 : 0;  /* -1: a CPU tensor, nothing to order */
+    }
+    PyObject *producer = PyObject_CallOneArg(raw, dev);
+    Py_DECREF(dev);
+    if (producer == NULL)
+        return -1;
+    PyObject *theirs;
+    if (PyLong_CheckExact(consumer)) {
+        theirs = Py_NewRef(consumer);
+    } else {
+        theirs = PyObject_CallNoArgs(consumer);
+        if (theirs != NULL && attr != Py_None)
+            Py_SETREF(theirs, PyObject_GetAttr(theirs, attr));
+    }
+    int same = theirs == NULL ? -1 : PyObject_RichCompareBool(producer, theirs, Py_EQ);
+    Py_DECREF(producer);
+    Py_XDECREF(theirs);
+    if (same != 0)
+        return same < 0 ? -1 : 0;
+    PyObject *args[2] = {x, dst};
+    PyObject *r = PyObject_Vectorcall(wait, args, 2, NULL);
+    Py_XDECREF(r);
+    return r == NULL ? -1 : 0;
 }
 
 enum { GUARD_ATTR = 1, GUARD_BUFFER = 2 };
@@ -154,14 +234,7 @@ guard_passes(PyObject *guard, PyObject *x)
         PyObject *type = PyTuple_GET_ITEM(guard, 1);
         if (type != Py_None && (PyObject *)Py_TYPE(x) != type)
             return 0;
-        PyObject *name = PyTuple_GET_ITEM(guard, 2), *v;
-        if (PyObject_IsTrue(PyTuple_GET_ITEM(guard, 3)) == 1) {
-            /* x.name(): a method call that binds no method object (what Python's own call does) */
-            PyObject *self[2] = {NULL, x};  /* self[0]: the slot PY_VECTORCALL_ARGUMENTS_OFFSET lends */
-            v = PyObject_VectorcallMethod(name, self + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-        } else {
-            v = PyObject_GetAttr(x, name);
-        }
+        PyObject *v = read_value(x, PyTuple_GET_ITEM(guard, 2), PyTuple_GET_ITEM(guard, 3));
         int ok = 0;
         if (v != NULL && PyDict_CheckExact(PyTuple_GET_ITEM(guard, 4))) {
             PyObject *allowed = PyDict_GetItemWithError(PyTuple_GET_ITEM(guard, 4), v);
@@ -618,7 +691,8 @@ PyInit__speedups(void)
     S_COPY = PyUnicode_InternFromString("copy");
     S_OP = PyUnicode_InternFromString("_op");
     S_TO = PyUnicode_InternFromString("to");
-    if (!S_DEVICE || !S_COPY || !S_OP || !S_TO)
+    S_GET_DEVICE = PyUnicode_InternFromString("get_device");
+    if (!S_DEVICE || !S_COPY || !S_OP || !S_TO || !S_GET_DEVICE)
         return NULL;
 #ifdef UNARRAY_NUMPY
     if (PyType_Ready(&BufferOwnerType) < 0)

@@ -187,7 +187,11 @@ def _fast(r: _h.Route) -> Callable[[Any, str], Any]:
         guarded = _h.GUARDED.get((r.src, dst))
         guard, first = (None, r.first) if guarded is None else guarded(_speedups)
         seen = _h.SEEN if r.cached and guarded is not None else None  # a first sight: guard + first in C
-        return _speedups.Handoff(r.cached, first, slow, r.sig, r.osig, r.order, dst, guard, seen, _h.MAX_SEEN)
+        sig = None if r.sig is None else _h.SIGNATURE_READS.get(r.src, r.sig)  # read in C
+        osig = None if r.osig is None else _h.SIGNATURE_READS.get(dst, r.osig)
+        reads = _h.ORDER_READS.get((r.src, dst))
+        order = r.order if reads is None else (reads(dst) or r.order)
+        return _speedups.Handoff(r.cached, first, slow, sig, osig, order, dst, guard, seen, _h.MAX_SEEN)
     if not r.cached:
         first = r.first
 

@@ -2,8 +2,9 @@
 
 Sections (each in try/except; an error is recorded and the rest runs):
   matrix  every pair among torch, CuPy, JAX, Numba: unarray first (empty cache), unarray repeated
-          (cache hit), every native candidate path; median host time per call (the GPU is idle at the
-          start of each call and synchronized after it, outside the timed region);
+          (cache hit), every native candidate path, timed in turns (interleaved_us); median host time
+          per call (the GPU is idle at the start of each call and synchronized after it, outside the
+          timed region), and back to back;
           zero-copy checked by data pointers and ua.stats()["bytes_copied"].
   stream  a long kernel writes on a side stream, the array is handed over and read on the consumer's
           stream, 200 times per pair: the reader must see the finished data every time.
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import random
 import sys
 import time
 import traceback
@@ -74,6 +76,41 @@ def median_us(fn, n=500, before=None, synced=True) -> float:
     return ts[len(ts) // 2] / 1000
 
 
+def interleaved_us(cases: dict[str, tuple[Any, Any]], n: int = 500, rounds: int = 10,
+                   synced: bool = True) -> dict[str, float]:
+    """median_us for several cases (name -> (fn, before)) timed in turns: ``rounds`` rounds of
+    ``n // rounds`` calls each, in a shuffled order per round, so that the host's slow spells fall
+    on all of them alike."""
+    rng = random.Random(0)
+    per = max(1, n // rounds)
+    samples: dict[str, list[int]] = {k: [] for k in cases}
+    for fn, before in cases.values():
+        for _ in range(20):
+            if before:
+                before()
+            fn()
+    sync()
+    names = list(cases)
+    for _ in range(rounds):
+        rng.shuffle(names)
+        for k in names:
+            fn, before = cases[k]
+            for i in range(per):
+                if before:
+                    before()
+                if synced or i % 50 == 0:
+                    sync()
+                t0 = time.perf_counter_ns()
+                fn()
+                samples[k].append(time.perf_counter_ns() - t0)
+        sync()
+    out = {}
+    for k, ts in samples.items():
+        ts.sort()
+        out[k] = ts[len(ts) // 2] / 1000
+    return out
+
+
 def sources() -> dict[str, Any]:
     import cupy
     import jax.numpy as jnp
@@ -115,28 +152,36 @@ def matrix() -> list[dict[str, Any]]:
 
     src = sources()
     rows = []
-    for (s, d), natives in candidates().items():
+    pairs = candidates()
+    for (s, d), natives in pairs.items():  # every pair once before any is timed (the first pair is no colder)
+        x = src[s]
+        for _ in range(20):
+            for f in natives.values():
+                f(x)
+            ua.to(x, d)
+    sync()
+    for (s, d), natives in pairs.items():
         x = src[s]
         row: dict[str, Any] = {"src": s, "dst": d}
         try:
-            nat = {name: median_us(lambda f=f: f(x)) for name, f in natives.items()}  # noqa: B023 (called at once)
-            row["native_us"] = nat
-            row["best_native"] = min(nat, key=nat.get)
-            row["native_b2b_us"] = {name: median_us(lambda f=f: f(x), synced=False)  # noqa: B023 (called at once)
-                                    for name, f in natives.items()}
             ua.stats(reset=True)
             y = ua.to(x, d)
             st = ua.stats()
             row["bytes_copied"] = st["bytes_copied"]
             row["same_pointer"] = _handoff.data_ptr(s, x) == _handoff.data_ptr(d, y)
-            row["first_us"] = median_us(lambda: ua.to(x, d), before=_handoff.clear)  # noqa: B023 (called at once)
-            row["repeated_us"] = median_us(lambda: ua.to(x, d))  # noqa: B023 (called at once)
-            row["first_b2b_us"] = median_us(lambda: ua.to(x, d), before=_handoff.clear,  # noqa: B023
-                                            synced=False)
-            row["repeated_b2b_us"] = median_us(lambda: ua.to(x, d), synced=False)  # noqa: B023 (called at once)
+            cases = {f"native {name}": (lambda f=f: f(x), None) for name, f in natives.items()}  # noqa: B023
+            cases["first"] = (lambda: ua.to(x, d), _handoff.clear)  # noqa: B023 (called at once)
+            cases["repeated"] = (lambda: ua.to(x, d), None)  # noqa: B023 (called at once)
+            synced = interleaved_us(cases)
             # The second handoff of an array converts again and stores the view (admission on second sight).
-            row["second_b2b_us"] = median_us(lambda: ua.to(x, d), synced=False,  # noqa: B023 (called at once)
-                                             before=lambda: (_handoff.clear(), ua.to(x, d)))  # noqa: B023
+            cases["second"] = (lambda: ua.to(x, d), lambda: (_handoff.clear(), ua.to(x, d)))  # noqa: B023
+            b2b = interleaved_us(cases, synced=False)
+            row["native_us"] = {name: synced[f"native {name}"] for name in natives}
+            row["best_native"] = min(row["native_us"], key=row["native_us"].get)
+            row["native_b2b_us"] = {name: b2b[f"native {name}"] for name in natives}
+            row["first_us"], row["repeated_us"] = synced["first"], synced["repeated"]
+            row["first_b2b_us"], row["repeated_b2b_us"] = b2b["first"], b2b["repeated"]
+            row["second_b2b_us"] = b2b["second"]
             row["path"] = _handoff.path(s, d).__name__
         except Exception as e:
             row["error"] = f"{type(e).__name__}: {e}"
@@ -271,6 +316,7 @@ def entry() -> dict[str, Any]:
     route = ua.interop._BY_NAMES[("torch", "cupy")]
     parts = {
         "torch->cupy order on a hit (streams agree)": lambda: route.order(t, "cupy"),
+        "torch->cupy route hit (C where built)": lambda: route.fast(t, "cupy"),
         "jax stream lookup": dev.get_stream_for_external_ready_events,
         "torch raw stream": lambda: h.torch_raw_stream(0),
         "cupy current stream": lambda: h._consumer_stream("cupy"),
@@ -296,6 +342,23 @@ def entry() -> dict[str, Any]:
         "torch->numba from_cuda_array_interface(desc, sync=False)":
             lambda: numba.cuda.from_cuda_array_interface(desc, owner=t, sync=False),
     }
+    try:  # Numba's device array built directly (what from_cuda_array_interface does, minus its checks)
+        from numba.cuda.cudadrv import devicearray, driver
+
+        ctx = numba.cuda.current_context()
+        ptr = driver.get_devptr_for_active_ctx(t.data_ptr())
+
+        def direct() -> Any:
+            mem = driver.MemoryPointer(ctx, ptr, size=t.numel() * 4, owner=t)
+            return devicearray.DeviceNDArray(shape=(N, N), strides=(4 * N, 4), dtype=np.dtype(np.float32),
+                                             gpu_data=mem, stream=0)
+
+        direct()
+        parts["torch->numba DeviceNDArray(MemoryPointer) direct"] = direct
+        parts["numba get_devptr_for_active_ctx"] = lambda: driver.get_devptr_for_active_ctx(t.data_ptr())
+        parts["numba current_context()"] = numba.cuda.current_context
+    except Exception as err:
+        parts["numba direct: " + f"{type(err).__name__}: {err}"[:100]] = lambda: None
     # Which CuPy array fields can be assigned in place (what the cache signature must read).
     assignable = {}
     for name, value in (("shape", (N * N,)), ("strides", (4 * N, 4)), ("dtype", np.dtype(np.int32)),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every GPU check and benchmark of unarray, for one lent GPU machine.
-#   bash benchmarks/gpu/run_all.sh PHASE     (PHASE: correctness | bench | attention | all)
+#   bash benchmarks/gpu/run_all.sh PHASE     (PHASE: correctness | bench | stress | attention | all)
 # Results go to $OUT (default ./out) as one tarball plus a summary, so that
 # they come back whole; each step has its own time limit and a failing step
 # does not stop the others.
@@ -56,6 +56,25 @@ if [[ $phase == bench || $phase == all ]]; then
   # The same matrix on the pure-Python path, for the C path's share.
   [ -f benchmarks/gpu/handoff_gpu.py ] && step handoff_python 240 env OUT="$RES/python" UNARRAY_PURE_PYTHON=1 \
     python3 benchmarks/gpu/handoff_gpu.py
+fi
+if [[ $phase == stress ]]; then
+  # The handoff conformance checks (JAX -> Numba among them) again and again, while another process
+  # keeps the GPU busy: one earlier run under load had 3 JAX -> Numba "values changed" failures.
+  python3 - > "$RES/stress_load.log" 2>&1 <<'PY' &
+import time, torch
+a = torch.randn(8192, 8192, device="cuda")
+t0 = time.time()
+while time.time() - t0 < 300:
+    a = torch.tanh(a @ a / 8192)
+    torch.cuda.synchronize()
+print("load done")
+PY
+  load=$!
+  for i in $(seq 1 ${STRESS_RUNS:-8}); do
+    step "stress_$i" 120 python3 -m unarray check --ops handoff --devices cuda --seed "$i" --out "$RES/stress_$i"
+  done
+  kill $load 2>/dev/null; wait
+  grep -h "fail\|error" "$RES"/stress_*.log | grep -v " 0 fail" | head -40 > "$RES/stress_failures.txt"
 fi
 if [[ $phase == attention || $phase == all ]]; then
   [ -f benchmarks/gpu/attention_gpu.py ] && step attention 420 env OUT="$RES" python3 benchmarks/gpu/attention_gpu.py
