@@ -236,16 +236,18 @@ def test_buffer_array_keeps_the_export_alive_and_refuses_non_exporters() -> None
 
 @needs_buffer_array
 def test_jax_to_numpy_takes_buffer_array_and_matches_np_asarray() -> None:
-    jnp = pytest.importorskip("jax.numpy")
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    cpu = jax.devices("cpu")[0]  # a GPU machine's default device is a GPU
     for dt in ("float32", "int32", "bool", "complex64", "float16", "uint8"):
-        x = jnp.asarray(np.random.default_rng(1).standard_normal((3, 5)) * 9).astype(dt)
+        x = jax.device_put((np.random.default_rng(1).standard_normal((3, 5)) * 9).astype(dt), cpu)
         ua.to(x, "numpy")
         y = ua.to(x, "numpy")
         _same_array(y, np.asarray(x))
         assert y.__array_interface__["data"][0] == x.unsafe_buffer_pointer()
     r = interop._BY_NAMES[("jax", "numpy")]
     assert r.fast.counters()[0] >= 6
-    b = jnp.ones(3, jnp.bfloat16)  # no buffer format for bfloat16: the converter's np.asarray
+    b = jax.device_put(jnp.ones(3, jnp.bfloat16), cpu)  # no buffer format for bfloat16: the converter's np.asarray
     assert ua.to(b, "numpy").dtype == np.asarray(b).dtype
 
 
