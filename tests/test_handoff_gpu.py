@@ -125,3 +125,21 @@ def test_torch_sees_finished_jax_work(cuda):
         _handoff.clear()
         t = ua.to((a * float(i + 1)) @ a, "torch")
         assert float(t[-1, -1]) == 2048.0 * (i + 1)
+
+
+def test_numba_arrays_built_directly_match_numbas_own_import(cuda):
+    # numba_array builds the device array itself (context and pointer type found once); it must equal
+    # what numba.cuda.from_cuda_array_interface gives for the same fields, on every layout.
+    torch, numba_cuda = cuda["torch"], cuda["numba"].cuda
+    rng = np.random.default_rng(7)
+    base = torch.from_numpy(rng.standard_normal((6, 10)).astype(np.float32)).to("cuda")
+    cases = [base, base[:, ::3], base.t(), base[2, 4], base[:0], base.to(torch.int8), base.to(torch.float16),
+             base.to(torch.complex64)[1:, 2:]]
+    for x in cases:
+        y = ua.to(x, "numba")
+        ref = numba_cuda.as_cuda_array(x)
+        assert y.device_ctypes_pointer.value == ref.device_ctypes_pointer.value
+        assert (y.shape, y.strides, y.dtype, y.size) == (ref.shape, ref.strides, ref.dtype, ref.size)
+        assert y.is_c_contiguous() == ref.is_c_contiguous() and y.is_f_contiguous() == ref.is_f_contiguous()
+        np.testing.assert_array_equal(y.copy_to_host(), ref.copy_to_host())
+    assert _handoff._NUMBA_MAKERS[0] is not None  # the probe passed: the direct build is what ran

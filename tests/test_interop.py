@@ -440,3 +440,10 @@ class _GpuJaxArray:
 def test_jax_on_an_accelerator_to_numpy_is_a_device_change():
     with pytest.raises(_handoff.OtherDevice, match="CPU"):
         _handoff.jax_to_np(_GpuJaxArray())
+
+
+def test_numba_c_strides_are_numbas() -> None:
+    api_util = pytest.importorskip("numba.cuda.api_util")
+    for shape in [(3, 4), (0, 3), (3, 0), (), (5,), (2, 1, 3)]:
+        want = api_util.prepare_shape_strides_dtype(shape, None, np.dtype(np.float32), order="C")[1]
+        assert _handoff._c_strides(shape, 4) == tuple(want), shape

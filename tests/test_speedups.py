@@ -364,3 +364,4 @@ def test_stream_order_reads_wait_only_when_the_streams_differ() -> None:
     bad = interop._speedups.Handoff(True, len, len, None, None, (raw, 5), "cupy")
     with pytest.raises(TypeError, match="stream-order reads"):
         bad(x, "to")
+
