@@ -60,12 +60,12 @@ def main() -> None:
         steps = {}
         ctx = nc.gpus[0].get_primary_context()
         steps["ctx"] = repr(ctx)
-        p = driver.get_devptr_for_active_ctx(1 << 20)
-        steps["pointer type"] = repr(type(p))
         host = np.arange(12, dtype=np.float32).reshape(3, 4)
         with nc.gpus[0]:
             probe = nc.to_device(host)
         ptr = probe.device_ctypes_pointer.value
+        p = driver.get_devptr_for_active_ctx(ptr)
+        steps["pointer type"] = repr(type(p))
         mem = driver.MemoryPointer(ctx, type(p)(ptr), size=driver.memory_size_from_info((3, 2), (16, 8), 4),
                                    owner=probe)
         got = devicearray.DeviceNDArray(shape=(3, 2), strides=(16, 8), dtype=host.dtype, gpu_data=mem, stream=0)
@@ -91,6 +91,40 @@ def main() -> None:
 
     paths = {"ua.to": via_ua, "as_cuda_array(x)": via_cai, "as_cuda_array(cupy.from_dlpack(x))": via_cupy,
              "block_until_ready + as_cuda_array": via_ready}
+    # The conformance check's own steps (unarray/conformance/runner.py, handoff_case), under load:
+    # is it the JAX array's values, or the handoff?
+    from unarray.conformance.runner import arr
+
+    load = subprocess.Popen([sys.executable, "-c", LOAD, str(60 + reps)])
+    time.sleep(3)
+    conf = {"x itself (np.asarray)": 0, "ua.to(x, numba)": 0, "as_cuda_array(x)": 0,
+            "x.block_until_ready(), as_cuda_array": 0, "ua.to after block_until_ready": 0}
+    try:
+        for i in range(reps):
+            for strided in (False, True):
+                for k in conf:
+                    base = arr(np.random.default_rng([i, strided]), (64, 34), "float32")
+                    _handoff.clear()
+                    x = ua.asarray(base, backend="jax", device="cuda:0")
+                    if strided:
+                        x, base = x[:, ::2], base[:, ::2]
+                    if k == "x itself (np.asarray)":
+                        got = np.asarray(x)
+                    elif k == "ua.to(x, numba)":
+                        got = ua.to(x, "numba").copy_to_host()
+                    elif k == "as_cuda_array(x)":
+                        got = cuda.as_cuda_array(x).copy_to_host()
+                    elif k == "x.block_until_ready(), as_cuda_array":
+                        x.block_until_ready()
+                        got = cuda.as_cuda_array(x).copy_to_host()
+                    else:
+                        x.block_until_ready()
+                        got = ua.to(x, "numba").copy_to_host()
+                    conf[k] += not np.array_equal(got, base)
+    finally:
+        load.kill()
+    res["conformance_steps_wrong"] = conf
+    print(conf, flush=True)
     load = subprocess.Popen([sys.executable, "-c", LOAD, str(30 + reps)])
     time.sleep(3)
     rng = np.random.default_rng(0)
