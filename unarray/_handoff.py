@@ -408,10 +408,42 @@ def to_numba(x: Any) -> Any:
             strides = None if x.is_contiguous() else tuple(st * item for st in x.stride())
             return numba_array(x.data_ptr(), tuple(x.shape), strides, np_dtype, x, x.get_device())
     elif not hasattr(x, "__cuda_array_interface__"):
-        # JAX exposes no CUDA array interface: go through CuPy's DLPack import (still zero-copy).
+        # A DLPack-only producer: through CuPy's DLPack import (still zero-copy).
         x = mod("cupy").from_dlpack(x)
     count_cai_wait(x)
     return mod("numba.cuda").as_cuda_array(x)
+
+
+def jax_to_numba(x: Any) -> Any:
+    # Note: JAX's __cuda_array_interface__ (what numba.cuda.as_cuda_array reads) names no stream and
+    # does not wait for the array's pending work (xla/python/py_array.cc, CudaArrayInterface): on the
+    # H100, under load from another process, Numba read the memory before JAX had written it
+    # (benchmarks/gpu/jax_numba_diag.py). JAX's DLPack export with Numba's stream makes that stream
+    # wait for the array instead (no host synchronize), and its capsule, the view's owner, holds the
+    # buffer for as long as the view lives; the interface then only describes the memory.
+    if x.platform() == "cpu":
+        raise OtherDevice("Numba device arrays live on the GPU")
+    stream = _consumer_stream("numba") or 1  # DLPack's 1: the legacy default stream
+    cap = jax_capsule(x, stream)
+    if cap is None:
+        cap = x.__dlpack__(stream=stream)
+    try:
+        cai = x.__cuda_array_interface__
+    except AttributeError as e:  # a dtype Numba has no type for (bfloat16), or a sharded array
+        from unarray._errors import DTypeError
+
+        raise DTypeError(f"Numba cannot take this JAX array: {e}", backend="numba") from None
+    kind, index = _JaxExport(x).__dlpack_device__()
+    return numba_array(cai["data"][0], cai["shape"], None, np.dtype(cai["typestr"]), _Held(cap, x), index)
+
+
+class _Held:
+    # The owner of a Numba view of a JAX array: the DLPack export (its deleter lets JAX free the
+    # buffer) and the array.
+    __slots__ = ("cap", "x")
+
+    def __init__(self, cap: Any, x: Any):
+        self.cap, self.x = cap, x
 
 
 def cupy_to_numba(x: Any) -> Any:
@@ -461,7 +493,6 @@ def _numba_maker(device: int) -> Any:
         from numba.cuda.cudadrv import devicearray, driver
 
         ctx = nc.gpus[device].get_primary_context()
-        pointer = type(driver.get_devptr_for_active_ctx(1 << 20))  # Numba's pointer type (a handle or c_void_p)
         size_of = driver.memory_size_from_info
         MemoryPointer, DeviceNDArray = driver.MemoryPointer, devicearray.DeviceNDArray
 
@@ -475,6 +506,7 @@ def _numba_maker(device: int) -> Any:
         with nc.gpus[device]:
             probe = nc.to_device(host)
         ptr = probe.device_ctypes_pointer.value
+        pointer = type(driver.get_devptr_for_active_ctx(ptr))  # Numba's pointer type (a handle or c_void_p)
         got = make(ptr, (3, 2), (16, 8), host.dtype, probe)
         ok = (got.device_ctypes_pointer.value == ptr and got.shape == (3, 2) and got.strides == (16, 8)
               and got.copy_to_host().tolist() == host[:, ::2].tolist()
@@ -706,7 +738,7 @@ PATHS: dict[tuple[str, str], Callable[[Any], Any]] = {
     ("cupy", "torch"): cupy_to_torch,
     ("torch", "numba"): to_numba,
     ("cupy", "numba"): cupy_to_numba,
-    ("jax", "numba"): to_numba,
+    ("jax", "numba"): jax_to_numba,
     ("numba", "cupy"): numba_to_cupy,
     ("jax", "cupy"): jax_to_cupy,
     ("numba", "torch"): numba_to_torch,

@@ -124,6 +124,28 @@ def main() -> None:
     finally:
         load.kill()
     res["conformance_steps_wrong"] = conf
+    # Without load: x still being computed (40 chained matmuls) when handed over.
+    import jax.numpy as jnp
+
+    big = jax.device_put(np.full((2048, 2048), 1 / 2048, np.float32), gpu)
+
+    @jax.jit
+    def late(v, m):
+        m = jax.lax.fori_loop(0, 40, lambda i, m: m @ big, m)
+        return v + 0.0 * m[0, 0]
+
+    base = np.random.default_rng(3).standard_normal((512, 512)).astype(np.float32)
+    late(jnp.asarray(base), big).block_until_ready()
+    late_stale = {"ua.to": 0, "as_cuda_array(x)": 0}
+    for i in range(20):
+        for k in late_stale:
+            _handoff.clear()
+            want = base * (i + 1)
+            x = late(jax.device_put(want, gpu), big)
+            y = ua.to(x, "numba") if k == "ua.to" else cuda.as_cuda_array(x)
+            late_stale[k] += not np.array_equal(y.copy_to_host(), want)
+    res["pending_jax_work_stale_of_20"] = late_stale
+    print(late_stale, flush=True)
     print(conf, flush=True)
     load = subprocess.Popen([sys.executable, "-c", LOAD, str(30 + reps)])
     time.sleep(3)
