@@ -1,8 +1,14 @@
 """JAX -> Numba/CuPy/torch on CUDA while JAX is still computing the source: does the consumer see it?
 
-Each trial makes x depend on a long JAX matrix product (x = base + 0 * sum(big @ big)), hands x over
-at once with ua.to, and reads the consumer array back on the consumer's default stream. A read that
-differs from base is a stream-order bug. Run: python3 benchmarks/gpu/stream_order_jax.py [trials]
+Each trial makes x depend on 40 chained matrix products in one jitted call (milliseconds of GPU work
+queued at once), hands x over at once with ua.to, and reads the consumer array back on the consumer's
+default stream. A read that differs from base is a stream-order bug; "native" is the consumer's own
+import (numba.cuda.as_cuda_array, cupy.from_dlpack, torch.from_dlpack) for comparison.
+Run: python3 benchmarks/gpu/stream_order_jax.py [trials]
+
+Note: an earlier version built x from eager ops (x0 + 0 * sum(big @ big)); dispatching them one by
+one took longer than the GPU took to run them, so x was ready before the handoff and the check
+could not fail (0 stale of 240 while JAX -> Numba had the bug jax_numba_diag.py then showed).
 """
 
 from __future__ import annotations
@@ -27,11 +33,21 @@ from unarray import interop
 
 trials = int(sys.argv[1]) if len(sys.argv) > 1 else 40
 gpu = jax.devices("gpu")[0]
-big = jax.device_put(np.random.default_rng(0).standard_normal((4096, 4096), np.float32), gpu)
+big = jax.device_put(np.full((2048, 2048), 1 / 2048, np.float32), gpu)  # big @ big == big
+
+
+@jax.jit
+def late(v, m):
+    m = jax.lax.fori_loop(0, 40, lambda i, m: m @ big, m)
+    return v + 0.0 * m[0, 0]
+
+
+late(jnp.zeros((64, 34), jnp.float32), big).block_until_ready()  # compiled outside the trials
 read = {"numba": lambda y: y.copy_to_host(), "cupy": lambda y: y.get(), "torch": lambda y: y.cpu().numpy()}
+native = {"numba": numba.cuda.as_cuda_array, "cupy": cupy.from_dlpack, "torch": torch.from_dlpack}
 out = {"ua.to": "C" if interop._speedups is not None else "Python", "trials": trials}
 for dst in ("numba", "cupy", "torch"):
-    for when in ("first", "third"):
+    for when in ("first", "third", "native"):
         bad = 0
         for i in range(trials):
             base = np.random.default_rng(i).standard_normal((64, 34)).astype(np.float32)
@@ -39,8 +55,8 @@ for dst in ("numba", "cupy", "torch"):
             jax.block_until_ready(x0)
             if when == "third":
                 ua.to(x0, dst), ua.to(x0, dst)  # stored: the next handoff is a cache hit
-            x = x0 + 0.0 * jnp.sum(big @ big)  # ready only after the product
-            y = ua.to(x, dst)
+            x = late(x0, big)  # ready only after the products
+            y = native[dst](x) if when == "native" else ua.to(x, dst)
             bad += not np.array_equal(read[dst](y), base)
         out[f"{dst} {when}"] = bad
 print(json.dumps(out))
