@@ -49,13 +49,18 @@ if [[ $phase == correctness || $phase == all ]]; then
   wait
 fi
 if [[ $phase == bench || $phase == all ]]; then
-  step dispatch 120 python3 benchmarks/dispatch.py --backends torch-cuda,cupy,jax-gpu,numpy,torch,jax \
-    --repeats 9 --number 1000 --out "$RES" --tag h100
-  [ -f benchmarks/gpu/cupy_check.py ] && step cupy_check 90 env OUT="$RES" python3 benchmarks/gpu/cupy_check.py
+  if [[ ${BENCH:-all} != handoff ]]; then  # BENCH=handoff: the handoff benchmarks only
+    step dispatch 120 python3 benchmarks/dispatch.py --backends torch-cuda,cupy,jax-gpu,numpy,torch,jax \
+      --repeats 9 --number 1000 --out "$RES" --tag h100
+    [ -f benchmarks/gpu/cupy_check.py ] && step cupy_check 90 env OUT="$RES" python3 benchmarks/gpu/cupy_check.py
+  fi
   [ -f benchmarks/gpu/handoff_gpu.py ] && step handoff 240 env OUT="$RES" python3 benchmarks/gpu/handoff_gpu.py
   # The same matrix on the pure-Python path, for the C path's share.
   [ -f benchmarks/gpu/handoff_gpu.py ] && step handoff_python 240 env OUT="$RES/python" UNARRAY_PURE_PYTHON=1 \
     python3 benchmarks/gpu/handoff_gpu.py
+  # JAX sources still computing when handed over, on both paths, beside the consumers' own imports.
+  step stream_order_jax 120 env OUT="$RES" python3 benchmarks/gpu/stream_order_jax.py 40
+  step stream_order_jax_python 120 env OUT="$RES" UNARRAY_PURE_PYTHON=1 python3 benchmarks/gpu/stream_order_jax.py 40
 fi
 if [[ $phase == stress ]]; then
   # The handoff conformance checks (JAX -> Numba among them) again and again, while another process
