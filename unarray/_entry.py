@@ -126,8 +126,9 @@ def _tf_entry() -> Any:
             from tensorflow.python import pywrap_tfe
             from tensorflow.python.eager import context
 
-            pair: Any = (pywrap_tfe.TFE_FromDlpackCapsule, pywrap_tfe.TFE_ToDlpackCapsule, context.context)
+            pair: Any = (pywrap_tfe.TFE_FromDlpackCapsule, pywrap_tfe.TFE_ToDlpackCapsule, context.context, context)
             context.context()._context_handle  # noqa: B018 (the attribute _handle reads, None before first use)
+            context._context  # noqa: B018 (the global context.context() returns)
         except (ImportError, AttributeError):
             pair = None
         _TF.append(pair)
@@ -151,7 +152,7 @@ def tf_from_export(x: Any) -> Any:
     """``tf.experimental.dlpack.from_dlpack(x.__dlpack__())`` once ``tf_from_capsule`` has run (for the C
     route, which hands any failure to the converter: an entry point missing, the context not started)."""
     e = _TF[0]
-    return e[0](x.__dlpack__(), e[2]()._context_handle)
+    return e[0](x.__dlpack__(), e[3]._context._context_handle)
 
 
 def tf_capsule(t: Any) -> Any:
