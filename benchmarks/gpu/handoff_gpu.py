@@ -56,24 +56,7 @@ def sync() -> None:
 def median_us(fn, n=500, before=None, synced=True) -> float:
     """Median host time per call. synced: the GPU is idle before each call (a device synchronize,
     outside the timed region); else calls run back to back, with a synchronize every 50 calls."""
-    for _ in range(20):
-        if before:
-            before()
-        fn()
-    sync()
-    ts = []
-    for i in range(n):
-        if before:
-            before()
-        if synced or i % 50 == 0:
-            sync()
-        t0 = time.perf_counter_ns()
-        fn()
-        t1 = time.perf_counter_ns()
-        ts.append(t1 - t0)
-    sync()
-    ts.sort()
-    return ts[len(ts) // 2] / 1000
+    return interleaved_us({"fn": (fn, before)}, n, rounds=1, synced=synced)["fn"]
 
 
 def interleaved_us(cases: dict[str, tuple[Any, Any]], n: int = 500, rounds: int = 10,
