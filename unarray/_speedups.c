@@ -2,10 +2,13 @@
  *
  * ua.to(x, backend) with neither device nor copy given is a dict lookup on (type(x), backend)
  * and one route: an uncached route calls the native entry point (torch.from_numpy,
- * Tensor.numpy, ...); a cached route checks the weak cache (the entry interop/_handoff keep:
- * [weakref, signature, {target: (view, view signature)}, refs]). Everything else (a miss, a
- * refusal, keywords, a first handoff of a pair) goes to the Python code, which this module
- * only short-cuts: interop._fast's pure-Python closures do the same, step by step.
+ * Tensor.numpy, ...), where a guard allows it (guard_passes: the checks the converter would make,
+ * read in C); a cached route checks the weak cache (the entry interop/_handoff keep:
+ * [weakref, signature, {target: (view, view signature)}, refs]), reading the signatures and the
+ * stream order in C where _handoff gives their reads, and may take a first sight of an array the
+ * guarded way too. Everything else (a miss, a refusal, keywords, a first handoff of a pair) goes to
+ * the Python code, which this module only short-cuts: interop._fast's pure-Python closures and the
+ * converters make the same checks, step by step.
  *
  * Written in C because those steps cost less than the Python frames around them: on the dev VM
  * the two frames were about 0.2 us of a 0.6 us torch.from_numpy (benchmarks/handoff.py).
@@ -49,10 +52,10 @@ typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     int cached;
-    PyObject *first;  /* uncached: the native entry point, called on x */
+    PyObject *first;  /* the native entry point called on x (uncached, or a first sight with seen) */
     PyObject *slow;   /* the Python rest: slow(x, op) (uncached) or slow(x, op, had_entry) (cached) */
-    PyObject *sig;    /* source signature function, or NULL (nothing can change in place) */
-    PyObject *osig;   /* view signature function, or NULL */
+    PyObject *sig;    /* source signature: function or reads (same_signature), or NULL (nothing can change) */
+    PyObject *osig;   /* view signature, the same way, or NULL */
     PyObject *order;  /* stream order: order(x, target) or its reads (order_streams), or NULL */
     PyObject *dst;    /* target library name */
     PyObject *guard;  /* what x must pass before `first` runs on it (guard_passes), or NULL */
@@ -236,7 +239,8 @@ guard_passes(PyObject *guard, PyObject *x)
     /* 1 when x passes the route's guard, 0 when not (the Python converter then decides, with its
      * own errors). Two kinds, set by _handoff.GUARDED:
      *   (GUARD_ATTR, type, name, call, allowed): type(x) is type (or type is None) and
-     *       allowed[x.name (called if call)] is True; e.g. a TensorFlow tensor's device, which the converter has seen on the CPU.
+     *       allowed[x.name (called if call)] is True; e.g. a TensorFlow tensor's device, one the
+     *       converter has seen on the CPU.
      *   (GUARD_BUFFER, align): x exports a writable C-contiguous buffer whose address is a
      *       multiple of align (or empty); e.g. an ndarray TensorFlow can alias.
      * Never raises: whatever goes wrong here is left for the converter to report. */
