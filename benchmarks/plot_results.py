@@ -41,7 +41,8 @@ def attention(d: Path) -> None:
 
 
 def handoff(d: Path) -> None:
-    rows = [r for r in json.loads((d / "handoff_gpu.json").read_text())["matrix"] if "first_us" in r]
+    rows = [r for r in json.loads((d / "handoff_gpu.json").read_text())["matrix"]
+            if "first_us" in r and not r.get("again")]  # "again": the first pair timed a second time
     labels = [f"{r['src']}→{r['dst']}" for r in rows]
     x = np.arange(len(rows))
     fig, ax = plt.subplots(figsize=(12, 4.5))

@@ -348,10 +348,11 @@ def test_stream_order_reads_wait_only_when_the_streams_differ() -> None:
             return self.device
 
     class Stream:
-        ptr = 7
+        def __init__(self, device: int):
+            self.ptr = {0: 7}[device]  # the consumer's stream on the tensor's device
 
     raw = {0: 5}.__getitem__
-    for consumer, attr, want in ((5, None, 0), (7, None, 1), (Stream, "ptr", 1), (lambda: 5, None, 0)):
+    for consumer, attr, want in ((5, None, 0), (7, None, 1), (Stream, "ptr", 1), (lambda dev: 5, None, 0)):
         waits.clear()
         h = interop._speedups.Handoff(True, len, len, None, None, (raw, consumer, attr, lambda x, d: waits.append(d)),
                                       "cupy")

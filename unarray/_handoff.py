@@ -657,11 +657,14 @@ def _torch_order(dst: str) -> Callable[[Any, str], None]:
     if raw is None:
         return torch_stream_wait
     if dst == "cupy":
+        # CuPy's current stream on the tensor's device: named, it spares CuPy asking for the current one.
         current = mod("cupy").cuda.get_current_stream
 
         def order(x: Any, dst: str) -> None:
-            if x.is_cuda and raw(x.get_device()) != current().ptr:
-                torch_stream_wait(x, dst)
+            if x.is_cuda:
+                dev = x.get_device()
+                if raw(dev) != current(dev).ptr:
+                    torch_stream_wait(x, dst)
 
         return order
     numba_stream = _consumer_stream("numba")
@@ -675,8 +678,8 @@ def _torch_order(dst: str) -> Callable[[Any, str], None]:
 
 def _torch_order_reads(dst: str) -> tuple[Any, ...] | None:
     # _torch_order's check as the reads the C route makes (unarray/_speedups.c, order_streams):
-    # (torch's raw stream of a device, the consumer's stream or the function giving it, the attribute
-    # holding its handle, the wait).
+    # (torch's raw stream of a device, the consumer's stream or the function giving it for a device,
+    # the attribute holding its handle, the wait).
     raw = getattr(mod("torch")._C, "_cuda_getCurrentRawStream", None)
     if raw is None:
         return None

@@ -187,7 +187,7 @@ order_streams(PyObject *order, PyObject *x, PyObject *dst)
     /* A cache hit's stream order (0, or -1 on error). order is either a function order(x, dst) or the
      * reads it makes, (raw, consumer, attr, wait) (_handoff.ORDER_READS): where x is on a GPU
      * (x.get_device() >= 0) and raw(device), the producer's current stream, is not the consumer's
-     * (consumer itself where it is an int, else consumer(), or its attribute attr), wait(x, dst). */
+     * (consumer itself where it is an int, else consumer(device), or its attribute attr), wait(x, dst). */
     if (!PyTuple_CheckExact(order)) {
         PyObject *args[2] = {x, dst};
         PyObject *r = PyObject_Vectorcall(order, args, 2, NULL);
@@ -209,17 +209,19 @@ order_streams(PyObject *order, PyObject *x, PyObject *dst)
         return index == -1 && PyErr_Occurred() ? -1 : 0;  /* -1: a CPU tensor, nothing to order */
     }
     PyObject *producer = PyObject_CallOneArg(raw, dev);
-    Py_DECREF(dev);
-    if (producer == NULL)
+    if (producer == NULL) {
+        Py_DECREF(dev);
         return -1;
+    }
     PyObject *theirs;
     if (PyLong_CheckExact(consumer)) {
         theirs = Py_NewRef(consumer);
     } else {
-        theirs = PyObject_CallNoArgs(consumer);
+        theirs = PyObject_CallOneArg(consumer, dev);
         if (theirs != NULL && attr != Py_None)
             Py_SETREF(theirs, PyObject_GetAttr(theirs, attr));
     }
+    Py_DECREF(dev);
     int same = theirs == NULL ? -1 : PyObject_RichCompareBool(producer, theirs, Py_EQ);
     Py_DECREF(producer);
     Py_XDECREF(theirs);
