@@ -167,3 +167,17 @@ def test_numba_sees_finished_jax_work(cuda):
         x = late(jax.device_put(want, gpu), big)
         stale += not np.array_equal(ua.to(x, "numba").copy_to_host(), want)
     assert stale == 0
+
+
+@pytest.mark.parametrize("dst", ["torch", "cupy", "numba"])
+def test_deleting_a_jax_array_with_views_alive(cuda, dst):
+    # The views (one in unarray's cache) keep the buffer; deleting the JAX array neither aborts the
+    # process (XLA's hold check, when the export was of the array itself) nor lets it be handed over again.
+    jax = cuda["jax"]
+    x = jax.device_put(np.arange(6.0, dtype=np.float32), jax.devices("gpu")[0])
+    views = [ua.to(x, dst) for _ in range(3)]
+    x.delete()
+    with pytest.raises(ua.HandoffError, match="deleted"):
+        ua.to(x, dst)
+    for v in views:
+        np.testing.assert_array_equal(host(dst, v), np.arange(6.0, dtype=np.float32))

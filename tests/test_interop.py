@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import gc
 import itertools
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -430,6 +433,9 @@ def test_a_consumer_on_another_device_is_a_move_the_caller_asks_for():
 
 class _GpuJaxArray:
     # What jax_to_np reads of an array on an accelerator: np.asarray would copy it to the host.
+    def is_deleted(self) -> bool:
+        return False
+
     def platform(self) -> str:
         return "gpu"
 
@@ -447,3 +453,32 @@ def test_numba_c_strides_are_numbas() -> None:
     for shape in [(3, 4), (0, 3), (3, 0), (), (5,), (2, 1, 3)]:
         want = api_util.prepare_shape_strides_dtype(shape, None, np.dtype(np.float32), order="C")[1]
         assert _handoff._c_strides(shape, 4) == tuple(want), shape
+
+
+def test_a_deleted_jax_array_is_a_clear_error_not_a_crash() -> None:
+    # jaxlib's Array.platform() crashes the process on a deleted array (every JAX converter asks
+    # is_deleted() first), and so did deleting an array with a view of unarray's own DLPack export
+    # alive (the export is of its shard now). In a subprocess, so that a crash fails this test.
+    pytest.importorskip("jax")
+    # The views made before (one of them in unarray's cache) outlive the deletion and still read.
+    code = (
+        "import numpy as np, jax, jax.numpy as jnp, unarray as ua\n"
+        "for dst in ['numpy', 'torch', 'tensorflow']:\n"
+        "    x = jax.device_put(jnp.arange(3.0), jax.devices('cpu')[0])\n"
+        "    try:\n"
+        "        views = [ua.to(x, dst) for _ in range(3)]\n"
+        "    except ua.BackendNotAvailableError:\n"
+        "        continue\n"
+        "    x.delete()\n"
+        "    try:\n"
+        "        ua.to(x, dst)\n"
+        "    except ua.HandoffError as e:\n"
+        "        assert all(np.asarray(v).tolist() == [0.0, 1.0, 2.0] for v in views)\n"
+        "        print(dst, e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          cwd=str(Path(__file__).resolve().parents[1]))
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines and all("ua.to [jax]: this JAX array has been deleted" in ln for ln in lines), done.stdout
+    assert lines[0].startswith("numpy ")

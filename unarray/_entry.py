@@ -56,7 +56,7 @@ def _jax_entry() -> Any:
             probe = raw[-at % 64:][:64].view(np.float32)  # 64-byte aligned: JAX aliases it
             out = _jax_import(e, probe, True)
             ok = out.unsafe_buffer_pointer() == at + (-at % 64) and out.shape == (16,) and str(out.dtype) == "float32"
-            ok = ok and type(e.export(out, stream=None)).__name__ == "PyCapsule"
+            ok = ok and type(e.export(out._fully_replicated_shard(), stream=None)).__name__ == "PyCapsule"
         except Exception:
             ok = False
         _JAX.append(e if ok else None)
@@ -103,7 +103,10 @@ def jax_capsule(x: Any, stream: int | None = None) -> Any:
     e = _JAX[0] if _JAX else _jax_entry()
     if e is None or len(x._arrays) != 1:
         return None
-    return e.export(x, stream=stream)
+    # Note: the export is of x's shard, a separate array object, as jax's to_dlpack does
+    # (addressable_data(0)): exported from x itself, x.delete() with a view alive aborted the process
+    # (XLA: "Non-zero type 1 hold on destruction").
+    return e.export(x._fully_replicated_shard(), stream=stream)
 
 
 _TORCH: list[Any] = []

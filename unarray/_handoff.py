@@ -232,10 +232,21 @@ def _is_permutation(x: Any) -> bool:
     return True
 
 
+def _jax_platform(x: Any) -> str:
+    # Note: jaxlib's Array.platform() crashes the process (a segfault, jax 0.10 on the CPU) on a deleted
+    # (donated) array; is_deleted() answers.
+    if x.is_deleted():
+        from unarray._errors import HandoffError
+
+        raise HandoffError("this JAX array has been deleted (donated to a jitted call, or .delete()): there is "
+                           "no data to hand over; hand over the array before donating it", backend="jax")
+    return str(x.platform())
+
+
 def jax_to_np(x: Any) -> Any:
     # np.asarray(jax) 0.80 us (a read-only view; JAX arrays are immutable) vs np.from_dlpack 2.65 us.
     # On an accelerator np.asarray would copy to the host: that is a device change (ua.to device="cpu").
-    if x.platform() != "cpu":
+    if _jax_platform(x) != "cpu":
         raise OtherDevice("NumPy arrays live on the CPU")
     return np.asarray(x)
 
@@ -245,7 +256,7 @@ def jax_to_torch(x: Any) -> Any:
     # names torch's current stream, as torch.from_dlpack does, so JAX orders its work before it.
     # Note: torch gets a writable alias of an immutable JAX buffer (as with torch.from_dlpack
     # itself); writing into it changes the JAX array.
-    if x.platform() == "cpu":
+    if _jax_platform(x) == "cpu":
         cap = jax_capsule(x)
     else:
         kind, index = x.__dlpack_device__()
@@ -284,9 +295,10 @@ def torch_to_tf(x: Any) -> Any:
 
 
 def jax_to_tf(x: Any) -> Any:
+    cpu = _jax_platform(x) == "cpu"
     if x.unsafe_buffer_pointer() % TF_ALIGN and x.size:
         raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
-    cap = jax_capsule(x) if x.platform() == "cpu" else None
+    cap = jax_capsule(x) if cpu else None
     return tf_from_capsule(x.__dlpack__() if cap is None else cap)
 
 
@@ -421,7 +433,7 @@ def jax_to_numba(x: Any) -> Any:
     # (benchmarks/gpu/jax_numba_diag.py). JAX's DLPack export with Numba's stream makes that stream
     # wait for the array instead (no host synchronize), and its capsule, the view's owner, holds the
     # buffer for as long as the view lives; the interface then only describes the memory.
-    if x.platform() == "cpu":
+    if _jax_platform(x) == "cpu":
         raise OtherDevice("Numba device arrays live on the GPU")
     stream = _consumer_stream("numba") or 1  # DLPack's 1: the legacy default stream
     cap = jax_capsule(x, stream)
@@ -560,7 +572,7 @@ def numba_to_torch(x: Any) -> Any:
 def jax_to_cupy(x: Any) -> Any:
     # cupy.from_dlpack(jax) 8.4 us (H100) goes through JAX's Python __dlpack__; here CuPy gets the
     # export JAX's wrapper ends in (unarray/_entry.py), still naming CuPy's stream for JAX to order.
-    if x.platform() == "cpu":
+    if _jax_platform(x) == "cpu":
         raise OtherDevice("CuPy arrays live on the GPU")
     return mod("cupy").from_dlpack(_JaxExport(x))
 
@@ -905,7 +917,6 @@ FIRST: dict[tuple[str, str], Callable[[], Callable[[Any], Any]]] = {
 # The guards of unarray/_speedups.c (guard_passes): (GUARD_ATTR, type or None, attribute, call it?,
 # {value: True}) and (GUARD_BUFFER, alignment).
 GUARD_ATTR, GUARD_BUFFER = 1, 2
-_JAX_CPU = {"cpu": True}
 
 
 def _tf_eager() -> Any:
@@ -917,12 +928,12 @@ def _tf_eager() -> Any:
 # Pairs whose first handoff the C route (unarray._speedups, given as sp) finishes itself: where the
 # array passes a guard (the checks the converter makes, read in C), one call does the converter's
 # work; anything that fails the guard or the call goes to the converter. The pure-Python routes run
-# the converter. Each entry gives (guard or None, call).
-GUARDED: dict[tuple[str, str], Callable[[Any], tuple[tuple[Any, ...] | None, Callable[[Any], Any]]]] = {
-    # jax_to_np: x.platform() == "cpu", then np.asarray. sp.buffer_array makes the check by reading the
-    # buffer (a JAX array on a GPU exports none: BufferError, a refusal), 0.1 us less.
-    ("jax", "numpy"): lambda sp: ((None, sp.buffer_array) if hasattr(sp, "buffer_array")
-                                  else ((GUARD_ATTR, None, "platform", True, _JAX_CPU), np.asarray)),
+# the converter. Each entry gives (guard or None, call), or None where this build has no such path.
+GUARDED: dict[tuple[str, str], Callable[[Any], tuple[tuple[Any, ...] | None, Callable[[Any], Any]] | None]] = {
+    # jax_to_np: on the CPU, np.asarray. sp.buffer_array makes the check by reading the buffer (a JAX
+    # array on a GPU, or a deleted one, exports none: BufferError, a refusal). Without it the converter
+    # runs (a guard reading x.platform() would crash the process on a deleted array: _jax_platform).
+    ("jax", "numpy"): lambda sp: (None, sp.buffer_array) if hasattr(sp, "buffer_array") else None,
     # tf_to_np: a device the converter found on the CPU (_TF_ON_CPU), then _numpy(); on an EagerTensor
     # exactly (its status errors are the converter's to translate: the C route hands over any failure).
     ("tensorflow", "numpy"): lambda sp: ((GUARD_ATTR, _tf_eager(), "device", False, _TF_ON_CPU),

@@ -184,8 +184,9 @@ def _fast(r: _h.Route) -> Callable[[Any, str], Any]:
     # the route is a _speedups.Handoff doing the steps below.
     counts, compiling, dst, slow = r.counts, r.compiling, r.dst, _slow(r)
     if _speedups is not None:
-        guarded = _h.GUARDED.get((r.src, dst))
-        guard, first = (None, r.first) if guarded is None else guarded(_speedups)
+        make = _h.GUARDED.get((r.src, dst))
+        guarded = None if make is None else make(_speedups)
+        guard, first = (None, r.first) if guarded is None else guarded
         seen = _h.SEEN if r.cached and guarded is not None else None  # a first sight: guard + first in C
         sig = None if r.sig is None else _h.SIGNATURE_READS.get(r.src, r.sig)  # read in C
         osig = None if r.osig is None else _h.SIGNATURE_READS.get(dst, r.osig)
@@ -251,14 +252,19 @@ def _convert(x: Any, r: _h.Route, copy: bool | None, op: str, keep: bool) -> Any
     before = _refs(x) if keep else 0
     try:
         out = r.conv(x)
-    except UnarrayError:
-        raise
+    except UnarrayError as e:
+        raise _with_op(e, op) from None
     except _REFUSALS as e:
         return _refused(x, r, e, copy, op)
     r.counts[0] += 1
     if keep:
         _h.store(x, r, out, _refs(x) - before)
     return out
+
+
+def _with_op(e: UnarrayError, op: str) -> UnarrayError:
+    # A converter's error names no op: the caller gets it with the function it called (ua.to, ua.matmul...).
+    return e if e.op is not None else type(e)(str(e), op=op, backend=e.backend)
 
 
 def _refused(x: Any, r: _h.Route, e: BaseException, copy: bool | None, op: str) -> Any:
@@ -277,8 +283,8 @@ def _copy_then_convert(x: Any, s: str, d: str, op: str) -> Any:
     mid = _h.compact_copy(s, x)
     try:
         out = _h.path(_h.kind_after_copy(s), d)(mid)
-    except UnarrayError:
-        raise
+    except UnarrayError as e:
+        raise _with_op(e, op) from None
     except _REFUSALS as e:
         raise HandoffError(f"{d} cannot import this {s} array even after a compact copy ({_why(e)})",
                            op=op, backend=d) from None
