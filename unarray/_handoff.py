@@ -445,7 +445,7 @@ def jax_to_numba(x: Any) -> Any:
         from unarray._errors import DTypeError
 
         raise DTypeError(f"Numba cannot take this JAX array: {e}", backend="numba") from None
-    kind, index = _JaxExport(x).__dlpack_device__()
+    index = _JaxExport(x).__dlpack_device__()[1]
     return numba_array(cai["data"][0], cai["shape"], None, np.dtype(cai["typestr"]), _Held(cap, x), index)
 
 
