@@ -259,7 +259,7 @@ def jax_to_torch(x: Any) -> Any:
     if _jax_platform(x) == "cpu":
         cap = jax_capsule(x)
     else:
-        kind, index = x.__dlpack_device__()
+        kind, index = jax_dlpack_device(x)
         cap = None
         if int(kind) == 2:  # CUDA: the stream torch.from_dlpack would name (1: the legacy default stream)
             stream = torch_raw_stream(int(index))
@@ -445,7 +445,7 @@ def jax_to_numba(x: Any) -> Any:
         from unarray._errors import DTypeError
 
         raise DTypeError(f"Numba cannot take this JAX array: {e}", backend="numba") from None
-    index = _JaxExport(x).__dlpack_device__()[1]
+    index = jax_dlpack_device(x)[1]
     return numba_array(cai["data"][0], cai["shape"], None, np.dtype(cai["typestr"]), _Held(cap, x), index)
 
 
@@ -507,6 +507,11 @@ def _numba_maker(device: int) -> Any:
         ctx = nc.gpus[device].get_primary_context()
         size_of = driver.memory_size_from_info
         MemoryPointer, DeviceNDArray = driver.MemoryPointer, devicearray.DeviceNDArray
+        host = np.arange(12, dtype=np.float32).reshape(3, 4)
+        with nc.gpus[device]:
+            probe = nc.to_device(host)
+        ptr = probe.device_ctypes_pointer.value
+        pointer = type(driver.get_devptr_for_active_ctx(ptr))  # Numba's pointer type (a handle or c_void_p)
 
         def make(ptr: int, shape: tuple[int, ...], strides: tuple[int, ...] | None, dtype: Any, owner: Any) -> Any:
             if strides is None:
@@ -514,11 +519,6 @@ def _numba_maker(device: int) -> Any:
             mem = MemoryPointer(ctx, pointer(ptr), size=size_of(shape, strides, dtype.itemsize), owner=owner)
             return DeviceNDArray(shape=shape, strides=strides, dtype=dtype, gpu_data=mem, stream=0)
 
-        host = np.arange(12, dtype=np.float32).reshape(3, 4)
-        with nc.gpus[device]:
-            probe = nc.to_device(host)
-        ptr = probe.device_ctypes_pointer.value
-        pointer = type(driver.get_devptr_for_active_ctx(ptr))  # Numba's pointer type (a handle or c_void_p)
         got = make(ptr, (3, 2), (16, 8), host.dtype, probe)
         ok = (got.device_ctypes_pointer.value == ptr and got.shape == (3, 2) and got.strides == (16, 8)
               and got.copy_to_host().tolist() == host[:, ::2].tolist()
@@ -580,6 +580,15 @@ def jax_to_cupy(x: Any) -> Any:
 _JAX_DL_DEVICE: dict[Any, Any] = {}
 
 
+def jax_dlpack_device(x: Any) -> tuple[int, int]:
+    # x.__dlpack_device__() 4.4 us (H100 host): read once per JAX device.
+    dev = x.device
+    out = _JAX_DL_DEVICE.get(dev)
+    if out is None:
+        out = _JAX_DL_DEVICE[dev] = tuple(x.__dlpack_device__())
+    return out
+
+
 class _JaxExport:
     # A DLPack producer for CuPy: JAX's direct export, with the stream CuPy asks for.
     __slots__ = ("x",)
@@ -588,12 +597,7 @@ class _JaxExport:
         self.x = x
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        # x.__dlpack_device__() 4.4 us (H100 host): read once per JAX device.
-        dev = self.x.device
-        out = _JAX_DL_DEVICE.get(dev)
-        if out is None:
-            out = _JAX_DL_DEVICE[dev] = tuple(self.x.__dlpack_device__())
-        return out
+        return jax_dlpack_device(self.x)
 
     def __dlpack__(self, stream: Any = None, **kw: Any) -> Any:
         cap = jax_capsule(self.x, stream)
