@@ -4,7 +4,8 @@ Usage: python benchmarks/handoff.py [--out benchmarks/results] [--size 1024] [--
 
 Every pair among the installed CPU libraries (NumPy, torch, JAX, TensorFlow), on a
 64-byte aligned 1024x1024 float32 array. Median over ``--n`` calls after warm-up; native, first,
-second and repeated are timed in turns (interleaved_us), so that the machine's drift hits all alike.
+second and repeated are timed in turns (interleaved_us), so that the machine's drift hits all alike;
+native and repeated also in loops of LOOP calls (looped), which leave out the timer's cost per call.
 Writes handoff_cpu.json, handoff_cpu.md and handoff_cpu.png under ``--out``.
 """
 
@@ -62,6 +63,28 @@ def interleaved_us(cases: dict[str, tuple[Any, Any]], n: int, rounds: int = 20) 
         ts.sort()
         out[k] = ts[len(ts) // 2] / 1000
     return out
+
+
+LOOP = 100
+
+
+def looped(f: Any, *args: Any) -> Any:
+    """One sample of LOOP calls f(*args) in a row (divided by LOOP when reported): a call's cost
+    without the timer's own, which interleaved_us pays around every single call (timer_us)."""
+    r = range(LOOP)
+    if len(args) == 1:
+        (a,) = args
+
+        def run() -> None:
+            for _ in r:
+                f(a)
+    else:
+        a, b = args
+
+        def run() -> None:
+            for _ in r:
+                f(a, b)
+    return run
 
 
 def make(lib: str, a: np.ndarray) -> Any:
@@ -128,12 +151,18 @@ def run(size: int, n: int) -> list[dict[str, Any]]:
             "second_us": (lambda: ua.to(x, dst), lambda: (_handoff.clear(), ua.to(x, dst))),  # noqa: B023
             "repeated_us": (lambda: ua.to(x, dst), None),  # noqa: B023
         }, n)
+        # The same repeated handoff and native call in loops of LOOP calls (fewer samples: a copying
+        # native call takes tens of microseconds).
+        loops = interleaved_us({"native_loop_us": (looped(fn, x), None),
+                                "repeated_loop_us": (looped(ua.to, x, dst), None)}, max(40, n // 20), rounds=10)
+        t.update({k: v / LOOP for k, v in loops.items()})
         row = {"src": src, "dst": dst, "native_call": name, **t,
                "zero_copy": s["copies"] == 0, "bytes_copied": s["bytes_copied"],
                "path": _handoff.path(src, dst).__name__}
         rows.append(row)
         print(f"{src:>10} -> {dst:<10} native {row['native_us']:8.2f} us  first {row['first_us']:8.2f} us  "
-              f"repeated {row['repeated_us']:6.2f} us  copies={0 if row['zero_copy'] else 1}", flush=True)
+              f"repeated {row['repeated_us']:6.2f} us (loop {row['repeated_loop_us']:5.2f})  "
+              f"copies={0 if row['zero_copy'] else 1}", flush=True)
     return rows
 
 
@@ -163,14 +192,16 @@ def write(rows: list[dict[str, Any]], meta: dict[str, Any], out: Path, stem: str
              f"Array: {meta.get('array', '1024x1024 float32')}; median per call after warm-up, microseconds. "
              "first = unarray with an empty cache; second = the next handoff of the same array (it converts "
              "again and stores the view: cache admission on second sight); repeated = cache hit (uncached "
-             "pairs convert every time).", "",
+             "pairs convert every time). Each call is timed alone, so each figure includes the timer's own "
+             f"cost ({meta.get('timer_us', '?')} µs for an empty call here); the loop columns time {LOOP} calls "
+             "in a row and divide, as timeit does.", "",
              "| source | target | best native call | native µs | unarray first µs | unarray second µs | "
-             "unarray repeated µs | zero-copy | unarray path |",
-             "|---|---|---|---:|---:|---:|---:|---|---|"]
+             "unarray repeated µs | native, loop µs | unarray repeated, loop µs | zero-copy | unarray path |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in rows:
         lines.append(f"| {r['src']} | {r['dst']} | `{r['native_call']}` | {r['native_us']:.2f} | {r['first_us']:.2f} |"
-                     f" {r['second_us']:.2f} | {r['repeated_us']:.2f} | {'yes' if r['zero_copy'] else 'no'} |"
-                     f" `{r['path']}` |")
+                     f" {r['second_us']:.2f} | {r['repeated_us']:.2f} | {r['native_loop_us']:.2f} |"
+                     f" {r['repeated_loop_us']:.2f} | {'yes' if r['zero_copy'] else 'no'} | `{r['path']}` |")
     (out / f"{stem}.md").write_text("\n".join(lines) + "\n")
     try:
         import matplotlib
@@ -204,6 +235,7 @@ def main() -> None:
     args = p.parse_args()
     rows = run(args.size, args.n)
     meta = machine()
+    meta["timer_us"] = interleaved_us({"empty": (lambda: None, None)}, args.n)["empty"]
     meta["array"] = f"{args.size}x{args.size} float32, 64-byte aligned"
     meta["command"] = "python benchmarks/handoff.py " + " ".join(sys.argv[1:])
     write(rows, meta, Path(args.out), args.stem)

@@ -366,3 +366,63 @@ def test_stream_order_reads_wait_only_when_the_streams_differ() -> None:
     with pytest.raises(TypeError, match="stream-order reads"):
         bad(x, "to")
 
+
+@needs_c
+def test_a_hit_orders_streams_on_the_device_the_store_kept() -> None:
+    # A view held with the source's device (a stream-ordered pair's store) is ordered there: x is
+    # not asked again. A device of -1 (a CPU tensor) is never waited for.
+    waits: list = []
+
+    class Tensor:
+        def get_device(self) -> int:
+            raise AssertionError("the hit asked for the device the store kept")
+
+    raw = {0: 5, 1: 6}.__getitem__
+    h = interop._speedups.Handoff(True, len, len, None, None, (raw, 6, None, lambda x, d: waits.append(d)), "cupy")
+    for device, want in ((0, 1), (1, 0), (-1, 0)):
+        waits.clear()
+        x = Tensor()
+        _handoff.CACHE[id(x)] = [_handoff.weakref.ref(x), None, {"cupy": ("view", None, device)}, 0]
+        assert h(x, "to") == "view" and len(waits) == want, device
+
+
+def test_store_keeps_the_source_device_for_stream_ordered_pairs() -> None:
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("cupy")
+    ordered = _handoff.Route("torch", "cupy", None)
+    plain = _handoff.Route("torch", "numpy", None)
+    assert ordered.order is not None and plain.order is None
+    t, u = torch.ones(3), torch.ones(2)
+    view = np.ones(3)
+    _handoff.store(t, ordered, view, 0)
+    _handoff.store(u, plain, view, 0)
+    try:
+        held = _handoff.CACHE[id(t)][2]["cupy"]
+        assert held[0] is view and held[1:] == (((3,),), -1)  # a CPU tensor: device -1
+        held = _handoff.CACHE[id(u)][2]["numpy"]
+        assert held[0] is view and held[1:] == (((3,), (8,), view.dtype),)
+    finally:
+        _handoff.clear()
+
+
+
+@needs_c
+def test_signature_reads_call_the_types_own_descriptors() -> None:
+    # A read is the type's C getter or C method, called directly where the type reads attributes
+    # the generic way; a type with its own __getattribute__ is read the generic way.
+    class Odd(Exception):
+        def __getattribute__(self, name: str):
+            return 99 if name == "args" else super().__getattribute__(name)
+
+    class Items(list):
+        pass
+
+    items = Items([1, 2])
+    items.copy = lambda: ["an instance attribute"]  # not the array's metadata: the type's method is read
+    for x, reads, want in ((Odd(3), (("args", False),), (99,)), (items, (("copy", True),), ([1, 2],))):
+        h = interop._speedups.Handoff(True, len, lambda *a: "missed", reads, None, None, "jax")
+        _handoff.CACHE[id(x)] = [_handoff.weakref.ref(x), want, {"jax": ("view", None)}, 0]
+        try:
+            assert h(x, "to") == "view", (type(x).__name__, reads)
+        finally:
+            _handoff.clear()

@@ -848,7 +848,8 @@ def nbytes(kind: str, x: Any) -> int:
 
 
 # -- the weak cache --------------------------------------------------------------------------
-# id(source) -> [weakref to source, signature, {target: (out, out signature)}, internal refs].
+# id(source) -> [weakref to source, signature, {target: (out, out signature[, source device])},
+# internal refs]; the device only for a stream-ordered pair (store).
 # The cached view aliases the source's memory and usually holds the source alive, so a weak
 # key alone would never expire: store() records how many references the conversion added
 # (internal refs), and sweep() drops entries whose source has no reference besides those
@@ -984,9 +985,12 @@ def store(x: Any, r: Route, out: Any, added_refs: int) -> None:
     key = id(x)
     sig = None if r.sig is None else r.sig(x)
     osig = None if r.osig is None else r.osig(out)
+    # A stream-ordered pair (a torch source) keeps the source's device with the view: the C route's
+    # hit orders streams there without asking x again (the signature's pointer pins the device).
+    held = (out, osig) if r.order is None else (out, osig, x.get_device())
     entry = CACHE.get(key)
     if entry is not None and entry[0]() is x and entry[1] == sig:
-        entry[2][r.dst] = (out, osig)
+        entry[2][r.dst] = held
         entry[3] += added_refs
         return
     try:
@@ -999,7 +1003,7 @@ def store(x: Any, r: Route, out: Any, added_refs: int) -> None:
         sweep()
         while len(CACHE) >= MAX:
             CACHE.pop(next(iter(CACHE)))
-    CACHE[key] = [ref, sig, {r.dst: (out, osig)}, added_refs]
+    CACHE[key] = [ref, sig, {r.dst: held}, added_refs]
 
 
 def _drop(key: int, ref: Any, cache: dict[int, list[Any]] = CACHE) -> None:

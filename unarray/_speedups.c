@@ -4,7 +4,7 @@
  * and one route: an uncached route calls the native entry point (torch.from_numpy,
  * Tensor.numpy, ...), where a guard allows it (guard_passes: the checks the converter would make,
  * read in C); a cached route checks the weak cache (the entry interop/_handoff keep:
- * [weakref, signature, {target: (view, view signature)}, refs]), reading the signatures and the
+ * [weakref, signature, {target: (view, view signature[, device])}, refs]), reading the signatures and the
  * stream order in C where _handoff gives their reads, and may take a first sight of an array the
  * guarded way too. Everything else (a miss, a refusal, keywords, a first handoff of a pair) goes to
  * the Python code, which this module only short-cuts: interop._fast's pure-Python closures and the
@@ -40,7 +40,7 @@ numpy_api(void)
 
 static PyObject *FAST;      /* dict: (source type, target name) -> route (Handoff or callable(x, op)) */
 static PyObject *PYTO;      /* interop's Python ua.to: everything off the fast path */
-static PyObject *CACHE;     /* dict: id(x) -> [weakref, signature, {target: (view, view signature)}, refs] */
+static PyObject *CACHE;     /* dict: id(x) -> [weakref, signature, {target: (view, view signature[, device])}, refs] */
 static PyObject *REFUSALS;  /* exception types a native entry point refuses an array with */
 static PyObject *S_DEVICE, *S_COPY, *S_OP, *S_TO, *S_GET_DEVICE;
 /* The last (type, backend) looked up and its route: a loop handing over one kind of array skips the
@@ -71,7 +71,24 @@ static PyTypeObject HandoffType;
 static PyObject *
 read_value(PyObject *obj, PyObject *name, PyObject *call)
 {
-    /* obj.name, or obj.name() where call is true (binding no method object, as Python's call does). */
+    /* obj.name, or obj.name() where call is true (binding no method object, as Python's call does).
+     * Where the type reads attributes the generic way, the type's own descriptor is called directly
+     * (found through the type's attribute cache): a C getter, or a C method called unbound. That
+     * skips the instance lookup, about 15 ns a read (a torch cache hit makes up to nine). A method
+     * is the type's even where an instance attribute shadows it: a signature reads the array's
+     * metadata, never a per-object override. */
+    PyTypeObject *tp = Py_TYPE(obj);
+    if (tp->tp_getattro == PyObject_GenericGetAttr) {
+        PyObject *d = _PyType_Lookup(tp, name);  /* borrowed: held while it runs */
+        PyTypeObject *dt = d == NULL ? NULL : Py_TYPE(d);
+        if (dt == (call == Py_True ? &PyMethodDescr_Type : &PyGetSetDescr_Type)) {
+            Py_INCREF(d);
+            PyObject *r = call == Py_True ? PyObject_Vectorcall(d, &obj, 1, NULL)
+                                          : dt->tp_descr_get(d, obj, (PyObject *)tp);
+            Py_DECREF(d);
+            return r;
+        }
+    }
     if (call == Py_True) {
         PyObject *self[2] = {NULL, obj};  /* self[0]: the slot PY_VECTORCALL_ARGUMENTS_OFFSET lends */
         return PyObject_VectorcallMethod(name, self + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
@@ -131,7 +148,7 @@ referent(PyObject *ref)
 #endif
 }
 
-static int order_streams(PyObject *order, PyObject *x, PyObject *dst);
+static int order_streams(PyObject *order, PyObject *x, PyObject *dst, PyObject *device);
 
 static PyObject *
 cache_hit(Handoff *h, PyObject *x, PyObject *entry)
@@ -169,8 +186,13 @@ cache_hit(Handoff *h, PyObject *x, PyObject *entry)
         if (eq <= 0)
             goto done;
     }
-    if (h->order != NULL && order_streams(h->order, x, h->dst) < 0)
-        goto done;
+    if (h->order != NULL) {
+        /* the source's device, where the store kept it with the view (a torch source's pointer,
+         * checked above, pins its device): else order_streams asks x */
+        PyObject *dev = PyTuple_GET_SIZE(held) > 2 ? PyTuple_GET_ITEM(held, 2) : NULL;
+        if (order_streams(h->order, x, h->dst, dev != NULL && PyLong_CheckExact(dev) ? dev : NULL) < 0)
+            goto done;
+    }
     h->hits++;
     out = Py_NewRef(view);
 done:
@@ -182,11 +204,11 @@ done:
 }
 
 static int
-order_streams(PyObject *order, PyObject *x, PyObject *dst)
+order_streams(PyObject *order, PyObject *x, PyObject *dst, PyObject *device)
 {
     /* A cache hit's stream order (0, or -1 on error). order is either a function order(x, dst) or the
      * reads it makes, (raw, consumer, attr, wait) (_handoff.ORDER_READS): where x is on a GPU
-     * (x.get_device() >= 0) and raw(device), the producer's current stream, is not the consumer's
+     * (device, or else x.get_device(), is >= 0) and raw(device), the producer's current stream, is not the consumer's
      * (consumer itself where it is an int, else consumer(device), or its attribute attr), wait(x, dst). */
     if (!PyTuple_CheckExact(order)) {
         PyObject *args[2] = {x, dst};
@@ -200,7 +222,7 @@ order_streams(PyObject *order, PyObject *x, PyObject *dst)
     }
     PyObject *raw = PyTuple_GET_ITEM(order, 0), *consumer = PyTuple_GET_ITEM(order, 1);
     PyObject *attr = PyTuple_GET_ITEM(order, 2), *wait = PyTuple_GET_ITEM(order, 3);
-    PyObject *dev = read_value(x, S_GET_DEVICE, Py_True);
+    PyObject *dev = device != NULL ? Py_NewRef(device) : read_value(x, S_GET_DEVICE, Py_True);
     if (dev == NULL)
         return -1;
     long index = PyLong_AsLong(dev);
@@ -219,7 +241,7 @@ order_streams(PyObject *order, PyObject *x, PyObject *dst)
     } else {
         theirs = PyObject_CallOneArg(consumer, dev);
         if (theirs != NULL && attr != Py_None)
-            Py_SETREF(theirs, PyObject_GetAttr(theirs, attr));
+            Py_SETREF(theirs, read_value(theirs, attr, Py_False));
     }
     Py_DECREF(dev);
     int same = theirs == NULL ? -1 : PyObject_RichCompareBool(producer, theirs, Py_EQ);

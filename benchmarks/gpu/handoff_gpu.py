@@ -4,7 +4,7 @@ Sections (each in try/except; an error is recorded and the rest runs):
   matrix  every pair among torch, CuPy, JAX, Numba: unarray first (empty cache), unarray repeated
           (cache hit), every native candidate path, timed in turns (interleaved_us); median host time
           per call (the GPU is idle at the start of each call and synchronized after it, outside the
-          timed region), and back to back;
+          timed region), and back to back; the repeated handoff also in loops of LOOP calls;
           zero-copy checked by data pointers and ua.stats()["bytes_copied"].
   stream  a long kernel writes on a side stream, the array is handed over and read on the consumer's
           stream, 200 times per pair: the reader must see the finished data every time.
@@ -96,6 +96,21 @@ def interleaved_us(cases: dict[str, tuple[Any, Any]], n: int = 500, rounds: int 
     return out
 
 
+LOOP = 100
+
+
+def looped(f: Any, a: Any, b: Any) -> Any:
+    """One sample of LOOP calls f(a, b) in a row (divided by LOOP when reported): a call's cost
+    without the timer's own, which interleaved_us pays around every single call."""
+    r = range(LOOP)
+
+    def run() -> None:
+        for _ in r:
+            f(a, b)
+
+    return run
+
+
 def sources() -> dict[str, Any]:
     import cupy
     import jax.numpy as jnp
@@ -163,15 +178,18 @@ def matrix() -> list[dict[str, Any]]:
             synced = interleaved_us(cases)
             # The second handoff of an array converts again and stores the view (admission on second sight).
             cases["second"] = (lambda: ua.to(x, d), lambda: (_handoff.clear(), ua.to(x, d)))  # noqa: B023
+            cases["repeated loop"] = (looped(ua.to, x, d), None)
             spread: dict[str, list[float]] = {}
             b2b = interleaved_us(cases, synced=False, spread=spread)
+            b2b["repeated loop"] /= LOOP
+            spread["repeated loop"] = [v / LOOP for v in spread["repeated loop"]]
             row["b2b_p10_p90_us"] = spread
             row["native_us"] = {name: synced[f"native {name}"] for name in natives}
             row["best_native"] = min(row["native_us"], key=row["native_us"].get)
             row["native_b2b_us"] = {name: b2b[f"native {name}"] for name in natives}
             row["first_us"], row["repeated_us"] = synced["first"], synced["repeated"]
             row["first_b2b_us"], row["repeated_b2b_us"] = b2b["first"], b2b["repeated"]
-            row["second_b2b_us"] = b2b["second"]
+            row["second_b2b_us"], row["repeated_loop_us"] = b2b["second"], b2b["repeated loop"]
             row["path"] = _handoff.path(s, d).__name__
         except Exception as e:
             row["error"] = f"{type(e).__name__}: {e}"
@@ -317,6 +335,7 @@ def entry() -> dict[str, Any]:
         "torch->cupy cache hit (no stats)": lambda: h.hit(t, route),
         "ua.to(torch, cupy) hit": lambda: ua.to(t, "cupy"),
         "dict lookup (host speed)": lambda: ua.interop._FAST.get((type(t), "cupy")),
+        "empty call (the timer's own cost per call)": lambda: None,
         "cupy->torch torch.as_tensor(c)": lambda: torch.as_tensor(c),
         "cupy->torch torch.as_tensor(c, device=cuda:0)": lambda: torch.as_tensor(c, device=torch.device("cuda", 0)),
         "cupy->torch torch.from_dlpack(c)": lambda: torch.from_dlpack(c),
@@ -382,11 +401,13 @@ def write() -> None:
              "Median host µs per call, 1024x1024 float32. synced: the GPU idle before each call (a synchronize "
              "outside the timed region); back to back: calls in a row. first = unarray with an empty cache; "
              "second = the next handoff of the same array (converts again and stores the view: cache admission "
-             "on second sight); repeated = cache hit.", "",
+             "on second sight); repeated = cache hit. Each call is timed alone (its figure includes the timer's "
+             "own cost: the entry section's empty call); repeated, loop = back to back in loops of "
+             f"{LOOP} calls, divided, as timeit does.", "",
              "| source | target | best native | native synced | first synced | repeated synced | "
              "native back to back | first back to back | second back to back | repeated back to back | "
-             "bytes copied | same pointer | path |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+             "repeated, loop | bytes copied | same pointer | path |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in RESULT.get("matrix", []):
         if r.get("again"):
             r = dict(r, dst=f"{r['dst']} (timed again, last)")
@@ -397,7 +418,8 @@ def write() -> None:
         bb = min(r["native_b2b_us"], key=r["native_b2b_us"].get)
         lines.append(f"| {r['src']} | {r['dst']} | `{b}` | {r['native_us'][b]:.1f} | {r['first_us']:.1f} | "
                      f"{r['repeated_us']:.2f} | {r['native_b2b_us'][bb]:.1f} | {r['first_b2b_us']:.1f} | "
-                     f"{r['second_b2b_us']:.1f} | {r['repeated_b2b_us']:.2f} | {r['bytes_copied']} | "
+                     f"{r['second_b2b_us']:.1f} | {r['repeated_b2b_us']:.2f} | {r['repeated_loop_us']:.2f} | "
+                     f"{r['bytes_copied']} | "
                      f"{r['same_pointer']} | `{r['path']}` |")
     lines += ["", "## Streams", "", "```", json.dumps(RESULT.get("stream"), indent=1), "```",
               "", "## Numba loop (1,000 calls)", "", "```", json.dumps(RESULT.get("loop"), indent=1), "```",
