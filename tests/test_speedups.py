@@ -426,3 +426,82 @@ def test_signature_reads_call_the_types_own_descriptors() -> None:
             assert h(x, "to") == "view", (type(x).__name__, reads)
         finally:
             _handoff.clear()
+
+
+@needs_c
+@pytest.mark.parametrize("change", ["transpose", "narrow", "dtype", "resize"])
+def test_checked_torch_signature_misses_every_change_that_keeps_the_pointer(change: str) -> None:
+    # The C route checks a torch source by its pointer and torch's metadata guard. `.data` assignment
+    # changes shape, strides or dtype without a version bump or a new pointer: each must miss.
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("jax")
+    if _handoff.checked("torch") is None:
+        pytest.skip("this torch has no metadata guard: the C route reads shape, strides and dtype")
+    t = torch.arange(16.0).reshape(4, 4)
+    for _ in range(3):
+        v = ua.to(t, "jax")
+    assert ua.to(t, "jax") is v and isinstance(_handoff.CACHE[id(t)][1], _handoff.CheckedSig)
+    ptr = t.data_ptr()
+    if change == "transpose":
+        t.data = t.data.t()
+    elif change == "narrow":
+        t.data = t.data[:2]
+    elif change == "dtype":
+        t.data = t.data.view(torch.int32)
+    else:
+        t.resize_(2, 8)
+    assert t.data_ptr() == ptr
+    w = ua.to(t, "jax")
+    assert w is not v
+    got, want = np.asarray(w), t.numpy()
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+
+
+def test_checked_signature_compares_pointer_shape_strides_dtype() -> None:
+    torch = pytest.importorskip("torch")
+    sig = _handoff.checked("torch")
+    if sig is None:
+        pytest.skip("this torch has no metadata guard")
+    t = torch.ones(3, 2)
+    a, b = sig(t), sig(t)
+    assert a == b and not a != b and a[1] is not b[1]  # two guards, one signature
+    assert a != sig(t.t()) and a != sig(t.clone()) and a != (t.data_ptr(), None, t.shape, t.stride(), t.dtype)
+    assert _handoff.c_signature("torch", _handoff.SIGNATURES["torch"]) == (sig, _handoff.CHECKED_READS["torch"])
+    assert _handoff.c_signature("numba", None) == (None, None)
+
+
+@needs_c
+def test_a_missing_guard_is_a_miss_and_a_failing_one_an_error() -> None:
+    torch = pytest.importorskip("torch")
+    t = torch.ones(3)
+    reads = _handoff.CHECKED_READS["torch"]
+    h = interop._speedups.Handoff(True, len, lambda *a: "missed", reads, None, None, "jax")
+
+    class Broken:
+        def check(self, x):
+            raise RuntimeError("guard failed")
+
+    for guard, want in ((None, "missed"), (Broken(), RuntimeError)):
+        _handoff.CACHE[id(t)] = [_handoff.weakref.ref(t), (t.data_ptr(), guard), {"jax": ("view", None)}, 0]
+        try:
+            if want is RuntimeError:
+                with pytest.raises(RuntimeError, match="guard failed"):
+                    h(t, "to")
+            else:
+                assert h(t, "to") == want
+        finally:
+            _handoff.clear()
+
+
+def test_a_torch_view_changed_in_place_is_not_served_again() -> None:
+    # The view's signature is checked the same way: a cached torch view whose metadata the caller
+    # changed (here through .data, which keeps the pointer) is replaced, not returned.
+    pytest.importorskip("torch")
+    jnp = pytest.importorskip("jax.numpy")
+    j = jnp.asarray(_handoff.aligned_copy(np.arange(16.0, dtype=np.float32).reshape(4, 4)))
+    for _ in range(3):
+        v = ua.to(j, "torch")
+    assert ua.to(j, "torch") is v
+    v.data = v.data.t()
+    w = ua.to(j, "torch")
+    assert w is not v and np.array_equal(w.numpy(), np.asarray(j))

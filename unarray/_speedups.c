@@ -101,10 +101,12 @@ same_signature(PyObject *fn, PyObject *obj, PyObject *want)
 {
     /* 1 when obj's signature is want, 0 when not, -1 on error. fn is the signature function, or the
      * reads it makes ((name, call) pairs, _handoff.SIGNATURE_READS): then each value is compared
-     * with want's item as it is read, with no tuple built and no Python frame. */
+     * with want's item as it is read, with no tuple built and no Python frame. A pair (name, ...)
+     * is a check instead (_handoff.CHECKED_READS): want's item is a guard, and want[i].name(obj)
+     * must be True (a None guard: a miss). want may hold more items than fn reads. */
     if (PyTuple_CheckExact(fn)) {
         Py_ssize_t n = PyTuple_GET_SIZE(fn);
-        if (!PyTuple_CheckExact(want) || PyTuple_GET_SIZE(want) != n)
+        if (!PyTuple_Check(want) || PyTuple_GET_SIZE(want) < n)
             return 0;
         for (Py_ssize_t i = 0; i < n; i++) {
             PyObject *step = PyTuple_GET_ITEM(fn, i);
@@ -112,10 +114,23 @@ same_signature(PyObject *fn, PyObject *obj, PyObject *want)
                 PyErr_SetString(PyExc_TypeError, "a signature read is a (name, call) pair");
                 return -1;
             }
-            PyObject *got = read_value(obj, PyTuple_GET_ITEM(step, 0), PyTuple_GET_ITEM(step, 1));
+            PyObject *name = PyTuple_GET_ITEM(step, 0), *item = PyTuple_GET_ITEM(want, i);
+            if (PyTuple_GET_ITEM(step, 1) == Py_Ellipsis) {
+                if (item == Py_None)
+                    return 0;
+                PyObject *args[3] = {NULL, item, obj};
+                PyObject *ok = PyObject_VectorcallMethod(name, args + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+                if (ok == NULL)
+                    return -1;
+                Py_DECREF(ok);
+                if (ok != Py_True)
+                    return 0;
+                continue;
+            }
+            PyObject *got = read_value(obj, name, PyTuple_GET_ITEM(step, 1));
             if (got == NULL)
                 return -1;
-            int eq = PyObject_RichCompareBool(PyTuple_GET_ITEM(want, i), got, Py_EQ);
+            int eq = PyObject_RichCompareBool(item, got, Py_EQ);
             Py_DECREF(got);
             if (eq <= 0)
                 return eq;

@@ -188,8 +188,8 @@ def _fast(r: _h.Route) -> Callable[[Any, str], Any]:
         guarded = None if make is None else make(_speedups)
         guard, first = (None, r.first) if guarded is None else guarded
         seen = _h.SEEN if r.cached and guarded is not None else None  # a first sight: guard + first in C
-        sig = None if r.sig is None else _h.SIGNATURE_READS.get(r.src, r.sig)  # read in C
-        osig = None if r.osig is None else _h.SIGNATURE_READS.get(dst, r.osig)
+        r.sig, sig = _h.c_signature(r.src, r.sig)  # what store() keeps, what the hit reads in C
+        r.osig, osig = _h.c_signature(dst, r.osig)
         reads = _h.ORDER_READS.get((r.src, dst))
         order = r.order if reads is None else (reads(dst) or r.order)
         return _speedups.Handoff(r.cached, first, slow, sig, osig, order, dst, guard, seen, _h.MAX_SEEN)

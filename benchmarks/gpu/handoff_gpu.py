@@ -322,6 +322,8 @@ def entry() -> dict[str, Any]:
     for _ in range(3):
         ua.to(t, "cupy")  # the second handoff stores the view: from the third on, hits
     route = ua.interop._BY_NAMES[("torch", "cupy")]
+    checked = h.checked("torch")
+    guard = checked(t)[1] if checked is not None else None
     parts = {
         "torch->cupy order on a hit (streams agree)": lambda: route.order(t, "cupy"),
         "torch->cupy route hit (C where built)": lambda: route.fast(t, "cupy"),
@@ -352,6 +354,10 @@ def entry() -> dict[str, Any]:
         "torch->numba from_cuda_array_interface(desc, sync=False)":
             lambda: numba.cuda.from_cuda_array_interface(desc, owner=t, sync=False),
     }
+    if guard is not None:
+        parts["torch checked signature, as the C route's hit makes it (data_ptr, guard.check)"] = \
+            lambda: (t.data_ptr(), guard.check(t))
+
     try:  # Numba's device array built directly (what from_cuda_array_interface does, minus its checks)
         from numba.cuda.cudadrv import devicearray, driver
 
@@ -393,6 +399,9 @@ def write() -> None:
                               for m in ("torch", "cupy", "jax", "numba")}
         RESULT["python"] = platform.python_version()
         RESULT["ua.to"] = "Python" if sys.modules["unarray.interop"]._speedups is None else "C (_speedups.c)"
+        if RESULT["ua.to"] != "Python":
+            guarded = sys.modules["unarray._handoff"].checked("torch") is not None
+            RESULT["ua.to"] += ", torch checked by torch's metadata guard" if guarded else ", torch signature read"
     except Exception as e:
         RESULT["device"] = f"? ({e})"
     (OUT / "handoff_gpu.json").write_text(json.dumps(RESULT, indent=1, default=str))
