@@ -151,6 +151,7 @@ def matrix() -> list[dict[str, Any]]:
     from unarray import _handoff
 
     src = sources()
+    routes = ua.interop._FAST
     rows = []
     pairs = candidates()
     for (s, d), natives in pairs.items():  # every pair once before any is timed (the first pair is no colder)
@@ -179,6 +180,8 @@ def matrix() -> list[dict[str, Any]]:
             # The second handoff of an array converts again and stores the view (admission on second sight).
             cases["second"] = (lambda: ua.to(x, d), lambda: (_handoff.clear(), ua.to(x, d)))  # noqa: B023
             cases["repeated loop"] = (looped(ua.to, x, d), None)
+            # The host's speed, timed in the same turns: this host's figures against another's.
+            cases["dict lookup"] = (lambda: routes.get((type(x), d)), None)  # noqa: B023
             spread: dict[str, list[float]] = {}
             b2b = interleaved_us(cases, synced=False, spread=spread)
             b2b["repeated loop"] /= LOOP
@@ -190,6 +193,7 @@ def matrix() -> list[dict[str, Any]]:
             row["first_us"], row["repeated_us"] = synced["first"], synced["repeated"]
             row["first_b2b_us"], row["repeated_b2b_us"] = b2b["first"], b2b["repeated"]
             row["second_b2b_us"], row["repeated_loop_us"] = b2b["second"], b2b["repeated loop"]
+            row["dict_lookup_us"] = b2b["dict lookup"]
             row["path"] = _handoff.path(s, d).__name__
         except Exception as e:
             row["error"] = f"{type(e).__name__}: {e}"
@@ -412,11 +416,12 @@ def write() -> None:
              "second = the next handoff of the same array (converts again and stores the view: cache admission "
              "on second sight); repeated = cache hit. Each call is timed alone (its figure includes the timer's "
              "own cost: the entry section's empty call); repeated, loop = back to back in loops of "
-             f"{LOOP} calls, divided, as timeit does.", "",
+             f"{LOOP} calls, divided, as timeit does; dict lookup = the host's speed, timed in the same turns "
+             "(a lambda doing one dict lookup, timed alone).", "",
              "| source | target | best native | native synced | first synced | repeated synced | "
              "native back to back | first back to back | second back to back | repeated back to back | "
-             "repeated, loop | bytes copied | same pointer | path |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+             "repeated, loop | dict lookup | bytes copied | same pointer | path |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in RESULT.get("matrix", []):
         if r.get("again"):
             r = dict(r, dst=f"{r['dst']} (timed again, last)")
@@ -428,6 +433,7 @@ def write() -> None:
         lines.append(f"| {r['src']} | {r['dst']} | `{b}` | {r['native_us'][b]:.1f} | {r['first_us']:.1f} | "
                      f"{r['repeated_us']:.2f} | {r['native_b2b_us'][bb]:.1f} | {r['first_b2b_us']:.1f} | "
                      f"{r['second_b2b_us']:.1f} | {r['repeated_b2b_us']:.2f} | {r['repeated_loop_us']:.2f} | "
+                     f"{r['dict_lookup_us']:.2f} | "
                      f"{r['bytes_copied']} | "
                      f"{r['same_pointer']} | `{r['path']}` |")
     lines += ["", "## Streams", "", "```", json.dumps(RESULT.get("stream"), indent=1), "```",
