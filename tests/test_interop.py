@@ -482,3 +482,14 @@ def test_a_deleted_jax_array_is_a_clear_error_not_a_crash() -> None:
     lines = done.stdout.splitlines()
     assert lines and all("ua.to [jax]: this JAX array has been deleted" in ln for ln in lines), done.stdout
     assert lines[0].startswith("numpy ")
+
+
+def test_jax_dlpack_device_is_the_arrays_own_per_device_and_memory_kind() -> None:
+    # The DLPack device is read once per (device, memory kind), found through the array's sharding.
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    _handoff._JAX_DL_DEVICE.clear()
+    xs = [jnp.ones(3), jnp.zeros((2, 2), jnp.int8), jax.device_put(jnp.ones(2), jax.devices()[-1])]
+    for x in xs:
+        assert _handoff.jax_dlpack_device(x) == tuple(x.__dlpack_device__())
+    assert set(_handoff._JAX_DL_DEVICE) == {(x.device, x.sharding.memory_kind) for x in xs}
