@@ -223,8 +223,9 @@ order_streams(PyObject *order, PyObject *x, PyObject *dst, PyObject *device)
 {
     /* A cache hit's stream order (0, or -1 on error). order is either a function order(x, dst) or the
      * reads it makes, (raw, consumer, attr, wait) (_handoff.ORDER_READS): where x is on a GPU
-     * (device, or else x.get_device(), is >= 0) and raw(device), the producer's current stream, is not the consumer's
-     * (consumer itself where it is an int, else consumer(device), or its attribute attr), wait(x, dst). */
+     * (device, or else x.get_device(), is >= 0) and raw(device), the producer's current stream, is
+     * not the consumer's (consumer itself where it is an int, else consumer(device), or its
+     * attribute attr), wait(x, dst). */
     if (!PyTuple_CheckExact(order)) {
         PyObject *args[2] = {x, dst};
         PyObject *r = PyObject_Vectorcall(order, args, 2, NULL);
