@@ -471,26 +471,56 @@ def test_checked_signature_compares_pointer_shape_strides_dtype() -> None:
 
 
 @needs_c
-def test_a_missing_guard_is_a_miss_and_a_failing_one_an_error() -> None:
+def test_a_guard_that_says_no_leaves_the_decision_to_the_reads() -> None:
+    # A guard that passes settles the signature; one that says no (or a missing one) falls through
+    # to reading shape, strides and dtype; one that fails raises.
     torch = pytest.importorskip("torch")
     t = torch.ones(3)
     reads = _handoff.CHECKED_READS["torch"]
     h = interop._speedups.Handoff(True, len, lambda *a: "missed", reads, None, None, "jax")
 
-    class Broken:
-        def check(self, x):
-            raise RuntimeError("guard failed")
+    class Guard:
+        def __init__(self, answer):
+            self.answer = answer
 
-    for guard, want in ((None, "missed"), (Broken(), RuntimeError)):
-        _handoff.CACHE[id(t)] = [_handoff.weakref.ref(t), (t.data_ptr(), guard), {"jax": ("view", None)}, 0]
+        def check(self, x):
+            if isinstance(self.answer, Exception):
+                raise self.answer
+            return self.answer
+
+    same, other = (t.shape, t.stride(), t.dtype), (torch.Size([4]), (1,), t.dtype)
+    cases = [(Guard(True), other, "view"),  # the guard's yes is final (reads skipped)
+             (Guard(False), same, "view"), (None, same, "view"),  # no guard's yes: the reads decide
+             (Guard(False), other, "missed"), (None, other, "missed"),
+             (Guard(RuntimeError("guard failed")), same, RuntimeError)]
+    for guard, meta, want in cases:
+        sig = _handoff.CheckedSig((t.data_ptr(), guard, *meta))
+        _handoff.CACHE[id(t)] = [_handoff.weakref.ref(t), sig, {"jax": ("view", None)}, 0]
         try:
             if want is RuntimeError:
                 with pytest.raises(RuntimeError, match="guard failed"):
                     h(t, "to")
             else:
-                assert h(t, "to") == want
+                assert h(t, "to") == want, (guard and guard.answer, meta)
         finally:
             _handoff.clear()
+
+
+def test_hits_inside_inference_mode_and_no_grad() -> None:
+    # torch's guard also compares the thread's autograd state, which inference_mode and no_grad
+    # change: a view stored outside them is still served inside (the reads decide where the guard
+    # says no), on both paths.
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("jax")
+    for x in (torch.arange(6.0), torch.ones(4, requires_grad=True)):
+        for _ in range(3):
+            v = ua.to(x, "jax")
+        for mode in (torch.inference_mode, torch.no_grad):
+            with mode():
+                hits = ua.stats()["cache_hits"]
+                assert ua.to(x, "jax") is v and ua.to(x, "jax") is v
+                assert ua.stats()["cache_hits"] - hits == 2, (mode.__name__, x.requires_grad)
+    _handoff.clear()
 
 
 def test_a_torch_view_changed_in_place_is_not_served_again() -> None:

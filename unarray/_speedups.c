@@ -102,8 +102,9 @@ same_signature(PyObject *fn, PyObject *obj, PyObject *want)
     /* 1 when obj's signature is want, 0 when not, -1 on error. fn is the signature function, or the
      * reads it makes ((name, call) pairs, _handoff.SIGNATURE_READS): then each value is compared
      * with want's item as it is read, with no tuple built and no Python frame. A pair (name, ...)
-     * is a check instead (_handoff.CHECKED_READS): want's item is a guard, and want[i].name(obj)
-     * must be True (a None guard: a miss). want may hold more items than fn reads. */
+     * is a check instead (_handoff.CHECKED_READS): want's item is a guard, and where want[i].name(obj)
+     * is True the signature matches (the reads after it are skipped); where it is not (or the guard
+     * is None), the reads after it decide. want may hold more items than fn reads. */
     if (PyTuple_CheckExact(fn)) {
         Py_ssize_t n = PyTuple_GET_SIZE(fn);
         if (!PyTuple_Check(want) || PyTuple_GET_SIZE(want) < n)
@@ -117,14 +118,14 @@ same_signature(PyObject *fn, PyObject *obj, PyObject *want)
             PyObject *name = PyTuple_GET_ITEM(step, 0), *item = PyTuple_GET_ITEM(want, i);
             if (PyTuple_GET_ITEM(step, 1) == Py_Ellipsis) {
                 if (item == Py_None)
-                    return 0;
+                    continue;
                 PyObject *args[3] = {NULL, item, obj};
                 PyObject *ok = PyObject_VectorcallMethod(name, args + 1, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
                 if (ok == NULL)
                     return -1;
                 Py_DECREF(ok);
-                if (ok != Py_True)
-                    return 0;
+                if (ok == Py_True)
+                    return 1;
                 continue;
             }
             PyObject *got = read_value(obj, name, PyTuple_GET_ITEM(step, 1));
