@@ -952,7 +952,8 @@ def _torch_checked() -> Callable[[Any], Any] | None:
             guard = TensorGuards(x, dynamic_dims_sizes=None, dynamic_dims_strides=None)
         except Exception:  # a layout the guard does not take (sparse): None, the reads decide
             guard = None
-        return CheckedSig((x.data_ptr(), guard, x.shape, x.stride(), x.dtype))
+        ptr, *meta = _sig_torch(x)
+        return CheckedSig((ptr, guard, *meta))
 
     return sig
 
@@ -961,7 +962,7 @@ def _torch_checked() -> Callable[[Any], Any] | None:
 # the reads after it are skipped) before reading: the reads, and the signature function store()
 # keeps then.
 CHECKED_READS: dict[str, tuple[tuple[str, Any], ...]] = {
-    "torch": (("data_ptr", True), ("check", Ellipsis), ("shape", False), ("stride", True), ("dtype", False)),
+    "torch": (SIGNATURE_READS["torch"][0], ("check", Ellipsis), *SIGNATURE_READS["torch"][1:]),
 }
 CHECKED: dict[str, Callable[[], Callable[[Any], Any] | None]] = {"torch": _torch_checked}
 _CHECKED: dict[str, Callable[[Any], Any] | None] = {}
