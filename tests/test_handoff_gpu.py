@@ -117,6 +117,35 @@ def test_cache_hit_orders_a_later_write_too(cuda, dst):
     assert ua.stats()["syncs"] - syncs == 20  # one counted stream wait per hit (the streams differed)
 
 
+def test_a_hit_reads_cupys_current_stream_through_its_exported_reader(cuda):
+    # The C route reads CuPy's current stream with CuPy's exported get_stream_ptr (probed: it must be
+    # taken here). A hit while CuPy works on its own stream waits (counted); where CuPy's stream is
+    # torch's own, nothing to wait for; back on the default streams, none either.
+    torch, cupy = cuda["torch"], cuda["cupy"]
+    from unarray import interop
+
+    if interop._speedups is None:
+        pytest.skip("the C route is not built (UNARRAY_PURE_PYTHON=1)")
+    reader = _handoff.cupy_stream_reader(interop._speedups)
+    assert reader is not None
+    read = interop._speedups.stream_of
+    assert read(reader, 0) == cupy.cuda.get_current_stream(0).ptr
+    t = torch.ones(256, 256, device="cuda")
+    ua.to(t, "cupy")
+    view = ua.to(t, "cupy")  # stored: the next handoffs are hits
+    syncs = ua.stats()["syncs"]
+    own = cupy.cuda.Stream(non_blocking=True)
+    with own:
+        assert read(reader, 0) == own.ptr
+        assert ua.to(t, "cupy") is view
+    assert ua.stats()["syncs"] == syncs + 1
+    shared = cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+    with shared:
+        assert ua.to(t, "cupy") is view
+    assert ua.to(t, "cupy") is view
+    assert ua.stats()["syncs"] == syncs + 1 and ua.stats()["cache_hits"] == 3
+
+
 def test_torch_sees_finished_jax_work(cuda):
     # JAX dispatches asynchronously: the export names torch's stream, which must wait for the matmul.
     jax = cuda["jax"]

@@ -367,6 +367,65 @@ def test_stream_order_reads_wait_only_when_the_streams_differ() -> None:
         bad(x, "to")
 
 
+def _stream_reader(streams: dict[int, int], name: bytes = b"intptr_t (int)") -> tuple[object, object]:
+    # A capsule named as a consumer's exported stream reader ("intptr_t (int)"), giving streams[device];
+    # and the ctypes callback behind it, which must outlive the capsule.
+    import ctypes
+
+    fn = ctypes.CFUNCTYPE(ctypes.c_ssize_t, ctypes.c_int)(lambda device: streams[device])
+    new = ctypes.pythonapi.PyCapsule_New
+    new.restype, new.argtypes = ctypes.py_object, (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
+    return new(ctypes.cast(fn, ctypes.c_void_p), name, None), fn
+
+
+@needs_c
+def test_stream_order_calls_a_consumers_exported_stream_reader() -> None:
+    # A capsule consumer is called in C with the device: a wait only where its stream differs from
+    # the producer's; a capsule of another signature is refused by name, on the hit.
+    waits: list = []
+    raw = {0: 5, 1: 6}.__getitem__
+    reader, keep = _stream_reader({0: 5, 1: 9})
+    assert interop._speedups.stream_of(reader, 1) == 9
+    h = interop._speedups.Handoff(True, len, len, None, None, (raw, reader, None, lambda x, d: waits.append(d)),
+                                  "cupy")
+
+    class Tensor:
+        pass
+
+    for device, want in ((0, 0), (1, 1), (-1, 0)):
+        waits.clear()
+        x = Tensor()
+        _handoff.CACHE[id(x)] = [_handoff.weakref.ref(x), None, {"cupy": ("view", None, device)}, 0]
+        assert h(x, "to") == "view" and len(waits) == want, device
+    void, keep_void = _stream_reader({0: 5}, b"intptr_t (void)")
+    other = interop._speedups.Handoff(True, len, len, None, None, (raw, void, None, len), "cupy")
+    x = Tensor()
+    _handoff.CACHE[id(x)] = [_handoff.weakref.ref(x), None, {"cupy": ("view", None, 0)}, 0]
+    with pytest.raises(ValueError, match="incorrect name"):
+        other(x, "to")
+    del keep, keep_void
+
+
+@needs_c
+def test_cupys_stream_reader_is_used_only_where_it_reads_the_current_stream() -> None:
+    # CuPy's exported get_stream_ptr: where no GPU is visible, calling it raises CuPy's own error
+    # (passed on, not swallowed) and the probe gives None: the C route reads get_current_stream.
+    # With a GPU, it gives get_current_stream(device).ptr (tests/test_handoff_gpu.py goes further).
+    cupy = pytest.importorskip("cupy")
+    reader = _handoff.importlib.import_module("cupy_backends.cuda.stream").__pyx_capi__["get_stream_ptr"]
+    try:
+        gpus = cupy.cuda.runtime.getDeviceCount()
+    except cupy.cuda.runtime.CUDARuntimeError:
+        gpus = 0
+    if gpus == 0:
+        with pytest.raises(cupy.cuda.runtime.CUDARuntimeError):
+            interop._speedups.stream_of(reader, 0)
+        assert _handoff.cupy_stream_reader(interop._speedups) is None
+    else:
+        assert interop._speedups.stream_of(reader, 0) == cupy.cuda.get_current_stream(0).ptr
+        assert _handoff.cupy_stream_reader(interop._speedups) is reader
+
+
 @needs_c
 def test_a_hit_orders_streams_on_the_device_the_store_kept() -> None:
     # A view held with the source's device (a stream-ordered pair's store) is ordered there: x is

@@ -698,16 +698,44 @@ def _torch_order(dst: str) -> Callable[[Any, str], None]:
     return order_numba
 
 
-def _torch_order_reads(dst: str) -> tuple[Any, ...] | None:
+def _torch_order_reads(dst: str, speedups: Any) -> tuple[Any, ...] | None:
     # _torch_order's check as the reads the C route makes (unarray/_speedups.c, order_streams):
-    # (torch's raw stream of a device, the consumer's stream or the function giving it for a device,
-    # the attribute holding its handle, the wait).
+    # (torch's raw stream of a device, the consumer's stream or what gives it for a device, the
+    # attribute holding its handle, the wait).
     raw = getattr(mod("torch")._C, "_cuda_getCurrentRawStream", None)
     if raw is None:
         return None
     if dst == "cupy":
+        reader = cupy_stream_reader(speedups)
+        if reader is not None:
+            return (raw, reader, None, torch_stream_wait)
         return (raw, mod("cupy").cuda.get_current_stream, "ptr", torch_stream_wait)
     return (raw, _consumer_stream("numba"), None, torch_stream_wait)
+
+
+def cupy_stream_reader(speedups: Any) -> Any:
+    """CuPy's exported C function giving its current stream on a device (a capsule the C route calls,
+    about 60 ns less per torch->CuPy hit than get_current_stream(device).ptr on the dev VM), or None.
+
+    Probed before use: on the current device it must give what get_current_stream gives, on the
+    default stream and inside a new stream's scope; else (another CuPy, no GPU) the C route reads
+    get_current_stream(device).ptr, as before."""
+    try:
+        cuda = mod("cupy").cuda
+        reader = importlib.import_module("cupy_backends.cuda.stream").__pyx_capi__["get_stream_ptr"]
+        dev = cuda.runtime.getDevice()
+        with cuda.Device(dev):
+            if speedups.stream_of(reader, dev) != cuda.get_current_stream(dev).ptr:
+                return None
+            side = cuda.Stream(non_blocking=True)
+            with side:
+                if not speedups.stream_of(reader, dev) == side.ptr == cuda.get_current_stream(dev).ptr != 0:
+                    return None
+            if speedups.stream_of(reader, dev) != cuda.get_current_stream(dev).ptr:
+                return None
+    except Exception:
+        return None
+    return reader
 
 
 STREAM_ORDERED = {("torch", "cupy"): _torch_order, ("torch", "numba"): _torch_order}

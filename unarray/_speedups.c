@@ -219,6 +219,39 @@ done:
     return out;
 }
 
+/* A C function exported by a consumer library (a Cython module's __pyx_capi__ entry): its current
+ * stream on a device, as a handle. CuPy's cupy_backends.cuda.stream.get_stream_ptr is one: called
+ * directly, it spares get_current_stream(device) finding the Stream object and the read of its .ptr. */
+#define STREAM_READER "intptr_t (int)"
+
+static PyObject *
+reader_stream(PyObject *reader, long device)
+{
+    /* reader(device) as an int (a new reference), or NULL on error: the capsule must be named as its
+     * signature, STREAM_READER; the function may raise (Cython's "except *": checked after each call). */
+    intptr_t (*current)(int) = (intptr_t (*)(int))PyCapsule_GetPointer(reader, STREAM_READER);
+    if (current == NULL)
+        return NULL;
+    if (device > INT_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "a device index beyond int");
+        return NULL;
+    }
+    intptr_t handle = current((int)device);
+    if (PyErr_Occurred())
+        return NULL;
+    return PyLong_FromSsize_t((Py_ssize_t)handle);
+}
+
+static PyObject *
+stream_of(PyObject *module, PyObject *args)
+{
+    PyObject *reader;
+    long device;
+    if (!PyArg_ParseTuple(args, "O!l:stream_of", &PyCapsule_Type, &reader, &device))
+        return NULL;
+    return reader_stream(reader, device);
+}
+
 static int
 order_streams(PyObject *order, PyObject *x, PyObject *dst, PyObject *device)
 {
@@ -226,7 +259,7 @@ order_streams(PyObject *order, PyObject *x, PyObject *dst, PyObject *device)
      * reads it makes, (raw, consumer, attr, wait) (_handoff.ORDER_READS): where x is on a GPU
      * (device, or else x.get_device(), is >= 0) and raw(device), the producer's current stream, is
      * not the consumer's (consumer itself where it is an int, else consumer(device), or its
-     * attribute attr), wait(x, dst). */
+     * attribute attr; a capsule consumer is a C function of the device, see reader_stream), wait(x, dst). */
     if (!PyTuple_CheckExact(order)) {
         PyObject *args[2] = {x, dst};
         PyObject *r = PyObject_Vectorcall(order, args, 2, NULL);
@@ -255,6 +288,8 @@ order_streams(PyObject *order, PyObject *x, PyObject *dst, PyObject *device)
     PyObject *theirs;
     if (PyLong_CheckExact(consumer)) {
         theirs = Py_NewRef(consumer);
+    } else if (PyCapsule_CheckExact(consumer)) {
+        theirs = reader_stream(consumer, index);
     } else {
         theirs = PyObject_CallOneArg(consumer, dev);
         if (theirs != NULL && attr != Py_None)
@@ -739,6 +774,9 @@ install(PyObject *module, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"install", install, METH_VARARGS, "install(python_to, fast, cache, refusals) -> the C ua.to"},
+    {"stream_of", stream_of, METH_VARARGS,
+     "stream_of(reader, device) -> the stream handle a consumer's exported C function (a capsule named "
+     "'" STREAM_READER "') gives for a device, as the C route's stream order calls it"},
 #ifdef UNARRAY_NUMPY
     {"buffer_array", buffer_array, METH_O,
      "buffer_array(x) -> np.asarray(x) for an object exporting the buffer protocol (BufferError where x exports "

@@ -191,7 +191,7 @@ def _fast(r: _h.Route) -> Callable[[Any, str], Any]:
         r.sig, sig = _h.c_signature(r.src, r.sig)  # what store() keeps, what the hit reads in C
         r.osig, osig = _h.c_signature(dst, r.osig)
         reads = _h.ORDER_READS.get((r.src, dst))
-        order = r.order if reads is None else (reads(dst) or r.order)
+        order = r.order if reads is None else (reads(dst, _speedups) or r.order)
         return _speedups.Handoff(r.cached, first, slow, sig, osig, order, dst, guard, seen, _h.MAX_SEEN)
     if not r.cached:
         first = r.first

@@ -328,6 +328,9 @@ def entry() -> dict[str, Any]:
     route = ua.interop._BY_NAMES[("torch", "cupy")]
     checked = h.checked("torch")
     guard = checked(t)[1] if checked is not None else None
+    speedups = ua.interop._speedups
+    reader = h.cupy_stream_reader(speedups) if speedups is not None else None
+    stream_of = speedups.stream_of if reader is not None else (lambda r, d: None)
     parts = {
         "torch->cupy order on a hit (streams agree)": lambda: route.order(t, "cupy"),
         "torch->cupy route hit (C where built)": lambda: route.fast(t, "cupy"),
@@ -335,6 +338,7 @@ def entry() -> dict[str, Any]:
         "torch raw stream": lambda: h.torch_raw_stream(0),
         "cupy current stream": lambda: h._consumer_stream("cupy"),
         "cupy current stream of device 0": lambda: cupy.cuda.get_current_stream(0).ptr,
+        "cupy current stream of device 0, its exported reader (stream_of)": lambda: stream_of(reader, 0),
         "torch signature": lambda: h._sig_torch(t),
         "cupy signature": lambda: h._sig_cupy(c),
         "torch->cupy stream order": lambda: h.torch_stream_wait(t, "cupy"),
@@ -406,6 +410,9 @@ def write() -> None:
         if RESULT["ua.to"] != "Python":
             guarded = sys.modules["unarray._handoff"].checked("torch") is not None
             RESULT["ua.to"] += ", torch checked by torch's metadata guard" if guarded else ", torch signature read"
+            reader = sys.modules["unarray._handoff"].cupy_stream_reader(sys.modules["unarray.interop"]._speedups)
+            RESULT["ua.to"] += (", CuPy's stream read through its exported get_stream_ptr" if reader is not None
+                                else ", CuPy's stream read by get_current_stream")
     except Exception as e:
         RESULT["device"] = f"? ({e})"
     (OUT / "handoff_gpu.json").write_text(json.dumps(RESULT, indent=1, default=str))
