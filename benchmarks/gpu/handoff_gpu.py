@@ -328,9 +328,6 @@ def entry() -> dict[str, Any]:
     route = ua.interop._BY_NAMES[("torch", "cupy")]
     checked = h.checked("torch")
     guard = checked(t)[1] if checked is not None else None
-    speedups = ua.interop._speedups
-    reader = h.cupy_stream_reader(speedups) if speedups is not None else None
-    stream_of = speedups.stream_of if reader is not None else (lambda r, d: None)
     parts = {
         "torch->cupy order on a hit (streams agree)": lambda: route.order(t, "cupy"),
         "torch->cupy route hit (C where built)": lambda: route.fast(t, "cupy"),
@@ -338,7 +335,6 @@ def entry() -> dict[str, Any]:
         "torch raw stream": lambda: h.torch_raw_stream(0),
         "cupy current stream": lambda: h._consumer_stream("cupy"),
         "cupy current stream of device 0": lambda: cupy.cuda.get_current_stream(0).ptr,
-        "cupy current stream of device 0, its exported reader (stream_of)": lambda: stream_of(reader, 0),
         "torch signature": lambda: h._sig_torch(t),
         "cupy signature": lambda: h._sig_cupy(c),
         "torch->cupy stream order": lambda: h.torch_stream_wait(t, "cupy"),
@@ -397,6 +393,48 @@ def entry() -> dict[str, Any]:
             "parts_us": {k: median_us(f, synced=False) for k, f in parts.items()}}
 
 
+@section("hit_ab")
+def hit_ab() -> dict[str, Any]:
+    """The torch -> CuPy cache hit in C, built three ways and timed in turns, in loops of LOOP calls:
+    CuPy's stream read through its exported get_stream_ptr (what ua.to does), through
+    get_current_stream(device).ptr (what it did before), and with no stream order (the share of the
+    order in a hit). Each is a _speedups.Handoff over the same cache entry, made by ua.to."""
+    import cupy
+    import torch
+
+    import unarray as ua
+    from unarray import _handoff as h
+
+    speedups = ua.interop._speedups
+    if speedups is None:
+        return {"skipped": "ua.to in Python"}
+    t = torch.randn(N, N, device="cuda")
+    for _ in range(3):
+        ua.to(t, "cupy")  # the entry the routes below hit
+    raw = torch._C._cuda_getCurrentRawStream
+    reader = h.cupy_stream_reader(speedups)
+
+    def miss(*args: Any) -> Any:
+        raise AssertionError("the A/B routes must only hit")
+
+    sig = h.c_signature("torch", h.SIGNATURES["torch"])[1]
+    osig = h.c_signature("cupy", h.SIGNATURES["cupy"])[1]
+    orders = {"exported reader (ua.to)": (raw, reader, None, h.torch_stream_wait),
+              "get_current_stream(device).ptr": (raw, cupy.cuda.get_current_stream, "ptr", h.torch_stream_wait),
+              "no stream order": None}
+    if reader is None:
+        del orders["exported reader (ua.to)"]
+    routes = {k: speedups.Handoff(True, miss, miss, sig, osig, o, "cupy") for k, o in orders.items()}
+    view = ua.to(t, "cupy")
+    assert all(r(t, "to") is view for r in routes.values())
+    cases = {k: (looped(r, t, "to"), None) for k, r in routes.items()}
+    cases["dict lookup"] = (looped(ua.interop._FAST.get, (type(t), "cupy"), None), None)
+    spread: dict[str, list[float]] = {}
+    us = interleaved_us(cases, n=400, rounds=40, synced=False, spread=spread)
+    return {"loop_us_per_call": {k: v / LOOP for k, v in us.items()},
+            "p10_p90_us": {k: [v[0] / LOOP, v[1] / LOOP] for k, v in spread.items()}}
+
+
 def write() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     try:
@@ -446,6 +484,8 @@ def write() -> None:
     lines += ["", "## Streams", "", "```", json.dumps(RESULT.get("stream"), indent=1), "```",
               "", "## Numba loop (1,000 calls)", "", "```", json.dumps(RESULT.get("loop"), indent=1), "```",
               "", "## Entry points", "", "```", json.dumps(RESULT.get("entry"), indent=1), "```",
+              "", "## torch -> CuPy hit, A/B (C routes over one cache entry, loops of "
+              f"{LOOP} calls, interleaved)", "", "```", json.dumps(RESULT.get("hit_ab"), indent=1), "```",
               "", f"Errors: {sorted(RESULT['errors']) or 'none'}"]
     text = "\n".join(lines) + "\n"
     (OUT / "handoff_gpu.md").write_text(text)
@@ -457,4 +497,5 @@ if __name__ == "__main__":
     matrix()
     stream()
     loop()
+    hit_ab()
     write()
