@@ -395,10 +395,11 @@ def entry() -> dict[str, Any]:
 
 @section("hit_ab")
 def hit_ab() -> dict[str, Any]:
-    """The torch -> CuPy cache hit in C, built three ways and timed in turns, in loops of LOOP calls:
-    CuPy's stream read through its exported get_stream_ptr (what ua.to does), through
-    get_current_stream(device).ptr (what it did before), and with no stream order (the share of the
-    order in a hit). Each is a _speedups.Handoff over the same cache entry, made by ua.to."""
+    """Where a torch -> CuPy cache hit's time goes in C: _speedups.Handoff routes over one cache entry
+    (made by ua.to), each doing part of the hit, timed in turns in loops of LOOP calls. From "no
+    checks" (the lookups alone) up to the whole hit, with CuPy's stream read through its exported
+    get_stream_ptr (what ua.to does) or through get_current_stream(device).ptr (what it did before),
+    and the torch signature by torch's guard (ua.to) or by reading shape, strides and dtype."""
     import cupy
     import torch
 
@@ -417,22 +418,33 @@ def hit_ab() -> dict[str, Any]:
     def miss(*args: Any) -> Any:
         raise AssertionError("the A/B routes must only hit")
 
-    sig = h.c_signature("torch", h.SIGNATURES["torch"])[1]
+    checked = h.c_signature("torch", h.SIGNATURES["torch"])[1]
+    plain = h.SIGNATURE_READS["torch"]
     osig = h.c_signature("cupy", h.SIGNATURES["cupy"])[1]
-    orders = {"exported reader (ua.to)": (raw, reader, None, h.torch_stream_wait),
-              "get_current_stream(device).ptr": (raw, cupy.cuda.get_current_stream, "ptr", h.torch_stream_wait),
-              "no stream order": None}
+    by_reader = (raw, reader, None, h.torch_stream_wait)
+    by_current = (raw, cupy.cuda.get_current_stream, "ptr", h.torch_stream_wait)
+    variants = {  # (source signature, view signature, stream order)
+        "no checks": (None, None, None),
+        "torch signature (guard)": (checked, None, None),
+        "torch signature (shape, strides, dtype read)": (plain, None, None),
+        "CuPy view's shape": (None, osig, None),
+        "stream order (exported reader)": (None, None, by_reader),
+        "stream order (get_current_stream)": (None, None, by_current),
+        "whole hit, get_current_stream": (checked, osig, by_current),
+        "whole hit (ua.to's route)": (checked, osig, by_reader),
+    }
     if reader is None:
-        del orders["exported reader (ua.to)"]
-    routes = {k: speedups.Handoff(True, miss, miss, sig, osig, o, "cupy") for k, o in orders.items()}
+        variants = {k: v for k, v in variants.items() if v[2] is not by_reader}
+    routes = {k: speedups.Handoff(True, miss, miss, *v, "cupy") for k, v in variants.items()}
     view = ua.to(t, "cupy")
     assert all(r(t, "to") is view for r in routes.values())
     cases = {k: (looped(r, t, "to"), None) for k, r in routes.items()}
-    cases["dict lookup"] = (looped(ua.interop._FAST.get, (type(t), "cupy"), None), None)
+    cases["ua.to(t, 'cupy')"] = (looped(ua.to, t, "cupy"), None)
+    cases["dict lookup (host speed)"] = (looped(ua.interop._FAST.get, (type(t), "cupy"), None), None)
     spread: dict[str, list[float]] = {}
     us = interleaved_us(cases, n=400, rounds=40, synced=False, spread=spread)
-    return {"loop_us_per_call": {k: v / LOOP for k, v in us.items()},
-            "p10_p90_us": {k: [v[0] / LOOP, v[1] / LOOP] for k, v in spread.items()}}
+    return {"loop_us_per_call": {k: round(v / LOOP, 4) for k, v in us.items()},
+            "p10_p90_us": {k: [round(v[0] / LOOP, 4), round(v[1] / LOOP, 4)] for k, v in spread.items()}}
 
 
 def write() -> None:
