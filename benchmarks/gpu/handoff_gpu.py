@@ -419,14 +419,21 @@ def hit_ab() -> dict[str, Any]:
         raise AssertionError("the A/B routes must only hit")
 
     checked = h.c_signature("torch", h.SIGNATURES["torch"])[1]
-    plain = h.SIGNATURE_READS["torch"]
+    # The reads without the guard: a second tensor whose stored signature holds no guard (a None guard
+    # is skipped; shape, strides and dtype are then read and compared, as where torch has no guard).
+    t2 = torch.randn(N, N, device="cuda")
+    for _ in range(3):
+        ua.to(t2, "cupy")
+    entry = h.CACHE[id(t2)]
+    if isinstance(entry[1], h.CheckedSig):
+        entry[1] = h.CheckedSig((entry[1][0], None, *entry[1][2:]))
     osig = h.c_signature("cupy", h.SIGNATURES["cupy"])[1]
     by_reader = (raw, reader, None, h.torch_stream_wait)
     by_current = (raw, cupy.cuda.get_current_stream, "ptr", h.torch_stream_wait)
     variants = {  # (source signature, view signature, stream order)
         "no checks": (None, None, None),
         "torch signature (guard)": (checked, None, None),
-        "torch signature (shape, strides, dtype read)": (plain, None, None),
+        "torch signature (shape, strides, dtype read)": (checked, None, None),
         "CuPy view's shape": (None, osig, None),
         "stream order (exported reader)": (None, None, by_reader),
         "stream order (get_current_stream)": (None, None, by_current),
@@ -436,9 +443,10 @@ def hit_ab() -> dict[str, Any]:
     if reader is None:
         variants = {k: v for k, v in variants.items() if v[2] is not by_reader}
     routes = {k: speedups.Handoff(True, miss, miss, *v, "cupy") for k, v in variants.items()}
-    view = ua.to(t, "cupy")
-    assert all(r(t, "to") is view for r in routes.values())
-    cases = {k: (looped(r, t, "to"), None) for k, r in routes.items()}
+    view, view2 = ua.to(t, "cupy"), ua.to(t2, "cupy")
+    src = {k: t2 if "read)" in k else t for k in routes}
+    assert all(r(src[k], "to") is (view2 if src[k] is t2 else view) for k, r in routes.items())
+    cases = {k: (looped(r, src[k], "to"), None) for k, r in routes.items()}
     cases["ua.to(t, 'cupy')"] = (looped(ua.to, t, "cupy"), None)
     cases["dict lookup (host speed)"] = (looped(ua.interop._FAST.get, (type(t), "cupy"), None), None)
     spread: dict[str, list[float]] = {}
