@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import unarray as ua
-from unarray import _handoff
+from unarray import _convert_cuda, _handoff
 
 LIBS = ("torch", "cupy", "jax", "numba")
 
@@ -126,7 +126,7 @@ def test_a_hit_reads_cupys_current_stream_through_its_exported_reader(cuda):
 
     if interop._speedups is None:
         pytest.skip("the C route is not built (UNARRAY_PURE_PYTHON=1)")
-    reader = _handoff.cupy_stream_reader(interop._speedups)
+    reader = _convert_cuda.cupy_stream_reader(interop._speedups)
     assert reader is not None
     read = interop._speedups.stream_of
     assert read(reader, 0) == cupy.cuda.get_current_stream(0).ptr
@@ -171,7 +171,7 @@ def test_numba_arrays_built_directly_match_numbas_own_import(cuda):
         assert (y.shape, y.strides, y.dtype, y.size) == (ref.shape, ref.strides, ref.dtype, ref.size)
         assert y.is_c_contiguous() == ref.is_c_contiguous() and y.is_f_contiguous() == ref.is_f_contiguous()
         np.testing.assert_array_equal(y.copy_to_host(), ref.copy_to_host())
-    assert _handoff._NUMBA_MAKERS[0] is not None  # the probe passed: the direct build is what ran
+    assert _convert_cuda._NUMBA_MAKERS[0] is not None  # the probe passed: the direct build is what ran
 
 
 def test_numba_sees_finished_jax_work(cuda):

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import unarray as ua
-from unarray import _handoff
+from unarray import _convert, _convert_cuda, _handoff
 
 CPU_LIBS = [n for n in ("numpy", "torch", "jax", "tensorflow") if _handoff.importlib.util.find_spec(n)]
 PAIRS = [(a, b) for a, b in itertools.permutations(CPU_LIBS, 2)]
@@ -384,7 +384,7 @@ def test_np_ptr_reads_the_same_pointer_as_the_array_interface(shape, step, start
     n = int(np.prod(shape, dtype=int))
     a = np.arange(n * 4 + 8, dtype=np.float32)
     v = a[start:][::step][:n].reshape(shape) if shape else np.asarray(a[start])
-    assert _handoff.np_ptr(v) == v.__array_interface__["data"][0]
+    assert _convert.np_ptr(v) == v.__array_interface__["data"][0]
 
 
 def test_cache_misses_after_numpy_shape_or_dtype_assignment():
@@ -444,7 +444,7 @@ class _GpuJaxArray:
 
 
 def test_jax_on_an_accelerator_to_numpy_is_a_device_change():
-    with pytest.raises(_handoff.OtherDevice, match="CPU"):
+    with pytest.raises(_convert.OtherDevice, match="CPU"):
         _handoff.jax_to_np(_GpuJaxArray())
 
 
@@ -452,7 +452,7 @@ def test_numba_c_strides_are_numbas() -> None:
     api_util = pytest.importorskip("numba.cuda.api_util")
     for shape in [(3, 4), (0, 3), (3, 0), (), (5,), (2, 1, 3)]:
         want = api_util.prepare_shape_strides_dtype(shape, None, np.dtype(np.float32), order="C")[1]
-        assert _handoff._c_strides(shape, 4) == tuple(want), shape
+        assert _convert_cuda._c_strides(shape, 4) == tuple(want), shape
 
 
 def test_a_deleted_jax_array_is_a_clear_error_not_a_crash() -> None:
@@ -488,8 +488,8 @@ def test_jax_dlpack_device_is_the_arrays_own_per_device_and_memory_kind() -> Non
     # The DLPack device is read once per (device, memory kind), found through the array's sharding.
     jax = pytest.importorskip("jax")
     jnp = pytest.importorskip("jax.numpy")
-    _handoff._JAX_DL_DEVICE.clear()
+    _convert._JAX_DL_DEVICE.clear()
     xs = [jnp.ones(3), jnp.zeros((2, 2), jnp.int8), jax.device_put(jnp.ones(2), jax.devices()[-1])]
     for x in xs:
-        assert _handoff.jax_dlpack_device(x) == tuple(x.__dlpack_device__())
-    assert set(_handoff._JAX_DL_DEVICE) == {(x.device, x.sharding.memory_kind) for x in xs}
+        assert _convert.jax_dlpack_device(x) == tuple(x.__dlpack_device__())
+    assert set(_convert._JAX_DL_DEVICE) == {(x.device, x.sharding.memory_kind) for x in xs}

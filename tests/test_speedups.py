@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import unarray as ua
-from unarray import _handoff, interop
+from unarray import _convert_cuda, _handoff, interop
 
 pytestmark = pytest.mark.usefixtures("fresh_handoff")
 PURE = bool(os.environ.get("UNARRAY_PURE_PYTHON"))
@@ -420,10 +420,10 @@ def test_cupys_stream_reader_is_used_only_where_it_reads_the_current_stream() ->
     if gpus == 0:
         with pytest.raises(cupy.cuda.runtime.CUDARuntimeError):
             interop._speedups.stream_of(reader, 0)
-        assert _handoff.cupy_stream_reader(interop._speedups) is None
+        assert _convert_cuda.cupy_stream_reader(interop._speedups) is None
     else:
         assert interop._speedups.stream_of(reader, 0) == cupy.cuda.get_current_stream(0).ptr
-        assert _handoff.cupy_stream_reader(interop._speedups) is reader
+        assert _convert_cuda.cupy_stream_reader(interop._speedups) is reader
 
 
 @needs_c

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
+from unarray import _convert as _cv
+from unarray import _convert_cuda as _cc
 from unarray import _handoff as _h
 from unarray._dispatch import backend_named as _backend_named
 from unarray._dispatch import one as _one
@@ -37,8 +39,8 @@ def _load_speedups() -> ModuleType | None:
 
 _speedups = _load_speedups()
 
-_lock = _h.lock
-_STATS = _h.STATS
+_lock = _cv.lock
+_STATS = _cv.STATS
 _DST: dict[str, Any] = {}
 # (source type, target name) -> the route's handoff function (_fast): after the first handoff of a
 # pair, a call with neither device nor copy given is a dict lookup and that one function.
@@ -190,7 +192,7 @@ def _fast(r: _h.Route) -> Callable[[Any, str], Any]:
         seen = _h.SEEN if r.cached and guarded is not None else None  # a first sight: guard + first in C
         r.sig, sig = _h.c_signature(r.src, r.sig)  # what store() keeps, what the hit reads in C
         r.osig, osig = _h.c_signature(dst, r.osig)
-        reads = _h.ORDER_READS.get((r.src, dst))
+        reads = _cc.ORDER_READS.get((r.src, dst))
         order = r.order if reads is None else (reads(dst, _speedups) or r.order)
         return _speedups.Handoff(r.cached, first, slow, sig, osig, order, dst, guard, seen, _h.MAX_SEEN)
     if not r.cached:
@@ -269,7 +271,7 @@ def _with_op(e: UnarrayError, op: str) -> UnarrayError:
 
 def _refused(x: Any, r: _h.Route, e: BaseException, copy: bool | None, op: str) -> Any:
     # A consumer refusing the layout, alignment or dtype is a copy case; anything else propagates.
-    if isinstance(e, _h.OtherDevice):
+    if isinstance(e, _cv.OtherDevice):
         raise HandoffError(f"{r.dst} cannot hold this {r.src} array where it lives ({e}); moving it is a copy "
                            f"the caller asks for: ua.to(x, {r.dst!r}, device=...)", op=op, backend=r.dst) from None
     if copy is False:
@@ -291,17 +293,17 @@ def _copy_then_convert(x: Any, s: str, d: str, op: str) -> Any:
     return _count_copy(s, x, out)
 
 
-_REFUSALS = (_h.NeedsCopy, BufferError, TypeError, ValueError, RuntimeError, NotImplementedError)
+_REFUSALS = (_cv.NeedsCopy, BufferError, TypeError, ValueError, RuntimeError, NotImplementedError)
 
 
 def _why(e: BaseException) -> str:
-    return str(e) if isinstance(e, _h.NeedsCopy) else f"{type(e).__name__}: {e}"
+    return str(e) if isinstance(e, _cv.NeedsCopy) else f"{type(e).__name__}: {e}"
 
 
 def _count_copy(s: str, x: Any, out: Any) -> Any:
     with _lock:
-        _h.STATS["copies"] += 1
-        _h.STATS["bytes_copied"] += _h.nbytes(s, x)
+        _cv.STATS["copies"] += 1
+        _cv.STATS["bytes_copied"] += _h.nbytes(s, x)
     return out
 
 
@@ -328,19 +330,19 @@ def _move(x: Any, src: Any, dst: Any, here: Any, want: Any, copy: bool | None, o
     n = _h.nbytes(src.name, x)
     if want.kind == "cpu" and dst.name in ("numpy", "tensorflow"):
         y = src.to_numpy(x) if hasattr(type(src), "to_numpy") else _h.compact_copy(src.name, x)
-        out = y if dst.name == "numpy" else _h.to_tf(_h.aligned_copy(y) if not y.flags.c_contiguous else y)
+        out = y if dst.name == "numpy" else _cv.to_tf(_cv.aligned_copy(y) if not y.flags.c_contiguous else y)
     elif dst.name in ("cupy", "numba") and here.kind == "cpu":
         host = x if src.name == "numpy" else to(x, "numpy", _op=op)
-        cp = _h.mod("cupy")
+        cp = _cv.mod("cupy")
         with cp.cuda.Device(want.index):
             out = cp.asarray(host)
-        out = out if dst.name == "cupy" else _h.mod("numba.cuda").as_cuda_array(out)
+        out = out if dst.name == "cupy" else _cv.mod("numba.cuda").as_cuda_array(out)
     else:
         mid = x if src is dst else to(x, dst.name, _op=op)
         out = _h.move_within(dst.name, mid, dst.native_device(want), dst)
     with _lock:
-        _h.STATS["copies"] += 1
-        _h.STATS["bytes_copied"] += n
+        _cv.STATS["copies"] += 1
+        _cv.STATS["bytes_copied"] += n
     return out
 
 

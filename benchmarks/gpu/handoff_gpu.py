@@ -315,6 +315,8 @@ def entry() -> dict[str, Any]:
     import torch
 
     import unarray as ua
+    from unarray import _convert as cv
+    from unarray import _convert_cuda as cc
     from unarray import _handoff as h
 
     t = torch.ones(N, N, device="cuda")
@@ -332,12 +334,12 @@ def entry() -> dict[str, Any]:
         "torch->cupy order on a hit (streams agree)": lambda: route.order(t, "cupy"),
         "torch->cupy route hit (C where built)": lambda: route.fast(t, "cupy"),
         "jax stream lookup": dev.get_stream_for_external_ready_events,
-        "torch raw stream": lambda: h.torch_raw_stream(0),
-        "cupy current stream": lambda: h._consumer_stream("cupy"),
+        "torch raw stream": lambda: cv.torch_raw_stream(0),
+        "cupy current stream": lambda: cc._consumer_stream("cupy"),
         "cupy current stream of device 0": lambda: cupy.cuda.get_current_stream(0).ptr,
         "torch signature": lambda: h._sig_torch(t),
         "cupy signature": lambda: h._sig_cupy(c),
-        "torch->cupy stream order": lambda: h.torch_stream_wait(t, "cupy"),
+        "torch->cupy stream order": lambda: cc.torch_stream_wait(t, "cupy"),
         "torch->cupy cache hit (no stats)": lambda: h.hit(t, route),
         "ua.to(torch, cupy) hit": lambda: ua.to(t, "cupy"),
         "dict lookup (host speed)": lambda: ua.interop._FAST.get((type(t), "cupy")),
@@ -353,8 +355,8 @@ def entry() -> dict[str, Any]:
         "torch->numba as_cuda_array(t)": lambda: numba.cuda.as_cuda_array(t),
         "torch->numba t.__cuda_array_interface__": lambda: t.__cuda_array_interface__,
         "torch->numba h.to_numba(t)": lambda: h.to_numba(t),
-        "torch->numba _torch_plain": lambda: h._torch_plain(t),
-        "torch->numba torch_stream_wait": lambda: h.torch_stream_wait(t, "numba"),
+        "torch->numba _torch_plain": lambda: cv._torch_plain(t),
+        "torch->numba torch_stream_wait": lambda: cc.torch_stream_wait(t, "numba"),
         "torch->numba from_cuda_array_interface(desc, sync=False)":
             lambda: numba.cuda.from_cuda_array_interface(desc, owner=t, sync=False),
     }
@@ -404,6 +406,7 @@ def hit_ab() -> dict[str, Any]:
     import torch
 
     import unarray as ua
+    from unarray import _convert_cuda as cc
     from unarray import _handoff as h
 
     speedups = ua.interop._speedups
@@ -413,7 +416,7 @@ def hit_ab() -> dict[str, Any]:
     for _ in range(3):
         ua.to(t, "cupy")  # the entry the routes below hit
     raw = torch._C._cuda_getCurrentRawStream
-    reader = h.cupy_stream_reader(speedups)
+    reader = cc.cupy_stream_reader(speedups)
 
     def miss(*args: Any) -> Any:
         raise AssertionError("the A/B routes must only hit")
@@ -428,8 +431,8 @@ def hit_ab() -> dict[str, Any]:
     if isinstance(entry[1], h.CheckedSig):
         entry[1] = h.CheckedSig((entry[1][0], None, *entry[1][2:]))
     osig = h.c_signature("cupy", h.SIGNATURES["cupy"])[1]
-    by_reader = (raw, reader, None, h.torch_stream_wait)
-    by_current = (raw, cupy.cuda.get_current_stream, "ptr", h.torch_stream_wait)
+    by_reader = (raw, reader, None, cc.torch_stream_wait)
+    by_current = (raw, cupy.cuda.get_current_stream, "ptr", cc.torch_stream_wait)
     variants = {  # (source signature, view signature, stream order)
         "no checks": (None, None, None),
         "torch signature (guard)": (checked, None, None),
@@ -468,7 +471,7 @@ def write() -> None:
         if RESULT["ua.to"] != "Python":
             guarded = sys.modules["unarray._handoff"].checked("torch") is not None
             RESULT["ua.to"] += ", torch checked by torch's metadata guard" if guarded else ", torch signature read"
-            reader = sys.modules["unarray._handoff"].cupy_stream_reader(sys.modules["unarray.interop"]._speedups)
+            reader = sys.modules["unarray._convert_cuda"].cupy_stream_reader(sys.modules["unarray.interop"]._speedups)
             RESULT["ua.to"] += (", CuPy's stream read through its exported get_stream_ptr" if reader is not None
                                 else ", CuPy's stream read by get_current_stream")
     except Exception as e:

@@ -5,7 +5,7 @@ python3 benchmarks/gpu/jax_numba_diag.py [reps]   (writes $OUT/jax_numba_diag.js
 Another process keeps the GPU busy (torch matmuls) while, per rep, a fresh JAX array is put on the
 GPU from the host and handed to Numba by several paths; each result is read back and compared with
 the host data. Also records whether JAX arrays carry a CUDA array interface, and probes the direct
-Numba device-array build (unarray._handoff._numba_maker) with its error shown.
+Numba device-array build (unarray._convert_cuda._numba_maker) with its error shown.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def main() -> None:
     from numba import cuda
 
     import unarray as ua
-    from unarray import _handoff
+    from unarray import _convert_cuda, _handoff
 
     res: dict = {}
     gpu = jax.devices("gpu")[0]
@@ -71,7 +71,7 @@ def main() -> None:
         got = devicearray.DeviceNDArray(shape=(3, 2), strides=(16, 8), dtype=host.dtype, gpu_data=mem, stream=0)
         steps["ptr"] = [got.device_ctypes_pointer.value, ptr]
         steps["values"] = got.copy_to_host().tolist()
-        steps["maker"] = repr(_handoff._numba_maker(0))
+        steps["maker"] = repr(_convert_cuda._numba_maker(0))
         res["numba_direct"] = steps
     except Exception:
         res["numba_direct_error"] = traceback.format_exc()[-1500:]

@@ -1,0 +1,382 @@
+"""Zero-copy converters between array libraries on the CPU, and what every handoff module shares.
+
+Each converter takes the source array and returns the target library's array aliasing its memory,
+or raises NeedsCopy. The CUDA converters and their stream order are in unarray/_convert_cuda.py;
+the per-pair path table, the weak cache and the routes of ua.to in unarray/_handoff.py.
+
+CPU figures are medians on the 2-core dev VM (1024x1024 float32, loaded machine; see
+benchmarks/results/handoff_cpu.md)."""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import sys
+import threading
+import warnings
+from typing import TYPE_CHECKING, Any
+
+from unarray._entry import jax_capsule, jax_from_dlpack, tf_capsule, tf_from_capsule, torch_from_capsule
+
+
+class LazyNumpy:
+    """A module's ``np`` until its first use, which puts NumPy itself in its place.
+
+    Note: importing unarray imports no array library, NumPy included; the first handoff does."""
+
+    def __init__(self, namespace: dict[str, Any]):
+        self._namespace = namespace
+
+    def __getattr__(self, name: str) -> Any:
+        import numpy
+
+        self._namespace["np"] = numpy
+        return getattr(numpy, name)
+
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = LazyNumpy(globals())
+
+# Note: torch has no read-only tensors; a view of a read-only array aliases it as torch.from_numpy
+# does, so its warning is silenced for calls made from the handoff modules only (torch warns from
+# C, where the module is the caller's file path rather than its dotted name).
+warnings.filterwarnings("ignore", message="The given NumPy array is not writable", category=UserWarning,
+                        module=r"(.*[/\\])?unarray[./\\](_handoff|_convert|interop)")
+
+STATS = {"handoffs": 0, "zero_copy": 0, "copies": 0, "bytes_copied": 0, "syncs": 0, "cache_hits": 0}
+lock = threading.Lock()
+
+
+class NeedsCopy(Exception):
+    """The target cannot alias this source (layout, alignment, read-only, dtype)."""
+
+
+class OtherDevice(NeedsCopy):
+    """The target cannot hold arrays on the source's device: a move the caller asks for (device=)."""
+
+
+def mod(name: str) -> Any:
+    m = sys.modules.get(name)
+    return m if m is not None else importlib.import_module(name)
+
+
+# -- source-side views ----------------------------------------------------------------------
+
+def _np_writable(x: Any) -> Any:
+    # Note: JAX's DLPack import refuses read-only exports; JAX never writes into an imported
+    # buffer, so a writable alias of the same memory (keeping x alive) is safe to hand it.
+    if x.flags.writeable:
+        return x
+    import ctypes
+
+    nbytes = max(1, x.nbytes)
+    lo = x.__array_interface__["data"][0]
+    buf = (ctypes.c_char * nbytes).from_address(lo)
+    buf._keep = x  # type: ignore[attr-defined]
+    return np.ndarray(x.shape, x.dtype, buffer=buf, strides=x.strides)
+
+
+class _ArrayStruct(ctypes.Structure):
+    # NumPy's PyArrayInterface (the __array_struct__ capsule), up to the data pointer.
+    _fields_ = [("two", ctypes.c_int), ("nd", ctypes.c_int), ("typekind", ctypes.c_char), ("itemsize", ctypes.c_int),
+                ("flags", ctypes.c_int), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
+                ("data", ctypes.c_void_p)]
+
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_read_pointer = ctypes.c_void_p.from_address
+_DATA_AT = _ArrayStruct.data.offset
+
+
+def np_ptr(x: Any) -> int:
+    # An ndarray's data pointer: 0.54 us through __array_struct__ vs 1.0 us for __array_interface__ (a dict).
+    return _read_pointer(_capsule_pointer(x.__array_struct__, None) + _DATA_AT).value or 0
+
+
+def _torch_plain(x: Any) -> Any:
+    # Note: autograd-tracked, conjugate-view and negative-view tensors refuse DLPack/numpy export.
+    if x.requires_grad:
+        x = x.detach()
+    if x.is_conj() or x.is_neg():
+        raise NeedsCopy("torch tensor carries a lazy conjugate/negation bit")
+    return x
+
+
+def aligned_copy(x: Any) -> Any:
+    # A C-contiguous copy on a 64-byte boundary (what JAX and TF alias without a second copy).
+    nbytes = x.nbytes
+    raw = np.empty(nbytes + 64, np.uint8)
+    off = (-raw.__array_interface__["data"][0]) % 64
+    out = raw[off:off + nbytes].view(x.dtype).reshape(x.shape)
+    np.copyto(out, x)
+    return out
+
+
+_BF16_NP: Any = None
+
+
+def _ml_bf16() -> Any:
+    global _BF16_NP
+    if _BF16_NP is None:
+        import ml_dtypes
+
+        _BF16_NP = np.dtype(ml_dtypes.bfloat16)
+    return _BF16_NP
+
+
+# -- zero-copy converters, per pair ----------------------------------------------------------
+# Each takes the source and returns the target's array aliasing it, or raises NeedsCopy.
+
+def np_to_torch(x: Any) -> Any:
+    # torch.from_numpy 0.64 us vs torch.from_dlpack 1.50 us vs torch.as_tensor 1.58 us.
+    # It refuses (TypeError/ValueError) exactly the cases handled below, so it is tried first.
+    try:
+        return mod("torch").from_numpy(x)
+    except (TypeError, ValueError):
+        pass
+    torch = mod("torch")
+    bf16 = _bf16_or_none()  # Note: not `x.dtype == None`, which NumPy reads as float64
+    if x.dtype.kind == "V" or (bf16 is not None and x.dtype == bf16):
+        return torch.from_numpy(x.view(np.uint16)).view(torch.bfloat16)
+    if any(s < 0 for s in x.strides):
+        raise NeedsCopy("torch tensors cannot have negative strides")
+    if not x.dtype.isnative:
+        raise NeedsCopy("torch has no byte-swapped dtypes")
+    raise NeedsCopy(f"torch.from_numpy refuses dtype {x.dtype}")
+
+
+def _bf16_or_none() -> Any:
+    return _BF16_NP if _BF16_NP is not None else (_ml_bf16() if "ml_dtypes" in sys.modules else None)
+
+
+def torch_to_np(x: Any) -> Any:
+    # Tensor.numpy() 0.81 us vs np.asarray 1.28 us vs np.from_dlpack 2.45 us. It refuses
+    # (RuntimeError/TypeError) the grad, conj/neg-bit, GPU and bfloat16 cases handled below.
+    try:
+        return x.numpy()
+    except (RuntimeError, TypeError):
+        pass
+    x = _torch_plain(x)
+    if x.device.type != "cpu":
+        raise OtherDevice("NumPy arrays live on the CPU")
+    if x.dtype is mod("torch").bfloat16:
+        return x.view(mod("torch").uint16).numpy().view(_ml_bf16())
+    return x.numpy()
+
+
+def np_to_jax(x: Any) -> Any:
+    # jnp.from_dlpack 24.4 us (CPU), the import it ends in 3.3 us (see unarray/_entry.py); zero-copy
+    # where the buffer is 64-byte aligned, else JAX refuses (copy=False) and ua.to copies once.
+    # jax.device_put always copies (29 us+).
+    _check_x64(x)
+    f = x.flags
+    if not (f.c_contiguous or x.size <= 1) and not _is_permutation(x):
+        raise NeedsCopy("JAX imports only compact buffers")
+    if x.dtype.kind == "V":
+        raise NeedsCopy("NumPy's bfloat16 (ml_dtypes) has no DLPack code")
+    return jax_from_dlpack(x if f.writeable else _np_writable(x))
+
+
+def torch_to_jax(x: Any) -> Any:
+    # jnp.from_dlpack: CPU 30.1 us, the import 5.9 us; H100 93 us (issue report). On CUDA, JAX's
+    # stream for external events is passed to __dlpack__, so torch orders its pending work before it.
+    _check_x64(x)
+    return jax_from_dlpack(_torch_plain(x))
+
+
+def to_jax(x: Any) -> Any:
+    # CuPy and other DLPack producers (jnp.from_dlpack(cupy) 50 us on the H100, issue report).
+    _check_x64(x)
+    return jax_from_dlpack(x)
+
+
+_WIDE = frozenset({"float64", "int64", "uint64", "complex128"})
+
+
+_WIDE_BY_DTYPE: dict[Any, bool] = {}
+
+
+def _check_x64(x: Any) -> None:
+    # Note: without x64 mode JAX silently narrows 64-bit imports to 32 bits: refuse instead.
+    dt = x.dtype
+    wide = _WIDE_BY_DTYPE.get(dt)
+    if wide is None:
+        wide = _WIDE_BY_DTYPE[dt] = str(dt).rpartition(".")[2] in _WIDE
+    if wide and not mod("jax").config.read("jax_enable_x64"):
+        from unarray._errors import DTypeError
+
+        raise DTypeError(f"a {x.dtype} array cannot enter JAX without x64 mode (JAX would narrow it to 32 bits); "
+                         "call jax.config.update('jax_enable_x64', True) or cast first", backend="jax")
+
+
+def _is_permutation(x: Any) -> bool:
+    order = sorted(range(x.ndim), key=lambda i: x.strides[i], reverse=True)
+    expect = x.itemsize
+    for i in reversed(order):
+        if x.shape[i] != 1 and x.strides[i] != expect:
+            return False
+        expect *= x.shape[i]
+    return True
+
+
+def _jax_platform(x: Any) -> str:
+    # Note: jaxlib's Array.platform() crashes the process (a segfault, jax 0.10 on the CPU) on a deleted
+    # (donated) array; is_deleted() answers.
+    if x.is_deleted():
+        from unarray._errors import HandoffError
+
+        raise HandoffError("this JAX array has been deleted (donated to a jitted call, or .delete()): there is "
+                           "no data to hand over; hand over the array before donating it", backend="jax")
+    return str(x.platform())
+
+
+def jax_to_np(x: Any) -> Any:
+    # np.asarray(jax) 0.80 us (a read-only view; JAX arrays are immutable) vs np.from_dlpack 2.65 us.
+    # On an accelerator np.asarray would copy to the host: that is a device change (ua.to device="cpu").
+    if _jax_platform(x) != "cpu":
+        raise OtherDevice("NumPy arrays live on the CPU")
+    return np.asarray(x)
+
+
+def jax_to_torch(x: Any) -> Any:
+    # torch.from_dlpack 4.9 us CPU vs JAX's export + torch._C._from_dlpack 1.0 us. On CUDA the export
+    # names torch's current stream, as torch.from_dlpack does, so JAX orders its work before it.
+    # Note: torch gets a writable alias of an immutable JAX buffer (as with torch.from_dlpack
+    # itself); writing into it changes the JAX array.
+    if _jax_platform(x) == "cpu":
+        cap = jax_capsule(x)
+    else:
+        kind, index = jax_dlpack_device(x)
+        cap = None
+        if int(kind) == 2:  # CUDA: the stream torch.from_dlpack would name (1: the legacy default stream)
+            stream = torch_raw_stream(int(index))
+            cap = jax_capsule(x, stream or 1)
+    return mod("torch").from_dlpack(x) if cap is None else torch_from_capsule(cap)
+
+
+# Note: TensorFlow aliases a DLPack buffer at any address, but its kernels CHECK-fail (abort the
+# process: "Check failed: IsAligned()") on tensors that are not EIGEN_MAX_ALIGN_BYTES-aligned.
+TF_ALIGN = 64
+
+
+def np_to_tf(x: Any) -> Any:
+    # tf.experimental.dlpack.from_dlpack(x.__dlpack__()) 0.95 us, TFE_FromDlpackCapsule 0.75 us
+    # (zero-copy) vs tf.convert_to_tensor 265 us (a copy). TF refuses strided buffers and needs
+    # aligned ones (the pointer read, 0.5 us, is the price of not aborting).
+    f = x.flags
+    if not (f.c_contiguous or x.size <= 1):
+        raise NeedsCopy("TensorFlow imports only C-contiguous buffers")
+    if x.size and np_ptr(x) % TF_ALIGN:
+        raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
+    return tf_from_capsule((x if f.writeable else _np_writable(x)).__dlpack__())
+
+
+def torch_to_tf(x: Any) -> Any:
+    # Tensor.__dlpack__ 2.1 us (Python) vs torch.utils.dlpack.to_dlpack 0.3 us on the CPU.
+    x = _torch_plain(x)
+    if not x.is_contiguous():
+        raise NeedsCopy("TensorFlow imports only C-contiguous buffers")
+    if x.data_ptr() % TF_ALIGN and x.numel():
+        raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
+    return tf_from_capsule(x.__dlpack__() if x.is_cuda else mod("torch").utils.dlpack.to_dlpack(x))
+
+
+def jax_to_tf(x: Any) -> Any:
+    cpu = _jax_platform(x) == "cpu"
+    if x.unsafe_buffer_pointer() % TF_ALIGN and x.size:
+        raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
+    cap = jax_capsule(x) if cpu else None
+    return tf_from_capsule(x.__dlpack__() if cap is None else cap)
+
+
+def to_tf(x: Any) -> Any:
+    if isinstance(x, np.ndarray):
+        return np_to_tf(x)
+    if type(x).__module__.startswith("torch"):
+        return torch_to_tf(x)
+    if type(x).__module__.startswith("jax"):
+        return jax_to_tf(x)
+    return tf_from_capsule(x.__dlpack__())
+
+
+_TF_ON_CPU: dict[str, bool] = {}
+
+
+def tf_to_np(x: Any) -> Any:
+    # np.asarray(tf_cpu_tensor) 0.66 us, EagerTensor._numpy() 0.45 us, both zero-copy on the CPU;
+    # Tensor.numpy() 92 us (a copy).
+    dev = x.device
+    cpu = _TF_ON_CPU.get(dev)
+    if cpu is None:
+        cpu = _TF_ON_CPU[dev] = "CPU" in (dev or "CPU").upper()
+    if not cpu:
+        raise OtherDevice("NumPy arrays live on the CPU")
+    try:
+        return x._numpy()
+    except AttributeError:  # not an EagerTensor (a tf.Variable)
+        return np.asarray(x)
+
+
+def tf_to_torch(x: Any) -> Any:
+    # torch.utils.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(t)) 1.08 us; the calls they end
+    # in 0.86 us.
+    return torch_from_capsule(tf_capsule(x))
+
+
+def tf_to_jax(x: Any) -> Any:
+    # jnp.from_dlpack(t) 15.4 us, the import 4.1 us (TF >= 2.16 exports __dlpack__, without a
+    # stream argument); older TF gives only a capsule, wrapped as a producer object. Both zero-copy.
+    if hasattr(x, "__dlpack__"):
+        return jax_from_dlpack(x, stream_ok=False)
+    return jax_from_dlpack(_Capsule(tf_capsule(x), x.__dlpack_device__()), stream_ok=False)
+
+
+class _Capsule:
+    # TF's to_dlpack gives a bare capsule; JAX and NumPy want a producer object.
+    __slots__ = ("cap", "dev")
+
+    def __init__(self, cap: Any, dev: tuple[int, int]):
+        self.cap, self.dev = cap, dev
+
+    def __dlpack__(self, **kw: Any) -> Any:
+        return self.cap
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.dev
+
+
+# -- device lookups (CPU and CUDA paths) ----------------------------------------------------
+
+_JAX_DL_DEVICE: dict[Any, Any] = {}
+
+
+def jax_dlpack_device(x: Any) -> tuple[int, int]:
+    # x.__dlpack_device__() 4.4 us (H100 host): read once per JAX device and memory kind (an array in
+    # pinned host memory exports as host memory). A single-device sharding names its device:
+    # sharding._device and memory_kind 0.19 us on the dev VM, against x.device's 0.53.
+    s = x.sharding
+    try:
+        key = (s._device, s.memory_kind)
+    except AttributeError:
+        key = (x.device, s.memory_kind)
+    out = _JAX_DL_DEVICE.get(key)
+    if out is None:
+        out = _JAX_DL_DEVICE[key] = tuple(x.__dlpack_device__())
+    return out
+
+
+_TORCH_RAW_STREAM: list[Any] = []
+
+
+def torch_raw_stream(index: int) -> int:
+    # torch's current CUDA stream as a handle: torch._C._cuda_getCurrentRawStream (what compiled
+    # kernels launch on) builds no Stream object, unlike torch.cuda.current_stream().
+    if not _TORCH_RAW_STREAM:
+        torch = mod("torch")
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        _TORCH_RAW_STREAM.append(raw or (lambda i: torch.cuda.current_stream(i).cuda_stream))
+    return int(_TORCH_RAW_STREAM[0](index))

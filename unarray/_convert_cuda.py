@@ -1,0 +1,402 @@
+"""Zero-copy converters between array libraries on CUDA, and their stream order.
+
+Streams: DLPack consumers (torch/cupy/jax from_dlpack) pass their current stream to __dlpack__, and
+the producer makes that stream wait on an event: no host or device-wide synchronize.
+__cuda_array_interface__ consumers (cupy.asarray, numba.cuda.as_cuda_array) read the interface's
+"stream" and wait on that one stream only; unarray counts such a wait in stats()["syncs"]. Where a
+converter builds the view itself (torch -> CuPy, torch -> Numba), it orders the streams itself, and
+so does every cache hit of those pairs (STREAM_ORDERED).
+
+CUDA figures are from the H100 issue report and are re-measured by benchmarks/gpu/handoff_gpu.py."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from unarray._convert import (
+    STATS,
+    LazyNumpy,
+    OtherDevice,
+    _jax_platform,
+    _torch_plain,
+    jax_dlpack_device,
+    lock,
+    mod,
+    to_jax,
+    torch_raw_stream,
+)
+from unarray._entry import jax_capsule, torch_from_capsule
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = LazyNumpy(globals())
+
+
+def torch_to_cupy(x: Any) -> Any:
+    # cupy.asarray via __cuda_array_interface__ 13 us vs cupy.from_dlpack 28 us (H100); but on a
+    # tensor a kernel is still writing (a fresh attention output) cupy.asarray took ~350 us, so the
+    # view is built from the pointer with the device given (no pointer-attribute query). torch's
+    # interface names no stream, so the consumer's stream is ordered after torch's here.
+    x = _torch_plain(x)
+    if not x.is_cuda:
+        raise OtherDevice("CuPy arrays live on the GPU")  # cupy.asarray would copy
+    torch_stream_wait(x, "cupy")
+    np_dtype = _torch_np_dtype(x.dtype)
+    if np_dtype is not None:
+        return _cupy_view(x, np_dtype)
+    return mod("cupy").asarray(x)
+
+
+_TORCH_TO_NP: dict[Any, Any] = {}
+
+
+def _torch_np_dtype(dtype: Any) -> Any:
+    # The NumPy dtype of a torch dtype that CUDA array interfaces can name, else None (bfloat16).
+    if not _TORCH_TO_NP:
+        torch = mod("torch")
+        for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64",
+                     "complex64", "complex128"):
+            _TORCH_TO_NP[getattr(torch, name)] = np.dtype(name)
+    return _TORCH_TO_NP.get(dtype)
+
+
+def _cupy_view(x: Any, np_dtype: Any) -> Any:
+    cp = mod("cupy")
+    item = np_dtype.itemsize
+    shape, strides = tuple(x.shape), x.stride()
+    span = 0 if x.numel() == 0 else (sum((n - 1) * st for n, st in zip(shape, strides, strict=True)) + 1) * item
+    mem = cp.cuda.UnownedMemory(x.data_ptr(), span, x, x.device.index)  # owner x: the tensor outlives the view
+    return cp.ndarray(shape, np_dtype, cp.cuda.MemoryPointer(mem, 0), tuple(st * item for st in strides))
+
+
+def cupy_to_torch(x: Any) -> Any:
+    # On the H100 (one run, a slow host): torch._C._from_dlpack(x.__dlpack__()) 3.5 us vs
+    # torch.as_tensor (the CUDA array interface) 10.9 us vs torch.from_dlpack 17.8 us. The bare
+    # capsule names no stream, so it is taken only when both libraries are on the same stream;
+    # otherwise torch.from_dlpack's stream exchange makes torch's stream wait on CuPy's.
+    if _consumer_stream("cupy") == torch_raw_stream(x.device.id):
+        return torch_from_capsule(x.__dlpack__())
+    return mod("torch").from_dlpack(x)
+
+
+def to_numba(x: Any) -> Any:
+    # numba.cuda.as_cuda_array 13-22 us (H100) from torch/cupy through __cuda_array_interface__.
+    if type(x).__module__.startswith("torch"):
+        x = _torch_plain(x)
+        torch_stream_wait(x, "numba")
+        np_dtype = _torch_np_dtype(x.dtype)
+        if x.is_cuda and np_dtype is not None:
+            # The interface torch's property would build (a Python property, with checks unarray has
+            # made), without a stream: the wait above ordered it.
+            # strides None for a C-contiguous tensor, as torch's own interface gives: Numba then
+            # skips its strided-layout checks.
+            item = np_dtype.itemsize
+            strides = None if x.is_contiguous() else tuple(st * item for st in x.stride())
+            return numba_array(x.data_ptr(), tuple(x.shape), strides, np_dtype, x, x.get_device())
+    elif not hasattr(x, "__cuda_array_interface__"):
+        # A DLPack-only producer: through CuPy's DLPack import (still zero-copy).
+        x = mod("cupy").from_dlpack(x)
+    count_cai_wait(x)
+    return mod("numba.cuda").as_cuda_array(x)
+
+
+def jax_to_numba(x: Any) -> Any:
+    # Note: JAX's __cuda_array_interface__ (what numba.cuda.as_cuda_array reads) names no stream and
+    # does not wait for the array's pending work (xla/python/py_array.cc, CudaArrayInterface): on the
+    # H100, under load from another process, Numba read the memory before JAX had written it
+    # (benchmarks/gpu/jax_numba_diag.py). JAX's DLPack export with Numba's stream makes that stream
+    # wait for the array instead (no host synchronize), and its capsule, the view's owner, holds the
+    # buffer for as long as the view lives; the interface then only describes the memory.
+    if _jax_platform(x) == "cpu":
+        raise OtherDevice("Numba device arrays live on the GPU")
+    stream = _consumer_stream("numba") or 1  # DLPack's 1: the legacy default stream
+    cap = jax_capsule(x, stream)
+    if cap is None:
+        cap = x.__dlpack__(stream=stream)
+    try:
+        cai = x.__cuda_array_interface__
+    except AttributeError as e:  # a dtype Numba has no type for (bfloat16), or a sharded array
+        from unarray._errors import DTypeError
+
+        raise DTypeError(f"Numba cannot take this JAX array: {e}", backend="numba") from None
+    index = jax_dlpack_device(x)[1]
+    return numba_array(cai["data"][0], cai["shape"], None, np.dtype(cai["typestr"]), _Held(cap, x), index)
+
+
+class _Held:
+    # The owner of a Numba view of a JAX array: the DLPack export (its deleter lets JAX free the
+    # buffer) and the array.
+    __slots__ = ("cap", "x")
+
+    def __init__(self, cap: Any, x: Any):
+        self.cap, self.x = cap, x
+
+
+def cupy_to_numba(x: Any) -> Any:
+    # cuda.as_cuda_array(cupy) reads CuPy's interface, whose stream it then synchronizes from the
+    # host. Here Numba's stream waits on an event recorded on CuPy's current stream (only where the
+    # two differ), and the interface is built from the array's own fields.
+    cp = mod("cupy")
+    consumer = _consumer_stream("numba")
+    if _consumer_stream("cupy") != consumer:
+        ev = cp.cuda.Event(block=False, disable_timing=True)
+        ev.record()
+        cp.cuda.runtime.streamWaitEvent(consumer, ev.ptr, 0)
+        with lock:
+            STATS["syncs"] += 1
+    return numba_array(x.data.ptr, x.shape, x.strides, x.dtype, x, x.device.id)
+
+
+def numba_array(ptr: int, shape: tuple[int, ...], strides: tuple[int, ...] | None, dtype: Any, owner: Any,
+                device: int) -> Any:
+    """``numba.cuda.from_cuda_array_interface`` of these fields with ``sync=False`` (the caller ordered
+    the streams): a Numba device array over ``owner``'s memory on GPU ``device``, holding ``owner``.
+
+    The public call took 11.8 us on the H100, of which 3.9 us went to finding the current context
+    and 1.6 us to asking the driver for the pointer it already has; built here from the context of
+    the array's own device (found once) and Numba's pointer type, 2.9 us (benchmarks/gpu/handoff_gpu.py,
+    "entry"). Where a probe of that build fails (another Numba), the public call is made."""
+    make = _NUMBA_MAKERS.get(device, _UNSET)
+    if make is _UNSET:
+        make = _NUMBA_MAKERS[device] = _numba_maker(device)
+    if make is not None:
+        return make(ptr, shape, strides, dtype, owner)
+    desc = {"shape": shape, "strides": strides, "typestr": dtype.str, "data": (ptr, False), "version": 2}
+    return mod("numba.cuda").from_cuda_array_interface(desc, owner=owner, sync=False)
+
+
+_UNSET = object()
+_NUMBA_MAKERS: dict[int, Any] = {}
+
+
+def _numba_maker(device: int) -> Any:
+    # The direct build for one device, or None where its probe fails. What from_cuda_array_interface
+    # does with a stream-less interface, with its context and pointer found once:
+    # MemoryPointer (numba.cuda's class for memory it does not own; public for external memory
+    # managers) and DeviceNDArray, with C-order strides filled in as prepare_shape_strides_dtype does.
+    try:
+        nc = mod("numba.cuda")
+        from numba.cuda.cudadrv import devicearray, driver
+
+        ctx = nc.gpus[device].get_primary_context()
+        size_of = driver.memory_size_from_info
+        MemoryPointer, DeviceNDArray = driver.MemoryPointer, devicearray.DeviceNDArray
+        host = np.arange(12, dtype=np.float32).reshape(3, 4)
+        with nc.gpus[device]:
+            probe = nc.to_device(host)
+        ptr = probe.device_ctypes_pointer.value
+        pointer = type(driver.get_devptr_for_active_ctx(ptr))  # Numba's pointer type (a handle or c_void_p)
+
+        def make(ptr: int, shape: tuple[int, ...], strides: tuple[int, ...] | None, dtype: Any, owner: Any) -> Any:
+            if strides is None:
+                strides = _c_strides(shape, dtype.itemsize)
+            mem = MemoryPointer(ctx, pointer(ptr), size=size_of(shape, strides, dtype.itemsize), owner=owner)
+            return DeviceNDArray(shape=shape, strides=strides, dtype=dtype, gpu_data=mem, stream=0)
+
+        got = make(ptr, (3, 2), (16, 8), host.dtype, probe)
+        ok = (got.device_ctypes_pointer.value == ptr and got.shape == (3, 2) and got.strides == (16, 8)
+              and got.copy_to_host().tolist() == host[:, ::2].tolist()
+              and make(ptr, (3, 4), None, host.dtype, probe).strides == host.strides)
+        return make if ok else None
+    except Exception:
+        return None
+
+
+def _c_strides(shape: tuple[int, ...], item: int) -> tuple[int, ...]:
+    # C-order strides as Numba fills them in (_fill_stride_by_order; a zero extent gives zeros).
+    out, step = [], item
+    for n in reversed(shape):
+        out.append(step)
+        step *= n
+    return tuple(reversed(out))
+
+
+def numba_to_cupy(x: Any) -> Any:
+    # cupy.asarray(numba) 5.6 us (H100) reads Numba's interface, a Python property that also tests
+    # contiguity. On Numba's default stream (nothing to order) the view is built from the array's
+    # own fields, as for torch (_cupy_view); an array bound to a stream takes cupy.asarray, which
+    # synchronizes that stream (counted).
+    if x.stream == 0:
+        ptr = x.device_ctypes_pointer.value
+        if ptr is not None:
+            cp = mod("cupy")
+            mem = cp.cuda.UnownedMemory(ptr, x.alloc_size, x, _numba_device_id(x))
+            return cp.ndarray(x.shape, x.dtype, cp.cuda.MemoryPointer(mem, 0), x.strides)
+    count_cai_wait(x)
+    return mod("cupy").asarray(x)
+
+
+def _numba_device_id(x: Any) -> int:
+    try:
+        return int(x.gpu_data.context.device.id)
+    except AttributeError:
+        return int(mod("numba.cuda").get_current_device().id)
+
+
+def numba_to_torch(x: Any) -> Any:
+    # torch.as_tensor(numba) 12.4 us (H100, a slow host) reads Numba's interface property. On Numba's
+    # default stream, the CuPy view of it (numba_to_cupy) goes to torch as a bare DLPack capsule;
+    # as with the interface, nothing is ordered (Numba names no stream).
+    if x.stream == 0 and x.device_ctypes_pointer.value is not None:
+        return torch_from_capsule(numba_to_cupy(x).__dlpack__())
+    count_cai_wait(x)
+    return mod("torch").as_tensor(x)  # the interface's pointer names the device
+
+
+def jax_to_cupy(x: Any) -> Any:
+    # cupy.from_dlpack(jax) 8.4 us (H100) goes through JAX's Python __dlpack__; here CuPy gets the
+    # export JAX's wrapper ends in (unarray/_entry.py), still naming CuPy's stream for JAX to order.
+    if _jax_platform(x) == "cpu":
+        raise OtherDevice("CuPy arrays live on the GPU")
+    return mod("cupy").from_dlpack(_JaxExport(x))
+
+
+class _JaxExport:
+    # A DLPack producer for CuPy: JAX's direct export, with the stream CuPy asks for.
+    __slots__ = ("x",)
+
+    def __init__(self, x: Any):
+        self.x = x
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return jax_dlpack_device(self.x)
+
+    def __dlpack__(self, stream: Any = None, **kw: Any) -> Any:
+        cap = jax_capsule(self.x, stream)
+        return self.x.__dlpack__(stream=stream, **kw) if cap is None else cap
+
+
+def numba_to_jax(x: Any) -> Any:
+    # JAX reads DLPack only: hand it a CuPy view (zero-copy) of the Numba array.
+    return to_jax(numba_to_cupy(x))
+
+
+def _consumer_stream(dst: str) -> int:
+    # The raw stream a consumer reads on by default: CuPy's current stream, Numba's default stream.
+    if dst == "cupy":
+        if not _CUPY_STREAM:
+            _CUPY_STREAM.append(mod("cupy").cuda.get_current_stream)
+        return int(_CUPY_STREAM[0]().ptr)
+    if not _NUMBA_STREAM:
+        # Numba launches on its default stream: legacy (0) or per-thread, fixed for the process.
+        try:
+            _NUMBA_STREAM.append(int(mod("numba.cuda").default_stream().handle.value or 0))
+        except Exception:
+            _NUMBA_STREAM.append(0)
+    return _NUMBA_STREAM[0]
+
+
+_NUMBA_STREAM: list[int] = []
+_CUPY_STREAM: list[Any] = []
+
+
+def torch_stream_wait(x: Any, dst: str) -> None:
+    # Stream order without a synchronize: the consumer's stream waits on an event recorded on torch's
+    # current stream (the producer's pending work), only where the two streams differ. The check
+    # runs on every cache hit too (the producer may have written since), so it reads raw handles.
+    if not x.is_cuda:
+        return
+    consumer = _consumer_stream(dst)
+    if torch_raw_stream(x.get_device()) == consumer:
+        return
+    torch = mod("torch")
+    producer = torch.cuda.current_stream(x.device)
+    if dst == "cupy":
+        ev = producer.record_event()  # held until the wait is queued: a dropped event is destroyed at once
+        mod("cupy").cuda.runtime.streamWaitEvent(consumer, ev.cuda_event, 0)
+        del ev
+    elif consumer == 0:
+        # Note: torch.cuda.ExternalStream(0) is not the legacy default stream (torch 2.11 gave another
+        # handle, and the wait went there: stale reads on the H100); default_stream() is stream 0.
+        torch.cuda.default_stream(x.device).wait_stream(producer)
+    else:
+        torch.cuda.ExternalStream(consumer, device=x.device).wait_stream(producer)
+    with lock:
+        STATS["syncs"] += 1
+
+
+# (source, target) pairs whose handoff orders streams itself (no DLPack stream exchange): a cache
+# hit must order them again, since the producer may have written since.
+def _torch_order(dst: str) -> Callable[[Any, str], None]:
+    # torch_stream_wait's check written out for a cache hit: one raw-handle compare when the two
+    # streams already agree (the common case), the event wait otherwise.
+    raw = getattr(mod("torch")._C, "_cuda_getCurrentRawStream", None)
+    if raw is None:
+        return torch_stream_wait
+    if dst == "cupy":
+        # CuPy's current stream on the tensor's device: named, it spares CuPy asking for the current one.
+        current = mod("cupy").cuda.get_current_stream
+
+        def order(x: Any, dst: str) -> None:
+            if x.is_cuda:
+                dev = x.get_device()
+                if raw(dev) != current(dev).ptr:
+                    torch_stream_wait(x, dst)
+
+        return order
+    numba_stream = _consumer_stream("numba")
+
+    def order_numba(x: Any, dst: str) -> None:
+        if x.is_cuda and raw(x.get_device()) != numba_stream:
+            torch_stream_wait(x, dst)
+
+    return order_numba
+
+
+def _torch_order_reads(dst: str, speedups: Any) -> tuple[Any, ...] | None:
+    # _torch_order's check as the reads the C route makes (unarray/_speedups.c, order_streams):
+    # (torch's raw stream of a device, the consumer's stream or what gives it for a device, the
+    # attribute holding its handle, the wait).
+    raw = getattr(mod("torch")._C, "_cuda_getCurrentRawStream", None)
+    if raw is None:
+        return None
+    if dst == "cupy":
+        reader = cupy_stream_reader(speedups)
+        if reader is not None:
+            return (raw, reader, None, torch_stream_wait)
+        return (raw, mod("cupy").cuda.get_current_stream, "ptr", torch_stream_wait)
+    return (raw, _consumer_stream("numba"), None, torch_stream_wait)
+
+
+def cupy_stream_reader(speedups: Any) -> Any:
+    """CuPy's exported C function giving its current stream on a device (a capsule the C route calls,
+    about 60 ns less per torch->CuPy hit than get_current_stream(device).ptr on the dev VM), or None.
+
+    Probed before use: on the current device it must give what get_current_stream gives, on the
+    default stream and inside a new stream's scope; else (another CuPy, no GPU) the C route reads
+    get_current_stream(device).ptr, as before."""
+    try:
+        cuda = mod("cupy").cuda
+        reader = importlib.import_module("cupy_backends.cuda.stream").__pyx_capi__["get_stream_ptr"]
+        dev = cuda.runtime.getDevice()
+        with cuda.Device(dev):
+            if speedups.stream_of(reader, dev) != cuda.get_current_stream(dev).ptr:
+                return None
+            side = cuda.Stream(non_blocking=True)
+            with side:
+                if not speedups.stream_of(reader, dev) == side.ptr == cuda.get_current_stream(dev).ptr != 0:
+                    return None
+            if speedups.stream_of(reader, dev) != cuda.get_current_stream(dev).ptr:
+                return None
+    except Exception:
+        return None
+    return reader
+
+
+STREAM_ORDERED = {("torch", "cupy"): _torch_order, ("torch", "numba"): _torch_order}
+ORDER_READS = {("torch", "cupy"): _torch_order_reads, ("torch", "numba"): _torch_order_reads}
+
+
+def count_cai_wait(x: Any) -> None:
+    # The consumer of a __cuda_array_interface__ synchronizes the stream it names. A Numba array
+    # names its own stream (0: none); reading the attribute spares building the interface twice.
+    try:
+        stream = x.stream if type(x).__module__.startswith("numba") else x.__cuda_array_interface__.get("stream")
+    except Exception:
+        return
+    if stream not in (None, 0):
+        with lock:
+            STATS["syncs"] += 1
