@@ -4,6 +4,7 @@ stream-ordered. The benchmark (benchmarks/gpu/handoff_gpu.py) times the same pai
 from __future__ import annotations
 
 import itertools
+import warnings
 from typing import Any
 
 import numpy as np
@@ -139,7 +140,9 @@ def test_a_hit_reads_cupys_current_stream_through_its_exported_reader(cuda):
         assert read(reader, 0) == own.ptr
         assert ua.to(t, "cupy") is view
     assert ua.stats()["syncs"] == syncs + 1
-    shared = cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # CuPy 14 deprecates ExternalStream
+        shared = cupy.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
     with shared:
         assert ua.to(t, "cupy") is view
     assert ua.to(t, "cupy") is view

@@ -12,6 +12,7 @@ CUDA figures are from the H100 issue report and are re-measured by benchmarks/gp
 from __future__ import annotations
 
 import importlib
+import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -362,28 +363,36 @@ def _torch_order_reads(dst: str, speedups: Any) -> tuple[Any, ...] | None:
 
 
 def cupy_stream_reader(speedups: Any) -> Any:
-    """CuPy's exported C function giving its current stream on a device (a capsule the C route calls,
-    about 60 ns less per torch->CuPy hit than get_current_stream(device).ptr on the dev VM), or None.
+    """CuPy's exported C function giving its current stream on a device, for the C route's stream
+    order (``speedups.stream_of(reader, device)``), or None where it does not read what
+    ``cupy.cuda.get_current_stream(device).ptr`` reads (another CuPy, no GPU): the route then reads
+    that, as before. Called directly, it spares finding the Stream object and reading its handle
+    (on the H100 the stream order of a torch -> CuPy hit took 0.205 µs against 0.227, loops of 100
+    in C: benchmarks/results/h100/handoff_gpu.md, "hit A/B").
 
-    Probed before use: on the current device it must give what get_current_stream gives, on the
-    default stream and inside a new stream's scope; else (another CuPy, no GPU) the C route reads
-    get_current_stream(device).ptr, as before."""
+    Probed on the current device: on the current stream, and inside an external stream's scope (a
+    handle nothing runs on: entering it creates no stream and calls no CUDA API, so a probe during a
+    CUDA graph capture cannot break the capture)."""
     try:
         cuda = mod("cupy").cuda
         reader = importlib.import_module("cupy_backends.cuda.stream").__pyx_capi__["get_stream_ptr"]
         dev = cuda.runtime.getDevice()
-        with cuda.Device(dev):
-            if speedups.stream_of(reader, dev) != cuda.get_current_stream(dev).ptr:
+        if speedups.stream_of(reader, dev) != cuda.get_current_stream(dev).ptr:
+            return None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # CuPy 14 deprecates ExternalStream
+            external = cuda.ExternalStream(_PROBE_HANDLE, dev)
+        with external:
+            if not speedups.stream_of(reader, dev) == _PROBE_HANDLE == cuda.get_current_stream(dev).ptr:
                 return None
-            side = cuda.Stream(non_blocking=True)
-            with side:
-                if not speedups.stream_of(reader, dev) == side.ptr == cuda.get_current_stream(dev).ptr != 0:
-                    return None
-            if speedups.stream_of(reader, dev) != cuda.get_current_stream(dev).ptr:
-                return None
+        if speedups.stream_of(reader, dev) != cuda.get_current_stream(dev).ptr:
+            return None
     except Exception:
         return None
     return reader
+
+
+_PROBE_HANDLE = 0x5EED0  # never a stream of the process: CUDA's handles are heap pointers, or 0 to 2
 
 
 STREAM_ORDERED = {("torch", "cupy"): _torch_order, ("torch", "numba"): _torch_order}
