@@ -302,8 +302,8 @@ def _why(e: BaseException) -> str:
 
 def _count_copy(s: str, x: Any, out: Any) -> Any:
     with _lock:
-        _cv.STATS["copies"] += 1
-        _cv.STATS["bytes_copied"] += _h.nbytes(s, x)
+        _STATS["copies"] += 1
+        _STATS["bytes_copied"] += _h.nbytes(s, x)
     return out
 
 
@@ -341,8 +341,8 @@ def _move(x: Any, src: Any, dst: Any, here: Any, want: Any, copy: bool | None, o
         mid = x if src is dst else to(x, dst.name, _op=op)
         out = _h.move_within(dst.name, mid, dst.native_device(want), dst)
     with _lock:
-        _cv.STATS["copies"] += 1
-        _cv.STATS["bytes_copied"] += n
+        _STATS["copies"] += 1
+        _STATS["bytes_copied"] += n
     return out
 
 
