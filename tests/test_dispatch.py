@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import unarray as ua
 from tests._support import TestBackend
@@ -193,6 +195,59 @@ def test_explain_reports_precision(backend: TestBackend) -> None:
     e = ua.explain("matmul", a, a)
     assert e.backend == backend.name and e.device == backend.ua_device
     assert e.precision is not None and "float32" in e.precision
+
+
+def _layout(shape: tuple[int, ...], offset: int, step: int, transpose: bool, writeable: bool, seed: int) -> np.ndarray:
+    # A float32 NumPy operand of the given shape in an awkward layout: `offset` bytes past a 64-byte
+    # boundary, every `step`-th column (negative: reversed), transposed, read-only.
+    rng = np.random.default_rng(seed)
+    rows, cols = shape
+    full = (rows, cols * abs(step)) if not transpose else (cols, rows * abs(step))
+    raw = np.zeros(4 * full[0] * full[1] + 128, np.uint8)
+    start = (-raw.__array_interface__["data"][0]) % 64 + offset
+    base = raw[start:start + 4 * full[0] * full[1]].view(np.float32).reshape(full)
+    base[...] = rng.standard_normal(full, dtype=np.float32)
+    x = base[:, ::step]
+    x = x.T if transpose else x
+    x.flags.writeable = writeable
+    return x
+
+
+_LEADS = {
+    "torch": lambda a: pytest.importorskip("torch").tensor(a),
+    "jax": lambda a: pytest.importorskip("jax.numpy").asarray(a),
+    "tensorflow": lambda a: pytest.importorskip("tensorflow").constant(a),
+}
+
+
+@settings(max_examples=30, deadline=None)
+@given(lead=st.sampled_from(sorted(_LEADS)), shape=st.tuples(st.integers(1, 5), st.integers(1, 5)),
+       offset=st.sampled_from([0, 4]), step=st.sampled_from([1, 2, -1]), transpose=st.booleans(),
+       writeable=st.booleans(), seed=st.integers(0, 2**16))
+def test_explain_counts_the_copies_the_mixed_call_makes(lead: str, shape: tuple[int, int], offset: int, step: int,
+                                                        transpose: bool, writeable: bool, seed: int) -> None:
+    x = _layout(shape, offset, step, transpose, writeable, seed)
+    a = _LEADS[lead](np.ones(shape, np.float32))
+    before = ua.stats()
+    e = ua.explain("add", a, x)
+    assert ua.stats() == before  # explaining hands nothing over for real
+    assert e.backend == lead and len(e.handoffs) == 1 and e.handoffs[0].startswith(f"numpy -> {lead}")
+    ua.stats(reset=True)
+    r = ua.add(a, x)
+    assert ua.stats()["copies"] == e.copies
+    assert ("one copy" in e.handoffs[0]) == (e.copies == 1)
+    np.testing.assert_allclose(np.asarray(r), x + 1, rtol=1e-6)
+
+
+def test_explain_names_the_backend_and_device_of_a_creation_call() -> None:
+    torch = _torch()
+    e = ua.explain("zeros", (2, 3), backend="torch")
+    assert (e.backend, e.device, e.handoffs, e.copies) == ("torch", ua.device(ua.zeros((2, 3), backend="torch")), (), 0)
+    with ua.use("torch", device=torch.device("cpu")):
+        assert ua.explain("ones", (4,)).backend == "torch"
+    assert ua.explain("asarray", [[1, 2], [3, 4]]).backend == "numpy"
+    e = ua.explain("concat", [torch.ones(2), np.ones(2, np.float32)])
+    assert e.backend == "torch" and e.handoffs[0].startswith("numpy -> torch via") and e.copies == 0
 
 
 # -- read-only NumPy inputs and no mutation --------------------------------------------------------------------------

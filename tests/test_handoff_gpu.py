@@ -213,3 +213,28 @@ def test_deleting_a_jax_array_with_views_alive(cuda, dst):
         ua.to(x, dst)
     for v in views:
         np.testing.assert_array_equal(host(dst, v), np.arange(6.0, dtype=np.float32))
+
+
+@pytest.mark.parametrize(("lead", "other"), [("torch", "cupy"), ("cupy", "torch"), ("jax", "torch"), ("torch", "jax")])
+def test_explain_counts_the_copies_a_cuda_mixed_call_makes(cuda, lead, other):
+    # A compact operand is zero-copy for every consumer; a strided one is copied for a consumer that
+    # needs compact buffers (JAX). ua.explain says so before the call, and the call agrees.
+    a = np.random.default_rng(7).standard_normal((6, 8), dtype=np.float32)
+    x = make(lead, np.ones((6, 4), np.float32))
+    for y in (make(other, a[:, :4].copy()), make(other, a)[:, ::2]):
+        before = ua.stats()
+        e = ua.explain("add", x, y)
+        assert ua.stats()["handoffs"] == before["handoffs"] and e.device == ua.device(x)
+        ua.stats(reset=True)
+        r = ua.add(x, y)
+        assert ua.stats()["copies"] == e.copies and ua.stats()["bytes_copied"] == 96 * e.copies
+        np.testing.assert_allclose(host(lead, r), host(other, y) + 1, rtol=1e-6)
+
+
+def test_explain_refuses_a_mixed_call_across_devices_as_the_call_does(cuda):
+    torch, cupy = cuda["torch"], cuda["cupy"]
+    x, y = torch.ones(3), cupy.ones(3, dtype=cupy.float32)
+    with pytest.raises(ua.DeviceMismatchError, match="cuda:0"):
+        ua.explain("add", x, y)
+    with pytest.raises(ua.DeviceMismatchError, match="cuda:0"):
+        ua.add(x, y)

@@ -121,6 +121,12 @@ def adopt(op: str, lead: Backend, lead_x: Any, other: Backend, x: Any) -> Any:
     """Hand ``x`` (of backend ``other``) to the leader zero-copy, refusing a device change."""
     from unarray import interop
 
+    same_device(op, lead, lead_x, other, x)
+    return interop.to(x, lead.name, copy=None, _op=op)
+
+
+def same_device(op: str, lead: Backend, lead_x: Any, other: Backend, x: Any) -> None:
+    """Raise :class:`DeviceMismatchError` where ``x`` (of backend ``other``) is not on the leading array's device."""
     d_lead, d_other = lead.device_of(lead_x), other.device_of(x)
     if d_lead != d_other:
         raise DeviceMismatchError(
@@ -129,7 +135,6 @@ def adopt(op: str, lead: Backend, lead_x: Any, other: Backend, x: Any) -> Any:
             op=op,
             backend=lead.name,
         )
-    return interop.to(x, lead.name, copy=None, _op=op)
 
 
 def backend_named(name: str | Any, op: str | None = None) -> Backend:

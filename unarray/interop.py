@@ -141,11 +141,7 @@ def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
         # any call the tracer cannot follow; under fullgraph=True, torch names the break).
         return src.outside_trace(x, backend, device, copy, op)
     if src.is_tracer(x):
-        raise TracerHandoffError(
-            f"cannot hand a traced {s} value (inside jit/tf.function/compile) to {d}; "
-            "do the handoff outside the traced function, or compute with the traced library's own ops",
-            op=op, backend=s,
-        )
+        raise _traced(s, d, op)
     if device is not None:
         here = src.device_of(x)
         want = _as_device(device, dst, op)
@@ -153,12 +149,7 @@ def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
             return _move(x, src, dst, here, want, copy, op)
     if src is dst:
         return _count_copy(s, x, _h.compact_copy(s, x))
-    r = _BY_NAMES.get((s, d))
-    if r is None:
-        r = _h.Route(s, d, src.compiling)
-        r.fast = _fast(r)
-        with _lock:
-            _BY_NAMES[(s, d)] = r
+    r = _route(src, d)
     if copy is None and type(backend) is str:
         _FAST[(type(x), backend)] = r.fast
     if copy is True:
@@ -169,6 +160,42 @@ def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
             r.counts[1] += 1
             return out
     return _convert(x, r, copy, op, r.cached and (id(x) in _h.CACHE or _h.admit(id(x))))
+
+
+def _route(src: Any, d: str) -> _h.Route:
+    r = _BY_NAMES.get((src.name, d))
+    if r is None:
+        r = _h.Route(src.name, d, src.compiling)
+        r.fast = _fast(r)
+        with _lock:
+            _BY_NAMES[(src.name, d)] = r
+    return r
+
+
+def copy_reason(x: Any, backend: str, op: str) -> str | None:
+    """Why handing ``x`` to ``backend`` where it lives would make one copy, or None where it is zero-copy.
+
+    What ua.explain reports for a mixed call: the converter runs as the call's handoff would (a
+    zero-copy view is made and dropped, nothing is counted or stored) and a refused layout,
+    alignment or dtype is the reason; errors the call would raise are raised.
+    """
+    src, dst = _one(x, op), _backend_named(backend, op)
+    if src is dst:
+        return None
+    if src.is_tracer(x):
+        raise _traced(src.name, dst.name, op)
+    r = _route(src, dst.name)
+    if r.cached and _h.hit(x, r) is not None:
+        return None
+    try:
+        r.conv(x)
+    except UnarrayError as e:
+        raise _with_op(e, op) from None
+    except _REFUSALS as e:
+        if isinstance(e, _cv.OtherDevice):
+            raise _elsewhere(r, e, op) from None
+        return _why(e)
+    return None
 
 
 def _same(x: Any, op: str) -> Any:
@@ -272,12 +299,24 @@ def _with_op(e: UnarrayError, op: str) -> UnarrayError:
 def _refused(x: Any, r: _h.Route, e: BaseException, copy: bool | None, op: str) -> Any:
     # A consumer refusing the layout, alignment or dtype is a copy case; anything else propagates.
     if isinstance(e, _cv.OtherDevice):
-        raise HandoffError(f"{r.dst} cannot hold this {r.src} array where it lives ({e}); moving it is a copy "
-                           f"the caller asks for: ua.to(x, {r.dst!r}, device=...)", op=op, backend=r.dst) from None
+        raise _elsewhere(r, e, op) from None
     if copy is False:
         raise HandoffError(f"{r.dst} cannot alias this {r.src} array ({_why(e)}), so a copy is needed but "
                            "copy=False; pass copy=None to allow one copy", op=op, backend=r.dst) from None
     return _copy_then_convert(x, r.src, r.dst, op)
+
+
+def _traced(s: str, d: str, op: str) -> TracerHandoffError:
+    return TracerHandoffError(
+        f"cannot hand a traced {s} value (inside jit/tf.function/compile) to {d}; "
+        "do the handoff outside the traced function, or compute with the traced library's own ops",
+        op=op, backend=s,
+    )
+
+
+def _elsewhere(r: _h.Route, e: BaseException, op: str) -> HandoffError:
+    return HandoffError(f"{r.dst} cannot hold this {r.src} array where it lives ({e}); moving it is a copy "
+                        f"the caller asks for: ua.to(x, {r.dst!r}, device=...)", op=op, backend=r.dst)
 
 
 def _copy_then_convert(x: Any, s: str, d: str, op: str) -> Any:

@@ -10,7 +10,7 @@ from typing import Any
 
 from unarray import _backends, _precision
 from unarray._devices import Device
-from unarray._dispatch import SCALARS, many, one
+from unarray._dispatch import SCALARS, many, one, same_device
 from unarray._typing import Array
 
 __all__ = ["BackendInfo", "Explanation", "backend_of", "backends", "device", "explain", "namespace"]
@@ -113,34 +113,62 @@ class Explanation:
 _PRECISION_OPS = {"matmul", "tensordot", "vecdot", "scaled_dot_product_attention", "linalg.matmul"}
 
 
+def _array_args(args: tuple[Any, ...]) -> list[Any]:
+    # The array arguments of a call, in order: the positional ones that are not Python scalars,
+    # strings, None or sequences; else the arrays of the first sequence (ua.concat([a, b])). A
+    # sequence of numbers (a shape, nested lists for asarray) holds none.
+    passive = (*SCALARS, str, tuple, list, type(None))
+    arrays = [a for a in args if not isinstance(a, passive)]
+    if not arrays:
+        seq = next((a for a in args if isinstance(a, (tuple, list))), ())
+        arrays = [a for a in seq if not isinstance(a, passive)]
+    return arrays
+
+
 def explain(op: str, *args: Any, **kwargs: Any) -> Explanation:
-    """Say which backend, device, kernel and precision ``ua.<op>(*args, **kwargs)`` would use, without running it.
+    """Say which backend, device, kernel, precision and copies ``ua.<op>(*args, **kwargs)`` would use.
+
+    The op does not run.
+
+    Arrays of other libraries than the leading one are handed over as the call would hand them (on
+    the leader's device, else :class:`DeviceMismatchError`, as the call raises); a handoff that would
+    copy is counted in ``copies`` and named with the reason in ``handoffs``. No copy is made: the
+    zero-copy views are made and dropped, and ``ua.stats()`` counts no handoff for them.
 
     Examples:
         >>> import numpy as np, unarray as ua
         >>> e = ua.explain("matmul", np.ones((2, 2), np.float32), np.ones((2, 2), np.float32))
         >>> e.backend, e.kernel
         ('numpy', 'numpy.matmul')
+        >>> ua.explain("zeros", (2, 3)).device
+        Device('cpu')
     """
-    arrays = [a for a in args if not isinstance(a, (*SCALARS, str, tuple, list, type(None)))]
+    from unarray import interop
+
+    arrays = _array_args(args)
     if not arrays:
-        arrays = [a for a in args if isinstance(a, (tuple, list))][:1]
-        arrays = list(arrays[0]) if arrays else []
-    lead = many(op, arrays)[0] if arrays else None
-    if lead is None:
-        from unarray.creation import _creation_backend
+        from unarray.creation import _creation_backend, zeros
 
         lead, _ = _creation_backend(op, kwargs.get("backend"), kwargs.get("device"))
-        dev = Device("cpu") if kwargs.get("device") is None else Device("cpu")
-        return Explanation(op, lead.name, dev, lead.kernel_name(op, args, kwargs), None)
+        # Where the call would allocate: an empty array made as it would make its result.
+        where = lead.device_of(zeros((0,), backend=kwargs.get("backend"), device=kwargs.get("device")))
+        return Explanation(op, lead.name, where, lead.kernel_name(op, args, kwargs), None)
+    lead = one(arrays[0], op)
     dev = lead.device_of(arrays[0])
     handoffs = []
     copies = 0
     for a in arrays[1:]:
         b = one(a, op)
-        if b is not lead:
-            handoffs.append(f"{b.name} -> {lead.name} via {lead.handoff_path(b, a)}")
-            copies += int(lead.handoff_copies(b, a))
+        if b is lead:
+            continue
+        same_device(op, lead, arrays[0], b, a)
+        path = lead.handoff_path(b, a)
+        why = interop.copy_reason(a, lead.name, op)
+        if why is None:
+            handoffs.append(f"{b.name} -> {lead.name} via {path}")
+        else:
+            copies += 1
+            handoffs.append(f"{b.name} -> {lead.name}: one copy ({why})")
     prec = None
     if op in _PRECISION_OPS and lead.dtype_name(arrays[0]) in ("float32", "complex64"):
         prec = lead.precision_used(_precision.resolve(kwargs.get("precision")), arrays[0])

@@ -125,9 +125,6 @@ class Backend:
 
         return _handoff.path_name(src.name, self.name)
 
-    def handoff_copies(self, src: Backend, x: Any) -> bool:
-        return False
-
     # -- precision -----------------------------------------------------------------------
     def precision_used(self, policy: str, x: Any) -> str:
         """What a float32 matmul on ``x`` computes with under ``policy``."""
