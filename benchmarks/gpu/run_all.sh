@@ -54,6 +54,9 @@ if [[ $phase == bench || $phase == all ]]; then
       --repeats 9 --number 1000 --out "$RES" --tag h100
     [ -f benchmarks/gpu/cupy_check.py ] && step cupy_check 90 env OUT="$RES" python3 benchmarks/gpu/cupy_check.py
   fi
+  # The host's own speed over time, from a process beside the matrix (are its slow spells the machine's?).
+  env OUT="$RES" python3 benchmarks/gpu/host_speed.py 600 > "$RES/host_speed.log" 2>&1 &
+  sampler=$!
   [ -f benchmarks/gpu/handoff_gpu.py ] && step handoff 240 env OUT="$RES" python3 benchmarks/gpu/handoff_gpu.py
   # The same matrix on the pure-Python path, for the C path's share.
   [ -f benchmarks/gpu/handoff_gpu.py ] && step handoff_python 240 env OUT="$RES/python" UNARRAY_PURE_PYTHON=1 \
@@ -61,6 +64,7 @@ if [[ $phase == bench || $phase == all ]]; then
   # JAX sources still computing when handed over, on both paths, beside the consumers' own imports.
   step stream_order_jax 120 env OUT="$RES" python3 benchmarks/gpu/stream_order_jax.py 40
   step stream_order_jax_python 120 env OUT="$RES" UNARRAY_PURE_PYTHON=1 python3 benchmarks/gpu/stream_order_jax.py 40
+  kill $sampler 2>/dev/null; wait $sampler 2>/dev/null
 fi
 if [[ $phase == stress ]]; then
   # The handoff conformance checks (JAX -> Numba among them) again and again, while another process

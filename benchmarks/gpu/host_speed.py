@@ -1,0 +1,62 @@
+"""The host's Python speed over time, from a process of its own: python benchmarks/gpu/host_speed.py SECONDS
+
+Every half second, the median of 20 samples of 1,000 dict lookups in a loop (ns per lookup), the share of
+all CPUs' time the hypervisor stole and the machine spent busy since the last sample (/proc/stat), and
+the CPU this process ran on. Run beside a benchmark: where its slow spells show here too, they are the
+machine's, not the benchmark process's. Writes $OUT/host_speed.json (OUT defaults to ./out).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+
+def jiffies() -> list[int]:
+    with open("/proc/stat") as f:
+        return [int(v) for v in f.readline().split()[1:9]]  # user nice system idle iowait irq softirq steal
+
+
+def cpu() -> int:
+    # Field 39 of /proc/self/stat: the CPU the process last ran on (after the command name's parentheses).
+    with open("/proc/self/stat") as f:
+        return int(f.read().rpartition(")")[2].split()[36])
+
+
+def lookup_ns(d: dict[int, int], samples: int = 20, n: int = 1000) -> float:
+    r = range(n)
+    ts = []
+    for _ in range(samples):
+        t0 = time.perf_counter_ns()
+        for _ in r:
+            d.get(1)
+        ts.append((time.perf_counter_ns() - t0) / n)
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def main(seconds: float) -> None:
+    out = Path(os.environ.get("OUT", "out"))
+    out.mkdir(parents=True, exist_ok=True)
+    d = {1: 2}
+    rows = []
+    end = time.monotonic() + seconds
+    j0 = jiffies()
+    while time.monotonic() < end:
+        ns = lookup_ns(d)
+        j1 = jiffies()
+        delta = [b - a for a, b in zip(j0, j1, strict=True)]
+        total = sum(delta) or 1
+        rows.append({"monotonic": round(time.monotonic(), 2), "dict_lookup_ns": round(ns, 1),
+                     "steal_pct": round(100 * delta[7] / total, 2),
+                     "busy_pct": round(100 * (total - delta[3] - delta[4] - delta[7]) / total, 2), "cpu": cpu()})
+        j0 = j1
+        (out / "host_speed.json").write_text(json.dumps(rows))
+        time.sleep(0.5)
+
+
+if __name__ == "__main__":
+    main(float(sys.argv[1]) if len(sys.argv) > 1 else 300)
