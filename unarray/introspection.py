@@ -130,7 +130,7 @@ def explain(op: str, *args: Any, **kwargs: Any) -> Explanation:
 
     The op does not run.
 
-    Arrays of other libraries than the leading one are handed over as the call would hand them (on
+    Arrays of libraries other than the leading array's are handed over as the call would hand them (on
     the leader's device, else :class:`DeviceMismatchError`, as the call raises); a handoff that would
     copy is counted in ``copies`` and named with the reason in ``handoffs``. No copy is made: the
     zero-copy views are made and dropped, and ``ua.stats()`` counts no handoff for them.
