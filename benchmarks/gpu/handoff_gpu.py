@@ -31,6 +31,8 @@ import numpy as np
 np.row_stack = np.vstack  # type: ignore[attr-defined]  # numba-cuda needs it before compiling
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from host_speed import jiffies, shares  # noqa: E402 (this script's folder, first on sys.path)
+
 OUT = Path(os.environ.get("OUT", "out"))
 RESULT: dict[str, Any] = {"errors": {}}
 N = 1024
@@ -100,11 +102,10 @@ def interleaved_us(cases: dict[str, tuple[Any, Any]], n: int = 500, rounds: int 
 def host_state() -> tuple[float, list[int], float]:
     """(wall time, /proc/stat's machine-wide "cpu" jiffies, this process's CPU time): what host() compares."""
     try:
-        with open("/proc/stat") as f:
-            jiffies = [int(v) for v in f.readline().split()[1:]]
+        j = jiffies()
     except OSError:
-        jiffies = []
-    return time.monotonic(), jiffies, time.process_time()
+        j = []
+    return time.monotonic(), j, time.process_time()
 
 
 def host(before: tuple[float, list[int], float]) -> dict[str, Any]:
@@ -116,11 +117,8 @@ def host(before: tuple[float, list[int], float]) -> dict[str, Any]:
     t1, j1, p1 = host_state()
     out: dict[str, Any] = {"monotonic": [round(t0, 1), round(t1, 1)],  # host_speed.py's clock too
                            "own_cpu_pct": round(100 * (p1 - p0) / max(t1 - t0, 1e-9), 1)}
-    if len(j0) >= 8 and len(j1) >= 8:
-        d = [b - a for a, b in zip(j0[:8], j1[:8], strict=True)]
-        total = sum(d) or 1  # user nice system idle iowait irq softirq steal
-        out["steal_pct"] = round(100 * d[7] / total, 2)
-        out["busy_pct"] = round(100 * (total - d[3] - d[4] - d[7]) / total, 2)
+    if len(j0) == len(j1) == 8:
+        out.update(shares(j0, j1))
     try:
         mhz = [float(line.split(":")[1]) for line in open("/proc/cpuinfo") if line.startswith("cpu MHz")]
         out["cpu_mhz_mean"] = round(sum(mhz) / len(mhz)) if mhz else None

@@ -20,6 +20,14 @@ def jiffies() -> list[int]:
         return [int(v) for v in f.readline().split()[1:9]]  # user nice system idle iowait irq softirq steal
 
 
+def shares(j0: list[int], j1: list[int]) -> dict[str, float]:
+    """The share of all CPUs' time between two jiffies() readings that the hypervisor stole and that
+    the machine spent busy (neither idle, waiting on I/O, nor stolen), in percent."""
+    d = [b - a for a, b in zip(j0, j1, strict=True)]
+    total = sum(d) or 1
+    return {"steal_pct": round(100 * d[7] / total, 2), "busy_pct": round(100 * (total - d[3] - d[4] - d[7]) / total, 2)}
+
+
 def cpu() -> int:
     # Field 39 of /proc/self/stat: the CPU the process last ran on (after the command name's parentheses).
     with open("/proc/self/stat") as f:
@@ -48,11 +56,8 @@ def main(seconds: float) -> None:
     while time.monotonic() < end:
         ns = lookup_ns(d)
         j1 = jiffies()
-        delta = [b - a for a, b in zip(j0, j1, strict=True)]
-        total = sum(delta) or 1
-        rows.append({"monotonic": round(time.monotonic(), 2), "dict_lookup_ns": round(ns, 1),
-                     "steal_pct": round(100 * delta[7] / total, 2),
-                     "busy_pct": round(100 * (total - delta[3] - delta[4] - delta[7]) / total, 2), "cpu": cpu()})
+        rows.append({"monotonic": round(time.monotonic(), 2), "dict_lookup_ns": round(ns, 1), **shares(j0, j1),
+                     "cpu": cpu()})
         j0 = j1
         (out / "host_speed.json").write_text(json.dumps(rows))
         time.sleep(0.5)
