@@ -15,6 +15,7 @@ from typing import Any
 import tensorflow as tf
 
 from unarray import _precision
+from unarray._backends import _tensorflow_fast as fast
 from unarray._backends import _tensorflow_linalg as linalg_module
 from unarray._backends import _tensorflow_ops as ops
 from unarray._backends import _tensorflow_xp as xp_module
@@ -109,7 +110,15 @@ def _namespace() -> types.ModuleType:
                 setattr(ns, k, v)
     setattr(ns, "linalg", linalg_module.linalg)  # noqa: B010 - a ModuleType built at run time
     setattr(ns, "fft", linalg_module.fft_ns)  # noqa: B010
+    # Note: TensorFlow has no inspection API of its own; this namespace's is unarray's, for TF.
+    setattr(ns, "__array_namespace_info__", _info)  # noqa: B010
     return ns
+
+
+def _info() -> Any:
+    from unarray.introspection import Info
+
+    return Info(BACKEND)
 
 
 XP = _namespace()
@@ -196,6 +205,11 @@ class TensorflowBackend(Backend):
         return {"real floating": xp_module.DEFAULT_FLOAT, "complex floating": tf.complex64,
                 "integral": xp_module.DEFAULT_INT, "indexing": tf.int64}
 
+    # Note: a tf.Tensor takes no boolean mask in __getitem__ (tf.boolean_mask does); unique and nonzero
+    # have data-dependent shapes, eagerly and in tf.function; TF's TensorShape stops at 254 dimensions.
+    def capabilities(self) -> dict[str, Any]:
+        return {"boolean indexing": False, "data-dependent shapes": True, "max dimensions": 254}
+
     def is_tracer(self, x: Any) -> bool:
         # Symbolic tensors exist only while tf.function traces; variables are concrete resources.
         return isinstance(x, tf.Tensor) and not hasattr(x, "numpy") and not tf.executing_eagerly()
@@ -268,30 +282,40 @@ class TensorflowBackend(Backend):
         return ops.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
 
     def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
-        return ops.prod(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
+        r = fast.prod(x, axis, keepdims) if dtype is None else None
+        return r if r is not None else ops.prod(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
 
     def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        if axis is None and not keepdims and x.dtype in _FAST_FLOATS and x.shape.num_elements():
-            return tf.reduce_mean(x)  # the standard's mean of a non-empty float array
-        return ops.mean(x, axis=axis, keepdims=keepdims)
+        r = fast.mean(x, axis, keepdims)
+        return r if r is not None else ops.mean(x, axis=axis, keepdims=keepdims)
 
     def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
-        return ops.var(x, axis=axis, correction=correction, keepdims=keepdims)
+        r = fast.var(x, axis, correction, keepdims)
+        return r if r is not None else ops.var(x, axis=axis, correction=correction, keepdims=keepdims)
 
     def std(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
-        return ops.std(x, axis=axis, correction=correction, keepdims=keepdims)
+        r = fast.std(x, axis, correction, keepdims)
+        return r if r is not None else ops.std(x, axis=axis, correction=correction, keepdims=keepdims)
 
     def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        return ops.min(x, axis=axis, keepdims=keepdims)
+        # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
+        r = None if _has_gpu() else fast.min(x, axis, keepdims)
+        return r if r is not None else ops.min(x, axis=axis, keepdims=keepdims)
 
     def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        return ops.max(x, axis=axis, keepdims=keepdims)
+        # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
+        r = None if _has_gpu() else fast.max(x, axis, keepdims)
+        return r if r is not None else ops.max(x, axis=axis, keepdims=keepdims)
 
     def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
-        return ops.argmin(x, axis=axis, keepdims=keepdims)
+        # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
+        r = None if _has_gpu() else fast.argmin(x, axis, keepdims)
+        return r if r is not None else ops.argmin(x, axis=axis, keepdims=keepdims)
 
     def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
-        return ops.argmax(x, axis=axis, keepdims=keepdims)
+        # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
+        r = None if _has_gpu() else fast.argmax(x, axis, keepdims)
+        return r if r is not None else ops.argmax(x, axis=axis, keepdims=keepdims)
 
     def any(self, x: Any, axis: Any, keepdims: bool) -> Any:
         return ops.any(x, axis=axis, keepdims=keepdims)
