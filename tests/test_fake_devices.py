@@ -164,3 +164,65 @@ def test_plan_reports_a_backend_whose_import_fails(monkeypatch: pytest.MonkeyPat
     envs, rows, unavailable = runner.plan(["numpy"], None)
     assert envs == [] and not rows[0]["usable"]
     assert unavailable[0].status == "error" and "libcudart" in unavailable[0].message
+
+
+# -- the inspection API on devices without float64 and under JAX's x64 switch ------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["tpu", "mps"])
+def test_info_lists_no_float64_on_a_device_without_it(kind: str) -> None:
+    from unarray.introspection import Info
+
+    dev = ua.Device(kind, 0)
+    with ua.use("numpy"):
+        info = ua.__array_namespace_info__()
+    assert isinstance(info, Info)
+    names = set(info.dtypes(device=dev))
+    assert not names & {"float64", "complex128"} and {"float32", "complex64", "int64"} <= names
+    defaults = info.default_dtypes(device=dev)
+    assert (defaults["real floating"], defaults["complex floating"]) == (ua.float32, ua.complex64)
+
+
+@pytest.mark.skipif(jax_backend is None, reason="jax is not installed")
+@pytest.mark.parametrize("x64", [False, True])
+def test_jax_info_on_a_fake_tpu_follows_the_refusal_rule(x64: bool) -> None:
+    import jax
+
+    from unarray.introspection import Info
+
+    before = jax.config.read("jax_enable_x64")
+    jax.config.update("jax_enable_x64", x64)
+    try:
+        info = Info(jax_backend.BACKEND)
+        tpu = ua.Device("tpu", 0)
+        listed = set(info.dtypes(device=tpu))
+        for name in ("int64", "uint64", "float64", "complex128", "float32", "int32"):
+            refused = jax_backend.refusal(name, tpu, x64) is not None
+            assert (name in listed) is not refused, name
+        assert ("int64" in listed) is x64 and "float64" not in listed
+        assert info.default_dtypes(device=tpu)["real floating"] == ua.float32
+        assert info.default_dtypes(device=tpu)["integral"] == (ua.int64 if x64 else ua.int32)
+    finally:
+        jax.config.update("jax_enable_x64", before)
+
+
+@pytest.mark.skipif(jax_backend is None, reason="jax is not installed")
+def test_jax_x64_mode_is_read_when_the_info_is_asked() -> None:
+    import jax
+
+    before = jax.config.read("jax_enable_x64")
+    try:
+        with ua.use("jax"):
+            jax.config.update("jax_enable_x64", True)
+            wide = ua.__array_namespace_info__()
+            assert {"float64", "int64", "uint64", "complex128"} <= set(wide.dtypes())
+            assert wide.default_dtypes()["integral"] == ua.int64
+            assert ua.full((1,), 2**40, dtype=ua.uint64).dtype == ua.uint64
+            jax.config.update("jax_enable_x64", False)
+            assert not {"float64", "int64", "uint64", "complex128"} & set(wide.dtypes())
+            assert wide.default_dtypes() == {"real floating": ua.float32, "complex floating": ua.complex64,
+                                             "integral": ua.int32, "indexing": ua.int32}
+            with pytest.raises(ua.DTypeError, match="x64"):
+                ua.full((1,), 2, dtype=ua.uint64)
+    finally:
+        jax.config.update("jax_enable_x64", before)

@@ -195,6 +195,8 @@ _ANN = [
     (r"typing\.", ""),
     (r"NoneType", "None"),
 ]
+# Ops whose result the standard (2025.12) makes a tuple, where some backends return a list.
+TUPLE_RESULTS = frozenset({"broadcast_arrays"})
 RESULTS = ("UniqueAllResult", "UniqueCountsResult", "UniqueInverseResult", "SVDResult", "QRResult",
            "EighResult", "EigResult", "SlogdetResult")
 
@@ -286,7 +288,10 @@ def render(name: str, summary: str) -> str:
     else:
         lines.append(f'    b, ({", ".join(arrays)},) = _many("{name}", ({", ".join(arrays)},), skip_none=True)')
     attr = name.replace(".", "_")
-    lines += ["    try:", f"        return b.{attr}({', '.join(call)})", "    except Exception as e:",
+    result = f"b.{attr}({', '.join(call)})"
+    if name in TUPLE_RESULTS:
+        result = f"tuple({result})"
+    lines += ["    try:", f"        return {result}", "    except Exception as e:",
               f'        raise _fail("{name}", b, e) from e', "", ""]
     lines = [ln.replace(",) = _many", ") = _many").replace(",), skip_none", "), skip_none") for ln in lines]
     return "\n".join(lines)

@@ -46,6 +46,8 @@ from unarray.elementwise import (
 from unarray.indexing import take, take_along_axis
 from unarray.interop import from_dlpack, stats, to
 from unarray.introspection import BackendInfo, Explanation, backend_of, backends, device, explain, namespace
+from unarray.introspection import Info as _Info
+from unarray.introspection import array_namespace_info as _array_namespace_info
 from unarray.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 from unarray.manipulation import (
     broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims, flip, moveaxis, permute_dims, repeat,
@@ -100,8 +102,6 @@ __all__ = [
 ]
 
 
-def __array_namespace_info__() -> object:
-    """The inspection API of the default backend (``ua.use``), NumPy when nothing is set."""
-    from unarray._dispatch import backend_named, default_backend
-
-    return backend_named(default_backend()[0]).xp.__array_namespace_info__()
+def __array_namespace_info__() -> _Info:
+    """The inspection API of the default backend and device (``ua.use``), NumPy when nothing is set."""
+    return _array_namespace_info()

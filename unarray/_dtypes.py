@@ -36,6 +36,11 @@ DTYPE_NAMES = (
     "complex128",
 )
 
+# The standard's dtypes (bfloat16 is an extension: never listed by the inspection API).
+SPEC_DTYPE_NAMES = tuple(n for n in DTYPE_NAMES if n != "bfloat16")
+# The 32-bit dtype that stands in for a 64-bit default where the 64-bit one is not available.
+NARROW = {"float64": "float32", "complex128": "complex64", "int64": "int32", "uint64": "uint32"}
+
 _KIND = {
     "bool": "bool",
     **{n: "signed integer" for n in ("int8", "int16", "int32", "int64")},
@@ -53,6 +58,10 @@ def canonical_name(dtype: object) -> str | None:
     if type(dtype) is int:
         # Note: an int is never a dtype, but tf.int32 hashes as 3 and compares equal to it.
         return None
+    if type(dtype) is DType:
+        # Note: a DType hashes like its name, so looking it up in the cache would compare it with the
+        # cached keys through DType.__eq__, which looks it up again (RecursionError).
+        return dtype.name
     try:
         return _name_cache[dtype]
     except (KeyError, TypeError):
@@ -115,6 +124,8 @@ class DType:
 
     def __eq__(self, other: object) -> bool:
         # Note: a str hashes like the DType of its name, so the name cache would call back here forever.
+        if isinstance(other, DType):
+            return other.name == self.name
         if isinstance(other, str):
             return _compute_name(other) == self.name
         return canonical_name(other) == self.name

@@ -214,10 +214,10 @@ def triu(x: Array, /, *, k: int = 0) -> Array:
     return _like("triu", x, None, None, lambda b, dt, dev: b.triu(x, k=k))
 
 
-def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
-    """Coordinate matrices from 1-D coordinate arrays (``"xy"`` or ``"ij"`` indexing)."""
+def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
+    """Coordinate matrices from 1-D coordinate arrays (``"xy"`` or ``"ij"`` indexing), as a tuple (2025.12)."""
     b, xs = _many("meshgrid", arrays)
     try:
-        return list(b.meshgrid(*xs, indexing=indexing))
+        return tuple(b.meshgrid(*xs, indexing=indexing))
     except Exception as e:
         raise _fail("meshgrid", b, e) from e

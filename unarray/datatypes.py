@@ -8,6 +8,7 @@ function here also accepts the libraries' own dtypes.
 from __future__ import annotations
 
 import builtins
+from dataclasses import dataclass
 from typing import Any
 
 from unarray._dispatch import _ROOTS
@@ -121,17 +122,50 @@ def iinfo(type: DTypeLike | Array, /) -> Any:  # noqa: A002
     return _info("iinfo", type)
 
 
+@dataclass(frozen=True)
+class finfo_object:  # noqa: N801 - the standard's name
+    """``ua.finfo``'s answer: every field a Python ``int``/``float`` on every backend (2025.12)."""
+
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: Any
+
+
+@dataclass(frozen=True)
+class iinfo_object:  # noqa: N801
+    """``ua.iinfo``'s answer: Python ``int`` fields on every backend."""
+
+    bits: int
+    max: int
+    min: int
+    dtype: Any
+
+
 def _info(op: str, t: Any) -> Any:
     name = canonical_name(t)
     if name is None:
         b = _one(t, op)
-        return getattr(b, op)(t)
-    root = _ROOTS.get(type(t).__module__.partition(".")[0])
-    b = _backend_named(root or "numpy", op)
+        arg = t
+    else:
+        root = _ROOTS.get(type(t).__module__.partition(".")[0])
+        b = _backend_named(root or "numpy", op)
     try:
-        return getattr(b, op)(b.dtype(name))
+        if name is not None:
+            arg = b.dtype(name)
+        r = getattr(b, op)(arg)
     except Exception as e:
         raise _fail(op, b, e) from e
+    # Note: torch's finfo/iinfo name their dtype as a string; the field is the backend's dtype object.
+    dt = b.dtype(canonical_name(r.dtype) or r.dtype)
+    if op == "iinfo":
+        return iinfo_object(int(r.bits), int(r.max), int(r.min), dt)
+    # Note: NumPy, JAX and CuPy give NumPy scalars; torch names smallest_normal "tiny" in old releases.
+    tiny = getattr(r, "smallest_normal", None)
+    return finfo_object(int(r.bits), float(r.eps), float(r.max), float(r.min),
+                        float(tiny if tiny is not None else r.tiny), dt)
 
 
 def _name(d: Any, op: str) -> str:

@@ -11,9 +11,11 @@ from typing import Any
 from unarray import _backends, _precision
 from unarray._devices import Device
 from unarray._dispatch import SCALARS, many, one, same_device
+from unarray._errors import ArgumentError
 from unarray._typing import Array
 
-__all__ = ["BackendInfo", "Explanation", "backend_of", "backends", "device", "explain", "namespace"]
+__all__ = ["BackendInfo", "Explanation", "Info", "array_namespace_info", "backend_of", "backends", "device",
+           "explain", "namespace"]
 
 
 def backend_of(x: Array) -> str:
@@ -175,3 +177,106 @@ def explain(op: str, *args: Any, **kwargs: Any) -> Explanation:
     elif op in _PRECISION_OPS:
         prec = f"{lead.dtype_name(arrays[0])} (the policy applies to float32 only)"
     return Explanation(op, lead.name, dev, lead.kernel_name(op, args, kwargs), prec, tuple(handoffs), copies)
+
+
+_KINDS = {
+    "bool": ("bool",),
+    "signed integer": ("signed integer",),
+    "unsigned integer": ("unsigned integer",),
+    "integral": ("signed integer", "unsigned integer"),
+    "real floating": ("real floating",),
+    "complex floating": ("complex floating",),
+    "numeric": ("signed integer", "unsigned integer", "real floating", "complex floating"),
+}
+
+
+class Info:
+    """The standard's inspection API (2025.12) for one backend and its default device.
+
+    ``ua.__array_namespace_info__()`` describes the default backend and device as set by
+    :func:`unarray.use` when it is called; dtypes are ``ua`` dtypes and devices ``ua.Device``
+    objects, both accepted by every creation function. A dtype is listed only where creating or
+    promoting to it works: JAX without x64 mode lists no 64-bit dtype, a device without float64
+    (TPU, MPS) lists no float64 or complex128.
+
+    Examples:
+        >>> import unarray as ua
+        >>> info = ua.__array_namespace_info__()
+        >>> info.default_dtypes()["real floating"], info.devices()
+        (ua.float64, (Device('cpu'),))
+        >>> sorted(info.dtypes(kind="unsigned integer"))
+        ['uint16', 'uint32', 'uint64', 'uint8']
+    """
+
+    def __init__(self, backend: Any, device: Any = None):
+        self._backend = backend
+        self._device = device
+
+    def __repr__(self) -> str:
+        return f"<unarray inspection API for {self._backend.name} on {self.default_device()}>"
+
+    def capabilities(self) -> dict[str, Any]:
+        """``"boolean indexing"``, ``"data-dependent shapes"`` and ``"max dimensions"`` of the backend."""
+        return self._backend.capabilities()
+
+    def default_device(self) -> Device:
+        """Where creation functions allocate by default (the :func:`unarray.use` device, else the backend's)."""
+        return self._where(self._device)
+
+    def devices(self) -> tuple[Device, ...]:
+        """The devices the backend can use here, as a tuple."""
+        return tuple(self._backend.devices())
+
+    def dtypes(self, *, device: Any = None, kind: str | tuple[str, ...] | None = None) -> dict[str, Any]:
+        """The standard's dtypes that the backend holds on ``device`` (default: the default device), by ``kind``."""
+        from unarray import datatypes
+
+        wanted = self._kinds(kind)
+        return {n: getattr(datatypes, n) for n in self._backend.dtype_names(self._where(device))
+                if _dtype_kind(n) in wanted}
+
+    def default_dtypes(self, *, device: Any = None) -> dict[str, Any]:
+        """``"real floating"``, ``"complex floating"``, ``"integral"`` and ``"indexing"`` defaults on ``device``."""
+        from unarray import datatypes
+
+        names = self._backend.default_dtype_names(self._where(device))
+        return {k: getattr(datatypes, names[k])
+                for k in ("real floating", "complex floating", "integral", "indexing")}
+
+    def _where(self, device: Any) -> Device:
+        if isinstance(device, Device):
+            return device
+        if device is None:
+            device = self._device
+            if isinstance(device, Device):
+                return device
+        from unarray.creation import zeros
+
+        # Where the backend would allocate: an empty array made as a creation call would make it.
+        return self._backend.device_of(zeros((0,), backend=self._backend.name, device=device))
+
+    @staticmethod
+    def _kinds(kind: str | tuple[str, ...] | None) -> set[str]:
+        if kind is None:
+            return {"bool", *_KINDS["numeric"]}
+        out: set[str] = set()
+        for k in (kind,) if isinstance(kind, str) else kind:
+            if k not in _KINDS:
+                raise ArgumentError(f"unknown dtype kind {k!r}; use one of {sorted(_KINDS)} or a tuple of them",
+                                    op="__array_namespace_info__().dtypes")
+            out.update(_KINDS[k])
+        return out
+
+
+def _dtype_kind(name: str) -> str:
+    from unarray._dtypes import DType
+
+    return DType(name).kind
+
+
+def array_namespace_info() -> Info:
+    """The inspection API of the default backend and device (:func:`unarray.use`), NumPy when nothing is set."""
+    from unarray._dispatch import backend_named, default_backend
+
+    name, dev = default_backend()
+    return Info(backend_named(name, "__array_namespace_info__"), dev)

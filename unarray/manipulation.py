@@ -59,7 +59,7 @@ def broadcast_arrays(*arrays: Array) -> tuple[Array, ...]:
     """
     b, xs = _many("broadcast_arrays", arrays)
     try:
-        return b.broadcast_arrays(*xs)
+        return tuple(b.broadcast_arrays(*xs))
     except Exception as e:
         raise _fail("broadcast_arrays", b, e) from e
 

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from unarray import _precision
 from unarray._devices import Device
-from unarray._dtypes import DType, canonical_name
+from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES, DType, canonical_name
 from unarray._errors import ArgumentError, DTypeError, EmptyReductionError, UnsupportedError
 
 
@@ -87,6 +87,23 @@ class Backend:
 
     def default_dtypes(self, device: Any = None) -> dict[str, Any]:
         return self.xp.__array_namespace_info__().default_dtypes(device=device)
+
+    # -- the inspection API (ua.__array_namespace_info__ reads these) ---------------------
+    def dtype_names(self, device: Device) -> tuple[str, ...]:
+        """The standard's dtypes this backend holds on ``device``: the same rule that ``dtype()`` enforces."""
+        if device.has_float64:
+            return SPEC_DTYPE_NAMES
+        return tuple(n for n in SPEC_DTYPE_NAMES if n not in ("float64", "complex128"))
+
+    def default_dtype_names(self, device: Device) -> dict[str, str]:
+        native = self.default_dtypes()
+        have = self.dtype_names(device)
+        names = {k: canonical_name(v) or str(v) for k, v in native.items()}
+        # Note: a 64-bit default on a device without it (float64 on a TPU) is the 32-bit dtype there.
+        return {k: v if v in have else NARROW.get(v, v) for k, v in names.items()}
+
+    def capabilities(self) -> dict[str, Any]:
+        return dict(self.xp.__array_namespace_info__().capabilities())
 
     # For a library whose traced values share the concrete array type (torch.compile traces with
     # torch.Tensor itself; JAX and TensorFlow tracers are types of their own): a no-argument call

@@ -11,6 +11,7 @@ import jax.numpy as jnp
 
 from unarray._backends._base import Backend
 from unarray._devices import Device
+from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES
 from unarray._errors import DTypeError
 from unarray._precision import _POLICY
 
@@ -49,16 +50,71 @@ def precision_label(policy: str, device: Device) -> str:
     return "bf16 (lax.Precision.DEFAULT)" if device.kind == "tpu" else "tf32 (lax.Precision.DEFAULT)"
 
 
-def check_float64(name: str, device: Device, x64: bool) -> None:
-    """Refuse float64 where JAX would silently give float32 or cannot run it."""
-    if name not in ("float64", "complex128"):
-        return
-    if not device.has_float64:
-        raise DTypeError(f"{name} is not supported on {device} (the hardware has no float64); use float32",
-                         backend="jax")
-    if not x64:
-        raise DTypeError(f"{name} needs JAX's x64 mode; call jax.config.update('jax_enable_x64', True) first",
-                         backend="jax")
+def refusal(name: str, device: Device, x64: bool) -> str | None:
+    """Why ``name`` is not available on ``device`` (None where it is): the one rule for creation,
+    casting, promotion and the inspection API."""
+    if name in ("float64", "complex128") and not device.has_float64:
+        return f"{name} is not supported on {device} (the hardware has no float64); use {NARROW[name]}"
+    if name in NARROW and not x64:
+        # Note: without x64 JAX silently narrows every 64-bit dtype to 32 bits: refused, never narrowed.
+        return (f"{name} needs JAX's x64 mode (without it JAX silently gives {NARROW[name]}); call "
+                f"jax.config.update('jax_enable_x64', True) first, or use {NARROW[name]}")
+    return None
+
+
+def check_dtype(name: str, device: Device, x64: bool) -> None:
+    """Refuse a dtype where JAX would silently narrow it or cannot run it."""
+    why = refusal(name, device, x64)
+    if why is not None:
+        raise DTypeError(why, backend="jax")
+
+
+check_float64 = check_dtype
+
+
+_U32 = jnp.dtype("uint32")
+_SIGNED32 = frozenset({jnp.dtype("int8"), jnp.dtype("int16"), jnp.dtype("int32")})
+# Ops whose array arguments are promoted together: uint32 with a signed integer is int64 by the standard.
+_PROMOTING = frozenset({
+    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow", "maximum", "minimum",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "equal",
+    "not_equal", "less", "less_equal", "greater", "greater_equal", "atan2", "copysign", "hypot", "logaddexp",
+    "nextafter", "where", "concat", "stack", "linalg_outer", "linalg_cross", "linalg_vecdot", "linalg_matmul",
+    "linalg_tensordot", "result_type", "clip", "isin", "searchsorted",
+})
+
+
+def _dtypes_of(args: Any) -> list[Any]:
+    out = []
+    for a in args:
+        if isinstance(a, (list, tuple)):
+            out += _dtypes_of(a)
+        elif hasattr(a, "dtype"):
+            out.append(a.dtype)
+        elif isinstance(a, (jnp.dtype, type)) and not isinstance(a, (bool, int, float, complex)):
+            try:
+                out.append(jnp.dtype(a))
+            except TypeError:
+                pass
+    return out
+
+
+def check_promotion(op: str, *args: Any) -> None:
+    """Refuse uint32 with a signed integer without x64 mode: the standard says int64, JAX would narrow it to
+    int32 silently (wrong values: uint32 3e9 < int32 -1 is True there)."""
+    ds = _dtypes_of(args)
+    if _U32 in ds and any(d in _SIGNED32 for d in ds) and not _x64():
+        raise DTypeError(f"{op} promotes uint32 with a signed integer to int64 (the standard's rule), which needs "
+                         "JAX's x64 mode; call jax.config.update('jax_enable_x64', True), or cast both to int32 "
+                         "or to float32 first", op=op, backend="jax")
+
+
+def _guarded(fn: Any, op: str) -> Any:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        check_promotion(op.replace("linalg_", "linalg."), *args)
+        return fn(*args, **kwargs)
+
+    return call
 
 
 class JaxBackend(Backend):
@@ -66,6 +122,13 @@ class JaxBackend(Backend):
     xp = jnp
     native = jax
     kernel_namespace = "jax.numpy"
+
+    def __getattr__(self, op: str) -> Any:
+        fn = super().__getattr__(op)
+        if op in _PROMOTING:
+            fn = _guarded(fn, op)
+            setattr(self, op, fn)
+        return fn
 
     def is_array_type(self, t: type) -> bool:
         return issubclass(t, (jax.Array, jax.core.Tracer))
@@ -103,9 +166,13 @@ class JaxBackend(Backend):
         if d is None:
             return None
         name = self._name_of(d)
-        if name in ("float64", "complex128"):  # the device is looked up only where the rule applies
-            check_float64(name, self.devices()[0], _x64())
+        if name in NARROW:  # the device is looked up only where the rule applies
+            check_dtype(name, self.devices()[0], _x64())
         return jnp.dtype(name)
+
+    def dtype_names(self, device: Device) -> tuple[str, ...]:
+        x64 = _x64()
+        return tuple(n for n in SPEC_DTYPE_NAMES if refusal(n, device, x64) is None)
 
     def _name_of(self, d: Any) -> str:
         from unarray._dtypes import canonical_name
@@ -129,13 +196,17 @@ class JaxBackend(Backend):
         return precision_label(policy, self.device_of(x))
 
     def matmul(self, x1: Any, x2: Any) -> Any:
+        if x1.dtype != x2.dtype:
+            check_promotion("matmul", x1, x2)
         return jnp.matmul(x1, x2, precision=_JAX_PRECISION[_POLICY.get()])
 
     # Note: like matmul, these contract on the MXU/tensor cores, where JAX's default precision is bf16/TF32.
     def tensordot(self, x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
+        check_promotion("tensordot", x1, x2)
         return jnp.tensordot(x1, x2, axes=axes, precision=_JAX_PRECISION[_POLICY.get()])
 
     def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+        check_promotion("vecdot", x1, x2)
         return jnp.vecdot(x1, x2, axis=axis, precision=_JAX_PRECISION[_POLICY.get()])
 
     def linalg_matrix_power(self, x: Any, n: int, /) -> Any:
