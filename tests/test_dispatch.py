@@ -213,10 +213,23 @@ def _layout(shape: tuple[int, ...], offset: int, step: int, transpose: bool, wri
     return x
 
 
+def _jax_cpu(a: np.ndarray) -> Any:
+    jax = pytest.importorskip("jax")
+    return jax.device_put(a, jax.devices("cpu")[0])
+
+
+def _tf_cpu(a: np.ndarray) -> Any:
+    tf = pytest.importorskip("tensorflow")
+    with tf.device("/device:CPU:0"):
+        return tf.constant(a)
+
+
+# The leading array of a mixed call with a NumPy operand, on the CPU (where the NumPy operand lives) on
+# every machine: JAX and TensorFlow put new arrays on a GPU where there is one.
 _LEADS = {
-    "torch": lambda a: pytest.importorskip("torch").tensor(a),
-    "jax": lambda a: pytest.importorskip("jax.numpy").asarray(a),
-    "tensorflow": lambda a: pytest.importorskip("tensorflow").constant(a),
+    "torch": lambda a: pytest.importorskip("torch").tensor(a, device="cpu"),
+    "jax": _jax_cpu,
+    "tensorflow": _tf_cpu,
 }
 
 
@@ -252,6 +265,28 @@ def _explain_then_call(lead: str, a: Any, x: np.ndarray) -> int:
     assert ("one copy" in e.handoffs[0]) == (e.copies == 1)
     np.testing.assert_allclose(np.asarray(r), x + 1, rtol=1e-6)
     return e.copies
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("lead", ["torch", "jax"])
+def test_explain_refuses_a_mixed_call_across_devices_as_the_call_does(lead: str) -> None:
+    x = np.ones((2, 3), np.float32)
+    if lead == "torch":
+        torch = _torch()
+        if not torch.cuda.is_available():
+            pytest.skip("no CUDA device visible to torch")
+        a = torch.ones((2, 3), device="cuda")
+    else:
+        jax = pytest.importorskip("jax")
+        gpus = [d for d in jax.devices() if d.platform != "cpu"]
+        if not gpus:
+            pytest.skip("no GPU visible to JAX")
+        a = jax.device_put(x, gpus[0])
+    with pytest.raises(ua.DeviceMismatchError) as called:
+        ua.add(a, x)
+    with pytest.raises(ua.DeviceMismatchError) as explained:
+        ua.explain("add", a, x)
+    assert type(explained.value) is type(called.value)
 
 
 def test_explain_names_the_backend_and_device_of_a_creation_call() -> None:

@@ -1,5 +1,6 @@
-"""``python -m unarray``: environment report and quick conformance check (default),
-``env`` (the report alone) and ``check`` (the conformance suite, with reports)."""
+"""``python -m unarray`` (or ``unarray``): environment report and quick conformance check (default),
+``env`` (the report alone), ``check`` (the conformance suite, with reports) and ``deviations``
+(the known deviations by reason, from the deviation table)."""
 
 from __future__ import annotations
 
@@ -10,17 +11,29 @@ import sys
 
 def _report() -> int:
     import unarray as ua
+    from unarray._install import hint
 
     print(f"unarray {ua.__version__} (array API {ua.__array_api_version__}), Python {sys.version.split()[0]}")
     print(f"{'backend':<12}{'version':<14}{'usable':<8}devices")
     for info in ua.backends(probe=True):
         if not info.installed:
-            print(f"{info.name:<12}{'-':<14}{'-':<8}not installed (pip install 'unarray[{info.name}]')")
+            print(f"{info.name:<12}{'-':<14}{'-':<8}not installed ({hint(info.name)})")
             continue
         usable = "yes" if info.usable else "no"
         devs = ", ".join(str(d) for d in info.devices) or (info.error or "")
         print(f"{info.name:<12}{info.version or '?':<14}{usable:<8}{devs}")
+    print(f"ua.to C path: {_c_path()}")
     return 0
+
+
+def _c_path() -> str:
+    from unarray import interop
+
+    if interop._speedups is not None:
+        return f"active ({interop._speedups.__file__})"
+    if interop.pure_python_requested():
+        return f"off (UNARRAY_PURE_PYTHON={os.environ.get('UNARRAY_PURE_PYTHON')} asks for the Python path)"
+    return "off (the C extension is not built: pip install -e . with a C compiler builds it); ua.to runs in Python"
 
 
 def _names(values: list[str] | None) -> list[str] | None:
@@ -33,6 +46,13 @@ def _check(profile: str, backends: list[str] | None, devices: list[str] | None, 
            out: str | None, seed: int, isolate: bool = True, jobs: int | None = None) -> int:
     from unarray.conformance import run, write_all
     from unarray.conformance.progress import Progress
+    from unarray.conformance.runner import nothing_to_run
+
+    # Note: a run that checks nothing must not pass (a GPU job that lost its GPU, a misspelt --ops).
+    problem = nothing_to_run(profile, backends, devices, ops)
+    if problem:
+        print(f"unarray check: {problem}", file=sys.stderr)
+        return 2
 
     def snapshot(partial: object) -> None:
         if out:
@@ -42,22 +62,43 @@ def _check(profile: str, backends: list[str] | None, devices: list[str] | None, 
                  isolate=isolate, parallel=jobs, snapshot=snapshot)
     counts = ", ".join(f"{n} {s}" for s, n in sorted(report.counts().items()))
     print(f"conformance ({profile}, seed {seed}): {counts} in {report.seconds:.1f}s")
+    for label, line in report.per_backend().items():
+        print(f"  {label}: {line}")
     for r in report.failed[:25]:
         err = "" if r.error is None else f" [{r.error:.2e}]"
         print(f"  {r.status.upper():5} {r.backend}@{r.device} {r.op}[{r.form}|{r.dtype}]{err}: {r.message}")
     if len(report.failed) > 25:
         print(f"  ... and {len(report.failed) - 25} more (see the report)")
     if out:
-        for path in write_all(report, out):
-            print(f"wrote {path}")
+        paths = write_all(report, out)
+        print(f"wrote {', '.join(p.name for p in paths)} to {paths[0].parent.resolve()}")
+    if not any(r.status in ("pass", "known") for r in report.results):
+        print("unarray check: no check ran", file=sys.stderr)
+        return 1
     return 1 if report.failed else 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def _deviations(backends: list[str] | None) -> int:
+    from unarray.conformance.deviations import by_reason
+
+    for reason, where in by_reason(backends).items():
+        print(f"- {reason}")
+        for w in where:
+            print(f"    {w}")
+    return 0
+
+
+def main(argv: list[str] | None = None, prog: str = "unarray") -> int:
+    """The command line: ``unarray`` (the console script) or ``python -m unarray`` (``prog`` names it)."""
+    import unarray
+
     # Note: TensorFlow's C++ start-up chatter would bury the live progress line.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    parser = argparse.ArgumentParser(prog="python -m unarray", description=__doc__)
+    parser = argparse.ArgumentParser(prog=prog, description=(__doc__ or "").replace("``", ""))
+    parser.add_argument("--version", action="version", version=f"unarray {unarray.__version__}")
     sub = parser.add_subparsers(dest="command")
+    dev = sub.add_parser("deviations", help="list the known deviations by reason (from the deviation table)")
+    dev.add_argument("--backends", nargs="+", metavar="NAME", help="only these backends (default: all)")
     sub.add_parser("env", help="report installed backends and devices")
     check = sub.add_parser("check", help="run the conformance suite and write report.md/.json/.xml",
                            description="Every op on every installed backend and visible device against a float64 "
@@ -72,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--ops", nargs="+", metavar="PATTERN",
                        help="only ops matching these patterns ('linalg.*'; 'handoff' for the handoff pairs)")
     check.add_argument("--out", default="conformance-report", metavar="DIR",
-                       help="where to write report.md, report.json and report.xml (default: %(default)s)")
+                       help="where to write report.md, report.json and report.xml (default: %(default)s, "
+                            "in the current directory; the repository's .gitignore covers it)")
     check.add_argument("--seed", type=int, default=0, help="seed of the input draws (default: 0)")
     check.add_argument("--jobs", type=int, default=None,
                        help="worker processes at once (default: half the cores, at most 4)")
@@ -81,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "env":
         return _report()
+    if args.command == "deviations":
+        return _deviations(_names(args.backends))
     if args.command == "check":
         return _check(args.profile, _names(args.backends), _names(args.devices), _names(args.ops), args.out,
                       args.seed, not args.in_process, args.jobs)
@@ -90,4 +134,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(prog="python -m unarray"))

@@ -26,10 +26,15 @@ from unarray._typing import Array, DeviceLike
 __all__ = ["from_dlpack", "stats", "to"]
 
 
+def pure_python_requested() -> bool:
+    """Whether ``UNARRAY_PURE_PYTHON`` asks for the Python path (1, true, yes, on; not 0, false, no, off)."""
+    return os.environ.get("UNARRAY_PURE_PYTHON", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
 def _load_speedups() -> ModuleType | None:
     # ua.to's hot path in C (unarray/_speedups.c), built by pip where a C compiler is found; without
     # it (or with UNARRAY_PURE_PYTHON=1) the same steps run in Python (_fast).
-    if os.environ.get("UNARRAY_PURE_PYTHON"):
+    if pure_python_requested():
         return None
     try:
         return importlib.import_module("unarray._speedups")

@@ -146,7 +146,9 @@ def explain(op: str, *args: Any, **kwargs: Any) -> Explanation:
         Device('cpu')
     """
     from unarray import interop
+    from unarray._explain_check import resolve
 
+    resolve(op, args, kwargs)  # what the call itself would refuse (its name, its argument types)
     arrays = _array_args(args)
     if not arrays:
         from unarray.creation import _creation_backend, zeros

@@ -46,13 +46,19 @@ def get(name: str, op: str | None = None) -> Backend:
     except ImportError as e:
         raise BackendNotAvailableError(
             f"backend {canonical!r} is not installed or failed to import ({e}); "
-            f"install it with: pip install 'unarray[{canonical}]'",
+            f"install it with: {_install_hint(canonical)}",
             op=op,
             backend=canonical,
         ) from e
     backend = module.BACKEND
     _LOADED[canonical] = _LOADED[name] = backend
     return backend
+
+
+def _install_hint(name: str) -> str:
+    from unarray._install import hint
+
+    return hint(name)
 
 
 def loaded() -> dict[str, Backend]:

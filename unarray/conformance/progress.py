@@ -45,12 +45,13 @@ class Progress:
     def note(self, text: str) -> None:
         self._line(text[:200])
 
-    def block_done(self, where: str, results: list[Any]) -> None:
+    def block_done(self, where: str, results: list[Any], seconds: float | None = None) -> None:
+        """One line per backend and device: its counts and its own wall time (``seconds``)."""
         counts: dict[str, int] = {}
         for r in results:
             counts[r.status] = counts.get(r.status, 0) + 1
         summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
-        self._line(f"{where}: {summary} ({time.perf_counter() - self._t0:.1f}s)")
+        self._line(f"{where}: {summary}" + ("" if seconds is None else f" in {seconds:.1f}s"))
 
     def finish(self) -> None:
         if self.tty:

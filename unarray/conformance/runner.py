@@ -28,7 +28,7 @@ from unarray.conformance.cases import Case, all_cases, arr, tolerance, upcast
 from unarray.conformance.cases_hot import DT
 from unarray.conformance.deviations import lookup, platform_of
 
-__all__ = ["Env", "Result", "RunReport", "run", "run_case", "to_numpy"]
+__all__ = ["Env", "Result", "RunReport", "nothing_to_run", "run", "run_case", "to_numpy"]
 
 _UP = {"float16": "float64", "float32": "float64", "complex64": "complex128"}
 # Backends that only take part in handoff (no array namespace of their own).
@@ -81,6 +81,7 @@ class RunReport:
     seconds: float = 0.0
     environment: dict[str, str] = field(default_factory=dict)
     complete: bool = False
+    timings: dict[str, float] = field(default_factory=dict)  # backend@device -> wall seconds of its checks
 
     @property
     def failed(self) -> list[Result]:
@@ -92,9 +93,23 @@ class RunReport:
             out[r.status] = out.get(r.status, 0) + 1
         return out
 
+    def per_backend(self) -> dict[str, str]:
+        """backend@device -> its counts and wall time ("250 pass, 3 known in 41.2s"); handoff checks by device."""
+        counts: dict[str, dict[str, int]] = {}
+        for r in self.results:
+            label = f"handoff@{r.device}" if r.op.startswith("handoff") else f"{r.backend}@{r.device}"
+            c = counts.setdefault(label, {})
+            c[r.status] = c.get(r.status, 0) + 1
+        out = {}
+        for label, c in counts.items():
+            secs = self.timings.get(label)
+            out[label] = ", ".join(f"{n} {s}" for s, n in sorted(c.items())) + \
+                ("" if secs is None else f" in {secs:.1f}s")
+        return out
+
     def as_dict(self) -> dict[str, Any]:
         return {"profile": self.profile, "seed": self.seed, "complete": self.complete,
-                "seconds": round(self.seconds, 2),
+                "seconds": round(self.seconds, 2), "timings": {k: round(v, 2) for k, v in self.timings.items()},
                 "environment": self.environment, "backends": self.backends, "summary": self.counts(),
                 "results": [asdict(r) for r in self.results]}
 
@@ -424,6 +439,18 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
 
     lock = threading.Lock()
     last_snapshot = [time.perf_counter()]
+    spans: dict[str, list[float]] = {}  # label -> [first start, last end] of its jobs
+
+    def timed(label: str, job: Callable[[], Any]) -> Callable[[], Any]:
+        def go() -> Any:
+            t = time.perf_counter()
+            try:
+                return job()
+            finally:
+                with lock:
+                    span = spans.setdefault(label, [t, t])
+                    span[0], span[1] = min(span[0], t), max(span[1], time.perf_counter())
+        return go
 
     def record(r: Result) -> None:
         with lock:
@@ -446,32 +473,38 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
             for shard in range(n):
                 spec = {"mode": "cases", "backend": env.backend, "device": str(env.device), "profile": profile,
                         "seed": seed, "ops": list(ops or ()), "shard": [shard, n]}
-                jobs.append(partial(_run_worker, spec, labels[shard::n], env, record))
+                jobs.append(timed(env.label, partial(_run_worker, spec, labels[shard::n], env, record)))
         by_dev: dict[str, list[tuple[str, str, str, str, bool]]] = {}
         for src, dst, dev, dtype, strided in checks:
             by_dev.setdefault(str(dev), []).append((src, dst, str(dev), dtype, strided))
         for dev_name, items in by_dev.items():
             spec = {"mode": "handoff", "checks": items, "seed": seed}
             h_labels = [(f"handoff->{d}", _handoff_form(st), dt) for _s, d, _v, dt, st in items]
-            jobs.append(partial(_run_worker, spec, h_labels, Env(items[0][0], _parse_device(dev_name)), record))
+            job = partial(_run_worker, spec, h_labels, Env(items[0][0], _parse_device(dev_name)), record)
+            jobs.append(timed(f"handoff@{dev_name}", job))
         with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
             list(pool.map(lambda job: job(), jobs))
     else:
         for env in op_envs:
-            for case in case_list:
-                record(run_case(case, env, seed))
+            timed(env.label, lambda env=env: [record(run_case(case, env, seed)) for case in case_list])()
         for src, dst, dev, dtype, strided in checks:
-            record(handoff_case(src, dst, dev, dtype, strided, seed))
+            timed(f"handoff@{dev}", partial(_record_handoff, record, src, dst, dev, dtype, strided, seed))()
     report.results.sort(key=_order(op_envs, labels))
     report.complete = True
+    report.timings = {label: end - start for label, (start, end) in spans.items()}
     if progress is not None:
         for env in op_envs:
             progress.block_done(env.label, [r for r in report.results if r.backend == env.backend
-                                            and r.device == str(env.device) and not r.op.startswith("handoff")])
+                                            and r.device == str(env.device) and not r.op.startswith("handoff")],
+                                report.timings.get(env.label))
     if progress is not None:
         progress.finish()
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _record_handoff(record: Callable[[Result], None], *args: Any) -> None:
+    record(handoff_case(*args))
 
 
 def default_jobs() -> int:
@@ -492,6 +525,32 @@ def _order(envs: list[Env], labels: list[tuple[str, str, str]]) -> Callable[[Res
             return (len(envs), 0, f"{r.device} {r.op} {r.backend}")
         return (env_i.get((r.backend, r.device), len(envs)), case_i.get((r.op, r.form, r.dtype), 0), "")
     return key
+
+
+def nothing_to_run(profile: str, backends: Sequence[str] | None = None, devices: Sequence[str] | None = None,
+                   ops: Sequence[str] | None = None) -> str:
+    """Why a run with these filters would check nothing it was asked to ("" when all is there).
+
+    An ``--ops`` pattern that matches no op, a ``--devices`` name that matches no visible device (a
+    GPU job whose GPU is gone), or no backend and device at all."""
+    import difflib
+
+    if ops:
+        names = sorted({c.op for c in all_cases(profile)} | {"handoff"})
+        for p in ops:
+            if not any(fnmatch.fnmatchcase(n, p) for n in names):
+                close = difflib.get_close_matches(p, names, n=3)
+                hint = f" (did you mean {', '.join(close)}?)" if close else "; patterns are fnmatch, e.g. 'linalg.*'"
+                return f"--ops {p!r} matches no op of the {profile!r} profile{hint}"
+    envs, _rows, _unavailable = plan(backends, None)
+    if devices:
+        for d in devices:
+            if not any(platform_of(e.device) == d or str(e.device) == d for e in envs):
+                seen = ", ".join(sorted({str(e.device) for e in envs})) or "none"
+                return f"--devices {d}: no such device is visible here (visible: {seen}); nothing would run on it"
+    if not any(e.backend not in HANDOFF_ONLY for e in envs) and not (backends and set(backends) <= HANDOFF_ONLY):
+        return "no installed backend can run (see python -m unarray env)"
+    return ""
 
 
 def select_cases(profile: str, ops: Sequence[str] | None = None) -> list[Case]:
@@ -520,7 +579,8 @@ def _run_worker(spec: dict[str, Any], labels: list[tuple[str, str, str]], env: E
 
     out: list[Result] = []
     # Note: several workers may share one GPU; JAX must not grab most of its memory up front.
-    child_env = {**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "TF_CPP_MIN_LOG_LEVEL": "2"}
+    # TensorFlow's C++ log lines (start-up notices, warnings) are silenced: a crash's tail stays readable.
+    child_env = {**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "TF_CPP_MIN_LOG_LEVEL": "3"}
     start = barren = 0
     while start < len(labels):
         cmd = [sys.executable, "-m", "unarray.conformance.runner", json.dumps({**spec, "start": start})]

@@ -1,0 +1,195 @@
+"""The command line, run as a user runs it (subprocesses): ``unarray`` / ``python -m unarray``.
+
+--version and the program name, the install hint of a missing backend (CPU builds first), a check
+that checks nothing fails, per-backend times, where reports go, TensorFlow's log lines in the
+workers, the C path in the environment report, and the deviation list.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import unarray as ua
+from unarray import _install, interop
+from unarray.conformance import deviations, runner
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = Path(sys.executable).parent / "unarray"
+
+
+def _run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(list(args), capture_output=True, text=True, timeout=600, cwd=cwd or ROOT,
+                          env={**os.environ, **(env or {})})
+
+
+def _module(*args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
+    return _run(sys.executable, "-m", "unarray", *args, **kw)
+
+
+def _script() -> Path:
+    if not SCRIPT.exists():
+        pytest.skip("the console script is not installed in this environment (pip install -e . installs it)")
+    return SCRIPT
+
+
+# -- version, name, install hints ------------------------------------------------------------------------
+def test_module_prints_its_version() -> None:
+    r = _module("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"unarray {ua.__version__}"
+
+
+def test_console_script_prints_its_version() -> None:
+    r = _run(str(_script()), "--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"unarray {ua.__version__}"
+
+
+def test_help_names_the_program_as_it_was_run() -> None:
+    assert _module("--help").stdout.startswith("usage: python -m unarray ")
+    assert _run(str(_script()), "--help").stdout.startswith("usage: unarray ")
+    assert _run(str(_script()), "check", "--help").stdout.startswith("usage: unarray check ")
+
+
+@pytest.mark.parametrize("name", ["torch", "jax", "tensorflow", "numba"])
+def test_install_hint_gives_the_cpu_build_first(name: str) -> None:
+    h = _install.hint(name)
+    cpu = {"torch": "pip install torch --index-url https://download.pytorch.org/whl/cpu",
+           "jax": "pip install jax", "tensorflow": "pip install tensorflow-cpu", "numba": "pip install numba"}[name]
+    assert h.startswith(cpu)
+    assert "unarray[" not in h  # an extra would fetch PyPI's default (CUDA) wheels
+    gpu_words = [w for w in ("cu130", "cuda13", "and-cuda", "numba-cuda") if w in h]
+    assert all(h.index(w) > h.index(cpu) + len(cpu) for w in gpu_words), h
+
+
+def test_cupy_hint_says_it_needs_a_gpu() -> None:
+    h = _install.hint("cupy")
+    assert "GPU" in h and "without a GPU" in h and "unarray[" not in h
+
+
+def test_missing_backend_error_carries_the_cpu_hint() -> None:
+    # A framework that cannot be imported (blocked in sys.modules) in a fresh process.
+    code = ("import sys; sys.modules['tensorflow'] = None\n"
+            "from unarray import _backends\n"
+            "try:\n    _backends.get('tensorflow')\n"
+            "except ImportError as e:\n    print(type(e).__name__, e)\n")
+    r = _run(sys.executable, "-c", code)
+    assert "BackendNotAvailableError" in r.stdout and "pip install tensorflow-cpu" in r.stdout, r.stdout + r.stderr
+    assert "unarray[tensorflow]" not in r.stdout
+
+
+def test_platform_pages_use_the_same_cpu_commands() -> None:
+    for name in ("torch", "jax", "tensorflow"):
+        assert deviations.INSTALL[name]["cpu"] == _install.CPU[name]
+    for name, row in deviations.INSTALL.items():
+        for platform, cmd in row.items():
+            assert not cmd.startswith("pip install unarray"), (name, platform, cmd)  # installed from a clone
+
+
+# -- check: nothing ran is a failure ---------------------------------------------------------------------
+def _absent_platform() -> str:
+    visible = {deviations.platform_of(d) for b in ua.backends(probe=True) if b.usable for d in b.devices}
+    return next(p for p in ("tpu", "rocm", "cuda") if p not in visible)
+
+
+def test_check_fails_for_a_device_that_is_not_visible(tmp_path: Path) -> None:
+    where = _absent_platform()
+    r = _module("check", "--backends", "numpy", "--devices", where, "--out", str(tmp_path / "r"))
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"--devices {where}" in r.stderr and "visible" in r.stderr
+    assert not (tmp_path / "r").exists()
+
+
+def test_check_fails_for_an_unknown_op(tmp_path: Path) -> None:
+    r = _module("check", "--backends", "numpy", "--ops", "matmull", "--out", str(tmp_path / "r"))
+    assert r.returncode == 2 and "matmull" in r.stderr and "did you mean" in r.stderr and "matmul" in r.stderr
+
+
+def test_check_fails_when_zero_checks_ran(tmp_path: Path) -> None:
+    # One backend has no handoff pair: --ops handoff selects nothing to run.
+    r = _module("check", "--backends", "numpy", "--ops", "handoff", "--out", str(tmp_path / "r"))
+    assert r.returncode == 1 and "no check ran" in r.stderr, r.stdout + r.stderr
+
+
+def test_check_prints_per_backend_times_and_where_it_wrote(tmp_path: Path) -> None:
+    r = _module("check", "--backends", "numpy", "--ops", "matmul", "sum", cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    line = re.search(r"numpy@cpu: (\d+) pass in (\d+\.\d)s", r.stdout)
+    assert line and int(line.group(1)) > 0
+    total = float(re.search(r"pass in (\d+\.\d)s\n", r.stdout).group(1))  # type: ignore[union-attr]
+    assert float(line.group(2)) <= total
+    progress = [ln for ln in r.stderr.splitlines() if ln.startswith("numpy@cpu:")]
+    assert progress and progress[0].endswith(f"in {line.group(2)}s")
+    out = tmp_path / "conformance-report"
+    assert f"to {out.resolve()}" in r.stdout and (out / "report.md").exists()
+
+
+def test_default_report_directory_is_ignored_by_git() -> None:
+    r = _run("git", "check-ignore", "-q", "conformance-report/report.md")
+    if r.returncode == 128:
+        pytest.skip("not a git checkout")
+    assert r.returncode == 0
+
+
+def test_workers_run_with_tensorflow_logging_silenced(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, str] = {}
+
+    class Stop(Exception):
+        pass
+
+    def popen(cmd: list[str], **kw: Any) -> None:
+        seen.update(kw["env"])
+        raise Stop
+
+    monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "0")  # even where the user's shell asks for every line
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    env = runner.Env("numpy", runner._parse_device("cpu"))
+    with pytest.raises(Stop):
+        runner._run_worker({"mode": "cases"}, [("sum", "f", "float32")], env, lambda r: None)
+    assert seen["TF_CPP_MIN_LOG_LEVEL"] == "3"
+
+
+# -- env: the C path ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("value", ["0", "false", "no", "off", ""])
+def test_pure_python_falsy_values_keep_the_c_path(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("UNARRAY_PURE_PYTHON", value)
+    assert not interop.pure_python_requested()
+
+
+@pytest.mark.parametrize("value", ["1", "true", "yes", "on", "TRUE"])
+def test_pure_python_truthy_values_ask_for_python(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("UNARRAY_PURE_PYTHON", value)
+    assert interop.pure_python_requested()
+
+
+def test_env_reports_the_c_path() -> None:
+    built = interop._speedups is not None or interop.pure_python_requested()
+    on = _module("env", env={"UNARRAY_PURE_PYTHON": "0"})
+    off = _module("env", env={"UNARRAY_PURE_PYTHON": "1"})
+    assert on.returncode == 0 and off.returncode == 0
+    if built:
+        assert "ua.to C path: active" in on.stdout
+    else:
+        assert "ua.to C path: off (the C extension is not built" in on.stdout
+    assert "ua.to C path: off (UNARRAY_PURE_PYTHON=1" in off.stdout
+
+
+# -- deviations ---------------------------------------------------------------------------------------------
+def test_deviations_lists_every_reason_of_the_table() -> None:
+    r = _module("deviations")
+    assert r.returncode == 0
+    reasons = [ln[2:] for ln in r.stdout.splitlines() if ln.startswith("- ")]
+    assert reasons == list(dict.fromkeys(d.reason for d in deviations.DEVIATIONS))
+    entries = [ln for ln in r.stdout.splitlines() if ln.startswith("    ")]
+    assert len(entries) == len(deviations.DEVIATIONS)
+
+
+def test_deviations_for_one_backend() -> None:
+    r = _module("deviations", "--backends", "jax")
+    want = {d.reason for d in deviations.DEVIATIONS if d.backend in ("jax", "*")}
+    assert {ln[2:] for ln in r.stdout.splitlines() if ln.startswith("- ")} == want

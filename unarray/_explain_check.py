@@ -1,0 +1,98 @@
+"""What ``ua.explain`` refuses: the calls that ``ua.<op>`` itself would refuse before running.
+
+An op name that names no ``ua`` function, the handoff functions (``to``, ``from_dlpack``: a data
+move, not an op), and arguments that do not fit the op's signature or are not arrays where the op
+takes arrays. Each refusal is a typed error naming ``explain``, the op and the fix, instead of an
+explanation of a call that cannot happen. ``explain`` is not a hot path: the signature is read here.
+"""
+
+from __future__ import annotations
+
+import difflib
+import inspect
+import sys
+from typing import Any
+
+from unarray._dispatch import SCALARS, one
+from unarray._errors import ArgumentError, ArgumentTypeError, UnarrayError, UnknownArrayTypeError
+
+__all__ = ["resolve"]
+
+# Public callables of the namespace that are not ops on arrays.
+_NOT_OPS = frozenset({"explain", "use", "precision", "backends", "backend_of", "namespace", "device", "stats",
+                      "__array_namespace_info__"})
+_HANDOFF = frozenset({"to", "from_dlpack"})
+# Parameter annotations (as written, ``from __future__ import annotations``) that take arrays only,
+# arrays or Python scalars, and sequences of arrays.
+_SCALAR_WORDS = frozenset({"Array", "bool", "int", "float", "complex", "None"})
+_PASSIVE = (*SCALARS, type(None))
+
+
+def resolve(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Raise what ``ua.<op>(*args, **kwargs)`` would raise for its name or its argument types."""
+    fn = _function(op)
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as e:
+        raise ArgumentTypeError(f"ua.{op} does not take these arguments ({e}); pass them as ua.{op} takes them",
+                                op="explain") from None
+    takes_arrays = False
+    for name, value in bound.arguments.items():
+        takes_arrays |= _check(op, name, str(fn.__annotations__.get(name, "")), value)
+    values = [v for v in bound.arguments.values() if not isinstance(v, (tuple, list))]
+    if takes_arrays and bound.arguments.get("backend") is None and all(isinstance(v, _PASSIVE) for v in values):
+        raise ArgumentTypeError(f"ua.{op} needs at least one array argument, got only Python scalars; pass an "
+                                "array (ua.asarray(...) makes one)", op="explain")
+
+
+def _function(op: Any) -> Any:
+    if not isinstance(op, str):
+        raise ArgumentTypeError(f"the op is a name such as 'matmul', got {type(op).__name__} {op!r}", op="explain")
+    if op in _HANDOFF:
+        raise ArgumentError(f"{op!r} is a handoff, not an op: explain describes the calls of ops (which backend, "
+                            f"kernel and copies); to see what ua.{op} copies, call it and read ua.stats()",
+                            op="explain")
+    ua = sys.modules["unarray"]
+    obj: Any = ua
+    for part in op.split("."):  # "linalg.solve" is ua.linalg.solve
+        obj = getattr(obj, part, None) if part and not part.startswith("_") else None
+    known = inspect.isfunction(obj) and obj.__module__.startswith("unarray.") and op not in _NOT_OPS
+    if not known:
+        names = [n for n in ua.__all__ if inspect.isfunction(getattr(ua, n, None)) and n not in _NOT_OPS]
+        close = difflib.get_close_matches(op, names, n=3)
+        hint = f"did you mean {', '.join(close)}?" if close else "pass the name of a ua function, e.g. 'matmul'"
+        why = "is not an op" if op in _NOT_OPS else "names no unarray function"
+        raise ArgumentError(f"{op!r} {why}; {hint}", op="explain")
+    return obj
+
+
+def _check(op: str, name: str, annotation: str, value: Any) -> bool:
+    # Whether the parameter is an array parameter (raising where the call would refuse its value).
+    words = {w.strip() for w in annotation.split("|")}
+    if words == {"tuple[Array, ...]", "list[Array]"}:
+        if not isinstance(value, (tuple, list)):
+            _refuse(UnknownArrayTypeError, op, name, value)
+        for v in value:
+            _require_array(op, name, v)
+        return False  # a sequence of arrays: checked element by element
+    if "Array" not in words or not words <= _SCALAR_WORDS:
+        return False  # a shape, a dtype, an axis...: the call checks those itself
+    if (value is None and "None" in words) or (words != {"Array"} and isinstance(value, SCALARS)):
+        return True
+    _require_array(op, name, value)
+    return True
+
+
+def _require_array(op: str, name: str, value: Any) -> None:
+    # The call's own dispatch decides, and its error type is kept (ArgumentTypeError for a Python
+    # scalar, UnknownArrayTypeError for an object of no supported library).
+    try:
+        one(value, op)
+    except UnarrayError as e:
+        _refuse(type(e), op, name, value)
+
+
+def _refuse(cls: Any, op: str, name: str, value: Any) -> None:
+    kind = f"{type(value).__module__}.{type(value).__name__}"
+    raise cls(f"ua.{op} takes an array as {name!r}, got {kind}, which ua.{op} refuses too; "
+              f"pass an array (ua.asarray(...) makes one)", op="explain")
