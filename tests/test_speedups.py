@@ -263,7 +263,8 @@ def test_guarded_first_handoffs_match_the_converters() -> None:
         out = ua.to(a, "tensorflow")  # a first sight each time
         assert _handoff.data_ptr("tensorflow", out) == a.ctypes.data
         n = ua.to(t, "numpy")
-        assert n.__array_interface__["data"] == t._numpy().__array_interface__["data"]
+        # zero-copy, and read-only: EagerTensors are immutable
+        assert n.__array_interface__["data"] == (t._numpy().__array_interface__["data"][0], True)
         np.testing.assert_array_equal(n, a)
     s = ua.stats()
     assert s["copies"] == 0 and s["zero_copy"] == 6
@@ -312,8 +313,15 @@ def test_signature_reads_are_the_signature_functions() -> None:
     for lib, xs in samples.items():
         reads = _handoff.SIGNATURE_READS[lib]
         for x in xs:
-            got = tuple(getattr(x, name)() if call else getattr(x, name) for name, call in reads)
+            got = tuple(_read(x, name, call) for name, call in reads)
             assert got == _handoff.SIGNATURES[lib](x), (lib, got)
+
+
+def _read(x: object, name: str, call: bool | None) -> object:
+    # A read as the C route makes it: call None is an ndarray's data pointer (0 for a NumPy scalar).
+    if call is None:
+        return x.__array_interface__["data"][0] if isinstance(x, np.ndarray) else 0
+    return getattr(x, name)() if call else getattr(x, name)
 
 
 @needs_c
@@ -568,10 +576,11 @@ def test_a_guard_that_says_no_leaves_the_decision_to_the_reads() -> None:
 def test_hits_inside_inference_mode_and_no_grad() -> None:
     # torch's guard also compares the thread's autograd state, which inference_mode and no_grad
     # change: a view stored outside them is still served inside (the reads decide where the guard
-    # says no), on both paths.
+    # says no), on both paths. (A tensor that requires grad is refused, as torch's own export refuses
+    # it: tests/test_handoff_safety.py.)
     torch = pytest.importorskip("torch")
     pytest.importorskip("jax")
-    for x in (torch.arange(6.0), torch.ones(4, requires_grad=True)):
+    for x in (torch.arange(6.0), torch.ones(32)[16:]):  # a view 64 bytes in: aligned for JAX
         for _ in range(3):
             v = ua.to(x, "jax")
         for mode in (torch.inference_mode, torch.no_grad):

@@ -15,6 +15,7 @@ from unarray._errors import (
     ArgumentTypeError,
     BackendNotAvailableError,
     DeviceMismatchError,
+    DeviceNotAvailableError,
     DTypeError,
     EmptyReductionError,
     HandoffError,
@@ -69,8 +70,8 @@ __all__ = [
     "get_precision", "namespace", "precision", "stats", "to", "use", "scaled_dot_product_attention",
     # errors
     "ArgumentError", "ArgumentTypeError", "BackendNotAvailableError", "DTypeError", "DeviceMismatchError",
-    "EmptyReductionError", "HandoffError", "ShapeError", "TracerHandoffError", "UnarrayError",
-    "UnknownArrayTypeError", "UnsupportedError",
+    "DeviceNotAvailableError", "EmptyReductionError", "HandoffError", "ShapeError", "TracerHandoffError",
+    "UnarrayError", "UnknownArrayTypeError", "UnsupportedError",
     # extensions
     "fft", "linalg",
     # constants

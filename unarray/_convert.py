@@ -13,10 +13,11 @@ import ctypes
 import importlib
 import sys
 import threading
-import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from unarray._entry import jax_capsule, jax_from_dlpack, tf_capsule, tf_from_capsule, torch_from_capsule
+from unarray._refusals import capsule_data, check_torch, ml_dtype_name
 
 
 class LazyNumpy:
@@ -38,12 +39,6 @@ if TYPE_CHECKING:
     import numpy as np
 else:
     np = LazyNumpy(globals())
-
-# Note: torch has no read-only tensors; a view of a read-only array aliases it as torch.from_numpy
-# does, so its warning is silenced for calls made from the handoff modules only (torch warns from
-# C, where the module is the caller's file path rather than its dotted name).
-warnings.filterwarnings("ignore", message="The given NumPy array is not writable", category=UserWarning,
-                        module=r"(.*[/\\])?unarray[./\\](_handoff|_convert|interop)")
 
 STATS = {"handoffs": 0, "zero_copy": 0, "copies": 0, "bytes_copied": 0, "syncs": 0, "cache_hits": 0}
 lock = threading.Lock()
@@ -98,9 +93,10 @@ def np_ptr(x: Any) -> int:
 
 
 def _torch_plain(x: Any) -> Any:
-    # Note: autograd-tracked, conjugate-view and negative-view tensors refuse DLPack/numpy export.
+    # Note: conjugate-view and negative-view tensors refuse DLPack/numpy export (a copy resolves the bit);
+    # one that requires grad is refused (refusals._torch), as torch's own export refuses it.
     if x.requires_grad:
-        x = x.detach()
+        check_torch(x, "another library")
     if x.is_conj() or x.is_neg():
         raise NeedsCopy("torch tensor carries a lazy conjugate/negation bit")
     return x
@@ -116,16 +112,19 @@ def aligned_copy(x: Any) -> Any:
     return out
 
 
-_BF16_NP: Any = None
+_ML_TORCH = frozenset({"bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+                       "float8_e8m0fnu"})
 
 
-def _ml_bf16() -> Any:
-    global _BF16_NP
-    if _BF16_NP is None:
+def _ml_dtype(name: str) -> Any:
+    try:
         import ml_dtypes
+    except ImportError:
+        from unarray._errors import DTypeError
 
-        _BF16_NP = np.dtype(ml_dtypes.bfloat16)
-    return _BF16_NP
+        raise DTypeError(f"NumPy has no {name} dtype without the ml_dtypes package; pip install ml_dtypes, or "
+                         "cast the tensor first", backend="numpy") from None
+    return np.dtype(getattr(ml_dtypes, name))
 
 
 # -- zero-copy converters, per pair ----------------------------------------------------------
@@ -133,15 +132,19 @@ def _ml_bf16() -> Any:
 
 def np_to_torch(x: Any) -> Any:
     # torch.from_numpy 0.64 us vs torch.from_dlpack 1.50 us vs torch.as_tensor 1.58 us.
-    # It refuses (TypeError/ValueError) exactly the cases handled below, so it is tried first.
+    # It refuses (TypeError/ValueError) exactly the cases handled below, so it is tried first, on a
+    # writable array only (np_to_torch_first).
+    if not x.flags.writeable:
+        raise NeedsCopy(_READ_ONLY)
     try:
         return mod("torch").from_numpy(x)
     except (TypeError, ValueError):
         pass
     torch = mod("torch")
-    bf16 = _bf16_or_none()  # Note: not `x.dtype == None`, which NumPy reads as float64
-    if x.dtype.kind == "V" or (bf16 is not None and x.dtype == bf16):
-        return torch.from_numpy(x.view(np.uint16)).view(torch.bfloat16)
+    ml = ml_dtype_name(x.dtype)  # bfloat16 and float8 (ml_dtypes): the same bits, viewed
+    if ml is not None:
+        bits = np.uint16 if x.dtype.itemsize == 2 else np.uint8
+        return torch.from_numpy(x.view(bits)).view(getattr(torch, ml))
     if any(s < 0 for s in x.strides):
         raise NeedsCopy("torch tensors cannot have negative strides")
     if not x.dtype.isnative:
@@ -149,8 +152,22 @@ def np_to_torch(x: Any) -> Any:
     raise NeedsCopy(f"torch.from_numpy refuses dtype {x.dtype}")
 
 
-def _bf16_or_none() -> Any:
-    return _BF16_NP if _BF16_NP is not None else (_ml_bf16() if "ml_dtypes" in sys.modules else None)
+# Note: torch has no read-only tensors, and writing through an alias of read-only memory (a mode='r'
+# memmap) kills the process: a read-only array is copied (counted), or refused under copy=False.
+_READ_ONLY = ("torch tensors cannot be read-only, and this NumPy array is (a write would crash or change the "
+              "owner's data)")
+
+
+def np_to_torch_first() -> Callable[[Any], Any]:
+    # The route's first call on the Python path (the C route guards torch.from_numpy the same way).
+    from_numpy = mod("torch").from_numpy
+
+    def first(x: Any) -> Any:
+        if not x.flags.writeable:
+            raise NeedsCopy(_READ_ONLY)
+        return from_numpy(x)
+
+    return first
 
 
 def torch_to_np(x: Any) -> Any:
@@ -163,8 +180,10 @@ def torch_to_np(x: Any) -> Any:
     x = _torch_plain(x)
     if x.device.type != "cpu":
         raise OtherDevice("NumPy arrays live on the CPU")
-    if x.dtype is mod("torch").bfloat16:
-        return x.view(mod("torch").uint16).numpy().view(_ml_bf16())
+    name = str(x.dtype).rpartition(".")[2]
+    if name in _ML_TORCH:  # bfloat16 and float8: ml_dtypes' NumPy dtype of the same bits
+        torch = mod("torch")
+        return x.view(torch.uint16 if x.element_size() == 2 else torch.uint8).numpy().view(_ml_dtype(name))
     return x.numpy()
 
 
@@ -300,36 +319,64 @@ def to_tf(x: Any) -> Any:
         return torch_to_tf(x)
     if type(x).__module__.startswith("jax"):
         return jax_to_tf(x)
-    return tf_from_capsule(x.__dlpack__())
+    return capsule_to_tf(x.__dlpack__())
+
+
+def capsule_to_tf(cap: Any) -> Any:
+    # Any other producer (CuPy, Numba, a foreign object): the alignment read from the capsule itself,
+    # which is dropped unconsumed where TF would abort on it.
+    if capsule_data(cap)[0] % TF_ALIGN:
+        raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
+    return tf_from_capsule(cap)
 
 
 _TF_ON_CPU: dict[str, bool] = {}
 
 
+_EAGER: list[type] = []
+# Types whose handoffs the weak cache must not keep (a tf.Variable: its value changes in place).
+UNCACHEABLE: set[type] = set()
+
+
+def tf_value(x: Any) -> Any:
+    # Note: a tf.Variable hands over its current value: ReadVariableOp's tensor shares the variable's
+    # buffer, and TF copies on the next write while that tensor lives (a zero-copy snapshot).
+    if not _EAGER:
+        from tensorflow.python.framework.ops import EagerTensor
+
+        _EAGER.append(EagerTensor)
+    if type(x) is _EAGER[0]:
+        return x
+    UNCACHEABLE.add(type(x))
+    return mod("tensorflow").convert_to_tensor(x)
+
+
 def tf_to_np(x: Any) -> Any:
     # np.asarray(tf_cpu_tensor) 0.66 us, EagerTensor._numpy() 0.45 us, both zero-copy on the CPU;
-    # Tensor.numpy() 92 us (a copy).
+    # Tensor.numpy() 92 us (a copy). Note: read-only, as EagerTensors are immutable.
+    x = tf_value(x)
     dev = x.device
     cpu = _TF_ON_CPU.get(dev)
     if cpu is None:
         cpu = _TF_ON_CPU[dev] = "CPU" in (dev or "CPU").upper()
     if not cpu:
         raise OtherDevice("NumPy arrays live on the CPU")
-    try:
-        return x._numpy()
-    except AttributeError:  # not an EagerTensor (a tf.Variable)
-        return np.asarray(x)
+    out = x._numpy()
+    if isinstance(out, np.ndarray):  # (a 0-d tensor gives a NumPy scalar: immutable already)
+        out.flags.writeable = False
+    return out
 
 
 def tf_to_torch(x: Any) -> Any:
     # torch.utils.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(t)) 1.08 us; the calls they end
     # in 0.86 us.
-    return torch_from_capsule(tf_capsule(x))
+    return torch_from_capsule(tf_capsule(tf_value(x)))
 
 
 def tf_to_jax(x: Any) -> Any:
     # jnp.from_dlpack(t) 15.4 us, the import 4.1 us (TF >= 2.16 exports __dlpack__, without a
     # stream argument); older TF gives only a capsule, wrapped as a producer object. Both zero-copy.
+    x = tf_value(x)
     if hasattr(x, "__dlpack__"):
         return jax_from_dlpack(x, stream_ok=False)
     return jax_from_dlpack(_Capsule(tf_capsule(x), x.__dlpack_device__()), stream_ok=False)

@@ -125,15 +125,46 @@ class Device:
 
 
 def parse_device(spec: object) -> Device | None:
-    """A ``Device`` from ``None``, a ``Device``, ``"cuda:1"``, ``"cpu"`` or a DLPack pair."""
+    """A ``Device`` from ``None``, a ``Device``, ``"cuda:1"``, ``"cpu"``, a TensorFlow device string
+    (``"/job:localhost/replica:0/task:0/device:GPU:0"``, ``"/GPU:0"``) or a DLPack pair.
+
+    Raises:
+        ArgumentError: a string or pair that names no device.
+
+    Examples:
+        >>> parse_device("/job:localhost/replica:0/task:0/device:CPU:0")
+        Device('cpu')
+        >>> parse_device("GPU:1")
+        Device('cuda:1')
+    """
     if spec is None or isinstance(spec, Device):
         return spec
     if isinstance(spec, str):
-        kind, _, idx = spec.partition(":")
-        kind = kind.strip().lower()
-        if kind == "gpu":
-            kind = "cuda"
-        return Device(kind, int(idx) if idx else 0)
+        return _parse_string(spec)
     if isinstance(spec, tuple) and len(spec) == 2:
-        return Device.from_dlpack(spec)  # type: ignore[arg-type]
+        try:
+            return Device.from_dlpack(spec)  # type: ignore[arg-type]
+        except (TypeError, ValueError) as e:
+            raise _bad_device(spec, str(e)) from None
     return None
+
+
+def _parse_string(spec: str) -> Device:
+    # Note: a TensorFlow string ends in "[device:]KIND:N"; only that last part names the device.
+    text = spec.strip()
+    if text.startswith("/"):
+        text = text.rpartition("/")[2]
+        text = text.partition("device:")[2] or text
+    kind, _, idx = text.partition(":")
+    kind = kind.strip().lower()
+    kind = "cuda" if kind == "gpu" else kind
+    idx = idx.strip()
+    if not kind.isidentifier() or not (idx == "" or idx.isdigit()):
+        raise _bad_device(spec, "expected 'kind' or 'kind:index' (e.g. 'cpu', 'cuda:1', '/device:GPU:0')")
+    return Device(kind, 0 if kind == "cpu" or not idx else int(idx))
+
+
+def _bad_device(spec: object, why: str) -> Exception:
+    from unarray._errors import ArgumentError
+
+    return ArgumentError(f"cannot read device {spec!r}: {why}")

@@ -14,6 +14,7 @@ __all__ = [
     "ArgumentTypeError",
     "BackendNotAvailableError",
     "DeviceMismatchError",
+    "DeviceNotAvailableError",
     "DTypeError",
     "EmptyReductionError",
     "HandoffError",
@@ -75,6 +76,11 @@ class EmptyReductionError(UnarrayError, ValueError):
 
 class DeviceMismatchError(UnarrayError, ValueError):
     """Arrays of one call live on different devices."""
+
+
+class DeviceNotAvailableError(UnarrayError, ValueError):
+    """A device was asked for that the library cannot reach here (``device="cuda"`` on a CPU-only
+    build, a TPU that is absent); the message lists the devices that are available."""
 
 
 class HandoffError(UnarrayError, BufferError):

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from unarray._convert import (
     _TF_ON_CPU,
     TF_ALIGN,
+    UNCACHEABLE,
     LazyNumpy,
     NeedsCopy,
     aligned_copy,
@@ -23,9 +24,11 @@ from unarray._convert import (
     jax_to_tf,
     jax_to_torch,
     mod,
+    np_ptr,
     np_to_jax,
     np_to_tf,
     np_to_torch,
+    np_to_torch_first,
     tf_to_jax,
     tf_to_np,
     tf_to_torch,
@@ -203,9 +206,9 @@ def _sig_torch(x: Any) -> Any:
 
 
 def _sig_numpy(x: Any) -> Any:
-    # Note: an ndarray's pointer moves only through resize(), which changes the shape and is
-    # refused while a view (ours) holds the array; shape, strides and dtype are assignable in place.
-    return (x.shape, x.strides, x.dtype)
+    # Note: shape, strides and dtype are assignable in place, and __setstate__ (pickle's) replaces the
+    # buffer whoever holds a view: all are checked. A NumPy scalar is immutable: its pointer reads 0.
+    return (np_ptr(x) if isinstance(x, np.ndarray) else 0, x.shape, x.strides, x.dtype)
 
 
 def _sig_jax(x: Any) -> Any:
@@ -230,10 +233,11 @@ SIGNATURES: dict[str, Callable[[Any], Any] | None] = {
 
 
 # The same signatures as the reads the C route makes on a cache hit: (attribute, call it?) per item,
-# compared as read (tests/test_speedups.py holds them equal to the functions above).
-SIGNATURE_READS: dict[str, tuple[tuple[str, bool], ...]] = {
+# compared as read (tests/test_speedups.py holds them equal to the functions above); call None reads
+# an ndarray's data pointer (0 for anything else), where the C module was built with NumPy's headers.
+SIGNATURE_READS: dict[str, tuple[tuple[str, bool | None], ...]] = {
     "torch": (("data_ptr", True), ("shape", False), ("stride", True), ("dtype", False)),
-    "numpy": (("shape", False), ("strides", False), ("dtype", False)),
+    "numpy": (("data", None), ("shape", False), ("strides", False), ("dtype", False)),
     "jax": (("is_deleted", True),),
     "cupy": (("shape", False),),
 }
@@ -305,15 +309,19 @@ def checked(lib: str) -> Callable[[Any], Any] | None:
     return _CHECKED[lib]
 
 
-def c_signature(lib: str, fn: Callable[[Any], Any] | None) -> tuple[Any, Any]:
+def c_signature(lib: str, fn: Callable[[Any], Any] | None, reads_data: bool = True) -> tuple[Any, Any]:
     """For the C route: (the signature function store() keeps, what a hit reads in C) of a library's
-    arrays, from its signature function fn (None: nothing can change, nothing is read)."""
+    arrays, from its signature function fn (None: nothing can change, nothing is read). reads_data:
+    whether the C module reads an ndarray's data pointer (else such signatures call fn)."""
     if fn is None:
         return None, None
     chk = checked(lib)
     if chk is not None:
         return chk, CHECKED_READS[lib]
-    return fn, SIGNATURE_READS.get(lib, fn)
+    reads = SIGNATURE_READS.get(lib, fn)
+    if not reads_data and isinstance(reads, tuple) and any(call is None for _, call in reads):
+        return fn, fn
+    return fn, reads
 
 
 # Pairs whose converter is always zero-copy and costs about a microsecond or less: a cache
@@ -326,14 +334,14 @@ UNCACHED = frozenset({
 # Uncached pairs whose converter starts with one native call: the route calls it directly, and
 # only what it refuses goes through the converter.
 FIRST: dict[tuple[str, str], Callable[[], Callable[[Any], Any]]] = {
-    ("numpy", "torch"): lambda: mod("torch").from_numpy,
+    ("numpy", "torch"): np_to_torch_first,
     ("torch", "numpy"): lambda: mod("torch").Tensor.numpy,
 }
 
 
 # The guards of unarray/_speedups.c (guard_passes): (GUARD_ATTR, type or None, attribute, call it?,
-# {value: True}) and (GUARD_BUFFER, alignment).
-GUARD_ATTR, GUARD_BUFFER = 1, 2
+# {value: True}), (GUARD_BUFFER, alignment) and (GUARD_WRITABLE, 0).
+GUARD_ATTR, GUARD_BUFFER, GUARD_WRITABLE = 1, 2, 3
 
 
 def _tf_eager() -> Any:
@@ -353,11 +361,18 @@ GUARDED: dict[tuple[str, str], Callable[[Any], tuple[tuple[Any, ...] | None, Cal
     ("jax", "numpy"): lambda sp: (None, sp.buffer_array) if hasattr(sp, "buffer_array") else None,
     # tf_to_np: a device the converter found on the CPU (_TF_ON_CPU), then _numpy(); on an EagerTensor
     # exactly (its status errors are the converter's to translate: the C route hands over any failure).
+    # The result is marked read-only in C (READ_ONLY_RESULTS), which needs NumPy's headers.
     ("tensorflow", "numpy"): lambda sp: ((GUARD_ATTR, _tf_eager(), "device", False, _TF_ON_CPU),
-                                         _tf_eager()._numpy_internal),
+                                         _tf_eager()._numpy_internal) if hasattr(sp, "buffer_array") else None,
     # np_to_tf: a writable, C-contiguous, TF_ALIGN-aligned buffer (cached route: a first sight only).
     ("numpy", "tensorflow"): lambda sp: ((GUARD_BUFFER, TF_ALIGN), tf_from_export),
+    # np_to_torch: torch.from_numpy on a writable array only (a read-only one is copied: np_to_torch).
+    ("numpy", "torch"): lambda sp: ((GUARD_WRITABLE, 0), mod("torch").from_numpy),
 }
+
+# Pairs whose result the C route marks read-only (an ndarray of an immutable source; the converter
+# does the same), where the C module was built with NumPy's headers (else the converter runs).
+READ_ONLY_RESULTS = frozenset({("tensorflow", "numpy")})
 
 
 class Route:
@@ -394,6 +409,8 @@ def hit(x: Any, r: Route) -> Any:
 
 
 def store(x: Any, r: Route, out: Any, added_refs: int) -> None:
+    if type(x) in UNCACHEABLE:
+        return
     key = id(x)
     sig = None if r.sig is None else r.sig(x)
     osig = None if r.osig is None else r.osig(out)

@@ -62,6 +62,7 @@ typedef struct {
     PyObject *seen;   /* cached route: the ids handed over before (_handoff.SEEN), or NULL: a first
                        * sight of an array then runs guard + first in C, as an uncached route does */
     Py_ssize_t max_seen;
+    int readonly;     /* mark an ndarray that `first` returns read-only (an immutable source's view) */
     Py_ssize_t made;  /* zero-copy conversions done here (ua.stats() adds the Python side's) */
     Py_ssize_t hits;  /* cache hits */
 } Handoff;
@@ -96,6 +97,18 @@ read_value(PyObject *obj, PyObject *name, PyObject *call)
     return PyObject_GetAttr(obj, name);
 }
 
+static PyObject *
+data_pointer(PyObject *obj)
+{
+    /* A read (name, None): an ndarray's data pointer as an int, 0 for anything else (a NumPy scalar is
+     * immutable), as _handoff._sig_numpy reads it; the buffer __setstate__ replaces in place. */
+#ifdef UNARRAY_NUMPY
+    if (numpy_api() && PyArray_Check(obj))
+        return PyLong_FromVoidPtr(PyArray_DATA((PyArrayObject *)obj));
+#endif
+    return PyLong_FromLong(0);
+}
+
 static int
 same_signature(PyObject *fn, PyObject *obj, PyObject *want)
 {
@@ -128,7 +141,8 @@ same_signature(PyObject *fn, PyObject *obj, PyObject *want)
                     return 1;
                 continue;
             }
-            PyObject *got = read_value(obj, name, PyTuple_GET_ITEM(step, 1));
+            PyObject *got = PyTuple_GET_ITEM(step, 1) == Py_None ? data_pointer(obj)
+                                                                 : read_value(obj, name, PyTuple_GET_ITEM(step, 1));
             if (got == NULL)
                 return -1;
             int eq = PyObject_RichCompareBool(item, got, Py_EQ);
@@ -307,7 +321,7 @@ order_streams(PyObject *order, PyObject *x, PyObject *dst, PyObject *device)
     return r == NULL ? -1 : 0;
 }
 
-enum { GUARD_ATTR = 1, GUARD_BUFFER = 2 };
+enum { GUARD_ATTR = 1, GUARD_BUFFER = 2, GUARD_WRITABLE = 3 };
 
 static int
 guard_passes(PyObject *guard, PyObject *x)
@@ -319,6 +333,8 @@ guard_passes(PyObject *guard, PyObject *x)
      *       converter has seen on the CPU.
      *   (GUARD_BUFFER, align): x exports a writable C-contiguous buffer whose address is a
      *       multiple of align (or empty); e.g. an ndarray TensorFlow can alias.
+     *   (GUARD_WRITABLE, 0): x is a writable ndarray (any layout); e.g. one torch.from_numpy may
+     *       alias, as torch has no read-only tensors.
      * Never raises: whatever goes wrong here is left for the converter to report. */
     if (guard == NULL)
         return 1;
@@ -338,6 +354,19 @@ guard_passes(PyObject *guard, PyObject *x)
         Py_XDECREF(v);
         PyErr_Clear();
         return ok;
+    }
+    if (kind == GUARD_WRITABLE && PyTuple_GET_SIZE(guard) == 2) {
+#ifdef UNARRAY_NUMPY
+        if (numpy_api() && PyArray_Check(x))
+            return PyArray_ISWRITEABLE((PyArrayObject *)x);
+#endif
+        Py_buffer view;
+        if (PyObject_GetBuffer(x, &view, PyBUF_STRIDES | PyBUF_WRITABLE) < 0) {
+            PyErr_Clear();
+            return 0;
+        }
+        PyBuffer_Release(&view);
+        return 1;
     }
     if (kind == GUARD_BUFFER && PyTuple_GET_SIZE(guard) == 2) {
         Py_ssize_t align = PyLong_AsSsize_t(PyTuple_GET_ITEM(guard, 1));
@@ -365,6 +394,17 @@ guard_passes(PyObject *guard, PyObject *x)
 }
 
 static PyObject *
+made_read_only(Handoff *h, PyObject *out)
+{
+    /* out, marked read-only where the route says so (the view of an immutable source). */
+#ifdef UNARRAY_NUMPY
+    if (out != NULL && h->readonly && numpy_api() && PyArray_Check(out))
+        PyArray_CLEARFLAGS((PyArrayObject *)out, NPY_ARRAY_WRITEABLE);
+#endif
+    return out;
+}
+
+static PyObject *
 guarded_first(Handoff *h, PyObject *x)
 {
     /* The route's first call on x, if x passes the guard: a new reference, or NULL with no error set
@@ -375,7 +415,7 @@ guarded_first(Handoff *h, PyObject *x)
     PyObject *out = PyObject_CallOneArg(h->first, x);
     if (out == NULL && PyErr_ExceptionMatches(PyExc_Exception))
         PyErr_Clear();
-    return out;
+    return made_read_only(h, out);
 }
 
 static PyObject *
@@ -388,7 +428,7 @@ handoff_run(Handoff *h, PyObject *x, PyObject *op)
             if (out == NULL && PyErr_Occurred())
                 return NULL;
         } else {
-            out = PyObject_CallOneArg(h->first, x);
+            out = made_read_only(h, PyObject_CallOneArg(h->first, x));
             if (out == NULL) {
                 if (!PyErr_ExceptionMatches(REFUSALS))
                     return NULL;
@@ -462,12 +502,12 @@ static PyObject *
 handoff_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
     static char *names[] = {"cached", "first", "slow", "sig", "osig", "order", "dst", "guard", "seen", "max_seen",
-                            NULL};
-    int cached;
+                            "readonly", NULL};
+    int cached, readonly = 0;
     PyObject *first, *slow, *sig, *osig, *order, *dst, *guard = Py_None, *seen = Py_None;
     Py_ssize_t max_seen = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "pOOOOOU|OOn:Handoff", names, &cached, &first, &slow, &sig, &osig,
-                                     &order, &dst, &guard, &seen, &max_seen))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "pOOOOOU|OOnp:Handoff", names, &cached, &first, &slow, &sig, &osig,
+                                     &order, &dst, &guard, &seen, &max_seen, &readonly))
         return NULL;
     if (seen != Py_None && (!PySet_CheckExact(seen) || max_seen <= 0)) {
         PyErr_SetString(PyExc_TypeError, "Handoff: seen must be a set, with max_seen > 0");
@@ -487,6 +527,7 @@ handoff_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     h->guard = none_to_null(guard);
     h->seen = none_to_null(seen);
     h->max_seen = max_seen;
+    h->readonly = readonly;
     return (PyObject *)h;
 }
 
@@ -552,7 +593,7 @@ static PyMethodDef handoff_methods[] = {
 static PyTypeObject HandoffType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "unarray._speedups.Handoff",
-    .tp_doc = "Handoff(cached, first, slow, sig, osig, order, dst, guard=None, seen=None, max_seen=0): "
+    .tp_doc = "Handoff(cached, first, slow, sig, osig, order, dst, guard=None, seen=None, max_seen=0, readonly=False): "
               "one ua.to route (see interop._fast).",
     .tp_basicsize = sizeof(Handoff),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,

@@ -20,7 +20,8 @@ from unarray import _convert_cuda as _cc
 from unarray import _handoff as _h
 from unarray._dispatch import backend_named as _backend_named
 from unarray._dispatch import one as _one
-from unarray._errors import HandoffError, TracerHandoffError, UnarrayError
+from unarray._errors import ArgumentError, DeviceNotAvailableError, HandoffError, TracerHandoffError, UnarrayError
+from unarray._refusals import check_source as _check_source
 from unarray._typing import Array, DeviceLike
 
 __all__ = ["from_dlpack", "stats", "to"]
@@ -108,7 +109,16 @@ def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool |
 
     Raises:
         TracerHandoffError: ``x`` is a traced value (inside ``jax.jit``, ``tf.function``).
-        HandoffError: ``copy=False`` but the target cannot alias ``x``.
+        HandoffError: ``copy=False`` but the target cannot alias ``x``; a torch tensor that
+            requires grad (pass ``x.detach()``) or has a sparse layout.
+        DTypeError: a dtype the target has no counterpart for (object, structured, quantized...).
+        ArgumentTypeError: a NumPy masked array (pass ``x.filled(...)`` or ``x.data``).
+        DeviceNotAvailableError: ``device`` names a device the target cannot reach here.
+        ArgumentError: ``copy`` is not True, False or None; ``device`` cannot be read.
+
+    Note: a read-only NumPy array handed to torch (which has no read-only tensors) is copied, as
+    writing through an alias would crash or change the owner's data; an immutable source's NumPy
+    view (TensorFlow, JAX) is read-only.
 
     Examples:
         >>> import numpy as np, unarray as ua
@@ -128,6 +138,8 @@ def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool |
 
 
 def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
+    if copy is not None and copy is not True and copy is not False:
+        copy = _as_copy(copy, backend, op)
     src = _one(x, op)
     dst = _DST.get(backend) if isinstance(backend, str) else None
     if dst is None:
@@ -136,8 +148,9 @@ def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
             _DST[backend] = dst
     s, d = src.name, dst.name
     if src is dst and device is None and copy is not True:
-        with _lock:
-            _STATS["zero_copy"] += 1
+        if src.compiling is None or not src.compiling():  # Note: a torch.compile trace cannot take a lock
+            with _lock:
+                _STATS["zero_copy"] += 1
         if copy is None and type(backend) is str:
             _FAST[(type(x), backend)] = _same
         return x
@@ -147,10 +160,12 @@ def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
         return src.outside_trace(x, backend, device, copy, op)
     if src.is_tracer(x):
         raise _traced(s, d, op)
+    _check_source(s, x, d, op)
     if device is not None:
         here = src.device_of(x)
         want = _as_device(device, dst, op)
         if want != here:
+            _reachable(dst, want, op)
             return _move(x, src, dst, here, want, copy, op)
     if src is dst:
         return _count_copy(s, x, _h.compact_copy(s, x))
@@ -165,6 +180,16 @@ def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
             r.counts[1] += 1
             return out
     return _convert(x, r, copy, op, r.cached and (id(x) in _h.CACHE or _h.admit(id(x))))
+
+
+def _as_copy(copy: Any, backend: Any, op: str) -> bool:
+    # A NumPy bool is a bool; anything else ("yes", 1) is refused rather than read as truthy.
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(copy, np.bool_):
+        return bool(copy)
+    name = backend if isinstance(backend, str) else getattr(backend, "__name__", None)
+    raise ArgumentError(f"copy must be True, False or None, got {copy!r}; pass copy=True to always copy, "
+                        "copy=False to never copy, or leave it out (copy only where needed)", op=op, backend=name)
 
 
 def _route(src: Any, d: str) -> _h.Route:
@@ -189,6 +214,7 @@ def copy_reason(x: Any, backend: str, op: str) -> str | None:
         return None
     if src.is_tracer(x):
         raise _traced(src.name, dst.name, op)
+    _check_source(src.name, x, dst.name, op)
     r = _route(src, dst.name)
     if r.cached and _h.hit(x, r) is not None:
         return None
@@ -222,11 +248,13 @@ def _fast(r: _h.Route) -> Callable[[Any, str], Any]:
         guarded = None if make is None else make(_speedups)
         guard, first = (None, r.first) if guarded is None else guarded
         seen = _h.SEEN if r.cached and guarded is not None else None  # a first sight: guard + first in C
-        r.sig, sig = _h.c_signature(r.src, r.sig)  # what store() keeps, what the hit reads in C
-        r.osig, osig = _h.c_signature(dst, r.osig)
+        data = hasattr(_speedups, "buffer_array")  # built with NumPy's headers: reads an ndarray's pointer
+        r.sig, sig = _h.c_signature(r.src, r.sig, data)  # what store() keeps, what the hit reads in C
+        r.osig, osig = _h.c_signature(dst, r.osig, data)
         reads = _cc.ORDER_READS.get((r.src, dst))
         order = r.order if reads is None else (reads(dst, _speedups) or r.order)
-        return _speedups.Handoff(r.cached, first, slow, sig, osig, order, dst, guard, seen, _h.MAX_SEEN)
+        readonly = guarded is not None and (r.src, dst) in _h.READ_ONLY_RESULTS
+        return _speedups.Handoff(r.cached, first, slow, sig, osig, order, dst, guard, seen, _h.MAX_SEEN, readonly)
     if not r.cached:
         first = r.first
 
@@ -285,11 +313,14 @@ def _convert(x: Any, r: _h.Route, copy: bool | None, op: str, keep: bool) -> Any
     # keep: store the view in the cache (the array was handed over before: _h.admit).
     before = _refs(x) if keep else 0
     try:
+        _check_source(r.src, x, r.dst, op)
         out = r.conv(x)
     except UnarrayError as e:
         raise _with_op(e, op) from None
     except _REFUSALS as e:
         return _refused(x, r, e, copy, op)
+    except Exception as e:
+        raise _failed(r.src, r.dst, x, e, op) from e
     r.counts[0] += 1
     if keep:
         _h.store(x, r, out, _refs(x) - before)
@@ -334,7 +365,17 @@ def _copy_then_convert(x: Any, s: str, d: str, op: str) -> Any:
     except _REFUSALS as e:
         raise HandoffError(f"{d} cannot import this {s} array even after a compact copy ({_why(e)})",
                            op=op, backend=d) from None
+    except Exception as e:
+        raise _failed(s, d, x, e, op) from e
     return _count_copy(s, x, out)
+
+
+def _failed(s: str, d: str, x: Any, e: Exception, op: str) -> HandoffError:
+    # A framework's own error (not a refusal of the layout): typed, naming what was handed over.
+    dtype = getattr(x, "dtype", "?")
+    return HandoffError(f"{d} could not import this {s} array of dtype {dtype} ({type(e).__name__}: {e}); "
+                        f"convert it to a dtype and layout both libraries have (e.g. a compact float32 array) "
+                        "first", op=op, backend=d)
 
 
 _REFUSALS = (_cv.NeedsCopy, BufferError, TypeError, ValueError, RuntimeError, NotImplementedError)
@@ -356,14 +397,43 @@ def _as_device(device: Any, dst: Any, op: str) -> Any:
 
     if isinstance(device, Device):
         return device
-    d = parse_device(device)
+    try:
+        d = parse_device(device)
+    except UnarrayError as e:
+        raise _with_op(e, op) from None
     if d is None:
         # A native device object (torch.device, jax.Device): ask the library that owns it.
         try:
-            return _one(dst.asarray([0], device=device), op).device_of(dst.asarray([0], device=device))
+            probe = dst.asarray([0], device=device)
+            return _one(probe, op).device_of(probe)
         except Exception as e:
-            raise HandoffError(f"cannot read device {device!r}: {e}", op=op, backend=dst.name) from e
+            raise DeviceNotAvailableError(f"device {device!r} is not available ({type(e).__name__}: {e}); "
+                                          f"available: {_listed(dst)}", op=op, backend=dst.name) from None
     return d
+
+
+def _reachable(dst: Any, want: Any, op: str) -> None:
+    # Note: a library may place an array elsewhere without a word (TF's soft placement puts "/GPU:0" on
+    # the CPU) or fail deep inside (torch's AssertionError on a CPU-only build): a device is reachable
+    # where the library lists it, or where a one-element array made there lands there.
+    try:
+        if want in dst.devices():
+            return
+        probe = dst.asarray([0], device=dst.native_device(want))
+        if dst.device_of(probe) == want:
+            return
+    except Exception:  # the library cannot make an array there: not reachable
+        pass
+    raise DeviceNotAvailableError(f"device {want} is not available to {dst.name} here; available: {_listed(dst)} "
+                                  "(pass one of those, or install a build of the library for that device)",
+                                  op=op, backend=dst.name)
+
+
+def _listed(dst: Any) -> str:
+    try:
+        return ", ".join(str(d) for d in dst.devices()) or "none"
+    except Exception as e:
+        return f"unknown ({type(e).__name__})"
 
 
 def _move(x: Any, src: Any, dst: Any, here: Any, want: Any, copy: bool | None, op: str) -> Any:
@@ -422,9 +492,59 @@ def from_dlpack(x: Any, /, *, backend: Any = None, device: DeviceLike | None = N
     except UnknownArrayTypeError:
         if not hasattr(x, "__dlpack__"):
             raise
+    mid = _foreign_view(x, copy)
+    if mid is not None:
+        return to(mid, b.name, device=device, copy=copy, _op="from_dlpack")
+    if b.name == "tensorflow" and copy is not True:
+        out = _foreign_to_tf(x, copy)
+    else:
+        out = b.from_dlpack(x, device=None if device is None else _native(b, device), copy=copy)
+        device = None
     with _lock:
         _STATS["copies" if copy else "zero_copy"] += 1
-    return b.from_dlpack(x, device=None if device is None else b.native_device(device), copy=copy)
+    return out if device is None else to(out, b.name, device=device, _op="from_dlpack")
+
+
+_HOST = frozenset({1, 3})  # DLPack CPU and CUDA pinned host memory
+
+
+def _foreign_view(x: Any, copy: bool | None) -> Any:
+    # Note: another library's DLPack producer enters through an array of a library unarray knows, made
+    # zero-copy (NumPy on the host; torch or CuPy, where loaded, on a GPU); ua.to's route then applies its
+    # guards: TF's and JAX's alignment, torch's read-only copy, the counters. None: no such import.
+    try:
+        dev = int(x.__dlpack_device__()[0])
+    except Exception as e:
+        raise HandoffError(f"this DLPack producer's __dlpack_device__() failed ({type(e).__name__}: {e})",
+                           op="from_dlpack") from None
+    names = ("numpy",) if dev in _HOST else ("torch", "cupy")
+    for name in names:
+        lib = sys.modules.get(name)
+        if lib is None:
+            continue
+        try:
+            return lib.from_dlpack(x)
+        except (BufferError, TypeError, ValueError, RuntimeError):
+            continue
+    return None
+
+
+def _foreign_to_tf(x: Any, copy: bool | None) -> Any:
+    # A producer no known library imports (a dtype NumPy lacks, a GPU without torch or CuPy): TF takes its
+    # capsule where the buffer is aligned; an unaligned one has no library here to copy it.
+    try:
+        return _cv.capsule_to_tf(x.__dlpack__())
+    except _cv.NeedsCopy as e:
+        raise HandoffError(f"tensorflow cannot alias this buffer ({e}) and no library here can copy it; pass an "
+                           "aligned buffer, or import it with NumPy, torch or CuPy first", op="from_dlpack",
+                           backend="tensorflow") from None
+
+
+def _native(b: Any, device: Any) -> Any:
+    try:
+        return b.native_device(device)
+    except UnarrayError as e:
+        raise _with_op(e, "from_dlpack") from None
 
 
 def _traced_to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool | None = None,
@@ -438,3 +558,8 @@ if _speedups is not None:
     # ua.to becomes the C function; the Python one above stays its documentation and its slow path.
     to = _speedups.install(to, _FAST, _h.CACHE, _REFUSALS)  # type: ignore[assignment]
 
+    # Note: torch.compile learns ua.to's traceable polyfill when it imports torch._dynamo (not before:
+    # importing it here would cost about 2 s), so a compiled function may call ua.to in a cold process.
+    from unarray import _dynamo_watch
+
+    _dynamo_watch.install()
