@@ -4,16 +4,46 @@
 accuracy on every backend and device. JAX on GPU/TPU and TensorFlow on
 Ampere+ GPUs would otherwise use TF32 or bf16 passes silently. The faster
 policies are opt-in, per call (``precision=``) or per scope
-(``with ua.precision("tf32"):``), and each backend maps them onto its own
-switch for the duration of the call only.
+(``with ua.precision("tf32"):``), held in a ``contextvars.ContextVar`` (so per
+thread and per asyncio task), and each backend maps them onto its own switch.
+
+The user's own framework settings
+---------------------------------
+JAX takes the precision per call (``precision=``): no global is touched. Torch
+(``torch.backends.*.fp32_precision``, ``allow_tf32``, ``set_float32_matmul_precision``),
+TensorFlow (``enable_tensor_float_32_execution``) and CuPy (the cuBLAS compute
+type) have only process-global switches. Each such switch is a :class:`Switch`, an
+arbiter shared by every thread:
+
+- A call whose policy the setting in force already gives runs at once, concurrently
+  with every other such call; nothing is written.
+- Otherwise the call waits until no unarray call is in flight, saves the user's
+  setting exactly (torch: the legacy value and the raw per-backend values,
+  ``"none"`` included), writes its own, and runs; calls that need that same setting
+  join it. When the last call in flight leaves, the user's setting is written back.
+- The switch is skipped where it cannot change a result: float32 matmul on a torch
+  CPU tensor when the CPU has no bf16/TF32 oneDNN path (no AVX512-BW/VL/DQ,
+  AVX-NE-CONVERT, AMX-FP16 or Arm BF16), TensorFlow on CPU.
+
+So one thread's policy never reaches another thread's unarray result, and no
+setting is left changed. The residual exposure: while an unarray call whose policy
+differs from the user's setting is in flight, *native* framework calls in other
+threads (``torch.matmul``, cuDNN convolutions reading ``"all"`` slots during torch's
+save, ``tf.matmul``, ``cupy.matmul``) see unarray's setting instead of the user's,
+and a setting the user changes in another thread during that window is overwritten
+when the window closes. Calls in the same thread never see it.
 """
 
 from __future__ import annotations
 
 import contextvars
-from typing import Literal
+import os
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any, Literal
 
-__all__ = ["POLICIES", "Policy", "current", "precision", "resolve"]
+__all__ = ["POLICIES", "Policy", "Switch", "current", "precision", "resolve"]
 
 Policy = Literal["highest", "tf32", "bf16", "fastest"]
 POLICIES: tuple[str, ...] = ("highest", "tf32", "bf16", "fastest")
@@ -21,14 +51,34 @@ POLICIES: tuple[str, ...] = ("highest", "tf32", "bf16", "fastest")
 _POLICY: contextvars.ContextVar[str] = contextvars.ContextVar("unarray_precision", default="highest")
 
 
+# Policies of ``with ua.precision(...)`` entered inside a torch.compile trace, innermost last. Dynamo
+# cannot trace a ContextVar; a plain list it can (and it restores the list after the trace).
+_TRACED: list[str] = []
+
+
+def tracing() -> bool:
+    """Whether torch.compile is tracing this code (no import: torch only if it is loaded)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and torch.compiler.is_compiling()
+
+
+def traced() -> str:
+    """Inside a torch.compile trace: the policy scoped inside the compiled function, else ``""``
+    (the policy in force when the compiled graph runs, read by unarray's custom ops then)."""
+    return _TRACED[-1] if _TRACED else ""
+
+
 def current() -> str:
     return _POLICY.get()
 
 
 def resolve(per_call: str | None) -> str:
-    """The policy in force for one call: the per-call value, else the scope's."""
+    """The policy in force for one call: the per-call value, else the scope's.
+
+    Inside a torch.compile trace the scope's policy is :func:`traced`'s.
+    """
     if per_call is None:
-        return _POLICY.get()
+        return traced() if tracing() else _POLICY.get()
     if per_call not in POLICIES:
         from unarray._errors import ArgumentError
 
@@ -55,10 +105,97 @@ class precision:
     """
 
     def __init__(self, policy: Policy):
-        self._token = _POLICY.set(resolve(policy))
+        p = resolve(policy)
+        if tracing():
+            self._token: Any = None
+            _TRACED.append(p)
+        else:
+            self._token = _POLICY.set(p)
 
     def __enter__(self) -> precision:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _POLICY.reset(self._token)
+        if self._token is None:
+            _TRACED.pop()
+        else:
+            _POLICY.reset(self._token)
+
+
+# Note: tests set this to arbitrate even where the setting cannot change a result (a CPU with no
+# reduced-precision path), so that the save/write/restore path runs on any machine.
+FORCE_ARBITRATION = os.environ.get("UNARRAY_FORCE_PRECISION_ARBITER", "") == "1"
+
+
+class Switch:
+    """One process-global framework switch, shared by the unarray calls of every thread.
+
+    ``read()`` describes the setting in force; ``satisfies(state, want)`` says whether it
+    gives ``want``; ``swap(want)`` saves the user's setting exactly, writes the one ``want``
+    needs and returns ``(saved, state)``; ``restore(saved)`` writes the user's back.
+    """
+
+    def __init__(self, read: Callable[[], Any], satisfies: Callable[[Any, Any], bool],
+                 swap: Callable[[Any], tuple[Any, Any]], restore: Callable[[Any], None]) -> None:
+        self._read, self._satisfies, self._swap, self._restore = read, satisfies, swap, restore
+        self._cond = threading.Condition(threading.Lock())
+        self._inflight = 0
+        self._waiting = 0
+        self._state: Any = None
+        self._saved: Any = None
+        self._swapped = False
+        self._depth = threading.local()
+        self.swaps = 0  # how many times a call wrote its own setting (tests and benchmarks read it)
+
+    def enter(self, want: Any) -> None:
+        local = self._depth
+        depth = getattr(local, "n", 0)
+        with self._cond:
+            if depth:
+                # Note: a call nested in one already in flight in this thread runs under its setting
+                # (waiting for the outer one to leave would never end).
+                self._inflight += 1
+            else:
+                self._admit(want)
+        local.n = depth + 1
+
+    def _admit(self, want: Any) -> None:
+        while True:
+            if self._inflight == 0:
+                state = self._read()
+                if not self._satisfies(state, want):
+                    self._saved, state = self._swap(want)
+                    self._swapped = True
+                    self.swaps += 1
+                self._state, self._inflight = state, 1
+                return
+            if not self._waiting and self._satisfies(self._state, want):
+                self._inflight += 1
+                return
+            # Note: once a call waits for a different setting, later calls queue behind it
+            # instead of joining, so a steady stream of one policy cannot starve another.
+            self._waiting += 1
+            try:
+                self._cond.wait()
+            finally:
+                self._waiting -= 1
+
+    def leave(self) -> None:
+        self._depth.n -= 1
+        with self._cond:
+            self._inflight -= 1
+            if self._inflight:
+                return
+            if self._swapped:
+                saved, self._saved, self._swapped = self._saved, None, False
+                self._restore(saved)
+            self._state = None
+            if self._waiting:
+                self._cond.notify_all()
+
+    def run(self, want: Any, fn: Callable[..., Any], *args: Any) -> Any:
+        self.enter(want)
+        try:
+            return fn(*args)
+        finally:
+            self.leave()

@@ -7,9 +7,8 @@ when an array of that framework has been seen (so the framework is already in
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from unarray._errors import BackendNotAvailableError
 
@@ -42,7 +41,7 @@ def get(name: str, op: str | None = None) -> Backend:
     if canonical in _LOADED:
         return _LOADED[canonical]
     try:
-        module = importlib.import_module(f"unarray._backends.{canonical}")
+        module = _import(canonical)
     except ImportError as e:
         raise BackendNotAvailableError(
             f"backend {canonical!r} is not installed or failed to import ({e}); "
@@ -59,6 +58,25 @@ def _install_hint(name: str) -> str:
     from unarray._install import hint
 
     return hint(name)
+
+
+def _import(name: str) -> Any:
+    # Note: import statements, not importlib: torch.compile's tracer runs an import statement for real
+    # at trace time, so a first unarray call inside a compiled function (cold process) loads its backend;
+    # importlib.import_module is a function it refuses to trace.
+    if name == "torch":
+        from unarray._backends import torch as module
+    elif name == "numpy":
+        from unarray._backends import numpy as module
+    elif name == "jax":
+        from unarray._backends import jax as module
+    elif name == "cupy":
+        from unarray._backends import cupy as module
+    elif name == "tensorflow":
+        from unarray._backends import tensorflow as module
+    else:
+        from unarray._backends import numba as module
+    return module
 
 
 def loaded() -> dict[str, Backend]:

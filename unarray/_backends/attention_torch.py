@@ -12,12 +12,12 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from unarray import _precision
+from unarray._backends import _torch_precision as _tp
 
 _CUDA_ORDER = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION,
                SDPBackend.MATH]
 _CPU_ORDER = [SDPBackend.FLASH_ATTENTION, SDPBackend.MATH]
 _NAMES = {0: "math", 1: "flash", 2: "efficient (memory-efficient)", 3: "cuDNN", 4: "overrideable"}
-_TORCH_PRECISION = {"highest": "highest", "tf32": "high", "bf16": "medium", "fastest": "medium"}
 _FUSED_GQA: dict[tuple[Any, ...], bool] = {}
 
 
@@ -113,18 +113,17 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
         return torch.zeros(shape, dtype=q.dtype, device=q.device) + 0 * (q.sum() + k.sum() + v.sum())
     q4, k4, v4, m4, causal, batch = _prepare(q, k, v, mask, is_causal, layout)
     k4, v4, gqa = _route(q4, k4, v4, m4, causal)
-    swap = False
-    if q.dtype is torch.float32 and not torch.compiler.is_compiling():
-        want = _TORCH_PRECISION[_precision.resolve(precision)]
-        have = torch.get_float32_matmul_precision()
-        swap = want != have
-        if swap:
-            torch.set_float32_matmul_precision(want)
-    try:
+    policy = _precision.resolve(precision)
+    if not _tp.matters(q4):
         out = _call(q4, k4, v4, m4, causal, scale, gqa)
-    finally:
-        if swap:
-            torch.set_float32_matmul_precision(have)
+    elif torch.compiler.is_compiling():
+        # Note: fused kernels in a compiled graph would run under the global setting of run time; the
+        # products go through unarray::matmul, which carries the policy (_torch_compiled).
+        from unarray._backends import _torch_compiled
+
+        out = _torch_compiled.attention(q4, k4, v4, m4, causal, scale, gqa, policy)
+    else:
+        out = _tp.run(q4, policy, _call, q4, k4, v4, m4, causal, scale, gqa)
     if m4 is not None:
         # Note: fused kernels give NaN or a uniform average for a row with no key; the contract says zeros.
         has = _row_has_key(m4)

@@ -99,49 +99,59 @@ def effective_float32_compute(current: int, types: dict[str, int], env: Any = No
     return "other"
 
 
-@contextlib.contextmanager
-def precision_scope(policy: str) -> Iterator[None]:
-    """Set CuPy's float32 cuBLAS compute type for the block and restore it after.
-
-    Note: CuPy keeps one compute type per dtype for the process (not per thread or device):
-    COMPUTE_TYPE_FP32 is plain float32 (no TF32 even with CUPY_TF32=1); TF32 and BF16 use the
-    tensor-core fast paths (CUBLAS_COMPUTE_32F_FAST_TF32 / _FAST_16BF).
-    """
+def _read_compute() -> int:
     from cupy._core import _routines_linalg as rl
 
-    types = compute_types()
-    have = rl.get_compute_type(_F32)
-    if effective_float32_compute(have, types) == policy or (policy == "fastest"
-                                                            and effective_float32_compute(have, types) == "bf16"):
-        yield
-        return
-    rl.set_compute_type(_F32, types[policy])
-    try:
-        yield
-    finally:
-        rl.set_compute_type(_F32, have)
+    return int(rl.get_compute_type(_F32))
+
+
+def _gives(have: int, policy: str) -> bool:
+    got = effective_float32_compute(have, _types())
+    return got == policy or (policy == "fastest" and got == "bf16")
+
+
+def _write_compute(value: int) -> None:
+    from cupy._core import _routines_linalg as rl
+
+    rl.set_compute_type(_F32, value)
+
+
+def _swap_compute(policy: str) -> tuple[int, int]:
+    have = _read_compute()
+    _write_compute(_types()[policy])
+    return have, _types()[policy]
 
 
 _TYPES: dict[str, int] = {}
 
 
-def _matmul_f32(x1: Any, x2: Any) -> Any:
-    # precision_scope without its per-call set-up: the compute-type table is built once, and the
-    # common case (the type in force already gives the policy) is two C calls and a comparison.
-    from cupy._core import _routines_linalg as rl
-
+def _types() -> dict[str, int]:
     if not _TYPES:
         _TYPES.update(compute_types())
-    policy = _precision.current()
-    have = rl.get_compute_type(_F32)
-    want = _TYPES[policy]
-    if have == want or (have == _TYPES["default"] and effective_float32_compute(have, _TYPES) == policy):
-        return cupy.matmul(x1, x2)
-    rl.set_compute_type(_F32, want)
+    return _TYPES
+
+
+# Note: CuPy keeps one compute type per dtype for the process (not per thread or device): shared by
+# threads through an arbiter (unarray/_precision.py), the user's value written back by the last call out.
+_COMPUTE = _precision.Switch(_read_compute, _gives, _swap_compute, _write_compute)
+
+
+@contextlib.contextmanager
+def precision_scope(policy: str) -> Iterator[None]:
+    """CuPy's float32 cuBLAS compute type for the block, the user's restored after.
+
+    Note: COMPUTE_TYPE_FP32 is plain float32 (no TF32 even with CUPY_TF32=1); TF32 and BF16 use the
+    tensor-core fast paths (CUBLAS_COMPUTE_32F_FAST_TF32 / _FAST_16BF).
+    """
+    _COMPUTE.enter(policy)
     try:
-        return cupy.matmul(x1, x2)
+        yield
     finally:
-        rl.set_compute_type(_F32, have)
+        _COMPUTE.leave()
+
+
+def _matmul_f32(x1: Any, x2: Any) -> Any:
+    return _COMPUTE.run(_precision.current(), cupy.matmul, x1, x2)
 
 
 class CupyBackend(Backend):
@@ -278,21 +288,29 @@ class CupyBackend(Backend):
             return out[..., 0] if vec else out
 
     def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if x.dtype.kind == "c":  # Note: CuPy orders complex lexicographically; the standard has no order
+            raise self._unordered("min", x)
         self._check_nonempty("min", x, axis)
         with on_device_of(x):
             return cupy.amin(x, axis=axis, keepdims=keepdims) if axis != () else x.copy()
 
     def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if x.dtype.kind == "c":  # Note: CuPy orders complex lexicographically; the standard has no order
+            raise self._unordered("max", x)
         self._check_nonempty("max", x, axis)
         with on_device_of(x):
             return cupy.amax(x, axis=axis, keepdims=keepdims) if axis != () else x.copy()
 
     def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        if x.dtype.kind == "c":
+            raise self._unordered("argmin", x)
         self._check_nonempty("argmin", x, axis)
         with on_device_of(x):
             return cupy.argmin(x, axis=axis, keepdims=keepdims)
 
     def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        if x.dtype.kind == "c":
+            raise self._unordered("argmax", x)
         self._check_nonempty("argmax", x, axis)
         with on_device_of(x):
             return cupy.argmax(x, axis=axis, keepdims=keepdims)

@@ -71,26 +71,34 @@ def _has_gpu() -> bool:
     return _gpu_present[0]
 
 
+def _tf32_swap(want: bool) -> tuple[bool, bool]:
+    have = _tf32_get()
+    _tf32_set(want)
+    return have, want
+
+
+# Note: TF32 is one process-global switch in TensorFlow: shared by threads through an arbiter
+# (unarray/_precision.py: calls needing the setting in force run together, a change waits for the
+# others to leave, the user's value is written back by the last one out).
+_TF32 = _precision.Switch(_tf32_get, lambda have, want: have == want, _tf32_swap, _tf32_set)
+
+
 @contextlib.contextmanager
 def tf32_scope(policy: str, on_gpu: bool) -> Iterator[None]:
-    """TF32 off for "highest", on for the faster policies; the global switch is restored after.
+    """TF32 off for "highest", on for the faster policies; the user's switch is restored after.
 
     Note: inside tf.function TensorFlow reads the switch when the graph is traced, so the scope
-    around the traced matmul decides the precision baked into that graph.
+    around the traced matmul decides the precision baked into that graph. Native TF calls in other
+    threads see the switch while such a call is in flight (see unarray/_precision.py).
     """
-    if not on_gpu:
+    if not (on_gpu or _precision.FORCE_ARBITRATION):
         yield
         return
-    want = policy != "highest"
-    have = _tf32_get()
-    if want == have:
-        yield
-        return
-    _tf32_set(want)
+    _TF32.enter(policy != "highest")
     try:
         yield
     finally:
-        _tf32_set(have)
+        _TF32.leave()
 
 
 def _on_gpu(x: Any) -> bool:

@@ -9,19 +9,19 @@ from typing import Any, NamedTuple
 import array_api_compat.torch as compat_torch
 import torch
 
+from unarray import _precision
+from unarray._backends import _torch_precision as _tp
 from unarray._backends._base import Backend
 from unarray._devices import Device
 from unarray._precision import _POLICY
 
 _HIP = getattr(torch.version, "hip", None) is not None
 _F32 = torch.float32
+_C64 = torch.complex64
+_compiling = torch.compiler.is_compiling
 _SMALL_UINTS = (torch.uint8, torch.uint16, torch.uint32)
 _WIDE_UINTS = (torch.uint16, torch.uint32, torch.uint64)
-# unarray policy -> torch.set_float32_matmul_precision value.
-_TORCH_PRECISION = {"highest": "highest", "tf32": "high", "bf16": "medium", "fastest": "medium"}
 _device_cache: dict[Any, Device] = {}
-# The C getter behind torch.get_float32_matmul_precision, without its Python frame.
-_get_matmul_precision = getattr(torch._C, "_get_float32_matmul_precision", torch.get_float32_matmul_precision)
 
 
 def _as_device(d: Any) -> Device:
@@ -47,33 +47,28 @@ def _dims(axis: Any, ndim: int) -> tuple[int, ...]:
     return tuple(a % ndim for a in axis)
 
 
-def _to_eagerly(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
-    from unarray.interop import _to
+# Note: nothing here imports torch._dynamo (about 2 s): what torch.compile needs (the graph-break
+# wrapper for handoffs, the precision custom ops) is in _torch_compiled, imported by an import
+# statement inside traced code, which dynamo runs for real at trace time.
+def _compiled() -> Any:
+    from unarray._backends import _torch_compiled
 
-    return _to(x, backend, device, copy, op)
-
-
-# Note: a handoff met inside torch.compile runs eagerly on the real tensor (a graph break, as for
-# any call dynamo cannot follow); under fullgraph=True, torch refuses the break and its error gives
-# this reason. The wrapper is made at import: dynamo cannot trace disable().
-_BREAK = ("unarray: ua.to hands the tensor to another library, which a torch.compile graph cannot hold; "
-          "do the handoff outside the compiled function, or compile without fullgraph=True")
-try:
-    _outside_trace = torch.compiler.disable(_to_eagerly, recursive=True, reason=_BREAK)
-except TypeError:  # torch < 2.7: no reason argument
-    _outside_trace = torch.compiler.disable(_to_eagerly, recursive=True)
+    return _torch_compiled
 
 
-def _substitute_traced_to() -> None:
-    # With the C ua.to (unarray/_speedups.c), torch.compile traces ua.to's Python polyfill instead of
-    # breaking the graph at an unknown builtin (and failing under fullgraph=True).
+def _outside_trace(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
+    return _compiled().outside_trace(x, backend, device, copy, op)
+
+
+def register_traced_to() -> None:
+    # With the C ua.to (unarray/_speedups.c), torch.compile must trace ua.to's Python polyfill instead
+    # of meeting an unknown builtin. Called by _dynamo_watch once torch._dynamo is imported.
     from unarray import interop
 
     if interop._speedups is not None:
         torch.compiler.substitute_in_graph(interop.to, skip_signature_check=True)(interop._traced_to)
 
 
-_substitute_traced_to()
 
 
 class TorchBackend(Backend):
@@ -114,27 +109,19 @@ class TorchBackend(Backend):
     outside_trace = staticmethod(_outside_trace)
 
     def precision_used(self, policy: str, x: Any) -> str:
-        if x.device.type == "cpu":
-            return "float32 (the CPU runs no reduced-precision matmul passes)" if policy == "highest" else (
-                f"torch float32_matmul_precision={_TORCH_PRECISION[policy]!r} on CPU")
-        return {"highest": "float32 (cuBLAS, TF32 off)", "tf32": "tf32 (cuBLAS TF32 tensor cores)",
-                "bf16": "bf16 passes (float32_matmul_precision='medium')",
-                "fastest": "bf16 passes (float32_matmul_precision='medium')"}[policy]
+        return _tp.used(policy, x)
 
     # Note: torch.matmul does not promote mixed dtypes (the standard does) and has
-    # no integer GEMM on CUDA: both surface as RuntimeError and take the slow path,
-    # so the common case pays one dtype read and the precision check.
+    # no integer GEMM on CUDA: both surface as RuntimeError and take the slow path.
+    # Float32 runs under the precision policy (_torch_precision: the arbitrated global switch,
+    # skipped where it cannot change the result); under torch.compile the policy travels in the
+    # graph as an argument of the custom op unarray::matmul, applied when the graph runs.
     def matmul(self, x1: Any, x2: Any) -> Any:
-        if x1.dtype is _F32 and not torch.compiler.is_compiling():
-            # Note: under torch.compile the graph keeps the global setting seen at trace time.
-            want = _TORCH_PRECISION[_POLICY.get()]
-            have = _get_matmul_precision()
-            if want != have:
-                torch.set_float32_matmul_precision(want)
-                try:
-                    return _matmul_general(x1, x2)
-                finally:
-                    torch.set_float32_matmul_precision(have)
+        d = x1.dtype
+        if (d is _F32 or d is _C64) and _tp.matters(x1):
+            if _compiling():
+                return _compiled().matmul(x1, x2, _precision.traced())
+            return _tp.run(x1, _POLICY.get(), _matmul_general, x1, x2)
         try:
             return torch.matmul(x1, x2)
         except RuntimeError:
@@ -143,6 +130,10 @@ class TorchBackend(Backend):
     # Note: cuBLAS has no integer GEMM, so torch's tensordot/vecdot/matrix_power fail for integer
     # CUDA tensors; those go through the exact integer matmul path.
     def tensordot(self, x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
+        if x1.dtype is x2.dtype and _tp.matters(x1):
+            if _compiling():
+                return _compiled().tensordot(x1, x2, axes, _precision.traced())
+            return _tp.run(x1, _POLICY.get(), _tensordot, x1, x2, axes)
         if not (_no_int_gemm(x1) and _is_int(x2)):
             return compat_torch.tensordot(x1, x2, axes=axes)
         if isinstance(axes, int):
@@ -157,6 +148,10 @@ class TorchBackend(Backend):
         return _matmul_general(a, b).reshape([x1.shape[d] for d in f1] + [x2.shape[d] for d in f2])
 
     def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+        if x1.dtype is x2.dtype and _tp.matters(x1):
+            if _compiling():
+                return _compiled().vecdot(x1, x2, axis)
+            return _tp.run(x1, _POLICY.get(), _vecdot, x1, x2, axis)
         if not (_no_int_gemm(x1) and _is_int(x2)):
             return compat_torch.vecdot(x1, x2, axis=axis)
         dt = _promote(x1.dtype, x2.dtype)
@@ -352,6 +347,14 @@ def _ordered(x: Any) -> Any:
 
 def _from_ordered(r: Any, dtype: Any) -> Any:
     return (r ^ (-(2**63))).view(torch.uint64) if dtype is torch.uint64 else r.to(dtype)
+
+
+def _tensordot(x1: Any, x2: Any, axes: Any) -> Any:
+    return compat_torch.tensordot(x1, x2, axes=axes)
+
+
+def _vecdot(x1: Any, x2: Any, axis: int) -> Any:
+    return compat_torch.vecdot(x1, x2, axis=axis)
 
 
 def _as_int64(x: Any) -> Any:

@@ -1,0 +1,121 @@
+# What torch.compile needs from the torch backend, imported on first need only (it loads
+# torch._dynamo, about 2 s): the graph-break wrapper for handoffs and the precision custom ops.
+# The torch backend imports it by an import statement inside traced code; dynamo runs such a
+# statement for real at trace time, so the first use of unarray inside a compiled function works
+# in a cold process.
+#
+# Why custom ops: a compiled graph runs its matmuls under whatever torch's global precision is
+# when the graph runs, so a policy read at trace time would be lost. unarray::matmul keeps the
+# policy as an argument of one opaque node (no graph break); its eager implementation runs the
+# arbitrated switch of _torch_precision at run time, and its backward is two unarray::matmul calls
+# under the same policy.
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from unarray import _precision
+from unarray._backends import _torch_precision as _tp
+
+
+def _to_eagerly(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
+    from unarray.interop import _to
+
+    return _to(x, backend, device, copy, op)
+
+
+# Note: a handoff met inside torch.compile runs eagerly on the real tensor (a graph break, as for
+# any call dynamo cannot follow); under fullgraph=True, torch refuses the break and its error gives
+# this reason.
+_BREAK = ("unarray: ua.to hands the tensor to another library, which a torch.compile graph cannot hold; "
+          "do the handoff outside the compiled function, or compile without fullgraph=True")
+try:
+    outside_trace = torch.compiler.disable(_to_eagerly, recursive=True, reason=_BREAK)
+except TypeError:  # torch < 2.7: no reason argument
+    outside_trace = torch.compiler.disable(_to_eagerly, recursive=True)
+
+
+@torch.library.custom_op("unarray::matmul", mutates_args=())
+def _matmul_op(x1: torch.Tensor, x2: torch.Tensor, policy: str) -> torch.Tensor:
+    # policy "": none was scoped inside the compiled function; the caller's, as the graph runs.
+    return _tp.run(x1, policy or _precision.current(), torch.matmul, x1, x2)
+
+
+@_matmul_op.register_fake
+def _(x1: torch.Tensor, x2: torch.Tensor, policy: str) -> torch.Tensor:
+    return torch.matmul(x1, x2)
+
+
+def _setup(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+    x1, x2, policy = inputs
+    ctx.save_for_backward(x1, x2)
+    ctx.policy = policy
+
+
+def _backward(ctx: Any, grad: Any) -> tuple[Any, Any, None]:
+    x1, x2 = ctx.saved_tensors
+    # As 2-D-or-more operands ((K,) -> (1, K) and (K, 1)), the batch dimensions summed back.
+    a = x1.unsqueeze(0) if x1.ndim == 1 else x1
+    b = x2.unsqueeze(-1) if x2.ndim == 1 else x2
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    g = grad.reshape(*batch, a.shape[-2], b.shape[-1])
+    g1 = g2 = None
+    if ctx.needs_input_grad[0]:
+        g1 = _matmul_op(g, b.mH, ctx.policy).sum_to_size(a.shape).reshape(x1.shape)
+    if ctx.needs_input_grad[1]:
+        g2 = _matmul_op(a.mH, g, ctx.policy).sum_to_size(b.shape).reshape(x2.shape)
+    return g1, g2, None
+
+
+_matmul_op.register_autograd(_backward, setup_context=_setup)
+
+
+def matmul(x1: Any, x2: Any, policy: str) -> Any:
+    if x1.dtype is not x2.dtype:
+        dt = torch.promote_types(x1.dtype, x2.dtype)
+        x1, x2 = x1.to(dt), x2.to(dt)
+    return _matmul_op(x1, x2, policy)
+
+
+def tensordot(x1: Any, x2: Any, axes: Any, policy: str) -> Any:
+    # The contraction as one (M, K) @ (K, N) unarray::matmul.
+    if isinstance(axes, int):
+        a1, a2 = list(range(x1.ndim - axes, x1.ndim)), list(range(axes))
+    else:
+        a1, a2 = [a % x1.ndim for a in axes[0]], [a % x2.ndim for a in axes[1]]
+    f1 = [d for d in range(x1.ndim) if d not in a1]
+    f2 = [d for d in range(x2.ndim) if d not in a2]
+    k = math.prod(x1.shape[d] for d in a1)
+    a = x1.permute(f1 + a1).reshape(-1, k)
+    b = x2.permute(a2 + f2).reshape(k, -1)
+    return _matmul_op(a, b, policy).reshape([x1.shape[d] for d in f1] + [x2.shape[d] for d in f2])
+
+
+def vecdot(x1: Any, x2: Any, axis: int) -> Any:
+    # Note: a product and a sum (no GEMM, so no reduced-precision pass under any setting).
+    return torch.sum(x1.conj() * x2, dim=axis)
+
+
+def attention(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, gqa: bool, policy: str) -> Any:
+    # Attention written out with unarray::matmul (its two products under the policy); torch's fused
+    # kernels would run under the global setting in force when the graph runs.
+    if gqa:
+        g = q.shape[-3] // k.shape[-3]
+        k, v = k.repeat_interleave(g, dim=-3), v.repeat_interleave(g, dim=-3)
+    s = _matmul_op(q, k.transpose(-2, -1), policy) * scale
+    allowed = None
+    if causal:
+        allowed = torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool, device=q.device).tril()
+    if mask is not None:
+        if mask.dtype is torch.bool:
+            allowed = mask if allowed is None else allowed & mask
+        else:
+            s = s + mask
+    if allowed is not None:
+        s = s.masked_fill(~allowed, float("-inf"))
+    # Note: a row with no key gets zeros (sdpa's contract); a finite row keeps softmax's gradient.
+    has = (s != float("-inf")).any(-1, keepdim=True)
+    p = torch.softmax(torch.where(has, s, torch.zeros((), dtype=s.dtype, device=s.device)), dim=-1)
+    return _matmul_op(p, v, policy)

@@ -1,0 +1,163 @@
+# The precision policy on torch: torch's float32 matmul precision is process-global (a legacy value
+# and a tree of per-backend fp32_precision slots), so it is one _precision.Switch. See
+# unarray/_precision.py for the discipline and the residual exposure of native calls in other threads.
+from __future__ import annotations
+
+import platform
+from typing import Any
+
+import torch
+
+from unarray import _precision
+
+_C = torch._C
+_get = _C._get_fp32_precision_getter
+_set = _C._set_fp32_precision_setter
+# unarray policy -> torch.set_float32_matmul_precision value (it writes the legacy value and the
+# cuda/mkldnn matmul slots consistently, so that none of torch's mixed-API checks can fire).
+TORCH_PRECISION = {"highest": "highest", "tf32": "high", "bf16": "medium", "fastest": "medium"}
+# What the mkldnn matmul slot must read for a policy on a CPU that has reduced-precision paths.
+_CPU_WANT = {"highest": ("ieee", "none"), "tf32": ("tf32",), "bf16": ("bf16",), "fastest": ("bf16",)}
+_REDUCIBLE = (torch.float32, torch.complex64)
+_cpu: list[bool] = []
+
+
+def cpu_can_reduce() -> bool:
+    """Whether torch's CPU (oneDNN) matmul has a bf16 or TF32 path on this machine."""
+    if not _cpu:
+        caps = torch.cpu.get_capabilities()
+        if platform.machine().lower() in ("x86_64", "amd64", "i386", "i686"):
+            # Note: oneDNN's bf16 (avx512_core or avx_ne_convert) and TF32 (amx_fp16) checks.
+            avx512 = all(caps.get(k, False) for k in ("avx512_bw", "avx512_vl", "avx512_dq"))
+            _cpu.append(bool(avx512 or caps.get("avx_ne_convert") or caps.get("amx_fp16")))
+        else:
+            _cpu.append(True)  # Arm BF16 and anything unknown: assume the setting can matter
+    return _cpu[0]
+
+
+_CPU_REDUCES = cpu_can_reduce()
+
+
+def matters(x: Any) -> bool:
+    """Whether the policy can change a matmul-like result on ``x`` (its dtype and device)."""
+    if x.dtype not in _REDUCIBLE:
+        return False
+    return x.device.type != "cpu" or _CPU_REDUCES or _precision.FORCE_ARBITRATION
+
+
+def _read() -> tuple[Any, str]:
+    try:
+        cublas = _C._get_cublas_allow_tf32()
+    except RuntimeError:  # the legacy and new APIs disagree: torch's cuBLAS path would raise
+        cublas = None
+    return cublas, _get("mkldnn", "matmul")
+
+
+def _satisfies(state: tuple[Any, str], want: tuple[str, str]) -> bool:
+    kind, policy = want
+    if kind == "cpu":
+        return state[1] in _CPU_WANT[policy]
+    return state[0] is not None and state[0] == (policy != "highest")
+
+
+def _raw_all(b: str) -> str:
+    # The raw value of (b, "all"): the getter resolves "none" to the parent's value.
+    a, g = _get(b, "all"), _get("generic", "all")
+    if a == "none" or a != ("none" if b == "cuda" and g == "bf16" else g):
+        return a
+    z = "tf32" if g == "ieee" else "ieee"
+    _set("generic", "all", z)
+    follows = _get(b, "all") == z
+    _set("generic", "all", g)  # the root's getter is its raw value
+    return "none" if follows else a
+
+
+def _raw_matmul(b: str) -> str:
+    # The raw value of (b, "matmul"): explicit where it differs from its parent's, else probed by
+    # changing the parent for an instant (the parent's own raw value is restored exactly).
+    r = _get(b, "matmul")
+    if r == "none" or r != _get(b, "all"):
+        return r
+    parent = _raw_all(b)
+    z = "tf32" if r == "ieee" else "ieee"
+    _set(b, "all", z)
+    follows = _get(b, "matmul") == z
+    _set(b, "all", parent)
+    return "none" if follows else r
+
+
+def snapshot() -> tuple[str, str, str]:
+    """The user's matmul precision exactly: the legacy value and the raw cuda/mkldnn matmul slots."""
+    raw_cuda, raw_mkldnn = _raw_matmul("cuda"), _raw_matmul("mkldnn")
+    try:
+        legacy = _C._get_float32_matmul_precision()
+    except RuntimeError:  # mixed APIs: read the legacy value with the new slots neutral
+        _set("cuda", "matmul", "ieee")
+        _set("mkldnn", "matmul", "ieee")
+        try:
+            legacy = _C._get_float32_matmul_precision()
+        finally:
+            _set("cuda", "matmul", raw_cuda)
+            _set("mkldnn", "matmul", raw_mkldnn)
+    return legacy, raw_cuda, raw_mkldnn
+
+
+def restore(saved: tuple[str, str, str]) -> None:
+    legacy, raw_cuda, raw_mkldnn = saved
+    _C._set_float32_matmul_precision(legacy)
+    _set("cuda", "matmul", raw_cuda)
+    _set("mkldnn", "matmul", raw_mkldnn)
+
+
+def _swap(want: tuple[str, str]) -> tuple[Any, Any]:
+    saved = snapshot()
+    try:
+        _C._set_float32_matmul_precision(TORCH_PRECISION[want[1]])
+    except BaseException:
+        restore(saved)
+        raise
+    return saved, _read()
+
+
+SWITCH = _precision.Switch(_read, _satisfies, _swap, restore)
+
+
+def run(x: Any, policy: str, fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` under ``policy``'s torch setting for a computation on ``x``'s device."""
+    if not matters(x):
+        return fn(*args)
+    want = ("cpu" if x.device.type == "cpu" else "cuda", policy)
+    SWITCH.enter(want)
+    try:
+        return fn(*args)
+    finally:
+        SWITCH.leave()
+
+
+def used(policy: str, x: Any) -> str:
+    """What a float32 matmul on ``x`` computes with under ``policy`` (``ua.explain``)."""
+    if not policy:  # inside a torch.compile trace, no policy scoped in the compiled function
+        return "the policy in force when the compiled graph runs ('highest' unless the caller scopes another)"
+    amp = _autocast_dtype(x)
+    if amp is not None:
+        return f"{amp} (torch.autocast is on for {x.device.type}: it casts float32 matmul inputs; the policy is moot)"
+    if x.device.type == "cpu":
+        if not cpu_can_reduce():
+            return "float32 (the CPU runs no reduced-precision matmul passes)"
+        return {"highest": "float32 (oneDNN reduced-precision passes off)",
+                "tf32": "tf32 where the CPU has AMX-FP16 (oneDNN), else float32",
+                "bf16": "bf16 passes (oneDNN)", "fastest": "bf16 passes (oneDNN)"}[policy]
+    return {"highest": "float32 (cuBLAS, TF32 off)", "tf32": "tf32 (cuBLAS TF32 tensor cores)",
+            "bf16": "tf32 (cuBLAS has no bf16 passes for float32; TF32 tensor cores)",
+            "fastest": "tf32 (cuBLAS TF32 tensor cores)"}[policy]
+
+
+def _autocast_dtype(x: Any) -> str | None:
+    kind = x.device.type
+    try:
+        if not torch.is_autocast_enabled(kind):
+            return None
+        dt = torch.get_autocast_dtype(kind)
+    except (RuntimeError, TypeError, AttributeError):
+        return None
+    return str(dt).removeprefix("torch.")
