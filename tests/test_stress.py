@@ -1,0 +1,132 @@
+"""Threads x backends x precision policies: 8 threads call matmul-like ops with mixed policies;
+every result is bitwise the single-threaded result for its policy, and the frameworks' global
+settings are what they were once the threads join (issue 16 class 4).
+
+A few seconds by default; ``UNARRAY_STRESS_SECONDS=60`` runs longer.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+
+import unarray as ua
+from unarray import _precision
+
+SECONDS = float(os.environ.get("UNARRAY_STRESS_SECONDS", "2"))
+POLICIES = ("highest", "tf32", "bf16", "fastest")
+THREADS = 8
+
+
+def _inputs(backend: str, device: str) -> tuple[Any, Any, Any]:
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((64, 96), dtype=np.float32)
+    b = rng.standard_normal((96, 32), dtype=np.float32)
+    q = rng.standard_normal((1, 2, 16, 8), dtype=np.float32)
+    if backend == "torch":
+        import torch
+
+        return tuple(torch.from_numpy(x).to(device) for x in (a, b, q))  # type: ignore[return-value]
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return tuple(tf.constant(x) for x in (a, b, q))  # type: ignore[return-value]
+    mod = importlib.import_module(backend if backend != "jax" else "jax.numpy")
+    return tuple(mod.asarray(x) for x in (a, b, q))  # type: ignore[return-value]
+
+
+def _state(backend: str) -> Any:
+    if backend == "torch":
+        import torch
+
+        from tests._torch_state import _read
+
+        return _read(torch)
+    if backend == "tensorflow":
+        import tensorflow as tf
+
+        return tf.config.experimental.tensor_float_32_execution_enabled()
+    return None
+
+
+def _work(policy: str, a: Any, b: Any, q: Any) -> list[np.ndarray]:
+    with ua.precision(policy):  # type: ignore[arg-type]
+        scoped = ua.matmul(a, b)
+    return [np.asarray(ua.to(x, "numpy")) for x in (
+        ua.matmul(a, b, precision=policy), scoped,
+        ua.scaled_dot_product_attention(q, q, q, precision=policy))]
+
+
+def _stress(backend: str, device: str = "cpu") -> None:
+    a, b, q = _inputs(backend, device)
+    expected = {p: _work(p, a, b, q) for p in POLICIES}
+    before = _state(backend)
+    errors: list[str] = []
+    stop = time.monotonic() + SECONDS
+
+    def run(i: int) -> None:
+        n = 0
+        while time.monotonic() < stop or n < 4:
+            policy = POLICIES[(i + n) % len(POLICIES)]
+            for got, want in zip(_work(policy, a, b, q), expected[policy], strict=True):
+                if not np.array_equal(got, want):
+                    errors.append(f"thread {i}, {policy}: result differs from the single-threaded one")
+            n += 1
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:5]
+    assert _state(backend) == before
+
+
+@pytest.mark.parametrize("lib", ["numpy", "torch", "jax", "tensorflow"])
+@pytest.mark.parametrize("forced", [False, True], ids=["auto", "forced"])
+def test_threads_mixed_policies(lib: str, forced: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    backend = lib
+    pytest.importorskip(backend)
+    # forced: the switch is arbitrated even on a CPU where it cannot change a result, so the
+    # save / write / restore path runs under contention here too.
+    monkeypatch.setattr(_precision, "FORCE_ARBITRATION", forced)
+    if backend == "torch":
+        import torch
+
+        torch.backends.cuda.matmul.fp32_precision = "tf32"  # the user's own, new-API setting
+        try:
+            _stress(backend)
+        finally:
+            torch.backends.cuda.matmul.fp32_precision = "none"
+        return
+    _stress(backend)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("lib", ["torch", "cupy", "jax"])
+def test_threads_mixed_policies_gpu(lib: str) -> None:
+    backend = lib
+    pytest.importorskip(backend)
+    if backend == "torch":
+        import torch
+
+        if not torch.cuda.is_available():
+            pytest.skip("no CUDA device")
+        torch.backends.cuda.matmul.allow_tf32 = True  # the legacy flag, as in training scripts
+        try:
+            _stress(backend, "cuda")
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = False
+        return
+    if backend == "jax":
+        import jax
+
+        if jax.devices()[0].platform == "cpu":
+            pytest.skip("no JAX GPU")
+    _stress(backend)
