@@ -506,13 +506,18 @@ def test_permute_dims(backend: TestBackend) -> None:
 # -- documented deviations -------------------------------------------------------------------------------------------
 
 
-def test_unsigned_sum_dtype_deviation(backend: TestBackend) -> None:
-    """The standard sums uint8 into the default unsigned integer; torch has none (documented: int64)."""
-    x = backend.asarray(np.array([200, 100], dtype=np.uint8))
-    r = ua.sum(x)
-    expected = "int64" if backend.name == "torch" else "u" + default_int(backend)
-    assert backend_dtype_name(r) == expected
-    assert int(backend.to_numpy(r)) == 300
+@pytest.mark.parametrize("op", ["sum", "prod", "cumulative_sum", "cumulative_prod"])
+def test_unsigned_accumulation_is_the_default_unsigned_dtype(backend: TestBackend, op: str) -> None:
+    """The standard accumulates unsigned input in the default unsigned integer (torch, which has no uint64
+    accumulation, through int64 bits); values past 2**63 come back exact."""
+    bits = 64 if backend.has_float64 else 32
+    big = 2 ** (bits - 1) + 5
+    x = backend.asarray(np.array([big, 3], dtype="u" + default_int(backend)))
+    r = getattr(ua, op)(x)
+    assert backend_dtype_name(r) == "u" + default_int(backend)
+    want = {"sum": [big + 3], "prod": [(big * 3) % 2**bits], "cumulative_sum": [big, big + 3],
+            "cumulative_prod": [big, (big * 3) % 2**bits]}[op]
+    assert [int(v) for v in np.atleast_1d(backend.to_numpy(r))] == want
 
 
 def test_torch_integer_contractions_without_integer_gemm(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from unarray import _backends
+from unarray._dtypes import check_int_scalar
 from unarray._errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -83,9 +84,14 @@ def pair(op: str, x1: Any, x2: Any) -> tuple[Backend, Any, Any]:
     if t1 is t2:
         return one(x1, op), x1, x2
     if t1 in _PY_SCALARS:
-        return one(x2, op), x1, x2
+        b2 = one(x2, op)
+        if t1 is int and not 0 <= x1 <= 127:  # every integer dtype holds 0..127: no lookup for those
+            check_int_scalar(op, b2.name, x1, x2.dtype)
+        return b2, x1, x2
     b1 = one(x1, op)
     if t2 in _PY_SCALARS:
+        if t2 is int and not 0 <= x2 <= 127:
+            check_int_scalar(op, b1.name, x2, x1.dtype)
         return b1, x1, x2
     b2 = one(x2, op)
     if b1 is b2:

@@ -51,6 +51,20 @@ _KIND = {
 _BITS = {n: int("".join(c for c in n if c.isdigit()) or 8) for n in DTYPE_NAMES}
 
 _name_cache: dict[Any, str] = {}
+_INT_RANGE = {n: ((-(1 << (_BITS[n] - 1)), (1 << (_BITS[n] - 1)) - 1) if n[0] == "i" else (0, (1 << _BITS[n]) - 1))
+              for n in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}
+
+
+def check_int_scalar(op: str, backend: str | None, value: int, dtype: object) -> None:
+    """Refuse a Python int that the integer ``dtype`` cannot hold (NumPy raises, torch, JAX and TF would wrap it or
+    make it 0): the same typed error on every backend."""
+    name = dtype.name if isinstance(dtype, DType) else canonical_name(dtype)
+    bounds = _INT_RANGE.get(name or "")
+    if bounds is not None and not bounds[0] <= value <= bounds[1]:
+        from unarray._errors import ArgumentError
+
+        raise ArgumentError(f"the Python int {value} is out of range for {name} ([{bounds[0]}, {bounds[1]}]); "
+                            f"cast the array to a wider dtype first, or pass a value in range", op=op, backend=backend)
 
 
 def canonical_name(dtype: object) -> str | None:

@@ -20,6 +20,7 @@ from unarray._dispatch import default_backend as _default_backend
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
+from unarray._dtypes import check_int_scalar
 from unarray._typing import Array, DeviceLike, DTypeLike
 
 if TYPE_CHECKING:
@@ -98,6 +99,8 @@ def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: DType
         >>> ua.full(2, 7)
         array([7, 7])
     """
+    if type(fill_value) is int and dtype is not None:
+        check_int_scalar("full", backend if isinstance(backend, str) else None, fill_value, dtype)
     return _make("full", backend, device, dtype,
                  lambda b, dt, dev: b.full(shape, fill_value, dtype=dt, device=dev))
 
@@ -167,6 +170,8 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
             from unarray.interop import to
 
             obj = to(obj, target.name, copy=copy)
+    if type(obj) is int and dtype is not None:
+        check_int_scalar("asarray", None, obj, dtype)
     b, dev = _creation_backend("asarray", backend, device)
     try:
         return b.asarray(obj, dtype=b.dtype(dtype), device=dev, copy=copy)
@@ -200,6 +205,8 @@ def empty_like(x: Array, /, *, dtype: DTypeLike | None = None, device: DeviceLik
 def full_like(x: Array, /, fill_value: bool | int | float | complex, *, dtype: DTypeLike | None = None,
               device: DeviceLike | None = None) -> Array:
     """``fill_value`` with the shape of ``x``."""
+    if type(fill_value) is int:
+        check_int_scalar("full_like", None, fill_value, x.dtype if dtype is None else dtype)
     return _like("full_like", x, dtype, device,
                  lambda b, dt, dev: b.full_like(x, fill_value, dtype=dt, device=dev))
 

@@ -62,7 +62,12 @@ def det(x: Any, /) -> Any:
 
 
 def diagonal(x: Any, /, *, offset: int = 0) -> Any:
-    return tf.linalg.diag_part(t(x), k=offset)
+    x = t(x)
+    m, n = x.shape[-2], x.shape[-1]
+    if m is not None and n is not None and not -m < offset < n:
+        # Note: TF raises for an offset past the matrix; the standard's diagonal there is empty.
+        return tf.zeros(tf.concat([tf.shape(x)[:-2], [0]], 0), x.dtype)
+    return tf.linalg.diag_part(x, k=offset)
 
 
 # Note: TF returns a Hermitian matrix's eigenvalues as complex; the standard says real.
@@ -175,7 +180,7 @@ def outer(x1: Any, x2: Any, /) -> Any:
 
 
 def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
-    return ops.sum(tf.linalg.diag_part(t(x), k=offset), axis=-1, dtype=dtype)
+    return ops.sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
 
 
 def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:  # noqa: A002

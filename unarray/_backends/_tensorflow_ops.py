@@ -522,12 +522,14 @@ def take_along_axis(x: Any, indices: Any, /, *, axis: int = -1) -> Any:
 def _unique(x: Any) -> tuple[Any, Any, Any, Any]:
     x = t(x)
     flat = tf.reshape(x, [-1])
-    order = argsort(flat)
+    order = _complex_order(flat) if flat.dtype in (tf.complex64, tf.complex128) else argsort(flat)
     s = tf.gather(flat, order)
     # Note: the standard counts every NaN as distinct; a sorted run of equal values is one value.
     new = tf.concat([[True], tf.not_equal(s[1:], s[:-1])], 0)[: tf.size(s)]
     if s.dtype in _FLOATS:
         new = new | tf.math.is_nan(s)
+    elif s.dtype in (tf.complex64, tf.complex128):
+        new = new | tf.math.is_nan(tf.math.real(s)) | tf.math.is_nan(tf.math.imag(s))
     seg = tf.cumsum(tf.cast(new, tf.int64)) - 1
     nseg = tf.reduce_sum(tf.cast(new, tf.int64))
     values = tf.boolean_mask(s, new)
@@ -535,6 +537,12 @@ def _unique(x: Any) -> tuple[Any, Any, Any, Any]:
     first = tf.math.unsorted_segment_min(order, seg, nseg)
     inverse = tf.scatter_nd(order[:, None], seg, tf.shape(order, out_type=tf.int64))
     return values, first, tf.reshape(inverse, tf.shape(x)), counts
+
+
+def _complex_order(flat: Any) -> Any:
+    # Note: TF sorts no complex tensor; equal values only need to be adjacent: by real part, then imaginary.
+    by_imag = argsort(tf.math.imag(flat), stable=True)
+    return tf.gather(by_imag, argsort(tf.gather(tf.math.real(flat), by_imag), stable=True))
 
 
 def unique_values(x: Any, /) -> Any:

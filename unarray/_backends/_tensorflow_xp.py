@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from unarray._backends import _special
 from unarray._dtypes import DTYPE_NAMES, promote_names
 from unarray._errors import ArgumentError, DTypeError
 
@@ -48,6 +49,14 @@ def t(x: Any) -> Any:
     return x if isinstance(x, tf.Tensor) else tf.convert_to_tensor(x)
 
 
+def const(v: Any, dtype: Any = None) -> Any:
+    # Note: TF caches scalar constants by value, and -0.0 == 0.0: once tf.constant(-0.0) exists, tf.constant(0.0)
+    # returns it (and the reverse). A zero goes through NumPy, which the cache does not see.
+    if type(v) in (float, complex) and v == 0:
+        return tf.constant(np.asarray(v, (dtype or (float32 if type(v) is float else complex64)).as_numpy_dtype))
+    return tf.constant(v, dtype)
+
+
 def is_float(d: Any) -> builtins.bool:
     return d in _FLOATS
 
@@ -75,11 +84,11 @@ def promote(x1: Any, x2: Any) -> tuple[Any, Any]:
     if isinstance(x1, _SCALARS):
         x2 = t(x2)
         d = _scalar_dtype(x1, x2.dtype)
-        return tf.constant(x1, d), _cast(x2, d)
+        return const(x1, d), _cast(x2, d)
     x1 = t(x1)
     if isinstance(x2, _SCALARS):
         d = _scalar_dtype(x2, x1.dtype)
-        return _cast(x1, d), tf.constant(x2, d)
+        return _cast(x1, d), const(x2, d)
     x2 = t(x2)
     if x1.dtype == x2.dtype:
         return x1, x2
@@ -154,8 +163,33 @@ def _unary_float(fn: Any) -> Any:
 acos, acosh, asin = _unary_float(tf.math.acos), _unary_float(tf.math.acosh), _unary_float(tf.math.asin)
 asinh, atan, atanh = _unary_float(tf.math.asinh), _unary_float(tf.math.atan), _unary_float(tf.math.atanh)
 cos, cosh, exp = _unary_float(tf.math.cos), _unary_float(tf.math.cosh), _unary_float(tf.math.exp)
-expm1, log, log1p = _unary_float(tf.math.expm1), _unary_float(tf.math.log), _unary_float(tf.math.log1p)
-sin, sinh, sqrt = _unary_float(tf.math.sin), _unary_float(tf.math.sinh), _unary_float(tf.math.sqrt)
+log = _unary_float(tf.math.log)
+sin, sinh = _unary_float(tf.math.sin), _unary_float(tf.math.sinh)
+_expm1, _log1p, _sqrt = _unary_float(tf.math.expm1), _unary_float(tf.math.log1p), _unary_float(tf.math.sqrt)
+
+
+def _xp() -> Any:
+    from unarray._backends.tensorflow import XP
+
+    return XP
+
+
+# Note: TF's complex expm1, log1p and sqrt miss the standard's infinities, signed zeros and the branch cut's
+# sign (expm1(inf + 0j), log1p(-1 + 0j), sqrt(inf - 1j)): corrected through _special.
+def expm1(x: Any, /) -> Any:
+    x = t(x)
+    return _special.complex_expm1(_xp(), x, tf.complex) if x.dtype in _COMPLEX else _expm1(x)
+
+
+def log1p(x: Any, /) -> Any:
+    x = t(x)
+    return _special.complex_log1p(_xp(), x, tf.complex) if x.dtype in _COMPLEX else _log1p(x)
+
+
+def sqrt(x: Any, /) -> Any:
+    x = t(x)
+    r = _sqrt(x)
+    return _special.complex_sqrt(_xp(), r, x, tf.complex) if x.dtype in _COMPLEX else r
 tan, tanh = _unary_float(tf.math.tan), _unary_float(tf.math.tanh)
 log2 = _unary_float(lambda x: tf.math.log(x) / tf.math.log(tf.constant(2, x.dtype)))
 log10 = _unary_float(lambda x: tf.math.log(x) / tf.math.log(tf.constant(10, x.dtype)))
@@ -324,18 +358,24 @@ bitwise_or = _bitwise(tf.bitwise.bitwise_or, tf.math.logical_or)
 bitwise_xor = _bitwise(tf.bitwise.bitwise_xor, tf.math.logical_xor)
 
 
+def _out_of_range(b: Any, bits: int) -> Any:
+    # Note: TF's shifts by a count outside [0, bits) are undefined; unarray (as NumPy) shifts every bit out.
+    return (b >= bits) | (b < 0) if b.dtype not in _UNSIGNED else b >= bits
+
+
 def bitwise_left_shift(x1: Any, x2: Any, /) -> Any:
     a, b = promote(x1, x2)
     bits = a.dtype.size * 8
-    # Note: TF shifts by >= the bit width are undefined; the standard (like NumPy) gives 0.
-    return tf.where(b >= bits, tf.zeros_like(a), tf.bitwise.left_shift(a, tf.minimum(b, bits - 1)))
+    inside = tf.clip_by_value(b, tf.zeros_like(b), tf.fill(tf.shape(b), tf.constant(bits - 1, b.dtype)))
+    return tf.where(_out_of_range(b, bits), tf.zeros_like(a), tf.bitwise.left_shift(a, inside))
 
 
 def bitwise_right_shift(x1: Any, x2: Any, /) -> Any:
     a, b = promote(x1, x2)
     bits = a.dtype.size * 8
     fill = tf.where(a < 0, -tf.ones_like(a), tf.zeros_like(a)) if a.dtype not in _UNSIGNED else tf.zeros_like(a)
-    return tf.where(b >= bits, fill, tf.bitwise.right_shift(a, tf.minimum(b, bits - 1)))
+    inside = tf.clip_by_value(b, tf.zeros_like(b), tf.fill(tf.shape(b), tf.constant(bits - 1, b.dtype)))
+    return tf.where(_out_of_range(b, bits), fill, tf.bitwise.right_shift(a, inside))
 
 
 def divide(x1: Any, x2: Any, /) -> Any:
@@ -357,7 +397,8 @@ def remainder(x1: Any, x2: Any, /) -> Any:
     a, b = promote(x1, x2)
     if a.dtype == bool:
         raise DTypeError("remainder needs numeric arrays, got bool")
-    return tf.math.floormod(a, b)
+    r = tf.math.floormod(a, b)
+    return _special.remainder_zero_sign(_xp(), r, b) if a.dtype in _FLOATS else r
 
 
 def pow(x1: Any, x2: Any, /) -> Any:  # noqa: A001
@@ -513,7 +554,10 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: builtin
     with _Place(device):
         if isinstance(obj, np.ndarray) and dtype is not None and dtype != bfloat16:
             obj = obj.astype(dtype.as_numpy_dtype, copy=False)
-        return tf.constant(obj, dtype=dtype)
+        elif isinstance(obj, (list, tuple)) and dtype is not None:
+            # Note: tf.constant refuses sequences of mixed Python types ([1, 2j, 3]); NumPy converts them.
+            obj = np.asarray(obj, dtype=dtype.as_numpy_dtype)
+        return const(obj, dtype)
 
 
 def _infer_dtype(obj: Any) -> Any:
@@ -558,7 +602,7 @@ def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) 
     if dtype is None:
         dtype = _infer_dtype(fill_value) if isinstance(fill_value, _SCALARS) else t(fill_value).dtype
     with _Place(device):
-        return tf.fill(_shape(shape), tf.constant(fill_value, dtype))
+        return tf.fill(_shape(shape), const(fill_value, dtype))
 
 
 def _like(x: Any, dtype: Any, device: Any) -> tuple[Any, Any, Any]:
@@ -585,7 +629,7 @@ def empty_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
 def full_like(x: Any, /, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Any:
     x, d, dev = _like(x, dtype, device)
     with _Place(dev):
-        return tf.fill(tf.shape(x), tf.constant(fill_value, d))
+        return tf.fill(tf.shape(x), const(fill_value, d))
 
 
 def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None) -> Any:
@@ -600,7 +644,7 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
 
 
 def _exact(v: Any, dtype: Any) -> Any:
-    return tf.cast(v, dtype) if isinstance(v, (tf.Tensor, tf.Variable)) else tf.constant(v, dtype)
+    return tf.cast(v, dtype) if isinstance(v, (tf.Tensor, tf.Variable)) else const(v, dtype)
 
 
 def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: Any = None,

@@ -40,9 +40,8 @@ _CPU_REDUCES = cpu_can_reduce()
 
 def matters(x: Any) -> bool:
     """Whether the policy can change a matmul-like result on ``x`` (its dtype and device)."""
-    if x.dtype not in _REDUCIBLE:
-        return False
-    return x.device.type != "cpu" or _CPU_REDUCES or _precision.FORCE_ARBITRATION
+    # Note: is_cpu and dtype are C attribute reads; x.device would build a torch.device per call.
+    return (not x.is_cpu or _CPU_REDUCES or _precision.FORCE_ARBITRATION) and x.dtype in _REDUCIBLE
 
 
 def _read() -> tuple[Any, str]:

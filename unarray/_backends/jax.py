@@ -9,6 +9,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from unarray._backends import _special
 from unarray._backends._base import Backend
 from unarray._devices import Device
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES
@@ -109,9 +110,21 @@ def check_promotion(op: str, *args: Any) -> None:
                          "or to float32 first", op=op, backend="jax")
 
 
+def _wide_int(v: Any, args: tuple[Any, ...]) -> Any:
+    # Note: JAX parses a Python int as int32 before promoting it (2**31 next to a uint32 array overflows there);
+    # an int outside int32 that the array's dtype holds is made an array of that dtype.
+    if type(v) is int and not -(2**31) <= v < 2**31:
+        like = next((a for a in args if hasattr(a, "dtype")), None)
+        if like is not None and jnp.issubdtype(like.dtype, jnp.integer):
+            return jnp.asarray(v, dtype=like.dtype)
+    return v
+
+
 def _guarded(fn: Any, op: str) -> Any:
     def call(*args: Any, **kwargs: Any) -> Any:
         check_promotion(op.replace("linalg_", "linalg."), *args)
+        if len(args) == 2 and (type(args[0]) is int or type(args[1]) is int):
+            args = (_wide_int(args[0], args), _wide_int(args[1], args))
         return fn(*args, **kwargs)
 
     return call
@@ -217,6 +230,26 @@ class JaxBackend(Backend):
         if x.ndim < 2:
             return super().matrix_transpose(x)
         return jnp.matrix_transpose(x)
+
+    # Special cases jnp misses (see _special): signed zero results of floor_divide and remainder, the sign
+    # and infinities of complex sqrt, |inf + NaN j|.
+    def floor_divide(self, x1: Any, x2: Any, /) -> Any:
+        check_promotion("floor_divide", x1, x2)
+        r = jnp.floor_divide(x1, x2)
+        return _special.floor_divide_zero_sign(jnp, r, x1, x2) if jnp.issubdtype(r.dtype, jnp.floating) else r
+
+    def remainder(self, x1: Any, x2: Any, /) -> Any:
+        check_promotion("remainder", x1, x2)
+        r = jnp.remainder(x1, x2)
+        return _special.remainder_zero_sign(jnp, r, x2) if jnp.issubdtype(r.dtype, jnp.floating) else r
+
+    def sqrt(self, x: Any, /) -> Any:
+        r = jnp.sqrt(x)
+        return _special.complex_sqrt(jnp, r, x, jax.lax.complex) if jnp.iscomplexobj(x) else r
+
+    def abs(self, x: Any, /) -> Any:
+        r = jnp.abs(x)
+        return _special.complex_abs(jnp, r, x) if jnp.iscomplexobj(x) else r
 
     # Note: jnp.permute_dims refuses negative axes, which NumPy and torch accept.
     def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:

@@ -8,6 +8,7 @@ from typing import Any
 import array_api_compat.numpy as compat_numpy
 import numpy as np
 
+from unarray._backends import _special
 from unarray._backends._base import Backend
 from unarray._devices import Device
 from unarray._errors import DeviceMismatchError
@@ -122,6 +123,27 @@ class NumpyBackend(Backend):
 
     def cumulative_prod(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
         return np.cumulative_prod(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
+
+    # Note: np.expm1 of a complex number is exp(z) - 1 (inf + 0j gives inf + NaN j; the standard: inf + 0j).
+    def expm1(self, x: Any, /) -> Any:
+        if x.dtype.kind != "c":
+            return np.expm1(x)
+        with np.errstate(all="ignore"):
+            return _special.complex_expm1(compat_numpy, x, _complex)
+
+    # Note: NumPy's float16 nextafter(-0.0, +0.0) gives -0.0; the standard: x2 where x1 == x2.
+    def nextafter(self, x1: Any, x2: Any, /) -> Any:
+        r = np.nextafter(x1, x2)
+        if r.dtype != np.float16:
+            return r
+        return np.where(np.equal(x1, x2), np.asarray(x2, r.dtype), r)
+
+
+def _complex(re: Any, im: Any) -> Any:
+    # re + im * 1j would turn an infinite part into NaN: the parts are written directly.
+    out = np.empty(np.shape(re), np.result_type(re.dtype, np.complex64))
+    out.real, out.imag = re, im
+    return out
 
 
 BACKEND = NumpyBackend()

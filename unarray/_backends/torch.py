@@ -118,7 +118,7 @@ class TorchBackend(Backend):
     # graph as an argument of the custom op unarray::matmul, applied when the graph runs.
     def matmul(self, x1: Any, x2: Any) -> Any:
         d = x1.dtype
-        if (d is _F32 or d is _C64) and _tp.matters(x1):
+        if (d is _F32 or d is _C64) and (not x1.is_cpu or _tp._CPU_REDUCES or _precision.FORCE_ARBITRATION):
             if _compiling():
                 return _compiled().matmul(x1, x2, _precision.traced())
             return _tp.run(x1, _POLICY.get(), _matmul_general, x1, x2)
