@@ -10,6 +10,7 @@ import array_api_compat.torch as compat_torch
 import torch
 
 from unarray import _precision
+from unarray._backends import _special
 from unarray._backends import _torch_precision as _tp
 from unarray._backends._base import Backend
 from unarray._devices import Device
@@ -21,6 +22,13 @@ _C64 = torch.complex64
 _compiling = torch.compiler.is_compiling
 _SMALL_UINTS = (torch.uint8, torch.uint16, torch.uint32)
 _WIDE_UINTS = (torch.uint16, torch.uint32, torch.uint64)
+_UINTS = (torch.uint8, *_WIDE_UINTS)
+# Binary ops torch refuses for uint16/uint32/uint64 (no kernels, no promotion): computed in int64 instead.
+_WRAPPING = frozenset({"add", "subtract", "multiply", "bitwise_and", "bitwise_or", "bitwise_xor",
+                       "bitwise_left_shift", "linalg_outer", "linalg_cross", "where"})
+_ORDERING = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "maximum",
+                       "minimum", "clip"})
+_EXACT = frozenset({"floor_divide", "remainder", "bitwise_right_shift", "pow"})
 _device_cache: dict[Any, Device] = {}
 
 
@@ -75,6 +83,13 @@ class TorchBackend(Backend):
     name = "torch"
     xp = compat_torch
     native = torch
+
+    def __getattr__(self, op: str) -> Any:
+        fn = super().__getattr__(op)
+        if op in _WRAPPING or op in _ORDERING or op in _EXACT:
+            fn = _wide_uint_fallback(fn, op)
+            setattr(self, op, fn)
+        return fn
 
     def is_array_type(self, t: type) -> bool:
         return issubclass(t, torch.Tensor)
@@ -134,6 +149,11 @@ class TorchBackend(Backend):
             if _compiling():
                 return _compiled().tensordot(x1, x2, axes, _precision.traced())
             return _tp.run(x1, _POLICY.get(), _tensordot, x1, x2, axes)
+        if x1.dtype is not x2.dtype or x1.dtype in _WIDE_UINTS:
+            # Note: compat's tensordot promotes with torch's rules (uint8 x int16 -> int16, uint32 refused).
+            dt = _promote(x1.dtype, x2.dtype)
+            a, b = _as_int64(x1.to(dt)), _as_int64(x2.to(dt))
+            return _back(self.tensordot(a, b, axes=axes), dt)
         if not (_no_int_gemm(x1) and _is_int(x2)):
             return compat_torch.tensordot(x1, x2, axes=axes)
         if isinstance(axes, int):
@@ -180,8 +200,11 @@ class TorchBackend(Backend):
 
     # Note: torch reduces every axis when dim=(); the standard reduces none.
     def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
-        if axis is None and dtype is None and not keepdims and x.dtype not in _SMALL_UINTS:
+        if axis is None and dtype is None and not keepdims and x.dtype not in _UINTS:
             return torch.sum(x)
+        u = _uint_out(x, dtype)
+        if u is not None:
+            return _back(self.sum(_to_int64(x), axis, torch.int64, keepdims), u)
         if dtype is None:
             if x.dtype in _SMALL_UINTS:
                 # torch has no uint64 arithmetic: accumulate in int64 (same bits mod 2**64).
@@ -195,6 +218,9 @@ class TorchBackend(Backend):
         return torch.sum(x, dim=axis, keepdim=keepdims, dtype=self.dtype(dtype))
 
     def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        u = _uint_out(x, dtype)
+        if u is not None:
+            return _back(self.prod(_to_int64(x), axis, torch.int64, keepdims), u)
         dt = self.dtype(dtype)
         if dt is None and not (x.is_floating_point() or x.is_complex()):
             dt = torch.int64
@@ -297,6 +323,9 @@ class TorchBackend(Backend):
                 raise ArgumentError(f"axis=None needs a 1-D array, got shape {tuple(x.shape)}; pass axis=",
                                     op=op, backend=self.name)
             axis = 0
+        u = _uint_out(x, dtype)
+        if u is not None:
+            return _back(self._cumulative(fn, identity, _to_int64(x), axis, torch.int64, initial, op), u)
         dt = self.dtype(dtype)
         if dt is None and not (x.is_floating_point() or x.is_complex() or x.dtype is torch.bool):
             dt = torch.int64
@@ -309,14 +338,36 @@ class TorchBackend(Backend):
             out = torch.cat([torch.full(shape, identity, dtype=out.dtype, device=out.device), out], dim=axis)
         return out
 
+    # Special cases torch misses (see _special): a zero remainder takes the divisor's sign; complex expm1
+    # of an imaginary zero (torch computes exp(z) - 1).
+    def remainder(self, x1: Any, x2: Any, /) -> Any:
+        r = _remainder(x1, x2)
+        return _special.remainder_zero_sign(compat_torch, r, x2) if r.is_floating_point() else r
+
+    def expm1(self, x: Any, /) -> Any:
+        return _special.complex_expm1(compat_torch, x, torch.complex) if x.is_complex() else torch.expm1(x)
+
     # Note: torch.take_along_dim wants int64 indices; the standard allows any integer dtype.
     def take_along_axis(self, x: Any, indices: Any, *, axis: int = -1) -> Any:
         return torch.take_along_dim(x, indices.to(torch.int64), dim=axis)
 
+    # Note: torch.unique has no complex kernel: complex values are found as unique (real, imag) rows.
+    def unique_values(self, x: Any) -> Any:
+        return _unique(x)[0] if x.is_complex() else compat_torch.unique_values(x)
+
+    def unique_counts(self, x: Any) -> Any:
+        return compat_torch.unique_counts(x) if not x.is_complex() else _UniqueCounts(*_unique(x)[::2])
+
+    def unique_inverse(self, x: Any) -> Any:
+        if not x.is_complex():
+            return compat_torch.unique_inverse(x)
+        values, inverse, _ = _unique(x)
+        return _UniqueInverse(values, inverse.reshape(x.shape))
+
     # Note: array-api-compat has no unique_all for torch; first indices come from a scatter-min.
     def unique_all(self, x: Any) -> Any:
         flat = x.reshape(-1)
-        values, inverse, counts = torch.unique(flat, sorted=True, return_inverse=True, return_counts=True)
+        values, inverse, counts = _unique(flat)
         pos = torch.arange(flat.numel(), device=x.device)
         first = torch.full(values.shape, flat.numel(), dtype=torch.int64, device=x.device)
         first = first.scatter_reduce(0, inverse, pos, "amin")
@@ -358,7 +409,66 @@ def _vecdot(x1: Any, x2: Any, axis: int) -> Any:
 
 
 def _as_int64(x: Any) -> Any:
+    if x.dtype not in _WIDE_UINTS:
+        return x
     return x.view(torch.int64) if x.dtype is torch.uint64 else x.to(torch.int64)
+
+
+def _to_int64(x: Any) -> Any:
+    return x.view(torch.int64) if x.dtype is torch.uint64 else x.to(torch.int64)
+
+
+def _uint_out(x: Any, dtype: Any) -> Any:
+    # Note: torch has no unsigned accumulation (uint8 sums give int64, uint64 has no sum kernel); the standard's
+    # sum/prod/cumulative_* of unsigned input is the default unsigned dtype: accumulate in int64 (the same bits
+    # mod 2**64) and read the bits back as uint64 (or as the unsigned dtype asked for).
+    if dtype is None:
+        return torch.uint64 if x.dtype in _UINTS else None
+    dt = dtype if isinstance(dtype, torch.dtype) else BACKEND.dtype(dtype)
+    return dt if dt in _UINTS and not (x.is_floating_point() or x.is_complex()) else None
+
+
+def _back(r: Any, dtype: Any) -> Any:
+    if r.dtype is dtype or r.dtype is torch.bool:
+        return r
+    return r.view(torch.uint64) if dtype is torch.uint64 and r.dtype is torch.int64 else r.to(dtype)
+
+
+def _scalar_as(v: Any, dtype: Any, ordering: bool) -> Any:
+    # A Python int next to a uint64 tensor computed in int64: the same bits (wrapping), or the same order.
+    if dtype is not torch.uint64 or not isinstance(v, int) or isinstance(v, bool):
+        return v
+    if ordering:
+        return v - 2**63
+    return v - 2**64 if v >= 2**63 else v
+
+
+def _wide_uint_fallback(fn: Any, op: str) -> Any:
+    ordering = op in _ORDERING
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (RuntimeError, TypeError):
+            ts = [a for a in args if isinstance(a, torch.Tensor) and a.dtype is not torch.bool]
+            if not any(t.dtype in _WIDE_UINTS for t in ts):
+                raise
+        # Note: torch has no uint16/32/64 kernels nor promotion for most ops: unarray's promotion table picks the
+        # dtype, the values are computed in int64 (uint64 as its bits; for ordering ops with the sign bit flipped,
+        # so the order holds) and cast back. Division and right shift of uint64 are exact below 2**63.
+        dt = ts[0].dtype
+        for t in ts[1:]:
+            dt = _promote(dt, t.dtype)
+        conv = _ordered if ordering else _as_int64
+        wide = [conv(a.to(dt)) if isinstance(a, torch.Tensor) and a.dtype is not torch.bool
+                else _scalar_as(a, dt, ordering) for a in args]
+        kw = {k: _scalar_as(v, dt, ordering) for k, v in kwargs.items()}
+        r = fn(*wide, **kw)
+        if r.dtype is torch.bool:
+            return r
+        return _from_ordered(r, dt) if ordering else _back(r, dt)
+
+    return call
 
 
 def _promote(a: Any, b: Any) -> Any:
@@ -368,6 +478,14 @@ def _promote(a: Any, b: Any) -> Any:
         name = promote_names(canonical_name(a) or "", canonical_name(b) or "")
         if name is not None:
             return getattr(torch, name)
+        # Note: mixed kinds are left undefined by the standard; as torch does for other integers, the float wins.
+        if b.is_floating_point or b.is_complex:
+            return b
+        if a.is_floating_point or a.is_complex:
+            return a
+        from unarray._errors import DTypeError
+
+        raise DTypeError(f"the standard defines no promotion of {a} with {b}; cast one explicitly", backend="torch")
     return torch.promote_types(a, b)
 
 
@@ -385,6 +503,25 @@ def _matmul_general(x1: Any, x2: Any) -> Any:
     a, b = x1.to(torch.int64), x2.to(torch.int64)
     out = _int_matmul(a, b) if a.is_cuda else torch.matmul(a, b)
     return out.to(dt)
+
+
+def _unique(x: Any) -> tuple[Any, Any, Any]:
+    flat = x.reshape(-1)
+    if not flat.is_complex():
+        return torch.unique(flat, sorted=True, return_inverse=True, return_counts=True)
+    rows, inverse, counts = torch.unique(torch.view_as_real(flat), dim=0, sorted=True, return_inverse=True,
+                                         return_counts=True)
+    return torch.view_as_complex(rows.contiguous()), inverse, counts
+
+
+class _UniqueCounts(NamedTuple):
+    values: Any
+    counts: Any
+
+
+class _UniqueInverse(NamedTuple):
+    values: Any
+    inverse_indices: Any
 
 
 class _UniqueAll(NamedTuple):
@@ -429,4 +566,5 @@ def _int_matmul(x1: Any, x2: Any) -> Any:
     return out
 
 
+_remainder = _wide_uint_fallback(compat_torch.remainder, "remainder")
 BACKEND = TorchBackend()
