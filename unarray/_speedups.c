@@ -97,16 +97,16 @@ read_value(PyObject *obj, PyObject *name, PyObject *call)
     return PyObject_GetAttr(obj, name);
 }
 
-static PyObject *
+static void *
 data_pointer(PyObject *obj)
 {
-    /* A read (name, None): an ndarray's data pointer as an int, 0 for anything else (a NumPy scalar is
+    /* A read (name, None): an ndarray's data pointer, NULL (0) for anything else (a NumPy scalar is
      * immutable), as _handoff._sig_numpy reads it; the buffer __setstate__ replaces in place. */
 #ifdef UNARRAY_NUMPY
     if (numpy_api() && PyArray_Check(obj))
-        return PyLong_FromVoidPtr(PyArray_DATA((PyArrayObject *)obj));
+        return PyArray_DATA((PyArrayObject *)obj);
 #endif
-    return PyLong_FromLong(0);
+    return NULL;
 }
 
 static int
@@ -141,8 +141,16 @@ same_signature(PyObject *fn, PyObject *obj, PyObject *want)
                     return 1;
                 continue;
             }
-            PyObject *got = PyTuple_GET_ITEM(step, 1) == Py_None ? data_pointer(obj)
-                                                                 : read_value(obj, name, PyTuple_GET_ITEM(step, 1));
+            if (PyTuple_GET_ITEM(step, 1) == Py_None) {
+                /* the data pointer, compared as an address: no int is made on a hit */
+                void *want_ptr = PyLong_Check(item) ? PyLong_AsVoidPtr(item) : NULL;
+                if (want_ptr == NULL && PyErr_Occurred())
+                    PyErr_Clear();
+                if (want_ptr != data_pointer(obj))
+                    return 0;
+                continue;
+            }
+            PyObject *got = read_value(obj, name, PyTuple_GET_ITEM(step, 1));
             if (got == NULL)
                 return -1;
             int eq = PyObject_RichCompareBool(item, got, Py_EQ);
