@@ -219,8 +219,11 @@ def test_out_of_range_python_ints_are_refused_everywhere(backend: TestBackend, n
         ua.full((2,), outside, dtype=getattr(ua, name))
 
 
-@given(st.lists(st.complex_numbers(allow_nan=False, allow_infinity=False, max_magnitude=4), min_size=1,
-                max_size=12), st.data())
+# Parts are normal float32 numbers: JAX and TF on the CPU flush subnormals to zero.
+_PART = st.floats(-4, 4, width=32, allow_subnormal=False)
+
+
+@given(st.lists(st.builds(complex, _PART, _PART), min_size=1, max_size=12), st.data())
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_unique_of_complex_input(backend: TestBackend, values: list[complex], data: st.DataObject) -> None:
     pool = values + [values[i] for i in data.draw(st.lists(st.integers(0, len(values) - 1), max_size=6))]
