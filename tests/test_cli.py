@@ -193,3 +193,72 @@ def test_deviations_for_one_backend() -> None:
     r = _module("deviations", "--backends", "jax")
     want = {d.reason for d in deviations.DEVIATIONS if d.backend in ("jax", "*")}
     assert {ln[2:] for ln in r.stdout.splitlines() if ln.startswith("- ")} == want
+
+
+# -- docs: what they state holds ------------------------------------------------------------------------------
+def _doc_rows() -> list[tuple[list[str], int]]:
+    text = (ROOT / "conformance" / "README.md").read_text()
+    rows = re.findall(r"^\| `python -m unarray check([^`]*)`[^|]*\| (\d+) \|", text, flags=re.M)
+    return [(a.split(), int(n)) for a, n in rows]
+
+
+def test_conformance_readme_states_the_check_counts_the_suite_has() -> None:
+    # The stated times were measured with these commands; a changed suite changes the counts, and the
+    # page must then be measured again.
+    rows = _doc_rows()
+    assert len(rows) >= 4
+    for args, stated in rows:
+        profile = args[args.index("--profile") + 1] if "--profile" in args else "quick"
+        names = args[args.index("--backends") + 1:] if "--backends" in args else ["numpy", "torch", "jax", "tensorflow"]
+        envs, _rows, unavailable = runner.plan(names)
+        if unavailable:
+            continue  # a backend of that row is not installed here
+        op_envs = [e for e in envs if e.backend not in runner.HANDOFF_ONLY]
+        n = len(runner.select_cases(profile)) * len(op_envs) + len(runner.handoff_checks(envs))
+        assert n == stated, f"check {' '.join(args)}: the suite has {n} checks, conformance/README.md says {stated}"
+
+
+def test_docs_install_unarray_from_the_clone() -> None:
+    pages = [ROOT / "README.md", ROOT / "conformance" / "README.md", *(ROOT / "backends").glob("*.md")]
+    for page in pages:
+        assert "pip install unarray" not in page.read_text(), page
+
+
+def _buffer(offset: int, shape: tuple[int, int]) -> Any:
+    # A float32 C-contiguous array of `shape` starting `offset` bytes past a 64-byte boundary.
+    import numpy as np
+
+    n = 4 * shape[0] * shape[1]
+    raw = np.zeros(n + 128, np.uint8)
+    start = (-raw.__array_interface__["data"][0]) % 64 + offset
+    out = raw[start:start + n].view(np.float32).reshape(shape)
+    out[...] = np.arange(1, out.size + 1, dtype=np.float32).reshape(shape)
+    return out
+
+
+@pytest.mark.parametrize("lead", ["torch", "jax", "tensorflow"])
+def test_readme_copy_statement_holds(lead: str) -> None:
+    # README: JAX (CPU) and TensorFlow copy NumPy buffers not 64-byte aligned and strided or reversed views;
+    # torch takes any strided view and copies reversed ones. Each copy is counted, and explain says so.
+    import numpy as np
+
+    mod = pytest.importorskip(lead)
+    ones = np.ones((8, 4), np.float32)
+    if lead == "torch":
+        a = mod.ones((8, 4), device="cpu")
+    elif lead == "jax":
+        a = mod.device_put(ones, mod.devices("cpu")[0])
+    else:
+        with mod.device("/device:CPU:0"):
+            a = mod.constant(ones)
+    cases = {"aligned": _buffer(0, (8, 4)), "unaligned": _buffer(4, (8, 4)),
+             "strided": _buffer(0, (8, 8))[:, ::2], "reversed": _buffer(0, (8, 8))[:, ::-2]}
+    copied = {"torch": {"reversed"}, "jax": {"unaligned", "strided", "reversed"},
+              "tensorflow": {"unaligned", "strided", "reversed"}}[lead]
+    for name, x in cases.items():
+        expected = int(name in copied)
+        assert ua.explain("add", a, x).copies == expected, (lead, name)
+        ua.stats(reset=True)
+        r = ua.add(a, x)
+        assert ua.stats()["copies"] == expected, (lead, name)
+        np.testing.assert_array_equal(np.asarray(r), x + 1)

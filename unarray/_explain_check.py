@@ -37,8 +37,9 @@ def resolve(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         raise ArgumentTypeError(f"ua.{op} does not take these arguments ({e}); pass them as ua.{op} takes them",
                                 op="explain") from None
     takes_arrays = False
+    lead = _lead(fn)
     for name, value in bound.arguments.items():
-        takes_arrays |= _check(op, name, str(fn.__annotations__.get(name, "")), value)
+        takes_arrays |= _check(op, name, str(fn.__annotations__.get(name, "")), value, name == lead)
     values = [v for v in bound.arguments.values() if not isinstance(v, (tuple, list))]
     if takes_arrays and bound.arguments.get("backend") is None and all(isinstance(v, _PASSIVE) for v in values):
         raise ArgumentTypeError(f"ua.{op} needs at least one array argument, got only Python scalars; pass an "
@@ -66,7 +67,15 @@ def _function(op: Any) -> Any:
     return obj
 
 
-def _check(op: str, name: str, annotation: str, value: Any) -> bool:
+def _lead(fn: Any) -> str | None:
+    # The parameter whose array picks the backend: the first array-only one, unless the front end
+    # dispatches over all its operands (_many: Python scalars there take no part, as in ua.where).
+    if "_many" in fn.__code__.co_names:
+        return None
+    return next((n for n, a in fn.__annotations__.items() if str(a) == "Array"), None)
+
+
+def _check(op: str, name: str, annotation: str, value: Any, lead: bool) -> bool:
     # Whether the parameter is an array parameter (raising where the call would refuse its value).
     words = {w.strip() for w in annotation.split("|")}
     if words == {"tuple[Array, ...]", "list[Array]"}:
@@ -77,8 +86,8 @@ def _check(op: str, name: str, annotation: str, value: Any) -> bool:
         return False  # a sequence of arrays: checked element by element
     if "Array" not in words or not words <= _SCALAR_WORDS:
         return False  # a shape, a dtype, an axis...: the call checks those itself
-    if (value is None and "None" in words) or (words != {"Array"} and isinstance(value, SCALARS)):
-        return True
+    if (value is None and "None" in words) or (isinstance(value, SCALARS) and (words != {"Array"} or not lead)):
+        return True  # a Python scalar off the lead: the call passes it on (the backend may refuse its value)
     _require_array(op, name, value)
     return True
 
