@@ -92,11 +92,11 @@ def test_explain_raises_exactly_where_the_call_refuses(data: st.DataObject, call
     try:
         getattr(ua, op)(*args)
         refused: BaseException | None = None
-    except ua.UnarrayError as e:
-        refused = e
+    except ua.UnarrayError as err:
+        refused = err
     if refused is None:  # what the call accepts, explain explains
-        e = ua.explain(op, *args)
-        assert e.backend == "numpy" and e.op == op
+        ex = ua.explain(op, *args)
+        assert ex.backend == "numpy" and ex.op == op
         return
     if not isinstance(refused, (ua.UnknownArrayTypeError, ua.ArgumentTypeError)):
         return  # refused for a value (a shape the backend rejects): the op does not run under explain

@@ -122,7 +122,6 @@ tile: Construct an array by repeating ``x`` ``repetitions`` times.
 unstack: Split ``x`` into a tuple of arrays along ``axis``.
 """)
 _add("searching", """
-count_nonzero: Number of non-zero elements along ``axis``.
 nonzero: Indices of the non-zero elements, one array per dimension.
 searchsorted: Indices at which ``x2`` would be inserted into the sorted ``x1``.
 where: ``x1`` where ``condition`` is true, else ``x2``.
@@ -133,10 +132,6 @@ unique_all: Unique elements with their first indices, inverse indices and counts
 unique_counts: Unique elements and their counts.
 unique_inverse: Unique elements and the inverse indices that rebuild ``x``.
 unique_values: Unique elements of ``x``.
-""")
-_add("sorting", """
-argsort: Indices that sort ``x`` along ``axis``.
-sort: Sorted copy of ``x`` along ``axis``.
 """)
 _add("utility", """
 diff: ``n``-th discrete difference along ``axis``.

@@ -7,12 +7,16 @@ unarray imports no array framework.
 
 from __future__ import annotations
 
+import sys as _sys
+
 from unarray import fft, linalg
 from unarray._devices import Device
+from unarray._dispatch import run_as_written as _run_as_written
 from unarray._dispatch import use
 from unarray._errors import (
     ArgumentError,
     ArgumentTypeError,
+    AxisError,
     BackendNotAvailableError,
     DeviceMismatchError,
     DeviceNotAvailableError,
@@ -69,9 +73,9 @@ __all__ = [
     "BackendInfo", "Device", "Explanation", "backend_of", "backends", "device", "explain", "from_dlpack",
     "get_precision", "namespace", "precision", "stats", "to", "use", "scaled_dot_product_attention",
     # errors
-    "ArgumentError", "ArgumentTypeError", "BackendNotAvailableError", "DTypeError", "DeviceMismatchError",
-    "DeviceNotAvailableError", "EmptyReductionError", "HandoffError", "ShapeError", "TracerHandoffError",
-    "UnarrayError", "UnknownArrayTypeError", "UnsupportedError",
+    "ArgumentError", "ArgumentTypeError", "AxisError", "BackendNotAvailableError", "DTypeError",
+    "DeviceMismatchError", "DeviceNotAvailableError", "EmptyReductionError", "HandoffError", "ShapeError",
+    "TracerHandoffError", "UnarrayError", "UnknownArrayTypeError", "UnsupportedError",
     # extensions
     "fft", "linalg",
     # constants
@@ -106,3 +110,7 @@ __all__ = [
 def __array_namespace_info__() -> _Info:
     """The inspection API of the default backend and device (``ua.use``), NumPy when nothing is set."""
     return _array_namespace_info()
+
+
+# tf.function runs unarray's functions as written (typed errors stay typed); see _dispatch.run_as_written.
+_run_as_written(_sys.modules[__name__], linalg, fft)

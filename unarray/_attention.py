@@ -9,6 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from unarray import _precision
+from unarray._errors import ShapeError
 
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
@@ -59,6 +60,7 @@ def via_torch_label(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bo
 
 def blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
             precision: str | None, block_q: int = BLOCK_Q, block_k: int = BLOCK_K) -> Any:
+    _static(b, q, k, v)
     if precision is None:
         return _blocked(b, q, k, v, mask, is_causal, scale, layout, block_q, block_k)
     # Note: backends read the matmul policy from the scope; a per-call policy is scoped around the call.
@@ -125,6 +127,17 @@ def _blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, sca
         out = outs[0] if len(outs) == 1 else xp.concat(outs, axis=-2)
     out = xp.astype(xp.reshape(out, (*batch, hq, sq, dv)), out_dtype)
     return _swap_sh(b, out) if layout == "bshd" else out
+
+
+def _static(b: Backend, *arrays: Any) -> None:
+    # The blocks are laid out in Python from the shapes; a dimension unknown while tracing (None inside
+    # tf.function) cannot be, and is refused with a typed error rather than a TypeError from int(None).
+    shapes = [tuple(a.shape) for a in arrays]
+    if any(n is None for s in shapes for n in s):
+        raise ShapeError(f"q, k, v have dimensions unknown while tracing ({', '.join(map(str, shapes))}); the "
+                         f"{b.name} attention lays out its blocks from the shapes: trace with every dimension "
+                         "known (an input_signature without None, or none at all)",
+                         op="scaled_dot_product_attention", backend=b.name)
 
 
 def _swap_sh(b: Backend, x: Any) -> Any:

@@ -28,7 +28,7 @@ from unarray._errors import (
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
 
-__all__ = ["BY_TYPE", "backend_named", "default_backend", "fail", "many", "one", "pair", "use"]
+__all__ = ["BY_TYPE", "backend_named", "default_backend", "fail", "many", "one", "pair", "run_as_written", "use"]
 
 # Top-level module of a type -> backend name. jaxlib owns the concrete jax.Array class.
 _ROOTS = {
@@ -56,8 +56,9 @@ def resolve_type(t: type, op: str | None = None) -> Backend:
             backend = _backends.get(name, op=op)
             if not backend.is_array_type(t):
                 break
-            BY_TYPE[t] = backend
-            return backend
+            view = backend.plain_view(t, op)  # raises for a subclass that cannot be read as its base
+            BY_TYPE[t] = backend if view is None else _Viewed(backend, t, view)  # type: ignore[assignment]
+            return BY_TYPE[t]
     raise UnknownArrayTypeError(
         f"got {t.__module__}.{t.__qualname__}, which is not an array of any supported library "
         f"({', '.join(_backends.NAMES)}); convert it first, e.g. ua.asarray(x)",
@@ -96,6 +97,8 @@ def pair(op: str, x1: Any, x2: Any) -> tuple[Backend, Any, Any]:
     b2 = one(x2, op)
     if b1 is b2:
         return b1, x1, x2
+    if b2.is_tracer(x2) and not b1.is_tracer(x1):
+        return b2, adopt(op, b2, x2, b1, x1), x2  # a traced operand leads whatever its position
     return b1, x1, adopt(op, b1, x1, b2, x2)
 
 
@@ -114,6 +117,8 @@ def many(
             raise ArgumentTypeError("needs at least one array argument; got only Python scalars", op=op)
         return backend_named(backend, op), arrays
     lead = backend_named(backend, op) if backend is not None else one(arrays[lead_i], op)
+    if backend is None:
+        lead_i, lead = _traced_lead(op, arrays, passive, lead_i, lead)
     for i, a in enumerate(arrays):
         if type(a) in passive:
             continue
@@ -123,12 +128,63 @@ def many(
     return lead, arrays
 
 
+def _traced_lead(op: str, arrays: list[Any], passive: frozenset[Any], i: int, lead: Backend) -> tuple[int, Backend]:
+    # A traced operand (JAX tracer, tf.function symbolic tensor) leads an eager first array: the eager
+    # array joins the trace as a constant, as in the native expression; the other way cannot work.
+    if lead.is_tracer(arrays[i]):
+        return i, lead
+    for j, a in enumerate(arrays):
+        if type(a) not in passive:
+            b = one(a, op)
+            if b is not lead and b.is_tracer(a):
+                return j, b
+    return i, lead
+
+
 def adopt(op: str, lead: Backend, lead_x: Any, other: Backend, x: Any) -> Any:
     """Hand ``x`` (of backend ``other``) to the leader zero-copy, refusing a device change."""
     from unarray import interop
 
-    same_device(op, lead, lead_x, other, x)
+    if isinstance(other, _Viewed):  # np.matrix joining an ndarray: its plain view, no handoff
+        x, other = other.plain(x), other.base
+        if other is lead:
+            return x
+    if not lead.is_tracer(lead_x):  # Note: a trace places the constants it captures itself
+        same_device(op, lead, lead_x, other, x)
     return interop.to(x, lead.name, copy=None, _op=op)
+
+
+class _Viewed:
+    """A backend reached through a zero-copy view of an array subclass whose own semantics differ
+    from the standard's (``np.matrix`` keeps every result 2-D): every op sees the plain base array
+    (``np.asarray(m)``), so results have the standard's shapes. Resolved once per type."""
+
+    def __init__(self, base: Backend, t: type, view: Any) -> None:
+        self.base, self.name, self._type, self._view = base, base.name, t, view
+
+    def plain(self, a: Any) -> Any:
+        if isinstance(a, self._type):
+            return self._view(a)
+        if type(a) in (list, tuple) and any(isinstance(e, self._type) for e in a):
+            return type(a)(self.plain(e) for e in a)
+        return a
+
+    def __getattr__(self, op: str) -> Any:
+        if op.startswith("__"):
+            raise AttributeError(op)
+        attr = getattr(self.base, op)
+        if not callable(attr) or isinstance(attr, type):
+            return attr
+        plain = self.plain
+
+        def call(*args: Any, **kw: Any) -> Any:
+            return attr(*[plain(a) for a in args], **{k: plain(v) for k, v in kw.items()})
+
+        setattr(self, op, call)
+        return call
+
+    def __repr__(self) -> str:
+        return f"<unarray backend {self.name} (through plain views of {self._type.__qualname__})>"
 
 
 def same_device(op: str, lead: Backend, lead_x: Any, other: Backend, x: Any) -> None:
@@ -149,6 +205,23 @@ def backend_named(name: str | Any, op: str | None = None) -> Backend:
         name = getattr(name, "__name__", str(name)).partition(".")[0]
         name = _ROOTS.get(name, name)
     return _backends.get(name, op=op)
+
+
+def run_as_written(*namespaces: Any) -> None:
+    """Mark the public functions of ``namespaces`` so that ``tf.function`` calls them unconverted.
+
+    Note: tf.function's AutoGraph rewrites the Python it meets (unarray's own ``if``s and ``raise``s) and
+    re-raises an error it cannot rebuild as ``StagingError``; a function that carries ``autograph_info__``
+    (the mark ``tf.autograph.experimental.do_not_convert`` leaves) runs as written, so a call traced by
+    tf.function raises the same typed error as eagerly. Setting an attribute imports nothing.
+    """
+    for ns in namespaces:
+        for f in vars(ns).values():
+            if callable(f) and str(getattr(f, "__module__", "")).startswith("unarray"):
+                try:
+                    f.autograph_info__ = None
+                except (AttributeError, TypeError):  # a C function takes no attributes: nothing to convert
+                    pass
 
 
 _DEFAULT: contextvars.ContextVar[tuple[str, Any]] = contextvars.ContextVar(

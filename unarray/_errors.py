@@ -9,9 +9,12 @@ received, and how to fix it.
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 __all__ = [
     "ArgumentError",
     "ArgumentTypeError",
+    "AxisError",
     "BackendNotAvailableError",
     "DeviceMismatchError",
     "DeviceNotAvailableError",
@@ -26,7 +29,29 @@ __all__ = [
 ]
 
 
-class UnarrayError(Exception):
+_E = TypeVar("_E", bound=BaseException)
+
+
+class _Named(type):
+    # Note: tf.function's AutoGraph re-raises an error that crosses converted user code as
+    # ``type(e)(message)`` only where ``type(e).__init__ is Exception.__init__``, and as StagingError
+    # otherwise. So UnarrayError keeps Exception's __init__ and its keywords are taken here: an error
+    # raised inside tf.function stays the same typed error as eagerly.
+    def __call__(cls: type[_E], message: str = "", *, op: str | None = None,  # type: ignore[misc]
+                 backend: str | None = None) -> _E:
+        prefix = ""
+        if op is not None:
+            prefix = f"ua.{op}"
+            if backend is not None:
+                prefix += f" [{backend}]"
+            prefix += ": "
+        self = type.__call__(cls, prefix + message)
+        self.op = op
+        self.backend = backend
+        return self
+
+
+class UnarrayError(Exception, metaclass=_Named):
     """Base class of every error raised by unarray.
 
     Attributes:
@@ -34,16 +59,9 @@ class UnarrayError(Exception):
         backend: the backend that was asked (``"torch"``), or ``None``.
     """
 
-    def __init__(self, message: str, *, op: str | None = None, backend: str | None = None):
-        prefix = ""
-        if op is not None:
-            prefix = f"ua.{op}"
-            if backend is not None:
-                prefix += f" [{backend}]"
-            prefix += ": "
-        super().__init__(prefix + message)
-        self.op = op
-        self.backend = backend
+    __init__ = Exception.__init__
+    op: str | None = None
+    backend: str | None = None
 
 
 class ArgumentError(UnarrayError, ValueError):
@@ -52,6 +70,11 @@ class ArgumentError(UnarrayError, ValueError):
 
 class ArgumentTypeError(UnarrayError, TypeError):
     """An argument has a wrong type."""
+
+
+class AxisError(ArgumentError, IndexError):
+    """An ``axis`` is out of range for the array's rank, or repeated (as NumPy's ``AxisError``,
+    both a ``ValueError`` and an ``IndexError``)."""
 
 
 class UnknownArrayTypeError(UnarrayError, TypeError):

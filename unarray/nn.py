@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 from unarray._dispatch import BY_TYPE as _BY_TYPE
@@ -45,8 +46,13 @@ def scaled_dot_product_attention(
             (added to the scaled scores; ``-inf`` forbids), broadcastable to ``(*B, Hq, Sq, Sk)``
             in either layout.
         is_causal: query ``i`` attends only keys ``j <= i + (Sk - Sq)``: aligned bottom-right, which is
-            the usual lower triangle when ``Sq == Sk``. Combines with ``mask`` (both must allow).
-        scale: multiplies the scores; defaults to ``1 / sqrt(D)``.
+            the usual lower triangle when ``Sq == Sk``. Combines with ``mask`` (both must allow). A Python
+            bool or a NumPy bool scalar; arrays, even 0-d, are refused (one may be a traced value):
+            pass ``bool(x)``.
+        scale: multiplies the scores; defaults to ``1 / sqrt(D)``. A finite real number: a Python int or
+            float or a NumPy scalar (``np.float32(0.125)``); arrays, even 0-d, are refused (pass
+            ``float(x)``), and so is a NaN or infinite scale (``ArgumentError``), which would make every
+            score NaN or infinite.
         layout: ``"bhsd"`` (heads before sequence, torch's layout) or ``"bshd"`` (sequence before
             heads, JAX's and flash-attention's layout), taken without transposes.
         precision: precision policy for float32 inputs (``"highest"`` by default; see
@@ -55,10 +61,16 @@ def scaled_dot_product_attention(
     Returns:
         ``(*B, Hq, Sq, Dv)`` (``"bhsd"``) or ``(*B, Sq, Hq, Dv)`` (``"bshd"``), the dtype of ``q``, an
         array of the inputs' library on their device. A query row with no key to attend (fully masked,
-        or ``i + Sk - Sq < 0`` under ``is_causal``) is zeros, not NaN.
+        or ``i + Sk - Sq < 0`` under ``is_causal``) is zeros, not NaN. NaN in is NaN out on every
+        backend and kernel: a NaN in a row of ``q`` makes that output row NaN; a NaN in an attended key
+        or value makes the rows that attend it NaN. Zero-size inputs give the empty result (``Sq``,
+        ``Hq`` or ``Dv`` zero) or zeros (``Sk == 0``: no key to attend); ``D == 0`` gives every score 0,
+        so each row is the mean of the attended values.
 
     Raises:
         ShapeError: ranks, head counts, sequence lengths, head dims or the mask do not fit the legend.
+        ArgumentTypeError: ``is_causal`` or ``scale`` is not a Python or NumPy scalar of the right kind.
+        ArgumentError: ``scale`` is NaN or infinite, or ``layout`` is unknown.
         DTypeError: ``q``, ``k``, ``v`` differ in dtype, are not floating, or the mask is neither
             boolean nor floating.
 
@@ -89,9 +101,7 @@ def _check(backend: str, q: Any, k: Any, v: Any, mask: Any, is_causal: Any, scal
            dtype_name: Any) -> float:
     if layout not in ("bhsd", "bshd"):
         raise ArgumentError(f"layout must be 'bhsd' or 'bshd', got {layout!r}", op=_OP, backend=backend)
-    if not isinstance(is_causal, bool):
-        raise ArgumentTypeError(f"is_causal must be a bool, got {type(is_causal).__name__}", op=_OP,
-                                backend=backend)
+    _check_causal(backend, is_causal)
     names = (dtype_name(q), dtype_name(k), dtype_name(v))
     if not (names[0] == names[1] == names[2]) or names[0] not in _FLOATS:
         raise DTypeError(f"q, k, v must share one floating dtype ({', '.join(_FLOATS)}); got {', '.join(names)}; "
@@ -104,13 +114,14 @@ def _check(backend: str, q: Any, k: Any, v: Any, mask: Any, is_causal: Any, scal
     (qs, ks, vs) = shapes
     h, s = (-3, -2) if layout == "bhsd" else (-2, -3)
     problem = None
-    if qs[:-3] != ks[:-3] or ks[:-3] != vs[:-3]:
+    # Note: a dimension unknown while tracing (None inside tf.function) is checked by the kernel at run time.
+    if not (_same(qs[:-3], ks[:-3]) and _same(ks[:-3], vs[:-3])):
         problem = "batch dimensions *B differ"
-    elif ks[h] != vs[h] or ks[s] != vs[s]:
+    elif not (_same((ks[h], ks[s]), (vs[h], vs[s]))):
         problem = "k and v differ in heads Hk or length Sk"
-    elif qs[-1] != ks[-1]:
+    elif not _same(qs[-1:], ks[-1:]):
         problem = "q and k differ in head dimension D"
-    elif ks[h] == 0 or qs[h] % ks[h] != 0:
+    elif ks[h] == 0 or (qs[h] is not None and ks[h] is not None and qs[h] % ks[h] != 0):
         problem = f"query heads Hq={qs[h]} are not a multiple of key/value heads Hk={ks[h]}"
     if problem is not None:
         raise ShapeError(f"{problem}: q {qs}, k {ks}, v {vs} (layout {layout!r}: q (*B, {_legend(layout, 'q')}), "
@@ -118,11 +129,41 @@ def _check(backend: str, q: Any, k: Any, v: Any, mask: Any, is_causal: Any, scal
     if mask is not None:
         _check_mask(backend, mask, qs[:-3] + (qs[h], qs[s], ks[s]), dtype_name)
     if scale is None:
+        if qs[-1] is None:
+            raise ShapeError(f"the head dimension D of q {qs} is unknown while tracing, so the default scale "
+                             "1/sqrt(D) cannot be set; pass scale= or trace with D known", op=_OP, backend=backend)
         return 1.0 / math.sqrt(qs[-1]) if qs[-1] else 1.0
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
-        raise ArgumentTypeError(f"scale must be a Python float or None, got {type(scale).__name__}", op=_OP,
+    return _check_scale(backend, scale)
+
+
+def _check_causal(backend: str, is_causal: Any) -> None:
+    # A Python bool or a NumPy bool scalar; never an array (even 0-d: it may be a traced value).
+    if not (isinstance(is_causal, bool) or _numpy_scalar(is_causal)):
+        raise ArgumentTypeError(f"is_causal must be a bool (Python or NumPy scalar), got {type(is_causal).__name__}; "
+                                "for a 0-d array pass bool(x) outside any trace", op=_OP, backend=backend)
+
+
+def _check_scale(backend: str, scale: Any) -> float:
+    # numbers.Real covers Python ints and floats and NumPy's scalars (NumPy registers them); not bool, not arrays.
+    if isinstance(scale, bool) or _numpy_scalar(scale) or not isinstance(scale, numbers.Real):
+        raise ArgumentTypeError(f"scale must be a real number (Python or NumPy scalar) or None, got "
+                                f"{type(scale).__name__}; for a 0-d array pass float(x) outside any trace", op=_OP,
                                 backend=backend)
-    return float(scale)
+    value = float(scale)
+    if not math.isfinite(value):
+        raise ArgumentError(f"scale must be finite, got {value}: every score would be NaN or infinite", op=_OP,
+                            backend=backend)
+    return value
+
+
+def _numpy_scalar(x: Any) -> bool:
+    # NumPy's bool scalar (np.bool_, named "bool" since NumPy 2), told apart without importing NumPy.
+    t = type(x)
+    return t.__module__ == "numpy" and t.__name__ in ("bool", "bool_")
+
+
+def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    return len(a) == len(b) and all(m is None or n is None or m == n for m, n in zip(a, b, strict=True))
 
 
 def _check_mask(backend: str, mask: Any, target: tuple[int, ...], dtype_name: Any) -> None:
@@ -131,7 +172,8 @@ def _check_mask(backend: str, mask: Any, target: tuple[int, ...], dtype_name: An
         raise DTypeError(f"mask must be boolean (True = attend) or floating (additive), got {name}", op=_OP,
                          backend=backend)
     ms = tuple(mask.shape)
-    fits = len(ms) <= len(target) and all(m in (1, t) for m, t in zip(ms[::-1], target[::-1], strict=False))
+    fits = len(ms) <= len(target) and all(m in (1, t) or m is None or t is None
+                                          for m, t in zip(ms[::-1], target[::-1], strict=False))
     if not fits:
         raise ShapeError(f"mask of shape {ms} does not broadcast to (*B, Hq, Sq, Sk) = {target}", op=_OP,
                          backend=backend)

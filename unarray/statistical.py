@@ -13,6 +13,10 @@ reduction here.
 
 from __future__ import annotations
 
+import math as _math
+from typing import Any
+
+from unarray import _axes
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
@@ -45,6 +49,8 @@ def sum(x: Array, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepd
         (1, 1)
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "sum")
+    if axis is not None:
+        axis = _axes.many("sum", b.name, x, axis)
     try:
         return b.sum(x, axis, dtype, keepdims)
     except Exception as e:
@@ -60,6 +66,8 @@ def prod(x: Array, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keep
         np.float64(24.0)
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "prod")
+    if axis is not None:
+        axis = _axes.many("prod", b.name, x, axis)
     try:
         return b.prod(x, axis, dtype, keepdims)
     except Exception as e:
@@ -75,6 +83,8 @@ def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
         array([2. , 3.5])
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "mean")
+    if axis is not None:
+        axis = _axes.many("mean", b.name, x, axis)
     try:
         return b.mean(x, axis, keepdims)
     except Exception as e:
@@ -97,8 +107,10 @@ def var(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdi
         np.float64(1.6666666666666667)
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "var")
+    if axis is not None:
+        axis = _axes.many("var", b.name, x, axis)
     try:
-        return b.var(x, axis, correction, keepdims)
+        return _spread(b.var, x, axis, correction, keepdims)
     except Exception as e:
         raise _fail("var", b, e) from e
 
@@ -112,8 +124,10 @@ def std(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdi
         np.float64(2.0)
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "std")
+    if axis is not None:
+        axis = _axes.many("std", b.name, x, axis)
     try:
-        return b.std(x, axis, correction, keepdims)
+        return _spread(b.std, x, axis, correction, keepdims)
     except Exception as e:
         raise _fail("std", b, e) from e
 
@@ -130,6 +144,8 @@ def min(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
         array([1, 2])
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "min")
+    if axis is not None:
+        axis = _axes.many("min", b.name, x, axis)
     try:
         return b.min(x, axis, keepdims)
     except Exception as e:
@@ -148,6 +164,8 @@ def max(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
         array([[3, 5]])
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "max")
+    if axis is not None:
+        axis = _axes.many("max", b.name, x, axis)
     try:
         return b.max(x, axis, keepdims)
     except Exception as e:
@@ -172,6 +190,7 @@ def cumulative_sum(
         array([0, 1, 3, 6])
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "cumulative_sum")
+    axis = _axes.single("cumulative_sum", b.name, x, axis)
     try:
         return b.cumulative_sum(x, axis, dtype, include_initial)
     except Exception as e:
@@ -190,7 +209,33 @@ def cumulative_prod(
                [ 3, 12]])
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "cumulative_prod")
+    axis = _axes.single("cumulative_prod", b.name, x, axis)
     try:
         return b.cumulative_prod(x, axis, dtype, include_initial)
     except Exception as e:
         raise _fail("cumulative_prod", b, e) from e
+
+
+def _spread(fn: Any, x: Array, axis: Any, correction: int | float, keepdims: bool) -> Array:
+    # Note: NumPy and torch divide by max(N - correction, 0) and give inf; the standard says NaN when
+    # N - correction <= 0. N is known from the shape (unknown only inside tf.function, whose backend
+    # divides by a NaN-guarded N - correction itself).
+    if correction:
+        n = _count(x, axis)
+        if n is not None and n - correction <= 0:
+            return fn(x, axis, 0, keepdims) * _math.nan
+    return fn(x, axis, correction, keepdims)
+
+
+def _count(x: Array, axis: Any) -> int | None:
+    try:
+        shape = tuple(x.shape)
+    except ValueError:  # a TensorFlow shape of unknown rank
+        return None
+    dims = shape if axis is None else (shape[axis],) if isinstance(axis, int) else tuple(shape[a] for a in axis)
+    n = 1
+    for d in dims:
+        if d is None:
+            return None
+        n *= int(d)
+    return n

@@ -54,6 +54,11 @@ class Backend:
     def is_array_type(self, t: type) -> bool:
         return True
 
+    def plain_view(self, t: type, op: str | None) -> Any:
+        """For an array subclass ``t`` whose semantics differ from the standard's: a zero-copy converter
+        to the plain array type (None: ``t`` is read as it is); raises where no view keeps its meaning."""
+        return None
+
     def device_of(self, x: Any) -> Device:
         return Device.from_dlpack(x.__dlpack_device__())
 
@@ -182,18 +187,26 @@ class Backend:
         return self.xp.std(x, axis=axis, correction=correction, keepdims=keepdims)
 
     def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if self.xp.isdtype(x.dtype, "complex floating"):
+            raise self._unordered("min", x)
         self._check_nonempty("min", x, axis)
         return self.xp.min(x, axis=axis, keepdims=keepdims)
 
     def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if self.xp.isdtype(x.dtype, "complex floating"):
+            raise self._unordered("max", x)
         self._check_nonempty("max", x, axis)
         return self.xp.max(x, axis=axis, keepdims=keepdims)
 
     def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        if self.xp.isdtype(x.dtype, "complex floating"):
+            raise self._unordered("argmin", x)
         self._check_nonempty("argmin", x, axis)
         return self.xp.argmin(x, axis=axis, keepdims=keepdims)
 
     def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        if self.xp.isdtype(x.dtype, "complex floating"):
+            raise self._unordered("argmax", x)
         self._check_nonempty("argmax", x, axis)
         return self.xp.argmax(x, axis=axis, keepdims=keepdims)
 
@@ -231,6 +244,12 @@ class Backend:
         return self.xp.diff(x, axis=axis, n=n, **kw)
 
     # -- helpers ---------------------------------------------------------------------------
+    def _unordered(self, op: str, x: Any) -> DTypeError:
+        """The refusal of ``max``/``min``/``argmax``/``argmin`` on a complex array (no order in the standard)."""
+        return DTypeError(f"got a {self.dtype_name(x)} array, but complex numbers have no order in the standard; "
+                          f"reduce the real part or the magnitude instead (ua.real(x), ua.abs(x))", op=op,
+                          backend=self.name)
+
     def _check_nonempty(self, op: str, x: Any, axis: Any) -> None:
         shape = tuple(x.shape)
         if 0 not in shape:

@@ -136,18 +136,24 @@ def std(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: built
 
 
 def _check_nonempty(op: str, x: Any, axes: list[int] | None) -> None:
-    shape = x.shape.as_list() if x.shape.rank is not None else []
-    if 0 not in shape:
-        return
+    shape = x.shape.as_list() if x.shape.rank is not None else [None]
     reduced = shape if axes is None else [shape[a] for a in axes]
+    why = (f"cannot reduce over zero elements (shape {tuple(shape)}): {op} has no identity; "
+           "check the size first or use a reduction with an identity")
     if 0 in reduced:
-        raise EmptyReductionError(
-            f"cannot reduce over zero elements (shape {tuple(shape)}): {op} has no identity; "
-            "check the size first or use a reduction with an identity")
+        raise EmptyReductionError(why)
+    if None in reduced:
+        # Note: inside tf.function a dimension unknown at trace time is checked when the graph runs (TF's
+        # max of nothing is -inf, its argmax INT64_MAX): the call then raises tf.errors.InvalidArgumentError
+        # with this same message, since a typed Python error cannot leave a running graph.
+        tf.debugging.assert_positive(_count(x, axes), message=f"ua.{op} [tensorflow]: EmptyReductionError: {why}")
 
 
 def _extreme(fn: Any, op: str, x: Any, axis: Any, keepdims: builtins.bool) -> Any:
     x = t(x)
+    if x.dtype in _COMPLEX:
+        raise DTypeError(f"got a {x.dtype.name} array, but complex numbers have no order in the standard; "
+                         "reduce the real part or the magnitude instead (ua.real(x), ua.abs(x))")
     axes = _axes(axis, x.shape.rank)
     _check_nonempty(op, x, axes)
     if axes == []:
@@ -174,7 +180,8 @@ def min(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:
 def _arg(fn: Any, op: str, x: Any, axis: int | None, keepdims: builtins.bool) -> Any:
     x = t(x)
     if x.dtype in _COMPLEX:
-        raise DTypeError(f"{op} needs a real array, got {x.dtype.name}")
+        raise DTypeError(f"got a {x.dtype.name} array, but complex numbers have no order in the standard; "
+                         "reduce the real part or the magnitude instead (ua.real(x), ua.abs(x))")
     if axis is None:
         flat = tf.reshape(x, [-1])
         r = _arg(fn, op, flat, 0, False)

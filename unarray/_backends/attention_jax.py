@@ -1,11 +1,14 @@
-# Attention for JAX arrays and tracers: jax.nn.dot_product_attention, with
+# Attention for JAX arrays and tracers: jax.nn.dot_product_attention with
 # implementation="cudnn" where cuDNN's fused kernel takes the inputs (NVIDIA GPU,
-# float16/bfloat16, head dim a multiple of 8 up to 128, D == Dv) and "xla"
-# elsewhere (CPU, TPU, ROCm, float32/64). Inside jax.jit the same calls trace.
+# float16/bfloat16, head dim a multiple of 8 up to 128, D == Dv), and elsewhere
+# (CPU, TPU, ROCm, float32/64, Dv != D, zero-size inputs) the same math in jnp ops
+# (what implementation="xla" runs), written here so that it is stable under jit
+# and keeps NaN. Inside jax.jit the same calls trace.
 # JAX's layout is (B, S, H, D), so "bshd" needs no transpose.
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import jax
@@ -28,6 +31,8 @@ def _platform(q: Any) -> str:
 def choose(q: Any, v: Any) -> str:
     name = jnp.dtype(q.dtype).name
     d, dv = q.shape[-1], v.shape[-1]
+    if 0 in q.shape or 0 in v.shape:
+        return "xla"
     if _platform(q) in ("gpu", "cuda") and name in _CUDNN_DTYPES and d == dv and d % 8 == 0 and d <= 128:
         return "cudnn"
     return "xla"
@@ -37,7 +42,8 @@ def _prepare(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) ->
     if layout == "bhsd":
         q, k, v = (jnp.swapaxes(a, -2, -3) for a in (q, k, v))
     batch = tuple(q.shape[:-3])
-    q, k, v = (a.reshape(-1, *a.shape[-3:]) for a in (q, k, v))
+    n = math.prod(batch)  # Note: not reshape(-1, ...), which cannot infer -1 when a dimension is 0
+    q, k, v = (a.reshape(n, *a.shape[-3:]) for a in (q, k, v))
     sq, sk = q.shape[1], k.shape[1]
     causal = is_causal
     if is_causal and sq != sk:
@@ -54,7 +60,7 @@ def _prepare(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) ->
     if mask is not None:
         # JAX wants a 4-D (B, H, Sq, Sk) mask; batch dimensions are flattened like q's.
         if mask.ndim > 3 and len(batch) != 1:
-            mask = jnp.broadcast_to(mask, (*batch, *mask.shape[-3:])).reshape(-1, *mask.shape[-3:])
+            mask = jnp.broadcast_to(mask, (*batch, *mask.shape[-3:])).reshape(n, *mask.shape[-3:])
         mask = mask.reshape((1,) * (4 - mask.ndim) + tuple(mask.shape))
         if mask.dtype == jnp.bool_:
             bool_mask = mask
@@ -86,8 +92,9 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
 
 def _sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str) -> Any:
     q3, k3, v3, bool_mask, bias, causal, batch = _prepare(q, k, v, mask, is_causal, layout)
-    out = _call(q3, k3, v3, bias, bool_mask, scale, causal, choose(q3, v3))
-    if bool_mask is not None or bias is not None:
+    impl = choose(q3, v3)
+    out = _call(q3, k3, v3, bias, bool_mask, scale, causal, impl)
+    if impl == "cudnn" and (bool_mask is not None or bias is not None):
         # Note: the xla kernel gives a uniform average (or NaN) for a row with no key; the contract says zeros.
         has = _row_has_key(bool_mask, bias, causal, q3.shape[1], k3.shape[1])
         out = jnp.where(has, out, jnp.zeros((), out.dtype))
@@ -109,33 +116,33 @@ def _compiled(is_causal: bool, scale: float, layout: str) -> Any:
 
 
 def _call(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: bool, impl: str) -> Any:
-    if _own_einsum(q, v):
-        return _xla_dv(q, k, v, bias, mask, scale, causal)
     if impl == "cudnn":
         try:
             return jax.nn.dot_product_attention(q, k, v, bias, mask, scale=scale, is_causal=causal,
                                                 implementation="cudnn")
-        except Exception:  # cuDNN refused this configuration at trace time: XLA takes it
+        except Exception:  # cuDNN refused this configuration at trace time: the jnp path takes it
             pass
-    return jax.nn.dot_product_attention(q, k, v, bias, mask, scale=scale, is_causal=causal, implementation="xla")
+    return _xla(q, k, v, bias, mask, scale, causal)
 
 
-def _own_einsum(q: Any, v: Any) -> bool:
-    # jax.nn.dot_product_attention needs Dv == D, its f16/bf16 dots (f32 accumulation) fail on XLA:CPU,
-    # and it computes float64 logits in float32 (float32 accuracy): those take the same math in jnp ops.
-    dt = jnp.dtype(q.dtype)
-    half = dt == jnp.float16 or dt == jnp.bfloat16  # XLA:CPU has no half dots with float32 accumulation
-    return q.shape[-1] != v.shape[-1] or dt == jnp.float64 or (half and _platform(q) == "cpu")
-
-
-def _xla_dv(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: bool) -> Any:
-    # jax.nn.dot_product_attention needs Dv == D: the same math in jnp ops (XLA fuses it).
+def _xla(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: bool) -> Any:
+    # The math of jax.nn.dot_product_attention(implementation="xla"), for any Dv, in the compute dtype.
     b, sq, hq, _ = q.shape
     hk, sk = k.shape[2], k.shape[1]
-    # Note: half inputs are upcast (XLA:CPU has no f16 x f16 -> f32 dot); float64 stays float64.
+    g = hq // hk
+    # Note: half inputs are upcast (XLA:CPU has no f16 x f16 -> f32 dot); float64 stays float64 (jax.nn
+    # computes float64 logits in float32).
     ct = jnp.promote_types(q.dtype, jnp.float32)
-    qg = q.reshape(b, sq, hk, hq // hk, q.shape[-1]).astype(ct)
-    s = jnp.einsum("bqhgd,bkhd->bhgqk", qg, k.astype(ct)) * scale
+    # Note: q is scaled before the dot, so the scores are the dot's own output. Scaled after it, XLA:CPU
+    # contracts (dot * scale) - max into one fused multiply-add in one fusion and not in the other: with
+    # logits ~1e18 the row's maximum came out 1e10 away from itself and the softmax gave NaN or zeros.
+    qg = q.reshape(b, sq, hk, g, q.shape[-1]).astype(ct) * jnp.asarray(scale, ct)
+    kc = k.astype(ct)
+    if q.shape[-1] == 1:
+        # Note: a dot over D == 1 becomes a plain multiply, which XLA:CPU contracts with the subtraction in
+        # the same way; a zero column keeps it a dot (the scores are unchanged: 0 * 0 adds nothing).
+        qg, kc = (jnp.concatenate([a, jnp.zeros_like(a)], axis=-1) for a in (qg, kc))
+    s = jnp.einsum("bqhgd,bkhd->bhgqk", qg, kc)
     s = s.reshape(b, hq, sq, sk)
     if bias is not None:
         s = s + bias.astype(ct)
@@ -143,17 +150,23 @@ def _xla_dv(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: 
         s = jnp.where(mask, s, -jnp.inf)
     if causal:
         s = jnp.where(jnp.tril(jnp.ones((sq, sk), dtype=bool), sk - sq), s, -jnp.inf)
-    p = jax.nn.softmax(s, axis=-1)
-    p = jnp.where(jnp.isnan(p), 0.0, p).reshape(b, hk, hq // hk, sq, sk)
+    # Note: and the scores are materialised once, so that no fusion recomputes the dot in another order.
+    s = jax.lax.optimization_barrier(s)
+    m = jnp.max(s, axis=-1, keepdims=True, initial=-jnp.inf)
+    # Note: a row with no key keeps m = -inf; shifting it by 0 gives exp(-inf) = 0 and a zero row. NaN
+    # scores keep m = NaN, so the row is NaN (NaN in, NaN out), unlike a softmax whose NaN is zeroed.
+    p = jnp.exp(s - jnp.where(m == -jnp.inf, jnp.zeros((), ct), m))
+    total = jnp.sum(p, axis=-1, keepdims=True)
+    p = (p / jnp.where(total == 0, jnp.ones((), ct), total)).reshape(b, hk, g, sq, sk)
     out = jnp.einsum("bhgqk,bkhd->bqhgd", p, v.astype(ct))
     return out.reshape(b, sq, hq, v.shape[-1]).astype(q.dtype)
 
 
 def label(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
     impl = choose(q, v)
-    if _own_einsum(q, v):
-        return ("jnp einsum + softmax (XLA; jax.nn.dot_product_attention needs Dv == D, has no f16 on CPU and "
-                "computes float64 logits in float32)")
+    if impl != "cudnn":
+        return ("the math of jax.nn.dot_product_attention(implementation='xla') in jnp ops: einsum and a "
+                "max-shifted softmax over scores computed once (any Dv, float64 logits kept in float64, NaN kept)")
     extra = "" if layout == "bshd" else ", bhsd swapped to JAX's bshd"
     sq, sk = (q.shape[-2], k.shape[-2]) if layout == "bhsd" else (q.shape[-3], k.shape[-3])
     if is_causal and sq != sk:

@@ -105,6 +105,12 @@ def _row_has_key(mask: Any) -> Any:
     return allowed.any(-1, keepdim=True)
 
 
+def _math(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, gqa: bool) -> Any:
+    with sdpa_kernel([SDPBackend.MATH]):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale,
+                                              enable_gqa=gqa)
+
+
 def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
          precision: str | None) -> Any:
     sq, sk = (q.shape[-2], k.shape[-2]) if layout == "bhsd" else (q.shape[-3], k.shape[-3])
@@ -124,6 +130,12 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
         out = _torch_compiled.attention(q4, k4, v4, m4, causal, scale, gqa, policy)
     else:
         out = _tp.run(q4, policy, _call, q4, k4, v4, m4, causal, scale, gqa)
+    if not q4.is_cuda and not torch.compiler.is_compiling() and bool(q4.isnan().any() | k4.isnan().any()):
+        # Note: torch's CPU flash kernel drops NaN scores (a NaN in q or k can give a finite row: with Sq != Sk,
+        # or Sk == 1, among others); the math kernel keeps them: NaN in, NaN out. The check is one pass over
+        # q and k, small beside the Sq x Sk x D of the attention (CPU only: no device sync).
+        args = (q4, k4, v4, m4, causal, scale, gqa)
+        out = _tp.run(q4, policy, _math, *args) if _tp.matters(q4) else _math(*args)
     if m4 is not None:
         # Note: fused kernels give NaN or a uniform average for a row with no key; the contract says zeros.
         has = _row_has_key(m4)

@@ -271,18 +271,26 @@ class JaxBackend(Backend):
         return jnp.std(x, axis=axis, correction=correction, keepdims=keepdims)
 
     def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if jnp.iscomplexobj(x):  # Note: jnp orders complex lexicographically; the standard has no order
+            raise self._unordered("min", x)
         self._check_nonempty("min", x, axis)
         return jnp.min(x, axis=axis, keepdims=keepdims)
 
     def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if jnp.iscomplexobj(x):  # Note: jnp orders complex lexicographically; the standard has no order
+            raise self._unordered("max", x)
         self._check_nonempty("max", x, axis)
         return jnp.max(x, axis=axis, keepdims=keepdims)
 
     def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        if jnp.iscomplexobj(x):
+            raise self._unordered("argmin", x)
         self._check_nonempty("argmin", x, axis)
         return jnp.argmin(x, axis=axis, keepdims=keepdims)
 
     def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        if jnp.iscomplexobj(x):
+            raise self._unordered("argmax", x)
         self._check_nonempty("argmax", x, axis)
         return jnp.argmax(x, axis=axis, keepdims=keepdims)
 

@@ -3,6 +3,7 @@
 # rest comes from array_api_compat.numpy. Imported only once NumPy is in use.
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import array_api_compat.numpy as compat_numpy
@@ -11,7 +12,7 @@ import numpy as np
 from unarray._backends import _special
 from unarray._backends._base import Backend
 from unarray._devices import Device
-from unarray._errors import DeviceMismatchError
+from unarray._errors import ArgumentTypeError, DeviceMismatchError
 
 _CPU = Device("cpu")
 _add_reduce: Any = np.add.reduce
@@ -36,6 +37,19 @@ class NumpyBackend(Backend):
 
     def is_array_type(self, t: type) -> bool:
         return issubclass(t, (np.ndarray, np.generic))
+
+    # Note: a masked array's mask is invisible to every op (sums, maxima and handoffs would read the
+    # masked-out values), so it is refused; np.matrix keeps every result 2-D, so ops see its plain view.
+    def plain_view(self, t: type, op: str | None) -> Any:
+        ma = sys.modules.get("numpy.ma")
+        if ma is not None and issubclass(t, ma.MaskedArray):
+            raise ArgumentTypeError(
+                f"got a NumPy masked array ({t.__module__}.{t.__qualname__}), whose mask no backend would "
+                "honour; pass x.filled(value) (masked entries replaced by value, e.g. 0 for a sum) or x.data "
+                "(the raw values, mask ignored)", op=op, backend=self.name)
+        if issubclass(t, np.matrix):
+            return np.asarray
+        return None
 
     def device_of(self, x: Any) -> Device:
         return _CPU
@@ -63,6 +77,8 @@ class NumpyBackend(Backend):
     def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
         return x.transpose(axes)
 
+    # Note: NumPy orders complex numbers lexicographically; the standard has no complex order, so
+    # max/min/argmax/argmin refuse them, as on every backend.
     # Note: the ufunc reductions are np.sum/np.prod/np.max/... without their Python
     # wrappers (same results, dtypes and errors; checked in tests/test_hot_ops.py).
     def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
@@ -85,6 +101,8 @@ class NumpyBackend(Backend):
         return np.std(x, axis=axis, correction=correction, keepdims=keepdims)
 
     def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if x.dtype.kind == "c":
+            raise self._unordered("min", x)
         try:
             return _min_reduce(x, axis, None, None, keepdims)
         except ValueError:
@@ -92,6 +110,8 @@ class NumpyBackend(Backend):
             raise
 
     def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if x.dtype.kind == "c":
+            raise self._unordered("max", x)
         try:
             return _max_reduce(x, axis, None, None, keepdims)
         except ValueError:
@@ -99,6 +119,8 @@ class NumpyBackend(Backend):
             raise
 
     def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        if x.dtype.kind == "c":
+            raise self._unordered("argmin", x)
         try:
             return x.argmin(axis=axis, keepdims=keepdims)
         except ValueError:
@@ -106,6 +128,8 @@ class NumpyBackend(Backend):
             raise
 
     def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        if x.dtype.kind == "c":
+            raise self._unordered("argmax", x)
         try:
             return x.argmax(axis=axis, keepdims=keepdims)
         except ValueError:

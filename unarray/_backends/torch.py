@@ -231,7 +231,11 @@ class TorchBackend(Backend):
         # torch.prod takes one dim: move the reduced axes last and flatten them.
         dims = _dims(axis, x.ndim)
         rest = [d for d in range(x.ndim) if d not in dims]
-        y = torch.permute(x, rest + list(dims)).reshape([x.shape[d] for d in rest] + [-1])
+        # Note: the reduced length is spelled out; -1 is ambiguous when another dimension is 0.
+        n = 1
+        for d in dims:  # (a loop: torch.compile cannot trace math.prod over a generator)
+            n *= x.shape[d]
+        y = torch.permute(x, rest + list(dims)).reshape([x.shape[d] for d in rest] + [n])
         out = torch.prod(y, dim=-1, dtype=dt)
         if keepdims:
             out = out.reshape([1 if d in dims else x.shape[d] for d in range(x.ndim)])
@@ -256,6 +260,8 @@ class TorchBackend(Backend):
 
     def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
         if axis == ():
+            if x.is_complex():
+                raise self._unordered("min", x)
             return x.clone()
         try:
             if x.dtype in _WIDE_UINTS:
@@ -263,11 +269,13 @@ class TorchBackend(Backend):
                                      x.dtype)
             return torch.amin(x, dim=() if axis is None else axis, keepdim=keepdims)
         except (RuntimeError, IndexError):
-            self._check_nonempty("min", x, axis)
+            self._refuse("min", x, axis)
             raise
 
     def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
         if axis == ():
+            if x.is_complex():
+                raise self._unordered("max", x)
             return x.clone()
         try:
             if x.dtype in _WIDE_UINTS:
@@ -275,14 +283,14 @@ class TorchBackend(Backend):
                                      x.dtype)
             return torch.amax(x, dim=() if axis is None else axis, keepdim=keepdims)
         except (RuntimeError, IndexError):
-            self._check_nonempty("max", x, axis)
+            self._refuse("max", x, axis)
             raise
 
     def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
         try:
             return torch.argmin(_ordered(x) if x.dtype in _WIDE_UINTS else x, dim=axis, keepdim=keepdims)
         except (RuntimeError, IndexError):
-            self._check_nonempty("argmin", x, axis)
+            self._refuse("argmin", x, axis)
             raise
 
     def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
@@ -291,8 +299,21 @@ class TorchBackend(Backend):
                 return torch.argmax(x)  # no keyword parsing on the common call
             return torch.argmax(_ordered(x) if x.dtype in _WIDE_UINTS else x, dim=axis, keepdim=keepdims)
         except (RuntimeError, IndexError):
-            self._check_nonempty("argmax", x, axis)
+            self._refuse("argmax", x, axis)
             raise
+
+    # Note: torch refuses complex max/min/argmax/argmin with several error types; the standard has no
+    # complex order, and every backend refuses with the same DTypeError.
+    def _refuse(self, op: str, x: Any, axis: Any) -> None:
+        if x.is_complex():
+            raise self._unordered(op, x)
+        self._check_nonempty(op, x, axis)
+
+    # Note: torch reads dim=() as every axis; the standard's axis=() counts each element on its own.
+    def count_nonzero(self, x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+        if axis == ():
+            return (x != 0).to(torch.int64)
+        return compat_torch.count_nonzero(x, axis=axis, keepdims=keepdims)
 
     # Note: torch.any/all keep uint8 as the result dtype; the standard says bool.
     def any(self, x: Any, axis: Any, keepdims: bool) -> Any:

@@ -486,7 +486,7 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
             list(pool.map(lambda job: job(), jobs))
     else:
         for env in op_envs:
-            timed(env.label, lambda env=env: [record(run_case(case, env, seed)) for case in case_list])()
+            timed(env.label, partial(_record_cases, record, case_list, env, seed))()
         for src, dst, dev, dtype, strided in checks:
             timed(f"handoff@{dev}", partial(_record_handoff, record, src, dst, dev, dtype, strided, seed))()
     report.results.sort(key=_order(op_envs, labels))
@@ -505,6 +505,11 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
 
 def _record_handoff(record: Callable[[Result], None], *args: Any) -> None:
     record(handoff_case(*args))
+
+
+def _record_cases(record: Callable[[Result], None], cases: list[Case], env: Env, seed: int) -> None:
+    for case in cases:
+        record(run_case(case, env, seed))
 
 
 def default_jobs() -> int:
