@@ -15,7 +15,7 @@ import unarray as ua
 from unarray import _convert_cuda, _handoff, interop
 
 pytestmark = pytest.mark.usefixtures("fresh_handoff")
-PURE = bool(os.environ.get("UNARRAY_PURE_PYTHON"))
+PURE = interop.pure_python_requested()  # UNARRAY_PURE_PYTHON=1 (not 0) asks for the Python path
 ROOT = Path(__file__).resolve().parents[1]
 
 
