@@ -262,3 +262,22 @@ def test_wide_unsigned_promotion_follows_the_table(backend: TestBackend, op: str
     ref = getattr(np, op)(n1, n2)
     assert r.dtype == (ua.bool if ref.dtype == np.bool_ else getattr(ua, want))
     np.testing.assert_array_equal(backend.to_numpy(r), ref)
+
+
+@given(st.sampled_from(["bool", "int8", "uint8", "int32", "float16", "float32", "complex64"]),
+       st.lists(st.sampled_from([True, 3, -2.5, 1j]), min_size=1, max_size=3), st.randoms())
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_result_type_with_python_scalars_in_any_order(backend: TestBackend, name: str, scalars: list[object],
+                                                      rnd: object) -> None:
+    # The ua-dtype path (no array) and the array path agree, whatever the order of the arguments.
+    if name == "float16" and 1j in scalars and backend.name == "torch":
+        scalars = [s for s in scalars if s != 1j] or [3]  # torch makes float16 + 1j complex32 (no such standard dtype)
+    x = backend.asarray(np.zeros(1, dtype=name))
+    args = [getattr(ua, name), *scalars]
+    with ua.use(backend.name):
+        want = ua.result_type(x, *scalars)
+        for _ in range(3):
+            rnd.shuffle(args)  # type: ignore[attr-defined]
+            assert ua.result_type(*args) == want, args
+            mixed = [x if a is getattr(ua, name) else a for a in args]
+            assert ua.result_type(*mixed) == want, mixed

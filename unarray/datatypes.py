@@ -105,11 +105,36 @@ def result_type(*arrays_and_dtypes: Array | DTypeLike | complex) -> Any:
             raise DTypeError(f"the standard defines no promotion of {out} with {n}; cast one explicitly",
                              op="result_type")
         out = nxt
+    for v in arrays_and_dtypes:
+        if isinstance(v, _SCALARS):
+            out = _with_scalar(out, v)
     roots = {_ROOTS.get(type(a).__module__.partition(".")[0]) for a in arrays_and_dtypes
              if not isinstance(a, (DType, str, *_SCALARS))} - {None}
     if len(roots) == 1:
         return _backend_named(roots.pop(), "result_type").dtype(out)
     return DType(out)
+
+
+_COMPLEX_OF = {"float16": "complex64", "bfloat16": "complex64", "float32": "complex64", "float64": "complex128"}
+
+
+def _with_scalar(name: str, v: builtins.bool | int | float | complex) -> str:
+    # Note: a Python scalar keeps the dtype where its kind fits and widens only the kind, to the default dtype of
+    # the default backend (ua.__array_namespace_info__), as each backend does next to an array.
+    kind = DType(name).kind
+    if isinstance(v, builtins.bool) or kind == "complex floating":
+        return name
+    if isinstance(v, int):
+        return name if kind != "bool" else _default("integral")
+    if isinstance(v, float):
+        return name if kind == "real floating" else _default("real floating")
+    return _COMPLEX_OF[name] if kind == "real floating" else _default("complex floating")
+
+
+def _default(kind: str) -> str:
+    from unarray.introspection import array_namespace_info
+
+    return str(array_namespace_info().default_dtypes()[kind].name)
 
 
 def finfo(type: DTypeLike | Array, /) -> Any:  # noqa: A002 - the standard's name
