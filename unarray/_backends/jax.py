@@ -120,11 +120,24 @@ def _wide_int(v: Any, args: tuple[Any, ...]) -> Any:
     return v
 
 
+_ARRAY_TYPES = frozenset({type(jnp.zeros(0))})
+
+
 def _guarded(fn: Any, op: str) -> Any:
+    name = op.replace("linalg_", "linalg.")
+
     def call(*args: Any, **kwargs: Any) -> Any:
-        check_promotion(op.replace("linalg_", "linalg."), *args)
-        if len(args) == 2 and (type(args[0]) is int or type(args[1]) is int):
-            args = (_wide_int(args[0], args), _wide_int(args[1], args))
+        if len(args) != 2:
+            check_promotion(name, *args)
+        else:
+            x1, x2 = args
+            t1, t2 = type(x1), type(x2)
+            if t1 is int or t2 is int:
+                args = (_wide_int(x1, args), _wide_int(x2, args))
+            elif t1 in _ARRAY_TYPES and t2 in _ARRAY_TYPES and x1.dtype is x2.dtype:
+                pass  # the common call: one dtype, nothing to promote
+            else:
+                check_promotion(name, x1, x2)
         return fn(*args, **kwargs)
 
     return call
@@ -209,7 +222,7 @@ class JaxBackend(Backend):
         return precision_label(policy, self.device_of(x))
 
     def matmul(self, x1: Any, x2: Any) -> Any:
-        if x1.dtype != x2.dtype:
+        if x1.dtype is not x2.dtype:
             check_promotion("matmul", x1, x2)
         return jnp.matmul(x1, x2, precision=_JAX_PRECISION[_POLICY.get()])
 
