@@ -249,6 +249,19 @@ def test_diagonal_and_trace_past_the_matrix_are_empty(backend: TestBackend, offs
                                   np.trace(a, offset=offset, axis1=-2, axis2=-1))
 
 
+@pytest.mark.parametrize(("axis", "shape"), [(0, (1, 2, 3)), (-1, (2, 3, 1)), ((0, -1), (1, 2, 3, 1)),
+                                             ((1, 3), (2, 1, 3, 1)), (5, None), (-4, None), ((0, 0), None),
+                                             ((0, -4), None), ((1, 4), None)])
+def test_expand_dims_refuses_bad_and_repeated_axes_alike(backend: TestBackend, axis: object,
+                                                         shape: tuple[int, ...] | None) -> None:
+    x = backend.asarray(np.zeros((2, 3), np.float32))
+    if shape is not None:
+        assert tuple(ua.expand_dims(x, axis=axis).shape) == shape
+        return
+    with pytest.raises(ua.AxisError, match="expand_dims"):
+        ua.expand_dims(x, axis=axis)
+
+
 @pytest.mark.parametrize(("a", "b"), [("uint16", "uint32"), ("uint32", "uint64"), ("uint16", "uint64"),
                                       ("uint8", "uint32"), ("uint16", "int32"), ("uint32", "int8")])
 @pytest.mark.parametrize("op", ["add", "multiply", "maximum", "less", "floor_divide", "bitwise_xor"])

@@ -110,7 +110,6 @@ _add("manipulation", """
 broadcast_arrays: Broadcast arrays against each other.
 broadcast_to: Broadcast ``x`` to ``shape``.
 concat: Join arrays along an existing axis.
-expand_dims: Insert axes of length one at ``axis`` (an int or a tuple).
 flip: Reverse the order of elements along ``axis``.
 moveaxis: Move axes of ``x`` to new positions.
 repeat: Repeat each element of ``x`` ``repeats`` times along ``axis``.

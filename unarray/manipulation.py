@@ -8,7 +8,7 @@ from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
 from unarray._typing import Array
 
-__all__ = ["broadcast_shapes", "permute_dims"]
+__all__ = ["broadcast_shapes", "expand_dims", "permute_dims"]
 
 
 def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
@@ -27,6 +27,39 @@ def permute_dims(x: Array, /, axes: tuple[int, ...]) -> Array:
         return b.permute_dims(x, axes)
     except Exception as e:
         raise _fail("permute_dims", b, e) from e
+
+
+def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
+    """Insert axes of length one at ``axis`` (an int or a tuple, positions in the result).
+
+    Every backend refuses an axis outside ``[-N, N)`` (``N`` the result's rank) and a repeated axis (-1 and
+    N-1 name the same one) with :class:`AxisError`, before any backend runs.
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> ua.expand_dims(np.zeros((2, 3)), axis=(0, -1)).shape
+        (1, 2, 3, 1)
+    """
+    b = _one(x, "expand_dims")
+    _check_new_axes(b.name, len(x.shape), axis)
+    try:
+        return b.expand_dims(x, axis=axis)
+    except Exception as e:
+        raise _fail("expand_dims", b, e) from e
+
+
+def _check_new_axes(backend: str, ndim: int, axis: int | tuple[int, ...]) -> None:
+    from unarray._errors import AxisError
+
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    n = ndim + len(axes)
+    bad = [a for a in axes if not -n <= a < n]
+    if bad:
+        raise AxisError(f"axis {bad[0]} is out of range for a result of {n} dimensions; use -{n} to {n - 1}",
+                        op="expand_dims", backend=backend)
+    if len({a % n for a in axes}) != len(axes):
+        raise AxisError(f"axis={axis!r} names one result axis twice (negative axes count from the end); "
+                        "give each new axis once", op="expand_dims", backend=backend)
 
 
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -86,18 +119,6 @@ def concat(arrays: tuple[Array, ...] | list[Array], /, *, axis: int | None = 0) 
         return b.concat(arrays, axis=axis)
     except Exception as e:
         raise _fail("concat", b, e) from e
-
-
-def expand_dims(x: Array, /, axis: int) -> Array:
-    """Insert axes of length one at ``axis`` (an int or a tuple).
-
-    The array API standard's ``expand_dims``, run by the backend of the array arguments.
-    """
-    b = _one(x, "expand_dims")
-    try:
-        return b.expand_dims(x, axis)
-    except Exception as e:
-        raise _fail("expand_dims", b, e) from e
 
 
 def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
@@ -212,7 +233,6 @@ __all__ += [
     "broadcast_arrays",
     "broadcast_to",
     "concat",
-    "expand_dims",
     "flip",
     "moveaxis",
     "repeat",
