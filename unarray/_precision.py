@@ -40,6 +40,7 @@ import contextvars
 import os
 import sys
 import threading
+from _thread import get_ident
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -130,72 +131,110 @@ FORCE_ARBITRATION = os.environ.get("UNARRAY_FORCE_PRECISION_ARBITER", "") == "1"
 class Switch:
     """One process-global framework switch, shared by the unarray calls of every thread.
 
-    ``read()`` describes the setting in force; ``satisfies(state, want)`` says whether it
-    gives ``want``; ``swap(want)`` saves the user's setting exactly, writes the one ``want``
-    needs and returns ``(saved, state)``; ``restore(saved)`` writes the user's back.
+    ``read(want)`` describes the setting in force (only the part that ``want`` depends on);
+    ``satisfies(state, want)`` says whether it gives ``want``; ``swap(want)`` saves the user's
+    setting exactly, writes the one ``want`` needs and returns ``(saved, state)``;
+    ``restore(saved)`` writes the user's back.
+
+    Note: two paths. The fast path, taken while no call holds the switch changed or waits to change
+    it, takes no lock: the call registers itself by appending its thread id to a list (one atomic
+    step under the GIL), re-checks that the switch is still open, reads the setting and runs. A call
+    that needs another setting closes the switch, waits until every registered call has left, then
+    swaps; calls arriving meanwhile take the locked path and queue or join. Appending before the
+    re-check, and closing before counting, is what keeps a fast call from ever overlapping a swap.
     """
 
-    def __init__(self, read: Callable[[], Any], satisfies: Callable[[Any, Any], bool],
+    def __init__(self, read: Callable[[Any], Any], satisfies: Callable[[Any, Any], bool],
                  swap: Callable[[Any], tuple[Any, Any]], restore: Callable[[Any], None]) -> None:
         self._read, self._satisfies, self._swap, self._restore = read, satisfies, swap, restore
         self._cond = threading.Condition(threading.Lock())
-        self._inflight = 0
+        self._fast: list[int] = []  # thread ids of the fast-path calls in flight
+        self._slow: list[int] = []  # thread ids of the locked-path calls in flight
+        self._closed = False  # a locked-path call holds the switch or waits to change it
+        self._draining = False  # a locked-path call waits for the fast calls to leave
         self._waiting = 0
         self._state: Any = None
         self._saved: Any = None
         self._swapped = False
-        self._depth = threading.local()
         self.swaps = 0  # how many times a call wrote its own setting (tests and benchmarks read it)
 
-    def enter(self, want: Any) -> None:
-        local = self._depth
-        depth = getattr(local, "n", 0)
-        with self._cond:
-            if depth:
-                # Note: a call nested in one already in flight in this thread runs under its setting
-                # (waiting for the outer one to leave would never end).
-                self._inflight += 1
-            else:
-                self._admit(want)
-        local.n = depth + 1
+    def enter(self, want: Any) -> int:
+        """Admit one call needing ``want``; returns the token to hand to :meth:`leave`."""
+        me = get_ident()
+        if not self._closed:
+            fast = self._fast
+            fast.append(me)
+            if not self._closed and self._satisfies(self._read(want), want):
+                return me
+            fast.remove(me)
+            if self._closed:
+                self._wake()
+        self._enter_locked(want, me)
+        return -1 - me
 
-    def _admit(self, want: Any) -> None:
-        while True:
-            if self._inflight == 0:
-                state = self._read()
-                if not self._satisfies(state, want):
-                    self._saved, state = self._swap(want)
-                    self._swapped = True
-                    self.swaps += 1
-                self._state, self._inflight = state, 1
-                return
-            if not self._waiting and self._satisfies(self._state, want):
-                self._inflight += 1
-                return
-            # Note: once a call waits for a different setting, later calls queue behind it
-            # instead of joining, so a steady stream of one policy cannot starve another.
-            self._waiting += 1
-            try:
-                self._cond.wait()
-            finally:
-                self._waiting -= 1
-
-    def leave(self) -> None:
-        self._depth.n -= 1
+    def leave(self, token: int) -> None:
+        if token >= 0:
+            self._fast.remove(token)
+            if self._closed:
+                self._wake()
+            return
         with self._cond:
-            self._inflight -= 1
-            if self._inflight:
+            self._slow.remove(-1 - token)
+            if self._slow:
                 return
             if self._swapped:
                 saved, self._saved, self._swapped = self._saved, None, False
                 self._restore(saved)
             self._state = None
-            if self._waiting:
-                self._cond.notify_all()
+            if not self._draining:
+                self._closed = False
+            self._cond.notify_all()
 
     def run(self, want: Any, fn: Callable[..., Any], *args: Any) -> Any:
-        self.enter(want)
+        token = self.enter(want)
         try:
             return fn(*args)
         finally:
-            self.leave()
+            self.leave(token)
+
+    def _wake(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
+    def _enter_locked(self, want: Any, me: int) -> None:
+        with self._cond:
+            if me in self._slow or me in self._fast:
+                # Note: a call nested in one this thread already has in flight (a tensor subclass
+                # whose matmul calls unarray, say) runs under the setting in force: waiting for the
+                # outer call to leave would never end.
+                self._slow.append(me)
+                return
+            while True:
+                if not self._slow and not self._draining:
+                    # Note: one call at a time closes the switch and waits for the fast calls to
+                    # leave (the wait releases the lock; the others queue behind the drain).
+                    self._closed = self._draining = True
+                    try:
+                        while self._fast:
+                            self._cond.wait()
+                    finally:
+                        self._draining = False
+                    state = self._read(want)
+                    if not self._satisfies(state, want):
+                        self._saved, state = self._swap(want)
+                        self._swapped = True
+                        self.swaps += 1
+                    self._state = state
+                    self._slow.append(me)
+                    self._cond.notify_all()
+                    return
+                if self._slow and not self._draining and not self._waiting and self._satisfies(self._state, want):
+                    self._slow.append(me)
+                    return
+                # Note: once a call waits for a different setting, later calls queue behind it
+                # instead of joining, so a steady stream of one policy cannot starve another.
+                self._waiting += 1
+                try:
+                    self._cond.wait()
+                finally:
+                    self._waiting -= 1

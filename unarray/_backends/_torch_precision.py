@@ -44,19 +44,21 @@ def matters(x: Any) -> bool:
     return (not x.is_cpu or _CPU_REDUCES or _precision.FORCE_ARBITRATION) and x.dtype in _REDUCIBLE
 
 
-def _read() -> tuple[Any, str]:
+def _read(want: tuple[str, str]) -> Any:
+    # Note: only the slot the call's device reads: cuBLAS's TF32 flag on a GPU, oneDNN's on the CPU.
+    if want[0] == "cpu":
+        return _get("mkldnn", "matmul")
     try:
-        cublas = _C._get_cublas_allow_tf32()
+        return _C._get_cublas_allow_tf32()
     except RuntimeError:  # the legacy and new APIs disagree: torch's cuBLAS path would raise
-        cublas = None
-    return cublas, _get("mkldnn", "matmul")
+        return None
 
 
-def _satisfies(state: tuple[Any, str], want: tuple[str, str]) -> bool:
+def _satisfies(state: Any, want: tuple[str, str]) -> bool:
     kind, policy = want
     if kind == "cpu":
-        return state[1] in _CPU_WANT[policy]
-    return state[0] is not None and state[0] == (policy != "highest")
+        return state in _CPU_WANT[policy]
+    return state is not None and state == (policy != "highest")
 
 
 def _raw_all(b: str) -> str:
@@ -115,22 +117,24 @@ def _swap(want: tuple[str, str]) -> tuple[Any, Any]:
     except BaseException:
         restore(saved)
         raise
-    return saved, _read()
+    return saved, _read(want)
 
 
 SWITCH = _precision.Switch(_read, _satisfies, _swap, restore)
+
+
+_WANT = {(cpu, p): ("cpu" if cpu else "cuda", p) for cpu in (True, False) for p in _precision.POLICIES}
 
 
 def run(x: Any, policy: str, fn: Any, *args: Any) -> Any:
     """``fn(*args)`` under ``policy``'s torch setting for a computation on ``x``'s device."""
     if not matters(x):
         return fn(*args)
-    want = ("cpu" if x.device.type == "cpu" else "cuda", policy)
-    SWITCH.enter(want)
+    token = SWITCH.enter(_WANT[x.is_cpu, policy])
     try:
         return fn(*args)
     finally:
-        SWITCH.leave()
+        SWITCH.leave(token)
 
 
 def used(policy: str, x: Any) -> str:

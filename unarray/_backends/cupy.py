@@ -99,10 +99,15 @@ def effective_float32_compute(current: int, types: dict[str, int], env: Any = No
     return "other"
 
 
-def _read_compute() -> int:
+def _read_compute(want: object = None) -> int:
+    return int(_rl().get_compute_type(_F32))
+
+
+@functools.cache
+def _rl() -> Any:
     from cupy._core import _routines_linalg as rl
 
-    return int(rl.get_compute_type(_F32))
+    return rl
 
 
 def _gives(have: int, policy: str) -> bool:
@@ -111,9 +116,7 @@ def _gives(have: int, policy: str) -> bool:
 
 
 def _write_compute(value: int) -> None:
-    from cupy._core import _routines_linalg as rl
-
-    rl.set_compute_type(_F32, value)
+    _rl().set_compute_type(_F32, value)
 
 
 def _swap_compute(policy: str) -> tuple[int, int]:
@@ -143,11 +146,11 @@ def precision_scope(policy: str) -> Iterator[None]:
     Note: COMPUTE_TYPE_FP32 is plain float32 (no TF32 even with CUPY_TF32=1); TF32 and BF16 use the
     tensor-core fast paths (CUBLAS_COMPUTE_32F_FAST_TF32 / _FAST_16BF).
     """
-    _COMPUTE.enter(policy)
+    token = _COMPUTE.enter(policy)
     try:
         yield
     finally:
-        _COMPUTE.leave()
+        _COMPUTE.leave(token)
 
 
 def _matmul_f32(x1: Any, x2: Any) -> Any:

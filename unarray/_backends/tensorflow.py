@@ -80,7 +80,7 @@ def _tf32_swap(want: bool) -> tuple[bool, bool]:
 # Note: TF32 is one process-global switch in TensorFlow: shared by threads through an arbiter
 # (unarray/_precision.py: calls needing the setting in force run together, a change waits for the
 # others to leave, the user's value is written back by the last one out).
-_TF32 = _precision.Switch(_tf32_get, lambda have, want: have == want, _tf32_swap, _tf32_set)
+_TF32 = _precision.Switch(lambda want: _tf32_get(), lambda have, want: have == want, _tf32_swap, _tf32_set)
 
 
 @contextlib.contextmanager
@@ -94,11 +94,11 @@ def tf32_scope(policy: str, on_gpu: bool) -> Iterator[None]:
     if not (on_gpu or _precision.FORCE_ARBITRATION):
         yield
         return
-    _TF32.enter(policy != "highest")
+    token = _TF32.enter(policy != "highest")
     try:
         yield
     finally:
-        _TF32.leave()
+        _TF32.leave(token)
 
 
 def _on_gpu(x: Any) -> bool:
