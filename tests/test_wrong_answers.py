@@ -24,7 +24,7 @@ from tests._support import TestBackend, assert_close
 
 SETTINGS = settings(max_examples=40, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-REDUCTIONS = ["sum", "prod", "mean", "var", "std", "min", "max", "count_nonzero"]
+REDUCTIONS = ["sum", "prod", "mean", "var", "std", "min", "max", "count_nonzero", "any", "all"]
 ONE_AXIS = ["argmax", "argmin", "sort", "argsort", "cumulative_sum", "cumulative_prod"]
 NO_IDENTITY = {"min", "max", "argmin", "argmax"}
 
@@ -76,6 +76,8 @@ def _reference(op: str, x: np.ndarray, axes: tuple[int, ...], correction: float 
             return np.prod(x, axis=axes)
         if op == "count_nonzero":
             return np.count_nonzero(x, axis=axes)
+        if op in ("any", "all"):
+            return getattr(np, op)(x, axis=axes)
         if op in ("min", "max"):
             return (np.min if op == "min" else np.max)(x, axis=axes)
         mean = np.sum(x, axis=axes, keepdims=True) / n if n else np.full(

@@ -19,7 +19,7 @@ from unarray._errors import ArgumentError, ArgumentTypeError, AxisError
 __all__ = ["many", "one", "single"]
 
 
-def many(op: str, backend: str, x: Any, axis: Any) -> Any:
+def many(op: str, backend: Any, x: Any, axis: Any) -> Any:
     """``axis`` of a reduction (int, sequence of ints): non-negative, in range, no repeats."""
     try:
         nd = x.ndim
@@ -32,7 +32,7 @@ def many(op: str, backend: str, x: Any, axis: Any) -> Any:
     return _general(op, backend, x, axis, nd, True)
 
 
-def one(op: str, backend: str, x: Any, axis: Any) -> Any:
+def one(op: str, backend: Any, x: Any, axis: Any) -> Any:
     """``axis`` of a function on one axis (argmax, sort, cumulative_sum): one int, in range."""
     try:
         nd = x.ndim
@@ -45,18 +45,18 @@ def one(op: str, backend: str, x: Any, axis: Any) -> Any:
     return _general(op, backend, x, axis, nd, False)
 
 
-def single(op: str, backend: str, x: Any, axis: Any) -> int:
+def single(op: str, backend: Any, x: Any, axis: Any) -> int:
     """``axis`` of a cumulative function: ``None`` is the only axis of a 1-D array, and refused otherwise."""
     if axis is not None:
         return int(one(op, backend, x, axis))
     nd = _rank(x)
     if nd is not None and nd != 1:
         raise ArgumentError(f"axis=None needs a 1-D array, got shape {_shape(x)}; pass axis=", op=op,
-                            backend=backend)
+                            backend=backend.name)
     return 0
 
 
-def _general(op: str, backend: str, x: Any, axis: Any, nd: int | None, tuples: bool) -> Any:
+def _general(op: str, backend: Any, x: Any, axis: Any, nd: int | None, tuples: bool) -> Any:
     if isinstance(axis, (tuple, list)) and tuples:
         out = tuple(_index(op, backend, a, tuples) for a in axis)
         if nd is None:  # rank unknown while tracing: the backend checks at run time
@@ -67,7 +67,7 @@ def _general(op: str, backend: str, x: Any, axis: Any, nd: int | None, tuples: b
         out = tuple(a if a >= 0 else a + nd for a in out)
         if len(set(out)) != len(out):
             raise AxisError(f"axis {tuple(axis)!r} repeats an axis (array of shape {_shape(x)}); name each once",
-                            op=op, backend=backend)
+                            op=op, backend=backend.name)
         return out
     a = _index(op, backend, axis, tuples)
     if nd is None:
@@ -77,7 +77,7 @@ def _general(op: str, backend: str, x: Any, axis: Any, nd: int | None, tuples: b
     return a if a >= 0 else a + nd
 
 
-def _index(op: str, backend: str, a: Any, tuples: bool) -> int:
+def _index(op: str, backend: Any, a: Any, tuples: bool) -> int:
     # Note: bool is an int subclass; the standard's axis is not, and JAX and TensorFlow would read True as 1.
     if not isinstance(a, bool) and type(a).__name__ not in ("bool", "bool_"):
         try:
@@ -85,13 +85,13 @@ def _index(op: str, backend: str, a: Any, tuples: bool) -> int:
         except TypeError:
             pass
     kinds = "an int, a tuple of ints or None" if tuples else "an int"
-    raise ArgumentTypeError(f"axis must be {kinds}, got {a!r} ({type(a).__name__})", op=op, backend=backend)
+    raise ArgumentTypeError(f"axis must be {kinds}, got {a!r} ({type(a).__name__})", op=op, backend=backend.name)
 
 
-def _out_of_range(op: str, backend: str, axis: int, nd: int, x: Any) -> AxisError:
+def _out_of_range(op: str, backend: Any, axis: int, nd: int, x: Any) -> AxisError:
     valid = f"pass an axis in [{-nd}, {nd - 1}]" if nd else "a 0-d array has no axis; pass axis=None"
     return AxisError(f"axis {axis} is out of range for an array of {nd} dimensions (shape {_shape(x)}); {valid}",
-                     op=op, backend=backend)
+                     op=op, backend=backend.name)
 
 
 def _rank(x: Any) -> int | None:

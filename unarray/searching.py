@@ -29,7 +29,7 @@ def argmax(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> A
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "argmax")
     if axis is not None:
-        axis = _axes.one("argmax", b.name, x, axis)
+        axis = _axes.one("argmax", b, x, axis)
     try:
         return b.argmax(x, axis, keepdims)
     except Exception as e:
@@ -46,7 +46,7 @@ def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> A
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "argmin")
     if axis is not None:
-        axis = _axes.one("argmin", b.name, x, axis)
+        axis = _axes.one("argmin", b, x, axis)
     try:
         return b.argmin(x, axis, keepdims)
     except Exception as e:
@@ -62,7 +62,7 @@ def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None, kee
     """
     b = _one(x, "count_nonzero")
     if axis is not None:
-        axis = _axes.many("count_nonzero", b.name, x, axis)
+        axis = _axes.many("count_nonzero", b, x, axis)
     try:
         return b.count_nonzero(x, axis=axis, keepdims=keepdims)
     except Exception as e:

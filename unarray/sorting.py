@@ -27,7 +27,7 @@ def argsort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bo
         array([1, 2, 0])
     """
     b = _one(x, "argsort")
-    axis = _axes.one("argsort", b.name, x, axis)
+    axis = _axes.one("argsort", b, x, axis)
     _real("argsort", b, x)
     try:
         return b.argsort(x, axis=axis, descending=descending, stable=stable)
@@ -45,7 +45,7 @@ def sort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool 
                [3, 2]])
     """
     b = _one(x, "sort")
-    axis = _axes.one("sort", b.name, x, axis)
+    axis = _axes.one("sort", b, x, axis)
     _real("sort", b, x)
     try:
         return b.sort(x, axis=axis, descending=descending, stable=stable)

@@ -8,7 +8,15 @@ products accumulate in the default integer dtype unless ``dtype`` says
 otherwise; float sums keep the input's dtype. Over zero elements ``sum`` is
 0, ``prod`` 1, ``mean``/``var``/``std`` NaN, and ``min``/``max`` raise
 ``EmptyReductionError`` on every backend. NaN propagates through every
-reduction here.
+reduction here. ``var``/``std`` are NaN where ``N - correction <= 0``.
+
+The same refusals on every backend: an axis outside ``[-ndim, ndim)`` (any
+axis of a 0-d array) or named twice raises ``AxisError``, a bool or float
+axis ``ArgumentTypeError``, and ``min``/``max`` of a complex array
+``DTypeError`` (the standard orders no complex numbers). Inside
+``tf.function``, where a reduced dimension is unknown at trace time, the
+empty check of ``min``/``max`` runs in the graph: the call raises TensorFlow's
+``InvalidArgumentError`` carrying the ``EmptyReductionError`` message.
 """
 
 from __future__ import annotations
@@ -50,7 +58,7 @@ def sum(x: Array, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepd
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "sum")
     if axis is not None:
-        axis = _axes.many("sum", b.name, x, axis)
+        axis = _axes.many("sum", b, x, axis)
     try:
         return b.sum(x, axis, dtype, keepdims)
     except Exception as e:
@@ -67,7 +75,7 @@ def prod(x: Array, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keep
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "prod")
     if axis is not None:
-        axis = _axes.many("prod", b.name, x, axis)
+        axis = _axes.many("prod", b, x, axis)
     try:
         return b.prod(x, axis, dtype, keepdims)
     except Exception as e:
@@ -84,7 +92,7 @@ def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "mean")
     if axis is not None:
-        axis = _axes.many("mean", b.name, x, axis)
+        axis = _axes.many("mean", b, x, axis)
     try:
         return b.mean(x, axis, keepdims)
     except Exception as e:
@@ -108,7 +116,7 @@ def var(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdi
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "var")
     if axis is not None:
-        axis = _axes.many("var", b.name, x, axis)
+        axis = _axes.many("var", b, x, axis)
     try:
         return _spread(b.var, x, axis, correction, keepdims)
     except Exception as e:
@@ -125,7 +133,7 @@ def std(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdi
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "std")
     if axis is not None:
-        axis = _axes.many("std", b.name, x, axis)
+        axis = _axes.many("std", b, x, axis)
     try:
         return _spread(b.std, x, axis, correction, keepdims)
     except Exception as e:
@@ -145,7 +153,7 @@ def min(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "min")
     if axis is not None:
-        axis = _axes.many("min", b.name, x, axis)
+        axis = _axes.many("min", b, x, axis)
     try:
         return b.min(x, axis, keepdims)
     except Exception as e:
@@ -165,7 +173,7 @@ def max(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "max")
     if axis is not None:
-        axis = _axes.many("max", b.name, x, axis)
+        axis = _axes.many("max", b, x, axis)
     try:
         return b.max(x, axis, keepdims)
     except Exception as e:
@@ -190,7 +198,7 @@ def cumulative_sum(
         array([0, 1, 3, 6])
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "cumulative_sum")
-    axis = _axes.single("cumulative_sum", b.name, x, axis)
+    axis = _axes.single("cumulative_sum", b, x, axis)
     try:
         return b.cumulative_sum(x, axis, dtype, include_initial)
     except Exception as e:
@@ -209,7 +217,7 @@ def cumulative_prod(
                [ 3, 12]])
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "cumulative_prod")
-    axis = _axes.single("cumulative_prod", b.name, x, axis)
+    axis = _axes.single("cumulative_prod", b, x, axis)
     try:
         return b.cumulative_prod(x, axis, dtype, include_initial)
     except Exception as e:

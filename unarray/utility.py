@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from unarray import _axes
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
@@ -20,6 +21,8 @@ def all(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: boo
         array([False,  True])
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "all")
+    if axis is not None:
+        axis = _axes.many("all", b, x, axis)
     try:
         return b.all(x, axis, keepdims)
     except Exception as e:
@@ -35,6 +38,8 @@ def any(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: boo
         array([ True, False])
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "any")
+    if axis is not None:
+        axis = _axes.many("any", b, x, axis)
     try:
         return b.any(x, axis, keepdims)
     except Exception as e:
