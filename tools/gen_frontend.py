@@ -189,6 +189,10 @@ _ANN = [
     (r"typing\.", ""),
     (r"NoneType", "None"),
 ]
+# Binary ops whose refused calls a backend may run another way (Backend.recover: torch's wide unsigned ints).
+RECOVERABLE = frozenset({"add", "subtract", "multiply", "bitwise_and", "bitwise_or", "bitwise_xor",
+                         "bitwise_left_shift", "bitwise_right_shift", "equal", "not_equal", "less", "less_equal",
+                         "greater", "greater_equal", "maximum", "minimum", "floor_divide", "pow"})
 # Ops whose result the standard (2025.12) makes a tuple, where some backends return a list.
 TUPLE_RESULTS = frozenset({"broadcast_arrays"})
 RESULTS = ("UniqueAllResult", "UniqueCountsResult", "UniqueInverseResult", "SVDResult", "QRResult",
@@ -285,8 +289,11 @@ def render(name: str, summary: str) -> str:
     result = f"b.{attr}({', '.join(call)})"
     if name in TUPLE_RESULTS:
         result = f"tuple({result})"
-    lines += ["    try:", f"        return {result}", "    except Exception as e:",
-              f'        raise _fail("{name}", b, e) from e', "", ""]
+    if name in RECOVERABLE:
+        handler = f'        return _recover("{name}", b, e, {", ".join(call)})'
+    else:
+        handler = f'        raise _fail("{name}", b, e) from e'
+    lines += ["    try:", f"        return {result}", "    except Exception as e:", handler, "", ""]
     lines = [ln.replace(",) = _many", ") = _many").replace(",), skip_none", "), skip_none") for ln in lines]
     return "\n".join(lines)
 

@@ -264,6 +264,19 @@ _DEVICE_WORDS = ("same device", "expected device", "not on the expected device",
 _DTYPE_WORDS = ("dtype", "not implemented for", "type promotion", "expected scalar type", "data type")
 
 
+def recover(op: str, backend: Backend, exc: Exception, *args: Any) -> Any:
+    """The result of a call whose native kernel refused the arguments, where the backend has another way to
+    run it (``Backend.recover``: torch's uint16/32/64 arithmetic); else the typed error for the refusal.
+    Called only after a failure, so the common call pays nothing for it."""
+    try:
+        out = backend.recover(op, exc, args)
+    except Exception as e:  # the other way refused too (no standard promotion): its reason, typed
+        raise fail(op, backend, e) from e
+    if out is NotImplemented:
+        raise fail(op, backend, exc) from exc
+    return out
+
+
 def fail(op: str, backend: Backend | None, exc: BaseException) -> BaseException:
     """The typed unarray error for a native failure of ``op`` (returned, for ``raise ... from``)."""
     name = None if backend is None else backend.name

@@ -6,6 +6,7 @@ from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
 from unarray._dispatch import pair as _pair
+from unarray._dispatch import recover as _recover
 from unarray._typing import Array
 
 __all__: list[str] = []
@@ -58,7 +59,7 @@ def add(x1: complex | Array, x2: complex | Array, /) -> Array:
     try:
         return b.add(x1, x2)
     except Exception as e:
-        raise _fail("add", b, e) from e
+        return _recover("add", b, e, x1, x2)
 
 
 def asin(x: Array, /) -> Array:
@@ -130,7 +131,7 @@ def bitwise_and(x1: int | Array, x2: int | Array, /) -> Array:
     try:
         return b.bitwise_and(x1, x2)
     except Exception as e:
-        raise _fail("bitwise_and", b, e) from e
+        return _recover("bitwise_and", b, e, x1, x2)
 
 
 def bitwise_left_shift(x1: int | Array, x2: int | Array, /) -> Array:
@@ -142,7 +143,7 @@ def bitwise_left_shift(x1: int | Array, x2: int | Array, /) -> Array:
     try:
         return b.bitwise_left_shift(x1, x2)
     except Exception as e:
-        raise _fail("bitwise_left_shift", b, e) from e
+        return _recover("bitwise_left_shift", b, e, x1, x2)
 
 
 def bitwise_invert(x: Array, /) -> Array:
@@ -166,7 +167,7 @@ def bitwise_or(x1: int | Array, x2: int | Array, /) -> Array:
     try:
         return b.bitwise_or(x1, x2)
     except Exception as e:
-        raise _fail("bitwise_or", b, e) from e
+        return _recover("bitwise_or", b, e, x1, x2)
 
 
 def bitwise_right_shift(x1: int | Array, x2: int | Array, /) -> Array:
@@ -178,7 +179,7 @@ def bitwise_right_shift(x1: int | Array, x2: int | Array, /) -> Array:
     try:
         return b.bitwise_right_shift(x1, x2)
     except Exception as e:
-        raise _fail("bitwise_right_shift", b, e) from e
+        return _recover("bitwise_right_shift", b, e, x1, x2)
 
 
 def bitwise_xor(x1: int | Array, x2: int | Array, /) -> Array:
@@ -190,7 +191,7 @@ def bitwise_xor(x1: int | Array, x2: int | Array, /) -> Array:
     try:
         return b.bitwise_xor(x1, x2)
     except Exception as e:
-        raise _fail("bitwise_xor", b, e) from e
+        return _recover("bitwise_xor", b, e, x1, x2)
 
 
 def ceil(x: Array, /) -> Array:
@@ -286,7 +287,7 @@ def equal(x1: complex | Array, x2: complex | Array, /) -> Array:
     try:
         return b.equal(x1, x2)
     except Exception as e:
-        raise _fail("equal", b, e) from e
+        return _recover("equal", b, e, x1, x2)
 
 
 def exp(x: Array, /) -> Array:
@@ -334,7 +335,7 @@ def floor_divide(x1: float | Array, x2: float | Array, /) -> Array:
     try:
         return b.floor_divide(x1, x2)
     except Exception as e:
-        raise _fail("floor_divide", b, e) from e
+        return _recover("floor_divide", b, e, x1, x2)
 
 
 def greater(x1: float | Array, x2: float | Array, /) -> Array:
@@ -346,7 +347,7 @@ def greater(x1: float | Array, x2: float | Array, /) -> Array:
     try:
         return b.greater(x1, x2)
     except Exception as e:
-        raise _fail("greater", b, e) from e
+        return _recover("greater", b, e, x1, x2)
 
 
 def greater_equal(x1: float | Array, x2: float | Array, /) -> Array:
@@ -358,7 +359,7 @@ def greater_equal(x1: float | Array, x2: float | Array, /) -> Array:
     try:
         return b.greater_equal(x1, x2)
     except Exception as e:
-        raise _fail("greater_equal", b, e) from e
+        return _recover("greater_equal", b, e, x1, x2)
 
 
 def hypot(x1: float | Array, x2: float | Array, /) -> Array:
@@ -430,7 +431,7 @@ def less(x1: float | Array, x2: float | Array, /) -> Array:
     try:
         return b.less(x1, x2)
     except Exception as e:
-        raise _fail("less", b, e) from e
+        return _recover("less", b, e, x1, x2)
 
 
 def less_equal(x1: float | Array, x2: float | Array, /) -> Array:
@@ -442,7 +443,7 @@ def less_equal(x1: float | Array, x2: float | Array, /) -> Array:
     try:
         return b.less_equal(x1, x2)
     except Exception as e:
-        raise _fail("less_equal", b, e) from e
+        return _recover("less_equal", b, e, x1, x2)
 
 
 def log(x: Array, /) -> Array:
@@ -562,7 +563,7 @@ def maximum(x1: float | Array, x2: float | Array, /) -> Array:
     try:
         return b.maximum(x1, x2)
     except Exception as e:
-        raise _fail("maximum", b, e) from e
+        return _recover("maximum", b, e, x1, x2)
 
 
 def minimum(x1: float | Array, x2: float | Array, /) -> Array:
@@ -574,7 +575,7 @@ def minimum(x1: float | Array, x2: float | Array, /) -> Array:
     try:
         return b.minimum(x1, x2)
     except Exception as e:
-        raise _fail("minimum", b, e) from e
+        return _recover("minimum", b, e, x1, x2)
 
 
 def multiply(x1: complex | Array, x2: complex | Array, /) -> Array:
@@ -586,7 +587,7 @@ def multiply(x1: complex | Array, x2: complex | Array, /) -> Array:
     try:
         return b.multiply(x1, x2)
     except Exception as e:
-        raise _fail("multiply", b, e) from e
+        return _recover("multiply", b, e, x1, x2)
 
 
 def negative(x: Array, /) -> Array:
@@ -622,7 +623,7 @@ def not_equal(x1: complex | Array, x2: complex | Array, /) -> Array:
     try:
         return b.not_equal(x1, x2)
     except Exception as e:
-        raise _fail("not_equal", b, e) from e
+        return _recover("not_equal", b, e, x1, x2)
 
 
 def positive(x: Array, /) -> Array:
@@ -646,7 +647,7 @@ def pow(x1: complex | Array, x2: complex | Array, /) -> Array:
     try:
         return b.pow(x1, x2)
     except Exception as e:
-        raise _fail("pow", b, e) from e
+        return _recover("pow", b, e, x1, x2)
 
 
 def real(x: Array, /) -> Array:
@@ -778,7 +779,7 @@ def subtract(x1: complex | Array, x2: complex | Array, /) -> Array:
     try:
         return b.subtract(x1, x2)
     except Exception as e:
-        raise _fail("subtract", b, e) from e
+        return _recover("subtract", b, e, x1, x2)
 
 
 def tan(x: Array, /) -> Array:

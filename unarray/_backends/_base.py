@@ -107,6 +107,10 @@ class Backend:
         # Note: a 64-bit default on a device without it (float64 on a TPU) is the 32-bit dtype there.
         return {k: v if v in have else NARROW.get(v, v) for k, v in names.items()}
 
+    def recover(self, op: str, exc: Exception, args: tuple[Any, ...]) -> Any:
+        """Run ``op`` another way after its kernel refused ``args`` (NotImplemented: no other way)."""
+        return NotImplemented
+
     def capabilities(self) -> dict[str, Any]:
         return dict(self.xp.__array_namespace_info__().capabilities())
 

@@ -23,12 +23,11 @@ _compiling = torch.compiler.is_compiling
 _SMALL_UINTS = (torch.uint8, torch.uint16, torch.uint32)
 _WIDE_UINTS = (torch.uint16, torch.uint32, torch.uint64)
 _UINTS = (torch.uint8, *_WIDE_UINTS)
-# Binary ops torch refuses for uint16/uint32/uint64 (no kernels, no promotion): computed in int64 instead.
-_WRAPPING = frozenset({"add", "subtract", "multiply", "bitwise_and", "bitwise_or", "bitwise_xor",
-                       "bitwise_left_shift", "linalg_outer", "linalg_cross", "where"})
+# Ops torch refuses for uint16/uint32/uint64 (no kernels, no promotion): computed in int64 instead, after the
+# refusal (Backend.recover for the element-wise ones, a wrapper for the few others).
 _ORDERING = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "maximum",
                        "minimum", "clip"})
-_EXACT = frozenset({"floor_divide", "remainder", "bitwise_right_shift", "pow"})
+_WRAPPED = frozenset({"linalg_outer", "linalg_cross", "where", "clip"})
 _device_cache: dict[Any, Device] = {}
 
 
@@ -86,10 +85,15 @@ class TorchBackend(Backend):
 
     def __getattr__(self, op: str) -> Any:
         fn = super().__getattr__(op)
-        if op in _WRAPPING or op in _ORDERING or op in _EXACT:
+        if op in _WRAPPED:
             fn = _wide_uint_fallback(fn, op)
             setattr(self, op, fn)
         return fn
+
+    def recover(self, op: str, exc: Exception, args: tuple[Any, ...]) -> Any:
+        if not any(isinstance(a, torch.Tensor) and a.dtype in _WIDE_UINTS for a in args):
+            return NotImplemented
+        return _emulate(getattr(compat_torch, op), op, args, {})
 
     def is_array_type(self, t: type) -> bool:
         return issubclass(t, torch.Tensor)
@@ -465,31 +469,34 @@ def _scalar_as(v: Any, dtype: Any, ordering: bool) -> Any:
 
 
 def _wide_uint_fallback(fn: Any, op: str) -> Any:
-    ordering = op in _ORDERING
-
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except (RuntimeError, TypeError):
-            ts = [a for a in args if isinstance(a, torch.Tensor) and a.dtype is not torch.bool]
-            if not any(t.dtype in _WIDE_UINTS for t in ts):
+            if not any(isinstance(a, torch.Tensor) and a.dtype in _WIDE_UINTS for a in args):
                 raise
-        # Note: torch has no uint16/32/64 kernels nor promotion for most ops: unarray's promotion table picks the
-        # dtype, the values are computed in int64 (uint64 as its bits; for ordering ops with the sign bit flipped,
-        # so the order holds) and cast back. Division and right shift of uint64 are exact below 2**63.
-        dt = ts[0].dtype
-        for t in ts[1:]:
-            dt = _promote(dt, t.dtype)
-        conv = _ordered if ordering else _as_int64
-        wide = [conv(a.to(dt)) if isinstance(a, torch.Tensor) and a.dtype is not torch.bool
-                else _scalar_as(a, dt, ordering) for a in args]
-        kw = {k: _scalar_as(v, dt, ordering) for k, v in kwargs.items()}
-        r = fn(*wide, **kw)
-        if r.dtype is torch.bool:
-            return r
-        return _from_ordered(r, dt) if ordering else _back(r, dt)
+        return _emulate(fn, op, args, kwargs)
 
     return call
+
+
+def _emulate(fn: Any, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    # Note: torch has no uint16/32/64 kernels nor promotion for most ops: unarray's promotion table picks the
+    # dtype, the values are computed in int64 (uint64 as its bits; for ordering ops with the sign bit flipped,
+    # so the order holds) and cast back. Division and right shift of uint64 are exact below 2**63.
+    ordering = op in _ORDERING
+    ts = [a for a in args if isinstance(a, torch.Tensor) and a.dtype is not torch.bool]
+    dt = ts[0].dtype
+    for t in ts[1:]:
+        dt = _promote(dt, t.dtype)
+    conv = _ordered if ordering else _as_int64
+    wide = [conv(a.to(dt)) if isinstance(a, torch.Tensor) and a.dtype is not torch.bool
+            else _scalar_as(a, dt, ordering) for a in args]
+    kw = {k: _scalar_as(v, dt, ordering) for k, v in kwargs.items()}
+    r = fn(*wide, **kw)
+    if r.dtype is torch.bool:
+        return r
+    return _from_ordered(r, dt) if ordering else _back(r, dt)
 
 
 def _promote(a: Any, b: Any) -> Any:
