@@ -29,20 +29,28 @@ ONE_AXIS = ["argmax", "argmin", "sort", "argsort", "cumulative_sum", "cumulative
 NO_IDENTITY = {"min", "max", "argmin", "argmax"}
 
 
-def _dtype(backend: TestBackend, draw: Any) -> str:
-    return draw(st.sampled_from(["float32", "float64"] if backend.has_float64 else ["float32"]))
+def _dtype(backend: TestBackend, draw: Any, ints: bool) -> str:
+    names = ["float32", "float64"] if backend.has_float64 else ["float32"]
+    return draw(st.sampled_from(names + (["int32", "int8"] if ints else [])))
 
 
 @st.composite
-def arrays(draw: Any, backend: TestBackend, min_dims: int = 0, nan: bool = True) -> np.ndarray:
-    """Float arrays of 0-4 dims (sides 0-4), never all zero, NaN and inf at drawn places."""
+def arrays(draw: Any, backend: TestBackend, min_dims: int = 0, nan: bool = True, ints: bool = False) -> np.ndarray:
+    """Arrays of 0-4 dims (sides 0-4), never all zero; floats get NaN and inf at drawn places."""
     shape = tuple(draw(st.lists(st.integers(0, 4), min_size=min_dims, max_size=4)))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    dtype = _dtype(backend, draw, ints)
+    if dtype.startswith("int"):
+        return rng.integers(-3, 4, shape).astype(dtype)
     x = rng.uniform(0.5, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
     if x.size and nan:
         for value in draw(st.lists(st.sampled_from([math.nan, math.inf, -math.inf]), max_size=2)):
             x.reshape(-1)[draw(st.integers(0, x.size - 1))] = value
-    return x.astype(_dtype(backend, draw))
+    return x.astype(dtype)
+
+
+EXACT_ON_INTS = {"sum", "min", "max", "count_nonzero", "any", "all", "argmax", "argmin", "sort", "argsort",
+                 "cumulative_sum"}
 
 
 @st.composite
@@ -98,7 +106,7 @@ def test_reductions_take_only_valid_axes(backend: TestBackend, op: str) -> None:
     @SETTINGS
     @given(st.data())
     def check(data: st.DataObject) -> None:
-        x = data.draw(arrays(backend))
+        x = data.draw(arrays(backend, ints=op in EXACT_ON_INTS))
         axis = data.draw(axis_forms(x.ndim))
         axes = tuple(range(x.ndim)) if axis is None else _normalized(axis, x.ndim)
         xb = backend.asarray(x)
@@ -122,7 +130,7 @@ def test_one_axis_functions_take_only_valid_axes(backend: TestBackend, op: str) 
     @SETTINGS
     @given(st.data())
     def check(data: st.DataObject) -> None:
-        x = data.draw(arrays(backend, nan=op not in ("sort", "argsort")))
+        x = data.draw(arrays(backend, nan=op not in ("sort", "argsort"), ints=op in EXACT_ON_INTS))
         axis = data.draw(axis_forms(x.ndim, tuples=False).filter(lambda a: a is not None or op in NO_IDENTITY))
         xb = backend.asarray(x)
         if axis is not None and not -x.ndim <= axis < x.ndim:
