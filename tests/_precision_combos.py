@@ -91,7 +91,11 @@ def main(first: str, device: str) -> int:
     for second, _ in USER_APIS:
         ref = _in_child(_reference, first, second)
         for force in (False, True):
-            bad, after = _in_child(_with_unarray, first, second, force, device)
+            got = _in_child(_with_unarray, first, second, force, device)
+            if got[0] == "crashed":
+                failures.append(f"{first} then {second} (forced={force}): the child raised {got[1]}")
+                continue
+            bad, after = got
             failures += [f"{first} then {second} (forced={force}): {m}" for m in bad]
             if after != ref:
                 failures.append(f"{first} then {second} (forced={force}): a setting was left changed")

@@ -58,7 +58,7 @@ def _state(backend: str) -> Any:
 def _work(policy: str, a: Any, b: Any, q: Any) -> list[np.ndarray]:
     with ua.precision(policy):  # type: ignore[arg-type]
         scoped = ua.matmul(a, b)
-    return [np.asarray(ua.to(x, "numpy")) for x in (
+    return [np.asarray(ua.to(x, "numpy", device="cpu")) for x in (
         ua.matmul(a, b, precision=policy), scoped,
         ua.scaled_dot_product_attention(q, q, q, precision=policy))]
 
