@@ -294,3 +294,19 @@ def test_result_type_with_python_scalars_in_any_order(backend: TestBackend, name
             assert ua.result_type(*args) == want, args
             mixed = [x if a is getattr(ua, name) else a for a in args]
             assert ua.result_type(*mixed) == want, mixed
+
+
+def test_a_foreign_dtype_seen_first_does_not_break_torch_compile() -> None:
+    # torch.compile reads the name cache that a torch dtype is looked up in; a tf.DType (or any dtype dynamo
+    # cannot hash) cached earlier in the process made every later compiled dtype lookup fail.
+    torch = pytest.importorskip("torch")
+    tf = pytest.importorskip("tensorflow")
+    from unarray._dtypes import canonical_name
+
+    assert canonical_name(tf.float32) == "float32" and canonical_name(np.dtype("int8")) == "int8"
+
+    def f(x: object) -> object:
+        return x * 2 if canonical_name(x.dtype) == "float32" else x  # type: ignore[attr-defined]
+
+    out = torch.compile(f, fullgraph=True)(torch.ones(3))
+    assert out.tolist() == [2.0, 2.0, 2.0]

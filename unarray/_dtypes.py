@@ -51,6 +51,9 @@ _KIND = {
 _BITS = {n: int("".join(c for c in n if c.isdigit()) or 8) for n in DTYPE_NAMES}
 
 _name_cache: dict[Any, str] = {}
+# Note: torch.compile wraps the whole dict it looks a torch dtype up in, and cannot hash other libraries' dtype
+# objects (a tf.DType key made every later compiled call that reads a dtype name fail): torch's have their own.
+_torch_names: dict[Any, str] = {}
 _INT_RANGE = {n: ((-(1 << (_BITS[n] - 1)), (1 << (_BITS[n] - 1)) - 1) if n[0] == "i" else (0, (1 << _BITS[n]) - 1))
               for n in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}
 
@@ -76,14 +79,15 @@ def canonical_name(dtype: object) -> str | None:
         # Note: a DType hashes like its name, so looking it up in the cache would compare it with the
         # cached keys through DType.__eq__, which looks it up again (RecursionError).
         return dtype.name
+    cache = _torch_names if type(dtype).__module__ == "torch" else _name_cache
     try:
-        return _name_cache[dtype]
+        return cache[dtype]
     except (KeyError, TypeError):
         pass
     name = _compute_name(dtype)
     try:
         if name is not None:
-            _name_cache[dtype] = name
+            cache[dtype] = name
     except TypeError:
         pass
     return name
