@@ -103,7 +103,7 @@ C = complex
 CUNARY: dict[str, list[tuple[complex, Any]]] = {
     "sqrt": [(C(0.0, 0.0), C(0.0, 0.0)), (C(-0.0, 0.0), C(0.0, 0.0)), (C(1.0, INF), C(INF, INF)),
              (C(NAN, INF), C(INF, INF)), (C(-INF, 1.0), C(0.0, INF)), (C(INF, 1.0), C(INF, 0.0)),
-             (C(-4.0, 0.0), C(0.0, 2.0)), (C(-4.0, -0.0), C(0.0, -2.0))],
+             (C(-INF, -0.0), C(0.0, -INF))],
     "log": [(C(-0.0, 0.0), C(-INF, PI)), (C(0.0, 0.0), C(-INF, 0.0)), (C(1.0, INF), C(INF, PI / 2)),
             (C(-INF, 1.0), C(INF, PI)), (C(INF, 1.0), C(INF, 0.0)), (C(-INF, INF), C(INF, 3 * PI / 4)),
             (C(INF, INF), C(INF, PI / 4)), (C(-1.0, 0.0), C(0.0, PI)), (C(-1.0, -0.0), C(0.0, -PI))],

@@ -22,6 +22,14 @@ def remainder_zero_sign(xp: Any, r: Any, x2: Any) -> Any:
                                         xp.full_like(r, x2)), r)
 
 
+def remainder_inf_divisor(xp: Any, r: Any, x1: Any, x2: Any) -> Any:
+    # Note: finite % +-inf is x1 where the signs agree (or x1 is 0), else x2 (the standard; CuPy gives NaN).
+    a = xp.astype(x1, r.dtype) if hasattr(x1, "dtype") else xp.full_like(r, x1)
+    b = xp.astype(x2, r.dtype) if hasattr(x2, "dtype") else xp.full_like(r, x2)
+    same = (xp.signbit(a) == xp.signbit(b)) | (a == 0)
+    return xp.where(xp.isinf(b) & xp.isfinite(a), xp.where(same, a, b), r)
+
+
 def floor_divide_zero_sign(xp: Any, r: Any, x1: Any, x2: Any) -> Any:
     # Note: a zero quotient is negative exactly where the operands' signs differ (-0 // 2 is -0, -2 // -inf is +0).
     one = xp.ones_like(r)

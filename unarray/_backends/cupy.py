@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +17,7 @@ import array_api_compat.cupy as compat_cupy
 import cupy
 
 from unarray import _precision
+from unarray._backends import _special
 from unarray._backends._base import Backend
 from unarray._devices import Device, parse_device
 from unarray._errors import ArgumentError, DeviceMismatchError
@@ -157,6 +159,27 @@ def _matmul_f32(x1: Any, x2: Any) -> Any:
     return _COMPUTE.run(_precision.current(), cupy.matmul, x1, x2)
 
 
+def _negative_zero(v: Any) -> bool:
+    return type(v) is float and v == 0 and math.copysign(1.0, v) < 0
+
+
+@pinned
+def _remainder(x1: Any, x2: Any) -> Any:
+    r = cupy.remainder(x1, x2)
+    if r.dtype.kind != "f":
+        return r
+    r = _special.remainder_inf_divisor(compat_cupy, r, x1, x2)
+    return _special.remainder_zero_sign(compat_cupy, r, x2)
+
+
+@pinned
+def _nextafter(x1: Any, x2: Any) -> Any:
+    r = cupy.nextafter(x1, x2)
+    if r.dtype != cupy.float16:
+        return r
+    return cupy.where(cupy.equal(x1, x2), cupy.asarray(x2, r.dtype), r)
+
+
 class CupyBackend(Backend):
     name = "cupy"
     xp = compat_cupy
@@ -269,6 +292,18 @@ class CupyBackend(Backend):
         return dev / dev.dtype.type(1 - correction) if 1 - correction > 0 else dev * cupy.nan
 
     # Note: array-api-compat's fftfreq/rfftfreq refuse every device but the CPU.
+    # Special cases CuPy misses (see _special): remainder by +-inf and its zero's sign, float16 nextafter of
+    # equal zeros, and asarray(-0.0) (CuPy makes a 0-d zero without its sign).
+    def remainder(self, x1: Any, x2: Any, /) -> Any:
+        return _remainder(x1, x2)
+
+    def nextafter(self, x1: Any, x2: Any, /) -> Any:
+        return _nextafter(x1, x2)
+
+    def asarray(self, obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Any:
+        out = compat_cupy.asarray(obj, dtype=dtype, device=device, copy=copy)
+        return cupy.copysign(out, -1.0).astype(out.dtype) if _negative_zero(obj) and out.dtype.kind == "f" else out
+
     def fft_fftfreq(self, n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
         with device if device is not None else contextlib.nullcontext():
             out = cupy.fft.fftfreq(n, d=d)

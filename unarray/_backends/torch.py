@@ -369,6 +369,11 @@ class TorchBackend(Backend):
         r = _remainder(x1, x2)
         return _special.remainder_zero_sign(compat_torch, r, x2) if r.is_floating_point() else r
 
+    # Note: torch's CUDA complex sqrt gives -0 for sqrt(-0 + 0j); the standard: +0 + 0j.
+    def sqrt(self, x: Any, /) -> Any:
+        r = torch.sqrt(x)
+        return _special.complex_sqrt(compat_torch, r, x, torch.complex) if x.is_complex() else r
+
     def expm1(self, x: Any, /) -> Any:
         return _special.complex_expm1(compat_torch, x, torch.complex) if x.is_complex() else torch.expm1(x)
 
