@@ -159,6 +159,9 @@ def _matmul_f32(x1: Any, x2: Any) -> Any:
     return _COMPUTE.run(_precision.current(), cupy.matmul, x1, x2)
 
 
+_compat_asarray: Any = getattr(compat_cupy, "asarray")  # noqa: B009 - compat's cupy namespace has no stubs
+
+
 def _negative_zero(v: Any) -> bool:
     return type(v) is float and v == 0 and math.copysign(1.0, v) < 0
 
@@ -301,7 +304,7 @@ class CupyBackend(Backend):
         return _nextafter(x1, x2)
 
     def asarray(self, obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Any:
-        out = compat_cupy.asarray(obj, dtype=dtype, device=device, copy=copy)
+        out = _compat_asarray(obj, dtype=dtype, device=device, copy=copy)
         return cupy.copysign(out, -1.0).astype(out.dtype) if _negative_zero(obj) and out.dtype.kind == "f" else out
 
     def fft_fftfreq(self, n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
