@@ -11,23 +11,14 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-# Backend module (file stem) -> the distributions it imports at the top.
-_NEEDS = {
-    "cupy": ("cupy",),
-    "torch": ("torch",),
-    "attention_torch": ("torch",),
-    "jax": ("jax",),
-    "attention_jax": ("jax",),
-    "tensorflow": ("tensorflow",),
-    "numba": ("numba",),
-}
+_FRAMEWORKS = ("tensorflow", "cupy", "torch", "jax", "numba")
 _BACKENDS = Path(__file__).parent / "unarray" / "_backends"
 
 
 def _needs(path: Path) -> tuple[str, ...]:
-    if path.stem.startswith("_tensorflow"):
-        return ("tensorflow",)
-    return _NEEDS.get(path.stem, ())
+    # A backend module is named after the framework it serves (torch.py, attention_torch.py,
+    # _torch_precision.py, _tensorflow_ops.py, ...).
+    return tuple(name for name in _FRAMEWORKS if name in path.stem)[:1]
 
 
 def pytest_ignore_collect(collection_path: Path) -> bool | None:

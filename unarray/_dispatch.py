@@ -13,7 +13,7 @@ import contextvars
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from unarray import _backends
+from unarray import _backends, _precision
 from unarray._dtypes import check_int_scalar
 from unarray._errors import (
     ArgumentError,
@@ -151,6 +151,9 @@ def adopt(op: str, lead: Backend, lead_x: Any, other: Backend, x: Any) -> Any:
             return x
     if not lead.is_tracer(lead_x):  # Note: a trace places the constants it captures itself
         same_device(op, lead, lead_x, other, x)
+    constant = lead.traced_constant(x)  # inside torch.compile: the trace's own capture of x
+    if constant is not None:
+        return constant
     return interop.to(x, lead.name, copy=None, _op=op)
 
 
@@ -229,7 +232,14 @@ _DEFAULT: contextvars.ContextVar[tuple[str, Any]] = contextvars.ContextVar(
 )
 
 
+# Defaults set by ``ua.use`` inside a torch.compile trace, innermost last: the trace cannot run a
+# ContextVar, a plain list it can (and it restores the list after the trace).
+_TRACED: list[tuple[str, Any]] = []
+
+
 def default_backend() -> tuple[str, Any]:
+    if _TRACED and _precision.tracing():
+        return _TRACED[-1]
     return _DEFAULT.get()
 
 
@@ -250,13 +260,20 @@ class use:
 
     def __init__(self, backend: str | Any = "numpy", device: Any = None):
         b = backend_named(backend, "use")
-        self._token = _DEFAULT.set((b.name, device))
+        if _precision.tracing():
+            self._token: Any = None
+            _TRACED.append((b.name, device))
+        else:
+            self._token = _DEFAULT.set((b.name, device))
 
     def __enter__(self) -> use:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _DEFAULT.reset(self._token)
+        if self._token is None:
+            _TRACED.pop()
+        else:
+            _DEFAULT.reset(self._token)
 
 
 _SHAPE_WORDS = ("shape", "broadcast", "dimension", "mismatch", "size", "must match", "incompatible")

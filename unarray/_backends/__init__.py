@@ -65,18 +65,28 @@ def _import(name: str) -> Any:
     # at trace time, so a first unarray call inside a compiled function (cold process) loads its backend;
     # importlib.import_module is a function it refuses to trace.
     if name == "torch":
-        from unarray._backends import torch as module
-    elif name == "numpy":
-        from unarray._backends import numpy as module
-    elif name == "jax":
-        from unarray._backends import jax as module
-    elif name == "cupy":
-        from unarray._backends import cupy as module
-    elif name == "tensorflow":
-        from unarray._backends import tensorflow as module
-    else:
-        from unarray._backends import numba as module
-    return module
+        from unarray._backends import torch as torch_module
+
+        return torch_module
+    if name == "numpy":
+        from unarray._backends import numpy as numpy_module
+
+        return numpy_module
+    if name == "jax":
+        from unarray._backends import jax as jax_module
+
+        return jax_module
+    if name == "cupy":
+        from unarray._backends import cupy as cupy_module
+
+        return cupy_module
+    if name == "tensorflow":
+        from unarray._backends import tensorflow as tensorflow_module
+
+        return tensorflow_module
+    from unarray._backends import numba as numba_module
+
+    return numba_module
 
 
 def loaded() -> dict[str, Backend]:

@@ -124,6 +124,11 @@ class Backend:
     def is_tracer(self, x: Any) -> bool:
         return False
 
+    def traced_constant(self, x: Any) -> Any:
+        """``x`` (another library's eager array) as a constant of a trace this backend is compiling
+        now, or None when no such trace is running (the call then hands ``x`` over as usual)."""
+        return None
+
     # -- handoff -----------------------------------------------------------------------
     def from_dlpack(self, x: Any, *, device: Any = None, copy: bool | None = None) -> Any:
         kw: dict[str, Any] = {}

@@ -7,6 +7,7 @@ import math
 from typing import Any, NamedTuple
 
 import array_api_compat.torch as compat_torch
+import numpy as np
 import torch
 
 from unarray import _precision
@@ -14,6 +15,7 @@ from unarray._backends import _special
 from unarray._backends import _torch_precision as _tp
 from unarray._backends._base import Backend
 from unarray._devices import Device
+from unarray._errors import TracerHandoffError
 from unarray._precision import _POLICY
 
 _HIP = getattr(torch.version, "hip", None) is not None
@@ -72,6 +74,8 @@ def register_traced_to() -> None:
     # of meeting an unknown builtin. Called by _dynamo_watch once torch._dynamo is imported.
     from unarray import interop
 
+    _disable_foreign_refusal()
+    _resolve_ndarray()
     if interop._speedups is not None:
         torch.compiler.substitute_in_graph(interop.to, skip_signature_check=True)(interop._traced_to)
 
@@ -125,6 +129,19 @@ class TorchBackend(Backend):
         return int(x.data_ptr())
 
     compiling = staticmethod(torch.compiler.is_compiling)
+
+    # Note: inside torch.compile every tensor is traced, so it leads an eager operand of another library.
+    def is_tracer(self, x: Any) -> bool:
+        return _compiling()
+
+    # Note: inside torch.compile another library's array joins the graph as torch's own capture of it
+    # (torch.as_tensor of a NumPy array is traced; ua.to's cache and C path cannot be).
+    def traced_constant(self, x: Any) -> Any:
+        if not _compiling():
+            return None
+        if isinstance(x, np.ndarray):
+            return torch.as_tensor(x)
+        return _refuse_foreign(x)
     outside_trace = staticmethod(_outside_trace)
 
     def precision_used(self, policy: str, x: Any) -> str:
@@ -601,3 +618,35 @@ def _int_matmul(x1: Any, x2: Any) -> Any:
 
 _remainder = _wide_uint_fallback(compat_torch.remainder, "remainder")
 BACKEND = TorchBackend()
+
+
+_FOREIGN = ("inside torch.compile only NumPy arrays join a torch tensor (the trace captures them); "
+            "convert other arrays before the compiled function (ua.to(x, 'torch')) and pass the tensor in")
+
+
+def _refuse_foreign_eagerly(x: Any) -> Any:
+    raise TracerHandoffError(f"{_FOREIGN}; got a {type(x).__module__}.{type(x).__qualname__}", backend="torch")
+
+
+_refuse_foreign: Any = _refuse_foreign_eagerly
+
+
+def _disable_foreign_refusal() -> None:
+    # Note: a typed error cannot be built inside a trace; under fullgraph=True torch names this reason,
+    # otherwise the graph breaks here and the typed error is raised eagerly. Made once torch._dynamo is
+    # loaded (by _dynamo_watch), since torch.compiler.disable imports it (about 2 s).
+    global _refuse_foreign
+    try:
+        _refuse_foreign = torch.compiler.disable(_refuse_foreign_eagerly, recursive=True,
+                                                 reason=f"unarray: {_FOREIGN}")
+    except TypeError:  # a torch whose disable takes no reason
+        _refuse_foreign = torch.compiler.disable(_refuse_foreign_eagerly, recursive=True)
+
+
+def _resolve_ndarray() -> None:
+    # Note: torch.compile cannot resolve an array type it meets first inside a trace (it cannot read
+    # the type's module), and NumPy constants join torch tensors often: ndarray is resolved as soon as
+    # torch.compile is in use (loading the NumPy backend costs about 0.1 s, kept off torch's first use).
+    from unarray import _dispatch
+
+    _dispatch.resolve_type(np.ndarray)
