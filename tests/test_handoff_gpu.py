@@ -238,3 +238,17 @@ def test_explain_refuses_a_mixed_call_across_devices_as_the_call_does(cuda):
         ua.explain("add", x, y)
     with pytest.raises(ua.DeviceMismatchError, match="cuda:0"):
         ua.add(x, y)
+
+
+@pytest.mark.parametrize("src", LIBS)
+@pytest.mark.parametrize("dst", ["numpy", "tensorflow"])
+def test_to_the_host_with_device_cpu_is_one_counted_copy_of_the_consumers_type(cuda, src, dst):
+    # A GPU array asked for on the host: the consumer's own type, on the CPU, one copy (a torch or JAX
+    # source used to come back as a compact copy of itself, still on the GPU).
+    if dst == "tensorflow":
+        pytest.importorskip("tensorflow")
+    a = np.random.default_rng(11).standard_normal((16, 8)).astype(np.float32)
+    y = ua.to(make(src, a), dst, device="cpu")
+    assert ua.backend_of(y) == dst and ua.device(y).kind == "cpu"
+    np.testing.assert_array_equal(np.asarray(y), a)
+    assert ua.stats()["copies"] == 1

@@ -257,6 +257,10 @@ def test_matrix_results_have_standard_shapes(rows: int, cols: int, seed: int) ->
 def test_matrix_joins_each_backend_with_standard_shapes(backend: TestBackend) -> None:
     a = np.arange(1.0, 7.0).reshape(2, 3)
     x = backend.asarray(np.arange(1.0, 4.0).astype(np.float32))
+    if ua.device(x).kind != "cpu":  # a matrix lives on the host: joining a device array is refused
+        with pytest.raises(ua.DeviceMismatchError):
+            ua.add(x, np.matrix(a.astype(np.float32)))
+        return
     for got in (ua.add(x, np.matrix(a.astype(np.float32))), ua.add(np.matrix(a.astype(np.float32)), x)):
         out = np.asarray(backend.to_numpy(got) if not isinstance(got, np.ndarray) else got)
         assert type(got) is not np.matrix

@@ -443,7 +443,10 @@ def _move(x: Any, src: Any, dst: Any, here: Any, want: Any, copy: bool | None, o
                            op=op, backend=dst.name)
     n = _h.nbytes(src.name, x)
     if want.kind == "cpu" and dst.name in ("numpy", "tensorflow"):
-        y = src.to_numpy(x) if hasattr(type(src), "to_numpy") else _h.compact_copy(src.name, x)
+        if hasattr(type(src), "to_numpy"):
+            y = src.to_numpy(x)
+        else:  # Note: first to the host within the source's library, then its usual handoff to NumPy
+            y = to(_h.move_within(src.name, x, src.native_device(want), src), "numpy", _op=op)
         out = y if dst.name == "numpy" else _cv.to_tf(_cv.aligned_copy(y) if not y.flags.c_contiguous else y)
     elif dst.name in ("cupy", "numba") and here.kind == "cpu":
         host = x if src.name == "numpy" else to(x, "numpy", _op=op)
