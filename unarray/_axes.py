@@ -19,8 +19,11 @@ from unarray._errors import ArgumentError, ArgumentTypeError, AxisError
 __all__ = ["many", "one", "single"]
 
 
-def many(op: str, backend: Any, x: Any, axis: Any) -> Any:
-    """``axis`` of a reduction (int, sequence of ints): non-negative, in range, no repeats."""
+def many(op: str, backend: Any, x: Any, axis: Any, tuples: bool = True) -> Any:
+    """``axis`` of a reduction (int, sequence of ints): non-negative, in range, no repeats.
+
+    ``tuples=False`` takes one int only (see :func:`one`).
+    """
     try:
         nd = x.ndim
     except AttributeError:
@@ -29,20 +32,12 @@ def many(op: str, backend: Any, x: Any, axis: Any) -> Any:
         if -nd <= axis < nd:
             return axis if axis >= 0 else axis + nd
         raise _out_of_range(op, backend, axis, nd, x)
-    return _general(op, backend, x, axis, nd, True)
+    return _general(op, backend, x, axis, nd, tuples)
 
 
 def one(op: str, backend: Any, x: Any, axis: Any) -> Any:
     """``axis`` of a function on one axis (argmax, sort, cumulative_sum): one int, in range."""
-    try:
-        nd = x.ndim
-    except AttributeError:
-        nd = _rank(x)
-    if type(axis) is int and nd is not None:
-        if -nd <= axis < nd:
-            return axis if axis >= 0 else axis + nd
-        raise _out_of_range(op, backend, axis, nd, x)
-    return _general(op, backend, x, axis, nd, False)
+    return many(op, backend, x, axis, False)
 
 
 def single(op: str, backend: Any, x: Any, axis: Any) -> int:

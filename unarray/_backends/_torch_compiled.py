@@ -11,7 +11,6 @@
 # under the same policy.
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import torch
@@ -81,16 +80,9 @@ def matmul(x1: Any, x2: Any, policy: str) -> Any:
 
 def tensordot(x1: Any, x2: Any, axes: Any, policy: str) -> Any:
     # The contraction as one (M, K) @ (K, N) unarray::matmul.
-    if isinstance(axes, int):
-        a1, a2 = list(range(x1.ndim - axes, x1.ndim)), list(range(axes))
-    else:
-        a1, a2 = [a % x1.ndim for a in axes[0]], [a % x2.ndim for a in axes[1]]
-    f1 = [d for d in range(x1.ndim) if d not in a1]
-    f2 = [d for d in range(x2.ndim) if d not in a2]
-    k = math.prod(x1.shape[d] for d in a1)
-    a = x1.permute(f1 + a1).reshape(-1, k)
-    b = x2.permute(a2 + f2).reshape(k, -1)
-    return _matmul_op(a, b, policy).reshape([x1.shape[d] for d in f1] + [x2.shape[d] for d in f2])
+    from unarray._backends.torch import contract
+
+    return contract(x1, x2, axes, lambda a, b: _matmul_op(a, b, policy))
 
 
 def vecdot(x1: Any, x2: Any, axis: int) -> Any:

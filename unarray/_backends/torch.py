@@ -177,16 +177,7 @@ class TorchBackend(Backend):
             return _back(self.tensordot(a, b, axes=axes), dt)
         if not (_no_int_gemm(x1) and _is_int(x2)):
             return compat_torch.tensordot(x1, x2, axes=axes)
-        if isinstance(axes, int):
-            a1, a2 = list(range(x1.ndim - axes, x1.ndim)), list(range(axes))
-        else:
-            a1, a2 = [a % x1.ndim for a in axes[0]], [a % x2.ndim for a in axes[1]]
-        f1 = [d for d in range(x1.ndim) if d not in a1]
-        f2 = [d for d in range(x2.ndim) if d not in a2]
-        k = math.prod(x1.shape[d] for d in a1)
-        a = x1.permute(f1 + a1).reshape(-1, k)
-        b = x2.permute(a2 + f2).reshape(k, -1)
-        return _matmul_general(a, b).reshape([x1.shape[d] for d in f1] + [x2.shape[d] for d in f2])
+        return contract(x1, x2, axes, _matmul_general)
 
     def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
         if x1.dtype is x2.dtype and _tp.matters(x1):
@@ -445,6 +436,20 @@ def _ordered(x: Any) -> Any:
 
 def _from_ordered(r: Any, dtype: Any) -> Any:
     return (r ^ (-(2**63))).view(torch.uint64) if dtype is torch.uint64 else r.to(dtype)
+
+
+def contract(x1: Any, x2: Any, axes: Any, mm: Any) -> Any:
+    """tensordot as one (M, K) @ (K, N) product ``mm`` (an exact integer matmul, or unarray::matmul)."""
+    if isinstance(axes, int):
+        a1, a2 = list(range(x1.ndim - axes, x1.ndim)), list(range(axes))
+    else:
+        a1, a2 = [a % x1.ndim for a in axes[0]], [a % x2.ndim for a in axes[1]]
+    f1 = [d for d in range(x1.ndim) if d not in a1]
+    f2 = [d for d in range(x2.ndim) if d not in a2]
+    k = math.prod(x1.shape[d] for d in a1)
+    a = x1.permute(f1 + a1).reshape(-1, k)
+    b = x2.permute(a2 + f2).reshape(k, -1)
+    return mm(a, b).reshape([x1.shape[d] for d in f1] + [x2.shape[d] for d in f2])
 
 
 def _tensordot(x1: Any, x2: Any, axes: Any) -> Any:
