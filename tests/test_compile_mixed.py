@@ -111,3 +111,17 @@ def test_another_librarys_array_inside_compile_names_unarrays_reason(fresh_dynam
     torch._dynamo.reset()
     with pytest.raises(TracerHandoffError, match="ua.to\\(x, 'torch'\\)"):  # graph break: raised eagerly
         torch.compile(f)(torch.zeros(1))
+
+
+def test_compiled_tensordot_where_the_policy_matters(fresh_dynamo: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    # On CUDA (or a CPU with a reduced-precision matmul) tensordot runs as one unarray::matmul under
+    # compile; forced here so that path runs on any machine (it failed to trace a generator before).
+    from unarray import _precision
+
+    monkeypatch.setattr(_precision, "FORCE_ARBITRATION", True)
+    rng = np.random.default_rng(5)
+    a = torch.from_numpy(rng.standard_normal((3, 4, 5)).astype(np.float32))
+    b = torch.from_numpy(rng.standard_normal((4, 5, 2)).astype(np.float32))
+    got = torch.compile(lambda x, y: ua.tensordot(x, y, axes=2), fullgraph=True)(a, b)
+    ref = np.tensordot(a.double().numpy(), b.double().numpy(), axes=2)
+    np.testing.assert_allclose(got.numpy(), ref, rtol=2e-5, atol=2e-5)

@@ -446,7 +446,7 @@ def contract(x1: Any, x2: Any, axes: Any, mm: Any) -> Any:
         a1, a2 = [a % x1.ndim for a in axes[0]], [a % x2.ndim for a in axes[1]]
     f1 = [d for d in range(x1.ndim) if d not in a1]
     f2 = [d for d in range(x2.ndim) if d not in a2]
-    k = math.prod(x1.shape[d] for d in a1)
+    k = math.prod([x1.shape[d] for d in a1])  # a list: torch.compile cannot trace a generator here
     a = x1.permute(f1 + a1).reshape(-1, k)
     b = x2.permute(a2 + f2).reshape(k, -1)
     return mm(a, b).reshape([x1.shape[d] for d in f1] + [x2.shape[d] for d in f2])
