@@ -130,6 +130,11 @@ def run(x: Any, policy: str, fn: Any, *args: Any) -> Any:
     """``fn(*args)`` under ``policy``'s torch setting for a computation on ``x``'s device."""
     if not matters(x):
         return fn(*args)
+    return arbitrate(x, policy, fn, *args)
+
+
+def arbitrate(x: Any, policy: str, fn: Any, *args: Any) -> Any:
+    """:func:`run` for a caller that has found :func:`matters` true already."""
     token = SWITCH.enter(_WANT[x.is_cpu, policy])
     try:
         return fn(*args)

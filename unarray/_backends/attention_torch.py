@@ -120,7 +120,8 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
     q4, k4, v4, m4, causal, batch = _prepare(q, k, v, mask, is_causal, layout)
     k4, v4, gqa = _route(q4, k4, v4, m4, causal)
     policy = _precision.resolve(precision)
-    if not _tp.matters(q4):
+    arbitrated = _tp.matters(q4)
+    if not arbitrated:
         out = _call(q4, k4, v4, m4, causal, scale, gqa)
     elif torch.compiler.is_compiling():
         # Note: fused kernels in a compiled graph would run under the global setting of run time; the
@@ -129,7 +130,7 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
 
         out = _torch_compiled.attention(q4, k4, v4, m4, causal, scale, gqa, policy)
     else:
-        out = _tp.run(q4, policy, _call, q4, k4, v4, m4, causal, scale, gqa)
+        out = _tp.arbitrate(q4, policy, _call, q4, k4, v4, m4, causal, scale, gqa)
     if not q4.is_cuda and not torch.compiler.is_compiling() and bool(torch.isnan(q4.sum() + k4.sum())):
         # Note: torch's CPU flash kernel drops NaN scores (a NaN in q or k can give a finite row: with Sq != Sk,
         # or Sk == 1, among others); the math kernel keeps them: NaN in, NaN out. A NaN anywhere in q or k
@@ -137,7 +138,7 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
         # H100 host CPU, 16 cores: +15 us on a (1, 4, 16, 32) call of 19 us, +0 to +50% at (2, 8, 256, 64),
         # within noise at (1, 8, 1024, 64); the isnan().any() pair cost twice that. CPU only: no device sync.
         args = (q4, k4, v4, m4, causal, scale, gqa)
-        out = _tp.run(q4, policy, _math, *args) if _tp.matters(q4) else _math(*args)
+        out = _tp.arbitrate(q4, policy, _math, *args) if arbitrated else _math(*args)
     if m4 is not None:
         # Note: fused kernels give NaN or a uniform average for a row with no key; the contract says zeros.
         has = _row_has_key(m4)

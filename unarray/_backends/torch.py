@@ -142,6 +142,7 @@ class TorchBackend(Backend):
         if isinstance(x, np.ndarray):
             return torch.as_tensor(x)
         return _refuse_foreign(x)
+
     outside_trace = staticmethod(_outside_trace)
 
     def precision_used(self, policy: str, x: Any) -> str:
@@ -157,7 +158,7 @@ class TorchBackend(Backend):
         if (d is _F32 or d is _C64) and (not x1.is_cpu or _tp._CPU_REDUCES or _precision.FORCE_ARBITRATION):
             if _compiling():
                 return _compiled().matmul(x1, x2, _precision.traced())
-            return _tp.run(x1, _POLICY.get(), _matmul_general, x1, x2)
+            return _tp.arbitrate(x1, _POLICY.get(), _matmul_general, x1, x2)
         try:
             return torch.matmul(x1, x2)
         except RuntimeError:
@@ -169,7 +170,7 @@ class TorchBackend(Backend):
         if x1.dtype is x2.dtype and _tp.matters(x1):
             if _compiling():
                 return _compiled().tensordot(x1, x2, axes, _precision.traced())
-            return _tp.run(x1, _POLICY.get(), _tensordot, x1, x2, axes)
+            return _tp.arbitrate(x1, _POLICY.get(), _tensordot, x1, x2, axes)
         if x1.dtype is not x2.dtype or x1.dtype in _WIDE_UINTS:
             # Note: compat's tensordot promotes with torch's rules (uint8 x int16 -> int16, uint32 refused).
             dt = _promote(x1.dtype, x2.dtype)
@@ -183,7 +184,7 @@ class TorchBackend(Backend):
         if x1.dtype is x2.dtype and _tp.matters(x1):
             if _compiling():
                 return _compiled().vecdot(x1, x2, axis)
-            return _tp.run(x1, _POLICY.get(), _vecdot, x1, x2, axis)
+            return _tp.arbitrate(x1, _POLICY.get(), _vecdot, x1, x2, axis)
         if not (_no_int_gemm(x1) and _is_int(x2)):
             return compat_torch.vecdot(x1, x2, axis=axis)
         dt = _promote(x1.dtype, x2.dtype)
