@@ -1,4 +1,5 @@
-"""Build ua.to's optional C hot path (unarray/_speedups.c); without a compiler unarray runs as pure Python."""
+"""Build the optional C hot paths: ua.to's (unarray/_speedups.c) and the precision switch's
+(unarray/_switch.c); without a compiler unarray runs as pure Python."""
 
 from setuptools import Extension, setup
 
@@ -13,4 +14,7 @@ def _numpy() -> dict[str, list]:
     return {"include_dirs": [numpy.get_include()], "define_macros": [("UNARRAY_NUMPY", "1")]}
 
 
-setup(ext_modules=[Extension("unarray._speedups", ["unarray/_speedups.c"], optional=True, **_numpy())])
+setup(ext_modules=[
+    Extension("unarray._speedups", ["unarray/_speedups.c"], optional=True, **_numpy()),
+    Extension("unarray._switch", ["unarray/_switch.c"], optional=True),
+])

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import unarray as ua
-from unarray import _install, interop
+from unarray import _install, _native, _precision, interop
 from unarray.conformance import deviations, runner
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -161,17 +161,17 @@ def test_workers_run_with_tensorflow_logging_silenced(monkeypatch: pytest.Monkey
 @pytest.mark.parametrize("value", ["0", "false", "no", "off", ""])
 def test_pure_python_falsy_values_keep_the_c_path(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("UNARRAY_PURE_PYTHON", value)
-    assert not interop.pure_python_requested()
+    assert not _native.pure_python_requested()
 
 
 @pytest.mark.parametrize("value", ["1", "true", "yes", "on", "TRUE"])
 def test_pure_python_truthy_values_ask_for_python(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("UNARRAY_PURE_PYTHON", value)
-    assert interop.pure_python_requested()
+    assert _native.pure_python_requested()
 
 
 def test_env_reports_the_c_path() -> None:
-    built = interop._speedups is not None or interop.pure_python_requested()
+    built = interop._speedups is not None or _native.pure_python_requested()
     on = _module("env", env={"UNARRAY_PURE_PYTHON": "0"})
     off = _module("env", env={"UNARRAY_PURE_PYTHON": "1"})
     assert on.returncode == 0 and off.returncode == 0
@@ -180,6 +180,12 @@ def test_env_reports_the_c_path() -> None:
     else:
         assert "ua.to C path: off (the C extension is not built" in on.stdout
     assert "ua.to C path: off (UNARRAY_PURE_PYTHON=1" in off.stdout
+    switch_built = _precision._gate_type() is not None or _native.pure_python_requested()
+    if switch_built:
+        assert "precision switch C path: active" in on.stdout
+    else:
+        assert "precision switch C path: off (the C extension is not built" in on.stdout
+    assert "precision switch C path: off (UNARRAY_PURE_PYTHON=1" in off.stdout
 
 
 # -- deviations ---------------------------------------------------------------------------------------------

@@ -5,13 +5,20 @@ call ran under, which the real frameworks only show through rounding."""
 
 from __future__ import annotations
 
+import operator
 import threading
 import time
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from unarray._precision import Switch
+from unarray._precision import Switch, _gate_type
+
+SETTINGS = ("ieee", "tf32", "bf16")
+# Both fast paths: the Python one (Switch.enter/leave) and the C gate (unarray/_switch.c), which
+# shares the Python one's list of fast calls and closed flag with the locked path.
+GATES = [False, pytest.param(True, marks=pytest.mark.skipif(_gate_type() is None, reason="unarray._switch is not built"))]
 
 
 class FakeGlobal:
@@ -19,7 +26,7 @@ class FakeGlobal:
         self.value = user
         self.swaps = 0
 
-    def switch(self) -> Switch:
+    def switch(self, gate: bool = False) -> Switch:
         def swap(want: str) -> tuple[str, str]:
             saved, self.value = self.value, want
             self.swaps += 1
@@ -28,7 +35,10 @@ class FakeGlobal:
         def restore(saved: str) -> None:
             self.value = saved
 
-        return Switch(lambda want: self.value, lambda state, want: state == want, swap, restore)
+        reads = {w: (operator.attrgetter("value"), (self,), (w,)) for w in SETTINGS} if gate else None
+        sw = Switch(lambda want: self.value, lambda state, want: state == want, swap, restore, reads)
+        assert (type(sw.run).__name__ == "Gate") == gate
+        return sw
 
 
 def _hammer(g: FakeGlobal, sw: Switch, plans: list[list[str]], nested: bool) -> list[str]:
@@ -56,31 +66,33 @@ def _hammer(g: FakeGlobal, sw: Switch, plans: list[list[str]], nested: bool) -> 
     return errors
 
 
+@pytest.mark.parametrize("gate", GATES)
 @settings(max_examples=25, deadline=None)
-@given(user=st.sampled_from(["ieee", "tf32", "bf16"]),
-       plans=st.lists(st.lists(st.sampled_from(["ieee", "tf32", "bf16"]), min_size=1, max_size=40),
-                      min_size=2, max_size=8),
+@given(user=st.sampled_from(SETTINGS),
+       plans=st.lists(st.lists(st.sampled_from(SETTINGS), min_size=1, max_size=40), min_size=2, max_size=8),
        nested=st.booleans())
 def test_every_call_runs_under_its_setting_and_the_user_setting_comes_back(
-        user: str, plans: list[list[str]], nested: bool) -> None:
+        gate: bool, user: str, plans: list[list[str]], nested: bool) -> None:
     g = FakeGlobal(user)
-    sw = g.switch()
+    sw = g.switch(gate)
     errors = _hammer(g, sw, plans, nested)
     assert not errors, errors[:5]
     assert g.value == user
     assert sw._fast == [] and sw._slow == [] and not sw._closed
 
 
-def test_calls_needing_the_users_setting_never_swap() -> None:
+@pytest.mark.parametrize("gate", GATES)
+def test_calls_needing_the_users_setting_never_swap(gate: bool) -> None:
     g = FakeGlobal("ieee")
-    sw = g.switch()
+    sw = g.switch(gate)
     assert not _hammer(g, sw, [["ieee"] * 200 for _ in range(8)], nested=False)
     assert g.swaps == 0 and g.value == "ieee"
 
 
-def test_a_failing_call_still_restores_the_users_setting() -> None:
+@pytest.mark.parametrize("gate", GATES)
+def test_a_failing_call_still_restores_the_users_setting(gate: bool) -> None:
     g = FakeGlobal("ieee")
-    sw = g.switch()
+    sw = g.switch(gate)
 
     def boom() -> None:
         raise RuntimeError("kernel failed")
@@ -93,3 +105,69 @@ def test_a_failing_call_still_restores_the_users_setting() -> None:
         else:
             raise AssertionError("the error was swallowed")
     assert g.value == "ieee" and sw._slow == [] and sw._fast == []
+
+
+@pytest.mark.parametrize("gate", GATES)
+def test_a_failing_read_propagates_and_unregisters_the_call(gate: bool) -> None:
+    def broken(*_: object) -> str:
+        raise ValueError("the framework refused the read")
+
+    reads = {"ieee": (broken, (), ("ieee",))} if gate else None
+    sw = Switch(broken, lambda state, want: state == want, lambda w: (w, w), lambda s: None, reads)
+    with pytest.raises(ValueError, match="refused the read"):
+        sw.run("ieee", lambda: None)
+    assert sw._fast == [] and sw._slow == [] and not sw._closed
+
+
+@pytest.mark.parametrize("gate", GATES)
+def test_the_call_runs_once_with_its_arguments_on_either_path(gate: bool) -> None:
+    g = FakeGlobal("ieee")
+    sw = g.switch(gate)
+    calls: list[tuple[object, ...]] = []
+
+    def fn(*args: object) -> tuple[str, tuple[object, ...]]:
+        calls.append(args)
+        return g.value, args
+
+    assert sw.run("ieee", fn, 1, "a") == ("ieee", (1, "a"))  # the fast path: the setting gives it
+    assert sw.run("bf16", fn) == ("bf16", ())  # the locked path: a swap, then the user's value back
+    assert calls == [(1, "a"), ()] and g.value == "ieee" and g.swaps == 1
+
+
+@pytest.mark.skipif(_gate_type() is None, reason="unarray._switch is not built")
+def test_a_read_the_gate_cannot_take_goes_to_the_python_path() -> None:
+    # torch's cuBLAS reader raises RuntimeError when its legacy and new APIs disagree: the gate sends the
+    # call to the Python path, whose own read decides.
+    def mixed() -> bool:
+        raise RuntimeError("mixed APIs")
+
+    g = FakeGlobal("ieee")
+    sw = Switch(lambda want: g.value, lambda state, want: state == want, lambda w: ("ieee", w), lambda s: None,
+                {"ieee": (mixed, (), ("ieee",))})
+    assert sw.run("ieee", lambda: "ran") == "ran"
+    assert sw._fast == [] and sw._slow == [] and not sw._closed
+    with pytest.raises(TypeError, match="gate"):
+        sw.run("ieee")  # no function to run
+
+
+def test_the_torch_gate_gives_the_python_verdict_for_every_setting() -> None:
+    # The C gate's table (_READS) must say what _satisfies(_read(want), want) says, whatever the user set.
+    torch = pytest.importorskip("torch")
+    from unarray._backends import _torch_precision as tp
+
+    saved = tp.snapshot()
+    try:
+        for mkldnn in ("ieee", "tf32", "bf16", "none"):
+            for legacy in ("highest", "high", "medium"):
+                torch.set_float32_matmul_precision(legacy)
+                tp._set("mkldnn", "matmul", mkldnn)
+                for want, (read, args, states) in tp._READS.items():
+                    try:
+                        table = read(*args) in states
+                    except RuntimeError:
+                        table = False  # the gate's verdict: to the Python path
+                    assert table == tp._satisfies(tp._read(want), want), (mkldnn, legacy, want)
+        assert set(tp._READS) == set(tp.WANT.values())
+    finally:
+        tp.restore(saved)
+    assert tp.snapshot() == saved

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 import unarray as ua
-from unarray import _convert_cuda, _handoff, interop
+from unarray import _convert_cuda, _handoff, _native, interop
 
 pytestmark = pytest.mark.usefixtures("fresh_handoff")
-PURE = interop.pure_python_requested()  # UNARRAY_PURE_PYTHON=1 (not 0) asks for the Python path
+PURE = _native.pure_python_requested()  # UNARRAY_PURE_PYTHON=1 (not 0) asks for the Python path
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from types import ModuleType
 
 
 def _report() -> int:
@@ -22,18 +23,21 @@ def _report() -> int:
         usable = "yes" if info.usable else "no"
         devs = ", ".join(str(d) for d in info.devices) or (info.error or "")
         print(f"{info.name:<12}{info.version or '?':<14}{usable:<8}{devs}")
-    print(f"ua.to C path: {_c_path()}")
+    from unarray import _native, interop
+
+    print(f"ua.to C path: {_c_path(interop._speedups, 'ua.to')}")
+    print(f"precision switch C path: {_c_path(_native.load('_switch'), 'the precision switch')}")
     return 0
 
 
-def _c_path() -> str:
-    from unarray import interop
+def _c_path(native: ModuleType | None, what: str) -> str:
+    from unarray import _native
 
-    if interop._speedups is not None:
-        return f"active ({interop._speedups.__file__})"
-    if interop.pure_python_requested():
+    if native is not None:
+        return f"active ({native.__file__})"
+    if _native.pure_python_requested():
         return f"off (UNARRAY_PURE_PYTHON={os.environ.get('UNARRAY_PURE_PYTHON')} asks for the Python path)"
-    return "off (the C extension is not built: pip install -e . with a C compiler builds it); ua.to runs in Python"
+    return f"off (the C extension is not built: pip install -e . with a C compiler builds it); {what} runs in Python"
 
 
 def _names(values: list[str] | None) -> list[str] | None:

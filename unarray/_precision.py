@@ -128,6 +128,23 @@ class precision:
 FORCE_ARBITRATION = os.environ.get("UNARRAY_FORCE_PRECISION_ARBITER", "") == "1"
 
 
+class _Flag:
+    """The closed flag where the C gate is not built (the gate holds it otherwise)."""
+
+    __slots__ = ("closed",)
+
+    def __init__(self) -> None:
+        self.closed = False
+
+
+def _gate_type() -> Any:
+    """unarray._switch.Gate (the fast path in C), or None without it or with UNARRAY_PURE_PYTHON=1."""
+    from unarray import _native
+
+    m = _native.load("_switch")
+    return None if m is None else m.Gate
+
+
 class Switch:
     """One process-global framework switch, shared by the unarray calls of every thread.
 
@@ -145,29 +162,51 @@ class Switch:
     """
 
     def __init__(self, read: Callable[[Any], Any], satisfies: Callable[[Any, Any], bool],
-                 swap: Callable[[Any], tuple[Any, Any]], restore: Callable[[Any], None]) -> None:
+                 swap: Callable[[Any], tuple[Any, Any]], restore: Callable[[Any], None],
+                 reads: dict[Any, tuple[Callable[..., Any], tuple[Any, ...], tuple[Any, ...]]] | None = None) -> None:
         self._read, self._satisfies, self._swap, self._restore = read, satisfies, swap, restore
         self._cond = threading.Condition(threading.Lock())
         self._fast: list[int] = []  # thread ids of the fast-path calls in flight
         self._slow: list[int] = []  # thread ids of the locked-path calls in flight
-        self._closed = False  # a locked-path call holds the switch or waits to change it
         self._draining = False  # a locked-path call waits for the fast calls to leave
         self._waiting = 0
         self._state: Any = None
         self._saved: Any = None
         self._swapped = False
         self.swaps = 0  # how many times a call wrote its own setting (tests and benchmarks read it)
+        # ``reads``: want -> (read, its arguments, the states that give want), the same verdict as
+        # satisfies(read(want), want) taken without a Python frame: the C gate's fast path.
+        gate = _gate_type() if reads else None
+        self._g: Any = _Flag() if gate is None else gate(self._fast, dict(reads or {}), self._run, self._wake)
+        # run(want, fn, *args): fn(*args) with the setting giving ``want`` (the C gate where built).
+        self.run: Callable[..., Any] = self._run if gate is None else self._g
+
+    # Note: the flag lives in the gate, where both paths read it: set while a locked-path call holds
+    # the switch changed or waits to change it.
+    @property
+    def _closed(self) -> bool:
+        return bool(self._g.closed)
+
+    @_closed.setter
+    def _closed(self, value: bool) -> None:
+        self._g.closed = value
 
     def enter(self, want: Any) -> int:
         """Admit one call needing ``want``; returns the token to hand to :meth:`leave`."""
         me = get_ident()
-        if not self._closed:
+        g = self._g
+        if not g.closed:
             fast = self._fast
             fast.append(me)
-            if not self._closed and self._satisfies(self._read(want), want):
+            try:
+                ok = not g.closed and self._satisfies(self._read(want), want)
+            except BaseException:
+                self.leave(me)
+                raise
+            if ok:
                 return me
             fast.remove(me)
-            if self._closed:
+            if g.closed:
                 self._wake()
         self._enter_locked(want, me)
         return -1 - me
@@ -175,7 +214,7 @@ class Switch:
     def leave(self, token: int) -> None:
         if token >= 0:
             self._fast.remove(token)
-            if self._closed:
+            if self._g.closed:
                 self._wake()
             return
         with self._cond:
@@ -190,7 +229,7 @@ class Switch:
                 self._closed = False
             self._cond.notify_all()
 
-    def run(self, want: Any, fn: Callable[..., Any], *args: Any) -> Any:
+    def _run(self, want: Any, fn: Callable[..., Any], *args: Any) -> Any:
         token = self.enter(want)
         try:
             return fn(*args)

@@ -8,14 +8,13 @@ producer's memory or the caller asked for another device; it is counted in
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 from unarray import _convert as _cv
+from unarray import _native
 from unarray import _convert_cuda as _cc
 from unarray import _handoff as _h
 from unarray._dispatch import backend_named as _backend_named
@@ -27,23 +26,9 @@ from unarray._typing import Array, DeviceLike
 __all__ = ["from_dlpack", "stats", "to"]
 
 
-def pure_python_requested() -> bool:
-    """Whether ``UNARRAY_PURE_PYTHON`` asks for the Python path (1, true, yes, on; not 0, false, no, off)."""
-    return os.environ.get("UNARRAY_PURE_PYTHON", "").strip().lower() not in ("", "0", "false", "no", "off")
-
-
-def _load_speedups() -> ModuleType | None:
-    # ua.to's hot path in C (unarray/_speedups.c), built by pip where a C compiler is found; without
-    # it (or with UNARRAY_PURE_PYTHON=1) the same steps run in Python (_fast).
-    if pure_python_requested():
-        return None
-    try:
-        return importlib.import_module("unarray._speedups")
-    except ImportError:
-        return None
-
-
-_speedups = _load_speedups()
+# ua.to's hot path in C (unarray/_speedups.c); without it (or with UNARRAY_PURE_PYTHON=1) the same
+# steps run in Python (_fast).
+_speedups = _native.load("_speedups")
 
 _lock = _cv.lock
 _STATS = _cv.STATS

@@ -120,10 +120,14 @@ def _swap(want: tuple[str, str]) -> tuple[Any, Any]:
     return saved, _read(want)
 
 
-SWITCH = _precision.Switch(_read, _satisfies, _swap, restore)
-
-
-_WANT = {(cpu, p): ("cpu" if cpu else "cuda", p) for cpu in (True, False) for p in _precision.POLICIES}
+# The same verdicts as _satisfies(_read(want), want), for the C gate: (read, its arguments, the states
+# that give want). cuBLAS's reader raising RuntimeError (mixed APIs) sends the call to the Python path.
+_READS = {("cpu", p): (_get, ("mkldnn", "matmul"), _CPU_WANT[p]) for p in _precision.POLICIES}
+_READS.update({("cuda", p): (_C._get_cublas_allow_tf32, (), (p != "highest",)) for p in _precision.POLICIES})
+SWITCH = _precision.Switch(_read, _satisfies, _swap, restore, _READS)
+# RUN(WANT[x.is_cpu, policy], fn, *args): fn(*args) under the policy's setting (see run below).
+RUN = SWITCH.run
+WANT = {(cpu, p): ("cpu" if cpu else "cuda", p) for cpu in (True, False) for p in _precision.POLICIES}
 
 
 def run(x: Any, policy: str, fn: Any, *args: Any) -> Any:
@@ -135,11 +139,7 @@ def run(x: Any, policy: str, fn: Any, *args: Any) -> Any:
 
 def arbitrate(x: Any, policy: str, fn: Any, *args: Any) -> Any:
     """:func:`run` for a caller that has found :func:`matters` true already."""
-    token = SWITCH.enter(_WANT[x.is_cpu, policy])
-    try:
-        return fn(*args)
-    finally:
-        SWITCH.leave(token)
+    return RUN(WANT[x.is_cpu, policy], fn, *args)
 
 
 def used(policy: str, x: Any) -> str:

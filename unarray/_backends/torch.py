@@ -13,6 +13,8 @@ import torch
 from unarray import _precision
 from unarray._backends import _special
 from unarray._backends import _torch_precision as _tp
+from unarray._backends._torch_precision import RUN as _RUN
+from unarray._backends._torch_precision import WANT as _WANT
 from unarray._backends._base import Backend
 from unarray._devices import Device
 from unarray._errors import TracerHandoffError
@@ -22,6 +24,7 @@ _HIP = getattr(torch.version, "hip", None) is not None
 _F32 = torch.float32
 _C64 = torch.complex64
 _compiling = torch.compiler.is_compiling
+_CPU_REDUCES = _tp._CPU_REDUCES  # a float32 CPU matmul runs under the precision switch (_tp.matters)
 _SMALL_UINTS = (torch.uint8, torch.uint16, torch.uint32)
 _WIDE_UINTS = (torch.uint16, torch.uint32, torch.uint64)
 _UINTS = (torch.uint8, *_WIDE_UINTS)
@@ -155,10 +158,14 @@ class TorchBackend(Backend):
     # graph as an argument of the custom op unarray::matmul, applied when the graph runs.
     def matmul(self, x1: Any, x2: Any) -> Any:
         d = x1.dtype
-        if (d is _F32 or d is _C64) and (not x1.is_cpu or _tp._CPU_REDUCES or _precision.FORCE_ARBITRATION):
-            if _compiling():
-                return _compiled().matmul(x1, x2, _precision.traced())
-            return _tp.arbitrate(x1, _POLICY.get(), _matmul_general, x1, x2)
+        if d is _F32 or d is _C64:
+            cpu = x1.is_cpu
+            if not cpu or _CPU_REDUCES or _precision.FORCE_ARBITRATION:
+                if _compiling():
+                    return _compiled().matmul(x1, x2, _precision.traced())
+                # Note: same dtypes (the common case) need none of _matmul_general's promotion.
+                fn = torch.matmul if x2.dtype is d else _matmul_general
+                return _RUN(_WANT[cpu, _POLICY.get()], fn, x1, x2)
         try:
             return torch.matmul(x1, x2)
         except RuntimeError:
