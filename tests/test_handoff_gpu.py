@@ -58,7 +58,41 @@ def host(lib: str, x: Any) -> np.ndarray:
 pytestmark = pytest.mark.usefixtures("fresh_handoff")
 
 
-@pytest.mark.parametrize(("src", "dst"), list(itertools.permutations(LIBS, 2)))
+@pytest.mark.parametrize(("src", "dst"), [p for p in itertools.permutations(LIBS, 2) if _handoff.owned(*p)])
+def test_an_immutable_jax_array_is_copied_for_writable_consumers(cuda, src, dst):
+    # torch, CuPy and Numba arrays cannot be read-only: a handoff of a JAX array is one copy on the
+    # consumer's stream (never cached), so that a write into it leaves the JAX array as it was.
+    a = np.random.default_rng(7).standard_normal((64, 48)).astype(np.float32)
+    x = make(src, a)
+    y1, y2 = ua.to(x, dst), ua.to(x, dst)
+    assert len({_handoff.data_ptr(dst, y1), _handoff.data_ptr(dst, y2), _handoff.data_ptr(src, x)}) == 3
+    s = ua.stats()
+    assert (s["copies"], s["bytes_copied"], s["zero_copy"], s["cache_hits"]) == (2, 2 * a.nbytes, 0, 0)
+    cuda["cupy"].asarray(y1)[...] = 0  # a write through the consumer's array
+    np.testing.assert_array_equal(host(src, x), a)
+    np.testing.assert_array_equal(host(dst, y2), a)
+    with pytest.raises(ua.HandoffError, match="immutable"):
+        ua.to(x, dst, copy=False)
+
+
+def test_a_cached_view_the_caller_resized_is_not_served_again(cuda):
+    torch, cupy = cuda["torch"], cuda["cupy"]
+    c = cupy.arange(16, dtype=cupy.float32)
+    ua.to(c, "torch")
+    t1 = ua.to(c, "torch")  # stored
+    t1.resize_(2, 2)  # the caller changed the view unarray handed out: it must not come back
+    t2 = ua.to(c, "torch")
+    assert t2 is not t1 and tuple(t2.shape) == (16,) and isinstance(t2, torch.Tensor)
+    m = cupy.arange(16, dtype=cupy.float32).reshape(4, 4)
+    ua.to(m, "torch")
+    v = ua.to(m, "torch")
+    assert ua.to(m, "torch") is v
+    v.data = v.data.t()  # metadata changed through .data, which keeps the pointer: checked in C too
+    w = ua.to(m, "torch")
+    assert w is not v and np.array_equal(w.cpu().numpy(), m.get())
+
+
+@pytest.mark.parametrize(("src", "dst"), [p for p in itertools.permutations(LIBS, 2) if not _handoff.owned(*p)])
 def test_every_cuda_pair_is_zero_copy_and_cached(cuda, src, dst):
     a = np.random.default_rng(7).standard_normal((64, 48)).astype(np.float32)
     x = make(src, a)

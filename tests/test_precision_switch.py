@@ -18,7 +18,8 @@ from unarray._precision import Switch, _gate_type
 SETTINGS = ("ieee", "tf32", "bf16")
 # Both fast paths: the Python one (Switch.enter/leave) and the C gate (unarray/_switch.c), which
 # shares the Python one's list of fast calls and closed flag with the locked path.
-GATES = [False, pytest.param(True, marks=pytest.mark.skipif(_gate_type() is None, reason="unarray._switch is not built"))]
+NO_GATE = pytest.mark.skipif(_gate_type() is None, reason="unarray._switch is not built")
+GATES = [False, pytest.param(True, marks=NO_GATE)]
 
 
 class FakeGlobal:
@@ -134,7 +135,7 @@ def test_the_call_runs_once_with_its_arguments_on_either_path(gate: bool) -> Non
     assert calls == [(1, "a"), ()] and g.value == "ieee" and g.swaps == 1
 
 
-@pytest.mark.skipif(_gate_type() is None, reason="unarray._switch is not built")
+@NO_GATE
 def test_a_read_the_gate_cannot_take_goes_to_the_python_path() -> None:
     # torch's cuBLAS reader raises RuntimeError when its legacy and new APIs disagree: the gate sends the
     # call to the Python path, whose own read decides.

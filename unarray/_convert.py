@@ -48,6 +48,16 @@ class NeedsCopy(Exception):
     """The target cannot alias this source (layout, alignment, read-only, dtype)."""
 
 
+class Immutable(NeedsCopy):
+    """The source is immutable (a JAX array, a TensorFlow tensor) and the target has no read-only
+    arrays (torch, CuPy, Numba): its alias, made and held in ``alias``, would let a write change the
+    source. The handoff copies it on the target's side (one counted copy), or refuses under copy=False."""
+
+    def __init__(self, reason: str, alias: Any):
+        super().__init__(reason)
+        self.alias = alias
+
+
 class OtherDevice(NeedsCopy):
     """The target cannot hold arrays on the source's device: a move the caller asks for (device=)."""
 
@@ -264,8 +274,8 @@ def jax_to_np(x: Any) -> Any:
 def jax_to_torch(x: Any) -> Any:
     # torch.from_dlpack 4.9 us CPU vs JAX's export + torch._C._from_dlpack 1.0 us. On CUDA the export
     # names torch's current stream, as torch.from_dlpack does, so JAX orders its work before it.
-    # Note: torch gets a writable alias of an immutable JAX buffer (as with torch.from_dlpack
-    # itself); writing into it changes the JAX array.
+    # Note: the result is a writable alias of an immutable JAX buffer (as torch.from_dlpack's is): the
+    # route copies it (_handoff.owned), so that no write through it can change the JAX array.
     if _jax_platform(x) == "cpu":
         cap = jax_capsule(x)
     else:

@@ -17,6 +17,7 @@ from unarray._convert import (
     _TF_ON_CPU,
     TF_ALIGN,
     UNCACHEABLE,
+    Immutable,
     LazyNumpy,
     NeedsCopy,
     aligned_copy,
@@ -108,6 +109,62 @@ def path(src: str, dst: str) -> Callable[[Any], Any]:
     if fn is None:
         fn = PATHS[(src, dst)] = generic(dst)
     return fn
+
+
+# -- immutable sources, targets without read-only arrays -------------------------------------
+# JAX arrays and TensorFlow tensors are immutable; torch tensors, CuPy and Numba arrays cannot be
+# read-only. DLPack gives such a target a writable alias, and a write through it would change the
+# source behind its owner's back (an EagerTensor's cached constant, a JAX array a jitted function
+# closed over). So such a handoff is one copy on the target's side (counted, never cached), or a
+# refusal under copy=False, as for a read-only NumPy array handed to torch.
+IMMUTABLE_SOURCES = frozenset({"jax", "tensorflow"})
+WRITABLE_ONLY = frozenset({"torch", "cupy", "numba"})
+
+
+_NOUNS = {"jax": "JAX arrays", "tensorflow": "TensorFlow tensors", "torch": "torch tensors", "cupy": "CuPy arrays",
+          "numba": "Numba device arrays"}
+
+
+def owned(src: str, dst: str) -> bool:
+    """Whether a handoff from ``src`` to ``dst`` must be a copy that the target owns."""
+    return src in IMMUTABLE_SOURCES and dst in WRITABLE_ONLY
+
+
+def _immutable(conv: Callable[[Any], Any], src: str, dst: str) -> Callable[[Any], Any]:
+    reason = (f"{_NOUNS[src]} are immutable and {_NOUNS[dst]} cannot be read-only: a write through an alias "
+              f"would change the {src} array")
+
+    def refuse(x: Any) -> Any:
+        raise Immutable(reason, conv(x))
+
+    refuse.__name__ = conv.__name__  # what ua.explain names (path_name)
+    refuse.__module__ = conv.__module__
+    return refuse
+
+
+def owned_copy(dst: str, alias: Any) -> Any:
+    """The target's own copy of ``alias`` (made on the target's current stream, which the alias's
+    export ordered after the source's work)."""
+    if dst == "torch":
+        return alias.clone()
+    if dst == "cupy":
+        return alias.copy()
+    if dst == "numba":
+        from numba import cuda
+
+        out = cuda.device_array(alias.shape, dtype=alias.dtype)
+        out.copy_to_device(alias)
+        return out
+    raise NeedsCopy(f"no copy path to {dst}")
+
+
+def _first_refused() -> Callable[[Any], Any]:
+    # The C route's first call for an owned pair: a refusal, without making the alias twice (the
+    # Python path makes it once and copies it).
+    def first(x: Any) -> Any:
+        raise NeedsCopy("an immutable source: copied on the Python path")
+
+    return first
 
 
 def path_name(src: str, dst: str) -> str:
@@ -382,8 +439,10 @@ class Route:
 
     def __init__(self, src: str, dst: str, compiling: Callable[[], bool] | None):
         self.src, self.dst, self.conv = src, dst, path(src, dst)
-        self.cached = (src, dst) not in UNCACHED
-        first = FIRST.get((src, dst))
+        if owned(src, dst):
+            self.conv = _immutable(self.conv, src, dst)
+        self.cached = (src, dst) not in UNCACHED and not owned(src, dst)
+        first = _first_refused if owned(src, dst) else FIRST.get((src, dst))
         self.first = self.conv if first is None else first()
         self.sig = SIGNATURES.get(src, _sig_numpy)
         self.osig = SIGNATURES.get(dst, _sig_numpy)

@@ -8,15 +8,14 @@ producer's memory or the caller asked for another device; it is counted in
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
 from unarray import _convert as _cv
-from unarray import _native
 from unarray import _convert_cuda as _cc
 from unarray import _handoff as _h
+from unarray import _native
 from unarray._dispatch import backend_named as _backend_named
 from unarray._dispatch import one as _one
 from unarray._errors import ArgumentError, DeviceNotAvailableError, HandoffError, TracerHandoffError, UnarrayError
@@ -101,9 +100,10 @@ def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool |
         DeviceNotAvailableError: ``device`` names a device the target cannot reach here.
         ArgumentError: ``copy`` is not True, False or None; ``device`` cannot be read.
 
-    Note: a read-only NumPy array handed to torch (which has no read-only tensors) is copied, as
-    writing through an alias would crash or change the owner's data; an immutable source's NumPy
-    view (TensorFlow, JAX) is read-only.
+    Note: a target without read-only arrays (torch, CuPy, Numba) gets a copy (counted; refused
+    under ``copy=False``) of memory its owner made read-only or immutable: a read-only NumPy array,
+    a JAX array, a TensorFlow tensor. Writing through an alias would crash or change the owner's
+    data. An immutable source's NumPy view (TensorFlow, JAX) is a read-only alias.
 
     Examples:
         >>> import numpy as np, unarray as ua
@@ -324,6 +324,8 @@ def _refused(x: Any, r: _h.Route, e: BaseException, copy: bool | None, op: str) 
     if copy is False:
         raise HandoffError(f"{r.dst} cannot alias this {r.src} array ({_why(e)}), so a copy is needed but "
                            "copy=False; pass copy=None to allow one copy", op=op, backend=r.dst) from None
+    if isinstance(e, _cv.Immutable):
+        return _count_copy(r.src, x, _h.owned_copy(r.dst, e.alias))
     return _copy_then_convert(x, r.src, r.dst, op)
 
 
@@ -341,7 +343,17 @@ def _elsewhere(r: _h.Route, e: BaseException, op: str) -> HandoffError:
 
 
 def _copy_then_convert(x: Any, s: str, d: str, op: str) -> Any:
-    # One compact (aligned) copy on the source side, then the zero-copy path from it.
+    # One compact (aligned) copy on the source side, then the zero-copy path from it; for an immutable
+    # source and a target without read-only arrays, the alias copied on the target's side instead.
+    if _h.owned(s, d):
+        try:
+            return _count_copy(s, x, _h.owned_copy(d, _h.path(s, d)(x)))
+        except UnarrayError as e:
+            raise _with_op(e, op) from None
+        except _cv.OtherDevice as e:
+            raise _elsewhere(_route(_one(x, op), d), e, op) from None
+        except _REFUSALS:
+            pass  # a layout or dtype the target refuses: the source-side copy below
     mid = _h.compact_copy(s, x)
     try:
         out = _h.path(_h.kind_after_copy(s), d)(mid)

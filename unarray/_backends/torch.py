@@ -13,9 +13,9 @@ import torch
 from unarray import _precision
 from unarray._backends import _special
 from unarray._backends import _torch_precision as _tp
+from unarray._backends._base import Backend
 from unarray._backends._torch_precision import RUN as _RUN
 from unarray._backends._torch_precision import WANT as _WANT
-from unarray._backends._base import Backend
 from unarray._devices import Device
 from unarray._errors import TracerHandoffError
 from unarray._precision import _POLICY

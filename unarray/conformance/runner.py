@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from unarray import _handoff
 from unarray.conformance.cases import Case, all_cases, arr, tolerance, upcast
 from unarray.conformance.cases_hot import DT
 from unarray.conformance.deviations import lookup, platform_of
@@ -297,7 +298,9 @@ def _apply_deviation(r: Result) -> Result:
 
 
 # -- handoff --------------------------------------------------------------------------------------
-def _handoff_form(strided: bool) -> str:
+def _handoff_form(strided: bool, owned: bool = False) -> str:
+    if owned:  # an immutable source (JAX, TF) and a target without read-only arrays (torch, CuPy, Numba)
+        return "immutable source, one counted copy"
     return "strided view, copy only if counted" if strided else "contiguous, zero-copy"
 
 
@@ -306,7 +309,8 @@ def handoff_case(src: str, dst: str, device: Any, dtype: str, strided: bool, see
     import unarray as ua
     from unarray import _backends
 
-    form = _handoff_form(strided)
+    owned = _handoff.owned(src, dst)
+    form = _handoff_form(strided, owned)
     env = Env(src, device)
     t0 = time.perf_counter()
     status, message = "pass", ""
@@ -326,7 +330,11 @@ def handoff_case(src: str, dst: str, device: Any, dtype: str, strided: bool, see
             status, message = "fail", "values changed in the handoff"
         else:
             same = _backends.get(src).data_ptr(x) == _backends.get(dst).data_ptr(y)
-            if not same and not st.get("copies", 0):
+            if owned:
+                if same or st.get("copies", 0) != 1:
+                    status, message = "fail", (f"a writable alias of an immutable {src} array" if same else
+                                               f"{st.get('copies', 0)} copies counted where one is due")
+            elif not same and not st.get("copies", 0):
                 status, message = "fail", "copied (data pointers differ) but ua.stats() counted no copy"
             elif not same and not strided:
                 status, message = "fail", f"copied (data pointers differ; {st.get('copies', 0)} copies counted)"
@@ -479,7 +487,7 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
             by_dev.setdefault(str(dev), []).append((src, dst, str(dev), dtype, strided))
         for dev_name, items in by_dev.items():
             spec = {"mode": "handoff", "checks": items, "seed": seed}
-            h_labels = [(f"handoff->{d}", _handoff_form(st), dt) for _s, d, _v, dt, st in items]
+            h_labels = [(f"handoff->{d}", _handoff_form(st, _handoff.owned(s, d)), dt) for s, d, _v, dt, st in items]
             job = partial(_run_worker, spec, h_labels, Env(items[0][0], _parse_device(dev_name)), record)
             jobs.append(timed(f"handoff@{dev_name}", job))
         with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
