@@ -58,7 +58,10 @@ from tests.test_handoff_safety import Producer, unaligned
 
 
 def run_child(body: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=str(ROOT))
+    # The checkout first, then whatever the caller's path holds (a GPU image runs the suite uninstalled,
+    # with the test dependencies on PYTHONPATH).
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", PYTHONPATH=path)
     code = CHILD_PRELUDE + textwrap.dedent(body)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300,
                           cwd=ROOT)

@@ -467,7 +467,7 @@ def test_store_keeps_the_source_device_for_stream_ordered_pairs() -> None:
         held = _handoff.CACHE[id(t)][2]["cupy"]
         assert held[0] is view and held[1:] == (((3,),), -1)  # a CPU tensor: device -1
         held = _handoff.CACHE[id(u)][2]["numpy"]
-        assert held[0] is view and held[1:] == (((3,), (8,), view.dtype),)
+        assert held[0] is view and held[1:] == ((_handoff.np_ptr(view), (3,), (8,), view.dtype),)
     finally:
         _handoff.clear()
 

@@ -177,9 +177,11 @@ class Switch:
         # ``reads``: want -> (read, its arguments, the states that give want), the same verdict as
         # satisfies(read(want), want) taken without a Python frame: the C gate's fast path.
         gate = _gate_type() if reads else None
-        self._g: Any = _Flag() if gate is None else gate(self._fast, dict(reads or {}), self._run, self._wake)
         # run(want, fn, *args): fn(*args) with the setting giving ``want`` (the C gate where built).
-        self.run: Callable[..., Any] = self._run if gate is None else self._g
+        self.run: Callable[..., Any] = self._run
+        self._g: Any = _Flag()
+        if gate is not None:
+            self._g = self.run = gate(self._fast, dict(reads or {}), self._run, self._wake)
 
     # Note: the flag lives in the gate, where both paths read it: set while a locked-path call holds
     # the switch changed or waits to change it.

@@ -15,7 +15,7 @@ from typing import Any
 from unarray import _convert as _cv
 from unarray import _convert_cuda as _cc
 from unarray import _handoff as _h
-from unarray import _native
+from unarray import _native as _ext
 from unarray._dispatch import backend_named as _backend_named
 from unarray._dispatch import one as _one
 from unarray._errors import ArgumentError, DeviceNotAvailableError, HandoffError, TracerHandoffError, UnarrayError
@@ -27,7 +27,7 @@ __all__ = ["from_dlpack", "stats", "to"]
 
 # ua.to's hot path in C (unarray/_speedups.c); without it (or with UNARRAY_PURE_PYTHON=1) the same
 # steps run in Python (_fast).
-_speedups = _native.load("_speedups")
+_speedups = _ext.load("_speedups")
 
 _lock = _cv.lock
 _STATS = _cv.STATS

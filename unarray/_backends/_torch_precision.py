@@ -122,6 +122,7 @@ def _swap(want: tuple[str, str]) -> tuple[Any, Any]:
 
 # The same verdicts as _satisfies(_read(want), want), for the C gate: (read, its arguments, the states
 # that give want). cuBLAS's reader raising RuntimeError (mixed APIs) sends the call to the Python path.
+_READS: dict[tuple[str, str], tuple[Any, tuple[Any, ...], tuple[Any, ...]]]
 _READS = {("cpu", p): (_get, ("mkldnn", "matmul"), _CPU_WANT[p]) for p in _precision.POLICIES}
 _READS.update({("cuda", p): (_C._get_cublas_allow_tf32, (), (p != "highest",)) for p in _precision.POLICIES})
 SWITCH = _precision.Switch(_read, _satisfies, _swap, restore, _READS)
