@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import unarray as ua
 
@@ -207,3 +209,63 @@ def test_policy_fast_path_skips_where_it_cannot_matter() -> None:
         assert _read(torch) == inside
     finally:
         torch.set_float32_matmul_precision("highest")
+
+
+def _rel_err(out: Any, a: Any, b: Any) -> float:
+    ref = a.double() @ b.double()
+    return float((out.double() - ref).abs().max() / (a.double().abs() @ b.double().abs()).max())
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.integers(1, 16), k=st.integers(1, 16), n=st.integers(1, 16), batch=st.integers(0, 2),
+       seed=st.integers(0, 2**32 - 1))
+def test_tiny_cpu_matmuls_are_float32_whatever_the_user_set(m: int, k: int, n: int, batch: int, seed: int) -> None:
+    # The switch is skipped for float32 CPU matmuls whose operand sizes multiply to at most 16**3
+    # (torch's oneDNN bf32 path starts above that many multiply-adds). Where the CPU may have that
+    # path, check the premise: under the user's bf16 setting such a matmul is bitwise the same as
+    # under "ieee" (a torch that lowered its threshold fails here), and unarray's is float32-accurate.
+    from unarray._backends import _torch_precision as tp
+
+    if not tp.cpu_can_reduce():
+        pytest.skip("this CPU runs no reduced-precision matmul passes: the user's bf16 setting is moot here")
+    g = torch.Generator().manual_seed(seed)
+    a = torch.randn(*([batch] if batch else []), m, k, generator=g) + 0.5
+    b = torch.randn(k, n, generator=g) - 0.25
+    saved = tp.snapshot()
+    try:
+        torch.backends.mkldnn.matmul.fp32_precision = "ieee"
+        exact = torch.matmul(a, b)
+        torch.backends.mkldnn.matmul.fp32_precision = "bf16"
+        out = ua.matmul(a, b)
+        if a.numel() * b.numel() <= 16**3:
+            assert torch.equal(torch.matmul(a, b), exact), "torch reduced a matmul below its oneDNN threshold"
+        assert _rel_err(out, a, b) < 1e-5
+        assert torch.backends.mkldnn.matmul.fp32_precision == "bf16"  # the user's setting, untouched
+        # Above the threshold unarray's "highest" holds whether or not this CPU reduces natively (an
+        # AVX-512 CPU without bf16 instructions, the H100 host's, was measured not to: oneDNN's bf16
+        # mode is a hint it takes only where bf16 hardware makes it pay).
+        big_a, big_b = torch.randn(128, 128, generator=g), torch.randn(128, 128, generator=g)
+        assert _rel_err(ua.matmul(big_a, big_b), big_a, big_b) < 1e-5
+    finally:
+        tp.restore(saved)
+
+
+def test_where_the_switch_is_skipped_the_users_setting_cannot_change_a_cpu_matmul() -> None:
+    # The premise of skipping the switch on CPUs without oneDNN's reduced paths (cpu_can_reduce False):
+    # there the user's bf16 or tf32 setting leaves a float32 matmul above torch's threshold bitwise as it is.
+    from unarray._backends import _torch_precision as tp
+
+    if tp.cpu_can_reduce():
+        pytest.skip("this CPU may run reduced-precision passes: the switch runs (the tiny-matmul test covers it)")
+    g = torch.Generator().manual_seed(7)
+    a, b = torch.randn(3, 96, 128, generator=g), torch.randn(128, 64, generator=g)
+    saved = tp.snapshot()
+    try:
+        torch.backends.mkldnn.matmul.fp32_precision = "ieee"
+        exact = torch.matmul(a, b)
+        for setting in ("bf16", "tf32"):
+            torch.backends.mkldnn.matmul.fp32_precision = setting
+            assert torch.equal(torch.matmul(a, b), exact), setting
+            assert torch.equal(ua.matmul(a, b), exact), setting
+    finally:
+        tp.restore(saved)

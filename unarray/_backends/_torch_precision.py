@@ -23,7 +23,14 @@ _cpu: list[bool] = []
 
 
 def cpu_can_reduce() -> bool:
-    """Whether torch's CPU (oneDNN) matmul has a bf16 or TF32 path on this machine."""
+    """Whether torch's CPU (oneDNN) matmul may have a bf16 or TF32 path on this machine.
+
+    Note: deliberately broad (oneDNN's own test for the bf32 path, AVX-512 BW/VL/DQ): on the H100
+    host (AVX-512 without bf16 instructions, torch 2.11) a 128x128 float32 matmul under the user's
+    bf16 setting was measured bitwise float32, as oneDNN takes its bf16 mode as a hint; a narrower
+    rule would bet the answer on oneDNN's choice, while this one costs one flag read per matmul
+    above torch's 16**3 threshold (tiny ones skip the switch: torch.py, _TINY).
+    """
     if not _cpu:
         caps = torch.cpu.get_capabilities()
         if platform.machine().lower() in ("x86_64", "amd64", "i386", "i686"):

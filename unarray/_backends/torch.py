@@ -25,6 +25,12 @@ _F32 = torch.float32
 _C64 = torch.complex64
 _compiling = torch.compiler.is_compiling
 _CPU_REDUCES = _tp._CPU_REDUCES  # a float32 CPU matmul runs under the precision switch (_tp.matters)
+# Note: torch runs a float32 CPU matmul through oneDNN's reduced-precision (bf32) path only above
+# 16*16*16 multiply-adds (aten/src/ATen/native/mkldnn/Matmul.cpp: mkldnn_gemm and checksize); the
+# product of the operands' sizes bounds that count (batch*m*n*k <= numel1*numel2 for k >= 1), so at
+# or below it the user's setting cannot change the result and the switch is skipped. Held by
+# tests/test_precision.py::test_tiny_cpu_matmuls_are_float32_whatever_the_user_set where the CPU has the path.
+_TINY = 16 * 16 * 16
 _SMALL_UINTS = (torch.uint8, torch.uint16, torch.uint32)
 _WIDE_UINTS = (torch.uint16, torch.uint32, torch.uint64)
 _UINTS = (torch.uint8, *_WIDE_UINTS)
@@ -160,7 +166,7 @@ class TorchBackend(Backend):
         d = x1.dtype
         if d is _F32 or d is _C64:
             cpu = x1.is_cpu
-            if not cpu or _CPU_REDUCES or _precision.FORCE_ARBITRATION:
+            if not cpu or _precision.FORCE_ARBITRATION or (_CPU_REDUCES and x1.numel() * x2.numel() > _TINY):
                 if _compiling():
                     return _compiled().matmul(x1, x2, _precision.traced())
                 # Note: same dtypes (the common case) need none of _matmul_general's promotion.
