@@ -446,6 +446,39 @@ def test_unaligned_numpy_to_tensorflow_copy_false_refuses():
         ua.to(u, "tensorflow", copy=False)
 
 
+@settings(max_examples=25, deadline=None)
+@given(offset=st.integers(1, 15), n=st.integers(1, 300), src=st.sampled_from(["numpy", "torch"]))
+def test_an_unaligned_buffer_goes_to_jax_by_one_copy_without_trying_the_view(offset, n, src):
+    # JAX's CPU client views only 64-byte aligned buffers: the check comes first (a refused import
+    # costs an export and an exception), the copy is counted, the values are equal, and no error text
+    # carries a raw pointer address.
+    pytest.importorskip("jax")
+    if src == "torch":
+        pytest.importorskip("torch")
+    raw = np.random.default_rng([offset, n]).standard_normal(n + 32).astype(np.float32)
+    start = next(i for i in range(offset, offset + 16) if (ptr("numpy", raw) + 4 * i) % 64)
+    a = raw[start:start + n]
+    x = a if src == "numpy" else __import__("torch").from_numpy(raw)[start:start + n]
+    real = _convert.jax_from_dlpack
+    tried: list[int] = []
+
+    def watched(y):
+        tried.append(_handoff.data_ptr(src, y) if not isinstance(y, np.ndarray) else ptr("numpy", y))
+        return real(y)
+
+    _handoff.clear()
+    ua.stats(reset=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_convert, "jax_from_dlpack", watched)
+        y = ua.to(x, "jax")
+    np.testing.assert_array_equal(np.asarray(y), a)
+    assert all(p % 64 == 0 for p in tried), "the view of an unaligned buffer was tried"
+    assert ua.stats()["copies"] == 1
+    with pytest.raises(ua.HandoffError, match="64-byte aligned") as e:
+        ua.to(x, "jax", copy=False)
+    assert "0x" not in str(e.value)
+
+
 def test_a_consumer_on_another_device_is_a_move_the_caller_asks_for():
     # A CPU tensor cannot become a CuPy array without a host-to-device copy, which only device= asks
     # for: a HandoffError naming the fix, not a silent, uncounted copy.
