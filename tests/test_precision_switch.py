@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from unarray._precision import Switch, _gate_type
+from unarray._precision import POLICIES, Switch, _gate_type
 
 SETTINGS = ("ieee", "tf32", "bf16")
 # Both fast paths: the Python one (Switch.enter/leave) and the C gate (unarray/_switch.c), which
@@ -172,3 +172,25 @@ def test_the_torch_gate_gives_the_python_verdict_for_every_setting() -> None:
     finally:
         tp.restore(saved)
     assert tp.snapshot() == saved
+
+
+def test_the_cupy_gate_gives_the_python_verdict_for_every_compute_type() -> None:
+    cupy = pytest.importorskip("cupy")
+    try:
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception:
+        pytest.skip("no CUDA device for CuPy")
+    from unarray._backends import cupy as cb
+
+    a = cupy.ones((4, 4), dtype=cupy.float32)
+    cb._matmul_f32(a, a)  # fills the table
+    saved = cb._read_compute()
+    try:
+        for t in set(cb._types().values()):
+            cb._write_compute(t)
+            for p, (read, args, states) in cb._READS.items():
+                assert (read(*args) in states) == cb._gives(cb._read_compute(), p), (t, p)
+        assert set(cb._READS) == set(POLICIES)
+        assert type(cb._COMPUTE.run).__name__ == ("Gate" if _gate_type() else "method")
+    finally:
+        cb._write_compute(saved)

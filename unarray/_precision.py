@@ -175,13 +175,15 @@ class Switch:
         self._swapped = False
         self.swaps = 0  # how many times a call wrote its own setting (tests and benchmarks read it)
         # ``reads``: want -> (read, its arguments, the states that give want), the same verdict as
-        # satisfies(read(want), want) taken without a Python frame: the C gate's fast path.
-        gate = _gate_type() if reads else None
+        # satisfies(read(want), want) taken without a Python frame: the C gate's fast path (a want
+        # missing from it takes the Python path).
+        gate = _gate_type() if reads is not None else None
         # run(want, fn, *args): fn(*args) with the setting giving ``want`` (the C gate where built).
         self.run: Callable[..., Any] = self._run
         self._g: Any = _Flag()
         if gate is not None:
-            self._g = self.run = gate(self._fast, dict(reads or {}), self._run, self._wake)
+            # Note: the table itself (not a copy): a backend may fill it once its framework is loaded.
+            self._g = self.run = gate(self._fast, reads, self._run, self._wake)
 
     # Note: the flag lives in the gate, where both paths read it: set while a locked-path call holds
     # the switch changed or waits to change it.

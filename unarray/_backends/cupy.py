@@ -138,7 +138,16 @@ def _types() -> dict[str, int]:
 
 # Note: CuPy keeps one compute type per dtype for the process (not per thread or device): shared by
 # threads through an arbiter (unarray/_precision.py), the user's value written back by the last call out.
-_COMPUTE = _precision.Switch(_read_compute, _gives, _swap_compute, _write_compute)
+# The C gate's table (unarray/_precision.py): policy -> (CuPy's getter, float32, the compute types that
+# give the policy), filled on the first float32 matmul (the types need CuPy's linalg module).
+_READS: dict[Any, tuple[Any, tuple[Any, ...], tuple[int, ...]]] = {}
+_COMPUTE = _precision.Switch(_read_compute, _gives, _swap_compute, _write_compute, _READS)
+
+
+def _fill_reads() -> None:
+    types = set(_types().values())
+    for p in _precision.POLICIES:
+        _READS[p] = (_rl().get_compute_type, (_F32,), tuple(sorted(t for t in types if _gives(t, p))))
 
 
 @contextlib.contextmanager
@@ -156,6 +165,8 @@ def precision_scope(policy: str) -> Iterator[None]:
 
 
 def _matmul_f32(x1: Any, x2: Any) -> Any:
+    if not _READS:
+        _fill_reads()
     return _COMPUTE.run(_precision.current(), cupy.matmul, x1, x2)
 
 
