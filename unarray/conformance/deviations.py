@@ -55,6 +55,10 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "JAX exports bool buffers through a byte-wise copy (XLA's PRED type has no DLPack layout)"),
     Deviation("handoff->*", "tensorflow", "*", "*",
               "TensorFlow's DLPack export may copy tensors placed by its allocator (capsule-only API)"),
+    *(Deviation(f"handoff->{dst}", src, "*", "*",
+                "JAX arrays and TensorFlow tensors are immutable and torch, CuPy and Numba arrays cannot be "
+                "read-only: such a handoff is one copy (refused under copy=False), never a writable alias")
+      for src in ("jax", "tensorflow") for dst in ("torch", "cupy", "numba")),
     Deviation("linalg.eig", "jax", "cuda", "*", "jax.numpy.linalg.eig runs on the CPU only"),
     Deviation("linalg.eig", "jax", "rocm", "*", "jax.numpy.linalg.eig runs on the CPU only"),
     Deviation("linalg.eig", "jax", "tpu", "*", "jax.numpy.linalg.eig runs on the CPU only"),
