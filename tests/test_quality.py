@@ -25,3 +25,57 @@ def test_mypy_is_clean() -> None:
     pytest.importorskip("mypy", reason="mypy comes with the test extra (CI installs it)")
     r = _run(sys.executable, "-m", "mypy")
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+
+
+# A library author's module, type-checked as a user's would be: the result of each call has the
+# leading array's type (unarray/_typing.py), with a Python scalar first or a second library's array
+# joining. TensorFlow ships no type information (its arrays are Any to a checker), so it is left out.
+USER_MODULE = '''
+from typing import assert_type
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpy.typing as npt
+import torch
+
+import unarray as ua
+
+t = torch.ones(3, 4)
+j = jnp.ones((3, 4))
+a: npt.NDArray[np.float32] = np.ones((3, 4), np.float32)
+
+assert_type(ua.matmul(t, ua.matrix_transpose(t)), torch.Tensor)
+assert_type(ua.matmul(j, j.T, precision="tf32"), jax.Array)
+assert_type(ua.sum(j), jax.Array)
+assert_type(ua.mean(t, axis=0), torch.Tensor)
+assert_type(ua.argmax(t, axis=1), torch.Tensor)
+assert_type(ua.abs(a), npt.NDArray[np.float32])
+assert_type(ua.add(t, 1.0), torch.Tensor)
+assert_type(ua.add(2, t), torch.Tensor)
+assert_type(ua.multiply(t, a), torch.Tensor)
+assert_type(ua.exp(j), jax.Array)
+assert_type(ua.permute_dims(t, (1, 0)), torch.Tensor)
+assert_type(ua.concat([j, j]), jax.Array)
+assert_type(ua.stack((t, t)), torch.Tensor)
+assert_type(ua.unstack(t), tuple[torch.Tensor, ...])
+assert_type(ua.where(t > 0, t, 0.0), torch.Tensor)
+assert_type(ua.zeros_like(j), jax.Array)
+assert_type(ua.astype(t, ua.float64), torch.Tensor)
+assert_type(ua.linalg.vector_norm(t), torch.Tensor)
+assert_type(ua.scaled_dot_product_attention(t, t, t), torch.Tensor)
+'''
+
+
+def test_a_type_checker_infers_the_leading_arrays_type(tmp_path: Path) -> None:
+    pytest.importorskip("mypy", reason="mypy comes with the test extra (CI installs it)")
+    for lib in ("torch", "jax"):
+        pytest.importorskip(lib)
+    user = tmp_path / "user_module.py"
+    user.write_text(USER_MODULE)
+    r = _run(sys.executable, "-m", "mypy", "--strict", "--no-warn-unused-ignores", str(user))
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    broken = tmp_path / "broken_module.py"  # the check can fail: a wrong expectation is reported
+    broken.write_text(USER_MODULE.replace("assert_type(ua.sum(j), jax.Array)", "assert_type(ua.sum(j), torch.Tensor)"))
+    r = _run(sys.executable, "-m", "mypy", "--strict", str(broken))
+    assert r.returncode == 1 and "Expression is of type" in r.stdout, r.stdout[-2000:]

@@ -266,11 +266,12 @@ def render(name: str, summary: str) -> str:
         ):
             params.append("/")
     ret = _ann(sig.return_annotation) if sig.return_annotation is not sig.empty else "Array"
+    overloads, params, ret = _generic(short, params, ret)
     head = f"def {short}({', '.join(params)}) -> {ret}:"
     if len(head) > 118:
         head = f"def {short}(\n    " + ",\n    ".join(params) + f",\n) -> {ret}:"
         head = head.replace("*xs,\n)", "*xs\n)")
-    lines = [head, f'    """{summary}', "",
+    lines = [*overloads, head, f'    """{summary}', "",
              f"    The array API standard's ``{name}``, run by the backend of the array arguments.", '    """']
     if var_arrays:
         lines.append(f'    b, xs = _many("{name}", {var_arrays})')
@@ -296,6 +297,38 @@ def render(name: str, summary: str) -> str:
     lines += ["    try:", f"        return {result}", "    except Exception as e:", handler, "", ""]
     lines = [ln.replace(",) = _many", ") = _many").replace(",), skip_none", "), skip_none") for ln in lines]
     return "\n".join(lines)
+
+
+def _generic(short: str, params: list[str], ret: str) -> tuple[list[str], list[str], str]:
+    """The typed form of a signature (unarray/_typing.py): the leading array parameter and the result
+    are ``A``; a binary function whose operands may be Python scalars gets two overloads (array
+    first, or a scalar then an array), the untyped signature staying the implementation's."""
+    if "Array" not in ret:
+        return [], params, ret
+    first = params[0]
+    name, _, ann = first.lstrip("*").partition(": ")
+    if ann in ("Array", "tuple[Array, ...] | list[Array]"):
+        typed = [first.replace("Array", "A"), *params[1:]]
+        return [], typed, ret.replace("Array", "A")
+    second = params[1] if len(params) > 1 else ""
+    name2, _, ann2 = second.partition(": ")
+    scalar = " | ".join(t for t in ann.split(" | ") if t != "Array")
+    scalar2 = " | ".join(t for t in ann2.split(" | ") if t != "Array")
+    if "Array" in ann.split(" | ") and "Array" in ann2.split(" | ") and scalar and scalar2:
+        rest = params[2:]
+        tail = "".join(f", {p}" for p in rest)
+        r = ret.replace("Array", "A")
+        return [
+            "@overload",
+            f"def {short}({name}: A, {name2}: {scalar2} | SupportsArray{tail}) -> {r}: ...",
+            "",
+            "",
+            "@overload",
+            f"def {short}({name}: {scalar}, {name2}: A{tail}) -> {r}: ...",
+            "",
+            "",
+        ], params, ret
+    return [], params, ret
 
 
 def generated(module: str) -> str:

@@ -53,7 +53,7 @@ def via_torch_label(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bo
 
     from unarray._backends import attention_torch
 
-    t = [None if a is None else torch.from_dlpack(a) for a in (q, k, v, mask)]
+    t = [None if a is None else torch.from_dlpack(a) for a in (q, k, v, mask)]  # type: ignore[attr-defined]
     inner = attention_torch.label(t[0], t[1], t[2], t[3], is_causal, layout)
     return f"{inner}, reached from {b.name} through DLPack (zero-copy, stream-ordered)"
 

@@ -79,7 +79,7 @@ def _np_writable(x: Any) -> Any:
     nbytes = max(1, x.nbytes)
     lo = x.__array_interface__["data"][0]
     buf = (ctypes.c_char * nbytes).from_address(lo)
-    buf._keep = x  # type: ignore[attr-defined]
+    buf._keep = x
     return np.ndarray(x.shape, x.dtype, buffer=buf, strides=x.strides)
 
 

@@ -183,13 +183,15 @@ def _numba_maker(device: int) -> Any:
         from numba.cuda.cudadrv import devicearray, driver
 
         ctx = nc.gpus[device].get_primary_context()
-        size_of = driver.memory_size_from_info
-        MemoryPointer, DeviceNDArray = driver.MemoryPointer, devicearray.DeviceNDArray
+        size_of: Any = driver.memory_size_from_info  # numba's driver is untyped
+        MemoryPointer: Any = driver.MemoryPointer
+        DeviceNDArray: Any = devicearray.DeviceNDArray
         host = np.arange(12, dtype=np.float32).reshape(3, 4)
         with nc.gpus[device]:
             probe = nc.to_device(host)
         ptr = probe.device_ctypes_pointer.value
-        pointer = type(driver.get_devptr_for_active_ctx(ptr))  # Numba's pointer type (a handle or c_void_p)
+        # Numba's pointer type (a handle or c_void_p)
+        pointer = type(driver.get_devptr_for_active_ctx(ptr))  # type: ignore[no-untyped-call]
 
         def make(ptr: int, shape: tuple[int, ...], strides: tuple[int, ...] | None, dtype: Any, owner: Any) -> Any:
             if strides is None:

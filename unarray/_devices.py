@@ -143,7 +143,7 @@ def parse_device(spec: object) -> Device | None:
         return _parse_string(spec)
     if isinstance(spec, tuple) and len(spec) == 2:
         try:
-            return Device.from_dlpack(spec)  # type: ignore[arg-type]
+            return Device.from_dlpack(spec)
         except (TypeError, ValueError) as e:
             raise _bad_device(spec, str(e)) from None
     return None

@@ -26,7 +26,7 @@ class _Jax:
 
     def __init__(self) -> None:
         from jax._src import xla_bridge
-        from jax._src.lib import _jax, jaxlib_extension_version
+        from jax._src.lib import _jax, jaxlib_extension_version  # type: ignore[attr-defined]
 
         self.import_ = _jax.dlpack_managed_tensor_to_buffer
         self.export = _jax.buffer_to_dlpack_managed_tensor

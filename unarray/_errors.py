@@ -9,7 +9,7 @@ received, and how to fix it.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar, cast
 
 __all__ = [
     "ArgumentError",
@@ -48,7 +48,7 @@ class _Named(type):
         self = type.__call__(cls, prefix + message)
         self.op = op
         self.backend = backend
-        return self
+        return cast(_E, self)
 
 
 class UnarrayError(Exception, metaclass=_Named):
@@ -59,7 +59,10 @@ class UnarrayError(Exception, metaclass=_Named):
         backend: the backend that was asked (``"torch"``), or ``None``.
     """
 
-    __init__ = Exception.__init__
+    if TYPE_CHECKING:  # the constructor as _Named.__call__ takes it (Exception.__init__ at runtime: see there)
+        def __init__(self, message: str = "", *, op: str | None = None, backend: str | None = None) -> None: ...
+    else:
+        __init__ = Exception.__init__
     op: str | None = None
     backend: str | None = None
 

@@ -300,7 +300,7 @@ SIGNATURE_READS: dict[str, tuple[tuple[str, bool | None], ...]] = {
 }
 
 
-class CheckedSig(tuple):
+class CheckedSig(tuple[Any, ...]):
     """A torch tensor's signature for the C route: (data_ptr, metadata guard, shape, strides, dtype).
 
     The guard is torch's own tensor-metadata check (torch._C._dynamo.guards.TensorGuards, the check

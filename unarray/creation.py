@@ -21,7 +21,7 @@ from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
 from unarray._dtypes import check_int_scalar
-from unarray._typing import Array, DeviceLike, DTypeLike
+from unarray._typing import A, Array, DeviceLike, DTypeLike
 
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
@@ -187,23 +187,23 @@ def _like(op: str, x: Array, dtype: Any, device: Any, call: Any) -> Array:
         raise _fail(op, b, e) from e
 
 
-def zeros_like(x: Array, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None) -> Array:
+def zeros_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None) -> A:
     """Zeros with the shape of ``x`` (and its dtype and device unless given)."""
     return _like("zeros_like", x, dtype, device, lambda b, dt, dev: b.zeros_like(x, dtype=dt, device=dev))
 
 
-def ones_like(x: Array, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None) -> Array:
+def ones_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None) -> A:
     """Ones with the shape of ``x`` (and its dtype and device unless given)."""
     return _like("ones_like", x, dtype, device, lambda b, dt, dev: b.ones_like(x, dtype=dt, device=dev))
 
 
-def empty_like(x: Array, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None) -> Array:
+def empty_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None) -> A:
     """An uninitialised array with the shape of ``x``."""
     return _like("empty_like", x, dtype, device, lambda b, dt, dev: b.empty_like(x, dtype=dt, device=dev))
 
 
-def full_like(x: Array, /, fill_value: bool | int | float | complex, *, dtype: DTypeLike | None = None,
-              device: DeviceLike | None = None) -> Array:
+def full_like(x: A, /, fill_value: bool | int | float | complex, *, dtype: DTypeLike | None = None,
+              device: DeviceLike | None = None) -> A:
     """``fill_value`` with the shape of ``x``."""
     if type(fill_value) is int:
         check_int_scalar("full_like", None, fill_value, x.dtype if dtype is None else dtype)
@@ -211,17 +211,17 @@ def full_like(x: Array, /, fill_value: bool | int | float | complex, *, dtype: D
                  lambda b, dt, dev: b.full_like(x, fill_value, dtype=dt, device=dev))
 
 
-def tril(x: Array, /, *, k: int = 0) -> Array:
+def tril(x: A, /, *, k: int = 0) -> A:
     """Lower triangle of each matrix ``(..., M, N)``; elements above the ``k``-th diagonal zeroed."""
     return _like("tril", x, None, None, lambda b, dt, dev: b.tril(x, k=k))
 
 
-def triu(x: Array, /, *, k: int = 0) -> Array:
+def triu(x: A, /, *, k: int = 0) -> A:
     """Upper triangle of each matrix ``(..., M, N)``; elements below the ``k``-th diagonal zeroed."""
     return _like("triu", x, None, None, lambda b, dt, dev: b.triu(x, k=k))
 
 
-def meshgrid(*arrays: Array, indexing: str = "xy") -> tuple[Array, ...]:
+def meshgrid(*arrays: A, indexing: str = "xy") -> tuple[A, ...]:
     """Coordinate matrices from 1-D coordinate arrays (``"xy"`` or ``"ij"`` indexing), as a tuple (2025.12)."""
     b, xs = _many("meshgrid", arrays)
     try:

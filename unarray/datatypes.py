@@ -20,7 +20,7 @@ from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
 from unarray._dtypes import DType, canonical_name, isdtype, promote_names
 from unarray._errors import DTypeError
-from unarray._typing import Array, DeviceLike, DTypeLike
+from unarray._typing import A, Array, DeviceLike, DTypeLike
 
 __all__ = [
     "astype", "bool", "can_cast", "complex64", "complex128", "finfo", "float16", "bfloat16", "float32",
@@ -45,7 +45,7 @@ complex64 = DType("complex64")
 complex128 = DType("complex128")
 
 
-def astype(x: Array, dtype: DTypeLike, /, *, copy: builtins.bool = True, device: DeviceLike | None = None) -> Array:
+def astype(x: A, dtype: DTypeLike, /, *, copy: builtins.bool = True, device: DeviceLike | None = None) -> A:
     """``x`` cast to ``dtype`` (a copy unless ``copy=False`` and nothing changes).
 
     Examples:

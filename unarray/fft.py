@@ -7,7 +7,7 @@ from typing import Literal
 
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
-from unarray._typing import Array, DeviceLike, DTypeLike
+from unarray._typing import A, Array, DeviceLike, DTypeLike
 
 __all__ = ["fftfreq", "rfftfreq"]
 
@@ -44,13 +44,13 @@ def rfftfreq(
 
 
 def fft(
-    x: Array,
+    x: A,
     /,
     *,
     n: int | None = None,
     axis: int = -1,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
-) -> Array:
+) -> A:
     """One-dimensional discrete Fourier transform along ``axis``.
 
     The array API standard's ``fft.fft``, run by the backend of the array arguments.
@@ -63,13 +63,13 @@ def fft(
 
 
 def ifft(
-    x: Array,
+    x: A,
     /,
     *,
     n: int | None = None,
     axis: int = -1,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
-) -> Array:
+) -> A:
     """Inverse of ``fft``.
 
     The array API standard's ``fft.ifft``, run by the backend of the array arguments.
@@ -82,13 +82,13 @@ def ifft(
 
 
 def fftn(
-    x: Array,
+    x: A,
     /,
     *,
     s: Sequence[int] | None = None,
     axes: Sequence[int] | None = None,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
-) -> Array:
+) -> A:
     """N-dimensional discrete Fourier transform over ``axes``.
 
     The array API standard's ``fft.fftn``, run by the backend of the array arguments.
@@ -101,13 +101,13 @@ def fftn(
 
 
 def ifftn(
-    x: Array,
+    x: A,
     /,
     *,
     s: Sequence[int] | None = None,
     axes: Sequence[int] | None = None,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
-) -> Array:
+) -> A:
     """Inverse of ``fftn``.
 
     The array API standard's ``fft.ifftn``, run by the backend of the array arguments.
@@ -120,13 +120,13 @@ def ifftn(
 
 
 def rfft(
-    x: Array,
+    x: A,
     /,
     *,
     n: int | None = None,
     axis: int = -1,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
-) -> Array:
+) -> A:
     """One-dimensional DFT of real input (non-negative frequencies).
 
     The array API standard's ``fft.rfft``, run by the backend of the array arguments.
@@ -139,13 +139,13 @@ def rfft(
 
 
 def irfft(
-    x: Array,
+    x: A,
     /,
     *,
     n: int | None = None,
     axis: int = -1,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
-) -> Array:
+) -> A:
     """Inverse of ``rfft``.
 
     The array API standard's ``fft.irfft``, run by the backend of the array arguments.
@@ -158,13 +158,13 @@ def irfft(
 
 
 def rfftn(
-    x: Array,
+    x: A,
     /,
     *,
     s: Sequence[int] | None = None,
     axes: Sequence[int] | None = None,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
-) -> Array:
+) -> A:
     """N-dimensional DFT of real input.
 
     The array API standard's ``fft.rfftn``, run by the backend of the array arguments.
@@ -177,13 +177,13 @@ def rfftn(
 
 
 def irfftn(
-    x: Array,
+    x: A,
     /,
     *,
     s: Sequence[int] | None = None,
     axes: Sequence[int] | None = None,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
-) -> Array:
+) -> A:
     """Inverse of ``rfftn``.
 
     The array API standard's ``fft.irfftn``, run by the backend of the array arguments.
@@ -196,13 +196,13 @@ def irfftn(
 
 
 def hfft(
-    x: Array,
+    x: A,
     /,
     *,
     n: int | None = None,
     axis: int = -1,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
-) -> Array:
+) -> A:
     """DFT of a signal with Hermitian symmetry.
 
     The array API standard's ``fft.hfft``, run by the backend of the array arguments.
@@ -215,13 +215,13 @@ def hfft(
 
 
 def ihfft(
-    x: Array,
+    x: A,
     /,
     *,
     n: int | None = None,
     axis: int = -1,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
-) -> Array:
+) -> A:
     """Inverse of ``hfft``.
 
     The array API standard's ``fft.ihfft``, run by the backend of the array arguments.
@@ -233,7 +233,7 @@ def ihfft(
         raise _fail("fft.ihfft", b, e) from e
 
 
-def fftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
+def fftshift(x: A, /, *, axes: int | Sequence[int] | None = None) -> A:
     """Shift the zero-frequency term to the centre.
 
     The array API standard's ``fft.fftshift``, run by the backend of the array arguments.
@@ -245,7 +245,7 @@ def fftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
         raise _fail("fft.fftshift", b, e) from e
 
 
-def ifftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
+def ifftshift(x: A, /, *, axes: int | Sequence[int] | None = None) -> A:
     """Inverse of ``fftshift``.
 
     The array API standard's ``fft.ifftshift``, run by the backend of the array arguments.

@@ -239,7 +239,9 @@ def _fast(r: _h.Route) -> Callable[[Any, str], Any]:
         reads = _cc.ORDER_READS.get((r.src, dst))
         order = r.order if reads is None else (reads(dst, _speedups) or r.order)
         readonly = guarded is not None and (r.src, dst) in _h.READ_ONLY_RESULTS
-        return _speedups.Handoff(r.cached, first, slow, sig, osig, order, dst, guard, seen, _h.MAX_SEEN, readonly)
+        handoff: Callable[[Any, str], Any] = _speedups.Handoff(r.cached, first, slow, sig, osig, order, dst, guard,
+                                                                seen, _h.MAX_SEEN, readonly)
+        return handoff
     if not r.cached:
         first = r.first
 
@@ -556,7 +558,7 @@ def _traced_to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy
 
 if _speedups is not None:
     # ua.to becomes the C function; the Python one above stays its documentation and its slow path.
-    to = _speedups.install(to, _FAST, _h.CACHE, _REFUSALS)  # type: ignore[assignment]
+    to = _speedups.install(to, _FAST, _h.CACHE, _REFUSALS)
 
     # Note: torch.compile learns ua.to's traceable polyfill when it imports torch._dynamo (not before:
     # importing it here would cost about 2 s), so a compiled function may call ua.to in a cold process.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.metadata
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from unarray import _backends, _precision
 from unarray._devices import Device
@@ -219,7 +219,7 @@ class Info:
 
     def capabilities(self) -> dict[str, Any]:
         """``"boolean indexing"``, ``"data-dependent shapes"`` and ``"max dimensions"`` of the backend."""
-        return self._backend.capabilities()
+        return cast(dict[str, Any], self._backend.capabilities())
 
     def default_device(self) -> Device:
         """Where creation functions allocate by default (the :func:`unarray.use` device, else the backend's)."""
@@ -255,7 +255,7 @@ class Info:
         from unarray.creation import zeros
 
         # Where the backend would allocate: an empty array made as a creation call would make it.
-        return self._backend.device_of(zeros((0,), backend=self._backend.name, device=device))
+        return cast(Device, self._backend.device_of(zeros((0,), backend=self._backend.name, device=device)))
 
     @staticmethod
     def _kinds(kind: str | tuple[str, ...] | None) -> set[str]:

@@ -10,7 +10,7 @@ from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
 from unarray._errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
-from unarray._typing import Array
+from unarray._typing import A, Array
 
 __all__ = ["scaled_dot_product_attention"]
 
@@ -19,9 +19,9 @@ _FLOATS = ("float16", "bfloat16", "float32", "float64")
 
 
 def scaled_dot_product_attention(
-    q: Array, k: Array, v: Array, /, *, mask: Array | None = None, is_causal: bool = False,
+    q: A, k: Array, v: Array, /, *, mask: Array | None = None, is_causal: bool = False,
     scale: float | None = None, layout: str = "bhsd", precision: str | None = None,
-) -> Array:
+) -> A:
     """Scaled-dot-product attention ``softmax(q @ k^T * scale + mask) @ v`` on the inputs' fastest kernel.
 
     Shape legend (``*B`` is any number of batch dimensions, the same for ``q``, ``k`` and ``v``):

@@ -13,12 +13,12 @@ from unarray import _axes
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
 from unarray._errors import DTypeError
-from unarray._typing import Array
+from unarray._typing import A, Array
 
 __all__ = ["argsort", "sort"]
 
 
-def argsort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
+def argsort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> A:
     """Indices that sort ``x`` (real) along ``axis``; NaN sorts last; ties keep their order.
 
     Examples:
@@ -35,7 +35,7 @@ def argsort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bo
         raise _fail("argsort", b, e) from e
 
 
-def sort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
+def sort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> A:
     """Sorted copy of ``x`` (real) along ``axis``; NaN sorts last.
 
     Examples:

@@ -28,14 +28,14 @@ from unarray import _axes
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
-from unarray._typing import Array, DTypeLike
+from unarray._typing import A, Array, DTypeLike
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
 Axis = int | tuple[int, ...] | None
 
 
-def sum(x: Array, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepdims: bool = False) -> Array:
+def sum(x: A, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepdims: bool = False) -> A:
     """Sum of the elements of ``x`` over ``axis``.
 
     Args:
@@ -65,7 +65,7 @@ def sum(x: Array, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepd
         raise _fail("sum", b, e) from e
 
 
-def prod(x: Array, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepdims: bool = False) -> Array:
+def prod(x: A, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepdims: bool = False) -> A:
     """Product of the elements of ``x`` over ``axis`` (dtype rules as :func:`sum`).
 
     Examples:
@@ -82,7 +82,7 @@ def prod(x: Array, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keep
         raise _fail("prod", b, e) from e
 
 
-def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
+def mean(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
     """Arithmetic mean of ``x`` (real or complex floating) over ``axis``; NaN over zero elements.
 
     Examples:
@@ -99,7 +99,7 @@ def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
         raise _fail("mean", b, e) from e
 
 
-def var(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
+def var(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> A:
     """Variance of ``x`` over ``axis``, dividing by ``N - correction``.
 
     Args:
@@ -123,7 +123,7 @@ def var(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdi
         raise _fail("var", b, e) from e
 
 
-def std(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
+def std(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> A:
     """Standard deviation of ``x`` over ``axis`` (``sqrt`` of :func:`var`).
 
     Examples:
@@ -140,7 +140,7 @@ def std(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdi
         raise _fail("std", b, e) from e
 
 
-def min(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
+def min(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
     """Minimum of ``x`` over ``axis``; NaN if any reduced element is NaN.
 
     Raises:
@@ -160,7 +160,7 @@ def min(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
         raise _fail("min", b, e) from e
 
 
-def max(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
+def max(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
     """Maximum of ``x`` over ``axis``; NaN if any reduced element is NaN.
 
     Raises:
@@ -181,8 +181,8 @@ def max(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
 
 
 def cumulative_sum(
-    x: Array, /, *, axis: int | None = None, dtype: DTypeLike | None = None, include_initial: bool = False
-) -> Array:
+    x: A, /, *, axis: int | None = None, dtype: DTypeLike | None = None, include_initial: bool = False
+) -> A:
     """Running sum along ``axis`` (required unless ``x`` is 1-D).
 
     Args:
@@ -206,8 +206,8 @@ def cumulative_sum(
 
 
 def cumulative_prod(
-    x: Array, /, *, axis: int | None = None, dtype: DTypeLike | None = None, include_initial: bool = False
-) -> Array:
+    x: A, /, *, axis: int | None = None, dtype: DTypeLike | None = None, include_initial: bool = False
+) -> A:
     """Running product along ``axis`` (as :func:`cumulative_sum`, identity 1).
 
     Examples:

@@ -49,7 +49,7 @@ def get(name: str, op: str | None = None) -> Backend:
             op=op,
             backend=canonical,
         ) from e
-    backend = module.BACKEND
+    backend: Backend = module.BACKEND
     _LOADED[canonical] = _LOADED[name] = backend
     return backend
 

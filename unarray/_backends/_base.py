@@ -11,7 +11,7 @@ An op that a backend cannot run is listed in ``holes`` and raises
 from __future__ import annotations
 
 import math
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from unarray import _precision
 from unarray._devices import Device
@@ -91,7 +91,7 @@ class Backend:
         return canonical_name(x.dtype) or str(x.dtype)
 
     def default_dtypes(self, device: Any = None) -> dict[str, Any]:
-        return self.xp.__array_namespace_info__().default_dtypes(device=device)
+        return cast(dict[str, Any], self.xp.__array_namespace_info__().default_dtypes(device=device))
 
     # -- the inspection API (ua.__array_namespace_info__ reads these) ---------------------
     def dtype_names(self, device: Device) -> tuple[str, ...]:

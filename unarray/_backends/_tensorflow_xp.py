@@ -8,7 +8,7 @@ from __future__ import annotations
 import builtins
 import math
 from collections import namedtuple
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import tensorflow as tf
@@ -62,7 +62,7 @@ def is_float(d: Any) -> builtins.bool:
 
 
 def is_int(d: Any) -> builtins.bool:
-    return d.is_integer
+    return cast(builtins.bool, d.is_integer)
 
 
 def _cast(x: Any, d: Any) -> Any:
@@ -484,7 +484,7 @@ def isdtype(dtype: Any, kind: Any) -> builtins.bool:
 
 def can_cast(from_: Any, to: Any, /) -> builtins.bool:
     d = from_.dtype if hasattr(from_, "dtype") else tf.as_dtype(from_)
-    return promote_names(d.name, tf.as_dtype(to).name) == tf.as_dtype(to).name
+    return cast(builtins.bool, promote_names(d.name, tf.as_dtype(to).name) == tf.as_dtype(to).name)
 
 
 class _Info:

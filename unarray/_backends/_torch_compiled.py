@@ -11,7 +11,7 @@
 # under the same policy.
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -31,15 +31,15 @@ def _to_eagerly(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -
 _BREAK = ("unarray: ua.to hands the tensor to another library, which a torch.compile graph cannot hold; "
           "do the handoff outside the compiled function, or compile without fullgraph=True")
 try:
-    outside_trace = torch.compiler.disable(_to_eagerly, recursive=True, reason=_BREAK)
+    outside_trace = torch.compiler.disable(_to_eagerly, recursive=True, reason=_BREAK)  # type: ignore[no-untyped-call]
 except TypeError:  # torch < 2.7: no reason argument
-    outside_trace = torch.compiler.disable(_to_eagerly, recursive=True)
+    outside_trace = torch.compiler.disable(_to_eagerly, recursive=True)  # type: ignore[no-untyped-call]
 
 
 @torch.library.custom_op("unarray::matmul", mutates_args=())
 def _matmul_op(x1: torch.Tensor, x2: torch.Tensor, policy: str) -> torch.Tensor:
     # policy "": none was scoped inside the compiled function; the caller's, as the graph runs.
-    return _tp.run(x1, policy or _precision.current(), torch.matmul, x1, x2)
+    return cast(torch.Tensor, _tp.run(x1, policy or _precision.current(), torch.matmul, x1, x2))
 
 
 @_matmul_op.register_fake
@@ -58,7 +58,7 @@ def _backward(ctx: Any, grad: Any) -> tuple[Any, Any, None]:
     # As 2-D-or-more operands ((K,) -> (1, K) and (K, 1)), the batch dimensions summed back.
     a = x1.unsqueeze(0) if x1.ndim == 1 else x1
     b = x2.unsqueeze(-1) if x2.ndim == 1 else x2
-    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])  # type: ignore[no-untyped-call]
     g = grad.reshape(*batch, a.shape[-2], b.shape[-1])
     g1 = g2 = None
     if ctx.needs_input_grad[0]:

@@ -151,7 +151,7 @@ def _xla(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: boo
     if causal:
         s = jnp.where(jnp.tril(jnp.ones((sq, sk), dtype=bool), sk - sq), s, -jnp.inf)
     # Note: and the scores are materialised once, so that no fusion recomputes the dot in another order.
-    s = jax.lax.optimization_barrier(s)
+    s = jax.lax.optimization_barrier(s)  # type: ignore[no-untyped-call]
     m = jnp.max(s, axis=-1, keepdims=True, initial=-jnp.inf)
     # Note: a row with no key keeps m = -inf; shifting it by 0 gives exp(-inf) = 0 and a zero row. NaN
     # scores keep m = NaN, so the row is NaN (NaN in, NaN out), unlike a softmax whose NaN is zeroed.

@@ -25,7 +25,7 @@ _device_cache: dict[Any, Device] = {}
 
 
 def _x64() -> bool:
-    return bool(jax.config.read("jax_enable_x64"))
+    return bool(jax.config.read("jax_enable_x64"))  # type: ignore[no-untyped-call]
 
 
 def device_from_jax(d: Any) -> Device:

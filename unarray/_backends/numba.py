@@ -155,7 +155,7 @@ class NumbaBackend(Backend):
 
 def _device_of_pointer(ptr: int) -> int:
     try:
-        from cuda.bindings import driver  # type: ignore[import-not-found]
+        from cuda.bindings import driver
 
         err, dev = driver.cuPointerGetAttribute(driver.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, ptr)
         if int(err) == 0:

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple, cast
 
 import array_api_compat.torch as compat_torch
 import numpy as np
@@ -577,7 +578,7 @@ def _matmul_general(x1: Any, x2: Any) -> Any:
 def _unique(x: Any) -> tuple[Any, Any, Any]:
     flat = x.reshape(-1)
     if not flat.is_complex():
-        return torch.unique(flat, sorted=True, return_inverse=True, return_counts=True)
+        return cast(tuple[Any, Any, Any], torch.unique(flat, sorted=True, return_inverse=True, return_counts=True))
     rows, inverse, counts = torch.unique(torch.view_as_real(flat), dim=0, sorted=True, return_inverse=True,
                                          return_counts=True)
     return torch.view_as_complex(rows.contiguous()), inverse, counts
@@ -621,13 +622,14 @@ def _int_matmul(x1: Any, x2: Any) -> Any:
         raise ValueError(f"matmul: shape mismatch {tuple(x1.shape)} @ {tuple(x2.shape)}")
     k = a.shape[-1]
     m, n = a.shape[-2], b.shape[-1]
-    step = max(1, (1 << 26) // max(1, m * n * math.prod(torch.broadcast_shapes(a.shape[:-2], b.shape[:-2]))))
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])  # type: ignore[no-untyped-call]
+    step = max(1, (1 << 26) // max(1, m * n * math.prod(batch)))
     out = None
     for s in range(0, k, step):
         part = (a[..., :, s:s + step, None] * b[..., None, s:s + step, :]).sum(-2, dtype=a.dtype)
         out = part if out is None else out + part
     if out is None:
-        out = torch.zeros(torch.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (m, n), dtype=a.dtype, device=a.device)
+        out = torch.zeros(batch + (m, n), dtype=a.dtype, device=a.device)
     if squeeze1:
         out = out.squeeze(-2)
     if squeeze2:
@@ -655,11 +657,11 @@ def _disable_foreign_refusal() -> None:
     # otherwise the graph breaks here and the typed error is raised eagerly. Made once torch._dynamo is
     # loaded (by _dynamo_watch), since torch.compiler.disable imports it (about 2 s).
     global _refuse_foreign
+    disable: Callable[..., Any] = torch.compiler.disable  # untyped in torch
     try:
-        _refuse_foreign = torch.compiler.disable(_refuse_foreign_eagerly, recursive=True,
-                                                 reason=f"unarray: {_FOREIGN}")
+        _refuse_foreign = disable(_refuse_foreign_eagerly, recursive=True, reason=f"unarray: {_FOREIGN}")
     except TypeError:  # a torch whose disable takes no reason
-        _refuse_foreign = torch.compiler.disable(_refuse_foreign_eagerly, recursive=True)
+        _refuse_foreign = disable(_refuse_foreign_eagerly, recursive=True)
 
 
 def _resolve_ndarray() -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -137,7 +137,7 @@ def tolerance(dtype: str, n_terms: int = 1, precision: str = "highest") -> float
         return 0.0
     if dtype in ("float32", "complex64"):
         eps = max(eps, POLICY_EPS.get(precision, eps))
-    return 16 * eps * max(1.0, float(n_terms)) ** 0.5
+    return cast(float, 16 * eps * max(1.0, float(n_terms)) ** 0.5)
 
 
 def shape(rng: np.random.Generator, ndim: int, lo: int = 1, hi: int = 5) -> tuple[int, ...]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -40,7 +40,7 @@ def _red_terms(inp: Inputs) -> int:
 
 def _cum_terms(inp: Inputs) -> int:
     (x,), kw = inp
-    return x.shape[kw["axis"]] + 1
+    return cast(int, x.shape[kw["axis"]] + 1)
 
 
 def _combos(p: Profile, *options: Sequence[Any]) -> list[tuple[Any, ...]]:

@@ -5,7 +5,7 @@ eigenvectors, QR/SVD factors) are compared through invariants."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -19,7 +19,7 @@ NUM = "int float complex"
 
 def _d(fn: Any) -> Any:
     def draw(rng: np.random.Generator, d: str) -> Inputs:
-        return fn(rng, d)
+        return cast(Inputs, fn(rng, d))
     return draw
 
 

@@ -5,7 +5,7 @@ searching, sets, sorting, utility, introspection, ``ua.linalg`` and ``ua.fft``."
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -147,7 +147,7 @@ def _x(nd: int = 2, lo: float = 0.5, hi: float = 2.0) -> Any:
 def _creation(p: Profile) -> Iterator[Case]:
     def mk(kw_fn: Any) -> Any:
         def draw(rng: np.random.Generator, d: str) -> Inputs:
-            return kw_fn(rng, d)
+            return cast(Inputs, kw_fn(rng, d))
         return draw
 
     all_f = "bool int float complex"
@@ -248,7 +248,7 @@ def _introspection(p: Profile) -> Iterator[Case]:
 def _precision_scope(ua: Any) -> bool:
     with ua.precision("tf32"):
         inside = ua.get_precision()
-    return inside == "tf32" and ua.get_precision() == "highest"
+    return cast(bool, inside == "tf32" and ua.get_precision() == "highest")
 
 
 def cases(p: Profile) -> Iterator[Case]:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -154,7 +154,7 @@ def _to_ref(a: Any, up: bool) -> Any:
 def _reference(op: str) -> Callable[..., Any]:
     ns, _, name = op.rpartition(".")
     mod = {"": np, "linalg": np.linalg, "fft": np.fft}[ns]
-    return getattr(mod, name)
+    return cast(Callable[..., Any], getattr(mod, name))
 
 
 def _leaves(x: Any) -> list[Any]:
@@ -281,7 +281,7 @@ def run_case(case: Case, env: Env, seed: int = 0) -> Result:
 
 def _reference_ua(ua: Any, op: str) -> Callable[..., Any]:
     ns, _, name = op.rpartition(".")
-    return getattr(getattr(ua, ns) if ns else ua, name)
+    return cast(Callable[..., Any], getattr(getattr(ua, ns) if ns else ua, name))
 
 
 def _short(text: str, n: int = 300) -> str:
@@ -353,7 +353,7 @@ def _enable_x64() -> None:
     try:
         import jax
 
-        jax.config.update("jax_enable_x64", True)
+        jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]
     except Exception:
         pass
 
