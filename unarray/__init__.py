@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys as _sys
 
-from unarray import fft, linalg
+from unarray import fft, linalg, nn
 from unarray._devices import Device
 from unarray._dispatch import run_as_written as _run_as_written
 from unarray._dispatch import use
@@ -77,7 +77,7 @@ __all__ = [
     "DeviceMismatchError", "DeviceNotAvailableError", "EmptyReductionError", "HandoffError", "ShapeError",
     "TracerHandoffError", "UnarrayError", "UnknownArrayTypeError", "UnsupportedError",
     # extensions
-    "fft", "linalg",
+    "fft", "linalg", "nn",
     # constants
     "e", "inf", "nan", "newaxis", "pi",
     # dtypes and data type functions
@@ -113,4 +113,4 @@ def __array_namespace_info__() -> _Info:
 
 
 # tf.function runs unarray's functions as written (typed errors stay typed); see _dispatch.run_as_written.
-_run_as_written(_sys.modules[__name__], linalg, fft)
+_run_as_written(_sys.modules[__name__], linalg, fft, nn)

@@ -1,4 +1,6 @@
-"""Neural-network ops beyond the standard: scaled-dot-product attention."""
+"""Neural-network ops beyond the standard: scaled-dot-product attention and the blocks around it
+(softmax, log_softmax, logsumexp, layer_norm, rms_norm, gelu, silu; semantics in
+unarray/_backends/_nn.py)."""
 
 from __future__ import annotations
 
@@ -6,13 +8,19 @@ import math
 import numbers
 from typing import Any
 
+import numpy as _np
+
+from unarray import _axes
+from unarray._backends import _nn
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
+from unarray._dispatch import one as _one
 from unarray._errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from unarray._typing import A, Array
 
-__all__ = ["scaled_dot_product_attention"]
+__all__ = ["gelu", "layer_norm", "log_softmax", "logsumexp", "rms_norm", "scaled_dot_product_attention", "silu",
+           "softmax"]
 
 _OP = "scaled_dot_product_attention"
 _FLOATS = ("float16", "bfloat16", "float32", "float64")
@@ -182,3 +190,140 @@ def _check_mask(backend: str, mask: Any, target: tuple[int, ...], dtype_name: An
 def _legend(layout: str, which: str) -> str:
     h, s, d = {"q": ("Hq", "Sq", "D"), "k": ("Hk", "Sk", "D"), "v": ("Hk", "Sk", "Dv")}[which]
     return f"{h}, {s}, {d}" if layout == "bhsd" else f"{s}, {h}, {d}"
+
+
+# -- the building blocks around attention (semantics: unarray/_backends/_nn.py) --------------------------
+def _float_input(op: str, x: Any) -> Any:
+    b = _BY_TYPE.get(type(x)) or _one(x, op)
+    name = b.dtype_name(x)
+    if name not in _FLOATS:
+        raise DTypeError(f"{op} takes a real floating-point array, got {name}; cast first (ua.astype(x, ua.float32))",
+                         op=op, backend=b.name)
+    return b
+
+
+def _call(op: str, b: Any, fn: Any, *args: Any) -> Any:
+    # Note: NaN and infinities in, NaN out is these functions' stated result: NumPy's floating-point
+    # warnings about producing it are silenced (other libraries give none).
+    try:
+        if b.name == "numpy":
+            with _np.errstate(all="ignore"):
+                return fn(b, *args)
+        return fn(b, *args)
+    except Exception as e:
+        raise _fail(op, b, e) from e
+
+
+def softmax(x: A, /, *, axis: int = -1) -> A:
+    """``exp(x - max) / sum(exp(x - max))`` along ``axis``, on the backend's fused kernel where it has one.
+
+    Args:
+        x: a real floating-point array.
+        axis: the axis normalised over.
+
+    Returns:
+        An array like ``x`` whose slices along ``axis`` sum to 1. A slice holding a NaN or ``+inf``, or
+        only ``-inf``, is NaN throughout (as torch and JAX give); ``-inf`` elsewhere gives 0.
+
+    Raises:
+        DTypeError: ``x`` is not real floating-point.
+        AxisError: ``axis`` is out of range.
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> ua.nn.softmax(np.array([0.0, np.log(3.0), -np.inf])).round(6)
+        array([0.25, 0.75, 0.  ])
+    """
+    b = _float_input("softmax", x)
+    return _call("softmax", b, _nn.softmax, x, _axes.one("softmax", b, x, axis))
+
+
+def log_softmax(x: A, /, *, axis: int = -1) -> A:
+    """``(x - max) - log(sum(exp(x - max)))`` along ``axis``: the logarithm of :func:`softmax`, computed stably.
+
+    NaN where :func:`softmax` is NaN; ``-inf`` where ``x`` is ``-inf`` in a slice with a finite maximum.
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> ua.nn.log_softmax(np.array([0.0, 0.0])).round(6)
+        array([-0.693147, -0.693147])
+    """
+    b = _float_input("log_softmax", x)
+    return _call("log_softmax", b, _nn.log_softmax, x, _axes.one("log_softmax", b, x, axis))
+
+
+def logsumexp(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> A:
+    """``log(sum(exp(x)))`` over ``axis`` (all axes when ``None``), without overflow.
+
+    ``-inf`` for a slice of ``-inf`` or an empty one, ``+inf`` where a ``+inf`` is present, NaN where a
+    NaN is.
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> float(ua.nn.logsumexp(np.array([1000.0, 1000.0])))
+        1000.6931471805599
+    """
+    b = _float_input("logsumexp", x)
+    axes = tuple(range(len(x.shape))) if axis is None else _axes.many("logsumexp", b, x, axis)
+    return _call("logsumexp", b, _nn.logsumexp, x, (axes,) if isinstance(axes, int) else axes, keepdims)
+
+
+def _norm_axes(op: str, b: Any, x: Any, axis: int | tuple[int, ...]) -> tuple[int, ...]:
+    axes = _axes.many(op, b, x, axis)
+    return (axes,) if isinstance(axes, int) else tuple(sorted(axes))
+
+
+def layer_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | None = None,
+               bias: Array | None = None, eps: float = 1e-5) -> A:
+    """``(x - mean) / sqrt(var + eps) * weight + bias``, the mean and (biased) variance over ``axis``.
+
+    Args:
+        x: a real floating-point array.
+        axis: the axes normalised over (torch's fused kernel runs where they are the trailing ones).
+        weight, bias: arrays broadcast against ``x`` (``None``: 1 and 0).
+        eps: added to the variance.
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> ua.nn.layer_norm(np.array([[1.0, 3.0]]), eps=0.0)
+        array([[-1.,  1.]])
+    """
+    b = _float_input("layer_norm", x)
+    return _call("layer_norm", b, _nn.layer_norm, x, _norm_axes("layer_norm", b, x, axis), weight, bias, eps)
+
+
+def rms_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | None = None,
+             eps: float | None = None) -> A:
+    """``x / sqrt(mean(x**2) + eps) * weight`` over ``axis``; ``eps=None`` is the dtype's ``finfo(...).eps``.
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> ua.nn.rms_norm(np.array([3.0, 4.0]), eps=0.0).round(6)
+        array([0.848528, 1.131371])
+    """
+    b = _float_input("rms_norm", x)
+    return _call("rms_norm", b, _nn.rms_norm, x, _norm_axes("rms_norm", b, x, axis), weight, eps)
+
+
+def gelu(x: A, /, *, approximate: bool = False) -> A:
+    """``x * (1 + erf(x / sqrt(2))) / 2``; ``approximate=True`` takes the tanh form (JAX's default, not unarray's).
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> ua.nn.gelu(np.array([-1.0, 0.0, 1.0])).round(6)
+        array([-0.158655,  0.      ,  0.841345])
+    """
+    b = _float_input("gelu", x)
+    return _call("gelu", b, _nn.gelu, x, approximate)
+
+
+def silu(x: A, /) -> A:
+    """``x * sigmoid(x)`` (swish).
+
+    Examples:
+        >>> import numpy as np, unarray as ua
+        >>> ua.nn.silu(np.array([0.0, 1.0])).round(6)
+        array([0.      , 0.731059])
+    """
+    b = _float_input("silu", x)
+    return _call("silu", b, _nn.silu, x)
