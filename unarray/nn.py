@@ -215,7 +215,7 @@ def _call(op: str, b: Any, fn: Any, *args: Any) -> Any:
 
 
 def softmax(x: A, /, *, axis: int = -1) -> A:
-    """``exp(x - max) / sum(exp(x - max))`` along ``axis``, on the backend's fused kernel where it has one.
+    """``exp(x - max) / sum(exp(x - max))`` along ``axis``, on the backend's own kernel where it has one.
 
     Args:
         x: a real floating-point array.

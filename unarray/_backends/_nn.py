@@ -1,6 +1,7 @@
 """The building blocks around attention (``ua.softmax`` ... ``ua.silu``): one definition in the array
-API (``b.xp``), which is each function's semantics, and the fused kernels of torch and JAX where they
-compute the same thing (checked against a float64 reference in tests/test_nn.py).
+API (``b.xp``), which is each function's semantics, and the kernels of torch, JAX and TensorFlow where
+they compute the same thing (checked against a float64 reference in tests/test_nn.py). CuPy has no
+fused kernels for these: it runs the array-API definition.
 
 Semantics (the formulas below, in IEEE arithmetic, as torch and JAX compute them):
 
@@ -29,6 +30,8 @@ def softmax(b: Any, x: Any, axis: int) -> Any:
         return sys.modules["torch"].softmax(x, axis)
     if b.name == "jax":
         return sys.modules["jax"].nn.softmax(x, axis=axis)
+    if b.name == "tensorflow":
+        return sys.modules["tensorflow"].nn.softmax(x, axis=axis)
     xp = b.xp
     if x.shape[axis] == 0:
         return x
@@ -41,6 +44,8 @@ def log_softmax(b: Any, x: Any, axis: int) -> Any:
         return sys.modules["torch"].log_softmax(x, axis)
     if b.name == "jax":
         return sys.modules["jax"].nn.log_softmax(x, axis=axis)
+    if b.name == "tensorflow":
+        return sys.modules["tensorflow"].nn.log_softmax(x, axis=axis)
     xp = b.xp
     if x.shape[axis] == 0:
         return x
@@ -53,6 +58,8 @@ def logsumexp(b: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
         return sys.modules["torch"].logsumexp(x, dim=axes, keepdim=keepdims)
     if b.name == "jax":
         return sys.modules["jax"].scipy.special.logsumexp(x, axis=axes, keepdims=keepdims)
+    if b.name == "tensorflow":
+        return sys.modules["tensorflow"].reduce_logsumexp(x, axis=list(axes), keepdims=keepdims)
     xp = b.xp
     if any(x.shape[a] == 0 for a in axes):  # the empty sum: log(0)
         shape = tuple(1 if a in axes else n for a, n in enumerate(x.shape)) if keepdims else tuple(
@@ -99,6 +106,7 @@ def gelu(b: Any, x: Any, approximate: bool) -> Any:
         return sys.modules["torch"].nn.functional.gelu(x, approximate="tanh" if approximate else "none")
     if b.name == "jax":
         return sys.modules["jax"].nn.gelu(x, approximate=approximate)
+    # Note: not tf.nn.gelu: in float64 both its forms are off by about 1e-9 (float32 constants).
     xp = b.xp
     if approximate:
         c = math.sqrt(2 / math.pi)
@@ -111,6 +119,8 @@ def silu(b: Any, x: Any) -> Any:
         return sys.modules["torch"].nn.functional.silu(x)
     if b.name == "jax":
         return sys.modules["jax"].nn.silu(x)
+    if b.name == "tensorflow":
+        return sys.modules["tensorflow"].nn.silu(x)
     xp = b.xp
     return x / (1 + xp.exp(-x))
 
