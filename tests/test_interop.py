@@ -552,3 +552,15 @@ def test_jax_dlpack_device_is_the_arrays_own_per_device_and_memory_kind() -> Non
     for x in xs:
         assert _convert.jax_dlpack_device(x) == tuple(x.__dlpack_device__())
     assert set(_convert._JAX_DL_DEVICE) == {(x.device, x.sharding.memory_kind) for x in xs}
+
+
+def test_an_unaligned_torch_bfloat16_tensor_reaches_jax_by_one_copy():
+    # NumPy has no bfloat16 of its own: the copy is torch's (Tensor.clone), not the NumPy route.
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("jax")
+    raw = torch.arange(80, dtype=torch.float32).to(torch.bfloat16)
+    start = next(i for i in range(1, 40) if (raw.data_ptr() + 2 * i) % 64)
+    t = raw[start:start + 32]
+    y = ua.to(t, "jax")
+    np.testing.assert_array_equal(np.asarray(y, dtype=np.float32), t.float().numpy())
+    assert ua.stats()["copies"] == 1 and str(y.dtype) == "bfloat16"

@@ -356,9 +356,9 @@ def _copy_then_convert(x: Any, s: str, d: str, op: str) -> Any:
             raise _elsewhere(_route(_one(x, op), d), e, op) from None
         except _REFUSALS:
             pass  # a layout or dtype the target refuses: the source-side copy below
-    mid = _h.compact_copy(s, x)
+    mid, kind = _h.copy_for(s, d, x)
     try:
-        out = _h.path(_h.kind_after_copy(s), d)(mid)
+        out = _h.path(kind, d)(mid)
     except UnarrayError as e:
         raise _with_op(e, op) from None
     except _REFUSALS as e:
