@@ -564,3 +564,23 @@ def test_an_unaligned_torch_bfloat16_tensor_reaches_jax_by_one_copy():
     y = ua.to(t, "jax")
     np.testing.assert_array_equal(np.asarray(y, dtype=np.float32), t.float().numpy())
     assert ua.stats()["copies"] == 1 and str(y.dtype) == "bfloat16"
+
+
+def test_a_large_unaligned_torch_tensor_reaches_jax_by_torchs_own_copy():
+    # Above 1 MiB with more than 2 torch threads the copy is Tensor.clone (spread over the threads).
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("jax")
+    threads = torch.get_num_threads()
+    raw = torch.randn((1 << 18) + 32)
+    start = next(i for i in range(1, 16) if (raw.data_ptr() + 4 * i) % 64)
+    t = raw[start:start + (1 << 18) + 8]  # 1 MiB + 32 bytes
+    try:
+        torch.set_num_threads(4)
+        mid, kind = _handoff.copy_for("torch", "jax", t)
+        assert kind == "torch" and mid.data_ptr() % 64 == 0
+        y = ua.to(t, "jax")
+    finally:
+        torch.set_num_threads(threads)
+    np.testing.assert_array_equal(np.asarray(y), t.numpy())
+    assert ua.stats()["copies"] == 1
+    assert _handoff.copy_for("torch", "jax", t[:1024])[1] == "numpy"

@@ -194,10 +194,17 @@ def compact_copy(src: str, x: Any) -> Any:
 
 def copy_for(src: str, dst: str, x: Any) -> tuple[Any, str]:
     """The one copy a handoff to ``dst`` makes of ``x`` when ``dst`` cannot alias it, and the library
-    holding that copy. A torch CPU tensor bound for JAX or TensorFlow is copied through NumPy onto a
-    64-byte boundary (one memcpy: a 256 KiB float32 tensor took 110 us that way against 331 us through
-    Tensor.clone and JAX's import, on the dev VM); a dtype NumPy lacks (bfloat16) takes the clone."""
-    if src == "torch" and dst in ("jax", "tensorflow") and x.device.type == "cpu":
+    holding that copy.
+
+    Note: a torch CPU tensor bound for JAX or TensorFlow is copied through NumPy onto a 64-byte
+    boundary (one memcpy) up to 1 MiB, or larger where torch runs on at most 2 threads; above that
+    Tensor.clone spreads the copy over torch's threads. Measured (benchmarks/handoff_copy.py, first
+    handoff to JAX): 256 KiB, 37 us through NumPy against 94 us by clone on the H100 host; 4 MiB, 518
+    against 96 us there (16 threads), 1137 against 1656 us on the 2-core VM. A dtype NumPy lacks
+    (bfloat16) takes the clone."""
+    torch = mod("torch") if src == "torch" else None
+    if (torch is not None and dst in ("jax", "tensorflow") and x.device.type == "cpu"
+            and (x.numel() * x.element_size() <= 1 << 20 or torch.get_num_threads() <= 2)):
         try:
             view = x.detach().resolve_conj().resolve_neg().numpy()
         except (RuntimeError, TypeError):
