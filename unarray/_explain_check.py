@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import re
 import sys
 from typing import Any
 
@@ -26,6 +27,7 @@ _HANDOFF = frozenset({"to", "from_dlpack"})
 # arrays or Python scalars, and sequences of arrays.
 _SCALAR_WORDS = frozenset({"Array", "bool", "int", "float", "complex", "None"})
 _PASSIVE = (*SCALARS, type(None))
+_LEADER = re.compile(r"\bA\b")
 
 
 def resolve(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -39,7 +41,7 @@ def resolve(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     takes_arrays = False
     lead = _lead(fn)
     for name, value in bound.arguments.items():
-        takes_arrays |= _check(op, name, str(fn.__annotations__.get(name, "")), value, name == lead)
+        takes_arrays |= _check(op, name, _annotation(fn, name), value, name == lead)
     values = [v for v in bound.arguments.values() if not isinstance(v, (tuple, list))]
     if takes_arrays and bound.arguments.get("backend") is None and all(isinstance(v, _PASSIVE) for v in values):
         raise ArgumentTypeError(f"ua.{op} needs at least one array argument, got only Python scalars; pass an "
@@ -72,7 +74,12 @@ def _lead(fn: Any) -> str | None:
     # dispatches over all its operands (_many: Python scalars there take no part, as in ua.where).
     if "_many" in fn.__code__.co_names:
         return None
-    return next((n for n, a in fn.__annotations__.items() if str(a) == "Array"), None)
+    return next((n for n in fn.__annotations__ if _annotation(fn, n) == "Array"), None)
+
+
+def _annotation(fn: Any, name: str) -> str:
+    # The annotation as written, with the typed leader ``A`` (unarray/_typing.py) read as ``Array``.
+    return _LEADER.sub("Array", str(fn.__annotations__.get(name, "")))
 
 
 def _check(op: str, name: str, annotation: str, value: Any, lead: bool) -> bool:

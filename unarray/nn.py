@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from typing import Any
 
-import numpy as _np
-
 from unarray import _axes
-from unarray._backends import _nn
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
@@ -202,14 +200,17 @@ def _float_input(op: str, x: Any) -> Any:
     return b
 
 
-def _call(op: str, b: Any, fn: Any, *args: Any) -> Any:
-    # Note: NaN and infinities in, NaN out is these functions' stated result: NumPy's floating-point
-    # warnings about producing it are silenced (other libraries give none).
+def _call(op: str, b: Any, *args: Any) -> Any:
+    # Note: the definitions load on first use (importing unarray imports no framework, NumPy included).
+    # NaN and infinities in, NaN out is these functions' stated result: NumPy's floating-point warnings
+    # about producing it are silenced (other libraries give none).
+    from unarray._backends import _nn
+
     try:
         if b.name == "numpy":
-            with _np.errstate(all="ignore"):
-                return fn(b, *args)
-        return fn(b, *args)
+            with sys.modules["numpy"].errstate(all="ignore"):
+                return getattr(_nn, op)(b, *args)
+        return getattr(_nn, op)(b, *args)
     except Exception as e:
         raise _fail(op, b, e) from e
 
@@ -235,7 +236,7 @@ def softmax(x: A, /, *, axis: int = -1) -> A:
         array([0.25, 0.75, 0.  ])
     """
     b = _float_input("softmax", x)
-    return _call("softmax", b, _nn.softmax, x, _axes.one("softmax", b, x, axis))
+    return _call("softmax", b, x, _axes.one("softmax", b, x, axis))
 
 
 def log_softmax(x: A, /, *, axis: int = -1) -> A:
@@ -249,7 +250,7 @@ def log_softmax(x: A, /, *, axis: int = -1) -> A:
         array([-0.693147, -0.693147])
     """
     b = _float_input("log_softmax", x)
-    return _call("log_softmax", b, _nn.log_softmax, x, _axes.one("log_softmax", b, x, axis))
+    return _call("log_softmax", b, x, _axes.one("log_softmax", b, x, axis))
 
 
 def logsumexp(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> A:
@@ -265,7 +266,7 @@ def logsumexp(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims: b
     """
     b = _float_input("logsumexp", x)
     axes = tuple(range(len(x.shape))) if axis is None else _axes.many("logsumexp", b, x, axis)
-    return _call("logsumexp", b, _nn.logsumexp, x, (axes,) if isinstance(axes, int) else axes, keepdims)
+    return _call("logsumexp", b, x, (axes,) if isinstance(axes, int) else axes, keepdims)
 
 
 def _norm_axes(op: str, b: Any, x: Any, axis: int | tuple[int, ...]) -> tuple[int, ...]:
@@ -289,7 +290,7 @@ def layer_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | Non
         array([[-1.,  1.]])
     """
     b = _float_input("layer_norm", x)
-    return _call("layer_norm", b, _nn.layer_norm, x, _norm_axes("layer_norm", b, x, axis), weight, bias, eps)
+    return _call("layer_norm", b, x, _norm_axes("layer_norm", b, x, axis), weight, bias, eps)
 
 
 def rms_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | None = None,
@@ -302,7 +303,7 @@ def rms_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | None 
         array([0.848528, 1.131371])
     """
     b = _float_input("rms_norm", x)
-    return _call("rms_norm", b, _nn.rms_norm, x, _norm_axes("rms_norm", b, x, axis), weight, eps)
+    return _call("rms_norm", b, x, _norm_axes("rms_norm", b, x, axis), weight, eps)
 
 
 def gelu(x: A, /, *, approximate: bool = False) -> A:
@@ -314,7 +315,7 @@ def gelu(x: A, /, *, approximate: bool = False) -> A:
         array([-0.158655,  0.      ,  0.841345])
     """
     b = _float_input("gelu", x)
-    return _call("gelu", b, _nn.gelu, x, approximate)
+    return _call("gelu", b, x, approximate)
 
 
 def silu(x: A, /) -> A:
@@ -326,4 +327,4 @@ def silu(x: A, /) -> A:
         array([0.      , 0.731059])
     """
     b = _float_input("silu", x)
-    return _call("silu", b, _nn.silu, x)
+    return _call("silu", b, x)
