@@ -97,10 +97,12 @@ gate_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwname
             }
             int ok = g->closed ? 0 : gives(entry);
             Py_DECREF(entry);
-            if (ok == 1) {
-                PyObject *res = PyObject_Vectorcall(args[1], args + 2, n - 2, NULL);
+            if (ok != 0) {
+                /* The setting gives want: run fn (ok 1); or the read failed (ok -1). Either way leave
+                 * with the result or the exception, which leave's own work must not clobber. */
+                PyObject *res = ok == 1 ? PyObject_Vectorcall(args[1], args + 2, n - 2, NULL) : NULL;
                 PyObject *type, *value, *tb;
-                PyErr_Fetch(&type, &value, &tb);  /* leave with fn's exception, if any, set aside */
+                PyErr_Fetch(&type, &value, &tb);
                 if (leave(g, tid) < 0) {
                     Py_XDECREF(res);
                     Py_XDECREF(type);
@@ -110,18 +112,6 @@ gate_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwname
                 }
                 PyErr_Restore(type, value, tb);
                 return res;
-            }
-            if (ok < 0) {
-                PyObject *type, *value, *tb;
-                PyErr_Fetch(&type, &value, &tb);
-                if (leave(g, tid) < 0) {
-                    Py_XDECREF(type);
-                    Py_XDECREF(value);
-                    Py_XDECREF(tb);
-                    return NULL;
-                }
-                PyErr_Restore(type, value, tb);
-                return NULL;
             }
             if (leave(g, tid) < 0)
                 return NULL;

@@ -209,7 +209,7 @@ def copy_reason(x: Any, backend: str, op: str) -> str | None:
         raise _with_op(e, op) from None
     except _REFUSALS as e:
         if isinstance(e, _cv.OtherDevice):
-            raise _elsewhere(r, e, op) from None
+            raise _elsewhere(r.src, r.dst, e, op) from None
         return _why(e)
     return None
 
@@ -322,7 +322,7 @@ def _with_op(e: UnarrayError, op: str) -> UnarrayError:
 def _refused(x: Any, r: _h.Route, e: BaseException, copy: bool | None, op: str) -> Any:
     # A consumer refusing the layout, alignment or dtype is a copy case; anything else propagates.
     if isinstance(e, _cv.OtherDevice):
-        raise _elsewhere(r, e, op) from None
+        raise _elsewhere(r.src, r.dst, e, op) from None
     if copy is False:
         raise HandoffError(f"{r.dst} cannot alias this {r.src} array ({_why(e)}), so a copy is needed but "
                            "copy=False; pass copy=None to allow one copy", op=op, backend=r.dst) from None
@@ -339,9 +339,9 @@ def _traced(s: str, d: str, op: str) -> TracerHandoffError:
     )
 
 
-def _elsewhere(r: _h.Route, e: BaseException, op: str) -> HandoffError:
-    return HandoffError(f"{r.dst} cannot hold this {r.src} array where it lives ({e}); moving it is a copy "
-                        f"the caller asks for: ua.to(x, {r.dst!r}, device=...)", op=op, backend=r.dst)
+def _elsewhere(src: str, dst: str, e: BaseException, op: str) -> HandoffError:
+    return HandoffError(f"{dst} cannot hold this {src} array where it lives ({e}); moving it is a copy "
+                        f"the caller asks for: ua.to(x, {dst!r}, device=...)", op=op, backend=dst)
 
 
 def _copy_then_convert(x: Any, s: str, d: str, op: str) -> Any:
@@ -353,7 +353,7 @@ def _copy_then_convert(x: Any, s: str, d: str, op: str) -> Any:
         except UnarrayError as e:
             raise _with_op(e, op) from None
         except _cv.OtherDevice as e:
-            raise _elsewhere(_route(_one(x, op), d), e, op) from None
+            raise _elsewhere(s, d, e, op) from None
         except _REFUSALS:
             pass  # a layout or dtype the target refuses: the source-side copy below
     mid, kind = _h.copy_for(s, d, x)

@@ -26,31 +26,28 @@ import numpy as np
 
 
 def softmax(b: Any, x: Any, axis: int) -> Any:
-    if b.name == "torch":
-        return sys.modules["torch"].softmax(x, axis)
-    if b.name == "jax":
-        return sys.modules["jax"].nn.softmax(x, axis=axis)
-    if b.name == "tensorflow":
-        return sys.modules["tensorflow"].nn.softmax(x, axis=axis)
-    xp = b.xp
-    if x.shape[axis] == 0:
-        return x
-    e = xp.exp(x - xp.max(x, axis=axis, keepdims=True))
-    return e / xp.sum(e, axis=axis, keepdims=True)
+    return _normalized(b, x, axis, "softmax")
 
 
 def log_softmax(b: Any, x: Any, axis: int) -> Any:
+    return _normalized(b, x, axis, "log_softmax")
+
+
+def _normalized(b: Any, x: Any, axis: int, name: str) -> Any:
+    # softmax and log_softmax: the libraries' kernels share the name (torch.<name>, jax.nn.<name>,
+    # tf.nn.<name>); the array-API form shares the shift by the slice's maximum.
     if b.name == "torch":
-        return sys.modules["torch"].log_softmax(x, axis)
-    if b.name == "jax":
-        return sys.modules["jax"].nn.log_softmax(x, axis=axis)
-    if b.name == "tensorflow":
-        return sys.modules["tensorflow"].nn.log_softmax(x, axis=axis)
+        return getattr(sys.modules["torch"], name)(x, axis)
+    if b.name in ("jax", "tensorflow"):
+        return getattr(sys.modules[b.name].nn, name)(x, axis=axis)
     xp = b.xp
     if x.shape[axis] == 0:
         return x
     s = x - xp.max(x, axis=axis, keepdims=True)
-    return s - xp.log(xp.sum(xp.exp(s), axis=axis, keepdims=True))
+    if name == "log_softmax":
+        return s - xp.log(xp.sum(xp.exp(s), axis=axis, keepdims=True))
+    e = xp.exp(s)
+    return e / xp.sum(e, axis=axis, keepdims=True)
 
 
 def logsumexp(b: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
@@ -61,10 +58,8 @@ def logsumexp(b: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     if b.name == "tensorflow":
         return sys.modules["tensorflow"].reduce_logsumexp(x, axis=list(axes), keepdims=keepdims)
     xp = b.xp
-    if any(x.shape[a] == 0 for a in axes):  # the empty sum: log(0)
-        shape = tuple(1 if a in axes else n for a, n in enumerate(x.shape)) if keepdims else tuple(
-            n for a, n in enumerate(x.shape) if a not in axes)
-        return xp.full(shape, -math.inf, dtype=x.dtype, **b.creation_device(x))
+    if any(x.shape[a] == 0 for a in axes):  # no maximum to shift by: the empty sum, log(0) = -inf
+        return xp.log(xp.sum(xp.exp(x), axis=axes, keepdims=keepdims))
     m = xp.max(x, axis=axes, keepdims=True)
     m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
     out = m + xp.log(xp.sum(xp.exp(x - m), axis=axes, keepdims=True))

@@ -51,21 +51,24 @@ def matters(x: Any) -> bool:
     return (not x.is_cpu or _CPU_REDUCES or _precision.FORCE_ARBITRATION) and x.dtype in _REDUCIBLE
 
 
+# What each want reads and the states that give it: (read, its arguments, states). Only the slot the
+# call's device reads: cuBLAS's TF32 flag on a GPU, oneDNN's matmul slot on the CPU. The C gate takes
+# the table as it is; the Python path reads it through _read and _satisfies.
+_READS: dict[tuple[str, str], tuple[Any, tuple[Any, ...], tuple[Any, ...]]]
+_READS = {("cpu", p): (_get, ("mkldnn", "matmul"), _CPU_WANT[p]) for p in _precision.POLICIES}
+_READS.update({("cuda", p): (_C._get_cublas_allow_tf32, (), (p != "highest",)) for p in _precision.POLICIES})
+
+
 def _read(want: tuple[str, str]) -> Any:
-    # Note: only the slot the call's device reads: cuBLAS's TF32 flag on a GPU, oneDNN's on the CPU.
-    if want[0] == "cpu":
-        return _get("mkldnn", "matmul")
+    read, args, _ = _READS[want]
     try:
-        return _C._get_cublas_allow_tf32()
+        return read(*args)
     except RuntimeError:  # the legacy and new APIs disagree: torch's cuBLAS path would raise
         return None
 
 
 def _satisfies(state: Any, want: tuple[str, str]) -> bool:
-    kind, policy = want
-    if kind == "cpu":
-        return state in _CPU_WANT[policy]
-    return state is not None and state == (policy != "highest")
+    return state in _READS[want][2]  # (None, the mixed-API reading, is in no state tuple)
 
 
 def _raw_all(b: str) -> str:
@@ -127,11 +130,7 @@ def _swap(want: tuple[str, str]) -> tuple[Any, Any]:
     return saved, _read(want)
 
 
-# The same verdicts as _satisfies(_read(want), want), for the C gate: (read, its arguments, the states
-# that give want). cuBLAS's reader raising RuntimeError (mixed APIs) sends the call to the Python path.
-_READS: dict[tuple[str, str], tuple[Any, tuple[Any, ...], tuple[Any, ...]]]
-_READS = {("cpu", p): (_get, ("mkldnn", "matmul"), _CPU_WANT[p]) for p in _precision.POLICIES}
-_READS.update({("cuda", p): (_C._get_cublas_allow_tf32, (), (p != "highest",)) for p in _precision.POLICIES})
+# Note: in the C gate a cuBLAS read raising RuntimeError (mixed APIs) sends the call to the Python path.
 SWITCH = _precision.Switch(_read, _satisfies, _swap, restore, _READS)
 # RUN(WANT[x.is_cpu, policy], fn, *args): fn(*args) under the policy's setting (see run below).
 RUN = SWITCH.run
