@@ -172,7 +172,35 @@ _KIND_GROUPS = {
 
 
 def isdtype(dtype: object, kind: str | object | tuple[Any, ...]) -> bool:
-    """Whether ``dtype`` is of ``kind`` (a kind name, a dtype, or a tuple of either); any library's dtype."""
+    """Whether ``dtype`` is of ``kind`` (a kind name, a dtype, or a tuple of either); any library's dtype.
+
+        Parameters
+        ----------
+        dtype : dtype
+            A dtype of any supported library, or a ``ua`` dtype.
+        kind : str, dtype or tuple
+            A kind name (``"bool"``, ``"signed integer"``, ``"unsigned integer"``, ``"integral"``,
+            ``"real floating"``, ``"complex floating"``, ``"numeric"``), a dtype, or a tuple of those (any
+            of them matches).
+
+        Returns
+        -------
+        out : bool
+            Whether ``dtype`` is of ``kind``.
+
+        Raises
+        ------
+        TypeError
+            ``dtype`` is not a dtype.
+        ValueError
+            ``kind`` names no kind.
+
+        Examples
+        --------
+        >>> import numpy as np, unarray as ua
+        >>> ua.isdtype(ua.float32, "real floating"), ua.isdtype(np.dtype("int8"), ("integral", "bool"))
+        (True, True)
+    """
     name = canonical_name(dtype)
     if name is None:
         raise TypeError(f"ua.isdtype: {dtype!r} is not a dtype")

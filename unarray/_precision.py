@@ -70,6 +70,23 @@ def traced() -> str:
 
 
 def current() -> str:
+    """The precision policy in force in this thread or task (``ua.get_precision``).
+
+    Returns
+    -------
+    out : str
+        ``"highest"`` (the default), ``"tf32"``, ``"bf16"`` or ``"fastest"``: the innermost
+        :class:`unarray.precision` scope's policy, or the one set with it as a plain setter.
+
+    Examples
+    --------
+    >>> import unarray as ua
+    >>> ua.get_precision()
+    'highest'
+    >>> with ua.precision("bf16"):
+    ...     ua.get_precision()
+    'bf16'
+    """
     return _POLICY.get()
 
 

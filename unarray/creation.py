@@ -62,14 +62,36 @@ def zeros(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | 
           backend: Any = None) -> Array:
     """An array of zeros of ``shape``.
 
-    Args:
-        shape: the shape.
-        dtype: the dtype (``ua.float32``, or the library's own); by default the
-            backend's default floating dtype.
-        device: where to create it.
-        backend: which library; by default the one set by :func:`unarray.use`.
+        Parameters
+        ----------
+        shape : int or tuple of int
+            The shape of the result.
+        dtype : dtype, optional
+            The dtype (``ua.float32``, or the library's own); by default the backend's default floating dtype.
+        device : device, optional
+            Where to create it (a :class:`unarray.Device`, the library's own device object or a string such as
+            ``"cuda:0"``); by default the backend's default device.
+        backend : str or module, optional
+            Which library creates it; by default the one set by :class:`unarray.use` (NumPy unless set).
 
-    Examples:
+        Returns
+        -------
+        out : array
+            An array of ``backend``'s library.
+
+        Raises
+        ------
+        BackendNotAvailableError
+            ``backend`` is unknown or not installed.
+        DTypeError
+            ``dtype`` is not a dtype, or not one the backend has.
+        DeviceMismatchError
+            ``device`` is not one the backend can place arrays on (a NumPy array on ``"cuda"``).
+        ShapeError
+            ``shape`` has a negative size.
+
+        Examples
+        --------
         >>> import unarray as ua
         >>> ua.zeros((2, 3), dtype=ua.int16)
         array([[0, 0, 0],
@@ -80,13 +102,83 @@ def zeros(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | 
 
 def ones(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
          backend: Any = None) -> Array:
-    """An array of ones of ``shape`` (arguments as :func:`zeros`)."""
+    """An array of ones of ``shape`` (arguments as :func:`zeros`).
+
+        Parameters
+        ----------
+        shape : int or tuple of int
+            The shape of the result.
+        dtype : dtype, optional
+            The dtype (``ua.float32``, or the library's own); by default the backend's default floating dtype.
+        device : device, optional
+            Where to create it (a :class:`unarray.Device`, the library's own device object or a string such as
+            ``"cuda:0"``); by default the backend's default device.
+        backend : str or module, optional
+            Which library creates it; by default the one set by :class:`unarray.use` (NumPy unless set).
+
+        Returns
+        -------
+        out : array
+            An array of ``backend``'s library.
+
+        Raises
+        ------
+        BackendNotAvailableError
+            ``backend`` is unknown or not installed.
+        DTypeError
+            ``dtype`` is not a dtype, or not one the backend has.
+        DeviceMismatchError
+            ``device`` is not one the backend can place arrays on (a NumPy array on ``"cuda"``).
+        ShapeError
+            ``shape`` has a negative size.
+
+        Examples
+        --------
+        >>> import unarray as ua
+        >>> ua.ones(2, dtype=ua.bool)
+        array([ True,  True])
+    """
     return _make("ones", backend, device, dtype, lambda b, dt, dev: b.ones(shape, dtype=dt, device=dev))
 
 
 def empty(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
           backend: Any = None) -> Array:
-    """An uninitialised array of ``shape`` (arguments as :func:`zeros`)."""
+    """An uninitialised array of ``shape`` (arguments as :func:`zeros`).
+
+        Parameters
+        ----------
+        shape : int or tuple of int
+            The shape of the result.
+        dtype : dtype, optional
+            The dtype (``ua.float32``, or the library's own); by default the backend's default floating dtype.
+        device : device, optional
+            Where to create it (a :class:`unarray.Device`, the library's own device object or a string such as
+            ``"cuda:0"``); by default the backend's default device.
+        backend : str or module, optional
+            Which library creates it; by default the one set by :class:`unarray.use` (NumPy unless set).
+
+        Returns
+        -------
+        out : array
+            An array of ``backend``'s library whose values are unspecified.
+
+        Raises
+        ------
+        BackendNotAvailableError
+            ``backend`` is unknown or not installed.
+        DTypeError
+            ``dtype`` is not a dtype, or not one the backend has.
+        DeviceMismatchError
+            ``device`` is not one the backend can place arrays on (a NumPy array on ``"cuda"``).
+        ShapeError
+            ``shape`` has a negative size.
+
+        Examples
+        --------
+        >>> import unarray as ua
+        >>> ua.empty((2, 0))
+        array([], shape=(2, 0), dtype=float64)
+    """
     return _make("empty", backend, device, dtype, lambda b, dt, dev: b.empty(shape, dtype=dt, device=dev))
 
 
@@ -94,10 +186,43 @@ def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: DType
          device: DeviceLike | None = None, backend: Any = None) -> Array:
     """An array of ``shape`` filled with ``fill_value`` (dtype inferred from it by default).
 
-    Examples:
+        Parameters
+        ----------
+        shape : int or tuple of int
+            The shape of the result.
+        fill_value : bool, int, float or complex
+            The value of every element.
+        dtype : dtype, optional
+            The dtype; by default the backend's default dtype of ``fill_value``'s kind.
+        device : device, optional
+            Where to create it (a :class:`unarray.Device`, the library's own device object or a string such as
+            ``"cuda:0"``); by default the backend's default device.
+        backend : str or module, optional
+            Which library creates it; by default the one set by :class:`unarray.use` (NumPy unless set).
+
+        Returns
+        -------
+        out : array
+            An array of ``backend``'s library.
+
+        Raises
+        ------
+        BackendNotAvailableError
+            ``backend`` is unknown or not installed.
+        DTypeError
+            ``dtype`` is not a dtype, or not one the backend has.
+        DeviceMismatchError
+            ``device`` is not one the backend can place arrays on (a NumPy array on ``"cuda"``).
+        ShapeError
+            ``shape`` has a negative size.
+
+        Examples
+        --------
         >>> import unarray as ua
         >>> ua.full(2, 7)
         array([7, 7])
+        >>> ua.full((1, 2), 0.5, dtype=ua.float32)
+        array([[0.5, 0.5]], dtype=float32)
     """
     if type(fill_value) is int and dtype is not None:
         check_int_scalar("full", backend if isinstance(backend, str) else None, fill_value, dtype)
@@ -109,7 +234,40 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
            dtype: DTypeLike | None = None, device: DeviceLike | None = None, backend: Any = None) -> Array:
     """Evenly spaced values in ``[start, stop)``.
 
-    Examples:
+        Parameters
+        ----------
+        start : int or float
+            The first value; with ``stop`` omitted, the end (and the start is 0).
+        stop : int or float, optional
+            The end, excluded.
+        step : int or float
+            The spacing. Default ``1``.
+        dtype : dtype, optional
+            The dtype; by default the default integer dtype for int arguments, else the default floating one.
+        device : device, optional
+            Where to create it (a :class:`unarray.Device`, the library's own device object or a string such as
+            ``"cuda:0"``); by default the backend's default device.
+        backend : str or module, optional
+            Which library creates it; by default the one set by :class:`unarray.use` (NumPy unless set).
+
+        Returns
+        -------
+        out : array
+            A 1-D array of ``backend``'s library.
+
+        Raises
+        ------
+        BackendNotAvailableError
+            ``backend`` is unknown or not installed.
+        DTypeError
+            ``dtype`` is not a dtype, or not one the backend has.
+        DeviceMismatchError
+            ``device`` is not one the backend can place arrays on (a NumPy array on ``"cuda"``).
+        ArgumentError
+            ``step`` is zero.
+
+        Examples
+        --------
         >>> import unarray as ua
         >>> ua.arange(1, 7, 2)
         array([1, 3, 5])
@@ -123,7 +281,42 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
              backend: Any = None) -> Array:
     """``num`` evenly spaced values from ``start`` to ``stop``.
 
-    Examples:
+        Parameters
+        ----------
+        start : int, float or complex
+            The first value.
+        stop : int, float or complex
+            The last value (excluded when ``endpoint`` is false).
+        num : int
+            How many values.
+        dtype : dtype, optional
+            The dtype; by default the default floating dtype (complex for complex bounds).
+        device : device, optional
+            Where to create it (a :class:`unarray.Device`, the library's own device object or a string such as
+            ``"cuda:0"``); by default the backend's default device.
+        endpoint : bool
+            Include ``stop``. Default ``True``.
+        backend : str or module, optional
+            Which library creates it; by default the one set by :class:`unarray.use` (NumPy unless set).
+
+        Returns
+        -------
+        out : array
+            A 1-D array of ``num`` values, of ``backend``'s library.
+
+        Raises
+        ------
+        BackendNotAvailableError
+            ``backend`` is unknown or not installed.
+        DTypeError
+            ``dtype`` is not a dtype, or not one the backend has.
+        DeviceMismatchError
+            ``device`` is not one the backend can place arrays on (a NumPy array on ``"cuda"``).
+        ArgumentError
+            ``num`` is negative.
+
+        Examples
+        --------
         >>> import unarray as ua
         >>> ua.linspace(0, 1, 5)
         array([0.  , 0.25, 0.5 , 0.75, 1.  ])
@@ -136,7 +329,38 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: DTypeLi
         device: DeviceLike | None = None, backend: Any = None) -> Array:
     """A 2-D array with ones on the ``k``-th diagonal.
 
-    Examples:
+        Parameters
+        ----------
+        n_rows : int
+            Number of rows.
+        n_cols : int, optional
+            Number of columns; ``n_rows`` by default.
+        k : int
+            The diagonal: 0 the main one, positive above it, negative below. Default ``0``.
+        dtype : dtype, optional
+            The dtype (``ua.float32``, or the library's own); by default the backend's default floating dtype.
+        device : device, optional
+            Where to create it (a :class:`unarray.Device`, the library's own device object or a string such as
+            ``"cuda:0"``); by default the backend's default device.
+        backend : str or module, optional
+            Which library creates it; by default the one set by :class:`unarray.use` (NumPy unless set).
+
+        Returns
+        -------
+        out : array
+            An ``(n_rows, n_cols)`` array of ``backend``'s library.
+
+        Raises
+        ------
+        BackendNotAvailableError
+            ``backend`` is unknown or not installed.
+        DTypeError
+            ``dtype`` is not a dtype, or not one the backend has.
+        DeviceMismatchError
+            ``device`` is not one the backend can place arrays on (a NumPy array on ``"cuda"``).
+
+        Examples
+        --------
         >>> import unarray as ua
         >>> ua.eye(2, 3, k=1, dtype=ua.int8)
         array([[0, 1, 0],
@@ -150,10 +374,41 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
             copy: bool | None = None, backend: Any = None) -> Array:
     """Convert ``obj`` (an array of any library, a scalar, a nested sequence, a buffer) to an array.
 
-    An array stays with its own library unless ``backend=`` names another; then
-    it moves through :func:`unarray.to` (zero-copy where possible).
+        An array stays with its own library unless ``backend=`` names another; then
+        it moves through :func:`unarray.to` (zero-copy where possible).
 
-    Examples:
+        Parameters
+        ----------
+        obj : array, scalar, nested sequence or buffer
+            What to convert.
+        dtype : dtype, optional
+            The dtype; by default inferred from ``obj``.
+        device : device, optional
+            Where the result lives; by default ``obj``'s device (an array) or the backend's default.
+        copy : bool, optional
+            ``True`` always copies, ``False`` never does (and raises where it would have to), ``None`` (the
+            default) copies only when needed.
+        backend : str or module, optional
+            The target library; by default ``obj``'s own (an array) or the one set by :class:`unarray.use`.
+
+        Returns
+        -------
+        out : array
+            An array of the target library.
+
+        Raises
+        ------
+        BackendNotAvailableError
+            ``backend`` is unknown or not installed.
+        DTypeError
+            ``dtype`` is not a dtype, or not one the backend has.
+        DeviceMismatchError
+            ``device`` is not one the backend can place arrays on (a NumPy array on ``"cuda"``).
+        HandoffError
+            ``copy=False`` but a copy is needed.
+
+        Examples
+        --------
         >>> import unarray as ua
         >>> ua.asarray([[1, 2], [3, 4]], dtype=ua.float32)
         array([[1., 2.],
@@ -188,23 +443,138 @@ def _like(op: str, x: Array, dtype: Any, device: Any, call: Any) -> Array:
 
 
 def zeros_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None) -> A:
-    """Zeros with the shape of ``x`` (and its dtype and device unless given)."""
+    """Zeros with the shape of ``x`` (and its dtype and device unless given).
+
+        Parameters
+        ----------
+        x : array
+            The array whose shape (and, unless given, dtype and device) the result takes.
+        dtype : dtype, optional
+            The dtype; ``x``'s by default.
+        device : device, optional
+            Where to create it; ``x``'s device by default.
+
+        Returns
+        -------
+        out : array
+            An array of ``x``'s library.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        DTypeError
+            ``dtype`` is not a dtype, or not one the backend has.
+
+        Examples
+        --------
+        >>> import numpy as np, unarray as ua
+        >>> ua.zeros_like(np.ones((2, 2), dtype=np.int8))
+        array([[0, 0],
+               [0, 0]], dtype=int8)
+    """
     return _like("zeros_like", x, dtype, device, lambda b, dt, dev: b.zeros_like(x, dtype=dt, device=dev))
 
 
 def ones_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None) -> A:
-    """Ones with the shape of ``x`` (and its dtype and device unless given)."""
+    """Ones with the shape of ``x`` (and its dtype and device unless given).
+
+        Parameters
+        ----------
+        x : array
+            The array whose shape (and, unless given, dtype and device) the result takes.
+        dtype : dtype, optional
+            The dtype; ``x``'s by default.
+        device : device, optional
+            Where to create it; ``x``'s device by default.
+
+        Returns
+        -------
+        out : array
+            An array of ``x``'s library.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        DTypeError
+            ``dtype`` is not a dtype, or not one the backend has.
+
+        Examples
+        --------
+        >>> import numpy as np, unarray as ua
+        >>> ua.ones_like(np.zeros(2, dtype=np.float32))
+        array([1., 1.], dtype=float32)
+    """
     return _like("ones_like", x, dtype, device, lambda b, dt, dev: b.ones_like(x, dtype=dt, device=dev))
 
 
 def empty_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None) -> A:
-    """An uninitialised array with the shape of ``x``."""
+    """An uninitialised array with the shape of ``x`` (and its dtype and device unless given).
+
+        Parameters
+        ----------
+        x : array
+            The array whose shape (and, unless given, dtype and device) the result takes.
+        dtype : dtype, optional
+            The dtype; ``x``'s by default.
+        device : device, optional
+            Where to create it; ``x``'s device by default.
+
+        Returns
+        -------
+        out : array
+            An array of ``x``'s library whose values are unspecified.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        DTypeError
+            ``dtype`` is not a dtype, or not one the backend has.
+
+        Examples
+        --------
+        >>> import numpy as np, unarray as ua
+        >>> ua.empty_like(np.ones((2, 3), dtype=np.int16)).shape
+        (2, 3)
+    """
     return _like("empty_like", x, dtype, device, lambda b, dt, dev: b.empty_like(x, dtype=dt, device=dev))
 
 
 def full_like(x: A, /, fill_value: bool | int | float | complex, *, dtype: DTypeLike | None = None,
               device: DeviceLike | None = None) -> A:
-    """``fill_value`` with the shape of ``x``."""
+    """``fill_value`` with the shape of ``x`` (and its dtype and device unless given).
+
+        Parameters
+        ----------
+        x : array
+            The array whose shape (and, unless given, dtype and device) the result takes.
+        fill_value : bool, int, float or complex
+            The value of every element.
+        dtype : dtype, optional
+            The dtype; ``x``'s by default.
+        device : device, optional
+            Where to create it; ``x``'s device by default.
+
+        Returns
+        -------
+        out : array
+            An array of ``x``'s library.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        DTypeError
+            ``dtype`` is not a dtype, or not one the backend has.
+
+        Examples
+        --------
+        >>> import numpy as np, unarray as ua
+        >>> ua.full_like(np.ones(2, dtype=np.int8), 3)
+        array([3, 3], dtype=int8)
+    """
     if type(fill_value) is int:
         check_int_scalar("full_like", None, fill_value, x.dtype if dtype is None else dtype)
     return _like("full_like", x, dtype, device,
@@ -212,17 +582,95 @@ def full_like(x: A, /, fill_value: bool | int | float | complex, *, dtype: DType
 
 
 def tril(x: A, /, *, k: int = 0) -> A:
-    """Lower triangle of each matrix ``(..., M, N)``; elements above the ``k``-th diagonal zeroed."""
+    """Lower triangle of each matrix ``(..., M, N)``; elements above the ``k``-th diagonal zeroed.
+
+        Parameters
+        ----------
+        x : array
+            Input array with at least two dimensions.
+        k : int
+            The diagonal above which to zero: 0 the main one, positive above it, negative below. Default ``0``.
+
+        Returns
+        -------
+        out : array
+            An array like ``x``, of its library and device.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+
+        Examples
+        --------
+        >>> import numpy as np, unarray as ua
+        >>> ua.tril(np.ones((3, 3)), k=-1)
+        array([[0., 0., 0.],
+               [1., 0., 0.],
+               [1., 1., 0.]])
+    """
     return _like("tril", x, None, None, lambda b, dt, dev: b.tril(x, k=k))
 
 
 def triu(x: A, /, *, k: int = 0) -> A:
-    """Upper triangle of each matrix ``(..., M, N)``; elements below the ``k``-th diagonal zeroed."""
+    """Upper triangle of each matrix ``(..., M, N)``; elements below the ``k``-th diagonal zeroed.
+
+        Parameters
+        ----------
+        x : array
+            Input array with at least two dimensions.
+        k : int
+            The diagonal below which to zero: 0 the main one, positive above it, negative below. Default ``0``.
+
+        Returns
+        -------
+        out : array
+            An array like ``x``, of its library and device.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+
+        Examples
+        --------
+        >>> import numpy as np, unarray as ua
+        >>> ua.triu(np.ones((2, 3)), k=1)
+        array([[0., 1., 1.],
+               [0., 0., 1.]])
+    """
     return _like("triu", x, None, None, lambda b, dt, dev: b.triu(x, k=k))
 
 
 def meshgrid(*arrays: A, indexing: str = "xy") -> tuple[A, ...]:
-    """Coordinate matrices from 1-D coordinate arrays (``"xy"`` or ``"ij"`` indexing), as a tuple (2025.12)."""
+    """Coordinate matrices from 1-D coordinate arrays, as a tuple (2025.12).
+
+        Parameters
+        ----------
+        *arrays : array
+            1-D coordinate arrays, of one library, dtype and device.
+        indexing : str
+            ``"xy"`` (the default: the first two outputs' axes swapped, Cartesian) or ``"ij"`` (matrix).
+
+        Returns
+        -------
+        out : tuple of array
+            One array per input, each of the broadcast grid's shape.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            An input is not an array of a supported library.
+        ArgumentError
+            ``indexing`` is neither ``"xy"`` nor ``"ij"``.
+
+        Examples
+        --------
+        >>> import numpy as np, unarray as ua
+        >>> xs, ys = ua.meshgrid(np.array([1, 2]), np.array([3, 4, 5]))
+        >>> xs.shape, ys[:, 0]
+        ((3, 2), array([3, 4, 5]))
+    """
     b, xs = _many("meshgrid", arrays)
     try:
         return tuple(b.meshgrid(*xs, indexing=indexing))

@@ -48,7 +48,32 @@ complex128 = DType("complex128")
 def astype(x: A, dtype: DTypeLike, /, *, copy: builtins.bool = True, device: DeviceLike | None = None) -> A:
     """``x`` cast to ``dtype`` (a copy unless ``copy=False`` and nothing changes).
 
-    Examples:
+        Parameters
+        ----------
+        x : array
+            Input array.
+        dtype : dtype
+            The target dtype (``ua.int32``, or the library's own).
+        copy : bool
+            ``True`` (the default) always returns a new array; ``False`` returns ``x`` itself when the dtype
+            (and device) already match.
+        device : device, optional
+            Also move the result to this device.
+
+        Returns
+        -------
+        out : array
+            ``x``'s values in ``dtype`` (floats to integers truncate toward zero), of ``x``'s library.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        DTypeError
+            ``dtype`` is not a dtype, or not one the backend has.
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.astype(np.array([1.7, -2.2]), ua.int32)
         array([ 1, -2], dtype=int32)
@@ -64,7 +89,25 @@ def astype(x: A, dtype: DTypeLike, /, *, copy: builtins.bool = True, device: Dev
 def can_cast(from_: DTypeLike | Array, to: DTypeLike, /) -> builtins.bool:
     """Whether the standard's promotion rules allow casting ``from_`` to ``to`` without loss of kind.
 
-    Examples:
+        Parameters
+        ----------
+        from_ : dtype or array
+            The source dtype, or an array whose dtype it is.
+        to : dtype
+            The target dtype.
+
+        Returns
+        -------
+        out : bool
+            ``True`` if promoting ``from_`` with ``to`` gives ``to``.
+
+        Raises
+        ------
+        DTypeError
+            ``to`` (or ``from_``) is not a dtype the standard knows.
+
+        Examples
+        --------
         >>> import unarray as ua
         >>> ua.can_cast(ua.int8, ua.int16), ua.can_cast(ua.float64, ua.float32)
         (True, False)
@@ -77,11 +120,27 @@ def can_cast(from_: DTypeLike | Array, to: DTypeLike, /) -> builtins.bool:
 def result_type(*arrays_and_dtypes: Array | DTypeLike | complex) -> Any:
     """The dtype the standard's promotion gives for the arguments.
 
-    With any array among the arguments, the answer is that backend's dtype;
-    with only ``ua`` dtypes, a ``ua`` dtype; with only one library's dtypes,
-    that library's dtype. Python scalars follow the arrays' kinds.
+        With any array among the arguments, the answer is that backend's dtype;
+        with only ``ua`` dtypes, a ``ua`` dtype; with only one library's dtypes,
+        that library's dtype. Python scalars follow the arrays' kinds.
 
-    Examples:
+        Parameters
+        ----------
+        *arrays_and_dtypes : array, dtype, or Python scalar
+            The operands whose promoted dtype is wanted; at least one array or dtype.
+
+        Returns
+        -------
+        out : dtype
+            The promoted dtype.
+
+        Raises
+        ------
+        DTypeError
+            No array or dtype is given, or two dtypes do not promote (mixed kinds the standard leaves open).
+
+        Examples
+        --------
         >>> import unarray as ua
         >>> ua.result_type(ua.int8, ua.uint8)
         ua.int16
@@ -138,12 +197,59 @@ def _default(kind: str) -> str:
 
 
 def finfo(type: DTypeLike | Array, /) -> Any:  # noqa: A002 - the standard's name
-    """Machine limits of a floating dtype or an array's: ``bits``, ``eps``, ``max``, ``min``, ``smallest_normal``."""
+    """Machine limits of a floating dtype or an array's: ``bits``, ``eps``, ``max``, ``min``, ``smallest_normal``.
+
+        Parameters
+        ----------
+        type : dtype or array
+            A real or complex floating dtype, or an array of one.
+
+        Returns
+        -------
+        out : object
+            The backend's ``finfo`` object, with ``bits``, ``eps``, ``max``, ``min``, ``smallest_normal`` and
+            ``dtype``.
+
+        Raises
+        ------
+        DTypeError
+            ``type`` is not floating-point.
+
+        Examples
+        --------
+        >>> import unarray as ua
+        >>> f = ua.finfo(ua.float32)
+        >>> f.bits, f.eps
+        (32, 1.1920928955078125e-07)
+    """
     return _info("finfo", type)
 
 
 def iinfo(type: DTypeLike | Array, /) -> Any:  # noqa: A002
-    """Machine limits of an integer dtype (or an array's dtype): ``bits``, ``max``, ``min``, ``dtype``."""
+    """Machine limits of an integer dtype (or an array's dtype): ``bits``, ``max``, ``min``, ``dtype``.
+
+        Parameters
+        ----------
+        type : dtype or array
+            An integer dtype, or an array of one.
+
+        Returns
+        -------
+        out : object
+            The backend's ``iinfo`` object, with ``bits``, ``max``, ``min`` and ``dtype``.
+
+        Raises
+        ------
+        DTypeError
+            ``type`` is not an integer dtype.
+
+        Examples
+        --------
+        >>> import unarray as ua
+        >>> i = ua.iinfo(ua.int8)
+        >>> i.bits, i.min, i.max
+        (8, -128, 127)
+    """
     return _info("iinfo", type)
 
 

@@ -17,9 +17,47 @@ __all__: list[str] = []
 
 
 def abs(x: A, /) -> A:
-    """Absolute value of each element.
+    """Calculates the absolute value for each element ``x_i`` of the input array ``x``.
 
-    The array API standard's ``abs``, run by the backend of the array arguments.
+    The array API standard's ``abs`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a numeric data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the absolute value of each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.abs(np.array([-1.5, 0.0, 2.0]))
+    array([1.5, 0. , 2. ])
     """
     b = _one(x, "abs")
     try:
@@ -29,9 +67,48 @@ def abs(x: A, /) -> A:
 
 
 def acos(x: A, /) -> A:
-    """Inverse cosine of each element, in radians.
+    """Calculates an implementation-dependent approximation of the principal value of the inverse cosine for each
+    element ``x_i`` of the input array ``x``.
 
-    The array API standard's ``acos``, run by the backend of the array arguments.
+    The array API standard's ``acos`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the inverse cosine of each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.acos(np.array([-0.5, 0.0, 0.5]))
+    array([2.0943951 , 1.57079633, 1.04719755])
     """
     b = _one(x, "acos")
     try:
@@ -41,9 +118,49 @@ def acos(x: A, /) -> A:
 
 
 def acosh(x: A, /) -> A:
-    """Inverse hyperbolic cosine of each element.
+    """Calculates an implementation-dependent approximation to the inverse hyperbolic cosine for each element
+    ``x_i`` of the input array ``x``.
 
-    The array API standard's ``acosh``, run by the backend of the array arguments.
+    The array API standard's ``acosh`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array whose elements each represent the area of a hyperbolic sector. Should have a
+        floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the inverse hyperbolic cosine of each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.acosh(np.array([1.0, 2.0, 4.0]))
+    array([0.        , 1.3169579 , 2.06343707])
     """
     b = _one(x, "acosh")
     try:
@@ -61,9 +178,51 @@ def add(x1: complex, x2: A, /) -> A: ...
 
 
 def add(x1: complex | Array, x2: complex | Array, /) -> Array:
-    """Sum of ``x1`` and ``x2``, element-wise with broadcasting.
+    """Calculates the sum for each element ``x1_i`` of the input array ``x1`` with the respective element ``x2_i``
+    of the input array ``x2``.
 
-    The array API standard's ``add``, run by the backend of the array arguments.
+    The array API standard's ``add`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, float, complex]
+        first input array. Should have a numeric data type.
+    x2 : Union[array, int, float, complex]
+        second input array. Must be compatible with ``x1`` (see broadcasting). Should have a numeric data
+        type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise sums.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.add(np.array([0.5, 1.0, 2.0]), np.array([1.0, -1.0, 0.5]))
+    array([1.5, 0. , 2.5])
     """
     b, x1, x2 = _pair("add", x1, x2)
     try:
@@ -73,9 +232,48 @@ def add(x1: complex | Array, x2: complex | Array, /) -> Array:
 
 
 def asin(x: A, /) -> A:
-    """Inverse sine of each element, in radians.
+    """Calculates an implementation-dependent approximation of the principal value of the inverse sine for each
+    element ``x_i`` of the input array ``x``.
 
-    The array API standard's ``asin``, run by the backend of the array arguments.
+    The array API standard's ``asin`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the inverse sine of each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.asin(np.array([-0.5, 0.0, 0.5]))
+    array([-0.52359878,  0.        ,  0.52359878])
     """
     b = _one(x, "asin")
     try:
@@ -85,9 +283,49 @@ def asin(x: A, /) -> A:
 
 
 def asinh(x: A, /) -> A:
-    """Inverse hyperbolic sine of each element.
+    """Calculates an implementation-dependent approximation to the inverse hyperbolic sine for each element ``x_i``
+    in the input array ``x``.
 
-    The array API standard's ``asinh``, run by the backend of the array arguments.
+    The array API standard's ``asinh`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array whose elements each represent the area of a hyperbolic sector. Should have a
+        floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the inverse hyperbolic sine of each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.asinh(np.array([0.5, 1.0, 2.0]))
+    array([0.48121183, 0.88137359, 1.44363548])
     """
     b = _one(x, "asinh")
     try:
@@ -97,9 +335,48 @@ def asinh(x: A, /) -> A:
 
 
 def atan(x: A, /) -> A:
-    """Inverse tangent of each element, in radians.
+    """Calculates an implementation-dependent approximation of the principal value of the inverse tangent for each
+    element ``x_i`` of the input array ``x``.
 
-    The array API standard's ``atan``, run by the backend of the array arguments.
+    The array API standard's ``atan`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the inverse tangent of each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.atan(np.array([-0.5, 0.0, 0.5]))
+    array([-0.46364761,  0.        ,  0.46364761])
     """
     b = _one(x, "atan")
     try:
@@ -117,9 +394,53 @@ def atan2(x1: float, x2: A, /) -> A: ...
 
 
 def atan2(x1: float | Array, x2: float | Array, /) -> Array:
-    """Inverse tangent of ``x1 / x2``, using both signs to pick the quadrant.
+    """Calculates an implementation-dependent approximation of the inverse tangent of the quotient ``x1/x2``,
+    having domain ``[-infinity, +infinity] x [-infinity, +infinity]`` (where the ``x`` notation denotes the set
+    of ordered pairs of elements ``(x1_i, x2_i)``) and codomain ``[-π, +π]``, for each pair of elements ``(x1_i,
+    x2_i)`` of the input arrays ``x1`` and ``x2``, respectively.
 
-    The array API standard's ``atan2``, run by the backend of the array arguments.
+    The array API standard's ``atan2`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, float]
+        input array corresponding to the y-coordinates. Should have a real-valued floating-point data type.
+    x2 : Union[array, int, float]
+        input array corresponding to the x-coordinates. Must be compatible with ``x1`` (see broadcasting).
+        Should have a real-valued floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the inverse tangent of the quotient ``x1/x2``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.atan2(np.array([1.0, -1.0, 0.0]), np.array([1.0, 1.0, -1.0]))
+    array([ 0.78539816, -0.78539816,  3.14159265])
     """
     b, x1, x2 = _pair("atan2", x1, x2)
     try:
@@ -129,9 +450,49 @@ def atan2(x1: float | Array, x2: float | Array, /) -> Array:
 
 
 def atanh(x: A, /) -> A:
-    """Inverse hyperbolic tangent of each element.
+    """Calculates an implementation-dependent approximation to the inverse hyperbolic tangent for each element
+    ``x_i`` of the input array ``x``.
 
-    The array API standard's ``atanh``, run by the backend of the array arguments.
+    The array API standard's ``atanh`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array whose elements each represent the area of a hyperbolic sector. Should have a
+        floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the inverse hyperbolic tangent of each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.atanh(np.array([-0.5, 0.0, 0.5]))
+    array([-0.54930614,  0.        ,  0.54930614])
     """
     b = _one(x, "atanh")
     try:
@@ -149,9 +510,51 @@ def bitwise_and(x1: int, x2: A, /) -> A: ...
 
 
 def bitwise_and(x1: int | Array, x2: int | Array, /) -> Array:
-    """Bitwise AND of integer or boolean elements.
+    """Computes the bitwise AND of the underlying binary representation of each element ``x1_i`` of the input array
+    ``x1`` with the respective element ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``bitwise_and``, run by the backend of the array arguments.
+    The array API standard's ``bitwise_and`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, bool]
+        first input array. Should have an integer or boolean data type.
+    x2 : Union[array, int, bool]
+        second input array. Must be compatible with ``x1`` (see broadcasting). Should have an integer or
+        boolean data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.bitwise_and(np.array([12, 10, 6]), np.array([10, 3, 4]))
+    array([8, 2, 4])
     """
     b, x1, x2 = _pair("bitwise_and", x1, x2)
     try:
@@ -169,9 +572,51 @@ def bitwise_left_shift(x1: int, x2: A, /) -> A: ...
 
 
 def bitwise_left_shift(x1: int | Array, x2: int | Array, /) -> Array:
-    """Shift the bits of ``x1`` left by ``x2``.
+    """Shifts the bits of each element ``x1_i`` of the input array ``x1`` to the left by appending ``x2_i`` (i.e.,
+    the respective element in the input array ``x2``) zeros to the right of ``x1_i``.
 
-    The array API standard's ``bitwise_left_shift``, run by the backend of the array arguments.
+    The array API standard's ``bitwise_left_shift`` (2025.12), run by the backend of the array arguments: the
+    result is that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int]
+        first input array. Should have an integer data type.
+    x2 : Union[array, int]
+        second input array. Must be compatible with ``x1`` (see broadcasting). Should have an integer data
+        type. Each element must be greater than or equal to ``0``.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.bitwise_left_shift(np.array([1, 3, 5]), np.array([1, 2, 3]))
+    array([ 2, 12, 40])
     """
     b, x1, x2 = _pair("bitwise_left_shift", x1, x2)
     try:
@@ -181,9 +626,47 @@ def bitwise_left_shift(x1: int | Array, x2: int | Array, /) -> Array:
 
 
 def bitwise_invert(x: A, /) -> A:
-    """Bitwise NOT of integer or boolean elements.
+    """Inverts (flips) each bit for each element ``x_i`` of the input array ``x``.
 
-    The array API standard's ``bitwise_invert``, run by the backend of the array arguments.
+    The array API standard's ``bitwise_invert`` (2025.12), run by the backend of the array arguments: the result
+    is that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have an integer or boolean data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.bitwise_invert(np.array([0, 5, -6]))
+    array([-1, -6,  5])
     """
     b = _one(x, "bitwise_invert")
     try:
@@ -201,9 +684,51 @@ def bitwise_or(x1: int, x2: A, /) -> A: ...
 
 
 def bitwise_or(x1: int | Array, x2: int | Array, /) -> Array:
-    """Bitwise OR of integer or boolean elements.
+    """Computes the bitwise OR of the underlying binary representation of each element ``x1_i`` of the input array
+    ``x1`` with the respective element ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``bitwise_or``, run by the backend of the array arguments.
+    The array API standard's ``bitwise_or`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, bool]
+        first input array. Should have an integer or boolean data type.
+    x2 : Union[array, int, bool]
+        second input array. Must be compatible with ``x1`` (see broadcasting). Should have an integer or
+        boolean data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.bitwise_or(np.array([12, 10, 6]), np.array([10, 3, 4]))
+    array([14, 11,  6])
     """
     b, x1, x2 = _pair("bitwise_or", x1, x2)
     try:
@@ -221,9 +746,51 @@ def bitwise_right_shift(x1: int, x2: A, /) -> A: ...
 
 
 def bitwise_right_shift(x1: int | Array, x2: int | Array, /) -> Array:
-    """Shift the bits of ``x1`` right by ``x2``.
+    """Shifts the bits of each element ``x1_i`` of the input array ``x1`` to the right according to the respective
+    element ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``bitwise_right_shift``, run by the backend of the array arguments.
+    The array API standard's ``bitwise_right_shift`` (2025.12), run by the backend of the array arguments: the
+    result is that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int]
+        first input array. Should have an integer data type.
+    x2 : Union[array, int]
+        second input array. Must be compatible with ``x1`` (see broadcasting). Should have an integer data
+        type. Each element must be greater than or equal to ``0``.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.bitwise_right_shift(np.array([16, 12, 5]), np.array([1, 2, 3]))
+    array([8, 3, 0])
     """
     b, x1, x2 = _pair("bitwise_right_shift", x1, x2)
     try:
@@ -241,9 +808,51 @@ def bitwise_xor(x1: int, x2: A, /) -> A: ...
 
 
 def bitwise_xor(x1: int | Array, x2: int | Array, /) -> Array:
-    """Bitwise XOR of integer or boolean elements.
+    """Computes the bitwise XOR of the underlying binary representation of each element ``x1_i`` of the input array
+    ``x1`` with the respective element ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``bitwise_xor``, run by the backend of the array arguments.
+    The array API standard's ``bitwise_xor`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, bool]
+        first input array. Should have an integer or boolean data type.
+    x2 : Union[array, int, bool]
+        second input array. Must be compatible with ``x1`` (see broadcasting). Should have an integer or
+        boolean data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.bitwise_xor(np.array([12, 10, 6]), np.array([10, 3, 4]))
+    array([6, 9, 2])
     """
     b, x1, x2 = _pair("bitwise_xor", x1, x2)
     try:
@@ -253,9 +862,48 @@ def bitwise_xor(x1: int | Array, x2: int | Array, /) -> Array:
 
 
 def ceil(x: A, /) -> A:
-    """Smallest integer-valued number not below each element.
+    """Rounds each element ``x_i`` of the input array ``x`` to the smallest (i.e., closest to ``-infinity``)
+    integer-valued number that is not less than ``x_i``.
 
-    The array API standard's ``ceil``, run by the backend of the array arguments.
+    The array API standard's ``ceil`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a real-valued data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the rounded result for each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.ceil(np.array([-1.5, 0.25, 2.5]))
+    array([-1.,  1.,  3.])
     """
     b = _one(x, "ceil")
     try:
@@ -265,9 +913,55 @@ def ceil(x: A, /) -> A:
 
 
 def clip(x: A, /, min: Array | float | None = None, max: Array | float | None = None) -> A:
-    """Clamp each element into ``[min, max]``.
+    """Clamps each element ``x_i`` of the input array ``x`` to the range ``[min, max]``.
 
-    The array API standard's ``clip``, run by the backend of the array arguments.
+    The array API standard's ``clip`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a real-valued data type.
+    min : Optional[Union[int, float, array]]
+        lower-bound of the range to which to clamp. If ``None``, no lower bound must be applied. Must be
+        compatible with ``x`` and ``max`` (see broadcasting). Should have the same data type as ``x``.
+        Default: ``None``.
+    max : Optional[Union[int, float, array]]
+        upper-bound of the range to which to clamp. If ``None``, no upper bound must be applied. Must be
+        compatible with ``x`` and ``min`` (see broadcasting). Should have the same data type as ``x``.
+        Default: ``None``.
+
+    Returns
+    -------
+    out : array
+        an array containing element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.clip(np.array([-2.0, 0.5, 3.0]), min=0.0, max=1.0)
+    array([0. , 0.5, 1. ])
     """
     b, (x, min, max) = _many("clip", (x, min, max), skip_none=True)
     try:
@@ -277,9 +971,47 @@ def clip(x: A, /, min: Array | float | None = None, max: Array | float | None = 
 
 
 def conj(x: A, /) -> A:
-    """Complex conjugate of each element.
+    """Returns the complex conjugate for each element ``x_i`` of the input array ``x``.
 
-    The array API standard's ``conj``, run by the backend of the array arguments.
+    The array API standard's ``conj`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Must have a numeric data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.conj(np.array([1.0 + 2.0j, -3.0 - 0.5j]))
+    array([ 1.-2.j , -3.+0.5j])
     """
     b = _one(x, "conj")
     try:
@@ -297,9 +1029,51 @@ def copysign(x1: float, x2: A, /) -> A: ...
 
 
 def copysign(x1: float | Array, x2: float | Array, /) -> Array:
-    """Magnitude of ``x1`` with the sign of ``x2``.
+    """Composes a floating-point value with the magnitude of ``x1_i`` and the sign of ``x2_i`` for each element of
+    the input array ``x1``.
 
-    The array API standard's ``copysign``, run by the backend of the array arguments.
+    The array API standard's ``copysign`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, float]
+        input array containing magnitudes. Should have a real-valued floating-point data type.
+    x2 : Union[array, int, float]
+        input array whose sign bits are applied to the magnitudes of ``x1``. Must be compatible with ``x1``
+        (see broadcasting). Should have a real-valued floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.copysign(np.array([0.5, 1.0, 2.0]), np.array([-1.0, 1.0, -0.0]))
+    array([-0.5,  1. , -2. ])
     """
     b, x1, x2 = _pair("copysign", x1, x2)
     try:
@@ -309,9 +1083,48 @@ def copysign(x1: float | Array, x2: float | Array, /) -> Array:
 
 
 def cos(x: A, /) -> A:
-    """Cosine of each element (radians).
+    """Calculates an implementation-dependent approximation to the cosine for each element ``x_i`` of the input
+    array ``x``.
 
-    The array API standard's ``cos``, run by the backend of the array arguments.
+    The array API standard's ``cos`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array whose elements are each expressed in radians. Should have a floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the cosine of each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.cos(np.array([0.5, 1.0, 2.0]))
+    array([ 0.87758256,  0.54030231, -0.41614684])
     """
     b = _one(x, "cos")
     try:
@@ -321,9 +1134,49 @@ def cos(x: A, /) -> A:
 
 
 def cosh(x: A, /) -> A:
-    """Hyperbolic cosine of each element.
+    """Calculates an implementation-dependent approximation to the hyperbolic cosine for each element ``x_i`` in
+    the input array ``x``.
 
-    The array API standard's ``cosh``, run by the backend of the array arguments.
+    The array API standard's ``cosh`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array whose elements each represent a hyperbolic angle. Should have a floating-point data
+        type.
+
+    Returns
+    -------
+    out : array
+        an array containing the hyperbolic cosine of each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.cosh(np.array([0.5, 1.0, 2.0]))
+    array([1.12762597, 1.54308063, 3.76219569])
     """
     b = _one(x, "cosh")
     try:
@@ -341,9 +1194,51 @@ def divide(x1: complex, x2: A, /) -> A: ...
 
 
 def divide(x1: complex | Array, x2: complex | Array, /) -> Array:
-    """True division ``x1 / x2``, element-wise.
+    """Calculates the division of each element ``x1_i`` of the input array ``x1`` with the respective element
+    ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``divide``, run by the backend of the array arguments.
+    The array API standard's ``divide`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, float, complex]
+        dividend input array. Should have a numeric data type.
+    x2 : Union[array, int, float, complex]
+        divisor input array. Must be compatible with ``x1`` (see broadcasting). Should have a numeric data
+        type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.divide(np.array([0.5, 1.0, 2.0]), np.array([2.0, -4.0, 0.5]))
+    array([ 0.25, -0.25,  4.  ])
     """
     b, x1, x2 = _pair("divide", x1, x2)
     try:
@@ -361,9 +1256,50 @@ def equal(x1: complex, x2: A, /) -> A: ...
 
 
 def equal(x1: complex | Array, x2: complex | Array, /) -> Array:
-    """Element-wise ``x1 == x2``.
+    """Computes the truth value of ``x1_i == x2_i`` for each element ``x1_i`` of the input array ``x1`` with the
+    respective element ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``equal``, run by the backend of the array arguments.
+    The array API standard's ``equal`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, float, complex, bool]
+        first input array. May have any data type.
+    x2 : Union[array, int, float, complex, bool]
+        second input array. Must be compatible with ``x1`` (see broadcasting). May have any data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.equal(np.array([0.5, 1.0, 2.0]), np.array([0.5, 2.0, 2.0]))
+    array([ True, False,  True])
     """
     b, x1, x2 = _pair("equal", x1, x2)
     try:
@@ -373,9 +1309,49 @@ def equal(x1: complex | Array, x2: complex | Array, /) -> Array:
 
 
 def exp(x: A, /) -> A:
-    """Exponential of each element.
+    """Calculates an implementation-dependent approximation to the exponential function for each element ``x_i`` of
+    the input array ``x`` (``e`` raised to the power of ``x_i``, where ``e`` is the base of the natural
+    logarithm).
 
-    The array API standard's ``exp``, run by the backend of the array arguments.
+    The array API standard's ``exp`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the evaluated exponential function result for each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.exp(np.array([0.5, 1.0, 2.0]))
+    array([1.64872127, 2.71828183, 7.3890561 ])
     """
     b = _one(x, "exp")
     try:
@@ -385,9 +1361,48 @@ def exp(x: A, /) -> A:
 
 
 def expm1(x: A, /) -> A:
-    """``exp(x) - 1``, accurate for small ``x``.
+    """Calculates an implementation-dependent approximation to ``exp(x)-1`` for each element ``x_i`` of the input
+    array ``x``.
 
-    The array API standard's ``expm1``, run by the backend of the array arguments.
+    The array API standard's ``expm1`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the evaluated result for each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.expm1(np.array([1e-10, 0.5, 1.0]))
+    array([1.00000000e-10, 6.48721271e-01, 1.71828183e+00])
     """
     b = _one(x, "expm1")
     try:
@@ -397,9 +1412,48 @@ def expm1(x: A, /) -> A:
 
 
 def floor(x: A, /) -> A:
-    """Largest integer-valued number not above each element.
+    """Rounds each element ``x_i`` of the input array ``x`` to the greatest (i.e., closest to ``+infinity``)
+    integer-valued number that is not greater than ``x_i``.
 
-    The array API standard's ``floor``, run by the backend of the array arguments.
+    The array API standard's ``floor`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a real-valued data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the rounded result for each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.floor(np.array([-1.5, 0.25, 2.5]))
+    array([-2.,  0.,  2.])
     """
     b = _one(x, "floor")
     try:
@@ -417,9 +1471,52 @@ def floor_divide(x1: float, x2: A, /) -> A: ...
 
 
 def floor_divide(x1: float | Array, x2: float | Array, /) -> Array:
-    """Floor division ``x1 // x2``, element-wise.
+    """Rounds the result of dividing each element ``x1_i`` of the input array ``x1`` by the respective element
+    ``x2_i`` of the input array ``x2`` to the greatest (i.e., closest to ``+infinity``) integer-value number
+    that is not greater than the division result.
 
-    The array API standard's ``floor_divide``, run by the backend of the array arguments.
+    The array API standard's ``floor_divide`` (2025.12), run by the backend of the array arguments: the result
+    is that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, float]
+        dividend input array. Should have a real-valued data type.
+    x2 : Union[array, int, float]
+        divisor input array. Must be compatible with ``x1`` (see broadcasting). Should have a real-valued
+        data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.floor_divide(np.array([7.0, -7.0, 7.5]), np.array([2.0, 2.0, -2.0]))
+    array([ 3., -4., -4.])
     """
     b, x1, x2 = _pair("floor_divide", x1, x2)
     try:
@@ -437,9 +1534,51 @@ def greater(x1: float, x2: A, /) -> A: ...
 
 
 def greater(x1: float | Array, x2: float | Array, /) -> Array:
-    """Element-wise ``x1 > x2``.
+    """Computes the truth value of ``x1_i > x2_i`` for each element ``x1_i`` of the input array ``x1`` with the
+    respective element ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``greater``, run by the backend of the array arguments.
+    The array API standard's ``greater`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, float]
+        first input array. Should have a real-valued data type.
+    x2 : Union[array, int, float]
+        second input array. Must be compatible with ``x1`` (see broadcasting). Should have a real-valued
+        data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.greater(np.array([0.5, 1.0, 2.0]), np.array([0.5, 2.0, 1.0]))
+    array([False, False,  True])
     """
     b, x1, x2 = _pair("greater", x1, x2)
     try:
@@ -457,9 +1596,51 @@ def greater_equal(x1: float, x2: A, /) -> A: ...
 
 
 def greater_equal(x1: float | Array, x2: float | Array, /) -> Array:
-    """Element-wise ``x1 >= x2``.
+    """Computes the truth value of ``x1_i >= x2_i`` for each element ``x1_i`` of the input array ``x1`` with the
+    respective element ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``greater_equal``, run by the backend of the array arguments.
+    The array API standard's ``greater_equal`` (2025.12), run by the backend of the array arguments: the result
+    is that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, float]
+        first input array. Should have a real-valued data type.
+    x2 : Union[array, int, float]
+        second input array. Must be compatible with ``x1`` (see broadcasting). Should have a real-valued
+        data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.greater_equal(np.array([0.5, 1.0, 2.0]), np.array([0.5, 2.0, 1.0]))
+    array([ True, False,  True])
     """
     b, x1, x2 = _pair("greater_equal", x1, x2)
     try:
@@ -477,9 +1658,51 @@ def hypot(x1: float, x2: A, /) -> A: ...
 
 
 def hypot(x1: float | Array, x2: float | Array, /) -> Array:
-    """``sqrt(x1**2 + x2**2)`` without undue overflow.
+    """Computes the square root of the sum of squares for each element ``x1_i`` of the input array ``x1`` with the
+    respective element ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``hypot``, run by the backend of the array arguments.
+    The array API standard's ``hypot`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, float]
+        first input array. Should have a real-valued floating-point data type.
+    x2 : Union[array, int, float]
+        second input array. Must be compatible with ``x1`` (see broadcasting). Should have a real-valued
+        floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.hypot(np.array([3.0, 5.0, 8.0]), np.array([4.0, 12.0, 15.0]))
+    array([ 5., 13., 17.])
     """
     b, x1, x2 = _pair("hypot", x1, x2)
     try:
@@ -489,9 +1712,47 @@ def hypot(x1: float | Array, x2: float | Array, /) -> Array:
 
 
 def imag(x: A, /) -> A:
-    """Imaginary part of each complex element.
+    """Returns the imaginary component of a complex number for each element ``x_i`` of the input array ``x``.
 
-    The array API standard's ``imag``, run by the backend of the array arguments.
+    The array API standard's ``imag`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a complex floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.imag(np.array([1.0 + 2.0j, -3.0 - 0.5j]))
+    array([ 2. , -0.5])
     """
     b = _one(x, "imag")
     try:
@@ -501,9 +1762,47 @@ def imag(x: A, /) -> A:
 
 
 def isfinite(x: A, /) -> A:
-    """Whether each element is finite.
+    """Tests each element ``x_i`` of the input array ``x`` to determine if finite.
 
-    The array API standard's ``isfinite``, run by the backend of the array arguments.
+    The array API standard's ``isfinite`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a numeric data type.
+
+    Returns
+    -------
+    out : array
+        an array containing test results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.isfinite(np.array([1.0, np.inf, np.nan]))
+    array([ True, False, False])
     """
     b = _one(x, "isfinite")
     try:
@@ -513,9 +1812,47 @@ def isfinite(x: A, /) -> A:
 
 
 def isinf(x: A, /) -> A:
-    """Whether each element is infinite.
+    """Tests each element ``x_i`` of the input array ``x`` to determine if equal to positive or negative infinity.
 
-    The array API standard's ``isinf``, run by the backend of the array arguments.
+    The array API standard's ``isinf`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a numeric data type.
+
+    Returns
+    -------
+    out : array
+        an array containing test results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.isinf(np.array([1.0, -np.inf, np.nan]))
+    array([False,  True, False])
     """
     b = _one(x, "isinf")
     try:
@@ -525,9 +1862,47 @@ def isinf(x: A, /) -> A:
 
 
 def isnan(x: A, /) -> A:
-    """Whether each element is NaN.
+    """Tests each element ``x_i`` of the input array ``x`` to determine whether the element is ``NaN``.
 
-    The array API standard's ``isnan``, run by the backend of the array arguments.
+    The array API standard's ``isnan`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a numeric data type.
+
+    Returns
+    -------
+    out : array
+        an array containing test results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.isnan(np.array([1.0, np.inf, np.nan]))
+    array([False, False,  True])
     """
     b = _one(x, "isnan")
     try:
@@ -545,9 +1920,51 @@ def less(x1: float, x2: A, /) -> A: ...
 
 
 def less(x1: float | Array, x2: float | Array, /) -> Array:
-    """Element-wise ``x1 < x2``.
+    """Computes the truth value of ``x1_i < x2_i`` for each element ``x1_i`` of the input array ``x1`` with the
+    respective element ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``less``, run by the backend of the array arguments.
+    The array API standard's ``less`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, float]
+        first input array. Should have a real-valued data type.
+    x2 : Union[array, int, float]
+        second input array. Must be compatible with ``x1`` (see broadcasting). Should have a real-valued
+        data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.less(np.array([0.5, 1.0, 2.0]), np.array([0.5, 2.0, 1.0]))
+    array([False,  True, False])
     """
     b, x1, x2 = _pair("less", x1, x2)
     try:
@@ -565,9 +1982,51 @@ def less_equal(x1: float, x2: A, /) -> A: ...
 
 
 def less_equal(x1: float | Array, x2: float | Array, /) -> Array:
-    """Element-wise ``x1 <= x2``.
+    """Computes the truth value of ``x1_i <= x2_i`` for each element ``x1_i`` of the input array ``x1`` with the
+    respective element ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``less_equal``, run by the backend of the array arguments.
+    The array API standard's ``less_equal`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, float]
+        first input array. Should have a real-valued data type.
+    x2 : Union[array, int, float]
+        second input array. Must be compatible with ``x1`` (see broadcasting). Should have a real-valued
+        data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.less_equal(np.array([0.5, 1.0, 2.0]), np.array([0.5, 2.0, 1.0]))
+    array([ True,  True, False])
     """
     b, x1, x2 = _pair("less_equal", x1, x2)
     try:
@@ -577,9 +2036,48 @@ def less_equal(x1: float | Array, x2: float | Array, /) -> Array:
 
 
 def log(x: A, /) -> A:
-    """Natural logarithm of each element.
+    """Calculates an implementation-dependent approximation to the natural (base ``e``) logarithm for each element
+    ``x_i`` of the input array ``x``.
 
-    The array API standard's ``log``, run by the backend of the array arguments.
+    The array API standard's ``log`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the evaluated natural logarithm for each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.log(np.array([0.5, 1.0, 2.0]))
+    array([-0.69314718,  0.        ,  0.69314718])
     """
     b = _one(x, "log")
     try:
@@ -589,9 +2087,48 @@ def log(x: A, /) -> A:
 
 
 def log1p(x: A, /) -> A:
-    """``log(1 + x)``, accurate for small ``x``.
+    """Calculates an implementation-dependent approximation to ``log(1+x)``, where ``log`` refers to the natural
+    (base ``e``) logarithm, for each element ``x_i`` of the input array ``x``.
 
-    The array API standard's ``log1p``, run by the backend of the array arguments.
+    The array API standard's ``log1p`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the evaluated result for each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.log1p(np.array([1e-10, 0.5, 1.0]))
+    array([1.00000000e-10, 4.05465108e-01, 6.93147181e-01])
     """
     b = _one(x, "log1p")
     try:
@@ -601,9 +2138,48 @@ def log1p(x: A, /) -> A:
 
 
 def log2(x: A, /) -> A:
-    """Base-2 logarithm of each element.
+    """Calculates an implementation-dependent approximation to the base ``2`` logarithm for each element ``x_i`` of
+    the input array ``x``.
 
-    The array API standard's ``log2``, run by the backend of the array arguments.
+    The array API standard's ``log2`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the evaluated base ``2`` logarithm for each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.log2(np.array([0.5, 1.0, 8.0]))
+    array([-1.,  0.,  3.])
     """
     b = _one(x, "log2")
     try:
@@ -613,9 +2189,48 @@ def log2(x: A, /) -> A:
 
 
 def log10(x: A, /) -> A:
-    """Base-10 logarithm of each element.
+    """Calculates an implementation-dependent approximation to the base ``10`` logarithm for each element ``x_i``
+    of the input array ``x``.
 
-    The array API standard's ``log10``, run by the backend of the array arguments.
+    The array API standard's ``log10`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the evaluated base ``10`` logarithm for each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.log10(np.array([0.1, 1.0, 1000.0]))
+    array([-1.,  0.,  3.])
     """
     b = _one(x, "log10")
     try:
@@ -633,9 +2248,51 @@ def logaddexp(x1: float, x2: A, /) -> A: ...
 
 
 def logaddexp(x1: float | Array, x2: float | Array, /) -> Array:
-    """``log(exp(x1) + exp(x2))`` without overflow.
+    """Calculates the logarithm of the sum of exponentiations ``log(exp(x1) + exp(x2))`` for each element ``x1_i``
+    of the input array ``x1`` with the respective element ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``logaddexp``, run by the backend of the array arguments.
+    The array API standard's ``logaddexp`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, float]
+        first input array. Should have a real-valued floating-point data type.
+    x2 : Union[array, int, float]
+        second input array. Must be compatible with ``x1`` (see broadcasting). Should have a real-valued
+        floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.logaddexp(np.array([0.5, 1.0, 2.0]), np.array([0.5, -1.0, 1000.0]))
+    array([   1.19314718,    1.12692801, 1000.        ])
     """
     b, x1, x2 = _pair("logaddexp", x1, x2)
     try:
@@ -653,9 +2310,51 @@ def logical_and(x1: bool, x2: A, /) -> A: ...
 
 
 def logical_and(x1: bool | Array, x2: bool | Array, /) -> Array:
-    """Element-wise logical AND.
+    """Computes the logical AND for each element ``x1_i`` of the input array ``x1`` with the respective element
+    ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``logical_and``, run by the backend of the array arguments.
+    The array API standard's ``logical_and`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, bool]
+        first input array. Should have a boolean data type.
+    x2 : Union[array, bool]
+        second input array. Must be compatible with ``x1`` (see broadcasting). Should have a boolean data
+        type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.logical_and(np.array([True, True, False, False]), np.array([True, False, True, False]))
+    array([ True, False, False, False])
     """
     b, x1, x2 = _pair("logical_and", x1, x2)
     try:
@@ -665,9 +2364,47 @@ def logical_and(x1: bool | Array, x2: bool | Array, /) -> Array:
 
 
 def logical_not(x: A, /) -> A:
-    """Element-wise logical NOT.
+    """Computes the logical NOT for each element ``x_i`` of the input array ``x``.
 
-    The array API standard's ``logical_not``, run by the backend of the array arguments.
+    The array API standard's ``logical_not`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a boolean data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.logical_not(np.array([True, True, False, False]))
+    array([False, False,  True,  True])
     """
     b = _one(x, "logical_not")
     try:
@@ -685,9 +2422,51 @@ def logical_or(x1: bool, x2: A, /) -> A: ...
 
 
 def logical_or(x1: bool | Array, x2: bool | Array, /) -> Array:
-    """Element-wise logical OR.
+    """Computes the logical OR for each element ``x1_i`` of the input array ``x1`` with the respective element
+    ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``logical_or``, run by the backend of the array arguments.
+    The array API standard's ``logical_or`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, bool]
+        first input array. Should have a boolean data type.
+    x2 : Union[array, bool]
+        second input array. Must be compatible with ``x1`` (see broadcasting). Should have a boolean data
+        type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.logical_or(np.array([True, True, False, False]), np.array([True, False, True, False]))
+    array([ True,  True,  True, False])
     """
     b, x1, x2 = _pair("logical_or", x1, x2)
     try:
@@ -705,9 +2484,51 @@ def logical_xor(x1: bool, x2: A, /) -> A: ...
 
 
 def logical_xor(x1: bool | Array, x2: bool | Array, /) -> Array:
-    """Element-wise logical XOR.
+    """Computes the logical XOR for each element ``x1_i`` of the input array ``x1`` with the respective element
+    ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``logical_xor``, run by the backend of the array arguments.
+    The array API standard's ``logical_xor`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, bool]
+        first input array. Should have a boolean data type.
+    x2 : Union[array, bool]
+        second input array. Must be compatible with ``x1`` (see broadcasting). Should have a boolean data
+        type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.logical_xor(np.array([True, True, False, False]), np.array([True, False, True, False]))
+    array([False,  True,  True, False])
     """
     b, x1, x2 = _pair("logical_xor", x1, x2)
     try:
@@ -725,9 +2546,51 @@ def maximum(x1: float, x2: A, /) -> A: ...
 
 
 def maximum(x1: float | Array, x2: float | Array, /) -> Array:
-    """Element-wise maximum (NaN propagates).
+    """Computes the maximum value for each element ``x1_i`` of the input array ``x1`` relative to the respective
+    element ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``maximum``, run by the backend of the array arguments.
+    The array API standard's ``maximum`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, float]
+        first input array. Should have a real-valued data type.
+    x2 : Union[array, int, float]
+        second input array. Must be compatible with ``x1`` (see broadcasting). Should have a real-valued
+        data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise maximum values.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.maximum(np.array([-1.5, 0.25, 2.5]), np.array([0.0, 1.0, np.nan]))
+    array([ 0.,  1., nan])
     """
     b, x1, x2 = _pair("maximum", x1, x2)
     try:
@@ -745,9 +2608,51 @@ def minimum(x1: float, x2: A, /) -> A: ...
 
 
 def minimum(x1: float | Array, x2: float | Array, /) -> Array:
-    """Element-wise minimum (NaN propagates).
+    """Computes the minimum value for each element ``x1_i`` of the input array ``x1`` relative to the respective
+    element ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``minimum``, run by the backend of the array arguments.
+    The array API standard's ``minimum`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, float]
+        first input array. Should have a real-valued data type.
+    x2 : Union[array, int, float]
+        second input array. Must be compatible with ``x1`` (see broadcasting). Should have a real-valued
+        data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise minimum values.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.minimum(np.array([-1.5, 0.25, 2.5]), np.array([0.0, 1.0, np.nan]))
+    array([-1.5 ,  0.25,   nan])
     """
     b, x1, x2 = _pair("minimum", x1, x2)
     try:
@@ -765,9 +2670,51 @@ def multiply(x1: complex, x2: A, /) -> A: ...
 
 
 def multiply(x1: complex | Array, x2: complex | Array, /) -> Array:
-    """Product of ``x1`` and ``x2``, element-wise.
+    """Calculates the product for each element ``x1_i`` of the input array ``x1`` with the respective element
+    ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``multiply``, run by the backend of the array arguments.
+    The array API standard's ``multiply`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, float, complex]
+        first input array. Should have a numeric data type.
+    x2 : Union[array, int, float, complex]
+        second input array. Must be compatible with ``x1`` (see broadcasting). Should have a numeric data
+        type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise products.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.multiply(np.array([0.5, 1.0, 2.0]), np.array([2.0, -3.0, 0.25]))
+    array([ 1. , -3. ,  0.5])
     """
     b, x1, x2 = _pair("multiply", x1, x2)
     try:
@@ -777,9 +2724,47 @@ def multiply(x1: complex | Array, x2: complex | Array, /) -> Array:
 
 
 def negative(x: A, /) -> A:
-    """Numerical negative of each element.
+    """Computes the numerical negative of each element ``x_i`` (i.e., ``y_i = -x_i``) of the input array ``x``.
 
-    The array API standard's ``negative``, run by the backend of the array arguments.
+    The array API standard's ``negative`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a numeric data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the evaluated result for each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.negative(np.array([-1.5, 0.25, 2.5]))
+    array([ 1.5 , -0.25, -2.5 ])
     """
     b = _one(x, "negative")
     try:
@@ -797,9 +2782,52 @@ def nextafter(x1: float, x2: A, /) -> A: ...
 
 
 def nextafter(x1: float | Array, x2: float | Array, /) -> Array:
-    """Next representable value after ``x1`` toward ``x2``.
+    """Returns the next representable floating-point value for each element ``x1_i`` of the input array ``x1`` in
+    the direction of the respective element ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``nextafter``, run by the backend of the array arguments.
+    The array API standard's ``nextafter`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, float]
+        first input array. Should have a real-valued floating-point data type.
+    x2 : Union[array, int, float]
+        second input array. Must be compatible with ``x1`` (see broadcasting). Should have the same data
+        type as ``x1``.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: every backend on TPUs: TPUs flush float32 subnormals to zero. As for
+    every function, on TPUs (every backend, float64 and complex128): TPUs have no float64 arithmetic; unarray
+    refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.nextafter(np.array([1.0, 1.0], dtype=np.float32), np.array([2.0, 0.0], dtype=np.float32))
+    array([1.0000001 , 0.99999994], dtype=float32)
     """
     b, x1, x2 = _pair("nextafter", x1, x2)
     try:
@@ -817,9 +2845,50 @@ def not_equal(x1: complex, x2: A, /) -> A: ...
 
 
 def not_equal(x1: complex | Array, x2: complex | Array, /) -> Array:
-    """Element-wise ``x1 != x2``.
+    """Computes the truth value of ``x1_i != x2_i`` for each element ``x1_i`` of the input array ``x1`` with the
+    respective element ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``not_equal``, run by the backend of the array arguments.
+    The array API standard's ``not_equal`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, float, complex, bool]
+        first input array. May have any data type.
+    x2 : Union[array, int, float, complex, bool]
+        second input array. Must be compatible with ``x1`` (see broadcasting).
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.not_equal(np.array([0.5, 1.0, 2.0]), np.array([0.5, 2.0, 2.0]))
+    array([False,  True, False])
     """
     b, x1, x2 = _pair("not_equal", x1, x2)
     try:
@@ -829,9 +2898,47 @@ def not_equal(x1: complex | Array, x2: complex | Array, /) -> Array:
 
 
 def positive(x: A, /) -> A:
-    """Numerical positive of each element (a copy).
+    """Computes the numerical positive of each element ``x_i`` (i.e., ``y_i = +x_i``) of the input array ``x``.
 
-    The array API standard's ``positive``, run by the backend of the array arguments.
+    The array API standard's ``positive`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a numeric data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the evaluated result for each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.positive(np.array([-1.5, 0.25, 2.5]))
+    array([-1.5 ,  0.25,  2.5 ])
     """
     b = _one(x, "positive")
     try:
@@ -849,9 +2956,53 @@ def pow(x1: complex, x2: A, /) -> A: ...
 
 
 def pow(x1: complex | Array, x2: complex | Array, /) -> Array:
-    """``x1`` raised to ``x2``, element-wise.
+    """Calculates an implementation-dependent approximation of exponentiation by raising each element ``x1_i`` (the
+    base) of the input array ``x1`` to the power of ``x2_i`` (the exponent), where ``x2_i`` is the corresponding
+    element of the input array ``x2``.
 
-    The array API standard's ``pow``, run by the backend of the array arguments.
+    The array API standard's ``pow`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, float, complex]
+        first input array whose elements correspond to the exponentiation base. Should have a numeric data
+        type.
+    x2 : Union[array, int, float, complex]
+        second input array whose elements correspond to the exponentiation exponent. Must be compatible with
+        ``x1`` (see broadcasting). Should have a numeric data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.pow(np.array([0.5, 1.0, 2.0]), np.array([2.0, 3.0, -1.0]))
+    array([0.25, 1.  , 0.5 ])
     """
     b, x1, x2 = _pair("pow", x1, x2)
     try:
@@ -861,9 +3012,47 @@ def pow(x1: complex | Array, x2: complex | Array, /) -> Array:
 
 
 def real(x: A, /) -> A:
-    """Real part of each element.
+    """Returns the real component of a complex number for each element ``x_i`` of the input array ``x``.
 
-    The array API standard's ``real``, run by the backend of the array arguments.
+    The array API standard's ``real`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Must have a numeric data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.real(np.array([1.0 + 2.0j, -3.0 - 0.5j]))
+    array([ 1., -3.])
     """
     b = _one(x, "real")
     try:
@@ -873,9 +3062,47 @@ def real(x: A, /) -> A:
 
 
 def reciprocal(x: A, /) -> A:
-    """``1 / x``, element-wise.
+    """Returns the reciprocal for each element ``x_i`` of the input array ``x``.
 
-    The array API standard's ``reciprocal``, run by the backend of the array arguments.
+    The array API standard's ``reciprocal`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.reciprocal(np.array([0.5, 4.0, -2.0]))
+    array([ 2.  ,  0.25, -0.5 ])
     """
     b = _one(x, "reciprocal")
     try:
@@ -893,9 +3120,51 @@ def remainder(x1: float, x2: A, /) -> A: ...
 
 
 def remainder(x1: float | Array, x2: float | Array, /) -> Array:
-    """Remainder of ``x1 / x2`` with the sign of ``x2``.
+    """Returns the remainder of division for each element ``x1_i`` of the input array ``x1`` and the respective
+    element ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``remainder``, run by the backend of the array arguments.
+    The array API standard's ``remainder`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, float]
+        dividend input array. Should have a real-valued data type.
+    x2 : Union[array, int, float]
+        divisor input array. Must be compatible with ``x1`` (see broadcasting). Should have a real-valued
+        data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.remainder(np.array([7.0, -7.0, 7.5]), np.array([2.0, 2.0, -2.0]))
+    array([ 1. ,  1. , -0.5])
     """
     b, x1, x2 = _pair("remainder", x1, x2)
     try:
@@ -905,9 +3174,47 @@ def remainder(x1: float | Array, x2: float | Array, /) -> Array:
 
 
 def round(x: A, /) -> A:
-    """Round each element to the nearest integer, halves to even.
+    """Rounds each element ``x_i`` of the input array ``x`` to the nearest integer-valued number.
 
-    The array API standard's ``round``, run by the backend of the array arguments.
+    The array API standard's ``round`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a numeric data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the rounded result for each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.round(np.array([0.5, 1.5, -2.7]))
+    array([ 0.,  2., -3.])
     """
     b = _one(x, "round")
     try:
@@ -917,9 +3224,47 @@ def round(x: A, /) -> A:
 
 
 def sign(x: A, /) -> A:
-    """Sign of each element (``x / |x|`` for complex).
+    """Returns an indication of the sign of a number for each element ``x_i`` of the input array ``x``.
 
-    The array API standard's ``sign``, run by the backend of the array arguments.
+    The array API standard's ``sign`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a numeric data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the evaluated result for each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.sign(np.array([-2.0, 0.0, 3.0]))
+    array([-1.,  0.,  1.])
     """
     b = _one(x, "sign")
     try:
@@ -929,9 +3274,47 @@ def sign(x: A, /) -> A:
 
 
 def signbit(x: A, /) -> A:
-    """Whether the sign bit of each element is set.
+    """Determines whether the sign bit is set for each element ``x_i`` of the input array ``x``.
 
-    The array API standard's ``signbit``, run by the backend of the array arguments.
+    The array API standard's ``signbit`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a real-valued floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the evaluated result for each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.signbit(np.array([-1.0, -0.0, 2.0]))
+    array([ True,  True, False])
     """
     b = _one(x, "signbit")
     try:
@@ -941,9 +3324,48 @@ def signbit(x: A, /) -> A:
 
 
 def sin(x: A, /) -> A:
-    """Sine of each element (radians).
+    """Calculates an implementation-dependent approximation to the sine for each element ``x_i`` of the input array
+    ``x``.
 
-    The array API standard's ``sin``, run by the backend of the array arguments.
+    The array API standard's ``sin`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array whose elements are each expressed in radians. Should have a floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the sine of each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.sin(np.array([0.5, 1.0, 2.0]))
+    array([0.47942554, 0.84147098, 0.90929743])
     """
     b = _one(x, "sin")
     try:
@@ -953,9 +3375,49 @@ def sin(x: A, /) -> A:
 
 
 def sinh(x: A, /) -> A:
-    """Hyperbolic sine of each element.
+    """Calculates an implementation-dependent approximation to the hyperbolic sine for each element ``x_i`` of the
+    input array ``x``.
 
-    The array API standard's ``sinh``, run by the backend of the array arguments.
+    The array API standard's ``sinh`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array whose elements each represent a hyperbolic angle. Should have a floating-point data
+        type.
+
+    Returns
+    -------
+    out : array
+        an array containing the hyperbolic sine of each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.sinh(np.array([0.5, 1.0, 2.0]))
+    array([0.52109531, 1.17520119, 3.62686041])
     """
     b = _one(x, "sinh")
     try:
@@ -965,9 +3427,47 @@ def sinh(x: A, /) -> A:
 
 
 def square(x: A, /) -> A:
-    """Square of each element.
+    """Squares each element ``x_i`` of the input array ``x``.
 
-    The array API standard's ``square``, run by the backend of the array arguments.
+    The array API standard's ``square`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a numeric data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the evaluated result for each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.square(np.array([-1.5, 0.25, 2.5]))
+    array([2.25  , 0.0625, 6.25  ])
     """
     b = _one(x, "square")
     try:
@@ -977,9 +3477,47 @@ def square(x: A, /) -> A:
 
 
 def sqrt(x: A, /) -> A:
-    """Principal square root of each element.
+    """Calculates the principal square root for each element ``x_i`` of the input array ``x``.
 
-    The array API standard's ``sqrt``, run by the backend of the array arguments.
+    The array API standard's ``sqrt`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the square root of each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.sqrt(np.array([0.25, 4.0, 9.0]))
+    array([0.5, 2. , 3. ])
     """
     b = _one(x, "sqrt")
     try:
@@ -997,9 +3535,51 @@ def subtract(x1: complex, x2: A, /) -> A: ...
 
 
 def subtract(x1: complex | Array, x2: complex | Array, /) -> Array:
-    """Difference ``x1 - x2``, element-wise.
+    """Calculates the difference for each element ``x1_i`` of the input array ``x1`` with the respective element
+    ``x2_i`` of the input array ``x2``.
 
-    The array API standard's ``subtract``, run by the backend of the array arguments.
+    The array API standard's ``subtract`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int, float, complex]
+        first input array. Should have a numeric data type.
+    x2 : Union[array, int, float, complex]
+        second input array. Must be compatible with ``x1`` (see broadcasting). Should have a numeric data
+        type.
+
+    Returns
+    -------
+    out : array
+        an array containing the element-wise differences.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.subtract(np.array([0.5, 1.0, 2.0]), np.array([1.0, -1.0, 0.5]))
+    array([-0.5,  2. ,  1.5])
     """
     b, x1, x2 = _pair("subtract", x1, x2)
     try:
@@ -1009,9 +3589,48 @@ def subtract(x1: complex | Array, x2: complex | Array, /) -> Array:
 
 
 def tan(x: A, /) -> A:
-    """Tangent of each element (radians).
+    """Calculates an implementation-dependent approximation to the tangent for each element ``x_i`` of the input
+    array ``x``.
 
-    The array API standard's ``tan``, run by the backend of the array arguments.
+    The array API standard's ``tan`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array whose elements are expressed in radians. Should have a floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the tangent of each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.tan(np.array([-0.5, 0.0, 0.5]))
+    array([-0.54630249,  0.        ,  0.54630249])
     """
     b = _one(x, "tan")
     try:
@@ -1021,9 +3640,49 @@ def tan(x: A, /) -> A:
 
 
 def tanh(x: A, /) -> A:
-    """Hyperbolic tangent of each element.
+    """Calculates an implementation-dependent approximation to the hyperbolic tangent for each element ``x_i`` of
+    the input array ``x``.
 
-    The array API standard's ``tanh``, run by the backend of the array arguments.
+    The array API standard's ``tanh`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array whose elements each represent a hyperbolic angle. Should have a floating-point data
+        type.
+
+    Returns
+    -------
+    out : array
+        an array containing the hyperbolic tangent of each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.tanh(np.array([0.5, 1.0, 2.0]))
+    array([0.46211716, 0.76159416, 0.96402758])
     """
     b = _one(x, "tanh")
     try:
@@ -1033,9 +3692,48 @@ def tanh(x: A, /) -> A:
 
 
 def trunc(x: A, /) -> A:
-    """Round each element toward zero.
+    """Rounds each element ``x_i`` of the input array ``x`` to the nearest integer-valued number that is closer to
+    zero than ``x_i``.
 
-    The array API standard's ``trunc``, run by the backend of the array arguments.
+    The array API standard's ``trunc`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a real-valued data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the rounded result for each element in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.trunc(np.array([-1.5, 0.25, 2.5]))
+    array([-1.,  0.,  2.])
     """
     b = _one(x, "trunc")
     try:

@@ -16,7 +16,42 @@ def fftfreq(
     n: int, /, *, d: float = 1.0, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
     backend: str | None = None,
 ) -> Array:
-    """Sample frequencies of an ``n``-point DFT with spacing ``d`` (creation rules as :func:`unarray.zeros`)."""
+    """Sample frequencies of an ``n``-point DFT with spacing ``d`` (creation rules as :func:`unarray.zeros`).
+
+        Parameters
+        ----------
+        n : int
+            The window length (number of samples).
+        d : float
+            The sample spacing. Default ``1.0``.
+        dtype : dtype, optional
+            A real floating dtype; the backend's default floating dtype by default.
+        device : device, optional
+            Where to create it; the backend's default device by default.
+        backend : str, optional
+            Which library creates it; by default the one set by :class:`unarray.use`.
+
+        Returns
+        -------
+        out : array
+            ``[0, 1, ..., n/2-1, -n/2, ..., -1] / (d*n)`` (``n`` even; similarly for odd ``n``), shape
+            ``(n,)``.
+
+        Raises
+        ------
+        BackendNotAvailableError
+            ``backend`` is unknown or not installed.
+        DTypeError
+            ``dtype`` is not a dtype, or not one the backend has.
+        ArgumentError
+            The backend rejects ``n`` or ``d`` (for example ``n=0``, a division by zero).
+
+        Examples
+        --------
+        >>> import unarray as ua
+        >>> ua.fft.fftfreq(4)
+        array([ 0.  ,  0.25, -0.5 , -0.25])
+    """
     from unarray.creation import _creation_backend
 
     b, dev = _creation_backend("fft.fftfreq", backend, device)
@@ -30,7 +65,41 @@ def rfftfreq(
     n: int, /, *, d: float = 1.0, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
     backend: str | None = None,
 ) -> Array:
-    """Non-negative sample frequencies of an ``n``-point real DFT (as :func:`fftfreq`)."""
+    """Non-negative sample frequencies of an ``n``-point real DFT (as :func:`fftfreq`).
+
+        Parameters
+        ----------
+        n : int
+            The window length (number of samples).
+        d : float
+            The sample spacing. Default ``1.0``.
+        dtype : dtype, optional
+            A real floating dtype; the backend's default floating dtype by default.
+        device : device, optional
+            Where to create it; the backend's default device by default.
+        backend : str, optional
+            Which library creates it; by default the one set by :class:`unarray.use`.
+
+        Returns
+        -------
+        out : array
+            ``[0, 1, ..., n//2] / (d*n)``, shape ``(n//2 + 1,)``.
+
+        Raises
+        ------
+        BackendNotAvailableError
+            ``backend`` is unknown or not installed.
+        DTypeError
+            ``dtype`` is not a dtype, or not one the backend has.
+        ArgumentError
+            The backend rejects ``n`` or ``d`` (for example ``n=0``, a division by zero).
+
+        Examples
+        --------
+        >>> import unarray as ua
+        >>> ua.fft.rfftfreq(5, d=0.5)
+        array([0. , 0.4, 0.8])
+    """
     from unarray.creation import _creation_backend
 
     b, dev = _creation_backend("fft.rfftfreq", backend, device)
@@ -51,9 +120,55 @@ def fft(
     axis: int = -1,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
 ) -> A:
-    """One-dimensional discrete Fourier transform along ``axis``.
+    """Computes the one-dimensional discrete Fourier transform.
 
-    The array API standard's ``fft.fft``, run by the backend of the array arguments.
+    The array API standard's ``fft.fft`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a complex floating-point data type.
+    n : Optional[int]
+        number of elements over which to compute the transform along the axis (dimension) specified by
+        ``axis``. Default: ``None``.
+    axis : int
+        axis (dimension) of the input array over which to compute the transform. Default: ``-1``.
+    norm : Literal['backward', 'ortho', 'forward']
+        normalization mode. Default: ``'backward'``.
+
+    Returns
+    -------
+    out : array
+        an array transformed along the axis (dimension) specified by ``axis``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
+    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.fft.fft(np.array([1.0, 2.0, 3.0, 4.0], dtype=np.complex128))
+    array([10.+0.j, -2.+2.j, -2.+0.j, -2.-2.j])
     """
     b = _one(x, "fft.fft")
     try:
@@ -70,9 +185,55 @@ def ifft(
     axis: int = -1,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
 ) -> A:
-    """Inverse of ``fft``.
+    """Computes the one-dimensional inverse discrete Fourier transform.
 
-    The array API standard's ``fft.ifft``, run by the backend of the array arguments.
+    The array API standard's ``fft.ifft`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a complex floating-point data type.
+    n : Optional[int]
+        number of elements over which to compute the transform along the axis (dimension) specified by
+        ``axis``. Default: ``None``.
+    axis : int
+        axis (dimension) of the input array over which to compute the transform. Default: ``-1``.
+    norm : Literal['backward', 'ortho', 'forward']
+        normalization mode. Default: ``'backward'``.
+
+    Returns
+    -------
+    out : array
+        an array transformed along the axis (dimension) specified by ``axis``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
+    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.fft.ifft(np.array([10.0, -2.0 + 2.0j, -2.0, -2.0 - 2.0j]))
+    array([1.+0.j, 2.+0.j, 3.+0.j, 4.+0.j])
     """
     b = _one(x, "fft.ifft")
     try:
@@ -89,9 +250,56 @@ def fftn(
     axes: Sequence[int] | None = None,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
 ) -> A:
-    """N-dimensional discrete Fourier transform over ``axes``.
+    """Computes the n-dimensional discrete Fourier transform.
 
-    The array API standard's ``fft.fftn``, run by the backend of the array arguments.
+    The array API standard's ``fft.fftn`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a complex floating-point data type.
+    s : Optional[Sequence[int]]
+        number of elements over which to compute the transform along the axes (dimensions) specified by
+        ``axes``. Default: ``None``.
+    axes : Optional[Sequence[int]]
+        axes (dimensions) over which to compute the transform. Default: ``None``.
+    norm : Literal['backward', 'ortho', 'forward']
+        normalization mode. Default: ``'backward'``.
+
+    Returns
+    -------
+    out : array
+        an array transformed along the axes (dimensions) specified by ``axes``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
+    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.fft.fftn(np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.complex128))
+    array([[10.+0.j, -2.+0.j],
+           [-4.+0.j,  0.+0.j]])
     """
     b = _one(x, "fft.fftn")
     try:
@@ -108,9 +316,56 @@ def ifftn(
     axes: Sequence[int] | None = None,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
 ) -> A:
-    """Inverse of ``fftn``.
+    """Computes the n-dimensional inverse discrete Fourier transform.
 
-    The array API standard's ``fft.ifftn``, run by the backend of the array arguments.
+    The array API standard's ``fft.ifftn`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a complex floating-point data type.
+    s : Optional[Sequence[int]]
+        number of elements over which to compute the transform along the axes (dimensions) specified by
+        ``axes``. Default: ``None``.
+    axes : Optional[Sequence[int]]
+        axes (dimensions) over which to compute the transform. Default: ``None``.
+    norm : Literal['backward', 'ortho', 'forward']
+        specify the normalization mode. Default: ``'backward'``.
+
+    Returns
+    -------
+    out : array
+        an array transformed along the axes (dimensions) specified by ``axes``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
+    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.fft.ifftn(np.array([[10.0, -2.0], [-4.0, 0.0]], dtype=np.complex128))
+    array([[1.+0.j, 2.+0.j],
+           [3.+0.j, 4.+0.j]])
     """
     b = _one(x, "fft.ifftn")
     try:
@@ -127,9 +382,55 @@ def rfft(
     axis: int = -1,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
 ) -> A:
-    """One-dimensional DFT of real input (non-negative frequencies).
+    """Computes the one-dimensional discrete Fourier transform for real-valued input.
 
-    The array API standard's ``fft.rfft``, run by the backend of the array arguments.
+    The array API standard's ``fft.rfft`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Must have a real-valued floating-point data type.
+    n : Optional[int]
+        number of elements over which to compute the transform along the axis (dimension) specified by
+        ``axis``. Default: ``None``.
+    axis : int
+        axis (dimension) of the input array over which to compute the transform. Default: ``-1``.
+    norm : Literal['backward', 'ortho', 'forward']
+        normalization mode. Default: ``'backward'``.
+
+    Returns
+    -------
+    out : array
+        an array transformed along the axis (dimension) specified by ``axis``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
+    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.fft.rfft(np.array([1.0, 2.0, 3.0, 4.0]))
+    array([10.+0.j, -2.+2.j, -2.+0.j])
     """
     b = _one(x, "fft.rfft")
     try:
@@ -146,9 +447,55 @@ def irfft(
     axis: int = -1,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
 ) -> A:
-    """Inverse of ``rfft``.
+    """Computes the one-dimensional inverse of ``rfft`` for complex-valued input.
 
-    The array API standard's ``fft.irfft``, run by the backend of the array arguments.
+    The array API standard's ``fft.irfft`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a complex floating-point data type.
+    n : Optional[int]
+        number of elements along the transformed axis (dimension) specified by ``axis`` in the **output
+        array**. Default: ``None``.
+    axis : int
+        axis (dimension) of the input array over which to compute the transform. Default: ``-1``.
+    norm : Literal['backward', 'ortho', 'forward']
+        normalization mode. Default: ``'backward'``.
+
+    Returns
+    -------
+    out : array
+        an array transformed along the axis (dimension) specified by ``axis``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
+    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.fft.irfft(np.array([10.0, -2.0 + 2.0j, -2.0]))
+    array([1., 2., 3., 4.])
     """
     b = _one(x, "fft.irfft")
     try:
@@ -165,9 +512,56 @@ def rfftn(
     axes: Sequence[int] | None = None,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
 ) -> A:
-    """N-dimensional DFT of real input.
+    """Computes the n-dimensional discrete Fourier transform for real-valued input.
 
-    The array API standard's ``fft.rfftn``, run by the backend of the array arguments.
+    The array API standard's ``fft.rfftn`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Must have a real-valued floating-point data type.
+    s : Optional[Sequence[int]]
+        number of elements over which to compute the transform along axes (dimensions) specified by
+        ``axes``. Default: ``None``.
+    axes : Optional[Sequence[int]]
+        axes (dimensions) over which to compute the transform. Default: ``None``.
+    norm : Literal['backward', 'ortho', 'forward']
+        normalization mode. Default: ``'backward'``.
+
+    Returns
+    -------
+    out : array
+        an array transformed along the axes (dimension) specified by ``axes``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
+    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.fft.rfftn(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    array([[10.+0.j, -2.+0.j],
+           [-4.+0.j,  0.+0.j]])
     """
     b = _one(x, "fft.rfftn")
     try:
@@ -184,9 +578,56 @@ def irfftn(
     axes: Sequence[int] | None = None,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
 ) -> A:
-    """Inverse of ``rfftn``.
+    """Computes the n-dimensional inverse of ``rfftn`` for complex-valued input.
 
-    The array API standard's ``fft.irfftn``, run by the backend of the array arguments.
+    The array API standard's ``fft.irfftn`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a complex floating-point data type.
+    s : Optional[Sequence[int]]
+        number of elements along the transformed axes (dimensions) specified by ``axes`` in the **output
+        array**. Default: ``None``.
+    axes : Optional[Sequence[int]]
+        axes (dimensions) over which to compute the transform. Default: ``None``.
+    norm : Literal['backward', 'ortho', 'forward']
+        normalization mode. Default: ``'backward'``.
+
+    Returns
+    -------
+    out : array
+        an array transformed along the axes (dimension) specified by ``axes``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
+    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.fft.irfftn(np.array([[10.0, -2.0], [-4.0, 0.0]], dtype=np.complex128), s=(2, 2), axes=(0, 1))
+    array([[1., 2.],
+           [3., 4.]])
     """
     b = _one(x, "fft.irfftn")
     try:
@@ -203,9 +644,55 @@ def hfft(
     axis: int = -1,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
 ) -> A:
-    """DFT of a signal with Hermitian symmetry.
+    """Computes the one-dimensional discrete Fourier transform of a signal with Hermitian symmetry.
 
-    The array API standard's ``fft.hfft``, run by the backend of the array arguments.
+    The array API standard's ``fft.hfft`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a complex floating-point data type.
+    n : Optional[int]
+        number of elements along the transformed axis (dimension) specified by ``axis`` in the **output
+        array**. Default: ``None``.
+    axis : int
+        axis (dimension) of the input array over which to compute the transform. Default: ``-1``.
+    norm : Literal['backward', 'ortho', 'forward']
+        normalization mode. Default: ``'backward'``.
+
+    Returns
+    -------
+    out : array
+        an array transformed along the axis (dimension) specified by ``axis``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
+    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.fft.hfft(np.array([1.0, 2.0, 3.0], dtype=np.complex128))
+    array([ 8., -2.,  0., -2.])
     """
     b = _one(x, "fft.hfft")
     try:
@@ -222,9 +709,55 @@ def ihfft(
     axis: int = -1,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
 ) -> A:
-    """Inverse of ``hfft``.
+    """Computes the one-dimensional inverse discrete Fourier transform of a signal with Hermitian symmetry.
 
-    The array API standard's ``fft.ihfft``, run by the backend of the array arguments.
+    The array API standard's ``fft.ihfft`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Must have a real-valued floating-point data type.
+    n : Optional[int]
+        number of elements over which to compute the transform along the axis (dimension) specified by
+        ``axis``. Default: ``None``.
+    axis : int
+        axis (dimension) of the input array over which to compute the transform. Default: ``-1``.
+    norm : Literal['backward', 'ortho', 'forward']
+        normalization mode. Default: ``'backward'``.
+
+    Returns
+    -------
+    out : array
+        an array transformed along the axis (dimension) specified by ``axis``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
+    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.fft.ihfft(np.array([9.0, -3.0, 1.0, -3.0]))
+    array([1.-0.j, 2.-0.j, 4.-0.j])
     """
     b = _one(x, "fft.ihfft")
     try:
@@ -234,9 +767,50 @@ def ihfft(
 
 
 def fftshift(x: A, /, *, axes: int | Sequence[int] | None = None) -> A:
-    """Shift the zero-frequency term to the centre.
+    """Shifts the zero-frequency component to the center of the spectrum.
 
-    The array API standard's ``fft.fftshift``, run by the backend of the array arguments.
+    The array API standard's ``fft.fftshift`` (2025.12), run by the backend of the array arguments: the result
+    is that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a floating-point data type.
+    axes : Optional[Union[int, Sequence[int]]]
+        axes over which to shift. If ``None``, the function must shift all axes. Default: ``None``.
+
+    Returns
+    -------
+    out : array
+        the shifted array.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
+    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.fft.fftshift(np.array([0.0, 1.0, 2.0, -2.0, -1.0]))
+    array([-2., -1.,  0.,  1.,  2.])
     """
     b = _one(x, "fft.fftshift")
     try:
@@ -248,7 +822,49 @@ def fftshift(x: A, /, *, axes: int | Sequence[int] | None = None) -> A:
 def ifftshift(x: A, /, *, axes: int | Sequence[int] | None = None) -> A:
     """Inverse of ``fftshift``.
 
-    The array API standard's ``fft.ifftshift``, run by the backend of the array arguments.
+    The array API standard's ``fft.ifftshift`` (2025.12), run by the backend of the array arguments: the result
+    is that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a floating-point data type.
+    axes : Optional[Union[int, Sequence[int]]]
+        axes over which to perform the inverse shift. If ``None``, the function must shift all axes.
+        Default: ``None``.
+
+    Returns
+    -------
+    out : array
+        the shifted array.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
+    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.fft.ifftshift(np.array([-2.0, -1.0, 0.0, 1.0, 2.0]))
+    array([ 0.,  1.,  2., -2., -1.])
     """
     b = _one(x, "fft.ifftshift")
     try:

@@ -12,9 +12,51 @@ __all__: list[str] = []
 
 
 def take(x: A, indices: Array, /, *, axis: int | None = None) -> A:
-    """Elements of ``x`` at ``indices`` along ``axis``.
+    """Returns elements of an array along an axis.
 
-    The array API standard's ``take``, run by the backend of the array arguments.
+    The array API standard's ``take`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. **Should** have one or more axes.
+    indices : array
+        array indices. The array **must** be one-dimensional and have an integer data type.
+    axis : Optional[int]
+        axis over which to select values.
+
+    Returns
+    -------
+    out : array
+        an array having the same data type as ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.take(np.array([10, 20, 30]), np.array([2, 0]))
+    array([30, 10])
     """
     b, x, indices = _pair("take", x, indices)
     try:
@@ -24,9 +66,56 @@ def take(x: A, indices: Array, /, *, axis: int | None = None) -> A:
 
 
 def take_along_axis(x: A, indices: Array, /, *, axis: int = -1) -> A:
-    """Elements of ``x`` at matching ``indices`` along ``axis``.
+    """Returns elements from an array at the one-dimensional indices specified by ``indices`` along a provided
+    ``axis``.
 
-    The array API standard's ``take_along_axis``, run by the backend of the array arguments.
+    The array API standard's ``take_along_axis`` (2025.12), run by the backend of the array arguments: the
+    result is that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. **Must** be compatible with ``indices``, except for the axis specified by ``axis`` (see
+        broadcasting).
+    indices : array
+        array indices. **Must** have the same number of axes as ``x`` and **must** be compatible with ``x``,
+        except for the axis specified by ``axis`` (see broadcasting).
+    axis : int
+        axis along which to select values. Default: ``-1``.
+
+    Returns
+    -------
+    out : array
+        an array containing elements from ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask.array has no take_along_axis
+    (UnsupportedError; compute first). As for every function, on TPUs (every backend, float64 and complex128):
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.take_along_axis(np.array([[10, 30], [40, 20]]), np.array([[1], [0]]), axis=1)
+    array([[30],
+           [40]])
     """
     b, x, indices = _pair("take_along_axis", x, indices)
     try:

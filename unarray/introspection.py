@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import importlib.metadata
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 from unarray import _backends, _precision
 from unarray._devices import Device
-from unarray._dispatch import SCALARS, many, one, same_device
+from unarray._dispatch import SCALARS, leader, many, one, same_device
 from unarray._errors import ArgumentError
 from unarray._typing import Array
 
@@ -21,7 +22,23 @@ __all__ = ["BackendInfo", "Explanation", "Info", "array_namespace_info", "backen
 def backend_of(x: Array) -> str:
     """The name of the backend that owns ``x`` (``"numpy"``, ``"torch"``, ``"jax"``, ...).
 
-    Examples:
+        Parameters
+        ----------
+        x : array
+            An array of any supported library.
+
+        Returns
+        -------
+        out : str
+            The backend's name.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.backend_of(np.zeros(2))
         'numpy'
@@ -30,7 +47,31 @@ def backend_of(x: Array) -> str:
 
 
 def namespace(*arrays: Array) -> Any:
-    """The array-API namespace of the leading array's backend (``array_api_compat.torch``, ``jax.numpy``...)."""
+    """The array-API namespace of the leading array's backend (``array_api_compat.torch``, ``jax.numpy``...).
+
+        Parameters
+        ----------
+        *arrays : array
+            Arrays of supported libraries; the first one leads.
+
+        Returns
+        -------
+        out : module
+            The namespace the backend runs the standard's functions with.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            An argument is not an array of a supported library.
+        ArgumentTypeError
+            No array is given.
+
+        Examples
+        --------
+        >>> import numpy as np, unarray as ua
+        >>> ua.namespace(np.zeros(2)).__name__
+        'array_api_compat.numpy'
+    """
     b, _ = many("namespace", arrays)
     return b.xp
 
@@ -38,12 +79,31 @@ def namespace(*arrays: Array) -> Any:
 def device(x: Array, /) -> Device:
     """Where ``x`` lives, as a backend-neutral :class:`Device`.
 
-    Examples:
+        For a JAX array sharded over several devices, a :class:`ShardedDevice` (its mesh, partition spec and
+        devices).
+
+        Parameters
+        ----------
+        x : array
+            An array of any supported library.
+
+        Returns
+        -------
+        out : Device
+            The device: ``kind`` (``"cpu"``, ``"cuda"``, ``"rocm"``, ``"tpu"``...) and ``index``.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.device(np.zeros(2))
         Device('cpu')
     """
-    return one(x, "device").device_of(x)
+    return one(x, "device").placement_of(x)
 
 
 @dataclass(frozen=True)
@@ -71,8 +131,25 @@ def _version(name: str) -> str | None:
 def backends(probe: bool = False) -> list[BackendInfo]:
     """What is installed, what is loaded, and (with ``probe=True``) what runs and on which devices.
 
-    Without ``probe`` nothing is imported; with it, each installed backend is
-    imported and asked for its devices.
+        Without ``probe`` nothing is imported; with it, each installed backend is
+        imported and asked for its devices.
+
+        Parameters
+        ----------
+        probe : bool
+            Import each installed backend and list its devices. Default ``False``.
+
+        Returns
+        -------
+        out : list of BackendInfo
+            One entry per backend unarray knows, in a fixed order (NumPy first).
+
+        Examples
+        --------
+        >>> import unarray as ua
+        >>> info = ua.backends()
+        >>> info[0].name, info[0].installed
+        ('numpy', True)
     """
     out = []
     for name in _backends.NAMES:
@@ -127,17 +204,44 @@ def _array_args(args: tuple[Any, ...]) -> list[Any]:
     return arrays
 
 
-def explain(op: str, *args: Any, **kwargs: Any) -> Explanation:
+def explain(op: str | Callable[..., Any], *args: Any, **kwargs: Any) -> Explanation:
     """Say which backend, device, kernel, precision and copies ``ua.<op>(*args, **kwargs)`` would use.
 
-    The op does not run.
+        The op does not run. ``op`` may also be a :class:`unarray.jit` function: the explanation then names
+        the compiler its call would use, why, and whether it is compiled already (``JitExplanation``).
 
-    Arrays of libraries other than the leading array's are handed over as the call would hand them (on
-    the leader's device, else :class:`DeviceMismatchError`, as the call raises); a handoff that would
-    copy is counted in ``copies`` and named with the reason in ``handoffs``. No copy is made: the
-    zero-copy views are made and dropped, and ``ua.stats()`` counts no handoff for them.
+        Arrays of libraries other than the leading array's are handed over as the call would hand them (on
+        the leader's device, else :class:`DeviceMismatchError`, as the call raises); a handoff that would
+        copy is counted in ``copies`` and named with the reason in ``handoffs``. No copy is made: the
+        zero-copy views are made and dropped, and ``ua.stats()`` counts no handoff for them.
 
-    Examples:
+        Parameters
+        ----------
+        op : str or callable
+            The name of a unarray function (``"matmul"``, ``"linalg.svd"``), the function itself, or a
+            :class:`unarray.jit` function.
+        *args : object
+            The arguments the call would get.
+        **kwargs : object
+            The keyword arguments the call would get (``precision=``, ``axis=``...).
+
+        Returns
+        -------
+        out : Explanation
+            ``backend``, ``device``, ``kernel``, ``precision``, ``copies`` and ``handoffs``; ``str()`` of it is
+            the multi-line report.
+
+        Raises
+        ------
+        ArgumentError
+            ``op`` names no unarray function.
+        UnknownArrayTypeError
+            An argument is not an array of a supported library.
+        DeviceMismatchError
+            The arrays live on different devices (as the call would raise).
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> e = ua.explain("matmul", np.ones((2, 2), np.float32), np.ones((2, 2), np.float32))
         >>> e.backend, e.kernel
@@ -147,8 +251,12 @@ def explain(op: str, *args: Any, **kwargs: Any) -> Explanation:
     """
     from unarray import interop
     from unarray._explain_check import resolve
+    from unarray.jit import jit
 
+    if isinstance(op, jit):  # a ua.jit function: its compiler, cache entry and fallbacks
+        return op.explain(*args, **kwargs)
     resolve(op, args, kwargs)  # what the call itself would refuse (its name, its argument types)
+    op = cast(str, op)  # resolve refused anything but the name of an op
     arrays = _array_args(args)
     if not arrays:
         from unarray.creation import _creation_backend, zeros
@@ -157,6 +265,8 @@ def explain(op: str, *args: Any, **kwargs: Any) -> Explanation:
         # Where the call would allocate: an empty array made as it would make its result.
         where = lead.device_of(zeros((0,), backend=kwargs.get("backend"), device=kwargs.get("device")))
         return Explanation(op, lead.name, where, lead.kernel_name(op, args, kwargs), None)
+    li = leader(op, arrays)  # a traced, lazy or distributed operand leads wherever it is
+    arrays = [arrays[li], *arrays[:li], *arrays[li + 1:]]
     lead = one(arrays[0], op)
     dev = lead.device_of(arrays[0])
     handoffs = []

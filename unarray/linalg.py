@@ -16,9 +16,54 @@ __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 
 
 def cholesky(x: A, /, *, upper: bool = False) -> A:
-    """Cholesky factor of each symmetric/Hermitian positive-definite matrix ``(..., M, M)``.
+    """Returns the lower (upper) Cholesky decomposition of a complex Hermitian or real symmetric positive-definite
+    matrix ``x``.
 
-    The array API standard's ``linalg.cholesky``, run by the backend of the array arguments.
+    The array API standard's ``linalg.cholesky`` (2025.12), run by the backend of the array arguments: the
+    result is that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array having shape ``(..., M, M)`` and whose innermost two dimensions form square complex
+        Hermitian or real symmetric positive-definite matrices. Should have a floating-point data type.
+    upper : bool
+        If ``True``, the result must be the upper-triangular Cholesky factor ``U``. Default: ``False``.
+
+    Returns
+    -------
+    out : array
+        an array containing the Cholesky factors for each square matrix.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
+    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
+    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.linalg.cholesky(np.array([[4.0, 2.0], [2.0, 3.0]]))
+    array([[2.        , 0.        ],
+           [1.        , 1.41421356]])
     """
     b = _one(x, "linalg.cholesky")
     try:
@@ -28,9 +73,55 @@ def cholesky(x: A, /, *, upper: bool = False) -> A:
 
 
 def cross(x1: A, x2: Array, /, *, axis: int = -1) -> A:
-    """Cross product of 3-element vectors along ``axis``.
+    """Returns the cross product of 3-element vectors.
 
-    The array API standard's ``linalg.cross``, run by the backend of the array arguments.
+    The array API standard's ``linalg.cross`` (2025.12), run by the backend of the array arguments: the result
+    is that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : array
+        first input array. Must have a numeric data type.
+    x2 : array
+        second input array. Must be broadcast compatible with ``x1`` along all axes other than the axis
+        along which the cross-product is computed (see broadcasting).
+    axis : int
+        the axis (dimension) of ``x1`` and ``x2`` containing the vectors for which to compute the cross
+        product. Default: ``-1``.
+
+    Returns
+    -------
+    out : array
+        an array containing the cross products.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
+    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
+    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.linalg.cross(np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0]))
+    array([0., 0., 1.])
     """
     b, x1, x2 = _pair("linalg.cross", x1, x2)
     try:
@@ -40,9 +131,51 @@ def cross(x1: A, x2: Array, /, *, axis: int = -1) -> A:
 
 
 def det(x: A, /) -> A:
-    """Determinant of each matrix ``(..., M, M)``.
+    """Returns the determinant of a square matrix (or a stack of square matrices) ``x``.
 
-    The array API standard's ``linalg.det``, run by the backend of the array arguments.
+    The array API standard's ``linalg.det`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array having shape ``(..., M, M)`` and whose innermost two dimensions form square matrices.
+        Should have a floating-point data type.
+
+    Returns
+    -------
+    out : array
+        if ``x`` is a two-dimensional array, a zero-dimensional array containing the determinant; otherwise,
+        a non-zero dimensional array containing the determinant for each square matrix.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
+    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
+    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.linalg.det(np.array([[4.0, 2.0], [2.0, 3.0]]))
+    np.float64(7.999999999999998)
     """
     b = _one(x, "linalg.det")
     try:
@@ -52,9 +185,52 @@ def det(x: A, /) -> A:
 
 
 def diagonal(x: A, /, *, offset: int = 0) -> A:
-    """The ``offset`` diagonal of each matrix ``(..., M, N)``.
+    """Returns the specified diagonals of a matrix (or a stack of matrices) ``x``.
 
-    The array API standard's ``linalg.diagonal``, run by the backend of the array arguments.
+    The array API standard's ``linalg.diagonal`` (2025.12), run by the backend of the array arguments: the
+    result is that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array having shape ``(..., M, N)`` and whose innermost two dimensions form ``MxN`` matrices.
+    offset : int
+        offset specifying the off-diagonal relative to the main diagonal. Default: ``0``.
+
+    Returns
+    -------
+    out : array
+        an array containing the diagonals and whose shape is determined by removing the last two dimensions
+        and appending a dimension equal to the size of the resulting diagonals.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
+    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
+    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.linalg.diagonal(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), offset=1)
+    array([2., 6.])
     """
     b = _one(x, "linalg.diagonal")
     try:
@@ -64,9 +240,52 @@ def diagonal(x: A, /, *, offset: int = 0) -> A:
 
 
 def eig(x: Array, /) -> Any:
-    """Eigenvalues and eigenvectors of each square matrix.
+    """Returns eigenvalues and eigenvectors of a real or complex matrix (or stack of matrices) ``x``.
 
-    The array API standard's ``linalg.eig``, run by the backend of the array arguments.
+    The array API standard's ``linalg.eig`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array having shape ``(..., M, M)`` and whose innermost two dimensions form square matrices.
+        Should have a floating-point data type.
+
+    Returns
+    -------
+    out : Tuple[array, array]
+        a namedtuple (``eigenvalues``, ``eigenvectors``).
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: JAX on CUDA GPUs, ROCm GPUs and TPUs: jax.numpy.linalg.eig runs on the
+    CPU only. Dask on every platform: dask.array.linalg factors single 2-D matrices split into square chunks
+    only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first (ua.to(x, 'numpy')) for stacks
+    of matrices. As for every function, on TPUs (every backend, float64 and complex128): TPUs have no float64
+    arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> w = ua.linalg.eig(np.array([[2.0, 0.0], [1.0, 3.0]])).eigenvalues
+    >>> ua.sort(ua.real(w))
+    array([2., 3.])
     """
     b = _one(x, "linalg.eig")
     try:
@@ -76,9 +295,51 @@ def eig(x: Array, /) -> Any:
 
 
 def eigh(x: Array, /) -> Any:
-    """Eigenvalues and eigenvectors of each symmetric/Hermitian matrix.
+    """Returns an eigenvalue decomposition of a complex Hermitian or real symmetric matrix (or a stack of matrices)
+    ``x``.
 
-    The array API standard's ``linalg.eigh``, run by the backend of the array arguments.
+    The array API standard's ``linalg.eigh`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array having shape ``(..., M, M)`` and whose innermost two dimensions form square matrices.
+        Should have a floating-point data type.
+
+    Returns
+    -------
+    out : Tuple[array, array]
+        a namedtuple (``eigenvalues``, ``eigenvectors``).
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
+    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
+    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.linalg.eigh(np.array([[4.0, 2.0], [2.0, 3.0]])).eigenvalues
+    array([1.43844719, 5.56155281])
     """
     b = _one(x, "linalg.eigh")
     try:
@@ -88,9 +349,51 @@ def eigh(x: Array, /) -> Any:
 
 
 def eigvals(x: A, /) -> A:
-    """Eigenvalues of each square matrix.
+    """Returns the eigenvalues of a real or complex matrix (or a stack of matrices) ``x``.
 
-    The array API standard's ``linalg.eigvals``, run by the backend of the array arguments.
+    The array API standard's ``linalg.eigvals`` (2025.12), run by the backend of the array arguments: the result
+    is that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array having shape ``(..., M, M)`` and whose innermost two dimensions form square matrices.
+        Should have a floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the computed eigenvalues.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: JAX on CUDA GPUs, ROCm GPUs and TPUs: jax.numpy.linalg.eigvals runs on
+    the CPU only. Dask on every platform: dask.array.linalg factors single 2-D matrices split into square chunks
+    only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first (ua.to(x, 'numpy')) for stacks
+    of matrices. As for every function, on TPUs (every backend, float64 and complex128): TPUs have no float64
+    arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.sort(ua.real(ua.linalg.eigvals(np.array([[2.0, 0.0], [1.0, 3.0]]))))
+    array([2., 3.])
     """
     b = _one(x, "linalg.eigvals")
     try:
@@ -100,9 +403,50 @@ def eigvals(x: A, /) -> A:
 
 
 def eigvalsh(x: A, /) -> A:
-    """Eigenvalues of each symmetric/Hermitian matrix.
+    """Returns the eigenvalues of a complex Hermitian or real symmetric matrix (or a stack of matrices) ``x``.
 
-    The array API standard's ``linalg.eigvalsh``, run by the backend of the array arguments.
+    The array API standard's ``linalg.eigvalsh`` (2025.12), run by the backend of the array arguments: the
+    result is that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array having shape ``(..., M, M)`` and whose innermost two dimensions form square matrices.
+        Should have a floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the computed eigenvalues.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
+    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
+    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.linalg.eigvalsh(np.array([[4.0, 2.0], [2.0, 3.0]]))
+    array([1.43844719, 5.56155281])
     """
     b = _one(x, "linalg.eigvalsh")
     try:
@@ -112,9 +456,51 @@ def eigvalsh(x: A, /) -> A:
 
 
 def inv(x: A, /) -> A:
-    """Inverse of each matrix ``(..., M, M)``.
+    """Returns the multiplicative inverse of a square matrix (or a stack of square matrices) ``x``.
 
-    The array API standard's ``linalg.inv``, run by the backend of the array arguments.
+    The array API standard's ``linalg.inv`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array having shape ``(..., M, M)`` and whose innermost two dimensions form square matrices.
+        Should have a floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array containing the multiplicative inverses.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
+    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
+    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.linalg.inv(np.array([[4.0, 2.0], [2.0, 3.0]]))
+    array([[ 0.375, -0.25 ],
+           [-0.25 ,  0.5  ]])
     """
     b = _one(x, "linalg.inv")
     try:
@@ -124,9 +510,56 @@ def inv(x: A, /) -> A:
 
 
 def matrix_norm(x: A, /, *, keepdims: bool = False, ord: float | Literal["fro", "nuc"] | None = 'fro') -> A:
-    """Matrix norm of each matrix ``(..., M, N)``.
+    """Computes the matrix norm of a matrix (or a stack of matrices) ``x``.
 
-    The array API standard's ``linalg.matrix_norm``, run by the backend of the array arguments.
+    The array API standard's ``linalg.matrix_norm`` (2025.12), run by the backend of the array arguments: the
+    result is that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array having shape ``(..., M, N)`` and whose innermost two dimensions form ``MxN`` matrices.
+        Should have a floating-point data type.
+    keepdims : bool
+        If ``True``, the last two axes (dimensions) must be included in the result as singleton dimensions,
+        and, accordingly, the result must be compatible with the input array (see broadcasting). Default:
+        ``False``.
+    ord : Optional[Union[int, float, Literal[inf, -inf, 'fro', 'nuc']]]
+        order of the norm. Default: ``'fro'``.
+
+    Returns
+    -------
+    out : array
+        an array containing the norms for each ``MxN`` matrix.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
+    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
+    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.linalg.matrix_norm(np.array([[3.0, 0.0], [0.0, 4.0]]))
+    np.float64(5.0)
     """
     b = _one(x, "linalg.matrix_norm")
     try:
@@ -136,9 +569,53 @@ def matrix_norm(x: A, /, *, keepdims: bool = False, ord: float | Literal["fro", 
 
 
 def matrix_power(x: A, n: int, /) -> A:
-    """``x`` raised to the integer power ``n``.
+    """Raises a square matrix (or a stack of square matrices) ``x`` to an integer power ``n``.
 
-    The array API standard's ``linalg.matrix_power``, run by the backend of the array arguments.
+    The array API standard's ``linalg.matrix_power`` (2025.12), run by the backend of the array arguments: the
+    result is that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array having shape ``(..., M, M)`` and whose innermost two dimensions form square matrices.
+        Should have a floating-point data type.
+    n : int
+        integer exponent.
+
+    Returns
+    -------
+    out : array
+        if ``n`` is equal to zero, an array containing the identity matrix for each square matrix.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
+    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
+    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.linalg.matrix_power(np.array([[1.0, 1.0], [0.0, 1.0]]), 3)
+    array([[1., 3.],
+           [0., 1.]])
     """
     b = _one(x, "linalg.matrix_power")
     try:
@@ -148,9 +625,52 @@ def matrix_power(x: A, n: int, /) -> A:
 
 
 def matrix_rank(x: A, /, *, rtol: float | Array | None = None) -> A:
-    """Rank of each matrix ``(..., M, N)``.
+    """Returns the rank (i.e., number of non-zero singular values) of a matrix (or a stack of matrices).
 
-    The array API standard's ``linalg.matrix_rank``, run by the backend of the array arguments.
+    The array API standard's ``linalg.matrix_rank`` (2025.12), run by the backend of the array arguments: the
+    result is that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array having shape ``(..., M, N)`` and whose innermost two dimensions form ``MxN`` matrices.
+        Should have a floating-point data type.
+    rtol : Optional[Union[float, array]]
+        relative tolerance for small singular values. Default: ``None``.
+
+    Returns
+    -------
+    out : array
+        an array containing the ranks.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
+    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
+    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.linalg.matrix_rank(np.array([[1.0, 2.0], [2.0, 4.0]]))
+    np.int64(1)
     """
     b = _one(x, "linalg.matrix_rank")
     try:
@@ -160,9 +680,52 @@ def matrix_rank(x: A, /, *, rtol: float | Array | None = None) -> A:
 
 
 def outer(x1: A, x2: Array, /) -> A:
-    """Outer product of two vectors.
+    """Returns the outer product of two vectors ``x1`` and ``x2``.
 
-    The array API standard's ``linalg.outer``, run by the backend of the array arguments.
+    The array API standard's ``linalg.outer`` (2025.12), run by the backend of the array arguments: the result
+    is that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : array
+        first one-dimensional input array of size ``N``. Must have a numeric data type.
+    x2 : array
+        second one-dimensional input array of size ``M``. Must have a numeric data type.
+
+    Returns
+    -------
+    out : array
+        a two-dimensional array containing the outer product and whose shape is ``(N, M)``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
+    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
+    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.linalg.outer(np.array([1.0, 2.0]), np.array([3.0, 4.0, 5.0]))
+    array([[ 3.,  4.,  5.],
+           [ 6.,  8., 10.]])
     """
     b, x1, x2 = _pair("linalg.outer", x1, x2)
     try:
@@ -172,9 +735,53 @@ def outer(x1: A, x2: Array, /) -> A:
 
 
 def pinv(x: A, /, *, rtol: float | Array | None = None) -> A:
-    """Moore-Penrose pseudo-inverse of each matrix.
+    """Returns the (Moore-Penrose) pseudo-inverse of a matrix (or a stack of matrices) ``x``.
 
-    The array API standard's ``linalg.pinv``, run by the backend of the array arguments.
+    The array API standard's ``linalg.pinv`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array having shape ``(..., M, N)`` and whose innermost two dimensions form ``MxN`` matrices.
+        Should have a floating-point data type.
+    rtol : Optional[Union[float, array]]
+        relative tolerance for small singular values. Default: ``None``.
+
+    Returns
+    -------
+    out : array
+        an array containing the pseudo-inverse(s).
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
+    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
+    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.linalg.pinv(np.array([[2.0, 0.0], [0.0, 4.0]]))
+    array([[0.5 , 0.  ],
+           [0.  , 0.25]])
     """
     b = _one(x, "linalg.pinv")
     try:
@@ -184,9 +791,54 @@ def pinv(x: A, /, *, rtol: float | Array | None = None) -> A:
 
 
 def qr(x: Array, /, *, mode: Literal["reduced", "complete"] = 'reduced') -> Any:
-    """QR decomposition of each matrix.
+    """Returns the QR decomposition of a full column rank matrix (or a stack of matrices).
 
-    The array API standard's ``linalg.qr``, run by the backend of the array arguments.
+    The array API standard's ``linalg.qr`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array having shape ``(..., M, N)`` and whose innermost two dimensions form ``MxN`` matrices of
+        rank ``N``. Should have a floating-point data type.
+    mode : Literal['reduced', 'complete']
+        decomposition mode. Default: ``'reduced'``.
+
+    Returns
+    -------
+    out : Tuple[array, array]
+        a namedtuple ``(Q, R)``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
+    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
+    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> a = np.array([[4.0, 2.0], [2.0, 3.0]])
+    >>> q, r = ua.linalg.qr(a)
+    >>> bool(ua.all(ua.abs(q @ r - a) < 1e-12))
+    True
     """
     b = _one(x, "linalg.qr")
     try:
@@ -196,9 +848,51 @@ def qr(x: Array, /, *, mode: Literal["reduced", "complete"] = 'reduced') -> Any:
 
 
 def slogdet(x: Array, /) -> Any:
-    """Sign and natural log of the absolute determinant.
+    """Returns the sign and the natural logarithm of the absolute value of the determinant of a square matrix (or a
+    stack of square matrices) ``x``.
 
-    The array API standard's ``linalg.slogdet``, run by the backend of the array arguments.
+    The array API standard's ``linalg.slogdet`` (2025.12), run by the backend of the array arguments: the result
+    is that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array having shape ``(..., M, M)`` and whose innermost two dimensions form square matrices.
+        Should have a floating-point data type.
+
+    Returns
+    -------
+    out : Tuple[array, array]
+        a namedtuple (``sign``, ``logabsdet``).
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
+    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
+    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.linalg.slogdet(np.array([[4.0, 2.0], [2.0, 3.0]]))
+    SlogdetResult(sign=np.float64(1.0), logabsdet=np.float64(2.0794415416798357))
     """
     b = _one(x, "linalg.slogdet")
     try:
@@ -208,9 +902,52 @@ def slogdet(x: Array, /) -> Any:
 
 
 def solve(x1: A, x2: Array, /) -> A:
-    """Solve ``x1 @ y = x2`` for ``y``.
+    """Returns the solution of a square system of linear equations with a unique solution.
 
-    The array API standard's ``linalg.solve``, run by the backend of the array arguments.
+    The array API standard's ``linalg.solve`` (2025.12), run by the backend of the array arguments: the result
+    is that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : array
+        coefficient array ``A`` having shape ``(..., M, M)`` and whose innermost two dimensions form square
+        matrices.
+    x2 : array
+        ordinate (or "dependent variable") array ``B``.
+
+    Returns
+    -------
+    out : array
+        an array containing the solution to the system ``AX = B`` for each square matrix.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
+    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
+    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.linalg.solve(np.array([[4.0, 2.0], [2.0, 3.0]]), np.array([8.0, 7.0]))
+    array([1.25, 1.5 ])
     """
     b, x1, x2 = _pair("linalg.solve", x1, x2)
     try:
@@ -220,9 +957,53 @@ def solve(x1: A, x2: Array, /) -> A:
 
 
 def svd(x: Array, /, *, full_matrices: bool = True) -> Any:
-    """Singular value decomposition of each matrix.
+    """Returns a singular value decomposition (SVD) of a matrix (or a stack of matrices) ``x``.
 
-    The array API standard's ``linalg.svd``, run by the backend of the array arguments.
+    The array API standard's ``linalg.svd`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array having shape ``(..., M, N)`` and whose innermost two dimensions form matrices on which
+        to perform singular value decomposition. Should have a floating-point data type.
+    full_matrices : bool
+        If ``True``, compute full-sized ``U`` and ``Vh``, such that ``U`` has shape ``(..., M, M)`` and
+        ``Vh`` has shape ``(..., N, N)``. Default: ``True``.
+
+    Returns
+    -------
+    out : Tuple[array, array, array]
+        a namedtuple ``(U, S, Vh)``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
+    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
+    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.linalg.svd(np.array([[4.0, 2.0], [2.0, 3.0]]), full_matrices=False).S
+    array([5.56155281, 1.43844719])
     """
     b = _one(x, "linalg.svd")
     try:
@@ -232,9 +1013,51 @@ def svd(x: Array, /, *, full_matrices: bool = True) -> Any:
 
 
 def svdvals(x: A, /) -> A:
-    """Singular values of each matrix.
+    """Returns the singular values of a matrix (or a stack of matrices) ``x``.
 
-    The array API standard's ``linalg.svdvals``, run by the backend of the array arguments.
+    The array API standard's ``linalg.svdvals`` (2025.12), run by the backend of the array arguments: the result
+    is that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array having shape ``(..., M, N)`` and whose innermost two dimensions form matrices on which
+        to perform singular value decomposition. Should have a floating-point data type.
+
+    Returns
+    -------
+    out : array
+        an array with shape ``(..., K)`` that contains the vector(s) of singular values of length ``K``,
+        where ``K = min(M, N)``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
+    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
+    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.linalg.svdvals(np.array([[3.0, 0.0], [0.0, -4.0]]))
+    array([4., 3.])
     """
     b = _one(x, "linalg.svdvals")
     try:
@@ -244,9 +1067,55 @@ def svdvals(x: A, /) -> A:
 
 
 def trace(x: A, /, *, offset: int = 0, dtype: DTypeLike | None = None) -> A:
-    """Sum along the ``offset`` diagonal of each matrix.
+    """Returns the sum along the specified diagonals of a matrix (or a stack of matrices) ``x``.
 
-    The array API standard's ``linalg.trace``, run by the backend of the array arguments.
+    The array API standard's ``linalg.trace`` (2025.12), run by the backend of the array arguments: the result
+    is that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array having shape ``(..., M, N)`` and whose innermost two dimensions form ``MxN`` matrices.
+        Should have a numeric data type.
+    offset : int
+        offset specifying the off-diagonal relative to the main diagonal. Default: ``0``.
+    dtype : Optional[dtype]
+        data type of the returned array. Default: ``None``.
+
+    Returns
+    -------
+    out : array
+        an array containing the traces and whose shape is determined by removing the last two dimensions and
+        storing the traces in the last array dimension.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
+    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
+    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.linalg.trace(np.array([[4.0, 2.0], [2.0, 3.0]]))
+    array(7.)
     """
     b = _one(x, "linalg.trace")
     try:
@@ -256,9 +1125,58 @@ def trace(x: A, /, *, offset: int = 0, dtype: DTypeLike | None = None) -> A:
 
 
 def vector_norm(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False, ord: float = 2) -> A:
-    """Vector norm along ``axis``.
+    """Computes the vector norm of a vector (or batch of vectors) ``x``.
 
-    The array API standard's ``linalg.vector_norm``, run by the backend of the array arguments.
+    The array API standard's ``linalg.vector_norm`` (2025.12), run by the backend of the array arguments: the
+    result is that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Should have a floating-point data type.
+    axis : Optional[Union[int, Tuple[int, ...]]]
+        If an integer, ``axis`` specifies the axis (dimension) along which to compute vector norms. Default:
+        ``None``.
+    keepdims : bool
+        If ``True``, the axes (dimensions) specified by ``axis`` must be included in the result as singleton
+        dimensions, and, accordingly, the result must be compatible with the input array (see broadcasting).
+        Default: ``False``.
+    ord : Union[int, float, Literal[inf, -inf]]
+        order of the norm. Default: ``2``.
+
+    Returns
+    -------
+    out : array
+        an array containing the vector norms.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
+    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
+    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.linalg.vector_norm(np.array([3.0, -4.0]))
+    np.float64(5.0)
     """
     b = _one(x, "linalg.vector_norm")
     try:

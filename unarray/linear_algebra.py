@@ -22,21 +22,35 @@ __all__ = ["matmul", "matrix_transpose"]
 def matmul(x1: A, x2: Array, /, *, precision: Policy | None = None) -> A:
     """Matrix product with the standard's broadcasting and promotion.
 
-    Args:
-        x1: ``(..., M, K)``, or ``(K,)`` (treated as ``(1, K)`` and the axis removed).
-        x2: ``(..., K, N)``, or ``(K,)`` (treated as ``(K, 1)`` and the axis removed).
-        precision: ``"highest"``, ``"tf32"``, ``"bf16"`` or ``"fastest"`` for this
-            call; by default the scope's policy (``ua.precision``), ``"highest"``.
+        Parameters
+        ----------
+        x1 : array
+            ``(..., M, K)``, or ``(K,)`` (treated as ``(1, K)`` and the axis removed).
+        x2 : array
+            ``(..., K, N)``, or ``(K,)`` (treated as ``(K, 1)`` and the axis removed).
+        precision : str, optional
+            ``"highest"``, ``"tf32"``, ``"bf16"`` or ``"fastest"`` for this call; by default the scope's
+            policy (:class:`unarray.precision`), ``"highest"``.
 
-    Returns:
-        ``(..., M, N)`` with the batch dimensions broadcast, in the promoted
-        dtype of ``x1`` and ``x2``; the leading argument's library and device.
+        Returns
+        -------
+        out : array
+            ``(..., M, N)`` with the batch dimensions broadcast, in the promoted dtype of ``x1`` and ``x2``;
+            the leading argument's library and device.
 
-    Raises:
-        ShapeError: the inner dimensions differ or batch dimensions do not broadcast.
-        DeviceMismatchError: the operands live on different devices.
+        Raises
+        ------
+        ShapeError
+            The inner dimensions differ, an operand is 0-d, or batch dimensions do not broadcast.
+        DeviceMismatchError
+            The operands live on different devices.
+        UnknownArrayTypeError
+            An operand is not an array of a supported library.
+        ArgumentError
+            ``precision`` is not a known policy.
 
-    Examples:
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> a = np.arange(6, dtype=np.int8).reshape(2, 3)
         >>> b = np.ones(3, dtype=np.int16)
@@ -65,7 +79,26 @@ def _matmul_general(x1: A, x2: Array, precision: Policy | None) -> A:
 def matrix_transpose(x: A, /) -> A:
     """Transpose the last two axes: ``(..., M, N)`` to ``(..., N, M)``.
 
-    Examples:
+        Parameters
+        ----------
+        x : array
+            Input array with at least two dimensions.
+
+        Returns
+        -------
+        out : array
+            ``x`` with its last two axes swapped (a view where the backend has views), of the input's library
+            and device.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        ShapeError
+            ``x`` has fewer than two dimensions.
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.matrix_transpose(np.zeros((5, 2, 3))).shape
         (5, 3, 2)
@@ -81,9 +114,54 @@ def matrix_transpose(x: A, /) -> A:
 
 
 def tensordot(x1: A, x2: Array, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> A:
-    """Tensor contraction of ``x1`` and ``x2`` over ``axes``.
+    """Returns a tensor contraction of ``x1`` and ``x2`` over specific axes.
 
-    The array API standard's ``tensordot``, run by the backend of the array arguments.
+    The array API standard's ``tensordot`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : array
+        first input array. **Should** have a numeric data type.
+    x2 : array
+        second input array. **Should** have a numeric data type. Corresponding contracted axes of ``x1`` and
+        ``x2`` **must** be equal.
+    axes : Union[int, Tuple[Sequence[int], Sequence[int]]]
+        number of axes to contract or explicit sequences of axis indices for ``x1`` and ``x2``,
+        respectively.
+
+    Returns
+    -------
+    out : array
+        an array containing the tensor contraction.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.tensordot(np.ones((2, 3)), np.ones((3, 4)), axes=1)
+    array([[3., 3., 3., 3.],
+           [3., 3., 3., 3.]])
     """
     b, x1, x2 = _pair("tensordot", x1, x2)
     try:
@@ -93,9 +171,56 @@ def tensordot(x1: A, x2: Array, /, *, axes: int | tuple[Sequence[int], Sequence[
 
 
 def vecdot(x1: A, x2: Array, /, *, axis: int = -1) -> A:
-    """Vector dot product along ``axis`` (conjugating ``x1``).
+    """Computes the (vector) dot product of two arrays.
 
-    The array API standard's ``vecdot``, run by the backend of the array arguments.
+    The array API standard's ``vecdot`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : array
+        first input array. **Should** have a floating-point data type.
+    x2 : array
+        second input array. **Must** be compatible with ``x1`` for all non-contracted axes (see
+        broadcasting).
+    axis : int
+        axis of ``x1`` and ``x2`` containing the vectors for which to compute the dot product. Default:
+        ``-1``.
+
+    Returns
+    -------
+    out : array
+        if ``x1`` and ``x2`` are both one-dimensional arrays, a zero-dimensional containing the dot product;
+        otherwise, a non-zero-dimensional array containing the dot products and having ``N-1`` axes, where
+        ``N`` is number of axes in the shape determined according to broadcasting along the non-contracted
+        axes.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.vecdot(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]), np.array([1.0, 0.0, -1.0]))
+    array([-2., -2.])
     """
     b, x1, x2 = _pair("vecdot", x1, x2)
     try:

@@ -14,10 +14,30 @@ __all__ = ["broadcast_shapes", "expand_dims", "permute_dims"]
 def permute_dims(x: A, /, axes: tuple[int, ...]) -> A:
     """Permute the axes of ``x``: output axis ``i`` is input axis ``axes[i]`` (negative allowed).
 
-    Returns a view where the backend has views (NumPy, torch, CuPy); JAX and
-    TensorFlow return a new array.
+        Returns a view where the backend has views (NumPy, torch, CuPy); JAX and
+        TensorFlow return a new array.
 
-    Examples:
+        Parameters
+        ----------
+        x : array
+            Input array.
+        axes : tuple of int
+            A permutation of ``range(x.ndim)``; negative entries count from the end.
+
+        Returns
+        -------
+        out : array
+            ``x`` with its axes reordered, of the input's library and device.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        ArgumentError
+            ``axes`` is not a permutation of the array's axes.
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.permute_dims(np.zeros((2, 3, 4)), (2, 0, -2)).shape
         (4, 2, 3)
@@ -32,10 +52,30 @@ def permute_dims(x: A, /, axes: tuple[int, ...]) -> A:
 def expand_dims(x: A, /, axis: int | tuple[int, ...] = 0) -> A:
     """Insert axes of length one at ``axis`` (an int or a tuple, positions in the result).
 
-    Every backend refuses an axis outside ``[-N, N)`` (``N`` the result's rank) and a repeated axis (-1 and
-    N-1 name the same one) with :class:`AxisError`, before any backend runs.
+        Every backend refuses an axis outside ``[-N, N)`` (``N`` the result's rank) and a repeated axis (-1 and
+        N-1 name the same one) with :class:`AxisError`, before any backend runs.
 
-    Examples:
+        Parameters
+        ----------
+        x : array
+            Input array.
+        axis : int or tuple of int
+            Position(s) of the new axes in the result. Default ``0``.
+
+        Returns
+        -------
+        out : array
+            ``x`` with ``len(axis)`` more axes, of the input's library and device.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        AxisError
+            An axis is outside ``[-N, N)`` or repeated.
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.expand_dims(np.zeros((2, 3)), axis=(0, -1)).shape
         (1, 2, 3, 1)
@@ -65,7 +105,23 @@ def _check_new_axes(backend: str, ndim: int, axis: int | tuple[int, ...]) -> Non
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     """The shape that ``shapes`` broadcast to (no arrays involved).
 
-    Examples:
+        Parameters
+        ----------
+        *shapes : tuple of int
+            The shapes to broadcast against one another.
+
+        Returns
+        -------
+        out : tuple of int
+            The broadcast shape; ``()`` for no shapes.
+
+        Raises
+        ------
+        ShapeError
+            Two shapes have different sizes, neither 1, on one axis.
+
+        Examples
+        --------
         >>> import unarray as ua
         >>> ua.broadcast_shapes((2, 1, 4), (3, 1))
         (2, 3, 4)
@@ -86,9 +142,48 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def broadcast_arrays(*arrays: A) -> tuple[A, ...]:
-    """Broadcast arrays against each other.
+    """Broadcasts one or more arrays against one another.
 
-    The array API standard's ``broadcast_arrays``, run by the backend of the array arguments.
+    The array API standard's ``broadcast_arrays`` (2025.12), run by the backend of the array arguments: the
+    result is that library's array, on their device.
+
+    Parameters
+    ----------
+    arrays : array
+        an arbitrary number of to-be broadcasted arrays.
+
+    Returns
+    -------
+    out : Tuple[array, ...]
+        tuple of broadcasted arrays.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> a, b = ua.broadcast_arrays(np.array([1, 2, 3]), np.array([[10], [20]]))
+    >>> a.shape, b.shape
+    ((2, 3), (2, 3))
     """
     b, xs = _many("broadcast_arrays", arrays)
     try:
@@ -98,9 +193,50 @@ def broadcast_arrays(*arrays: A) -> tuple[A, ...]:
 
 
 def broadcast_to(x: A, /, shape: tuple[int, ...]) -> A:
-    """Broadcast ``x`` to ``shape``.
+    """Broadcasts an array to a specified shape.
 
-    The array API standard's ``broadcast_to``, run by the backend of the array arguments.
+    The array API standard's ``broadcast_to`` (2025.12), run by the backend of the array arguments: the result
+    is that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        array to broadcast.
+    shape : Tuple[int, ...]
+        array shape.
+
+    Returns
+    -------
+    out : array
+        an array having the specified shape.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.broadcast_to(np.array([1, 2, 3]), (2, 3))
+    array([[1, 2, 3],
+           [1, 2, 3]])
     """
     b = _one(x, "broadcast_to")
     try:
@@ -110,9 +246,52 @@ def broadcast_to(x: A, /, shape: tuple[int, ...]) -> A:
 
 
 def concat(arrays: tuple[A, ...] | list[A], /, *, axis: int | None = 0) -> A:
-    """Join arrays along an existing axis.
+    """Joins a sequence of arrays along an existing axis.
 
-    The array API standard's ``concat``, run by the backend of the array arguments.
+    The array API standard's ``concat`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    arrays : Union[Tuple[array, ...], List[array]]
+        input arrays to join. The arrays **must** have the same shape, except in the dimension specified by
+        ``axis``.
+    axis : Optional[int]
+        axis along which to join the arrays. If ``axis`` is ``None``, arrays **must** be flattened before
+        concatenation. Default: ``0``.
+
+    Returns
+    -------
+    out : array
+        an output array containing the concatenated values.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.concat([np.array([[1, 2]]), np.array([[3, 4]])], axis=0)
+    array([[1, 2],
+           [3, 4]])
     """
     b, arrays = _many("concat", arrays)
     try:
@@ -122,9 +301,51 @@ def concat(arrays: tuple[A, ...] | list[A], /, *, axis: int | None = 0) -> A:
 
 
 def flip(x: A, /, *, axis: int | tuple[int, ...] | None = None) -> A:
-    """Reverse the order of elements along ``axis``.
+    """Reverses the order of elements in an array along the given axis.
 
-    The array API standard's ``flip``, run by the backend of the array arguments.
+    The array API standard's ``flip`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array.
+    axis : Optional[Union[int, Tuple[int, ...]]]
+        axis (or axes) along which to reverse elements. If ``axis`` is ``None``, the function **must** flip
+        all input array axes. Default: ``None``.
+
+    Returns
+    -------
+    out : array
+        an output array.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.flip(np.array([[1, 2, 3], [4, 5, 6]]), axis=1)
+    array([[3, 2, 1],
+           [6, 5, 4]])
     """
     b = _one(x, "flip")
     try:
@@ -134,9 +355,51 @@ def flip(x: A, /, *, axis: int | tuple[int, ...] | None = None) -> A:
 
 
 def moveaxis(x: A, source: int | tuple[int, ...], destination: int | tuple[int, ...], /) -> A:
-    """Move axes of ``x`` to new positions.
+    """Moves array axes to new positions, while leaving other axes in their original positions.
 
-    The array API standard's ``moveaxis``, run by the backend of the array arguments.
+    The array API standard's ``moveaxis`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array.
+    source : Union[int, Tuple[int, ...]]
+        axis (or axes) to move.
+    destination : Union[int, Tuple[int, ...]]
+        axis (or axes) defining the desired position(s) for each respective ``source`` axis index.
+
+    Returns
+    -------
+    out : array
+        an array containing reordered axes.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.moveaxis(np.ones((2, 3, 4)), 0, -1).shape
+    (3, 4, 2)
     """
     b = _one(x, "moveaxis")
     try:
@@ -146,9 +409,53 @@ def moveaxis(x: A, source: int | tuple[int, ...], destination: int | tuple[int, 
 
 
 def repeat(x: A, repeats: int | Array, /, *, axis: int | None = None) -> A:
-    """Repeat each element of ``x`` ``repeats`` times along ``axis``.
+    """Repeats each element of an array a specified number of times on a per-element basis.
 
-    The array API standard's ``repeat``, run by the backend of the array arguments.
+    The array API standard's ``repeat`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array containing elements to repeat.
+    repeats : Union[int, array]
+        the number of repetitions for each element.
+    axis : Optional[int]
+        the axis along which to repeat elements. Default: ``None``.
+
+    Returns
+    -------
+    out : array
+        an output array containing repeated elements.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: Dask on every platform: dask repeats by an int only: counts given as an
+    array make a data-dependent shape (UnsupportedError; compute the counts first). As for every function, on
+    TPUs (every backend, float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it
+    (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.repeat(np.array([1, 2, 3]), 2)
+    array([1, 1, 2, 2, 3, 3])
     """
     b, (x, repeats) = _many("repeat", (x, repeats), skip_none=True)
     try:
@@ -158,9 +465,52 @@ def repeat(x: A, repeats: int | Array, /, *, axis: int | None = None) -> A:
 
 
 def reshape(x: A, /, shape: tuple[int, ...], *, copy: bool | None = None) -> A:
-    """Give ``x`` a new shape without changing its data.
+    """Reshapes an array without changing its data.
 
-    The array API standard's ``reshape``, run by the backend of the array arguments.
+    The array API standard's ``reshape`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array to reshape.
+    shape : Tuple[int, ...]
+        a new shape compatible with the original shape.
+    copy : Optional[bool]
+        whether or not to copy the input array. Default: ``None``.
+
+    Returns
+    -------
+    out : array
+        an output array.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.reshape(np.arange(6), (2, 3))
+    array([[0, 1, 2],
+           [3, 4, 5]])
     """
     b = _one(x, "reshape")
     try:
@@ -170,9 +520,51 @@ def reshape(x: A, /, shape: tuple[int, ...], *, copy: bool | None = None) -> A:
 
 
 def roll(x: A, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> A:
-    """Roll elements of ``x`` along ``axis``.
+    """Rolls array elements along a specified axis.
 
-    The array API standard's ``roll``, run by the backend of the array arguments.
+    The array API standard's ``roll`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array.
+    shift : Union[int, Tuple[int, ...]]
+        number of places by which the elements are shifted.
+    axis : Optional[Union[int, Tuple[int, ...]]]
+        axis (or axes) along which elements to shift. Default: ``None``.
+
+    Returns
+    -------
+    out : array
+        an output array.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.roll(np.array([1, 2, 3, 4]), 1)
+    array([4, 1, 2, 3])
     """
     b = _one(x, "roll")
     try:
@@ -182,9 +574,49 @@ def roll(x: A, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] |
 
 
 def squeeze(x: A, /, axis: int | tuple[int, ...]) -> A:
-    """Remove axes of length one.
+    """Removes singleton axes from ``x``.
 
-    The array API standard's ``squeeze``, run by the backend of the array arguments.
+    The array API standard's ``squeeze`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array.
+    axis : Union[int, Tuple[int, ...]]
+        axis (or axes) to squeeze.
+
+    Returns
+    -------
+    out : array
+        an output array.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.squeeze(np.ones((1, 3, 1)), axis=(0, 2)).shape
+    (3,)
     """
     b = _one(x, "squeeze")
     try:
@@ -194,9 +626,50 @@ def squeeze(x: A, /, axis: int | tuple[int, ...]) -> A:
 
 
 def stack(arrays: tuple[A, ...] | list[A], /, *, axis: int = 0) -> A:
-    """Join arrays along a new axis.
+    """Joins a sequence of arrays along a new axis.
 
-    The array API standard's ``stack``, run by the backend of the array arguments.
+    The array API standard's ``stack`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    arrays : Union[Tuple[array, ...], List[array]]
+        input arrays to join. Each array **must** have the same shape.
+    axis : int
+        axis along which to join the arrays. Default: ``0``.
+
+    Returns
+    -------
+    out : array
+        an output array.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.stack([np.array([1, 2]), np.array([3, 4])], axis=1)
+    array([[1, 3],
+           [2, 4]])
     """
     b, arrays = _many("stack", arrays)
     try:
@@ -206,9 +679,50 @@ def stack(arrays: tuple[A, ...] | list[A], /, *, axis: int = 0) -> A:
 
 
 def tile(x: A, repetitions: tuple[int, ...], /) -> A:
-    """Construct an array by repeating ``x`` ``repetitions`` times.
+    """Constructs an array by tiling an input array.
 
-    The array API standard's ``tile``, run by the backend of the array arguments.
+    The array API standard's ``tile`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array.
+    repetitions : Tuple[int, ...]
+        number of repetitions along each axis.
+
+    Returns
+    -------
+    out : array
+        a tiled output array.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.tile(np.array([1, 2]), (2, 2))
+    array([[1, 2, 1, 2],
+           [1, 2, 1, 2]])
     """
     b = _one(x, "tile")
     try:
@@ -218,9 +732,49 @@ def tile(x: A, repetitions: tuple[int, ...], /) -> A:
 
 
 def unstack(x: A, /, *, axis: int = 0) -> tuple[A, ...]:
-    """Split ``x`` into a tuple of arrays along ``axis``.
+    """Splits an array into a sequence of arrays along the given axis.
 
-    The array API standard's ``unstack``, run by the backend of the array arguments.
+    The array API standard's ``unstack`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array.
+    axis : int
+        axis along which to split an array. Default: ``0``.
+
+    Returns
+    -------
+    out : Tuple[array, ...]
+        tuple of slices along the given dimension.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.unstack(np.array([[1, 2], [3, 4]]), axis=1)
+    (array([1, 3]), array([2, 4]))
     """
     b = _one(x, "unstack")
     try:

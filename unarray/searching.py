@@ -17,15 +17,40 @@ __all__ = ["argmax", "argmin", "count_nonzero"]
 def argmax(x: A, /, *, axis: int | None = None, keepdims: bool = False) -> A:
     """Index of the first maximum along ``axis`` (of the flattened array if ``None``).
 
-    A NaN counts as the maximum: the index of the first NaN is returned.
+        A NaN counts as the maximum: the index of the first NaN is returned.
 
-    Raises:
-        EmptyReductionError: the reduction covers zero elements.
+        Parameters
+        ----------
+        x : array
+            Input array, real-valued.
+        axis : int, optional
+            The axis to search along; ``None`` (the default) searches the flattened array.
+        keepdims : bool
+            Keep the reduced axis with length one. Default ``False``.
 
-    Examples:
+        Returns
+        -------
+        out : array
+            The indices, in the default index dtype, of the input's library and device.
+
+        Raises
+        ------
+        EmptyReductionError
+            The reduction covers zero elements.
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        AxisError
+            ``axis`` is out of range for ``x``, or names an axis twice.
+        DTypeError
+            ``x`` is complex (the standard orders no complex numbers).
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.argmax(np.array([[1, 9, 9], [7, 2, 3]]), axis=1)
         array([1, 0])
+        >>> int(ua.argmax(np.array([1.0, np.nan, 5.0])))
+        1
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "argmax")
     if axis is not None:
@@ -39,7 +64,33 @@ def argmax(x: A, /, *, axis: int | None = None, keepdims: bool = False) -> A:
 def argmin(x: A, /, *, axis: int | None = None, keepdims: bool = False) -> A:
     """Index of the first minimum along ``axis``; a NaN counts as the minimum.
 
-    Examples:
+        Parameters
+        ----------
+        x : array
+            Input array, real-valued.
+        axis : int, optional
+            The axis to search along; ``None`` (the default) searches the flattened array.
+        keepdims : bool
+            Keep the reduced axis with length one. Default ``False``.
+
+        Returns
+        -------
+        out : array
+            The indices, in the default index dtype, of the input's library and device.
+
+        Raises
+        ------
+        EmptyReductionError
+            The reduction covers zero elements.
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        AxisError
+            ``axis`` is out of range for ``x``, or names an axis twice.
+        DTypeError
+            ``x`` is complex (the standard orders no complex numbers).
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.argmin(np.array([4, 1, 1, 5]))
         np.int64(1)
@@ -53,9 +104,31 @@ def argmin(x: A, /, *, axis: int | None = None, keepdims: bool = False) -> A:
         raise _fail("argmin", b, e) from e
 
 def count_nonzero(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> A:
-    """Number of non-zero elements along ``axis`` (axes as :func:`ua.sum`).
+    """Number of non-zero elements along ``axis`` (axes as :func:`unarray.sum`).
 
-    Examples:
+        Parameters
+        ----------
+        x : array
+            Input array; a complex element is non-zero if either part is, a bool one if it is ``True``.
+        axis : int, tuple of int or None
+            Axis or axes to count over; ``None`` (the default) counts the whole array.
+        keepdims : bool
+            Keep the reduced axes with length one. Default ``False``.
+
+        Returns
+        -------
+        out : array
+            The counts, in the default index dtype, of the input's library and device.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        AxisError
+            ``axis`` is out of range for ``x``, or names an axis twice.
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.count_nonzero(np.array([[0, 1], [2, 3]]), axis=0)
         array([1, 2])
@@ -72,9 +145,49 @@ def count_nonzero(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdim
 
 
 def nonzero(x: A, /) -> tuple[A, ...]:
-    """Indices of the non-zero elements, one array per dimension.
+    """Returns the indices of the array elements which are non-zero.
 
-    The array API standard's ``nonzero``, run by the backend of the array arguments.
+    The array API standard's ``nonzero`` (2024.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. Must have a positive rank.
+
+    Returns
+    -------
+    out : Tuple[array, ...]
+        a tuple of ``k`` arrays, one for each dimension of ``x`` and each of size ``n`` (where ``n`` is the
+        total number of non-zero elements), containing the indices of the non-zero elements in that
+        dimension.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.nonzero(np.array([[0, 3], [4, 0]]))
+    (array([0, 1]), array([1, 0]))
     """
     b = _one(x, "nonzero")
     try:
@@ -91,9 +204,55 @@ def searchsorted(
     side: Literal["left", "right"] = 'left',
     sorter: Array | None = None,
 ) -> A:
-    """Indices at which ``x2`` would be inserted into the sorted ``x1``.
+    """Finds the indices into ``x1`` such that, if the corresponding elements in ``x2`` were inserted before the
+    indices, the order of ``x1``, when sorted in ascending order, would be preserved.
 
-    The array API standard's ``searchsorted``, run by the backend of the array arguments.
+    The array API standard's ``searchsorted`` (2024.12), run by the backend of the array arguments: the result
+    is that library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : array
+        input array. Must be a one-dimensional array.
+    x2 : array
+        array containing search values. Should have a real-valued data type.
+    side : Literal['left', 'right']
+        argument controlling which index is returned if a value lands exactly on an edge. Default:
+        ``'left'``.
+    sorter : Optional[array]
+        array of indices that sort ``x1`` in ascending order. Default: ``None``.
+
+    Returns
+    -------
+    out : array
+        an array of indices with the same shape as ``x2``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.searchsorted(np.array([1.0, 2.0, 4.0]), np.array([0.5, 2.0, 5.0]))
+    array([0, 1, 3])
     """
     b, (x1, x2, sorter) = _many("searchsorted", (x1, x2, sorter), skip_none=True)
     try:
@@ -103,9 +262,52 @@ def searchsorted(
 
 
 def where(condition: A, x1: Array | complex, x2: Array | complex, /) -> A:
-    """``x1`` where ``condition`` is true, else ``x2``.
+    """Returns elements chosen from ``x1`` or ``x2`` depending on ``condition``.
 
-    The array API standard's ``where``, run by the backend of the array arguments.
+    The array API standard's ``where`` (2024.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    condition : array
+        when ``True``, yield ``x1_i``; otherwise, yield ``x2_i``.
+    x1 : Union[array, int, float, complex, bool]
+        first input array. Must be compatible with ``condition`` and ``x2`` (see broadcasting).
+    x2 : Union[array, int, float, complex, bool]
+        second input array. Must be compatible with ``condition`` and ``x1`` (see broadcasting).
+
+    Returns
+    -------
+    out : array
+        an array with elements from ``x1`` where ``condition`` is ``True``, and elements from ``x2``
+        elsewhere.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.where(np.array([True, False, True]), np.array([1.0, 2.0, 3.0]), -1.0)
+    array([ 1., -1.,  3.])
     """
     b, (condition, x1, x2) = _many("where", (condition, x1, x2), skip_none=True)
     try:

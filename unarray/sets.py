@@ -23,9 +23,51 @@ def isin(x1: int, x2: A, /, *, invert: bool = False) -> A: ...
 
 
 def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
-    """Whether each element of ``x1`` is in ``x2``.
+    """Tests for each element in ``x1`` whether the element is in ``x2``.
 
-    The array API standard's ``isin``, run by the backend of the array arguments.
+    The array API standard's ``isin`` (2025.12), run by the backend of the array arguments: the result is that
+    library's array, on their device.
+
+    Parameters
+    ----------
+    x1 : Union[array, int]
+        first input array. **Should** have an integer data type.
+    x2 : Union[array, int]
+        second input array. **Should** have an integer data type.
+    invert : bool
+        boolean indicating whether to invert the test criterion. Default: ``False``.
+
+    Returns
+    -------
+    out : array
+        an array containing element-wise test results.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.isin(np.array([1, 2, 3, 4]), np.array([2, 4]))
+    array([False,  True, False,  True])
     """
     b, x1, x2 = _pair("isin", x1, x2)
     try:
@@ -35,9 +77,51 @@ def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
 
 
 def unique_all(x: Array, /) -> Any:
-    """Unique elements with their first indices, inverse indices and counts.
+    """Returns the unique elements of an input array ``x``, the first occurring indices for each unique element in
+    ``x``, the indices from the set of unique elements that reconstruct ``x``, and the corresponding counts for
+    each unique element in ``x``.
 
-    The array API standard's ``unique_all``, run by the backend of the array arguments.
+    The array API standard's ``unique_all`` (2025.12), run by the backend of the array arguments: the result is
+    that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. If ``x`` has more than one dimension, the function **must** flatten ``x`` and return
+        the unique elements of the flattened array.
+
+    Returns
+    -------
+    out : Tuple[array, array, array, array]
+        a namedtuple ``(values, indices, inverse_indices, counts)``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> r = ua.unique_all(np.array([3, 1, 3, 2]))
+    >>> ua.sort(r.values), r.counts[ua.argsort(r.values)]
+    (array([1, 2, 3]), array([1, 1, 2]))
     """
     b = _one(x, "unique_all")
     try:
@@ -47,9 +131,50 @@ def unique_all(x: Array, /) -> Any:
 
 
 def unique_counts(x: Array, /) -> Any:
-    """Unique elements and their counts.
+    """Returns the unique elements of an input array ``x`` and the corresponding counts for each unique element in
+    ``x``.
 
-    The array API standard's ``unique_counts``, run by the backend of the array arguments.
+    The array API standard's ``unique_counts`` (2025.12), run by the backend of the array arguments: the result
+    is that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. If ``x`` has more than one dimension, the function **must** flatten ``x`` and return
+        the unique elements of the flattened array.
+
+    Returns
+    -------
+    out : Tuple[array, array]
+        a namedtuple ``(values, counts)``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> r = ua.unique_counts(np.array([3, 1, 3, 2]))
+    >>> ua.sort(r.values), r.counts[ua.argsort(r.values)]
+    (array([1, 2, 3]), array([1, 1, 2]))
     """
     b = _one(x, "unique_counts")
     try:
@@ -59,9 +184,51 @@ def unique_counts(x: Array, /) -> Any:
 
 
 def unique_inverse(x: Array, /) -> Any:
-    """Unique elements and the inverse indices that rebuild ``x``.
+    """Returns the unique elements of an input array ``x`` and the indices from the set of unique elements that
+    reconstruct ``x``.
 
-    The array API standard's ``unique_inverse``, run by the backend of the array arguments.
+    The array API standard's ``unique_inverse`` (2025.12), run by the backend of the array arguments: the result
+    is that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. If ``x`` has more than one dimension, the function **must** flatten ``x`` and return
+        the unique elements of the flattened array.
+
+    Returns
+    -------
+    out : Tuple[array, array]
+        a namedtuple ``(values, inverse_indices)``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> x = np.array([3, 1, 3, 2])
+    >>> r = ua.unique_inverse(x)
+    >>> bool(ua.all(r.values[r.inverse_indices] == x))
+    True
     """
     b = _one(x, "unique_inverse")
     try:
@@ -71,9 +238,48 @@ def unique_inverse(x: Array, /) -> Any:
 
 
 def unique_values(x: A, /) -> A:
-    """Unique elements of ``x``.
+    """Returns the unique elements of an input array ``x``.
 
-    The array API standard's ``unique_values``, run by the backend of the array arguments.
+    The array API standard's ``unique_values`` (2025.12), run by the backend of the array arguments: the result
+    is that library's array, on their device.
+
+    Parameters
+    ----------
+    x : array
+        input array. If ``x`` has more than one dimension, the function **must** flatten ``x`` and return
+        the unique elements of the flattened array.
+
+    Returns
+    -------
+    out : array
+        a one-dimensional array containing the set of unique elements in ``x``.
+
+    Raises
+    ------
+    UnknownArrayTypeError
+        If an argument is not an array of a supported library.
+    ArgumentTypeError
+        If an argument has a wrong type (for example only Python scalars).
+    DTypeError
+        If the backend has no kernel for the dtype (for example float64 on a TPU).
+    ShapeError
+        If the shapes do not fit the function.
+    ArgumentError
+        If the backend rejects an argument's value.
+
+    Notes
+    -----
+    Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
+    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import unarray as ua
+    >>> ua.sort(ua.unique_values(np.array([3, 1, 3, 2])))
+    array([1, 2, 3])
     """
     b = _one(x, "unique_values")
     try:

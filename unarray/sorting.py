@@ -21,10 +21,38 @@ __all__ = ["argsort", "sort"]
 def argsort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> A:
     """Indices that sort ``x`` (real) along ``axis``; NaN sorts last; ties keep their order.
 
-    Examples:
+        Parameters
+        ----------
+        x : array
+            Input array, real-valued.
+        axis : int
+            The axis to sort along. Default ``-1``.
+        descending : bool
+            Sort in descending order (ties still keep their order when ``stable``). Default ``False``.
+        stable : bool
+            Keep equal elements in their original order. Default ``True``.
+
+        Returns
+        -------
+        out : array
+            The indices, in the default index dtype, of the input's library and device.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        AxisError
+            ``axis`` is out of range for ``x``, or names an axis twice.
+        DTypeError
+            ``x`` is complex (the standard orders no complex numbers).
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.argsort(np.array([3.0, 1.0, 2.0]))
         array([1, 2, 0])
+        >>> ua.argsort(np.array([3.0, 1.0, 3.0]), descending=True)
+        array([0, 2, 1])
     """
     b = _one(x, "argsort")
     axis = _axes.one("argsort", b, x, axis)
@@ -38,7 +66,33 @@ def argsort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool =
 def sort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> A:
     """Sorted copy of ``x`` (real) along ``axis``; NaN sorts last.
 
-    Examples:
+        Parameters
+        ----------
+        x : array
+            Input array, real-valued.
+        axis : int
+            The axis to sort along. Default ``-1``.
+        descending : bool
+            Sort in descending order. Default ``False``.
+        stable : bool
+            Keep equal elements in their original order. Default ``True``.
+
+        Returns
+        -------
+        out : array
+            The sorted values, in the input's dtype, library and device.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        AxisError
+            ``axis`` is out of range for ``x``, or names an axis twice.
+        DTypeError
+            ``x`` is complex (the standard orders no complex numbers).
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.sort(np.array([[3, 1], [0, 2]]), axis=0)
         array([[0, 1],

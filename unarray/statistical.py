@@ -38,23 +38,43 @@ Axis = int | tuple[int, ...] | None
 def sum(x: A, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepdims: bool = False) -> A:
     """Sum of the elements of ``x`` over ``axis``.
 
-    Args:
-        x: input array ``(...)``, numeric.
-        axis: axis or axes to reduce; ``None`` reduces all, ``()`` none.
-        dtype: accumulation and result dtype; by default the input's for
-            floats and the default integer dtype for (unsigned) integers and bool.
-        keepdims: keep the reduced axes with length one.
+        Parameters
+        ----------
+        x : array
+            Input array, numeric.
+        axis : int, tuple of int or None
+            Axis or axes to reduce (negative ones count from the end); ``None`` (the default) reduces all,
+            ``()`` reduces none.
+        dtype : dtype, optional
+            Accumulation and result dtype; by default the input's for floats and the default integer dtype
+            for (unsigned) integers and bool.
+        keepdims : bool
+            Keep the reduced axes, with length one, so the result broadcasts against ``x``. Default ``False``.
 
-    Returns:
-        The sums, of the input's backend and device.
+        Returns
+        -------
+        out : array
+            The sums (0 over zero elements), of the input's library and device.
 
-    Examples:
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        AxisError
+            An axis is outside ``[-ndim, ndim)`` (any axis of a 0-d array) or named twice.
+        ArgumentTypeError
+            ``axis`` is a bool or a float.
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> x = np.arange(6, dtype=np.int32).reshape(2, 3)
         >>> ua.sum(x, axis=-1)
         array([ 3, 12])
         >>> ua.sum(x, axis=(0, 1), keepdims=True).shape
         (1, 1)
+        >>> ua.sum(x, axis=()).shape
+        (2, 3)
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "sum")
     if axis is not None:
@@ -68,10 +88,39 @@ def sum(x: A, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepdims:
 def prod(x: A, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepdims: bool = False) -> A:
     """Product of the elements of ``x`` over ``axis`` (dtype rules as :func:`sum`).
 
-    Examples:
+        Parameters
+        ----------
+        x : array
+            Input array, numeric.
+        axis : int, tuple of int or None
+            Axis or axes to reduce (negative ones count from the end); ``None`` (the default) reduces all,
+            ``()`` reduces none.
+        dtype : dtype, optional
+            Accumulation and result dtype; by default as :func:`sum`.
+        keepdims : bool
+            Keep the reduced axes, with length one, so the result broadcasts against ``x``. Default ``False``.
+
+        Returns
+        -------
+        out : array
+            The products (1 over zero elements), of the input's library and device.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        AxisError
+            An axis is outside ``[-ndim, ndim)`` (any axis of a 0-d array) or named twice.
+        ArgumentTypeError
+            ``axis`` is a bool or a float.
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.prod(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=(0, 1))
         np.float64(24.0)
+        >>> ua.prod(np.array([1, 2, 3], dtype=np.int8)).dtype
+        dtype('int64')
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "prod")
     if axis is not None:
@@ -85,7 +134,32 @@ def prod(x: A, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepdims
 def mean(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
     """Arithmetic mean of ``x`` (real or complex floating) over ``axis``; NaN over zero elements.
 
-    Examples:
+        Parameters
+        ----------
+        x : array
+            Input array, real or complex floating-point (integer input gives the default floating dtype).
+        axis : int, tuple of int or None
+            Axis or axes to reduce (negative ones count from the end); ``None`` (the default) reduces all,
+            ``()`` reduces none.
+        keepdims : bool
+            Keep the reduced axes, with length one, so the result broadcasts against ``x``. Default ``False``.
+
+        Returns
+        -------
+        out : array
+            The means, in the input's dtype, library and device.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        AxisError
+            An axis is outside ``[-ndim, ndim)`` (any axis of a 0-d array) or named twice.
+        ArgumentTypeError
+            ``axis`` is a bool or a float.
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.mean(np.array([[1.0, 2.0], [3.0, 5.0]]), axis=0)
         array([2. , 3.5])
@@ -102,14 +176,35 @@ def mean(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
 def var(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> A:
     """Variance of ``x`` over ``axis``, dividing by ``N - correction``.
 
-    Args:
-        x: real floating array.
-        axis: axis or axes to reduce.
-        correction: degrees of freedom subtracted from ``N`` (1 gives the
-            unbiased sample variance).
-        keepdims: keep the reduced axes with length one.
+        Parameters
+        ----------
+        x : array
+            Input array, real floating-point.
+        axis : int, tuple of int or None
+            Axis or axes to reduce (negative ones count from the end); ``None`` (the default) reduces all,
+            ``()`` reduces none.
+        correction : int or float
+            Degrees of freedom subtracted from ``N``: 0 (the default) gives the population variance, 1 the
+            unbiased sample variance. The result is NaN where ``N - correction <= 0``.
+        keepdims : bool
+            Keep the reduced axes, with length one, so the result broadcasts against ``x``. Default ``False``.
 
-    Examples:
+        Returns
+        -------
+        out : array
+            The variances, in the input's dtype, library and device.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        AxisError
+            An axis is outside ``[-ndim, ndim)`` (any axis of a 0-d array) or named twice.
+        ArgumentTypeError
+            ``axis`` is a bool or a float.
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.var(np.array([1.0, 2.0, 3.0, 4.0]), correction=1)
         np.float64(1.6666666666666667)
@@ -126,7 +221,34 @@ def var(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: 
 def std(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> A:
     """Standard deviation of ``x`` over ``axis`` (``sqrt`` of :func:`var`).
 
-    Examples:
+        Parameters
+        ----------
+        x : array
+            Input array, real floating-point.
+        axis : int, tuple of int or None
+            Axis or axes to reduce (negative ones count from the end); ``None`` (the default) reduces all,
+            ``()`` reduces none.
+        correction : int or float
+            Degrees of freedom subtracted from ``N`` (as :func:`var`). Default 0.
+        keepdims : bool
+            Keep the reduced axes, with length one, so the result broadcasts against ``x``. Default ``False``.
+
+        Returns
+        -------
+        out : array
+            The standard deviations, in the input's dtype, library and device.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        AxisError
+            An axis is outside ``[-ndim, ndim)`` (any axis of a 0-d array) or named twice.
+        ArgumentTypeError
+            ``axis`` is a bool or a float.
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.std(np.array([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]))
         np.float64(2.0)
@@ -143,10 +265,36 @@ def std(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: 
 def min(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
     """Minimum of ``x`` over ``axis``; NaN if any reduced element is NaN.
 
-    Raises:
-        EmptyReductionError: the reduction covers zero elements.
+        Parameters
+        ----------
+        x : array
+            Input array, real-valued.
+        axis : int, tuple of int or None
+            Axis or axes to reduce (negative ones count from the end); ``None`` (the default) reduces all,
+            ``()`` reduces none.
+        keepdims : bool
+            Keep the reduced axes, with length one, so the result broadcasts against ``x``. Default ``False``.
 
-    Examples:
+        Returns
+        -------
+        out : array
+            The minima, in the input's dtype, library and device.
+
+        Raises
+        ------
+        EmptyReductionError
+            The reduction covers zero elements.
+        DTypeError
+            ``x`` is complex (the standard orders no complex numbers).
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        AxisError
+            An axis is outside ``[-ndim, ndim)`` (any axis of a 0-d array) or named twice.
+        ArgumentTypeError
+            ``axis`` is a bool or a float.
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.min(np.array([[3, 1], [2, 5]]), axis=1)
         array([1, 2])
@@ -163,10 +311,36 @@ def min(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
 def max(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
     """Maximum of ``x`` over ``axis``; NaN if any reduced element is NaN.
 
-    Raises:
-        EmptyReductionError: the reduction covers zero elements.
+        Parameters
+        ----------
+        x : array
+            Input array, real-valued.
+        axis : int, tuple of int or None
+            Axis or axes to reduce (negative ones count from the end); ``None`` (the default) reduces all,
+            ``()`` reduces none.
+        keepdims : bool
+            Keep the reduced axes, with length one, so the result broadcasts against ``x``. Default ``False``.
 
-    Examples:
+        Returns
+        -------
+        out : array
+            The maxima, in the input's dtype, library and device.
+
+        Raises
+        ------
+        EmptyReductionError
+            The reduction covers zero elements.
+        DTypeError
+            ``x`` is complex (the standard orders no complex numbers).
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        AxisError
+            An axis is outside ``[-ndim, ndim)`` (any axis of a 0-d array) or named twice.
+        ArgumentTypeError
+            ``axis`` is a bool or a float.
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.max(np.array([[3, 1], [2, 5]]), axis=0, keepdims=True)
         array([[3, 5]])
@@ -185,14 +359,35 @@ def cumulative_sum(
 ) -> A:
     """Running sum along ``axis`` (required unless ``x`` is 1-D).
 
-    Args:
-        x: numeric array.
-        axis: the axis to accumulate along.
-        dtype: result dtype (default as :func:`sum`).
-        include_initial: start with the additive identity, so the result is
-            one longer along ``axis``.
+        Parameters
+        ----------
+        x : array
+            Input array, numeric.
+        axis : int, optional
+            The axis to accumulate along; may be omitted only for a 1-D ``x``.
+        dtype : dtype, optional
+            Result dtype; by default as :func:`sum`.
+        include_initial : bool
+            Start with the additive identity, so the result is one longer along ``axis``. Default ``False``.
 
-    Examples:
+        Returns
+        -------
+        out : array
+            The running sums, of the input's library and device.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        AxisError
+            ``axis`` is out of range.
+        ArgumentError
+            ``axis`` is omitted for an ``x`` of more than one dimension.
+        ArgumentTypeError
+            ``axis`` is not an int.
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.cumulative_sum(np.array([1, 2, 3]), include_initial=True)
         array([0, 1, 3, 6])
@@ -210,7 +405,36 @@ def cumulative_prod(
 ) -> A:
     """Running product along ``axis`` (as :func:`cumulative_sum`, identity 1).
 
-    Examples:
+        Parameters
+        ----------
+        x : array
+            Input array, numeric.
+        axis : int, optional
+            The axis to accumulate along; may be omitted only for a 1-D ``x``.
+        dtype : dtype, optional
+            Result dtype; by default as :func:`sum`.
+        include_initial : bool
+            Start with the multiplicative identity, so the result is one longer along ``axis``.
+            Default ``False``.
+
+        Returns
+        -------
+        out : array
+            The running products, of the input's library and device.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        AxisError
+            ``axis`` is out of range.
+        ArgumentError
+            ``axis`` is omitted for an ``x`` of more than one dimension.
+        ArgumentTypeError
+            ``axis`` is not an int.
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.cumulative_prod(np.array([[1, 2], [3, 4]]), axis=1)
         array([[ 1,  2],
