@@ -224,3 +224,32 @@ def test_error_hierarchy() -> None:
         assert issubclass(cls, ua.UnarrayError) and issubclass(cls, builtin), cls
         err = cls("boom", op="sum", backend="torch")
         assert str(err) == "ua.sum [torch]: boom" and err.op == "sum" and err.backend == "torch"
+
+
+# -- inputs the standard has no place for: typed errors, not a result of a dtype no op takes ------------
+def test_data_of_no_standard_dtype_is_refused_by_asarray() -> None:
+    for obj in (object(), ["a", "b"], np.array(["a"]), np.array(["2020-01-01"], dtype="datetime64[D]")):
+        err = _raises(ua.DTypeError, TypeError, lambda o=obj: ua.asarray(o), "asarray", "numpy")
+        assert "pass numbers" in str(err)
+    assert ua.asarray([1.5, 2.5]).dtype == np.float64  # numbers still pass
+
+
+def test_full_refuses_a_fill_value_that_is_no_number() -> None:
+    for value in ("x", None, b"1"):
+        _raises(ua.ArgumentTypeError, TypeError, lambda v=value: ua.full((2,), v), "full", None)
+    assert ua.full(2, np.float32(1.5)).dtype == np.float32  # NumPy scalars are numbers
+
+
+@pytest.mark.parametrize("op", ["tril", "triu"])
+def test_tril_triu_refuse_fewer_than_two_dimensions(op: str) -> None:
+    x = np.arange(3.0)
+    err = _raises(ua.ShapeError, ValueError, lambda: getattr(ua, op)(x), op, "numpy")
+    assert "(3,)" in str(err)
+    assert np.array_equal(x, np.arange(3.0))
+
+
+def test_dtype_questions_about_non_dtypes_raise_typed_errors() -> None:
+    _raises(ua.DTypeError, TypeError, lambda: ua.can_cast("bad", ua.int8), "can_cast", None)
+    _raises(ua.DTypeError, TypeError, lambda: ua.isdtype("x", "bool"), "isdtype", None)
+    _raises(ua.ArgumentError, ValueError, lambda: ua.isdtype(ua.int8, "nope"), "isdtype", None)
+    assert ua.can_cast(np.ones(2, np.int8), ua.int16)  # arrays still answer by their dtype

@@ -190,9 +190,9 @@ def isdtype(dtype: object, kind: str | object | tuple[Any, ...]) -> bool:
 
         Raises
         ------
-        TypeError
+        DTypeError
             ``dtype`` is not a dtype.
-        ValueError
+        ArgumentError
             ``kind`` names no kind.
 
         Examples
@@ -203,14 +203,19 @@ def isdtype(dtype: object, kind: str | object | tuple[Any, ...]) -> bool:
     """
     name = canonical_name(dtype)
     if name is None:
-        raise TypeError(f"ua.isdtype: {dtype!r} is not a dtype")
+        from unarray._errors import DTypeError
+
+        raise DTypeError(f"{dtype!r} is not a dtype; pass a ua dtype (ua.float32) or a library's dtype",
+                         op="isdtype")
     if isinstance(kind, tuple):
         return any(isdtype(dtype, k) for k in kind)
     if isinstance(kind, str) and kind in _KIND_GROUPS:
         return _KIND[name] in _KIND_GROUPS[kind]
     other = canonical_name(kind)
     if other is None:
-        raise ValueError(f"ua.isdtype: unknown kind {kind!r}; use one of {sorted(_KIND_GROUPS)} or a dtype")
+        from unarray._errors import ArgumentError
+
+        raise ArgumentError(f"unknown kind {kind!r}; use one of {sorted(_KIND_GROUPS)} or a dtype", op="isdtype")
     return name == other
 
 

@@ -10,6 +10,7 @@ NumPy on the CPU when nothing is set.
 
 from __future__ import annotations
 
+import numbers as _numbers
 from typing import TYPE_CHECKING, Any
 
 from unarray._dispatch import _ROOTS
@@ -21,6 +22,7 @@ from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
 from unarray._dtypes import check_int_scalar
+from unarray._errors import ArgumentTypeError, DTypeError, ShapeError
 from unarray._typing import A, Array, DeviceLike, DTypeLike
 
 if TYPE_CHECKING:
@@ -207,6 +209,8 @@ def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: DType
 
         Raises
         ------
+        ArgumentTypeError
+            ``fill_value`` is not a number.
         BackendNotAvailableError
             ``backend`` is unknown or not installed.
         DTypeError
@@ -224,6 +228,9 @@ def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: DType
         >>> ua.full((1, 2), 0.5, dtype=ua.float32)
         array([[0.5, 0.5]], dtype=float32)
     """
+    if not isinstance(fill_value, _numbers.Number) and not hasattr(fill_value, "dtype"):
+        raise ArgumentTypeError(f"fill_value must be a bool, int, float or complex; got {type(fill_value).__name__}",
+                                op="full", backend=backend if isinstance(backend, str) else None)
     if type(fill_value) is int and dtype is not None:
         check_int_scalar("full", backend if isinstance(backend, str) else None, fill_value, dtype)
     return _make("full", backend, device, dtype,
@@ -401,7 +408,8 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
         BackendNotAvailableError
             ``backend`` is unknown or not installed.
         DTypeError
-            ``dtype`` is not a dtype, or not one the backend has.
+            ``dtype`` is not a dtype, or not one the backend has; or ``obj`` holds data of no standard
+            dtype (objects, strings, dates).
         DeviceMismatchError
             ``device`` is not one the backend can place arrays on (a NumPy array on ``"cuda"``).
         HandoffError
@@ -429,9 +437,25 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
         check_int_scalar("asarray", None, obj, dtype)
     b, dev = _creation_backend("asarray", backend, device)
     try:
-        return b.asarray(obj, dtype=b.dtype(dtype), device=dev, copy=copy)
+        out = b.asarray(obj, dtype=b.dtype(dtype), device=dev, copy=copy)
     except Exception as e:
         raise _fail("asarray", b, e) from e
+    if getattr(out.dtype, "kind", "f") in _OUTSIDE:
+        raise DTypeError(f"got {type(obj).__name__} data of dtype {out.dtype}, which the array API standard does "
+                         f"not have; pass numbers (bool, int, float, complex) or an array of them",
+                         op="asarray", backend=b.name)
+    return out
+
+
+# NumPy kinds with no array API dtype: object, str, bytes, datetime, timedelta (void stays: ml_dtypes' bfloat16).
+_OUTSIDE = frozenset("OUSMm")
+
+
+def _matrices(op: str, x: Any) -> Any:
+    if len(getattr(x, "shape", (0, 0))) < 2:
+        raise ShapeError(f"{op} takes a stack of matrices (..., M, N); got shape {tuple(x.shape)}; "
+                         f"reshape a vector first, e.g. x[None, :]", op=op, backend=_one(x, op).name)
+    return x
 
 
 def _like(op: str, x: Array, dtype: Any, device: Any, call: Any) -> Array:
@@ -600,6 +624,8 @@ def tril(x: A, /, *, k: int = 0) -> A:
         ------
         UnknownArrayTypeError
             ``x`` is not an array of a supported library.
+        ShapeError
+            ``x`` has fewer than two dimensions.
 
         Examples
         --------
@@ -609,7 +635,7 @@ def tril(x: A, /, *, k: int = 0) -> A:
                [1., 0., 0.],
                [1., 1., 0.]])
     """
-    return _like("tril", x, None, None, lambda b, dt, dev: b.tril(x, k=k))
+    return _like("tril", _matrices("tril", x), None, None, lambda b, dt, dev: b.tril(x, k=k))
 
 
 def triu(x: A, /, *, k: int = 0) -> A:
@@ -631,6 +657,8 @@ def triu(x: A, /, *, k: int = 0) -> A:
         ------
         UnknownArrayTypeError
             ``x`` is not an array of a supported library.
+        ShapeError
+            ``x`` has fewer than two dimensions.
 
         Examples
         --------
@@ -639,7 +667,7 @@ def triu(x: A, /, *, k: int = 0) -> A:
         array([[0., 1., 1.],
                [0., 0., 1.]])
     """
-    return _like("triu", x, None, None, lambda b, dt, dev: b.triu(x, k=k))
+    return _like("triu", _matrices("triu", x), None, None, lambda b, dt, dev: b.triu(x, k=k))
 
 
 def meshgrid(*arrays: A, indexing: str = "xy") -> tuple[A, ...]:

@@ -112,7 +112,7 @@ def can_cast(from_: DTypeLike | Array, to: DTypeLike, /) -> builtins.bool:
         >>> ua.can_cast(ua.int8, ua.int16), ua.can_cast(ua.float64, ua.float32)
         (True, False)
     """
-    src = _name(from_ if canonical_name(from_) else from_.dtype, "can_cast")
+    src = _name(from_ if canonical_name(from_) else getattr(from_, "dtype", from_), "can_cast")
     dst = _name(to, "can_cast")
     return promote_names(src, dst) == dst
 
