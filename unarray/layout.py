@@ -64,29 +64,37 @@ def ascontiguousarray(x: A, /) -> A:
     torch tensor that records autograd, or a lazily conjugated or negated one, always takes
     ``torch.Tensor.contiguous`` (the kernel copies bits and records no gradient).
 
-    Parameters:
-        x: an array of any supported library (NumPy, torch, CuPy, JAX, TensorFlow, Dask, Numba
-            device arrays).
+    Parameters
+    ----------
+    x : array
+        An array of any supported library (NumPy, torch, CuPy, JAX, TensorFlow, Dask, Numba device
+        arrays).
 
-    Returns:
+    Returns
+    -------
+    out : array
         A C-contiguous array equal to ``x``: ``x`` itself where it already is one.
 
-    Raises:
-        UnknownArrayTypeError: ``x`` is no array of a supported library (a list: pass
-            ``ua.asarray(x)``).
-        ArgumentTypeError: ``x`` is a Python scalar.
-        UnsupportedError: a non-contiguous Numba device array where CuPy is not installed (install
-            CuPy or hand the array to torch with ``ua.to(x, "torch")``), or a torch tensor that is not
-            strided (sparse, mkldnn: convert with ``to_dense()`` first).
+    Raises
+    ------
+    UnknownArrayTypeError
+        ``x`` is no array of a supported library (a list: pass ``ua.asarray(x)``).
+    ArgumentTypeError
+        ``x`` is a Python scalar.
+    UnsupportedError
+        A non-contiguous Numba device array where CuPy is not installed (install CuPy or hand the array
+        to torch with ``ua.to(x, "torch")``), or a torch tensor that is not strided (sparse, mkldnn:
+        convert with ``to_dense()`` first).
 
-    Examples:
-        >>> import numpy as np, unarray as ua
-        >>> x = np.arange(6.0).reshape(2, 3)
-        >>> y = ua.ascontiguousarray(x.T)
-        >>> y.flags.c_contiguous, y.strides, y.tolist()
-        (True, (16, 8), [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]])
-        >>> ua.ascontiguousarray(x) is x
-        True
+    Examples
+    --------
+    >>> import numpy as np, unarray as ua
+    >>> x = np.arange(6.0).reshape(2, 3)
+    >>> y = ua.ascontiguousarray(x.T)
+    >>> y.flags.c_contiguous, y.strides, y.tolist()
+    (True, (16, 8), [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]])
+    >>> ua.ascontiguousarray(x) is x
+    True
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "ascontiguousarray")
     try:
