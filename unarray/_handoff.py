@@ -180,8 +180,12 @@ def compact_copy(src: str, x: Any) -> Any:
         return aligned_copy(x)
     if src == "torch":
         x = x.detach().resolve_conj().resolve_neg()
+        if x.is_cuda and not x.is_contiguous():
+            return _permuted_copy(x)
         return x.clone(memory_format=mod("torch").contiguous_format)
     if src == "cupy":
+        if not x.flags.c_contiguous:
+            return _permuted_copy(x)
         return mod("cupy").array(x, copy=True, order="C")
     if src == "jax":
         return mod("jax.numpy").array(x, copy=True)
@@ -190,6 +194,14 @@ def compact_copy(src: str, x: Any) -> Any:
     if src == "numba":
         return mod("cupy").array(mod("cupy").asarray(x), copy=True)
     raise NeedsCopy(f"no copy path from {src}")
+
+
+def _permuted_copy(x: Any) -> Any:
+    """A compact copy of a strided GPU view, by ua.ascontiguousarray's route (its tiled transpose where
+    that beats the library's own strided copy: a large permuted view)."""
+    from unarray.layout import ascontiguousarray
+
+    return ascontiguousarray(x)
 
 
 def copy_for(src: str, dst: str, x: Any) -> tuple[Any, str]:
