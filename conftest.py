@@ -11,8 +11,9 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-_FRAMEWORKS = ("tensorflow", "cupy", "torch", "jax", "numba")
-_BACKENDS = Path(__file__).parent / "unarray" / "_backends"
+_FRAMEWORKS = ("tensorflow", "cupy", "torch", "jax", "numba", "dask", "triton")
+# Packages whose modules import a framework at the top: the backends, and the GPU kernels (_kernels).
+_FRAMEWORK_DIRS = tuple((Path(__file__).parent / "unarray" / d).resolve() for d in ("_backends", "_kernels"))
 
 
 def _needs(path: Path) -> tuple[str, ...]:
@@ -23,7 +24,7 @@ def _needs(path: Path) -> tuple[str, ...]:
 
 def pytest_ignore_collect(collection_path: Path) -> bool | None:
     path = Path(collection_path)
-    if path.suffix != ".py" or path.parent.resolve() != _BACKENDS.resolve():
+    if path.suffix != ".py" or path.parent.resolve() not in _FRAMEWORK_DIRS:
         return None
     if any(importlib.util.find_spec(name) is None for name in _needs(path)):
         return True

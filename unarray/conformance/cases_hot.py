@@ -168,6 +168,13 @@ def _transposes(p: Profile) -> Iterator[Case]:
 
         yield Case("permute_dims", "random axes, ndim 1-4", dtype, draw_p, compare="exact",
                    examples=p.hot_examples, tags=("hot",))
+        yield Case("ascontiguousarray", "of a permuted view, ndim 1-4", dtype, draw_p, compare="exact",
+                   examples=p.hot_examples, call=_compact_permuted,
+                   ref=lambda x, axes: np.ascontiguousarray(np.transpose(x, axes)))
+
+
+def _compact_permuted(ua: Any, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
+    return ua.ascontiguousarray(ua.permute_dims(args[0], kw["axes"]))
 
 
 def cases(p: Profile) -> Iterator[Case]:
