@@ -24,7 +24,7 @@ def test_c_hot_path_is_built_and_is_ua_to() -> None:
     # pip builds the extension wherever a C compiler is found (CI has one): ua.to is then the C function.
     assert interop._speedups is not None
     assert inspect.isbuiltin(ua.to) and ua.to is interop.to
-    assert str(inspect.signature(ua.to)) == "(x, backend, *, device=None, copy=None)"
+    assert str(inspect.signature(ua.to)) == "(x, backend, *, device=None, copy=None, chunks=None)"
     assert ua.to.__module__ == "unarray.interop" and ua.to.__doc__.startswith("Hand ``x`` to another library")
 
 

@@ -163,7 +163,7 @@ def test_every_front_end_name_is_implemented_or_a_hole() -> None:
 
 _FRONT_END_ONLY = {"backend_of", "backends", "device", "explain", "from_dlpack", "get_precision", "namespace",
                    "precision", "stats", "to", "use", "broadcast_shapes", "isdtype", "can_cast", "fft", "linalg",
-                   "bool"}
+                   "bool", "ascontiguousarray"}
 
 
 def test_unknown_op_is_both_unsupported_and_attribute_error() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys as _sys
 
 from unarray import fft, linalg, nn
-from unarray._devices import Device
+from unarray._devices import Device, MeshDevice, ShardedDevice
 from unarray._dispatch import run_as_written as _run_as_written
 from unarray._dispatch import use
 from unarray._errors import (
@@ -18,6 +18,7 @@ from unarray._errors import (
     ArgumentTypeError,
     AxisError,
     BackendNotAvailableError,
+    CompileError,
     DeviceMismatchError,
     DeviceNotAvailableError,
     DTypeError,
@@ -53,6 +54,8 @@ from unarray.interop import from_dlpack, stats, to
 from unarray.introspection import BackendInfo, Explanation, backend_of, backends, device, explain, namespace
 from unarray.introspection import Info as _Info
 from unarray.introspection import array_namespace_info as _array_namespace_info
+from unarray.jit import JitFallbackWarning, jit
+from unarray.layout import ascontiguousarray
 from unarray.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 from unarray.manipulation import (
     broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims, flip, moveaxis, permute_dims, repeat,
@@ -70,10 +73,13 @@ __array_api_version__ = "2025.12"
 
 __all__ = [
     # introspection, interop, policy
-    "BackendInfo", "Device", "Explanation", "backend_of", "backends", "device", "explain", "from_dlpack",
-    "get_precision", "namespace", "precision", "stats", "to", "use", "scaled_dot_product_attention",
+    "BackendInfo", "Device", "MeshDevice", "ShardedDevice", "Explanation", "backend_of", "backends", "device", "explain", "from_dlpack",
+    "get_precision", "namespace", "precision", "stats", "to", "use", "scaled_dot_product_attention", "jit",
+    "JitFallbackWarning",
+    # layout
+    "ascontiguousarray",
     # errors
-    "ArgumentError", "ArgumentTypeError", "AxisError", "BackendNotAvailableError", "DTypeError",
+    "ArgumentError", "ArgumentTypeError", "AxisError", "BackendNotAvailableError", "CompileError", "DTypeError",
     "DeviceMismatchError", "DeviceNotAvailableError", "EmptyReductionError", "HandoffError", "ShapeError",
     "TracerHandoffError", "UnarrayError", "UnknownArrayTypeError", "UnsupportedError",
     # extensions

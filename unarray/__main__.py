@@ -53,7 +53,11 @@ def _check(profile: str, backends: list[str] | None, devices: list[str] | None, 
     from unarray.conformance.runner import nothing_to_run
 
     # Note: a run that checks nothing must not pass (a GPU job that lost its GPU, a misspelt --ops).
-    problem = nothing_to_run(profile, backends, devices, ops)
+    distributed = profile == "distributed"  # dask on a local cluster, sharded JAX, DTensor (its own runner)
+    if distributed:
+        problem = nothing_to_run("quick", ["dask"], None, ops) if not backends or "dask" in backends else ""
+    else:
+        problem = nothing_to_run(profile, backends, devices, ops)
     if problem:
         print(f"unarray check: {problem}", file=sys.stderr)
         return 2
@@ -62,8 +66,13 @@ def _check(profile: str, backends: list[str] | None, devices: list[str] | None, 
         if out:
             write_all(partial, out)  # type: ignore[arg-type]
 
-    report = run(profile, backends=backends, devices=devices, seed=seed, progress=Progress(), ops=ops,
-                 isolate=isolate, parallel=jobs, snapshot=snapshot)
+    if distributed:
+        from unarray.conformance.distributed import run as run_distributed
+
+        report = run_distributed(seed=seed, ops=ops, progress=Progress(), backends=backends)
+    else:
+        report = run(profile, backends=backends, devices=devices, seed=seed, progress=Progress(), ops=ops,
+                     isolate=isolate, parallel=jobs, snapshot=snapshot)
     counts = ", ".join(f"{n} {s}" for s, n in sorted(report.counts().items()))
     print(f"conformance ({profile}, seed {seed}): {counts} in {report.seconds:.1f}s")
     for label, line in report.per_backend().items():
@@ -108,8 +117,9 @@ def main(argv: list[str] | None = None, prog: str = "unarray") -> int:
                            description="Every op on every installed backend and visible device against a float64 "
                                        "reference, handoff zero-copy, precision policy. Exit status 1 on an "
                                        "unexpected failure (known deviations do not count).")
-    check.add_argument("--profile", choices=("quick", "full"), default="quick",
-                       help="quick (a minute or two, the default) or full (more dtypes, forms and examples)")
+    check.add_argument("--profile", choices=("quick", "full", "distributed"), default="quick",
+                       help="quick (a minute or two, the default), full (more dtypes, forms and examples) or "
+                            "distributed (dask on a local distributed cluster, sharded JAX, torch DTensor)")
     check.add_argument("--backends", nargs="+", metavar="NAME",
                        help="backends to check (default: every installed one); comma or space separated")
     check.add_argument("--devices", nargs="+", metavar="KIND",

@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 else:
     np = LazyNumpy(globals())
 
-STATS = {"handoffs": 0, "zero_copy": 0, "copies": 0, "bytes_copied": 0, "syncs": 0, "cache_hits": 0}
+STATS = {"handoffs": 0, "zero_copy": 0, "copies": 0, "bytes_copied": 0, "syncs": 0, "cache_hits": 0,
+         "computes": 0}
 lock = threading.Lock()
 
 

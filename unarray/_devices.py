@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import IntEnum
 
-__all__ = ["DLDeviceType", "Device", "parse_device"]
+__all__ = ["DLDeviceType", "Device", "MeshDevice", "ShardedDevice", "parse_device"]
 
 
 class DLDeviceType(IntEnum):
@@ -122,6 +122,94 @@ class Device:
     @property
     def is_gpu(self) -> bool:
         return self.kind in ("cuda", "rocm")
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class ShardedDevice(Device):
+    """Where an array spread over several devices lives: a JAX array with a ``NamedSharding`` over a mesh.
+
+    ``kind`` and ``index`` are those of the first device (so ``.kind``, ``.is_gpu`` and ``.has_float64``
+    read as for one device); it equals only a placement with the same mesh, spec and devices, never a
+    single :class:`Device`.
+
+    Attributes:
+        mesh: the mesh's ``(axis name, size)`` pairs, in mesh order.
+        spec: the partition spec, one entry per array dimension: ``None`` (not split) or a tuple of the
+            mesh axis names that split it.
+        device_ids: the ids of the devices the array spans, in the mesh's order.
+
+    Examples:
+        >>> import unarray as ua
+        >>> d = ua.ShardedDevice("cpu", 0, mesh=(("x", 2),), spec=(("x",), None), device_ids=(0, 1))
+        >>> str(d)
+        "cpu mesh('x': 2) spec P('x', None) over devices [0, 1]"
+        >>> d.axis_of(0), d.shards, d == ua.Device("cpu")
+        (('x',), 2, False)
+    """
+
+    mesh: tuple[tuple[str, int], ...] = ()
+    spec: tuple[tuple[str, ...] | None, ...] = ()
+    device_ids: tuple[int, ...] = ()
+
+    def __repr__(self) -> str:
+        return f"ShardedDevice({str(self)!r})"
+
+    def __str__(self) -> str:
+        mesh = ", ".join(f"{a!r}: {n}" for a, n in self.mesh)
+        spec = ", ".join("None" if e is None else repr(e[0]) if len(e) == 1 else repr(e) for e in self.spec)
+        return f"{self.kind} mesh({mesh}) spec P({spec}) over devices {list(self.device_ids)}"
+
+    def axis_of(self, dim: int) -> tuple[str, ...] | None:
+        """The mesh axes that split dimension ``dim`` (None where it is whole on every device)."""
+        return self.spec[dim]
+
+    @property
+    def shards(self) -> int:
+        """How many pieces the array is cut into (the product of the sizes of the axes in the spec)."""
+        sizes = dict(self.mesh)
+        n = 1
+        for e in self.spec:
+            for a in e or ():
+                n *= sizes[a]
+        return n
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class MeshDevice(Device):
+    """Where a distributed array (a torch DTensor) lives: this process's device, the mesh and the placements.
+
+    ``kind`` and ``index`` are the local device; a ``MeshDevice`` equals only a ``MeshDevice`` with the
+    same mesh and placements (so a plain array never counts as on the same device as a DTensor).
+
+    Attributes:
+        mesh_shape: the DeviceMesh's shape, e.g. ``(2,)`` for two ranks.
+        mesh_dim_names: the mesh's dimension names, or None.
+        placements: one placement per mesh dimension, as torch writes them (``"Shard(dim=2)"``).
+
+    Examples:
+        >>> import unarray as ua
+        >>> d = ua.MeshDevice("cuda", 0, (2,), ("cp",), ("Shard(dim=2)",))
+        >>> str(d)
+        'cuda:0 of mesh (2,) (cp) [Shard(dim=2)]'
+        >>> d.local, d == ua.Device("cuda", 0)
+        (Device('cuda:0'), False)
+    """
+
+    mesh_shape: tuple[int, ...] = ()
+    mesh_dim_names: tuple[str, ...] | None = None
+    placements: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        names = f" ({', '.join(self.mesh_dim_names)})" if self.mesh_dim_names else ""
+        return f"{Device.__str__(self)} of mesh {self.mesh_shape}{names} [{', '.join(self.placements)}]"
+
+    def __repr__(self) -> str:
+        return f"MeshDevice({str(self)!r})"
+
+    @property
+    def local(self) -> Device:
+        """This process's device, without the mesh."""
+        return Device(self.kind, self.index)
 
 
 def parse_device(spec: object) -> Device | None:

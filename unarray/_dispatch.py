@@ -40,6 +40,7 @@ _ROOTS = {
     "cupy_backends": "cupy",
     "tensorflow": "tensorflow",
     "numba": "numba",
+    "dask": "dask",
 }
 SCALARS = (bool, int, float, complex)
 # Note: exact types, since NumPy scalars (np.float64 subclasses float) are arrays of the numpy backend.
@@ -97,9 +98,52 @@ def pair(op: str, x1: Any, x2: Any) -> tuple[Backend, Any, Any]:
     b2 = one(x2, op)
     if b1 is b2:
         return b1, x1, x2
-    if b2.is_tracer(x2) and not b1.is_tracer(x1):
-        return b2, adopt(op, b2, x2, b1, x1), x2  # a traced operand leads whatever its position
+    r1 = rank(b1, x1)
+    if r1 < 2 and rank(b2, x2) > r1:
+        return b2, adopt(op, b2, x2, b1, x1), x2  # a traced, lazy or distributed operand leads wherever it is
     return b1, x1, adopt(op, b1, x1, b2, x2)
+
+
+# Types whose arrays may span several devices: type -> "sharding" (JAX: spread where its sharding spans
+# more than one device), "placements" (a torch DTensor: always) or "" (never), read once per type from the
+# type's module and attributes, so no framework is imported or asked.
+_SPREAD: dict[type, str] = {}
+
+
+def _spread_kind(t: type) -> str:
+    mod = t.__module__
+    if mod.startswith("torch.") and t.__name__ == "DTensor" and hasattr(t, "placements"):
+        return "placements"
+    if mod.startswith(("jax.", "jaxlib.")) and hasattr(t, "sharding"):
+        return "sharding"
+    return ""
+
+
+def rank(b: Backend, x: Any) -> int:
+    """How strongly ``x`` leads a mixed call: 2 traced (a JAX tracer, torch.compile, tf.function), 1 lazy or
+    distributed (dask, a JAX array sharded over several devices, a torch DTensor), 0 an eager array.
+
+    Note: the other operands join the leader (handed to it, wrapped as a dask array chunked like it, or
+    placed by its engine); a lazy or distributed array is never gathered or computed to join an eager one."""
+    if b.is_tracer(x):
+        return 2
+    if b.lazy:
+        return 1
+    name = b.name
+    if name != "jax" and name != "torch":  # Note: no type inspection inside a torch.compile trace of NumPy code
+        return 0
+    t = type(x)
+    kind = _SPREAD.get(t)
+    if kind is None:
+        kind = _SPREAD[t] = _spread_kind(t)
+    if kind == "placements":
+        return 1
+    if kind == "sharding":
+        try:
+            return 1 if len(x.sharding.device_set) > 1 else 0
+        except Exception:  # a deleted array, a sharding without devices: eager
+            return 0
+    return 0
 
 
 def many(
@@ -130,15 +174,28 @@ def many(
 
 def _traced_lead(op: str, arrays: list[Any], passive: frozenset[Any], i: int, lead: Backend) -> tuple[int, Backend]:
     # A traced operand (JAX tracer, tf.function symbolic tensor) leads an eager first array: the eager
-    # array joins the trace as a constant, as in the native expression; the other way cannot work.
-    if lead.is_tracer(arrays[i]):
-        return i, lead
+    # array joins the trace as a constant, as in the native expression; the other way cannot work. A lazy or
+    # distributed operand (dask, sharded JAX, DTensor) leads an eager one the same way (rank).
+    best = -1  # the leader's rank, read once another library shows up (a one-library call reads none)
     for j, a in enumerate(arrays):
         if type(a) not in passive:
             b = one(a, op)
-            if b is not lead and b.is_tracer(a):
-                return j, b
+            if b is not lead:
+                if best < 0:
+                    best = rank(lead, arrays[i])
+                    if best == 2:
+                        return i, lead
+                r = rank(b, a)
+                if r > best:
+                    i, lead, best = j, b, r
     return i, lead
+
+
+def leader(op: str, arrays: Sequence[Any]) -> int:
+    """Index of the array that leads a call on ``arrays`` (the first, unless a traced, lazy or distributed
+    one comes later): what ``ua.explain`` reports."""
+    i = next((n for n, a in enumerate(arrays) if type(a) not in _PY_SCALARS), 0)
+    return _traced_lead(op, list(arrays), _PY_SCALARS, i, one(arrays[i], op))[0]
 
 
 def adopt(op: str, lead: Backend, lead_x: Any, other: Backend, x: Any) -> Any:
@@ -151,10 +208,15 @@ def adopt(op: str, lead: Backend, lead_x: Any, other: Backend, x: Any) -> Any:
             return x
     if not lead.is_tracer(lead_x):  # Note: a trace places the constants it captures itself
         same_device(op, lead, lead_x, other, x)
+    if lead.lazy:  # an eager array joins a lazy graph (dask: wrapped, chunked like the leader)
+        return lead.join(op, lead_x, x)
     constant = lead.traced_constant(x)  # inside torch.compile: the trace's own capture of x
     if constant is not None:
         return constant
-    return interop.to(x, lead.name, copy=None, _op=op)
+    out = interop.to(x, lead.name, copy=None, _op=op)
+    if lead.name == "jax" and rank(lead, lead_x) == 1:  # joins a JAX array sharded over a mesh: replicated there
+        return lead.replicate_on(lead_x, out)
+    return out
 
 
 class _Viewed:
@@ -194,9 +256,12 @@ def same_device(op: str, lead: Backend, lead_x: Any, other: Backend, x: Any) -> 
     """Raise :class:`DeviceMismatchError` where ``x`` (of backend ``other``) is not on the leading array's device."""
     d_lead, d_other = lead.device_of(lead_x), other.device_of(x)
     if d_lead != d_other:
+        fix = f"move one explicitly, e.g. ua.to(x, {lead.name!r}, device={str(d_lead)!r})"
+        if type(d_lead).__name__ == "MeshDevice":  # a torch DTensor leads: torch takes only DTensors beside it
+            fix = ("place it on the leader's mesh first, e.g. distribute_tensor(torch.as_tensor(x), "
+                   "x1.device_mesh, [Replicate()])")
         raise DeviceMismatchError(
-            f"the leading {lead.name} array is on {d_lead} but a {other.name} array is on {d_other}; "
-            f"move one explicitly, e.g. ua.to(x, {lead.name!r}, device={str(d_lead)!r})",
+            f"the leading {lead.name} array is on {d_lead} but a {other.name} array is on {d_other}; {fix}",
             op=op,
             backend=lead.name,
         )
@@ -277,7 +342,8 @@ class use:
 
 
 _SHAPE_WORDS = ("shape", "broadcast", "dimension", "mismatch", "size", "must match", "incompatible")
-_DEVICE_WORDS = ("same device", "expected device", "not on the expected device", "different devices")
+_DEVICE_WORDS = ("same device", "expected device", "not on the expected device", "different devices",
+                 "incompatible devices")
 _DTYPE_WORDS = ("dtype", "not implemented for", "type promotion", "expected scalar type", "data type")
 
 
@@ -308,9 +374,16 @@ def fail(op: str, backend: Backend | None, exc: BaseException) -> BaseException:
         return named.with_traceback(exc.__traceback__)
     text = f"{type(exc).__name__}: {exc}".strip()
     low = text.lower()
-    if any(w in low for w in _DEVICE_WORDS):
-        cls: type[UnarrayError] = DeviceMismatchError
+    if backend is not None and backend.lazy and "nan" in low:  # dask: a size unknown until computed
+        cls: type[UnarrayError] = ShapeError
+        hint = ("an operand has unknown (NaN) sizes, from a data-dependent op (nonzero, boolean indexing, "
+                "unique_*), which this op needs known; compute the sizes first (x.compute_chunk_sizes()) or the "
+                "values (ua.to(x, 'numpy'))")
+    elif any(w in low for w in _DEVICE_WORDS):
+        cls = DeviceMismatchError
         hint = "move the arrays to one device first, e.g. ua.to(x, device=...)"
+        if "incompatible devices" in low:  # JAX: arrays on different meshes or device sets
+            hint += " (sharded JAX arrays: put them on one mesh, e.g. ua.to(x2, 'jax', device=ua.device(x1)))"
     elif any(w in low for w in _DTYPE_WORDS):
         cls = DTypeError
         hint = "cast with ua.astype or pick a dtype the backend supports"

@@ -16,6 +16,7 @@ __all__ = [
     "ArgumentTypeError",
     "AxisError",
     "BackendNotAvailableError",
+    "CompileError",
     "DeviceMismatchError",
     "DeviceNotAvailableError",
     "DTypeError",
@@ -119,3 +120,8 @@ class TracerHandoffError(HandoffError, TypeError):
 
 class UnsupportedError(UnarrayError, NotImplementedError):
     """The backend has no implementation of this op (an explicit, listed hole)."""
+
+
+class CompileError(UnarrayError, RuntimeError):
+    """A compiler (``jax.jit``, ``torch.compile``, ``tf.function``) could not compile a ``ua.jit`` function
+    called with ``fullgraph=True``; ``__cause__`` is the compiler's own error."""

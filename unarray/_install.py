@@ -18,6 +18,7 @@ CPU: dict[str, str] = {
     "tensorflow": "pip install tensorflow-cpu",
     "cupy": "",
     "numba": "pip install numba",
+    "dask": "pip install 'dask[array]'",
 }
 
 _GPU: dict[str, str] = {

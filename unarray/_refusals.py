@@ -50,6 +50,14 @@ def ml_dtype_name(dt: Any) -> str | None:
 # -- torch sources ----------------------------------------------------------------------------
 
 def _torch(x: Any, dst: str) -> None:
+    dtensor = sys.modules.get("torch.distributed.tensor")
+    if dtensor is not None and isinstance(x, dtensor.DTensor):
+        # Note: a DTensor's data is spread over processes; no handoff gathers it behind the caller's back.
+        raise HandoffError(
+            f"this torch DTensor is distributed over a DeviceMesh {tuple(x.device_mesh.shape)} with placements "
+            f"{tuple(x.placements)}, so handing it to {dst} would need a gather or would drop the other shards; "
+            "pass x.full_tensor() (gathers the whole array on every rank) or x.to_local() (this rank's shard)",
+            backend=dst)
     if x.requires_grad:
         # Note: torch's own .numpy() and __dlpack__ refuse this too: a writable alias outside autograd
         # lets a write corrupt a later backward().

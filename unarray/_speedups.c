@@ -793,8 +793,8 @@ install(PyObject *module, PyObject *args)
         if (doc == NULL)
             return NULL;
         PyObject *full = PyUnicode_Check(doc)
-            ? PyUnicode_FromFormat("to($module, x, backend, *, device=None, copy=None)\n--\n\n%U", doc)
-            : PyUnicode_FromString("to($module, x, backend, *, device=None, copy=None)\n--\n\n");
+            ? PyUnicode_FromFormat("to($module, x, backend, *, device=None, copy=None, chunks=None)\n--\n\n%U", doc)
+            : PyUnicode_FromString("to($module, x, backend, *, device=None, copy=None, chunks=None)\n--\n\n");
         Py_DECREF(doc);
         if (full == NULL)
             return NULL;

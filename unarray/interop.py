@@ -40,12 +40,29 @@ _refs = sys.getrefcount
 
 
 def stats(reset: bool = False) -> dict[str, int]:
-    """Counters of handoffs, zero-copy handoffs, copies, bytes copied, synchronizations and cache hits.
+    """Counters of handoffs, zero-copy handoffs, copies, bytes copied, synchronizations, cache hits and
+    computes (dask arrays computed by a handoff: each is also a copy).
 
-    Examples:
-        >>> import unarray as ua
-        >>> sorted(ua.stats())
-        ['bytes_copied', 'cache_hits', 'copies', 'handoffs', 'syncs', 'zero_copy']
+    Parameters
+    ----------
+    reset : bool
+        Set every counter back to zero after reading it. Default ``False``.
+
+    Returns
+    -------
+    out : dict of str to int
+        ``handoffs`` (``zero_copy + copies``), ``zero_copy``, ``copies``, ``bytes_copied``, ``syncs``,
+        ``cache_hits`` and ``computes``, counted since the start or the last reset, over every thread.
+
+    Examples
+    --------
+    >>> import numpy as np, unarray as ua
+    >>> sorted(ua.stats())
+    ['bytes_copied', 'cache_hits', 'computes', 'copies', 'handoffs', 'syncs', 'zero_copy']
+    >>> _ = ua.stats(reset=True)
+    >>> _ = ua.to(np.ones(3), "numpy")
+    >>> ua.stats()["copies"]
+    0
     """
     with _lock:
         out = dict(_STATS)
@@ -66,7 +83,7 @@ def stats(reset: bool = False) -> dict[str, int]:
 
 
 def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool | None = None,
-       _op: str = "to") -> Array:
+       chunks: Any = None, _op: str = "to") -> Array:
     """Hand ``x`` to another library (and, on request, another device).
 
     The fastest measured path per pair of libraries is used (DLPack,
@@ -78,51 +95,73 @@ def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool |
     pending work without a device-wide synchronize. Inside ``torch.compile``
     the handoff runs eagerly on the real tensor (a graph break).
 
-    Args:
-        x: an array of any supported library.
-        backend: the target library (``"torch"``, ``"jax"``, a module...).
-        device: the target device; by default ``x``'s own. A different device
-            means one copy.
-        copy: ``None`` copies only when it must (a layout or alignment the
-            target cannot alias, a device change), ``True`` always copies,
-            ``False`` never copies and raises :class:`HandoffError` where a
-            copy would be needed.
+    Parameters
+    ----------
+    x : array
+        an array of any supported library.
+    backend : str or module
+        the target library (``"torch"``, ``"jax"``, a module...).
+    device : device, optional
+        the target device; by default ``x``'s own. A different device
+        means one copy.
+    copy : bool, optional
+        ``None`` copies only when it must (a layout or alignment the
+        target cannot alias, a device change), ``True`` always copies,
+        ``False`` never copies and raises :class:`HandoffError` where a
+        copy would be needed.
+    chunks : optional
+        for ``backend="dask"`` only: the dask chunks (``"auto"`` by
+        default; a dask array is rechunked lazily). Handing a dask array to
+        another library computes it (with the caller's dask scheduler),
+        counted in ``stats()["computes"]`` and refused under ``copy=False``.
 
-    Returns:
+    Returns
+    -------
+    out : array
         An array of the target library that shares ``x``'s memory where possible.
 
-    Raises:
-        TracerHandoffError: ``x`` is a traced value (inside ``jax.jit``, ``tf.function``).
-        HandoffError: ``copy=False`` but the target cannot alias ``x``; a torch tensor that
-            requires grad (pass ``x.detach()``) or has a sparse layout.
-        DTypeError: a dtype the target has no counterpart for (object, structured, quantized...).
-        ArgumentTypeError: a NumPy masked array (pass ``x.filled(...)`` or ``x.data``).
-        DeviceNotAvailableError: ``device`` names a device the target cannot reach here.
-        ArgumentError: ``copy`` is not True, False or None; ``device`` cannot be read.
+    Raises
+    ------
+    TracerHandoffError
+        ``x`` is a traced value (inside ``jax.jit``, ``tf.function``).
+    HandoffError
+        ``copy=False`` but the target cannot alias ``x``; a torch tensor that
+        requires grad (pass ``x.detach()``) or has a sparse layout.
+    DTypeError
+        a dtype the target has no counterpart for (object, structured, quantized...).
+    ArgumentTypeError
+        a NumPy masked array (pass ``x.filled(...)`` or ``x.data``).
+    DeviceNotAvailableError
+        ``device`` names a device the target cannot reach here.
+    ArgumentError
+        ``copy`` is not True, False or None; ``device`` cannot be read.
 
-    Note: a target without read-only arrays (torch, CuPy, Numba) gets a copy (counted; refused
+    Notes
+    -----
+    A target without read-only arrays (torch, CuPy, Numba) gets a copy (counted; refused
     under ``copy=False``) of memory its owner made read-only or immutable: a read-only NumPy array,
     a JAX array, a TensorFlow tensor. Writing through an alias would crash or change the owner's
     data. An immutable source's NumPy view (TensorFlow, JAX) is a read-only alias.
 
-    Examples:
-        >>> import numpy as np, unarray as ua
-        >>> x = np.arange(3.0)
-        >>> y = ua.to(x, "numpy", copy=False)
-        >>> y is x
-        True
+    Examples
+    --------
+    >>> import numpy as np, unarray as ua
+    >>> x = np.arange(3.0)
+    >>> y = ua.to(x, "numpy", copy=False)
+    >>> y is x
+    True
     """
-    if device is None and copy is None:
+    if device is None and copy is None and chunks is None:
         try:
             f = _FAST.get((type(x), backend))
         except TypeError:  # an unhashable backend: _to names the error
             f = None
         if f is not None:
             return f(x, _op)
-    return _to(x, backend, device, copy, _op)
+    return _to(x, backend, device, copy, _op, chunks)
 
 
-def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
+def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str, chunks: Any = None) -> Any:
     if copy is not None and copy is not True and copy is not False:
         copy = _as_copy(copy, backend, op)
     src = _one(x, op)
@@ -132,6 +171,10 @@ def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
         if isinstance(backend, str):
             _DST[backend] = dst
     s, d = src.name, dst.name
+    if src.lazy or dst.lazy or chunks is not None:  # dask: wrapped lazily, or computed (counted); no route
+        from unarray import _dask_handoff
+
+        return _dask_handoff.to(x, src, dst, device, copy, chunks, op)
     if src is dst and device is None and copy is not True:
         if src.compiling is None or not src.compiling():  # Note: a torch.compile trace cannot take a lock
             with _lock:
@@ -147,7 +190,7 @@ def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
         raise _traced(s, d, op)
     _check_source(s, x, d, op)
     if device is not None:
-        here = src.device_of(x)
+        here = src.placement_of(x)  # a sharded JAX array: its mesh and spec (ShardedDevice)
         want = _as_device(device, dst, op)
         if want != here:
             _reachable(dst, want, op)
@@ -197,6 +240,10 @@ def copy_reason(x: Any, backend: str, op: str) -> str | None:
     src, dst = _one(x, op), _backend_named(backend, op)
     if src is dst:
         return None
+    if src.lazy or dst.lazy:
+        from unarray import _dask_handoff
+
+        return _dask_handoff.copy_reason(x, src, dst, op)
     if src.is_tracer(x):
         raise _traced(src.name, dst.name, op)
     _check_source(src.name, x, dst.name, op)
@@ -404,7 +451,7 @@ def _as_device(device: Any, dst: Any, op: str) -> Any:
         # A native device object (torch.device, jax.Device): ask the library that owns it.
         try:
             probe = dst.asarray([0], device=device)
-            return _one(probe, op).device_of(probe)
+            return _one(probe, op).placement_of(probe)
         except Exception as e:
             raise DeviceNotAvailableError(f"device {device!r} is not available ({type(e).__name__}: {e}); "
                                           f"available: {_listed(dst)}", op=op, backend=dst.name) from None
@@ -417,6 +464,9 @@ def _reachable(dst: Any, want: Any, op: str) -> None:
     # where the library lists it, or where a one-element array made there lands there.
     try:
         if want in dst.devices():
+            return
+        if getattr(want, "mesh", None):  # a ShardedDevice: reachable where its mesh can be rebuilt
+            dst.native_device(want)
             return
         probe = dst.asarray([0], device=dst.native_device(want))
         if dst.device_of(probe) == want:
@@ -470,20 +520,39 @@ def from_dlpack(x: Any, /, *, backend: Any = None, device: DeviceLike | None = N
     pair path, cache, copy accounting); any other object with ``__dlpack__``
     goes to the backend's own ``from_dlpack``.
 
-    Args:
-        x: an array of a supported library, or any object with ``__dlpack__``
-            and ``__dlpack_device__``.
-        backend: the target library; the default backend (``ua.use``) if omitted.
-        device: the target device; by default ``x``'s own.
-        copy: as in :func:`to`.
+    Parameters
+    ----------
+    x : object
+        an array of a supported library, or any object with ``__dlpack__``
+        and ``__dlpack_device__``.
+    backend : str or module, optional
+        the target library; the default backend (``ua.use``) if omitted.
+    device : device, optional
+        the target device; by default ``x``'s own.
+    copy : bool, optional
+        as in :func:`to`.
 
-    Returns:
+    Returns
+    -------
+    out : array
         An array of ``backend``.
 
-    Examples:
-        >>> import numpy as np, unarray as ua
-        >>> ua.from_dlpack(np.ones(2), backend="numpy").tolist()
-        [1.0, 1.0]
+    Raises
+    ------
+    BackendNotAvailableError
+        ``backend`` is unknown or not installed.
+    HandoffError
+        ``copy=False`` but the target cannot alias ``x``.
+    DTypeError
+        A dtype the target has no counterpart for.
+    DeviceNotAvailableError
+        ``device`` names a device the target cannot reach here.
+
+    Examples
+    --------
+    >>> import numpy as np, unarray as ua
+    >>> ua.from_dlpack(np.ones(2), backend="numpy").tolist()
+    [1.0, 1.0]
     """
     from unarray._errors import UnknownArrayTypeError
     from unarray.creation import _creation_backend
@@ -550,10 +619,10 @@ def _native(b: Any, device: Any) -> Any:
 
 
 def _traced_to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool | None = None,
-               _op: str = "to") -> Array:
+               chunks: Any = None, _op: str = "to") -> Array:
     # What torch.compile traces in place of the C ua.to (torch.compiler.substitute_in_graph, registered
     # by the torch backend): the Python path, which runs the handoff eagerly (a graph break).
-    return _to(x, backend, device, copy, _op)
+    return _to(x, backend, device, copy, _op, chunks)
 
 
 if _speedups is not None:

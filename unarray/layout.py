@@ -158,6 +158,8 @@ def _decide(b: Any, x: Any) -> tuple[str, Any]:
     if name == "cupy":
         if x.flags.c_contiguous:
             return "as is", None
+        if x.nbytes < KERNEL_MIN_BYTES["cuda"]:  # first: a small array goes native without planning
+            return "native", None
         p = _cupy_plan(x)
         return ("native", None) if p is None else ("cuda", p)
     raise UnsupportedError(f"no compacting route for {name} arrays", op="ascontiguousarray", backend=name)

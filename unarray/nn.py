@@ -39,32 +39,44 @@ def scaled_dot_product_attention(
 
     The kernel is chosen per call from dtype, head dimension, mask, layout and device (torch SDPA with
     cuDNN, flash or memory-efficient kernels chosen explicitly; ``jax.nn.dot_product_attention`` with
-    cuDNN on GPU; CuPy arrays through torch's kernels zero-copy), and every backend has a blocked
+    cuDNN on GPU; CuPy float16/bfloat16 arrays through cuDNN's SDPA with nvidia-cudnn-frontend, other
+    CuPy arrays through torch's kernels zero-copy when torch is imported), and every backend has a blocked
     online-softmax path whose memory grows linearly with the sequence length.
     ``ua.explain("scaled_dot_product_attention", q, k, v, ...)`` names the kernel. There is no dropout:
     results are deterministic and agree across backends to the dtype's tolerance.
 
-    Args:
-        q: queries, ``(*B, Hq, Sq, D)`` (``layout="bhsd"``) or ``(*B, Sq, Hq, D)`` (``layout="bshd"``).
-        k: keys, ``(*B, Hk, Sk, D)`` or ``(*B, Sk, Hk, D)``; same dtype as ``q``.
-        v: values, ``(*B, Hk, Sk, Dv)`` or ``(*B, Sk, Hk, Dv)``; same dtype as ``q``.
-        mask: ``None``, a boolean array (``True`` = may attend) or an additive floating array
-            (added to the scaled scores; ``-inf`` forbids), broadcastable to ``(*B, Hq, Sq, Sk)``
-            in either layout.
-        is_causal: query ``i`` attends only keys ``j <= i + (Sk - Sq)``: aligned bottom-right, which is
-            the usual lower triangle when ``Sq == Sk``. Combines with ``mask`` (both must allow). A Python
-            bool or a NumPy bool scalar; arrays, even 0-d, are refused (one may be a traced value):
-            pass ``bool(x)``.
-        scale: multiplies the scores; defaults to ``1 / sqrt(D)``. A finite real number: a Python int or
-            float or a NumPy scalar (``np.float32(0.125)``); arrays, even 0-d, are refused (pass
-            ``float(x)``), and so is a NaN or infinite scale (``ArgumentError``), which would make every
-            score NaN or infinite.
-        layout: ``"bhsd"`` (heads before sequence, torch's layout) or ``"bshd"`` (sequence before
-            heads, JAX's and flash-attention's layout), taken without transposes.
-        precision: precision policy for float32 inputs (``"highest"`` by default; see
-            ``ua.precision``). Half-precision inputs always accumulate in float32.
+    Parameters
+    ----------
+    q : array
+        queries, ``(*B, Hq, Sq, D)`` (``layout="bhsd"``) or ``(*B, Sq, Hq, D)`` (``layout="bshd"``).
+    k : array
+        keys, ``(*B, Hk, Sk, D)`` or ``(*B, Sk, Hk, D)``; same dtype as ``q``.
+    v : array
+        values, ``(*B, Hk, Sk, Dv)`` or ``(*B, Sk, Hk, Dv)``; same dtype as ``q``.
+    mask : array, optional
+        ``None``, a boolean array (``True`` = may attend) or an additive floating array
+        (added to the scaled scores; ``-inf`` forbids), broadcastable to ``(*B, Hq, Sq, Sk)``
+        in either layout.
+    is_causal : bool
+        query ``i`` attends only keys ``j <= i + (Sk - Sq)``: aligned bottom-right, which is
+        the usual lower triangle when ``Sq == Sk``. Combines with ``mask`` (both must allow). A Python
+        bool or a NumPy bool scalar; arrays, even 0-d, are refused (one may be a traced value):
+        pass ``bool(x)``.
+    scale : float, optional
+        multiplies the scores; defaults to ``1 / sqrt(D)``. A finite real number: a Python int or
+        float or a NumPy scalar (``np.float32(0.125)``); arrays, even 0-d, are refused (pass
+        ``float(x)``), and so is a NaN or infinite scale (``ArgumentError``), which would make every
+        score NaN or infinite.
+    layout : str
+        ``"bhsd"`` (heads before sequence, torch's layout) or ``"bshd"`` (sequence before
+        heads, JAX's and flash-attention's layout), taken without transposes.
+    precision : str, optional
+        precision policy for float32 inputs (``"highest"`` by default; see
+        ``ua.precision``). Half-precision inputs always accumulate in float32.
 
-    Returns:
+    Returns
+    -------
+    out : array
         ``(*B, Hq, Sq, Dv)`` (``"bhsd"``) or ``(*B, Sq, Hq, Dv)`` (``"bshd"``), the dtype of ``q``, an
         array of the inputs' library on their device. A query row with no key to attend (fully masked,
         or ``i + Sk - Sq < 0`` under ``is_causal``) is zeros, not NaN. NaN in is NaN out on every
@@ -73,24 +85,30 @@ def scaled_dot_product_attention(
         ``Hq`` or ``Dv`` zero) or zeros (``Sk == 0``: no key to attend); ``D == 0`` gives every score 0,
         so each row is the mean of the attended values.
 
-    Raises:
-        ShapeError: ranks, head counts, sequence lengths, head dims or the mask do not fit the legend.
-        ArgumentTypeError: ``is_causal`` or ``scale`` is not a Python or NumPy scalar of the right kind.
-        ArgumentError: ``scale`` is NaN or infinite, or ``layout`` is unknown.
-        DTypeError: ``q``, ``k``, ``v`` differ in dtype, are not floating, or the mask is neither
-            boolean nor floating.
+    Raises
+    ------
+    ShapeError
+        ranks, head counts, sequence lengths, head dims or the mask do not fit the legend.
+    ArgumentTypeError
+        ``is_causal`` or ``scale`` is not a Python or NumPy scalar of the right kind.
+    ArgumentError
+        ``scale`` is NaN or infinite, or ``layout`` is unknown.
+    DTypeError
+        ``q``, ``k``, ``v`` differ in dtype, are not floating, or the mask is neither
+        boolean nor floating.
 
-    Examples:
-        >>> import numpy as np, unarray as ua
-        >>> rng = np.random.default_rng(0)
-        >>> q = rng.standard_normal((2, 8, 5, 16), dtype=np.float32)  # (B, Hq, Sq, D)
-        >>> k = rng.standard_normal((2, 2, 7, 16), dtype=np.float32)  # (B, Hk, Sk, D): grouped-query
-        >>> v = rng.standard_normal((2, 2, 7, 4), dtype=np.float32)   # (B, Hk, Sk, Dv)
-        >>> ua.scaled_dot_product_attention(q, k, v, is_causal=True).shape
-        (2, 8, 5, 4)
-        >>> mask = np.zeros((5, 7), dtype=bool)  # nothing may be attended
-        >>> float(np.abs(ua.scaled_dot_product_attention(q, k, v, mask=mask)).max())
-        0.0
+    Examples
+    --------
+    >>> import numpy as np, unarray as ua
+    >>> rng = np.random.default_rng(0)
+    >>> q = rng.standard_normal((2, 8, 5, 16), dtype=np.float32)  # (B, Hq, Sq, D)
+    >>> k = rng.standard_normal((2, 2, 7, 16), dtype=np.float32)  # (B, Hk, Sk, D): grouped-query
+    >>> v = rng.standard_normal((2, 2, 7, 4), dtype=np.float32)   # (B, Hk, Sk, Dv)
+    >>> ua.scaled_dot_product_attention(q, k, v, is_causal=True).shape
+    (2, 8, 5, 4)
+    >>> mask = np.zeros((5, 7), dtype=bool)  # nothing may be attended
+    >>> float(np.abs(ua.scaled_dot_product_attention(q, k, v, mask=mask)).max())
+    0.0
     """
     t = type(q)
     b = _BY_TYPE.get(t) if (type(k) is t and type(v) is t and (mask is None or type(mask) is t)) else None
@@ -218,19 +236,30 @@ def _call(op: str, b: Any, *args: Any) -> Any:
 def softmax(x: A, /, *, axis: int = -1) -> A:
     """``exp(x - max) / sum(exp(x - max))`` along ``axis``, on the backend's own kernel where it has one.
 
-    Args:
-        x: a real floating-point array.
-        axis: the axis normalised over.
+        Parameters
+        ----------
+        x : array
+            A real floating-point array.
+        axis : int
+            The axis normalised over. Default ``-1``.
 
-    Returns:
-        An array like ``x`` whose slices along ``axis`` sum to 1. A slice holding a NaN or ``+inf``, or
-        only ``-inf``, is NaN throughout (as torch and JAX give); ``-inf`` elsewhere gives 0.
+        Returns
+        -------
+        out : array
+            An array like ``x`` whose slices along ``axis`` sum to 1. A slice holding a NaN or ``+inf``, or
+            only ``-inf``, is NaN throughout (as torch and JAX give); ``-inf`` elsewhere gives 0.
 
-    Raises:
-        DTypeError: ``x`` is not real floating-point.
-        AxisError: ``axis`` is out of range.
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        DTypeError
+            ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``).
+        AxisError
+            ``axis`` is out of range.
 
-    Examples:
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.nn.softmax(np.array([0.0, np.log(3.0), -np.inf])).round(6)
         array([0.25, 0.75, 0.  ])
@@ -242,9 +271,30 @@ def softmax(x: A, /, *, axis: int = -1) -> A:
 def log_softmax(x: A, /, *, axis: int = -1) -> A:
     """``(x - max) - log(sum(exp(x - max)))`` along ``axis``: the logarithm of :func:`softmax`, computed stably.
 
-    NaN where :func:`softmax` is NaN; ``-inf`` where ``x`` is ``-inf`` in a slice with a finite maximum.
+        Parameters
+        ----------
+        x : array
+            A real floating-point array.
+        axis : int
+            The axis normalised over. Default ``-1``.
 
-    Examples:
+        Returns
+        -------
+        out : array
+            An array like ``x``. NaN where :func:`softmax` is NaN; ``-inf`` where ``x`` is ``-inf`` in a slice
+            with a finite maximum.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        DTypeError
+            ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``).
+        AxisError
+            ``axis`` is out of range.
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.nn.log_softmax(np.array([0.0, 0.0])).round(6)
         array([-0.693147, -0.693147])
@@ -256,10 +306,32 @@ def log_softmax(x: A, /, *, axis: int = -1) -> A:
 def logsumexp(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> A:
     """``log(sum(exp(x)))`` over ``axis`` (all axes when ``None``), without overflow.
 
-    ``-inf`` for a slice of ``-inf`` or an empty one, ``+inf`` where a ``+inf`` is present, NaN where a
-    NaN is.
+        Parameters
+        ----------
+        x : array
+            A real floating-point array.
+        axis : int, tuple of int or None
+            Axis or axes to reduce; ``None`` (the default) reduces all.
+        keepdims : bool
+            Keep the reduced axes with length one. Default ``False``.
 
-    Examples:
+        Returns
+        -------
+        out : array
+            The reduced values: ``-inf`` for a slice of ``-inf`` or an empty one, ``+inf`` where a ``+inf`` is
+            present, NaN where a NaN is.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        DTypeError
+            ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``).
+        AxisError
+            An axis is out of range or repeated.
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> float(ua.nn.logsumexp(np.array([1000.0, 1000.0])))
         1000.6931471805599
@@ -278,13 +350,35 @@ def layer_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | Non
                bias: Array | None = None, eps: float = 1e-5) -> A:
     """``(x - mean) / sqrt(var + eps) * weight + bias``, the mean and (biased) variance over ``axis``.
 
-    Args:
-        x: a real floating-point array.
-        axis: the axes normalised over (torch's fused kernel runs where they are the trailing ones).
-        weight, bias: arrays broadcast against ``x`` (``None``: 1 and 0).
-        eps: added to the variance.
+        Parameters
+        ----------
+        x : array
+            A real floating-point array.
+        axis : int or tuple of int
+            The axes normalised over (torch's fused kernel runs where they are the trailing ones). Default ``-1``.
+        weight : array, optional
+            Broadcast against ``x`` and multiplied in; ``None`` is 1.
+        bias : array, optional
+            Broadcast against ``x`` and added; ``None`` is 0.
+        eps : float
+            Added to the variance. Default ``1e-5``.
 
-    Examples:
+        Returns
+        -------
+        out : array
+            An array like ``x``, of its library and device.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        DTypeError
+            ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``).
+        AxisError
+            An axis is out of range or repeated.
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.nn.layer_norm(np.array([[1.0, 3.0]]), eps=0.0)
         array([[-1.,  1.]])
@@ -297,7 +391,33 @@ def rms_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | None 
              eps: float | None = None) -> A:
     """``x / sqrt(mean(x**2) + eps) * weight`` over ``axis``; ``eps=None`` is the dtype's ``finfo(...).eps``.
 
-    Examples:
+        Parameters
+        ----------
+        x : array
+            A real floating-point array.
+        axis : int or tuple of int
+            The axes normalised over. Default ``-1``.
+        weight : array, optional
+            Broadcast against ``x`` and multiplied in; ``None`` is 1.
+        eps : float, optional
+            Added to the mean square; by default the dtype's machine epsilon.
+
+        Returns
+        -------
+        out : array
+            An array like ``x``, of its library and device.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        DTypeError
+            ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``).
+        AxisError
+            An axis is out of range or repeated.
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.nn.rms_norm(np.array([3.0, 4.0]), eps=0.0).round(6)
         array([0.848528, 1.131371])
@@ -309,7 +429,27 @@ def rms_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | None 
 def gelu(x: A, /, *, approximate: bool = False) -> A:
     """``x * (1 + erf(x / sqrt(2))) / 2``; ``approximate=True`` takes the tanh form (JAX's default, not unarray's).
 
-    Examples:
+        Parameters
+        ----------
+        x : array
+            A real floating-point array.
+        approximate : bool
+            Use ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``. Default ``False`` (exact).
+
+        Returns
+        -------
+        out : array
+            An array like ``x``, of its library and device.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        DTypeError
+            ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``).
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.nn.gelu(np.array([-1.0, 0.0, 1.0])).round(6)
         array([-0.158655,  0.      ,  0.841345])
@@ -321,7 +461,25 @@ def gelu(x: A, /, *, approximate: bool = False) -> A:
 def silu(x: A, /) -> A:
     """``x * sigmoid(x)`` (swish).
 
-    Examples:
+        Parameters
+        ----------
+        x : array
+            A real floating-point array.
+
+        Returns
+        -------
+        out : array
+            An array like ``x``, of its library and device.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        DTypeError
+            ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``).
+
+        Examples
+        --------
         >>> import numpy as np, unarray as ua
         >>> ua.nn.silu(np.array([0.0, 1.0])).round(6)
         array([0.      , 0.731059])

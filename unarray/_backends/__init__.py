@@ -15,7 +15,7 @@ from unarray._errors import BackendNotAvailableError
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
 
-NAMES = ("numpy", "torch", "jax", "cupy", "tensorflow", "numba")
+NAMES = ("numpy", "torch", "jax", "cupy", "tensorflow", "numba", "dask")
 _ALIASES = {"tf": "tensorflow", "np": "numpy", "jnp": "jax", "pytorch": "torch", "cp": "cupy"}
 # Distribution name per backend, for installed-version reports.
 DISTRIBUTIONS = {
@@ -25,6 +25,7 @@ DISTRIBUTIONS = {
     "cupy": ("cupy-cuda13x", "cupy-cuda12x", "cupy-rocm-6-0", "cupy"),
     "tensorflow": ("tensorflow", "tensorflow-cpu"),
     "numba": ("numba",),
+    "dask": ("dask",),
 }
 
 _LOADED: dict[str, Backend] = {}
@@ -84,6 +85,10 @@ def _import(name: str) -> Any:
         from unarray._backends import tensorflow as tensorflow_module
 
         return tensorflow_module
+    if name == "dask":
+        from unarray._backends import dask as dask_module
+
+        return dask_module
     from unarray._backends import numba as numba_module
 
     return numba_module

@@ -28,6 +28,8 @@ class Backend:
     native: Any
     # Where the hot ops' kernels live, for ua.explain ("jax.numpy"); the framework by default.
     kernel_namespace: ClassVar[str | None] = None
+    # A lazy backend (dask) leads a mixed call whatever its operand's position; others join through join().
+    lazy: ClassVar[bool] = False
 
     # -- generic fallback: every other array-API name comes from xp -----------------
     def __getattr__(self, op: str) -> Any:
@@ -61,6 +63,11 @@ class Backend:
 
     def device_of(self, x: Any) -> Device:
         return Device.from_dlpack(x.__dlpack_device__())
+
+    def placement_of(self, x: Any) -> Device:
+        """What ``ua.device`` reports: ``device_of``, or a :class:`ShardedDevice` for an array spread over
+        several devices (a JAX ``NamedSharding``)."""
+        return self.device_of(x)
 
     def native_device(self, device: Any) -> Any:
         return device
@@ -146,6 +153,10 @@ class Backend:
         """The native function ``op`` runs (hot ops: the framework's own; the rest: xp's)."""
         if op == "scaled_dot_product_attention":
             return self.attention_kernel(*_attention_args(args, kwargs))
+        if op == "ascontiguousarray" and args:
+            from unarray.layout import kernel_name
+
+            return kernel_name(self, args[0])
         ns = self.kernel_namespace or getattr(self.native, "__name__", self.name)
         if op.replace(".", "_") in type(self).__dict__:
             return f"{ns}.{op}"

@@ -13,6 +13,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import SingleDeviceSharding
 
 from unarray import _precision
 
@@ -26,6 +27,12 @@ def _platform(q: Any) -> str:
     except Exception:  # a tracer: it runs on the default device
         d = jax.devices()[0]
     return str(d.platform)
+
+
+def _maybe_sharded(q: Any) -> bool:
+    # Note: a tracer may wrap a sharded array (eager jax.grad) or carry an Explicit mesh type; the ring's
+    # plan looks. A concrete array on one device is the common call and costs one isinstance.
+    return isinstance(q, jax.core.Tracer) or not isinstance(q.sharding, SingleDeviceSharding)
 
 
 def choose(q: Any, v: Any) -> str:
@@ -81,18 +88,25 @@ def _row_has_key(bool_mask: Any, bias: Any, causal: bool, sq: int, sk: int) -> A
 
 def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
          precision: str | None) -> Any:
-    policy = _JAX_PRECISION[_precision.resolve(precision)]
+    resolved = _precision.resolve(precision)
+    if _maybe_sharded(q):
+        from unarray._backends import attention_ring_jax as ring
+
+        p = ring.plan(q, k, v, mask, is_causal, layout)  # a sequence sharded over a mesh axis runs a ring
+        if p is not None:
+            return ring.run(p, q, k, v, is_causal, scale, layout, resolved)
+    policy = _JAX_PRECISION[resolved]
     # Note: one jitted function per configuration: outside jit the reshapes, mask fix and kernel run as one
     # compiled program (eager op-by-op dispatch would add launches); inside jit it simply inlines.
     if jnp.dtype(q.dtype) != jnp.float32:  # the policy is for float32; XLA:CPU rejects it on half dots
-        return _compiled(is_causal, scale, layout)(q, k, v, mask)
+        return _compiled(is_causal, scale, layout, _spread(q))(q, k, v, mask)
     with jax.default_matmul_precision(policy):
-        return _compiled(is_causal, scale, layout)(q, k, v, mask)
+        return _compiled(is_causal, scale, layout, _spread(q))(q, k, v, mask)
 
 
-def _sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str) -> Any:
+def _sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str, spread: bool) -> Any:
     q3, k3, v3, bool_mask, bias, causal, batch = _prepare(q, k, v, mask, is_causal, layout)
-    impl = choose(q3, v3)
+    impl = "xla" if spread else choose(q3, v3)
     out = _call(q3, k3, v3, bias, bool_mask, scale, causal, impl)
     if impl == "cudnn" and (bool_mask is not None or bias is not None):
         # Note: the xla kernel gives a uniform average (or NaN) for a row with no key; the contract says zeros.
@@ -102,17 +116,24 @@ def _sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layo
     return jnp.swapaxes(out, -2, -3) if layout == "bhsd" else out
 
 
-_JITTED: dict[tuple[bool, float, str], Any] = {}
+_JITTED: dict[tuple[bool, float, str, bool], Any] = {}
 
 
-def _compiled(is_causal: bool, scale: float, layout: str) -> Any:
+def _compiled(is_causal: bool, scale: float, layout: str, spread: bool = False) -> Any:
     # Note: one jitted callable per static configuration, called with arrays only: JAX's C++ dispatch
     # fast path then applies (static keyword arguments cost ~tens of microseconds of host time per call).
-    key = (is_causal, scale, layout)
+    key = (is_causal, scale, layout, spread)
     fn = _JITTED.get(key)
     if fn is None:
-        fn = _JITTED[key] = jax.jit(functools.partial(_sdpa, is_causal=is_causal, scale=scale, layout=layout))
+        fn = _JITTED[key] = jax.jit(functools.partial(_sdpa, is_causal=is_causal, scale=scale, layout=layout,
+                                                      spread=spread))
     return fn
+
+
+def _spread(q: Any) -> bool:
+    # A concrete array over several devices that the ring did not take (a mask, Sq != Sk causal): cuDNN's
+    # custom partitioner refuses a sharded sequence when compiling, so the jnp math runs (XLA partitions it).
+    return not isinstance(q, jax.core.Tracer) and not isinstance(q.sharding, SingleDeviceSharding)
 
 
 def _call(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: bool, impl: str) -> Any:
@@ -163,7 +184,13 @@ def _xla(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: boo
 
 
 def label(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
-    impl = choose(q, v)
+    if _maybe_sharded(q):
+        from unarray._backends import attention_ring_jax as ring
+
+        p = ring.plan(q, k, v, mask, is_causal, layout)
+        if p is not None:
+            return p.describe()
+    impl = "xla" if _spread(q) else choose(q, v)
     if impl != "cudnn":
         return ("the math of jax.nn.dot_product_attention(implementation='xla') in jnp ops: einsum and a "
                 "max-shifted softmax over scores computed once (any Dv, float64 logits kept in float64, NaN kept)")

@@ -389,5 +389,27 @@ class CupyBackend(Backend):
                                 backend=self.name)
         return fn(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
 
+    # Attention: cuDNN's fused SDPA through nvidia-cudnn-frontend for the half-precision inputs it takes
+    # (attention_cudnn.py; ahead of torch's kernels, which add a DLPack handoff), else the routes every
+    # backend has: torch's kernels when torch is imported, the blocked online-softmax otherwise.
+    def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
+                                     layout: str, precision: str | None) -> Any:
+        from unarray._backends import attention_cudnn
+
+        with on_device_of(q):
+            out = attention_cudnn.sdpa(q, k, v, mask, is_causal, scale, layout)
+        if out is not None:
+            return out
+        return super().scaled_dot_product_attention(q, k, v, mask, is_causal, scale, layout, precision)
+
+    def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
+        from unarray._backends import attention_cudnn
+
+        with on_device_of(q):
+            name, why = attention_cudnn.label(q, k, v, mask, is_causal, layout)
+        if name is not None:
+            return name
+        return f"{super().attention_kernel(q, k, v, mask, is_causal, layout)}; cudnn sdpa not used: {why}"
+
 
 BACKEND = CupyBackend()

@@ -8,10 +8,12 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from unarray._backends import _special
 from unarray._backends._base import Backend
-from unarray._devices import Device
+from unarray._devices import Device, ShardedDevice
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES
 from unarray._errors import DTypeError
 from unarray._precision import _POLICY
@@ -172,9 +174,43 @@ class JaxBackend(Backend):
             out = _device_cache[d] = device_from_jax(d)
             return out
 
+    def placement_of(self, x: Any) -> Device:
+        # Note: an array spread over several devices is described by its mesh and spec, never by its first device.
+        sh = None if isinstance(x, jax.core.Tracer) else getattr(x, "sharding", None)
+        if sh is None or len(sh.device_set) < 2:
+            return self.device_of(x)
+        first = self.device_of(x)
+        if isinstance(sh, NamedSharding):
+            spec = tuple(sh.spec) + (None,) * (x.ndim - len(sh.spec))
+            return ShardedDevice(
+                first.kind, first.index, mesh=tuple((str(a), int(n)) for a, n in sh.mesh.shape.items()),
+                spec=tuple(None if e is None else (str(e),) if isinstance(e, str) else tuple(map(str, e))
+                           for e in spec),
+                device_ids=tuple(int(d.id) for d in sh.mesh.devices.flat))
+        # Note: a sharding without a named mesh (GSPMDSharding, PositionalSharding): its devices only.
+        return ShardedDevice(first.kind, first.index, device_ids=tuple(sorted(int(d.id) for d in sh.device_set)))
+
+    def replicate_on(self, lead: Any, x: Any) -> Any:
+        """``x`` (a one-device JAX array joining a call led by ``lead``, sharded over a mesh) replicated on
+        ``lead``'s mesh, where JAX itself puts an uncommitted operand; JAX refuses one device with several."""
+        sh = lead.sharding
+        if isinstance(sh, NamedSharding) and len(x.sharding.device_set) == 1:
+            # Note: copied first: a DLPack view of a strided NumPy array (b.T), put on a mesh as it is, kept
+            # its buffer's layout, which jitted ops then misread (JAX 0.10, CPU: a matmul 4.7 off).
+            return jax.device_put(jnp.copy(x), NamedSharding(sh.mesh, PartitionSpec()))  # type: ignore[no-untyped-call]
+        return x
+
     def native_device(self, device: Any) -> Any:
-        if device is None or isinstance(device, jax.Device):
+        if device is None or isinstance(device, (jax.Device, jax.sharding.Sharding)):
             return device
+        if isinstance(device, ShardedDevice) and device.mesh:
+            # The placement ua.device described, rebuilt: the same devices, mesh axes and spec.
+            by_id = {d.id: d for d in jax.devices()}
+            shape = tuple(n for _, n in device.mesh)
+            devs = np.array([by_id[i] for i in device.device_ids], dtype=object).reshape(shape)
+            spec = PartitionSpec(*(None if e is None else e[0] if len(e) == 1 else e  # type: ignore[no-untyped-call]
+                                   for e in device.spec))
+            return NamedSharding(Mesh(devs, tuple(a for a, _ in device.mesh)), spec)
         if isinstance(device, Device):
             for d in jax.devices(device.kind if device.kind != "cuda" else "gpu") if device.kind != "cpu" else \
                     jax.devices("cpu"):

@@ -248,7 +248,7 @@ class TensorflowBackend(Backend):
         return int(np.from_dlpack(xp_module.t(x)).__array_interface__["data"][0])
 
     def kernel_name(self, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-        if op == "scaled_dot_product_attention":
+        if op in ("scaled_dot_product_attention", "ascontiguousarray"):
             return super().kernel_name(op, args, kwargs)
         return f"unarray._backends._tensorflow_xp.{op} (tf ops)"
 

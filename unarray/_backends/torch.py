@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple, cast
 
@@ -105,6 +106,14 @@ class TorchBackend(Backend):
         return fn
 
     def recover(self, op: str, exc: Exception, args: tuple[Any, ...]) -> Any:
+        if "DTensor" in str(exc) and any(type(a) is torch.Tensor for a in args):
+            from unarray._errors import ArgumentTypeError
+
+            # Note: torch refuses a plain tensor next to a DTensor (only Python scalars join one).
+            raise ArgumentTypeError(
+                "got a DTensor and a plain torch.Tensor; torch runs distributed ops on DTensors only: distribute "
+                "the plain one on the DTensor's mesh first (distribute_tensor(t, x.device_mesh, [Replicate()]) "
+                "or DTensor.from_local), or pass a Python scalar", backend=self.name)
         if not any(isinstance(a, torch.Tensor) and a.dtype in _WIDE_UINTS for a in args):
             return NotImplemented
         return _emulate(getattr(compat_torch, op), op, args, {})
@@ -113,6 +122,8 @@ class TorchBackend(Backend):
         return issubclass(t, torch.Tensor)
 
     def device_of(self, x: Any) -> Device:
+        if type(x) is not torch.Tensor and _is_dtensor(x):
+            return _mesh_device(x)
         return _as_device(x.device)
 
     def native_device(self, device: Any) -> Any:
@@ -286,6 +297,10 @@ class TorchBackend(Backend):
         return torch.std(x, dim=axis, correction=correction, keepdim=keepdims)
 
     def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if type(x) is not torch.Tensor and _is_dtensor(x):
+            _empty_shard_guard(x, axis, "min")
+            # Note: DTensor's sharding rule reads dim=() as no dimension (eager torch: every one).
+            axis = tuple(range(x.ndim)) if axis is None and x.ndim else axis
         if axis == ():
             if x.is_complex():
                 raise self._unordered("min", x)
@@ -300,6 +315,10 @@ class TorchBackend(Backend):
             raise
 
     def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if type(x) is not torch.Tensor and _is_dtensor(x):
+            _empty_shard_guard(x, axis, "max")
+            # Note: DTensor's sharding rule reads dim=() as no dimension (eager torch: every one).
+            axis = tuple(range(x.ndim)) if axis is None and x.ndim else axis
         if axis == ():
             if x.is_complex():
                 raise self._unordered("max", x)
@@ -314,6 +333,8 @@ class TorchBackend(Backend):
             raise
 
     def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        if type(x) is not torch.Tensor and _is_dtensor(x):
+            _empty_shard_guard(x, axis, "argmin")
         try:
             return torch.argmin(_ordered(x) if x.dtype in _WIDE_UINTS else x, dim=axis, keepdim=keepdims)
         except (RuntimeError, IndexError):
@@ -321,6 +342,8 @@ class TorchBackend(Backend):
             raise
 
     def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        if type(x) is not torch.Tensor and _is_dtensor(x):
+            _empty_shard_guard(x, axis, "argmax")
         try:
             if axis is None and not keepdims and x.dtype not in _WIDE_UINTS:
                 return torch.argmax(x)  # no keyword parsing on the common call
@@ -433,14 +456,57 @@ class TorchBackend(Backend):
     # Attention: torch SDPA with the kernel chosen explicitly (attention_torch.py).
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
                                      layout: str, precision: str | None) -> Any:
+        if type(q) is not torch.Tensor and _is_dtensor(q):
+            from unarray._backends import attention_ring_torch
+
+            return attention_ring_torch.sdpa(q, k, v, mask, is_causal, scale, layout, precision)
         from unarray._backends import attention_torch
 
         return attention_torch.sdpa(q, k, v, mask, is_causal, scale, layout, precision)
 
     def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
+        if type(q) is not torch.Tensor and _is_dtensor(q):
+            from unarray._backends import attention_ring_torch
+
+            return attention_ring_torch.label(q, k, v, mask, is_causal, layout)
         from unarray._backends import attention_torch
 
         return attention_torch.label(q, k, v, mask, is_causal, layout)
+
+
+def _is_dtensor(x: Any) -> bool:
+    # Note: whoever made a DTensor loaded torch.distributed.tensor; reading sys.modules imports nothing.
+    m = sys.modules.get("torch.distributed.tensor")
+    return m is not None and isinstance(x, m.DTensor)
+
+
+def _empty_shard_guard(x: Any, axis: Any, op: str) -> None:
+    # Note: torch's DTensor max/min/argmax/argmin reduce each shard first and fail on a rank whose shard of a
+    # reduced dimension is empty, while the other ranks go on (and wait on that rank forever): refused on
+    # every rank alike, from the global shape, before anything runs.
+    from unarray._errors import ShapeError
+
+    dims = range(x.ndim) if axis is None else [a % x.ndim for a in ((axis,) if isinstance(axis, int) else axis)]
+    mesh = x.device_mesh
+    for i, p in enumerate(x.placements):
+        if p.is_shard() and p.dim % x.ndim in dims:
+            n, w = x.shape[p.dim % x.ndim], mesh.size(i)
+            if n and -(-n // w) * (w - 1) >= n:
+                raise ShapeError(
+                    f"dimension {p.dim % x.ndim} ({n} elements) is sharded over {w} ranks, so some rank holds "
+                    f"none of it, and torch's DTensor {op} fails there; replicate that dimension first "
+                    "(x.redistribute(x.device_mesh, [Replicate()]))", op=op, backend="torch")
+
+
+def _mesh_device(x: Any) -> Device:
+    # A DTensor's device: its local device with the DeviceMesh and placements (ua.device names them).
+    from unarray._devices import MeshDevice
+
+    mesh = x.device_mesh
+    names = getattr(mesh, "mesh_dim_names", None)
+    local = _as_device(x.device)
+    return MeshDevice(local.kind, local.index, tuple(mesh.shape), None if names is None else tuple(names),
+                      tuple(repr(p) for p in x.placements))
 
 
 # Note: torch has no min/max/argmin/argmax for uint16/32/64 (nor promotion with them): compare them as

@@ -25,7 +25,7 @@ __all__ = ["BACKENDS", "DEVIATIONS", "PLATFORMS", "Deviation", "by_reason", "loo
            "render_markdown"]
 
 PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
-BACKENDS = ("numpy", "torch", "jax", "cupy", "tensorflow", "numba")
+BACKENDS = ("numpy", "torch", "jax", "cupy", "tensorflow", "numba", "dask")
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,14 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation("nextafter", "*", "tpu", "*", "TPUs flush float32 subnormals to zero"),
     Deviation("fft.*", "jax", "tpu", "complex64",
               "the TPU FFT computes in reduced precision (about 1e-4 relative error for float32)"),
+    Deviation("linalg.*", "dask", "*", "*",
+              "dask.array.linalg factors single 2-D matrices split into square chunks only, and has no det, "
+              "slogdet, eig, eigh, pinv or matrix_power; compute first (ua.to(x, 'numpy')) for stacks of matrices"),
+    Deviation("repeat", "dask", "*", "*",
+              "dask repeats by an int only: counts given as an array make a data-dependent shape "
+              "(UnsupportedError; compute the counts first)"),
+    Deviation("take_along_axis", "dask", "*", "*",
+              "dask.array has no take_along_axis (UnsupportedError; compute first)"),
 )
 
 # Install commands per backend and platform ("" = not available there). unarray itself comes from its
@@ -99,6 +107,8 @@ INSTALL: dict[str, dict[str, str]] = {
         "tpu": "",
     },
     "numba": {"cpu": "", "cuda": "pip install numba numba-cuda", "rocm": "", "tpu": ""},
+    "dask": {"cpu": _install.CPU["dask"], "cuda": "pip install 'dask[array]' cupy-cuda13x   # CuPy chunks",
+             "rocm": "", "tpu": ""},
 }
 
 NOTES: dict[str, str] = {
@@ -110,6 +120,9 @@ NOTES: dict[str, str] = {
     "cupy": "GPU only (CUDA or ROCm builds).",
     "tensorflow": "TensorFlow exchanges data through DLPack capsules only.",
     "numba": "Numba CUDA device arrays take part in handoff only (no array namespace).",
+    "dask": "Lazy: every op builds a graph and computes nothing; NumPy chunks on the CPU, CuPy chunks on CUDA. "
+            "`ua.to(x, 'dask')` wraps, `ua.to(dask_array, 'numpy')` computes (counted); the handoff pairs are "
+            "checked in tests/test_dask.py. `--profile distributed` runs the cases on a local cluster.",
 }
 
 
@@ -128,6 +141,8 @@ OPERATORS: dict[str, str] = {
                   "promoting, `x[mask]` is refused, and shifts, `//`, `%` and `**` keep TF's special cases. "
                   "`ua.add`, `ua.bitwise_left_shift`... follow the standard.",
     "numba": "Numba device arrays have no arithmetic operators of their own on the host.",
+    "dask": "`dask.array.Array` operators are dask's own (NumPy's promotion, lazily); `x[mask]` gives a result of "
+            "unknown (NaN) size until computed.",
 }
 
 

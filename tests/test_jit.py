@@ -1,0 +1,387 @@
+"""``ua.jit`` on every CPU backend: compiled == eager == a float64 NumPy reference for functions built from
+ua ops and ``ua.nn``; static arguments and the cache (counted by a side effect in the traced Python); the
+precision policy inside compiled code; fallback to eager with a warning, or ``CompileError`` under
+``fullgraph=True``; compiler options passed through; inputs never mutated (issue 19 point 3).
+
+torch.compile here runs dynamo with ``backend="eager"`` (what is tested is ua.jit's choice, key and
+fallback, not inductor's code generation); one test compiles with inductor for real.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import unarray as ua
+from tests._support import TestBackend, assert_close
+from unarray import _precision
+
+if importlib.util.find_spec("torch") is not None:
+    # Note: torch.compile imports triton where it is installed; loading triton's LLVM after TensorFlow's
+    # aborts the process (both register the same LLVM options), so dynamo is loaded before any test
+    # here brings TensorFlow in.
+    import torch._dynamo  # noqa: F401
+
+EAGER_TORCH = {"torch": {"backend": "eager"}}  # torch.compile's options only: dynamo without inductor
+_SETTINGS = settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def _np(backend: TestBackend, x: Any) -> np.ndarray:
+    return backend.to_numpy(x).astype(np.float64)
+
+
+def _compiler_of(backend: TestBackend) -> str:
+    return {"numpy": "eager", "torch": "torch", "jax": "jax", "tensorflow": "tensorflow"}[backend.name]
+
+
+# -- the block, in ua and in float64 NumPy ------------------------------------------------------------------------
+
+def block(x: Any, w: Any, wo: Any) -> Any:
+    # layer norm, a projection, single-head attention, softmax-weighted output and a gelu MLP step
+    h = ua.nn.layer_norm(x)
+    q = ua.matmul(h, w)
+    a = ua.nn.scaled_dot_product_attention(q[:, None], q[:, None], q[:, None], is_causal=True)[:, 0]
+    s = ua.nn.softmax(ua.matmul(a, wo), axis=-1)
+    return ua.add(ua.nn.gelu(s), ua.sum(x, axis=-1, keepdims=True))
+
+
+def _ref_softmax(z: np.ndarray, axis: int = -1) -> np.ndarray:
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _ref_block(x: np.ndarray, w: np.ndarray, wo: np.ndarray) -> np.ndarray:
+    h = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + 1e-5)
+    q = h @ w
+    s = q @ np.swapaxes(q, -1, -2) / math.sqrt(q.shape[-1])
+    s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+    a = _ref_softmax(s) @ q
+    p = _ref_softmax(a @ wo)
+    erf = np.vectorize(math.erf)
+    return p * (1 + erf(p / math.sqrt(2))) / 2 + x.sum(-1, keepdims=True)
+
+
+def _inputs(backend: TestBackend, seed: int, b: int, s: int, d: int) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0.5, 2.0, (b, s, d)) * rng.choice([-1.0, 1.0], (b, s, d))  # never zero
+    w = rng.standard_normal((d, d)) / math.sqrt(d)
+    wo = rng.standard_normal((d, d)) / math.sqrt(d)
+    return tuple(a.astype(np.float32) for a in (x, w, wo))
+
+
+JITTED_BLOCK = ua.jit(block, **EAGER_TORCH)
+
+
+@_SETTINGS
+@given(seed=st.integers(0, 2**31 - 1), shape=st.sampled_from([(1, 3, 8), (2, 8, 8)]))
+def test_jitted_block_equals_eager_and_the_float64_reference(backend: TestBackend, seed: int,
+                                                             shape: tuple[int, int, int]) -> None:
+    # Two shapes only: eager JAX compiles every op per new shape (seconds each), and the data vary anyway.
+    f = JITTED_BLOCK  # one for the whole run: later examples hit the cache (jax and torch retrace per shape)
+    host = _inputs(backend, seed, *shape)
+    d = shape[-1]
+    args = [backend.asarray(a) for a in host]
+    got, eager = f(*args), block(*args)
+    assert backend.is_native(got)
+    ref = _ref_block(*(a.astype(np.float64) for a in host))
+    assert_close(_np(backend, got), ref, "float32", n_terms=4 * d, scale=float(np.abs(ref).max()))
+    np.testing.assert_allclose(_np(backend, got), _np(backend, eager), rtol=1e-5, atol=1e-5)
+    assert ua.explain(f, *args).compiler == _compiler_of(backend)
+
+
+# -- static arguments and the cache --------------------------------------------------------------------------------
+
+def test_static_arguments_key_the_cache_and_a_hit_does_not_trace(backend: TestBackend) -> None:
+    traces: list[int] = []
+
+    def counting(gm: Any, example_inputs: Any) -> Any:
+        traces.append(-1)  # torch: one per graph dynamo compiles (it replays a traced list.append per call)
+        return gm.forward
+
+    @ua.jit(static_argnames="axis", torch={"backend": counting})
+    def norm(x: Any, axis: int) -> Any:
+        if backend.name != "torch":
+            traces.append(axis)  # runs while the compiler traces (and on every eager call)
+        return ua.nn.softmax(ua.multiply(x, 2.0), axis=axis)
+
+    host = _inputs(backend, 3, 2, 5, 4)[0][0]
+    x = backend.asarray(host)
+    for axis in (0, 0, 1, 0, 1):
+        np.testing.assert_allclose(_np(backend, norm(x, axis=axis)), _ref_softmax(2.0 * host.astype(np.float64),
+                                                                                  axis), rtol=1e-5, atol=1e-6)
+    info = norm.cache_info()
+    assert (info["misses"], info["hits"], info["entries"]) == (2, 3, 2)
+    if backend.name == "numpy":
+        assert traces == [0, 0, 1, 0, 1]  # eager: the Python runs on every call
+    elif backend.name == "torch":
+        assert traces == [-1, -1]  # one graph per static value
+    else:
+        assert set(traces) == {0, 1} and len(traces) <= 4, traces  # traced once per static value, hits run none
+    assert ua.explain(norm, x, axis=1).cache == "hit" and ua.explain(norm, x, axis=2).cache == "miss"
+
+
+def test_static_argnums_are_read_positionally_and_by_name(backend: TestBackend) -> None:
+    f = ua.jit(lambda x, n: ua.sum(ua.pow(x, n)), static_argnums=1, **EAGER_TORCH)
+    host = _inputs(backend, 4, 1, 2, 3)[0][0]
+    x = backend.asarray(host)
+    assert math.isclose(float(_np(backend, f(x, 3))), float((host.astype(np.float64) ** 3).sum()), rel_tol=1e-5)
+    assert ua.explain(f, x, 3).static == (("n", 3),)
+    assert ua.explain(f, x, 3).cache == "hit" and ua.explain(f, x, 2).cache == "miss"
+
+
+def test_the_policy_is_part_of_the_key(backend: TestBackend) -> None:
+    seen: list[str] = []
+
+    @ua.jit(compiler="jax" if backend.name == "numpy" else None, **EAGER_TORCH)
+    def f(x: Any) -> Any:
+        seen.append(ua.get_precision())  # the policy in force while tracing (what JAX and TF bake in)
+        # (torch reads it again when the graph runs: test_the_policy_holds_inside_compiled_torch_code)
+        return ua.matmul(x, x)
+
+    host = _inputs(backend, 5, 1, 4, 4)[0][0]
+    x = backend.asarray(host)
+    f(x)
+    with ua.precision("bf16"):
+        low = f(x)
+        f(x)
+    f(x)
+    info = f.cache_info()
+    assert (info["misses"], info["hits"]) == (2, 2)
+    assert seen[0] == "highest" and seen[-1] in ("bf16", "highest") and "bf16" in seen
+    h = host.astype(np.float64)
+    assert_close(_np(backend, low), h @ h, "float32", n_terms=4, precision="bf16", scale=float(np.abs(h).max()) ** 2)
+
+
+@pytest.fixture
+def forced(monkeypatch: pytest.MonkeyPatch) -> Any:
+    # Arbitrate even on a CPU whose matmul has no reduced-precision path, so the swap runs here.
+    monkeypatch.setattr(_precision, "FORCE_ARBITRATION", True)
+    from unarray._backends import _torch_precision as tp
+
+    return tp
+
+
+def test_the_policy_holds_inside_compiled_torch_code(forced: Any) -> None:
+    torch = pytest.importorskip("torch")
+    from tests._torch_state import _read
+
+    rng = np.random.default_rng(11)
+    h = rng.standard_normal((16, 16))
+    x = torch.from_numpy(h.astype(np.float32))
+    f = ua.jit(lambda a: ua.matmul(a, a), **EAGER_TORCH)
+    before, saved = _read(torch), forced.snapshot()
+    torch.set_float32_matmul_precision("medium")  # the user's own setting: bf16 passes
+    try:
+        n0 = forced.SWITCH.swaps
+        assert_close(f(x).numpy(), h @ h, "float32", n_terms=16, scale=16.0)  # "highest" inside the graph
+        assert forced.SWITCH.swaps == n0 + 1
+        with ua.precision("bf16"):  # the user's setting already gives bf16: no swap
+            f(x)
+        assert forced.SWITCH.swaps == n0 + 1
+        with ua.precision("tf32"):
+            f(x)
+        assert forced.SWITCH.swaps == n0 + 2
+        assert f.cache_info()["misses"] == 3
+        assert torch.get_float32_matmul_precision() == "medium"  # left as the user set it
+    finally:
+        forced.restore(saved)
+    assert _read(torch) == before
+
+
+# -- failures -----------------------------------------------------------------------------------------------------
+
+def _failing_backend(gm: Any, example_inputs: Any) -> Any:
+    raise RuntimeError("this backend cannot compile anything")
+
+
+def _untraceable(backend: TestBackend) -> tuple[Any, dict[str, Any]]:
+    # A function the leading backend's compiler cannot build, with the options that make it so.
+    def concrete(x: Any) -> Any:
+        # Note: np.asarray, since AutoGraph would turn float(tensor) > 0 into a tf.cond.
+        return ua.multiply(x, 2.0) if float(np.asarray(ua.sum(x))) > 0 else ua.multiply(x, -2.0)
+
+    if backend.name == "torch":  # dynamo breaks the graph at float(); a backend that raises fails for real
+        return concrete, {"torch": {"backend": _failing_backend}}
+    if backend.name == "numpy":
+        return concrete, {"compiler": "jax"}
+    return concrete, {}
+
+
+def test_a_compile_failure_falls_back_to_eager_with_a_warning(backend: TestBackend) -> None:
+    if backend.name == "numpy":
+        pytest.importorskip("jax")
+    fn, opts = _untraceable(backend)
+    f = ua.jit(fn, **opts)
+    host = _inputs(backend, 6, 1, 3, 4)[0][0]
+    x = backend.asarray(host)
+    with pytest.warns(ua.JitFallbackWarning, match=r"could not compile .*fullgraph=True"):
+        got = f(x)
+    want = 2.0 * host if host.sum() > 0 else -2.0 * host
+    np.testing.assert_allclose(_np(backend, got), want, rtol=1e-6)
+    assert backend.is_native(got)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the fallback is remembered: no second warning, no second try
+        np.testing.assert_allclose(_np(backend, f(x)), want, rtol=1e-6)
+    e = ua.explain(f, x)
+    assert len(e.fallbacks) == 1 and "failed" in e.fallbacks[0]
+    assert f.cache_info()["fallbacks"] == 1
+
+
+def test_fullgraph_raises_a_typed_error_wrapping_the_cause(backend: TestBackend) -> None:
+    if backend.name == "numpy":
+        pytest.importorskip("jax")
+    fn, opts = _untraceable(backend)
+    f = ua.jit(fn, fullgraph=True, **opts)
+    x = backend.asarray(_inputs(backend, 7, 1, 3, 4)[0][0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ua.JitFallbackWarning)
+        with pytest.raises(ua.CompileError, match=r"ua\.jit \[\w+\]: .* could not compile") as info:
+            f(x)
+    assert isinstance(info.value, RuntimeError) and info.value.__cause__ is not None
+    assert info.value.backend == backend.name
+
+
+def test_fullgraph_refuses_a_torch_graph_break() -> None:
+    torch = pytest.importorskip("torch")
+    def broken(x: Any) -> Any:
+        y = ua.multiply(x, ua.sum(x))
+        torch._dynamo.graph_break()
+        return ua.add(y, 1.0)
+
+    f = ua.jit(broken, fullgraph=True, **EAGER_TORCH)
+    with pytest.raises(ua.CompileError, match=r"ua\.jit \[torch\]: torch\.compile\(fullgraph=True"):
+        f(torch.ones(3))
+    g = ua.jit(broken, **EAGER_TORCH)  # without fullgraph: two graphs, no fallback
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ua.JitFallbackWarning)
+        assert torch.equal(g(torch.ones(3)), torch.full((3,), 4.0))
+
+
+def test_the_functions_own_errors_stay_typed(backend: TestBackend) -> None:
+    f = ua.jit(lambda a, b: ua.matmul(a, b), **EAGER_TORCH)
+    a = backend.asarray(np.ones((2, 3), np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ua.JitFallbackWarning)
+        with pytest.raises(ua.ShapeError):
+            f(a, a)
+
+
+# -- options, inputs, explain, arguments -----------------------------------------------------------------------
+
+def test_torch_compile_options_reach_torch_compile() -> None:
+    torch = pytest.importorskip("torch")
+    graphs: list[Any] = []
+
+    def recording(gm: Any, example_inputs: Any) -> Any:
+        graphs.append(gm)
+        return gm.forward
+
+    f = ua.jit(lambda x: ua.nn.gelu(ua.matmul(x, x)), backend=recording)
+    x = torch.from_numpy(np.random.default_rng(8).standard_normal((4, 4)).astype(np.float32))
+    torch.testing.assert_close(f(x), torch.nn.functional.gelu(x @ x))
+    assert len(graphs) == 1
+    assert ua.explain(f, x).kernel == "torch.compile(fullgraph=False, backend=recording)".replace(
+        "recording", repr(recording))
+    g = ua.jit(lambda x: ua.exp(x), torch={"backend": "eager", "mode": None})
+    assert ua.explain(g, x).kernel == "torch.compile(fullgraph=False, backend='eager', mode=None)"
+
+
+def test_options_the_compiler_refuses_are_a_typed_error(backend: TestBackend) -> None:
+    compiler = "jax" if backend.name == "numpy" else None
+    if backend.name == "numpy":
+        pytest.importorskip("jax")
+    f = ua.jit(lambda x: ua.exp(x), compiler=compiler, no_such_option=1)
+    with pytest.raises(ua.ArgumentTypeError, match=r"ua\.jit .*refused the options \{'no_such_option': 1\}"):
+        f(backend.asarray(np.ones(2, np.float32)))
+
+
+def test_inputs_are_not_mutated(backend: TestBackend) -> None:
+    host = _inputs(backend, 9, 2, 4, 4)
+    args = [backend.asarray(a) for a in host]
+    before = [_np(backend, a).copy() for a in args]
+    ua.jit(block, **EAGER_TORCH)(*args)
+    for b, a in zip(before, args, strict=True):
+        np.testing.assert_array_equal(_np(backend, a), b)
+
+
+def test_a_read_only_numpy_input_through_a_named_compiler() -> None:
+    pytest.importorskip("jax")
+    host = _inputs(TestBackend("numpy", "numpy", "cpu", np), 10, 1, 4, 4)
+    args = [a.copy() for a in host]
+    for a in args:
+        a.flags.writeable = False
+    got = ua.jit(block, compiler="jax")(*args)
+    assert type(got) is np.ndarray
+    ref = _ref_block(*(a.astype(np.float64) for a in host))
+    assert_close(got, ref, "float32", n_terms=16, scale=float(np.abs(ref).max()))
+    for a, h in zip(args, host, strict=True):
+        np.testing.assert_array_equal(a, h)
+
+
+def test_pytree_arguments_and_the_leader(backend: TestBackend) -> None:
+    f = ua.jit(lambda p, x: {"y": ua.add(ua.matmul(x, p["w"]), p["b"][0])}, **EAGER_TORCH)
+    rng = np.random.default_rng(12)
+    w, b, x = (rng.uniform(0.5, 1.5, s).astype(np.float32) for s in ((3, 2), (2,), (4, 3)))
+    out = f({"w": backend.asarray(w), "b": [backend.asarray(b)]}, backend.asarray(x))
+    assert list(out) == ["y"] and backend.is_native(out["y"])
+    assert_close(_np(backend, out["y"]), x.astype(np.float64) @ w + b, "float32", n_terms=3, scale=4.0)
+    e = ua.explain(f, {"w": backend.asarray(w), "b": [backend.asarray(b)]}, backend.asarray(x))
+    assert e.backend == backend.name and backend.name in e.reason
+
+
+def test_numpy_through_torch_compile_comes_back_as_numpy() -> None:
+    pytest.importorskip("torch")
+    host = _inputs(TestBackend("numpy", "numpy", "cpu", np), 13, 2, 3, 4)
+    f = ua.jit(block, compiler="torch", **EAGER_TORCH)
+    got = f(*host)
+    assert type(got) is np.ndarray
+    ref = _ref_block(*(a.astype(np.float64) for a in host))
+    assert_close(got, ref, "float32", n_terms=16, scale=float(np.abs(ref).max()))
+    e = ua.explain(f, *host)
+    assert e.compiler == "torch" and e.handoffs == ("numpy -> torch for torch.compile(fullgraph=False, "
+                                                    "backend='eager'), results back to numpy",)
+
+
+def test_inside_an_outer_trace_the_function_is_traced_as_written() -> None:
+    jax = pytest.importorskip("jax")
+    f = ua.jit(lambda x: ua.nn.softmax(x))
+    x = jax.numpy.asarray(np.array([0.0, math.log(3.0)], np.float32))
+    np.testing.assert_allclose(np.asarray(jax.jit(lambda x: f(x) * 2)(x)), [0.5, 1.5], rtol=1e-6)
+    assert f.cache_info()["misses"] == 0  # the outer jax.jit traced it: no compile of its own
+
+
+def test_no_array_argument_uses_the_default_backend() -> None:
+    f = ua.jit(lambda n: ua.sum(ua.arange(n)), static_argnums=0)
+    assert int(f(5)) == 10
+    assert ua.explain(f, 5).backend == "numpy" and ua.explain(f, 5).compiler == "eager"
+
+
+def test_bad_arguments_are_typed_errors() -> None:
+    with pytest.raises(ua.ArgumentError, match=r"ua\.jit: unknown compiler 'numbaa'; .*callable"):
+        ua.jit(lambda x: x, compiler="numbaa")
+    with pytest.raises(ua.ArgumentError, match=r"unknown compiler 'numba' \(numba cannot compile"):
+        ua.jit(lambda x: x, compiler="numba")
+    with pytest.raises(ua.ArgumentError, match=r"static_argnames names 'axs'.*\['axis', 'x'\]"):
+        ua.jit(lambda x, axis: x, static_argnames="axs")
+    f = ua.jit(lambda x, axis: ua.sum(x, axis=axis), static_argnames="axis")
+    with pytest.raises(ua.ArgumentTypeError, match=r"static argument 'axis' must be hashable"):
+        f(np.ones((2, 2)), axis=[0])
+    with pytest.raises(ua.ArgumentTypeError, match="is a decorator"):
+        ua.jit(static_argnames="axis")(np.ones(2), 3)
+
+
+def test_a_real_inductor_compile_of_the_block() -> None:
+    torch = pytest.importorskip("torch")
+    host = _inputs(TestBackend("torch", "torch", "cpu", torch), 14, 2, 8, 16)
+    f = ua.jit(block)
+    got = f(*(torch.from_numpy(a) for a in host))
+    assert ua.explain(f, *(torch.from_numpy(a) for a in host)).kernel == "torch.compile(fullgraph=False)"
+    ref = _ref_block(*(a.astype(np.float64) for a in host))
+    assert_close(got.numpy(), ref, "float32", n_terms=64, scale=float(np.abs(ref).max()))

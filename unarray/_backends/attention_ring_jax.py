@@ -1,0 +1,448 @@
+# Ring attention for JAX arrays whose sequence axis is sharded over a mesh axis: q, k and v stay where they
+# are; inside jax.shard_map each device holds S/N rows of q and passes its key/value block around the ring
+# (jax.lax.ppermute, issued before the block's compute so XLA can overlap the transfer), merging the
+# block results by their log-sum-exp (online softmax). With a causal mask the sequence is first laid out
+# "zigzag" (device i holds chunks i and 2N-1-i of 2N), so every device computes the same number of
+# unmasked blocks (the contiguous layout leaves device 0 one block and device N-1 N blocks); the result is
+# put back in the caller's layout. Batch and head sharding ride along (the shard_map keeps q's whole
+# partition spec). Gradients: a custom VJP that runs the ring again backwards (dK/dV accumulators travel
+# with their blocks), from the saved per-row log-sum-exp: nothing of size S x S is kept.
+# Local kernel per block: cuDNN's fused attention (jax._src.cudnn, which returns the softmax statistics
+# when asked for its residuals) on NVIDIA GPUs for float16/bfloat16 with D == Dv <= 128, D % 8 == 0;
+# elsewhere, and for the backward pass, jnp math over key sub-blocks of SUB_BLOCK (a lax.scan with an
+# online softmax), so memory stays bounded by the block size, never by S.
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from unarray._errors import DeviceMismatchError
+
+SUB_BLOCK = 512
+_F32 = jnp.float32
+_CUDNN_DTYPES = ("float16", "bfloat16")
+_PRECISION = {"highest": jax.lax.Precision.HIGHEST, "tf32": jax.lax.Precision.HIGH,
+              "bf16": jax.lax.Precision.DEFAULT, "fastest": jax.lax.Precision.DEFAULT}
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a sequence-sharded attention call runs: the mesh, q's partition spec (one entry per dimension),
+    the ring's mesh axis and size, whether the causal zigzag order applies, and the local kernel."""
+
+    mesh: Any
+    spec: tuple[Any, ...]
+    axis: str
+    n: int
+    zigzag: bool
+    kernel: str
+
+    def describe(self) -> str:
+        order = "zigzag causal" if self.zigzag else "non-causal"
+        kernel = ("cuDNN fused attention with softmax statistics (jax._src.cudnn)" if self.kernel == "cudnn" else
+                  f"jnp blocked online-softmax over {SUB_BLOCK}-key sub-blocks (float32 accumulation)")
+        return (f"ring attention over mesh axis {self.axis!r} ({self.n} devices, {order}), local kernel {kernel}; "
+                "backward: the ring in reverse with jnp blocks")
+
+
+def _concrete_sharding(x: Any) -> Any:
+    # Note: under eager jax.grad / jax.vjp the operands are JVP/linearize tracers around the concrete
+    # array; its sharding decides the route. Under jit only a mesh of Explicit axes types the tracer (its
+    # sharding names an AbstractMesh, which shard_map takes); Auto axes leave the spec empty: no ring.
+    for _ in range(8):
+        if not isinstance(x, jax.core.Tracer):
+            return getattr(x, "sharding", None)
+        primal = getattr(x, "primal", None)
+        if primal is None:
+            try:
+                sh = jax.typeof(x).sharding
+            except Exception:
+                return None
+            return sh if isinstance(sh, NamedSharding) else None
+        x = primal
+    return None
+
+
+def _devices_of(sh: Any) -> Any:
+    # The devices of a concrete sharding; None for a sharding over an AbstractMesh (inside jit).
+    return sh.device_set if isinstance(sh.mesh, jax.sharding.Mesh) else None
+
+
+def _padded(spec: Any, ndim: int) -> tuple[Any, ...]:
+    s = tuple(spec)
+    return s + (None,) * (ndim - len(s))
+
+
+def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> Plan | None:
+    """The ring plan for these inputs, or None where the call is not sequence-sharded (or the ring does not
+    take it: a mask, bottom-right causal with Sq != Sk, lengths not divisible by the ring).
+
+    Raises:
+        DeviceMismatchError: q, k and v are sharded over different meshes.
+    """
+    sq_sh = _concrete_sharding(q)
+    if not isinstance(sq_sh, NamedSharding) or sq_sh.mesh.size < 2:
+        return None
+    shardings = [_concrete_sharding(a) for a in (k, v)]
+    for name, sh in zip("kv", shardings, strict=True):
+        mesh = getattr(sh, "mesh", None)
+        if mesh is not None and mesh != sq_sh.mesh or (mesh is None and sh is not None and
+                                                       set(sh.device_set) != set(_devices_of(sq_sh) or ())):
+            raise DeviceMismatchError(
+                f"q is sharded over {_mesh_text(sq_sh.mesh)} but {name} over "
+                f"{_mesh_text(mesh) if mesh is not None else sorted(d.id for d in sh.device_set)}; put them on "
+                f"one mesh, e.g. {name} = jax.device_put({name}, q.sharding)",
+                op="scaled_dot_product_attention", backend="jax")
+    spec = _padded(sq_sh.spec, q.ndim)
+    seq = q.ndim - 3 if layout == "bshd" else q.ndim - 2
+    axis = spec[seq]
+    if isinstance(axis, tuple):
+        if len(axis) != 1:
+            return None
+        axis = axis[0]
+    if axis is None or mask is not None or q.ndim < 3 or k.ndim != q.ndim or v.ndim != q.ndim:
+        return None
+    n = int(sq_sh.mesh.shape[axis])
+    sq, sk = q.shape[seq], k.shape[seq]
+    if n < 2 or sq == 0 or (is_causal and sq != sk) or sq % (2 * n if is_causal else n) or sk % n:
+        return None
+    if any(_padded(sh.spec, q.ndim) != spec for sh in shardings if isinstance(sh, NamedSharding)):
+        return None  # k, v sharded differently: GSPMD reshards them in the general path
+    if not all(isinstance(sh, NamedSharding) for sh in shardings):
+        return None
+    if not jnp.issubdtype(q.dtype, jnp.floating):
+        return None
+    return Plan(sq_sh.mesh, spec, str(axis), n, bool(is_causal), _kernel(q, v, sq_sh))
+
+
+def _mesh_text(mesh: Any) -> str:
+    text = "mesh(" + ", ".join(f"{a!r}: {int(s)}" for a, s in mesh.shape.items()) + ")"
+    if isinstance(mesh, jax.sharding.Mesh):
+        text += f" of devices {[int(d.id) for d in mesh.devices.flat]}"
+    return text
+
+
+def _kernel(q: Any, v: Any, sh: Any) -> str:
+    if sh.mesh in _CUDNN_REFUSED:
+        return "xla"
+    devices = _devices_of(sh)
+    platform = (next(iter(devices)) if devices else jax.devices()[0]).platform
+    d, dv = q.shape[-1], v.shape[-1]
+    if platform in ("gpu", "cuda") and jnp.dtype(q.dtype).name in _CUDNN_DTYPES and d == dv and d % 8 == 0 \
+            and d <= 128:
+        return "cudnn"
+    return "xla"
+
+
+def run(p: Plan, q: Any, k: Any, v: Any, is_causal: bool, scale: float, layout: str, policy: str) -> Any:
+    """Ring attention under plan ``p`` (one compiled program per plan and configuration)."""
+    fn = _compiled(p, bool(is_causal), float(scale), layout, policy)
+    # Note: under a transformation (eager jax.grad) the jit names its in/out shardings: without them the
+    # linearized program's shardings were read against another ring's mesh (IndivisibleError) once two
+    # meshes had been used in one process; and the bare shard_map, run eagerly, compiled op by op (3x slower).
+    if isinstance(q, jax.core.Tracer):
+        # Inside jit (an AbstractMesh) the shard_map is traced into the caller's program as it is.
+        return fn[1](q, k, v) if isinstance(p.mesh, jax.sharding.Mesh) else fn[2](q, k, v)
+    try:
+        return fn[0](q, k, v)
+    except Exception as e:
+        text = str(e)
+        if p.kernel != "cudnn" or "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower():
+            raise
+        # cuDNN refused the blocks when compiling (after tracing took them): the jnp blocks run this mesh.
+        _CUDNN_REFUSED.add(p.mesh)
+        return run(dataclasses.replace(p, kernel="xla"), q, k, v, is_causal, scale, layout, policy)
+
+
+_CUDNN_REFUSED: set[Any] = set()
+
+
+_JITTED: dict[tuple[Any, ...], tuple[Any, Any, Any]] = {}
+
+
+def _compiled(p: Plan, causal: bool, scale: float, layout: str, policy: str) -> tuple[Any, Any, Any]:
+    key = (p, causal, scale, layout, policy)
+    fn = _JITTED.get(key)
+    if fn is None:
+        local = functools.partial(_local_call, axis=p.axis, n=p.n, causal=causal, scale=scale, layout=layout,
+                                  kernel=p.kernel, precision=_PRECISION[policy])
+        spec = P(*p.spec)  # type: ignore[no-untyped-call]
+        mapped = _shard_map(local, p.mesh, (spec, spec, spec), spec)
+        if isinstance(p.mesh, jax.sharding.Mesh):
+            sh = NamedSharding(p.mesh, spec)
+            fn = (jax.jit(mapped), jax.jit(mapped, in_shardings=(sh, sh, sh), out_shardings=sh), mapped)
+        else:
+            fn = (mapped, mapped, mapped)
+        _JITTED[key] = fn
+    return fn
+
+
+def _shard_map(f: Any, mesh: Any, in_specs: Any, out_specs: Any) -> Any:
+    sm = getattr(jax, "shard_map", None)
+    if sm is not None:
+        return sm(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False)
+    from jax.experimental.shard_map import shard_map  # JAX < 0.7
+
+    return shard_map(f, mesh=mesh, in_specs=in_specs, out_specs=out_specs,  # type: ignore[no-untyped-call]
+                     check_rep=False)
+
+
+def _local_call(q: Any, k: Any, v: Any, *, axis: str, n: int, causal: bool, scale: float, layout: str,
+                kernel: str, precision: Any) -> Any:
+    # The per-device body: q, k, v are this device's shards; (batch..., S/N, H, D) after the layout swap.
+    if layout == "bhsd":
+        q, k, v = (jnp.swapaxes(a, -2, -3) for a in (q, k, v))
+    batch = q.shape[:-3]
+    q, k, v = (a.reshape(math.prod(batch), *a.shape[-3:]) for a in (q, k, v))
+    if causal:
+        q, k, v = (_zigzag(a, axis, n) for a in (q, k, v))
+    out = _ring(q, k, v, axis, n, causal, scale, kernel, precision)
+    if causal:
+        out = _unzigzag(out, axis, n)
+    out = out.reshape(*batch, *out.shape[1:])
+    return jnp.swapaxes(out, -2, -3) if layout == "bhsd" else out
+
+
+def _ppermute(x: Any, axis: str, perm: list[tuple[int, int]]) -> Any:
+    return jax.lax.ppermute(x, axis, perm)  # type: ignore[no-untyped-call]
+
+
+def _dest(chunk: int, n: int) -> int:
+    return chunk if chunk < n else 2 * n - 1 - chunk
+
+
+def _zigzag(x: Any, axis: str, n: int) -> Any:
+    # Device j holds chunks 2j and 2j+1 of 2N; chunk c goes to device c (c < N) or 2N-1-c (second slot).
+    c = x.shape[1] // 2
+    r0 = _ppermute(x[:, :c], axis, [(j, _dest(2 * j, n)) for j in range(n)])
+    r1 = _ppermute(x[:, c:], axis, [(j, _dest(2 * j + 1, n)) for j in range(n)])
+    # Note: chunk i has the parity of i and chunk 2N-1-i the other, so the slots follow the device's parity.
+    even = jax.lax.axis_index(axis) % 2 == 0
+    return jnp.concatenate([jnp.where(even, r0, r1), jnp.where(even, r1, r0)], axis=1)
+
+
+def _unzigzag(x: Any, axis: str, n: int) -> Any:
+    c = x.shape[1] // 2
+    even = jax.lax.axis_index(axis) % 2 == 0
+    s0, s1 = x[:, :c], x[:, c:]
+    h0 = _ppermute(jnp.where(even, s0, s1), axis, [(_dest(2 * j, n), j) for j in range(n)])
+    h1 = _ppermute(jnp.where(even, s1, s0), axis, [(_dest(2 * j + 1, n), j) for j in range(n)])
+    return jnp.concatenate([h0, h1], axis=1)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(3, 4, 5, 6, 7, 8))
+def _ring(q: Any, k: Any, v: Any, axis: str, n: int, causal: bool, scale: float, kernel: str,
+          precision: Any) -> Any:
+    return _ring_fwd(q, k, v, axis, n, causal, scale, kernel, precision)[0]
+
+
+def _ring_fwd(q: Any, k: Any, v: Any, axis: str, n: int, causal: bool, scale: float, kernel: str,
+              precision: Any) -> tuple[Any, Any]:
+    i = jax.lax.axis_index(axis)
+    right = [(j, (j + 1) % n) for j in range(n)]
+    b, sq, h, _ = q.shape
+    ct = _ct(q)
+    o = jnp.zeros((b, sq, h, v.shape[-1]), ct)
+    lse = jnp.full((b, sq, h), -jnp.inf, ct)
+    kt, vt = k, v
+    for t in range(n):
+        if t < n - 1:  # Note: the next block is sent before this one is used, so the transfer can overlap
+            k_next, v_next = _ppermute(kt, axis, right), _ppermute(vt, axis, right)
+        ob, lb = _step(q, kt, vt, i, t, n, causal, scale, kernel, precision)
+        o, lse = _merge(o, lse, ob, lb)
+        if t < n - 1:
+            kt, vt = k_next, v_next
+    out = o.astype(q.dtype)
+    return out, (q, k, v, out, lse)
+
+
+def _ct(x: Any) -> Any:
+    # The compute dtype: float32 for half inputs, float64 kept.
+    return jnp.promote_types(x.dtype, _F32)
+
+
+def _merge(o: Any, lse: Any, ob: Any, lb: Any) -> tuple[Any, Any]:
+    new = jnp.logaddexp(lse, lb)
+    safe = jnp.where(new == -jnp.inf, jnp.zeros((), new.dtype), new)
+    return o * jnp.exp(lse - safe)[..., None] + ob * jnp.exp(lb - safe)[..., None], new
+
+
+def _step(q: Any, k: Any, v: Any, i: Any, t: int, n: int, causal: bool, scale: float, kernel: str,
+          precision: Any) -> tuple[Any, Any]:
+    # The block of device i at ring step t holds keys of device j = i - t. Zigzag causal: t == 0 is the
+    # device's own block (causal inside); j < i: every q row sees the first key chunk only; j > i: only the
+    # second q chunk sees keys, all of them. Each is half a block's work: every device does the same.
+    local = functools.partial(_local_fwd, scale=scale, kernel=kernel, precision=precision)
+    if not causal:
+        return local(q, k, v, causal=False)
+    if t == 0:
+        return local(q, k, v, causal=True)
+    c = q.shape[1] // 2
+
+    def before(q: Any, k: Any, v: Any) -> tuple[Any, Any]:
+        return local(q, k[:, :c], v[:, :c], causal=False)
+
+    def after(q: Any, k: Any, v: Any) -> tuple[Any, Any]:
+        o2, l2 = local(q[:, c:], k, v, causal=False)
+        return (jnp.concatenate([jnp.zeros_like(o2), o2], axis=1),
+                jnp.concatenate([jnp.full_like(l2, -jnp.inf), l2], axis=1))
+
+    j = (i - t) % n
+    return jax.lax.cond(j < i, before, after, q, k, v)  # type: ignore[no-any-return]
+
+
+def _local_fwd(q: Any, k: Any, v: Any, *, causal: bool, scale: float, kernel: str,
+               precision: Any) -> tuple[Any, Any]:
+    """One block: (output normalised over this block's keys in float32, per-row log-sum-exp (B, S, H))."""
+    if kernel == "cudnn":
+        try:
+            return _local_cudnn(q, k, v, causal, scale)
+        except Exception:  # cuDNN refused this configuration at trace time: the jnp blocks take it
+            pass
+    return _local_xla(q, k, v, causal, scale, precision)
+
+
+def _local_cudnn(q: Any, k: Any, v: Any, causal: bool, scale: float) -> tuple[Any, Any]:
+    from jax._src.cudnn import fused_attention_stablehlo as fa
+
+    mask = fa.MaskType.CAUSAL if causal else fa.MaskType.NO_MASK
+    out, stats = fa.dot_product_attention(q, k, v, scale=scale, mask_type=mask, qkv_layout="BTNH",
+                                          return_residual=True)
+    # Note: the statistics are cuDNN's per-row log-sum-exp of the scaled scores, (B, H, Sq) float32.
+    return out.astype(_F32), jnp.swapaxes(stats.reshape(q.shape[0], q.shape[2], q.shape[1]), 1, 2).astype(_F32)
+
+
+def _sub(sk: int) -> int:
+    blk = min(SUB_BLOCK, sk)
+    return blk if sk % blk == 0 else sk
+
+
+def _local_xla(q: Any, k: Any, v: Any, causal: bool, scale: float, precision: Any) -> tuple[Any, Any]:
+    b, sq, h, d = q.shape
+    sk, hk, dv = k.shape[1], k.shape[2], v.shape[-1]
+    g, blk, ct = h // hk, _sub(sk), _ct(q)
+    qg = q.reshape(b, sq, hk, g, d).astype(ct) * jnp.asarray(scale, ct)
+    ks = jnp.moveaxis(k.reshape(b, sk // blk, blk, hk, d), 1, 0)
+    vs = jnp.moveaxis(v.reshape(b, sk // blk, blk, hk, dv), 1, 0)
+    rows = jnp.arange(sq)[:, None]
+
+    def body(carry: Any, xs: Any) -> Any:
+        m, total, acc = carry
+        kc, vc, start = xs
+        s = jnp.einsum("bqhgd,bkhd->bhgqk", qg, kc.astype(ct), precision=precision)
+        if causal:
+            s = jnp.where(start + jnp.arange(blk)[None, :] <= rows, s, -jnp.inf)
+        m_new = jnp.maximum(m, jnp.max(s, axis=-1))
+        safe = jnp.where(m_new == -jnp.inf, jnp.zeros((), ct), m_new)
+        p = jnp.exp(s - safe[..., None])
+        alpha = jnp.exp(m - safe)
+        total = alpha * total + jnp.sum(p, axis=-1)
+        acc = alpha[..., None] * acc + jnp.einsum("bhgqk,bkhd->bhgqd", p, vc.astype(ct), precision=precision)
+        return (m_new, total, acc), None
+
+    init = (jnp.full((b, hk, g, sq), -jnp.inf, ct), jnp.zeros((b, hk, g, sq), ct),
+            jnp.zeros((b, hk, g, sq, dv), ct))
+    starts = jnp.arange(0, sk, blk)
+    (m, total, acc), _ = jax.lax.scan(body, init, (ks, vs, starts))
+    empty = total == 0
+    out = acc / jnp.where(empty, jnp.ones((), ct), total)[..., None]
+    lse = jnp.where(empty, -jnp.inf, m + jnp.log(jnp.where(empty, jnp.ones((), ct), total)))
+    # (b, hk, g, sq, ...) -> (b, sq, h, ...)
+    out = jnp.moveaxis(out, 3, 1).reshape(b, sq, h, dv)
+    return out, jnp.moveaxis(lse, 3, 1).reshape(b, sq, h)
+
+
+def _ring_bwd(axis: str, n: int, causal: bool, scale: float, kernel: str, precision: Any, res: Any,
+              dout: Any) -> tuple[Any, Any, Any]:
+    q, k, v, out, lse = res
+    i = jax.lax.axis_index(axis)
+    right = [(j, (j + 1) % n) for j in range(n)]
+    delta = jnp.sum(dout.astype(_ct(q)) * out.astype(_ct(q)), axis=-1)
+    dq = jnp.zeros(q.shape, _ct(q))
+    dk, dv = jnp.zeros(k.shape, _ct(q)), jnp.zeros(v.shape, _ct(q))
+    kt, vt = k, v
+    for t in range(n):
+        if t < n - 1:
+            k_next, v_next = _ppermute(kt, axis, right), _ppermute(vt, axis, right)
+        gq, gk, gv = _step_bwd(q, kt, vt, dout, lse, delta, i, t, n, causal, scale, precision)
+        dq, dk, dv = dq + gq, dk + gk, dv + gv
+        # Note: a block's dK/dV accumulator travels with it; after N moves it is home again.
+        dk, dv = _ppermute(dk, axis, right), _ppermute(dv, axis, right)
+        if t < n - 1:
+            kt, vt = k_next, v_next
+    return dq.astype(q.dtype), dk.astype(k.dtype), dv.astype(v.dtype)
+
+
+def _ring_fwd_rule(q: Any, k: Any, v: Any, axis: str, n: int, causal: bool, scale: float, kernel: str,
+                   precision: Any) -> tuple[Any, Any]:
+    return _ring_fwd(q, k, v, axis, n, causal, scale, kernel, precision)
+
+
+_ring.defvjp(_ring_fwd_rule, _ring_bwd)
+
+
+def _step_bwd(q: Any, k: Any, v: Any, do: Any, lse: Any, delta: Any, i: Any, t: int, n: int, causal: bool,
+              scale: float, precision: Any) -> tuple[Any, Any, Any]:
+    local = functools.partial(_local_bwd, scale=scale, precision=precision)
+    if not causal:
+        return local(q, k, v, do, lse, delta, causal=False)
+    if t == 0:
+        return local(q, k, v, do, lse, delta, causal=True)
+    c = q.shape[1] // 2
+
+    def before(q: Any, k: Any, v: Any, do: Any, lse: Any, delta: Any) -> tuple[Any, Any, Any]:
+        gq, gk, gv = local(q, k[:, :c], v[:, :c], do, lse, delta, causal=False)
+        return gq, jnp.concatenate([gk, jnp.zeros_like(gk)], 1), jnp.concatenate([gv, jnp.zeros_like(gv)], 1)
+
+    def after(q: Any, k: Any, v: Any, do: Any, lse: Any, delta: Any) -> tuple[Any, Any, Any]:
+        gq, gk, gv = local(q[:, c:], k, v, do[:, c:], lse[:, c:], delta[:, c:], causal=False)
+        return jnp.concatenate([jnp.zeros_like(gq), gq], 1), gk, gv
+
+    j = (i - t) % n
+    return jax.lax.cond(j < i, before, after, q, k, v, do, lse, delta)  # type: ignore[no-any-return]
+
+
+def _local_bwd(q: Any, k: Any, v: Any, do: Any, lse: Any, delta: Any, *, causal: bool, scale: float,
+               precision: Any) -> tuple[Any, Any, Any]:
+    # Flash-attention backward over key sub-blocks: P = exp(S - lse) from the saved global statistics.
+    b, sq, h, d = q.shape
+    sk, hk, dv = k.shape[1], k.shape[2], v.shape[-1]
+    g, blk, ct = h // hk, _sub(sk), _ct(q)
+    qg = q.reshape(b, sq, hk, g, d).astype(ct)
+    dog = do.reshape(b, sq, hk, g, dv).astype(ct)
+    lse_g = jnp.moveaxis(lse.reshape(b, sq, hk, g), 1, 3)  # (b, hk, g, sq)
+    dl_g = jnp.moveaxis(delta.reshape(b, sq, hk, g), 1, 3)
+    lse_safe = jnp.where(lse_g == -jnp.inf, jnp.zeros((), ct), lse_g)
+    ks = jnp.moveaxis(k.reshape(b, sk // blk, blk, hk, d), 1, 0)
+    vs = jnp.moveaxis(v.reshape(b, sk // blk, blk, hk, dv), 1, 0)
+    rows = jnp.arange(sq)[:, None]
+    sc = jnp.asarray(scale, ct)
+
+    def body(dq: Any, xs: Any) -> Any:
+        kc, vc, start = xs
+        kc, vc = kc.astype(ct), vc.astype(ct)
+        s = jnp.einsum("bqhgd,bkhd->bhgqk", qg * sc, kc, precision=precision)
+        p = jnp.exp(s - lse_safe[..., None])
+        keep = (lse_g != -jnp.inf)[..., None]
+        if causal:
+            keep = jnp.logical_and(keep, start + jnp.arange(blk)[None, :] <= rows)
+        p = jnp.where(keep, p, jnp.zeros((), ct))
+        gv = jnp.einsum("bhgqk,bqhgd->bkhd", p, dog, precision=precision)
+        dp = jnp.einsum("bqhgd,bkhd->bhgqk", dog, vc, precision=precision)
+        ds = p * (dp - dl_g[..., None])
+        dq = dq + jnp.einsum("bhgqk,bkhd->bqhgd", ds, kc, precision=precision) * sc
+        gk = jnp.einsum("bhgqk,bqhgd->bkhd", ds, qg, precision=precision) * sc
+        return dq, (gk, gv)
+
+    dq, (gk, gv) = jax.lax.scan(body, jnp.zeros(qg.shape, ct), (ks, vs, jnp.arange(0, sk, blk)))
+    gk = jnp.moveaxis(gk, 0, 1).reshape(b, sk, hk, d)
+    gv = jnp.moveaxis(gv, 0, 1).reshape(b, sk, hk, dv)
+    return dq.reshape(b, sq, h, d), gk, gv

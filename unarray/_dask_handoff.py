@@ -1,0 +1,97 @@
+"""``ua.to`` to and from dask (the lazy backend), outside the per-pair route table.
+
+An eager array becomes a dask array by wrapping (``dask.array.from_array``: the graph holds the array
+and reads views of it, no copy), after a zero-copy handoff to NumPy (CPU) or CuPy (CUDA) where it is of
+another library. A dask array becomes an eager one only by computing it, with the caller's dask
+scheduler: counted in ``ua.stats()`` (``computes``, and as one copy), refused under ``copy=False``, and
+never done implicitly (a dask operand leads a mixed call, so nothing computes it to join another).
+Nothing here imports dask: the dask backend module does, and it is loaded once a dask array is seen or
+``"dask"`` is named.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from unarray import _convert as _cv
+from unarray._errors import ArgumentError, HandoffError
+
+# ua.to's public entry points: where a dask array may be computed (on request). Any other op that hands
+# a dask array over is a mixed call, where computing would be silent.
+_EXPLICIT = frozenset({"to", "from_dlpack"})
+
+
+def to(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, chunks: Any, op: str) -> Any:
+    if not dst.lazy:
+        if chunks is not None:
+            raise ArgumentError(f"chunks= applies to backend='dask' only, got backend={dst.name!r}; leave chunks "
+                                "out, or hand the array to 'dask'", op=op, backend=dst.name)
+        return _computed(x, src, dst, device, copy, op)
+    from unarray import interop
+    from unarray._backends import dask as dask_backend
+
+    if src.lazy:
+        _same_place(x, src, device, op)
+        out = x if chunks is None else x.rechunk(chunks)  # lazy: the rechunk runs with the graph
+        _count("zero_copy")
+        return out.copy() if copy is True else out
+    lib = "cupy" if src.device_of(x).kind in ("cuda", "rocm") else "numpy"
+    arr = interop.to(x, lib, device=device, copy=copy, _op=op)
+    return dask_backend.wrap(arr, chunks)
+
+
+def copy_reason(x: Any, src: Any, dst: Any, op: str) -> str | None:
+    """For ``ua.explain``: wrapping an eager array copies nothing; computing a dask array to join is refused."""
+    if src.lazy and not dst.lazy:
+        raise _never_joined(src, dst, op)
+    return None
+
+
+def _computed(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, op: str) -> Any:
+    if copy is False:
+        raise HandoffError(f"handing a dask array to {dst.name} computes it into a new {dst.name} array (a copy), "
+                           "but copy=False; pass copy=None to compute, or keep computing with dask (ua ops on the "
+                           "dask array stay lazy)", op=op, backend=src.name)
+    if op not in _EXPLICIT:
+        raise _never_joined(src, dst, op)
+    where = src.device_of(x)
+    if device is None and dst.name == "numpy" and where.kind != "cpu":
+        raise HandoffError(f"this dask array's chunks are on {where}, and NumPy arrays live on the CPU: computing "
+                           "it here would also move it; pass device='cpu' to compute and move it",
+                           op=op, backend=dst.name)
+    out = x.compute()  # the caller's scheduler (dask.config / a distributed Client), as x.compute() would use
+    n = int(getattr(out, "nbytes", 0))
+    with _cv.lock:
+        _cv.STATS["computes"] += 1
+        _cv.STATS["copies"] += 1
+        _cv.STATS["bytes_copied"] += n
+    from unarray import interop
+
+    lib = type(out).__module__.partition(".")[0]
+    if lib == dst.name and device is None:
+        return out
+    return interop.to(out, dst.name, device=device, _op=op)
+
+
+def _never_joined(src: Any, dst: Any, op: str) -> HandoffError:
+    return HandoffError(f"a dask array is never computed to join a {dst.name} array (it would run the whole graph "
+                        f"silently); compute it first with ua.to(x, {dst.name!r}), or make the other operand lazy "
+                        "with ua.to(y, 'dask')", op=op, backend=src.name)
+
+
+def _same_place(x: Any, src: Any, device: Any, op: str) -> None:
+    if device is None:
+        return
+    from unarray._devices import Device, parse_device
+
+    want = device if isinstance(device, Device) else parse_device(device)
+    here = src.device_of(x)
+    if want != here:
+        raise HandoffError(f"a dask array's chunks are on {here}; moving them to {want} is a per-chunk copy unarray "
+                           "does not schedule; map the chunks yourself (x.map_blocks(cupy.asarray)) or compute "
+                           "first", op=op, backend=src.name)
+
+
+def _count(key: str) -> None:
+    with _cv.lock:
+        _cv.STATS[key] += 1

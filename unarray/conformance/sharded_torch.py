@@ -1,0 +1,529 @@
+"""Sharded torch DTensors against single-process float64 NumPy: the distributed conformance check.
+
+``main()`` starts ``--nproc`` processes (2 by default) on this machine, joined by a gloo process group
+over a free local port, each running the properties below on one 1-D DeviceMesh; it prints one JSON
+line per property (``{"property": ..., "ok": ..., "examples": ..., "error": ...}``, from rank 0) and
+returns 0 when every property held on every rank. ``python -m unarray check --profile distributed``
+runs it.
+
+Properties (Hypothesis, derandomized so every rank draws the same examples; each example's verdict
+is agreed by an all-reduce so no rank waits on a collective another has left):
+
+- hot ops on DTensors (matmul with sharded rows, columns or contraction; sum, mean, var, std,
+  max, argmax over axes; permute_dims; element-wise) equal float64 NumPy on the whole array, and return
+  DTensors with the placements torch's own op gives;
+- attention on sequence-sharded q, k, v (causal or not, grouped-query, masks, both layouts, both
+  routes: torch's context parallel and unarray's ring) equals the unsharded float64 reference, with
+  the output sharded along the sequence; with the batch or heads sharded, each rank's own kernel, whose
+  gradients equal the unsharded call's; gradients through the sequence-sharded rings are refused;
+- ``ua.device`` names the mesh and placements; ``ua.to`` refuses a DTensor; a plain tensor mixed
+  with a DTensor is a typed error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["main"]
+
+_PROPERTIES: list[tuple[str, Callable[..., None]]] = []
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the sharded-DTensor properties in ``--nproc`` local processes; 0 when all hold.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        Command-line arguments (``--nproc N``, ``--examples N``, ``--only NAME``); ``sys.argv`` by default.
+
+    Returns
+    -------
+    int
+        0 when every property held on every rank, 1 otherwise, 2 when torch.distributed with gloo is missing.
+
+    Raises
+    ------
+    SystemExit
+        On unreadable arguments (argparse).
+
+    Examples
+    --------
+    >>> from unarray.conformance import sharded_torch
+    >>> sharded_torch.main(["--only", "no such property", "--nproc", "1"]) in (0, 2)
+    True
+    """
+    ap = argparse.ArgumentParser(prog="python -m unarray.conformance.sharded_torch")
+    ap.add_argument("--nproc", type=int, default=2)
+    ap.add_argument("--examples", type=int, default=6)
+    ap.add_argument("--only", default="")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        return _worker(args.examples, args.only)
+    try:
+        import torch.distributed as dist
+    except ImportError:
+        print(json.dumps({"property": "setup", "ok": False, "error": "torch is not installed"}))
+        return 2
+    if not dist.is_available() or not dist.is_gloo_available():
+        print(json.dumps({"property": "setup", "ok": False, "error": "torch.distributed with gloo is missing"}))
+        return 2
+    return _launch(args.nproc, args.examples, args.only)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _launch(nproc: int, examples: int, only: str) -> int:
+    port = _free_port()
+    procs = []
+    for rank in range(nproc):
+        env = {**os.environ, "RANK": str(rank), "WORLD_SIZE": str(nproc), "MASTER_ADDR": "127.0.0.1",
+               "MASTER_PORT": str(port), "OMP_NUM_THREADS": "1"}
+        cmd = [sys.executable, "-m", "unarray.conformance.sharded_torch", "--worker", "--examples", str(examples)]
+        if only:
+            cmd += ["--only", only]
+        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE if rank else None,
+                                      stderr=subprocess.PIPE if rank else None, text=True))
+    rcs = []
+    for rank, p in enumerate(procs):
+        try:
+            out, err = p.communicate(timeout=600)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+        rcs.append(p.returncode)
+        if rank and p.returncode:
+            sys.stderr.write(f"[rank {rank}] exit {p.returncode}\n{err or ''}")
+    return 0 if all(rc == 0 for rc in rcs) else 1
+
+
+# -- the worker --------------------------------------------------------------------------------
+
+def _worker(examples: int, only: str) -> int:
+    import torch
+    import torch.distributed as dist
+
+    wait = float(os.environ.get("UA_GLOO_TIMEOUT", "60"))  # a rank that died leaves the others this long
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=wait))
+    from torch.distributed.device_mesh import init_device_mesh
+
+    torch.set_num_threads(1)
+    mesh = init_device_mesh("cpu", (dist.get_world_size(),), mesh_dim_names=("cp",))
+    ok = True
+    try:
+        for name, prop in _PROPERTIES:
+            if only and only not in name:
+                continue
+            t0 = time.perf_counter()
+            err, n = _run(prop, mesh, examples)
+            ok = ok and err is None
+            if dist.get_rank() == 0:
+                print(json.dumps({"property": name, "ok": err is None, "examples": n, "error": err,
+                                  "seconds": round(time.perf_counter() - t0, 2)}), flush=True)
+    finally:
+        dist.barrier()
+        dist.destroy_process_group()
+    return 0 if ok else 1
+
+
+def _run(prop: Callable[..., None], mesh: Any, examples: int) -> tuple[str | None, int]:
+    import torch
+    import torch.distributed as dist
+    from hypothesis import HealthCheck, Phase, given, settings
+
+    count = [0]
+
+    def agreed(data: Any, seed: int) -> None:
+        count[0] += 1
+        err = None
+        data.seed, data.count = seed, 0
+        try:
+            prop(mesh, data)
+        except Exception as e:  # the verdict is shared below, then raised on every rank alike
+            err = f"{type(e).__name__}: {e}"
+            tb = traceback.format_exc()
+        bad = torch.tensor([0 if err is None else 1], dtype=torch.int64)
+        dist.all_reduce(bad, op=dist.ReduceOp.MAX)
+        if err is not None:
+            raise AssertionError(f"rank {dist.get_rank()}: {err}\n{tb}")
+        if int(bad.item()):
+            raise AssertionError("failed on another rank")
+
+    from hypothesis import strategies as st
+
+    test = settings(max_examples=examples, derandomize=True, database=None, deadline=None,
+                    phases=[Phase.explicit, Phase.generate], print_blob=False,
+                    suppress_health_check=list(HealthCheck))(given(st.data(), st.integers(0, 2**31 - 1))(agreed))
+    try:
+        test()
+    except Exception as e:
+        return f"{e}".strip()[:4000], count[0]
+    return None, count[0]
+
+
+def _property(fn: Callable[..., None]) -> Callable[..., None]:
+    _PROPERTIES.append((fn.__name__.lstrip("_"), fn))
+    return fn
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+# (atol, rtol) against float64; bfloat16: the output's own rounding (8 bits) on values of order 1
+_TOL = {"float32": (2e-5, 2e-4), "float64": (1e-12, 1e-10), "bfloat16": (1.6e-2, 1.6e-2)}
+
+
+def _values(data: Any, shape: tuple[int, ...], dtype: str) -> Any:
+    # Fresh values from the example's seed and a counter: no draw here, so every draw of a property is
+    # made before any computation and every rank draws alike whatever fails.
+    import numpy as np
+
+    data.count += 1
+    x = np.random.default_rng((data.seed, data.count)).standard_normal(shape)
+    x[np.abs(x) < 1e-3] = 0.5  # never zeros: every element carries information
+    return x.astype(dtype)
+
+
+def _dist(x: Any, mesh: Any, placement: Any) -> Any:
+    import torch
+    from torch.distributed.tensor import distribute_tensor
+
+    return distribute_tensor(torch.from_numpy(x.copy()), mesh, [placement])
+
+
+def _placement(data: Any, ndim: int) -> Any:
+    from hypothesis import strategies as st
+    from torch.distributed.tensor import Replicate, Shard
+
+    d = data.draw(st.integers(-1, ndim - 1), label="shard dim (-1: replicate)")
+    return Replicate() if d < 0 else Shard(d)
+
+
+def _close(got: Any, want: Any, dtype: str, what: str) -> None:
+    import numpy as np
+    import torch
+
+    from unarray._backends.attention_ring_torch import is_dtensor
+
+    if not is_dtensor(got):
+        raise AssertionError(f"{what}: expected a DTensor, got {type(got).__name__}")
+    g = got.full_tensor().to(torch.float64).numpy()
+    atol, rtol = _TOL[dtype]
+    if g.shape != np.shape(want):
+        raise AssertionError(f"{what}: shape {g.shape} != {np.shape(want)}")
+    if not np.allclose(g, want, atol=atol, rtol=rtol, equal_nan=True):
+        err = float(np.max(np.abs(g - want)))
+        raise AssertionError(f"{what}: max abs error {err:.3g} over atol={atol} rtol={rtol}")
+
+
+def _same_placements(got: Any, native: Any, what: str) -> None:
+    if tuple(got.placements) != tuple(native.placements):
+        raise AssertionError(f"{what}: placements {tuple(got.placements)} != torch's {tuple(native.placements)}")
+
+
+def _shape(data: Any, ndim: int, lo: int = 1, hi: int = 6) -> tuple[int, ...]:
+    from hypothesis import strategies as st
+
+    return tuple(data.draw(st.lists(st.integers(lo, hi), min_size=ndim, max_size=ndim), label="shape"))
+
+
+# -- properties ------------------------------------------------------------------------------------
+
+@_property
+def _matmul(mesh: Any, data: Any) -> None:
+    import numpy as np
+    import torch
+    from hypothesis import strategies as st
+    from torch.distributed.tensor import Replicate, Shard
+
+    import unarray as ua
+
+    m, k, n = _shape(data, 3, 1, 9)
+    dtype = data.draw(st.sampled_from(["float32", "float64"]), label="dtype")
+    a, b = _values(data, (m, k), dtype), _values(data, (k, n), dtype)
+    kind = data.draw(st.sampled_from(["rows", "cols", "contraction"]), label="sharding")
+    pa, pb = {"rows": (Shard(0), Replicate()), "cols": (Replicate(), Shard(1)),
+              "contraction": (Shard(1), Shard(0))}[kind]
+    da, db = _dist(a, mesh, pa), _dist(b, mesh, pb)
+    got = ua.matmul(da, db)
+    _close(got, a.astype(np.float64) @ b.astype(np.float64), dtype, f"matmul {kind}")
+    _same_placements(got, torch.matmul(da, db), f"matmul {kind}")
+
+
+@_property
+def _reductions(mesh: Any, data: Any) -> None:
+    import numpy as np
+    import torch
+    from hypothesis import strategies as st
+
+    import unarray as ua
+
+    shape = _shape(data, 3, 1, 5)
+    dtype = data.draw(st.sampled_from(["float32", "float64"]), label="dtype")
+    pl = _placement(data, 3)
+    axis = data.draw(st.sampled_from([None, 0, 1, 2, -1, (0, 2), (1, 2), (0, 1, 2)]), label="axis")
+    keep = data.draw(st.booleans(), label="keepdims")
+    ax = data.draw(st.sampled_from([0, 1, 2]), label="argmax axis")
+    x = _values(data, shape, dtype)
+    dx = _dist(x, mesh, pl)
+    ref = x.astype(np.float64)
+    dim = axis
+    for name, got, want, native in [
+        ("sum", ua.sum(dx, axis=axis, keepdims=keep), np.sum(ref, axis=axis, keepdims=keep),
+         torch.sum(dx, dim=dim, keepdim=keep)),
+        ("mean", ua.mean(dx, axis=axis, keepdims=keep), np.mean(ref, axis=axis, keepdims=keep),
+         torch.mean(dx, dim=dim, keepdim=keep)),
+    ]:
+        _close(got, want, dtype, f"{name} axis={axis}")
+        _same_placements(got, native, f"{name} axis={axis}")
+    n = int(np.prod([shape[a] for a in (range(3) if axis is None else np.atleast_1d(axis))]))
+    if n > 1:
+        for name, f, t in [("var", ua.var, torch.var), ("std", ua.std, torch.std)]:
+            got = f(dx, axis=axis, correction=1, keepdims=keep)
+            _close(got, getattr(np, name)(ref, axis=axis, ddof=1, keepdims=keep), dtype, f"{name} axis={axis}")
+            _same_placements(got, t(dx, dim=dim, correction=1, keepdim=keep), f"{name} axis={axis}")
+    reduced = range(3) if axis is None else [a % 3 for a in np.atleast_1d(axis)]
+    empty = pl.is_shard() and -(-shape[pl.dim] // mesh.size()) * (mesh.size() - 1) >= shape[pl.dim]
+    if empty and pl.dim in reduced:
+        try:  # some rank holds none of a reduced dimension: refused alike on every rank
+            ua.max(dx, axis=axis)
+        except ua.ShapeError:
+            pass
+        else:
+            raise AssertionError(f"max over axis={axis} with an empty shard was not refused")
+    else:
+        got = ua.max(dx, axis=axis, keepdims=keep)
+        _close(got, np.max(ref, axis=axis, keepdims=keep), dtype, f"max axis={axis}")
+        _same_placements(got, torch.amax(dx, dim=tuple(reduced), keepdim=keep), f"max axis={axis}")
+    if pl.is_shard() and pl.dim == ax and -(-shape[ax] // mesh.size()) * (mesh.size() - 1) >= shape[ax]:
+        try:  # some rank holds none of the reduced dimension: refused alike on every rank
+            ua.argmax(dx, axis=ax)
+        except ua.ShapeError:
+            return
+        raise AssertionError(f"argmax over dimension {ax} with an empty shard was not refused")
+    got = ua.argmax(dx, axis=ax)
+    want = np.argmax(ref, axis=ax)
+    if not np.array_equal(got.full_tensor().numpy(), want):
+        raise AssertionError(f"argmax axis={ax}: {got.full_tensor().numpy()} != {want}")
+    _same_placements(got, torch.argmax(dx, dim=ax), f"argmax axis={ax}")
+
+
+@_property
+def _elementwise_and_permute(mesh: Any, data: Any) -> None:
+    import numpy as np
+    import torch
+    from hypothesis import strategies as st
+
+    import unarray as ua
+
+    shape = _shape(data, 3, 1, 5)
+    dtype = data.draw(st.sampled_from(["float32", "float64"]), label="dtype")
+    px, py, pm = _placement(data, 3), _placement(data, 3), _placement(data, 3)
+    perm = tuple(data.draw(st.permutations(range(3)), label="axes"))
+    x, y = _values(data, shape, dtype), _values(data, shape, dtype)
+    dx, dy = _dist(x, mesh, px), _dist(y, mesh, py)
+    rx, ry = x.astype(np.float64), y.astype(np.float64)
+    for name, got, want, native in [
+        ("add", ua.add(dx, dy), rx + ry, torch.add(dx, dy)),
+        ("multiply scalar", ua.multiply(dx, 2.5), rx * 2.5, torch.mul(dx, 2.5)),
+        ("exp", ua.exp(dx), np.exp(rx), torch.exp(dx)),
+        ("tanh", ua.tanh(dy), np.tanh(ry), torch.tanh(dy)),
+    ]:
+        _close(got, want, dtype, name)
+        _same_placements(got, native, name)
+    got = ua.permute_dims(dx, perm)
+    _close(got, np.transpose(rx, perm), dtype, f"permute_dims {perm}")
+    _same_placements(got, torch.permute(dx, perm), f"permute_dims {perm}")
+    # Promotion follows the standard: float32 with float64 is float64.
+    mixed = ua.add(_dist(x.astype("float32"), mesh, pm), dy.to(torch.float64))
+    if mixed.dtype != torch.float64:
+        raise AssertionError(f"float32 + float64 DTensors gave {mixed.dtype}")
+
+
+@_property
+def _device_handoff_mixing(mesh: Any, data: Any) -> None:
+    import numpy as np
+    import torch
+
+    import unarray as ua
+
+    shape, pl = _shape(data, 2, 2, 6), _placement(data, 2)
+    # Note: NumPy only: importing another framework here would cost more than the check (every target
+    # goes through the same refusal, unarray._refusals).
+    targets = ("numpy",)
+    x = _values(data, shape, "float32")
+    dx = _dist(x, mesh, pl)
+    d = ua.device(dx)
+    if not isinstance(d, ua.MeshDevice) or d.placements != (repr(pl),) or d.mesh_shape != tuple(mesh.shape):
+        raise AssertionError(f"ua.device gave {d!r} for placements {pl}")
+    if d.local != ua.device(dx.to_local()):
+        raise AssertionError(f"ua.device(x).local {d.local} != the local shard's {ua.device(dx.to_local())}")
+    for target in targets:
+        try:
+            ua.to(dx, target)
+        except ua.HandoffError as e:
+            if "full_tensor" not in str(e):
+                raise AssertionError(f"ua.to(DTensor, {target!r}) refused without naming the fix: {e}") from e
+        except ua.BackendNotAvailableError:
+            pass
+        else:
+            raise AssertionError(f"ua.to(DTensor, {target!r}) did not refuse")
+    for other in (torch.from_numpy(x.copy()), x):
+        for args in ((dx, other), (other, dx)):  # the DTensor leads wherever it is
+            try:
+                ua.add(*args)
+            except (ua.ArgumentTypeError, ua.DeviceMismatchError) as e:
+                if "mesh" not in str(e):
+                    raise AssertionError(f"the refusal of a DTensor mixed with a plain array names no fix: {e}") from e
+            else:
+                raise AssertionError(f"a DTensor mixed with a plain {type(other).__name__} was not refused")
+    if not np.array_equal(dx.full_tensor().numpy(), x):
+        raise AssertionError("the input changed")
+
+
+@_property
+def _attention(mesh: Any, data: Any) -> None:
+    import torch
+    from hypothesis import strategies as st
+    from torch.distributed.tensor import Replicate, Shard
+
+    import unarray as ua
+    from unarray._backends import attention_ring_torch as ring
+
+    w = mesh.size()
+    layout = data.draw(st.sampled_from(["bhsd", "bshd"]), label="layout")
+    causal = data.draw(st.booleans(), label="is_causal")
+    hk = data.draw(st.sampled_from([1, 2]), label="Hk")
+    hq = hk * data.draw(st.sampled_from([1, 2]), label="group")
+    d = data.draw(st.sampled_from([4, 8]), label="D")
+    dv = data.draw(st.sampled_from([d, d, 6]), label="Dv")
+    sq = data.draw(st.sampled_from([2 * w, 4 * w, 3 * w + 1]), label="Sq")
+    sk = data.draw(st.sampled_from([sq, sq, 2 * w + 3]), label="Sk")
+    with_mask = data.draw(st.booleans(), label="mask")
+    dtype = data.draw(st.sampled_from(["float32", "float64", "bfloat16"]), label="dtype")
+    route = data.draw(st.sampled_from(["auto", "ring"]), label="route")
+    b = 2
+    store = "float32" if dtype == "bfloat16" else dtype
+    q, k, v = (_values(data, (b, h, s, e), store) for h, s, e in ((hq, sq, d), (hk, sk, d), (hk, sk, dv)))
+    if dtype == "bfloat16":  # the reference takes the bf16-rounded values
+        q, k, v = (torch.from_numpy(a).to(torch.bfloat16).to(torch.float64).numpy() for a in (q, k, v))
+    mask = None
+    if with_mask:
+        import numpy as np
+
+        mask = np.random.default_rng(sq * 7 + sk).random((hq, sq, sk)) > 0.3
+    qt, kt, vt = (torch.from_numpy(a) for a in (q, k, v))
+    want = _reference(q, k, v, mask, causal)
+    if layout == "bshd":
+        qt, kt, vt = (a.transpose(1, 2).contiguous() for a in (qt, kt, vt))
+    seq = 2 if layout == "bhsd" else 1
+    dq, dk, dv_ = (_dist(a.numpy(), mesh, Shard(seq)) for a in (qt, kt, vt))
+    if dtype == "bfloat16":
+        dq, dk, dv_ = (a.to(torch.bfloat16) for a in (dq, dk, dv_))
+    dm = None if mask is None else _dist(mask, mesh, Replicate())
+    with ring.prefer(route):
+        got = ua.scaled_dot_product_attention(dq, dk, dv_, mask=dm, is_causal=causal, layout=layout)
+        how = ua.explain("scaled_dot_product_attention", dq, dk, dv_, mask=dm, is_causal=causal, layout=layout)
+    if tuple(got.placements) != (Shard(seq),):
+        raise AssertionError(f"attention output placements {tuple(got.placements)}, want Shard({seq})")
+    if layout == "bshd":
+        want = want.transpose(0, 2, 1, 3)
+    _close(got, want, dtype, f"attention ({route})")
+    text = str(how)
+    if "ring attention" not in text and "context parallel" not in text:
+        raise AssertionError(f"ua.explain does not name the DTensor route: {text}")
+    if route == "ring" and "unarray ring attention" not in text:
+        raise AssertionError(f"route 'ring' was asked for, explain says: {text}")
+    cp = route == "auto" and causal and mask is None and sq == sk and sq % (2 * w) == 0 and hq == hk and dv == d
+    if cp != ("torch context parallel" in text):
+        raise AssertionError(f"torch's context parallel {'applies' if cp else 'does not apply'}; explain says: {text}")
+
+
+@_property
+def _attention_heads_sharded(mesh: Any, data: Any) -> None:
+    import torch
+    from hypothesis import strategies as st
+    from torch.distributed.tensor import Shard
+
+    import unarray as ua
+
+    w = mesh.size()
+    causal = data.draw(st.booleans(), label="is_causal")
+    s = data.draw(st.integers(1, 7), label="S")
+    q, k, v = (_values(data, (1, 2 * w, s, 8), "float64") for _ in range(3))
+    dq, dk, dv = (_dist(a, mesh, Shard(1)) for a in (q, k, v))
+    got = ua.scaled_dot_product_attention(dq, dk, dv, is_causal=causal)
+    _close(got, _reference(q, k, v, None, causal), "float64", "attention, heads sharded")
+    if tuple(got.placements) != (Shard(1),):
+        raise AssertionError(f"placements {tuple(got.placements)}")
+    if "per-shard" not in str(ua.explain("scaled_dot_product_attention", dq, dk, dv, is_causal=causal)):
+        raise AssertionError("explain does not say per-shard")
+    # Gradients: the per-shard route is differentiable; its gradients equal the unsharded call's.
+    gq, gk, gv = (a.detach().requires_grad_() for a in (dq, dk, dv))
+    (ua.scaled_dot_product_attention(gq, gk, gv, is_causal=causal) ** 2).sum().backward()
+    fq, fk, fv = (torch.from_numpy(a.copy()).requires_grad_() for a in (q, k, v))
+    loss = (torch.nn.functional.scaled_dot_product_attention(fq, fk, fv, is_causal=causal) ** 2).sum()
+    torch.autograd.backward([loss])
+    for name, mine, ref in (("q", gq, fq), ("k", gk, fk), ("v", gv, fv)):
+        g = mine.grad.full_tensor() if mine.grad is not None else None
+        if g is None or ref.grad is None or not torch.allclose(g, ref.grad, atol=1e-10, rtol=1e-8):
+            raise AssertionError(f"gradient of {name} through per-shard DTensor attention differs")
+
+
+@_property
+def _attention_refuses_gradients_through_the_ring(mesh: Any, data: Any) -> None:
+    from hypothesis import strategies as st
+    from torch.distributed.tensor import Shard
+
+    import unarray as ua
+
+    w = mesh.size()
+    causal = data.draw(st.booleans(), label="is_causal")
+    q, k, v = (_values(data, (1, 2, 2 * w, 4), "float64") for _ in range(3))
+    dq, dk, dv = (_dist(a, mesh, Shard(2)).requires_grad_() for a in (q, k, v))
+    try:
+        ua.scaled_dot_product_attention(dq, dk, dv, is_causal=causal)
+    except ua.UnsupportedError as e:
+        if "context_parallel" not in str(e):
+            raise AssertionError(f"the refusal names no fix: {e}") from e
+    else:
+        raise AssertionError("sequence-sharded attention with requires_grad inputs was not refused")
+
+
+def _reference(q: Any, k: Any, v: Any, mask: Any, causal: bool) -> Any:
+    # float64 NumPy attention in (B, H, S, D), causal aligned bottom-right, rows with no key -> zeros.
+    import numpy as np
+
+    q, k, v = (a.astype(np.float64) for a in (q, k, v))
+    g = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
+    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1])
+    sq, sk = q.shape[2], k.shape[2]
+    allowed = np.ones((sq, sk), bool)
+    if causal:
+        allowed &= np.arange(sk)[None, :] <= np.arange(sq)[:, None] + (sk - sq)
+    if mask is not None:
+        allowed = allowed & mask
+    s = np.where(allowed, s, -np.inf)
+    m = np.max(s, axis=-1, keepdims=True)
+    p = np.exp(s - np.where(np.isfinite(m), m, 0.0))
+    den = p.sum(-1, keepdims=True)
+    return (p @ v) / np.where(den == 0, 1.0, den)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,481 @@
+"""``ua.jit``: compile backend-agnostic code with the compiler of whatever arrays arrive.
+
+The leading array of a call (the rule of the ops: the first array among the arguments, read through
+tuples, lists and dicts; a traced one leads an eager one) picks the compiler: ``jax.jit`` for JAX,
+``torch.compile`` for torch, ``tf.function`` for TensorFlow. NumPy, CuPy, dask and Numba arrays run
+eagerly unless the caller names a compiler (their arrays are then handed to the compiler's library
+zero-copy where it can be, and the results handed back). One compiled callable is kept per leading
+backend, device, static argument values, precision policy and default backend (``ua.use``), so a
+policy change compiles anew instead of reusing a graph traced under another policy.
+
+Nothing here imports a framework: the compiler is imported when the first call of its arrays comes.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+import warnings
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from unarray import _dispatch, _precision
+from unarray._dispatch import BY_TYPE, SCALARS
+from unarray._errors import ArgumentError, ArgumentTypeError, CompileError, UnarrayError, UnknownArrayTypeError
+from unarray.introspection import Explanation
+
+__all__ = ["JitExplanation", "JitFallbackWarning", "jit"]
+
+_NAMES = ("jax", "torch", "tensorflow", "eager")
+# The backends whose library has a compiler of its own (backend name -> compiler name).
+_NATIVE = {"jax": "jax", "torch": "torch", "tensorflow": "tensorflow"}
+_LABEL = {"jax": "jax.jit", "torch": "torch.compile", "tensorflow": "tf.function", "eager": "eager"}
+_PASSIVE = frozenset((*SCALARS, type(None), str, bytes))
+
+
+class JitFallbackWarning(UserWarning):
+    """A :class:`jit` function could not be compiled for its arguments and runs eagerly instead."""
+
+
+@dataclass(frozen=True)
+class JitExplanation(Explanation):
+    """What a call of a :class:`jit` function does: the compiler, why, and whether it is compiled already.
+
+    ``kernel`` names the compiler as called (``"torch.compile(fullgraph=False, backend='eager')"``);
+    ``precision`` is the policy the compiled code holds.
+    """
+
+    compiler: str = ""
+    reason: str = ""
+    static: tuple[tuple[str, Any], ...] = ()
+    cache: str = "miss"
+    fallbacks: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        lines = [f"ua.jit({self.op}): backend={self.backend} device={self.device}",
+                 f"  compiler: {self.kernel}", f"  why: {self.reason}", f"  precision: {self.precision}",
+                 f"  static: {dict(self.static)}", f"  cache: {self.cache}"]
+        lines += [f"  handoff: {h}" for h in self.handoffs]
+        lines += [f"  fallback: {f}" for f in self.fallbacks]
+        return "\n".join(lines)
+
+
+@dataclass
+class _Entry:
+    run: Callable[..., Any]
+    compiler: str  # "jax", "torch", "tensorflow", "eager" or "callable"
+    label: str
+    reason: str
+    target: str | None = None  # the library inputs are handed to (a compiler the caller named)
+    fallback: str | None = None  # set once the compiler failed: the call runs eagerly from then on
+    calls: int = 0
+
+
+@dataclass
+class _Stats:
+    hits: int = 0
+    misses: int = 0
+    fallbacks: int = 0
+    compilers: list[str] = field(default_factory=list)
+
+
+class jit:
+    """Compile a function written with ``ua`` ops with the compiler of the arrays it is called with.
+
+    ``@ua.jit`` (or ``ua.jit(fn, ...)``) returns a callable that compiles ``fn`` on its first call for
+    each leading backend, device, set of static argument values and precision policy: ``jax.jit`` for
+    JAX arrays, ``torch.compile`` for torch tensors, ``tf.function`` for TensorFlow tensors. NumPy, CuPy,
+    dask and Numba arrays run eagerly unless ``compiler`` names one. The compiled callable is cached;
+    ``ua.explain(f, *args)`` says which compiler a call uses, why, and whether it is compiled already.
+
+    The precision policy (``ua.precision``) in force at the call holds inside the compiled code: the
+    policy is part of the cache key, so a call under another policy traces anew (torch's compiled graphs
+    also read the policy when they run). If the compiler fails (a ``.item()`` under ``jax.jit``, a
+    backend that raises), the call runs eagerly, a :class:`JitFallbackWarning` says why, and that cache
+    entry runs eagerly from then on; with ``fullgraph=True`` a :class:`CompileError` is raised instead.
+    An error the function raises eagerly too (a :class:`ShapeError` of its own ops) is raised as it is.
+    Inside another trace (``ua.jit`` in ``jax.jit``, in ``torch.compile``) ``fn`` is traced as written.
+
+    Parameters
+    ----------
+    fn : callable, optional
+        The function. Leave it out to get a decorator: ``@ua.jit(static_argnames="n")``.
+    static_argnums : int or sequence of int
+        Positions of arguments whose values are compiled in (hashable Python values).
+    static_argnames : str or sequence of str
+        Names of such arguments.
+    compiler : {None, "jax", "torch", "tensorflow", "eager"} or callable
+        ``None``: the leading array's own compiler; ``"eager"``: no compilation; a library's name: its
+        compiler, with the inputs handed to that library (``ua.to``, zero-copy where possible) and the
+        results handed back to the leading array's library; a callable: ``compiler(fn, **options)``
+        returning the compiled function.
+    fullgraph : bool
+        Raise :class:`CompileError` instead of falling back to eager execution, and ask ``torch.compile``
+        for one graph without breaks (``torch.compile(fullgraph=True)``).
+    **options : object
+        Passed to the compiler: ``backend=``, ``mode=``, ``dynamic=`` for ``torch.compile``;
+        ``donate_argnums=`` for ``jax.jit``; ``jit_compile=``, ``reduce_retracing=`` for ``tf.function``.
+        A keyword named after a compiler (``torch={"mode": "max-autotune"}``) holds options for that
+        compiler only, so one function can be called with arrays of several libraries.
+
+    Returns
+    -------
+    out : jit
+        The compiled function (``functools.wraps``-style; ``.explain(*args)``, ``.cache_info()``,
+        ``.clear_cache()``), or a decorator when ``fn`` is left out. Its results are arrays of the
+        leading argument's library.
+
+    Raises
+    ------
+    ArgumentError
+        ``compiler`` is an unknown name, or a static argument name is not a parameter of ``fn``.
+    ArgumentTypeError
+        A static argument value is not hashable, or the compiler refuses ``options``.
+    CompileError
+        With ``fullgraph=True``, where the compiler fails (``__cause__`` is its error).
+    BackendNotAvailableError
+        A named compiler's library is not installed.
+
+    Warns
+    -----
+    JitFallbackWarning
+        The compiler failed and the call ran eagerly (once per cache entry).
+
+    Examples
+    --------
+    >>> import numpy as np, unarray as ua
+    >>> @ua.jit(static_argnames="axis")
+    ... def normalise(x, axis):
+    ...     return ua.nn.softmax(x, axis=axis)
+    >>> x = np.array([[0.0, np.log(3.0)], [1.0, 1.0]])
+    >>> normalise(x, axis=1)  # NumPy has no compiler: eager, and the result is NumPy's
+    array([[0.25, 0.75],
+           [0.5 , 0.5 ]])
+    >>> e = ua.explain(normalise, x, axis=1)
+    >>> e.backend, e.compiler, e.cache, e.static
+    ('numpy', 'eager', 'hit', (('axis', 1),))
+    """
+
+    def __init__(self, fn: Callable[..., Any] | None = None, /, *, static_argnums: int | Sequence[int] = (),
+                 static_argnames: str | Sequence[str] = (), compiler: str | Callable[..., Any] | None = None,
+                 fullgraph: bool = False, **options: Any) -> None:
+        if compiler is not None and not callable(compiler) and compiler not in _NAMES:
+            # Note: no "numba": its nopython mode cannot compile unarray's dispatch (Python dicts, types).
+            why = " (numba cannot compile unarray's dispatch)" if compiler == "numba" else ""
+            raise ArgumentError(f"unknown compiler {compiler!r}{why}; use None (the leading array's own), one of "
+                                f"{_NAMES}, or a callable compiler(fn, **options)", op="jit")
+        self._nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        self._names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        self._compiler, self.fullgraph, self._options = compiler, bool(fullgraph), options
+        self._fn = fn
+        self._cache: dict[Hashable, _Entry] = {}
+        self._lock = threading.Lock()
+        self._stats = _Stats()
+        if fn is not None:
+            functools.update_wrapper(self, fn)
+            self._positions = _static_positions(fn, self._nums, self._names)
+
+    # -- calling ------------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fn = self._fn
+        if fn is None:  # ua.jit(static_argnames=...) used as a decorator
+            if len(args) != 1 or kwargs or not callable(args[0]):
+                raise ArgumentTypeError("ua.jit(...) without a function is a decorator: apply it to one "
+                                        "function, e.g. @ua.jit(static_argnames='n')", op="jit")
+            return jit(args[0], static_argnums=self._nums, static_argnames=self._names, compiler=self._compiler,
+                       fullgraph=self.fullgraph, **self._options)
+        lead, leaf = self._leader(args, kwargs)
+        if (leaf is not None and lead.is_tracer(leaf)) or _precision.tracing():
+            return fn(*args, **kwargs)  # inside an outer trace: traced as written
+        key, static = self._key(lead, leaf, args, kwargs)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._compile(key, lead)
+        else:
+            self._stats.hits += 1
+        entry.calls += 1
+        if entry.fallback is not None:
+            return fn(*args, **kwargs)
+        return self._run(entry, lead, args, kwargs)
+
+    def _run(self, entry: _Entry, lead: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        a, k = args, kwargs
+        if entry.target is not None:
+            a, k = self._hand(args, kwargs, entry.target)
+        try:
+            out = entry.run(*a, **k)
+        except Exception as e:
+            return self._failed(entry, lead, e, args, kwargs)
+        if entry.target is not None:
+            out = _map(out, lambda x: _to(x, lead.name))
+        return out
+
+    def _failed(self, entry: _Entry, lead: Any, e: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        name = getattr(self._fn, "__qualname__", repr(self._fn))
+        why = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}".rstrip(": ")
+        if self.fullgraph:
+            if isinstance(e, UnarrayError):
+                raise e  # typed already: the function's own error, or one saying what tracing lacks
+            raise CompileError(f"{entry.label} could not compile {name} for these arguments ({why}); make the "
+                               "function traceable, or leave fullgraph=False to fall back to eager execution "
+                               "with a warning", op="jit", backend=lead.name) from e
+        assert self._fn is not None
+        # Note: an error the function raises eagerly too is raised as it is (so such a call runs twice).
+        out = self._fn(*args, **kwargs)
+        entry.fallback = f"{entry.label} failed ({why}); runs eagerly"
+        self._stats.fallbacks += 1
+        warnings.warn(JitFallbackWarning(
+            f"ua.jit [{lead.name}]: {entry.label} could not compile {name} ({why}); it runs eagerly for these "
+            f"arguments from now on. For the compiler's full error, compile with ua.jit({name}, fullgraph=True)"),
+            stacklevel=4)
+        return out
+
+    # -- the cache key --------------------------------------------------------------------------
+    def _leader(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+        arrays: list[Any] = []
+        pos = self._positions
+        for i, a in enumerate(args):
+            if i not in pos:
+                _arrays(a, arrays)
+        for n, v in kwargs.items():
+            if n not in self._names:
+                _arrays(v, arrays)
+        if not arrays:  # no array argument: the default backend, as for creation functions
+            return _dispatch.backend_named(_dispatch.default_backend()[0], "jit"), None
+        first = arrays[0]
+        lead = BY_TYPE.get(type(first)) or _dispatch.one(first, "jit")
+        if not lead.is_tracer(first):
+            t0 = type(first)
+            for a in arrays:  # a traced operand of another library leads an eager first array (the ops' rule)
+                if type(a) is not t0:
+                    b = _dispatch.one(a, "jit")
+                    if b is not lead and b.is_tracer(a):
+                        return b, a
+        return lead, first
+
+    def _key(self, lead: Any, leaf: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Hashable, Any]:
+        static: tuple[tuple[str, Any], ...] = ()
+        if self._positions or self._names:
+            static = tuple((f"#{i}" if n is None else n, args[i]) for i, n in self._positions.items() if i < len(args))
+            static += tuple((n, kwargs[n]) for n in self._names if n in kwargs)
+        default = _dispatch.default_backend()
+        where = lead.device_of(leaf) if leaf is not None else default[1]
+        key = (lead.name, where, static, _precision.current(), default)
+        if static and not all(_hashable(v) for _, v in static):
+            bad = next((n for n, v in static if not _hashable(v)), "?")
+            raise ArgumentTypeError(f"the static argument {bad!r} must be hashable (its value is compiled in); "
+                                    "pass a tuple instead of a list, or make it a traced argument",
+                                    op="jit", backend=lead.name)
+        return key, static
+
+    # -- compiling ------------------------------------------------------------------------------
+    def _choose(self, lead: Any) -> tuple[str, str | None, str]:
+        c = self._compiler
+        if callable(c):
+            return "callable", None, f"the compiler passed to ua.jit ({getattr(c, '__name__', c)!r})"
+        if c is None:
+            native = _NATIVE.get(lead.name)
+            if native is None:
+                return "eager", None, (f"{lead.name} has no compiler: runs eagerly (name one, e.g. "
+                                       "compiler='jax', to compile)")
+            return native, None, f"the leading argument is a {lead.name} array"
+        if c == "eager" or c == lead.name:
+            return c, None, f"compiler={c!r} was named"
+        return c, c, f"compiler={c!r} was named: {lead.name} inputs are handed to {c} and the results back"
+
+    def _compile(self, key: Hashable, lead: Any) -> _Entry:
+        with self._lock:
+            entry = self._cache.get(key)
+            if entry is not None:
+                self._stats.hits += 1
+                return entry
+            kind, target, reason = self._choose(lead)
+            opts = self._options_for(kind)
+            entry = _Entry(self._build(kind, opts, lead.name), kind, self._label(kind, opts), reason, target)
+            self._cache[key] = entry
+            self._stats.misses += 1
+            self._stats.compilers.append(kind)
+            return entry
+
+    def _options_for(self, kind: str) -> dict[str, Any]:
+        opts = {k: v for k, v in self._options.items() if k not in _NAMES}
+        own = self._options.get(kind, {})
+        if not isinstance(own, dict):
+            raise ArgumentTypeError(f"options for {kind} must be a dict, got {type(own).__name__}", op="jit")
+        return {**opts, **own}
+
+    def _label(self, kind: str, opts: dict[str, Any]) -> str:
+        if kind == "callable":
+            kind_label = getattr(self._compiler, "__qualname__", repr(self._compiler))
+        else:
+            kind_label = _LABEL[kind]
+        if kind == "eager":
+            return "eager"
+        shown = dict(opts)
+        if kind == "torch":
+            shown = {"fullgraph": self.fullgraph, **shown}
+        if kind == "jax" and (self._nums or self._names):
+            shown = {"static_argnums": self._nums, "static_argnames": self._names, **shown}
+        return f"{kind_label}({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
+
+    def _build(self, kind: str, opts: dict[str, Any], backend: str) -> Callable[..., Any]:
+        fn = self._fn
+        assert fn is not None
+        try:
+            if kind == "eager":
+                return fn
+            if kind == "callable":
+                return self._compiler(fn, **opts)  # type: ignore[misc, operator, no-any-return]
+            if kind == "jax":
+                import jax
+
+                # A fresh function per cache entry: jax's trace cache is keyed on the function, and the
+                # policy (read while tracing) differs between entries.
+                @functools.wraps(fn)
+                def traced(*a: Any, **k: Any) -> Any:
+                    return fn(*a, **k)
+
+                return jax.jit(traced, static_argnums=self._nums or None, static_argnames=self._names or None,
+                               **opts)
+            if kind == "torch":
+                import torch
+
+                # Note: the compiled graph reads the policy when it runs (unarray::matmul); dynamo keeps
+                # one cache per code object, guarded on the static values.
+                return torch.compile(fn, fullgraph=self.fullgraph, **opts)
+            import tensorflow as tf
+
+            # A fresh tf.function per cache entry: the TF32 scope is read while tracing. Note: no
+            # reduce_retracing by default: it traces with unknown dimensions (None) after a second shape,
+            # and ops that lay out blocks from the shapes (attention) need them known.
+            return tf.function(fn, **opts)  # type: ignore[no-any-return]
+        except (TypeError, ValueError) as e:
+            raise ArgumentTypeError(f"{_LABEL.get(kind, 'the compiler')} refused the options {opts} ({e}); pass "
+                                    "options it takes", op="jit", backend=backend) from e
+
+    def _hand(self, args: tuple[Any, ...], kwargs: dict[str, Any], target: str) -> tuple[tuple[Any, ...],
+                                                                                         dict[str, Any]]:
+        a = tuple(v if i in self._positions else _map(v, lambda x: _to(x, target)) for i, v in enumerate(args))
+        k = {n: v if n in self._names else _map(v, lambda x: _to(x, target)) for n, v in kwargs.items()}
+        return a, k
+
+    # -- introspection -------------------------------------------------------------------------
+    def explain(self, *args: Any, **kwargs: Any) -> JitExplanation:
+        """What calling this function with ``args`` does (nothing is compiled or run); ``ua.explain(f, ...)``."""
+        if self._fn is None:
+            raise ArgumentTypeError("ua.jit(...) without a function explains nothing; apply it first", op="explain")
+        lead, leaf = self._leader(args, kwargs)
+        name = getattr(self._fn, "__qualname__", repr(self._fn))
+        if (leaf is not None and lead.is_tracer(leaf)) or _precision.tracing():
+            dev = lead.device_of(leaf) if leaf is not None else _default_device(lead)
+            return JitExplanation(name, lead.name, dev, "traced as written", _precision.current(),
+                                  compiler="outer trace", reason="called inside another trace: no compile of its own",
+                                  cache="none")
+        key, static = self._key(lead, leaf, args, kwargs)
+        entry = self._cache.get(key)
+        kind, target, reason = self._choose(lead) if entry is None else (entry.compiler, entry.target, entry.reason)
+        label = self._label(kind, self._options_for(kind)) if entry is None else entry.label
+        dev = lead.device_of(leaf) if leaf is not None else _default_device(lead)
+        hand = (f"{lead.name} -> {target} for {label}, results back to {lead.name}",) if target else ()
+        fallbacks = () if entry is None or entry.fallback is None else (entry.fallback,)
+        return JitExplanation(name, lead.name, dev, label, _precision.current(), hand, 0, compiler=kind,
+                              reason=f"{reason} on {dev}", static=static,
+                              cache="miss" if entry is None else "hit", fallbacks=fallbacks)
+
+    def cache_info(self) -> dict[str, Any]:
+        """Counts of this function's cache: ``hits``, ``misses`` (one compile each), ``fallbacks``, ``entries``."""
+        s = self._stats
+        return {"hits": s.hits, "misses": s.misses, "fallbacks": s.fallbacks, "entries": len(self._cache),
+                "compilers": tuple(s.compilers)}
+
+    def clear_cache(self) -> None:
+        """Drop every compiled entry (the frameworks' own caches are theirs)."""
+        with self._lock:
+            self._cache.clear()
+
+    def __repr__(self) -> str:
+        return f"<ua.jit of {getattr(self._fn, '__qualname__', self._fn)!r}>"
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        return self if obj is None else functools.partial(self, obj)  # as a method: bound like a function
+
+
+def _static_positions(fn: Callable[..., Any], nums: tuple[int, ...], names: tuple[str, ...]) -> dict[int, str | None]:
+    # Position -> name of each static argument passed positionally (names resolved through the signature).
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    by_name = {p.name for p in params}
+    takes_kw = any(p.kind is p.VAR_KEYWORD for p in params)
+    for n in names:
+        if params and n not in by_name and not takes_kw:
+            raise ArgumentError(f"static_argnames names {n!r}, which is not a parameter of "
+                                f"{getattr(fn, '__qualname__', fn)}; its parameters are {sorted(by_name)}",
+                                op="jit")
+    out: dict[int, str | None] = {i: positional[i] if i < len(positional) else None for i in nums}
+    out.update({positional.index(n): n for n in names if n in positional})
+    return out
+
+
+def _arrays(x: Any, out: list[Any]) -> None:
+    # The array leaves of a pytree of tuples, lists and dicts, in order (other objects are not arrays).
+    t = type(x)
+    if t in BY_TYPE:
+        out.append(x)
+    elif t in _PASSIVE:
+        return
+    elif isinstance(x, (tuple, list)):
+        for e in x:
+            _arrays(e, out)
+    elif isinstance(x, dict):
+        for v in x.values():
+            _arrays(v, out)
+    else:
+        try:
+            _dispatch.one(x, "jit")
+        except UnknownArrayTypeError:
+            return  # a module, a callable, an object of the user's: passed to the compiler as it is
+        out.append(x)
+
+
+def _map(x: Any, f: Callable[[Any], Any]) -> Any:
+    t = type(x)
+    if t in _PASSIVE:
+        return x
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return t(*(_map(e, f) for e in x))
+    if isinstance(x, (tuple, list)):
+        return t(_map(e, f) for e in x)
+    if isinstance(x, dict):
+        return t((k, _map(v, f)) for k, v in x.items())
+    return f(x)
+
+
+def _to(x: Any, target: str) -> Any:
+    from unarray.interop import to
+
+    try:
+        b = _dispatch.one(x, "jit")
+    except UnknownArrayTypeError:
+        return x
+    return x if b.name == target else to(x, target)
+
+
+def _hashable(v: Any) -> bool:
+    try:
+        hash(v)
+    except TypeError:
+        return False
+    return True
+
+
+def _default_device(lead: Any) -> Any:
+    from unarray._devices import Device
+
+    dev = _dispatch.default_backend()[1]
+    return Device("cpu") if dev is None else dev
+
