@@ -16,10 +16,15 @@ _FRAMEWORKS = ("tensorflow", "cupy", "torch", "jax", "numba", "dask", "triton")
 _FRAMEWORK_DIRS = tuple((Path(__file__).parent / "unarray" / d).resolve() for d in ("_backends", "_kernels"))
 
 
+# A Triton kernel module imports torch too.
+_ALSO = {"triton": ("torch",)}
+
+
 def _needs(path: Path) -> tuple[str, ...]:
-    # A backend module is named after the framework it serves (torch.py, attention_torch.py,
-    # _torch_precision.py, _tensorflow_ops.py, ...).
-    return tuple(name for name in _FRAMEWORKS if name in path.stem)[:1]
+    # A backend or kernel module is named after the frameworks it imports (torch.py, attention_torch.py,
+    # _torch_precision.py, _tensorflow_ops.py, transpose_triton.py, ...).
+    named = [name for name in _FRAMEWORKS if name in path.stem]
+    return tuple(dict.fromkeys(n for name in named for n in (name, *_ALSO.get(name, ()))))
 
 
 def pytest_ignore_collect(collection_path: Path) -> bool | None:

@@ -37,8 +37,12 @@ def _np(backend: TestBackend, x: Any) -> np.ndarray:
     return backend.to_numpy(x).astype(np.float64)
 
 
+# Backends ua.jit runs eagerly unless the caller names a compiler.
+EAGER = ("numpy", "cupy")
+
+
 def _compiler_of(backend: TestBackend) -> str:
-    return {"numpy": "eager", "torch": "torch", "jax": "jax", "tensorflow": "tensorflow"}[backend.name]
+    return "eager" if backend.name in EAGER else backend.name
 
 
 # -- the block, in ua and in float64 NumPy ------------------------------------------------------------------------
@@ -118,7 +122,7 @@ def test_static_arguments_key_the_cache_and_a_hit_does_not_trace(backend: TestBa
                                                                                   axis), rtol=1e-5, atol=1e-6)
     info = norm.cache_info()
     assert (info["misses"], info["hits"], info["entries"]) == (2, 3, 2)
-    if backend.name == "numpy":
+    if backend.name in EAGER:
         assert traces == [0, 0, 1, 0, 1]  # eager: the Python runs on every call
     elif backend.name == "torch":
         assert traces == [-1, -1]  # one graph per static value
@@ -139,7 +143,7 @@ def test_static_argnums_are_read_positionally_and_by_name(backend: TestBackend) 
 def test_the_policy_is_part_of_the_key(backend: TestBackend) -> None:
     seen: list[str] = []
 
-    @ua.jit(compiler="jax" if backend.name == "numpy" else None, **EAGER_TORCH)
+    @ua.jit(compiler="jax" if backend.name in EAGER else None, **EAGER_TORCH)
     def f(x: Any) -> Any:
         seen.append(ua.get_precision())  # the policy in force while tracing (what JAX and TF bake in)
         # (torch reads it again when the graph runs: test_the_policy_holds_inside_compiled_torch_code)
@@ -204,18 +208,18 @@ def _failing_backend(gm: Any, example_inputs: Any) -> Any:
 def _untraceable(backend: TestBackend) -> tuple[Any, dict[str, Any]]:
     # A function the leading backend's compiler cannot build, with the options that make it so.
     def concrete(x: Any) -> Any:
-        # Note: np.asarray, since AutoGraph would turn float(tensor) > 0 into a tf.cond.
-        return ua.multiply(x, 2.0) if float(np.asarray(ua.sum(x))) > 0 else ua.multiply(x, -2.0)
+        # Note: a NumPy copy, since AutoGraph would turn float(tensor) > 0 into a tf.cond.
+        return ua.multiply(x, 2.0) if float(backend.to_numpy(ua.sum(x))) > 0 else ua.multiply(x, -2.0)
 
     if backend.name == "torch":  # dynamo breaks the graph at float(); a backend that raises fails for real
         return concrete, {"torch": {"backend": _failing_backend}}
-    if backend.name == "numpy":
+    if backend.name in EAGER:
         return concrete, {"compiler": "jax"}
     return concrete, {}
 
 
 def test_a_compile_failure_falls_back_to_eager_with_a_warning(backend: TestBackend) -> None:
-    if backend.name == "numpy":
+    if backend.name in EAGER:
         pytest.importorskip("jax")
     fn, opts = _untraceable(backend)
     f = ua.jit(fn, **opts)
@@ -235,7 +239,7 @@ def test_a_compile_failure_falls_back_to_eager_with_a_warning(backend: TestBacke
 
 
 def test_fullgraph_raises_a_typed_error_wrapping_the_cause(backend: TestBackend) -> None:
-    if backend.name == "numpy":
+    if backend.name in EAGER:
         pytest.importorskip("jax")
     fn, opts = _untraceable(backend)
     f = ua.jit(fn, fullgraph=True, **opts)
@@ -294,8 +298,8 @@ def test_torch_compile_options_reach_torch_compile() -> None:
 
 
 def test_options_the_compiler_refuses_are_a_typed_error(backend: TestBackend) -> None:
-    compiler = "jax" if backend.name == "numpy" else None
-    if backend.name == "numpy":
+    compiler = "jax" if backend.name in EAGER else None
+    if compiler is not None:
         pytest.importorskip("jax")
     f = ua.jit(lambda x: ua.exp(x), compiler=compiler, no_such_option=1)
     with pytest.raises(ua.ArgumentTypeError, match=r"ua\.jit .*refused the options \{'no_such_option': 1\}"):

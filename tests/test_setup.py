@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-OPTIONAL = ("torch", "jax", "jaxlib", "tensorflow", "cupy", "numba", "array_api_strict", "dask")
+OPTIONAL = ("torch", "jax", "jaxlib", "tensorflow", "cupy", "numba", "array_api_strict", "dask", "triton")
 
 
 def _setup_commands() -> list[str]:
@@ -105,3 +105,16 @@ def test_backend_module_is_ignored_exactly_when_its_framework_is_missing(
     assert conftest.pytest_ignore_collect(path) is None
     # Front-end modules are never ignored: they import no framework.
     assert conftest.pytest_ignore_collect(ROOT / "unarray" / "creation.py") is None
+
+
+def test_a_triton_kernel_module_is_ignored_where_torch_or_triton_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    import conftest
+
+    path = ROOT / "unarray" / "_kernels" / "transpose_triton.py"
+    real = conftest.importlib.util.find_spec
+    for missing in ("torch", "triton"):
+        monkeypatch.setattr(conftest.importlib.util, "find_spec",
+                            lambda name, m=missing: None if name == m else real(name))
+        assert conftest.pytest_ignore_collect(path) is True, missing
+    monkeypatch.setattr(conftest.importlib.util, "find_spec", lambda name: object())
+    assert conftest.pytest_ignore_collect(path) is None
