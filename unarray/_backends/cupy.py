@@ -16,7 +16,7 @@ from typing import Any
 import array_api_compat.cupy as compat_cupy
 import cupy
 
-from unarray import _precision
+from unarray import _attention, _precision
 from unarray._backends import _special
 from unarray._backends._base import Backend
 from unarray._devices import Device, parse_device
@@ -389,20 +389,26 @@ class CupyBackend(Backend):
                                 backend=self.name)
         return fn(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
 
-    # Attention: cuDNN's fused SDPA through nvidia-cudnn-frontend for the half-precision inputs it takes
-    # (attention_cudnn.py; ahead of torch's kernels, which add a DLPack handoff), else the routes every
-    # backend has: torch's kernels when torch is imported, the blocked online-softmax otherwise.
+    # Attention: where the caller has imported torch, torch's fused kernels through a zero-copy handoff (the
+    # base class's route); otherwise cuDNN's fused SDPA through nvidia-cudnn-frontend for the half-precision
+    # inputs it takes (attention_cudnn.py), else the blocked online-softmax path. Measured on the H100
+    # (benchmarks/results/h100/attention_cudnn/cupy_attention_routes.md, bf16 causal): the torch route took
+    # 96-170 us against cuDNN's 185-241 us from (1, 2, 128, 64) to (4, 16, 2048, 128), mostly the
+    # frontend's host cost per call, and 520 against 550 us at (4, 16, 4096, 128); blocked 1.4-3.2 ms.
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
                                      layout: str, precision: str | None) -> Any:
-        from unarray._backends import attention_cudnn
+        if not _attention.torch_route(self, q):
+            from unarray._backends import attention_cudnn
 
-        with on_device_of(q):
-            out = attention_cudnn.sdpa(q, k, v, mask, is_causal, scale, layout)
-        if out is not None:
-            return out
+            with on_device_of(q):
+                out = attention_cudnn.sdpa(q, k, v, mask, is_causal, scale, layout)
+            if out is not None:
+                return out
         return super().scaled_dot_product_attention(q, k, v, mask, is_causal, scale, layout, precision)
 
     def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
+        if _attention.torch_route(self, q):
+            return super().attention_kernel(q, k, v, mask, is_causal, layout)
         from unarray._backends import attention_cudnn
 
         with on_device_of(q):
@@ -410,6 +416,5 @@ class CupyBackend(Backend):
         if name is not None:
             return name
         return f"{super().attention_kernel(q, k, v, mask, is_causal, layout)}; cudnn sdpa not used: {why}"
-
 
 BACKEND = CupyBackend()
