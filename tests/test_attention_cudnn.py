@@ -6,7 +6,8 @@ refusals, the mask's bias plan, the graph cache key, and the library loader's fa
 
 With ``--devices gpu``: ``inside()`` runs in a fresh interpreter that never imports torch (asserted),
 Hypothesis problems on CuPy float16/bfloat16 against a float64 NumPy reference, with ``ua.explain``
-naming the kernel each took; then torch is imported: its kernels go first (through a zero-copy handoff), and both routes agree.
+naming the kernel each took; then torch is imported: its kernels go first (through a zero-copy
+handoff), and both routes agree.
 """
 
 from __future__ import annotations
