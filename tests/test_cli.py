@@ -218,7 +218,8 @@ def test_conformance_readme_states_the_check_counts_the_suite_has() -> None:
     assert len(rows) >= 4
     for args, stated in rows:
         profile = args[args.index("--profile") + 1] if "--profile" in args else "quick"
-        names = args[args.index("--backends") + 1:] if "--backends" in args else ["numpy", "torch", "jax", "tensorflow"]
+        names = (args[args.index("--backends") + 1:] if "--backends" in args
+                 else ["numpy", "torch", "jax", "tensorflow", "dask"])
         envs, _rows, unavailable = runner.plan(names)
         if unavailable:
             continue  # a backend of that row is not installed here
