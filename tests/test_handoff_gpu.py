@@ -286,3 +286,19 @@ def test_to_the_host_with_device_cpu_is_one_counted_copy_of_the_consumers_type(c
     assert ua.backend_of(y) == dst and ua.device(y).kind == "cpu"
     np.testing.assert_array_equal(np.asarray(y), a)
     assert ua.stats()["copies"] == 1
+
+
+def test_torch_bfloat16_reaches_cupy_as_bfloat16_not_raw_bytes(cuda):
+    # torch's CUDA array interface names bfloat16 "<V2": a plain cupy.asarray gives void bytes CuPy cannot
+    # compute with. The handoff (and attention's torch route back to CuPy) must give CuPy's bfloat16.
+    torch, cupy = cuda["torch"], cuda["cupy"]
+    base = torch.randn(6, 8, device="cuda").to(torch.bfloat16)
+    for t in (base, base.t()):  # compact and strided
+        c = ua.to(t, "cupy")
+        assert c.dtype == cupy.dtype("bfloat16"), c.dtype
+        assert np.array_equal(c.astype(cupy.float32).get(), t.float().cpu().numpy())
+    q = cupy.asarray(torch.randn(1, 2, 16, 8, device="cuda").to(torch.bfloat16).float().cpu().numpy()).astype(
+        cupy.dtype("bfloat16"))
+    out = ua.scaled_dot_product_attention(q, q, q, is_causal=True)  # torch imported: torch's kernels, back to CuPy
+    assert "torch" in ua.explain("scaled_dot_product_attention", q, q, q, is_causal=True).kernel
+    assert out.dtype == cupy.dtype("bfloat16") and cupy.isfinite(out.astype(cupy.float32)).all()

@@ -46,9 +46,22 @@ def torch_to_cupy(x: Any) -> Any:
         raise OtherDevice("CuPy arrays live on the GPU")  # cupy.asarray would copy
     torch_stream_wait(x, "cupy")
     np_dtype = _torch_np_dtype(x.dtype)
+    if np_dtype is None and x.dtype == mod("torch").bfloat16:
+        np_dtype = _ml_bfloat16()
     if np_dtype is not None:
         return _cupy_view(x, np_dtype)
     return mod("cupy").asarray(x)
+
+
+def _ml_bfloat16() -> Any:
+    # bfloat16 as CuPy computes with it (ml_dtypes' NumPy dtype), or None without ml_dtypes. Note: torch's
+    # CUDA array interface names bfloat16 "<V2", so cupy.asarray of it gives a raw void array: no arithmetic,
+    # no astype (CuPy's kernels fail to compile for it).
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return np.dtype(ml_dtypes.bfloat16)
 
 
 _TORCH_TO_NP: dict[Any, Any] = {}
