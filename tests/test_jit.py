@@ -199,38 +199,6 @@ def test_the_policy_holds_inside_compiled_torch_code(forced: Any) -> None:
     assert _read(torch) == before
 
 
-@pytest.mark.parametrize("precision", ["high", "highest"])
-def test_compiled_float32_cuda_attention_is_fused_and_exact_whatever_the_users_setting(
-        request: pytest.FixtureRequest, precision: str) -> None:
-    # Under "highest", a compiled graph's float32 CUDA attention takes the memory-efficient kernel, which is
-    # float32-accurate whatever the run-time TF32 setting, instead of the written-out products.
-    if request.config.getoption("--devices") != "gpu":
-        pytest.skip("CUDA: run with --devices gpu")
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device visible to torch")
-    graphs: list[str] = []
-
-    def recording(gm: Any, example_inputs: Any) -> Any:
-        graphs.append(str(gm.graph))
-        return gm.forward
-
-    f = ua.jit(lambda q: ua.scaled_dot_product_attention(q, q, q, is_causal=True), torch={"backend": recording})
-    h = np.random.default_rng(5).uniform(-2.0, 2.0, (2, 4, 256, 64))
-    before = torch.get_float32_matmul_precision()
-    torch.set_float32_matmul_precision(precision)  # "high": the user's TF32, which the kernel ignores
-    try:
-        got = f(torch.from_numpy(h.astype(np.float32)).cuda()).cpu().numpy()
-        assert torch.get_float32_matmul_precision() == precision
-    finally:
-        torch.set_float32_matmul_precision(before)
-    s = h @ np.swapaxes(h, -1, -2) / math.sqrt(64)
-    want = _ref_softmax(np.where(np.tril(np.ones((256, 256), bool)), s, -np.inf)) @ h
-    assert_close(got, want, "float32", n_terms=256, scale=2.0)
-    assert any("scaled_dot_product_attention" in g for g in graphs), graphs
-    assert not any("unarray" in g for g in graphs), graphs  # not the written-out products
-
-
 # -- failures -----------------------------------------------------------------------------------------------------
 
 def _failing_backend(gm: Any, example_inputs: Any) -> Any:

@@ -99,15 +99,6 @@ def _route(q: Any, k: Any, v: Any, mask: Any, causal: bool) -> tuple[Any, Any, b
     return k.repeat_interleave(g, dim=-3), v.repeat_interleave(g, dim=-3), False
 
 
-def _exact_fused(q: Any, v: Any, mask: Any, gqa: bool, policy: str) -> bool:
-    # Whether a compiled graph can take the memory-efficient kernel for a float32 CUDA call under "highest":
-    # no mask (the rows-without-keys fix-up and mask kinds stay on the written-out path), no grouped heads,
-    # head dims it takes on every CUDA GPU (multiples of 8, at most 128), NVIDIA's build (ROCm's differs).
-    d = q.shape[-1]
-    return (policy == "highest" and q.dtype is torch.float32 and q.is_cuda and torch.version.hip is None
-            and mask is None and not gqa and d == v.shape[-1] and d % 8 == 0 and 0 < d <= 128)
-
-
 def _row_has_key(mask: Any) -> Any:
     # Boolean (..., Sq, 1): whether each query row may attend at least one key.
     allowed = mask if mask.dtype is torch.bool else mask != float("-inf")
@@ -133,19 +124,11 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
     if not arbitrated:
         out = _call(q4, k4, v4, m4, causal, scale, gqa)
     elif torch.compiler.is_compiling():
-        if _exact_fused(q4, v4, m4, gqa, policy):
-            # Note: the memory-efficient kernel computes float32 attention at float32 accuracy whatever the
-            # run-time TF32 setting (H100, causal (2, 8, 1024, 64) against float64: 4.3e-7 with allow_tf32 on
-            # and off, compiled too; the math kernel 2.0e-7 off, 4.2e-4 on), so a compiled graph holds the
-            # "highest" policy with it, at a fused kernel's speed.
-            with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION]):
-                out = F.scaled_dot_product_attention(q4, k4, v4, is_causal=causal, scale=scale)
-        else:
-            # Note: other fused kernels in a compiled graph would run under the global setting of run time;
-            # the products go through unarray::matmul, which carries the policy (_torch_compiled).
-            from unarray._backends import _torch_compiled
+        # Note: fused kernels in a compiled graph would run under the global setting of run time; the
+        # products go through unarray::matmul, which carries the policy (_torch_compiled).
+        from unarray._backends import _torch_compiled
 
-            out = _torch_compiled.attention(q4, k4, v4, m4, causal, scale, gqa, policy)
+        out = _torch_compiled.attention(q4, k4, v4, m4, causal, scale, gqa, policy)
     else:
         out = _tp.arbitrate(q4, policy, _call, q4, k4, v4, m4, causal, scale, gqa)
     if not q4.is_cuda and not torch.compiler.is_compiling() and bool(torch.isnan(q4.sum() + k4.sum())):
