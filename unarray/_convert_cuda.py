@@ -11,6 +11,7 @@ CUDA figures are from the H100 issue report and are re-measured by benchmarks/gp
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import warnings
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from unarray._convert import (
     LazyNumpy,
     OtherDevice,
     _jax_platform,
+    _ml_dtype,
     _torch_plain,
     jax_dlpack_device,
     lock,
@@ -29,6 +31,7 @@ from unarray._convert import (
     torch_raw_stream,
 )
 from unarray._entry import jax_capsule, torch_from_capsule
+from unarray._errors import DTypeError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -47,21 +50,14 @@ def torch_to_cupy(x: Any) -> Any:
     torch_stream_wait(x, "cupy")
     np_dtype = _torch_np_dtype(x.dtype)
     if np_dtype is None and x.dtype == mod("torch").bfloat16:
-        np_dtype = _ml_bfloat16()
+        # Note: torch's CUDA array interface names bfloat16 "<V2", so cupy.asarray of it gives a raw void
+        # array (no arithmetic, no astype: CuPy's kernels fail to compile for it); ml_dtypes' bfloat16 is the
+        # dtype CuPy computes with.
+        with contextlib.suppress(DTypeError):  # no ml_dtypes: the interface's view, as before
+            np_dtype = _ml_dtype("bfloat16")
     if np_dtype is not None:
         return _cupy_view(x, np_dtype)
     return mod("cupy").asarray(x)
-
-
-def _ml_bfloat16() -> Any:
-    # bfloat16 as CuPy computes with it (ml_dtypes' NumPy dtype), or None without ml_dtypes. Note: torch's
-    # CUDA array interface names bfloat16 "<V2", so cupy.asarray of it gives a raw void array: no arithmetic,
-    # no astype (CuPy's kernels fail to compile for it).
-    try:
-        import ml_dtypes
-    except ImportError:
-        return None
-    return np.dtype(ml_dtypes.bfloat16)
 
 
 _TORCH_TO_NP: dict[Any, Any] = {}
@@ -133,8 +129,6 @@ def jax_to_numba(x: Any) -> Any:
     try:
         cai = x.__cuda_array_interface__
     except AttributeError as e:  # a dtype Numba has no type for (bfloat16), or a sharded array
-        from unarray._errors import DTypeError
-
         raise DTypeError(f"Numba cannot take this JAX array: {e}", backend="numba") from None
     index = jax_dlpack_device(x)[1]
     return numba_array(cai["data"][0], cai["shape"], None, np.dtype(cai["typestr"]), _Held(cap, x), index)

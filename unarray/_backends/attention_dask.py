@@ -15,6 +15,7 @@ from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
 from unarray import _precision
+from unarray._backends.dask import chunk_matmul
 
 da: Any = _da  # (dask ships no type hints)
 _FAN_IN = 4  # partial states merged per task of the tree over key chunks
@@ -129,19 +130,10 @@ def _ct(x: Any) -> Any:
     return np.float32 if str(x.dtype) in _HALF else x.dtype
 
 
-def _mm(a: Any, b: Any, policy: str) -> Any:
-    if type(a).__module__.partition(".")[0] == "cupy":
-        from unarray._backends import cupy as cupy_backend
-
-        with _precision.precision(policy):  # type: ignore[arg-type]
-            return cupy_backend.BACKEND.matmul(a, b)
-    return np.matmul(a, b)
-
-
 def _part(qb: Any, kb: Any, vb: Any, mb: Any, additive: bool, causal: int | None, scale: float,
           policy: str) -> tuple[Any, Any, Any]:
     ct = np.dtype(_ct(qb))
-    s = _mm(qb.astype(ct) * ct.type(scale), kb.astype(ct).swapaxes(-1, -2), policy)
+    s = chunk_matmul(qb.astype(ct) * ct.type(scale), kb.astype(ct).swapaxes(-1, -2), policy)
     xp = _lib(s)
     allowed = None
     if causal is not None:  # key column c is allowed for row r where c <= r + causal (block-local indices)
@@ -157,7 +149,7 @@ def _part(qb: Any, kb: Any, vb: Any, mb: Any, additive: bool, causal: int | None
     m = s.max(axis=-1, keepdims=True)
     m_safe = xp.where(m == -math.inf, 0.0, m).astype(ct)  # a row with no key: exp(-inf - 0) = 0, not NaN
     p = xp.exp(s - m_safe)
-    return m, p.sum(axis=-1, keepdims=True), _mm(p, vb.astype(ct), policy)
+    return m, p.sum(axis=-1, keepdims=True), chunk_matmul(p, vb.astype(ct), policy)
 
 
 def _merge(parts: list[tuple[Any, Any, Any]]) -> tuple[Any, Any, Any]:

@@ -33,16 +33,19 @@ def chunk_library(x: Any) -> str:
 
 
 # -- matmul: one product per pair of blocks along the contraction, then a sum (dask's own scheme) --------
-def _block_matmul(a: Any, b: Any, policy: str) -> Any:
+def chunk_matmul(a: Any, b: Any, policy: str) -> Any:
+    """The product of two chunks (NumPy or CuPy), under the policy of the call that built the graph."""
     if type(a).__module__.partition(".")[0] == "cupy":
         from unarray._backends import cupy as cupy_backend
 
         # Note: the policy of the call, applied when the graph runs (a ua.precision scope is long gone then).
         with _precision.precision(policy):  # type: ignore[arg-type]
-            out = cupy_backend.BACKEND.matmul(a, b)
-    else:
-        out = np.matmul(a, b)
-    return out[..., None, :]
+            return cupy_backend.BACKEND.matmul(a, b)
+    return np.matmul(a, b)
+
+
+def _block_matmul(a: Any, b: Any, policy: str) -> Any:
+    return chunk_matmul(a, b, policy)[..., None, :]
 
 
 def chunked_matmul(x1: Any, x2: Any, policy: str) -> Any:
