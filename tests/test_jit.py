@@ -389,3 +389,14 @@ def test_a_real_inductor_compile_of_the_block() -> None:
     assert ua.explain(f, *(torch.from_numpy(a) for a in host)).kernel == "torch.compile(fullgraph=False)"
     ref = _ref_block(*(a.astype(np.float64) for a in host))
     assert_close(got.numpy(), ref, "float32", n_terms=64, scale=float(np.abs(ref).max()))
+
+
+def test_a_lazy_operand_leads_as_in_the_ops() -> None:
+    # ua.jit finds its leader with the ops' rule: a dask operand leads a NumPy one wherever it stands.
+    da = pytest.importorskip("dask.array")
+    f = ua.jit(lambda a, b: ua.add(a, b))
+    x, d = np.ones(4), da.ones(4, chunks=2)
+    assert ua.explain(f, x, d).backend == "dask"
+    out = f(x, d)
+    assert type(out).__module__.partition(".")[0] == "dask"
+    np.testing.assert_array_equal(out.compute(), np.full(4, 2.0))

@@ -244,16 +244,8 @@ class jit:
                 _arrays(v, arrays)
         if not arrays:  # no array argument: the default backend, as for creation functions
             return _dispatch.backend_named(_dispatch.default_backend()[0], "jit"), None
-        first = arrays[0]
-        lead = BY_TYPE.get(type(first)) or _dispatch.one(first, "jit")
-        if not lead.is_tracer(first):
-            t0 = type(first)
-            for a in arrays:  # a traced operand of another library leads an eager first array (the ops' rule)
-                if type(a) is not t0:
-                    b = _dispatch.one(a, "jit")
-                    if b is not lead and b.is_tracer(a):
-                        return b, a
-        return lead, first
+        leaf = arrays[_dispatch.leader("jit", arrays)]  # the ops' rule: a traced, lazy or distributed one leads
+        return BY_TYPE.get(type(leaf)) or _dispatch.one(leaf, "jit"), leaf
 
     def _key(self, lead: Any, leaf: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Hashable, Any]:
         static: tuple[tuple[str, Any], ...] = ()
