@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from unarray import _backends, _precision
+from unarray._devices import MeshDevice
 from unarray._dtypes import check_int_scalar
 from unarray._errors import (
     ArgumentError,
@@ -257,7 +258,7 @@ def same_device(op: str, lead: Backend, lead_x: Any, other: Backend, x: Any) -> 
     d_lead, d_other = lead.device_of(lead_x), other.device_of(x)
     if d_lead != d_other:
         fix = f"move one explicitly, e.g. ua.to(x, {lead.name!r}, device={str(d_lead)!r})"
-        if type(d_lead).__name__ == "MeshDevice":  # a torch DTensor leads: torch takes only DTensors beside it
+        if isinstance(d_lead, MeshDevice):  # a torch DTensor leads: torch takes only DTensors beside it
             fix = ("place it on the leader's mesh first, e.g. distribute_tensor(torch.as_tensor(x), "
                    "x1.device_mesh, [Replicate()])")
         raise DeviceMismatchError(

@@ -122,7 +122,7 @@ class TorchBackend(Backend):
         return issubclass(t, torch.Tensor)
 
     def device_of(self, x: Any) -> Device:
-        if type(x) is not torch.Tensor and _is_dtensor(x):
+        if _is_dtensor(x):
             return _mesh_device(x)
         return _as_device(x.device)
 
@@ -297,7 +297,7 @@ class TorchBackend(Backend):
         return torch.std(x, dim=axis, correction=correction, keepdim=keepdims)
 
     def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        if type(x) is not torch.Tensor and _is_dtensor(x):
+        if _is_dtensor(x):
             _empty_shard_guard(x, axis, "min")
             # Note: DTensor's sharding rule reads dim=() as no dimension (eager torch: every one).
             axis = tuple(range(x.ndim)) if axis is None and x.ndim else axis
@@ -315,7 +315,7 @@ class TorchBackend(Backend):
             raise
 
     def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        if type(x) is not torch.Tensor and _is_dtensor(x):
+        if _is_dtensor(x):
             _empty_shard_guard(x, axis, "max")
             # Note: DTensor's sharding rule reads dim=() as no dimension (eager torch: every one).
             axis = tuple(range(x.ndim)) if axis is None and x.ndim else axis
@@ -333,7 +333,7 @@ class TorchBackend(Backend):
             raise
 
     def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
-        if type(x) is not torch.Tensor and _is_dtensor(x):
+        if _is_dtensor(x):
             _empty_shard_guard(x, axis, "argmin")
         try:
             return torch.argmin(_ordered(x) if x.dtype in _WIDE_UINTS else x, dim=axis, keepdim=keepdims)
@@ -342,7 +342,7 @@ class TorchBackend(Backend):
             raise
 
     def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
-        if type(x) is not torch.Tensor and _is_dtensor(x):
+        if _is_dtensor(x):
             _empty_shard_guard(x, axis, "argmax")
         try:
             if axis is None and not keepdims and x.dtype not in _WIDE_UINTS:
@@ -456,7 +456,7 @@ class TorchBackend(Backend):
     # Attention: torch SDPA with the kernel chosen explicitly (attention_torch.py).
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
                                      layout: str, precision: str | None) -> Any:
-        if type(q) is not torch.Tensor and _is_dtensor(q):
+        if _is_dtensor(q):
             from unarray._backends import attention_ring_torch
 
             return attention_ring_torch.sdpa(q, k, v, mask, is_causal, scale, layout, precision)
@@ -465,7 +465,7 @@ class TorchBackend(Backend):
         return attention_torch.sdpa(q, k, v, mask, is_causal, scale, layout, precision)
 
     def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
-        if type(q) is not torch.Tensor and _is_dtensor(q):
+        if _is_dtensor(q):
             from unarray._backends import attention_ring_torch
 
             return attention_ring_torch.label(q, k, v, mask, is_causal, layout)
@@ -475,7 +475,10 @@ class TorchBackend(Backend):
 
 
 def _is_dtensor(x: Any) -> bool:
-    # Note: whoever made a DTensor loaded torch.distributed.tensor; reading sys.modules imports nothing.
+    # Note: a plain tensor is answered by its exact type first (the hot path); whoever made a DTensor loaded
+    # torch.distributed.tensor, so reading sys.modules imports nothing.
+    if type(x) is torch.Tensor:
+        return False
     m = sys.modules.get("torch.distributed.tensor")
     return m is not None and isinstance(x, m.DTensor)
 
