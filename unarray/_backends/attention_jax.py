@@ -29,12 +29,6 @@ def _platform(q: Any) -> str:
     return str(d.platform)
 
 
-def _maybe_sharded(q: Any) -> bool:
-    # Note: a tracer may wrap a sharded array (eager jax.grad) or carry an Explicit mesh type; the ring's
-    # plan looks. A concrete array on one device is the common call and costs one isinstance.
-    return isinstance(q, jax.core.Tracer) or not isinstance(q.sharding, SingleDeviceSharding)
-
-
 def choose(q: Any, v: Any) -> str:
     name = jnp.dtype(q.dtype).name
     d, dv = q.shape[-1], v.shape[-1]
@@ -89,7 +83,10 @@ def _row_has_key(bool_mask: Any, bias: Any, causal: bool, sq: int, sk: int) -> A
 def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
          precision: str | None) -> Any:
     resolved = _precision.resolve(precision)
-    if _maybe_sharded(q):
+    spread = _spread(q)
+    # Note: a tracer may wrap a sharded array (eager jax.grad) or carry an Explicit mesh type: the ring's plan
+    # looks. A concrete array on one device is the common call and costs two isinstance checks.
+    if spread or isinstance(q, jax.core.Tracer):
         from unarray._backends import attention_ring_jax as ring
 
         p = ring.plan(q, k, v, mask, is_causal, layout)  # a sequence sharded over a mesh axis runs a ring
@@ -99,9 +96,9 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
     # Note: one jitted function per configuration: outside jit the reshapes, mask fix and kernel run as one
     # compiled program (eager op-by-op dispatch would add launches); inside jit it simply inlines.
     if jnp.dtype(q.dtype) != jnp.float32:  # the policy is for float32; XLA:CPU rejects it on half dots
-        return _compiled(is_causal, scale, layout, _spread(q))(q, k, v, mask)
+        return _compiled(is_causal, scale, layout, spread)(q, k, v, mask)
     with jax.default_matmul_precision(policy):
-        return _compiled(is_causal, scale, layout, _spread(q))(q, k, v, mask)
+        return _compiled(is_causal, scale, layout, spread)(q, k, v, mask)
 
 
 def _sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str, spread: bool) -> Any:
@@ -184,13 +181,14 @@ def _xla(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: boo
 
 
 def label(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
-    if _maybe_sharded(q):
+    spread = _spread(q)
+    if spread or isinstance(q, jax.core.Tracer):
         from unarray._backends import attention_ring_jax as ring
 
         p = ring.plan(q, k, v, mask, is_causal, layout)
         if p is not None:
             return p.describe()
-    impl = "xla" if _spread(q) else choose(q, v)
+    impl = "xla" if spread else choose(q, v)
     if impl != "cudnn":
         return ("the math of jax.nn.dot_product_attention(implementation='xla') in jnp ops: einsum and a "
                 "max-shifted softmax over scores computed once (any Dv, float64 logits kept in float64, NaN kept)")
