@@ -1,4 +1,4 @@
-"""Build the optional C hot paths: ua.to's (unarray/_speedups.c) and the precision switch's
+"""Build the optional C hot paths: ua.to's (unarray/interop/_speedups.c) and the precision switch's
 (unarray/_switch.c); without a compiler unarray runs as pure Python."""
 
 from setuptools import Extension, setup
@@ -15,6 +15,6 @@ def _numpy() -> dict[str, list]:
 
 
 setup(ext_modules=[
-    Extension("unarray._speedups", ["unarray/_speedups.c"], optional=True, **_numpy()),
+    Extension("unarray.interop._speedups", ["unarray/interop/_speedups.c"], optional=True, **_numpy()),
     Extension("unarray._switch", ["unarray/_switch.c"], optional=True),
 ])

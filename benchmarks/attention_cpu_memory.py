@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 import unarray as ua
-from unarray import _attention
+from unarray._backends import attention_blocked as _attention
 
 H, D = 1, 64
 SIZES = [512, 1024, 2048, 4096, 8192, 16384]

@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import unarray as ua  # noqa: E402
-from unarray import _handoff  # noqa: E402
+from unarray.interop import _cache, _cpu, _paths  # noqa: E402
 
 LIBS = [n for n in ("numpy", "torch", "jax", "tensorflow") if importlib.util.find_spec(n)]
 
@@ -135,7 +135,7 @@ def natives() -> dict[tuple[str, str], tuple[str, Any]]:
 
 
 def run(size: int, n: int) -> list[dict[str, Any]]:
-    a = _handoff.aligned_copy(np.random.default_rng(0).standard_normal((size, size)).astype(np.float32))
+    a = _cpu.aligned_copy(np.random.default_rng(0).standard_normal((size, size)).astype(np.float32))
     rows = []
     nat = natives()
     for src, dst in itertools.permutations(LIBS, 2):
@@ -146,9 +146,9 @@ def run(size: int, n: int) -> list[dict[str, Any]]:
         s = ua.stats()
         t = interleaved_us({
             "native_us": (lambda: fn(x), None),  # noqa: B023 (called at once)
-            "first_us": (lambda: ua.to(x, dst), _handoff.clear),  # noqa: B023
+            "first_us": (lambda: ua.to(x, dst), _cache.clear),  # noqa: B023
             # The second handoff converts again and stores the view (cache admission on second sight).
-            "second_us": (lambda: ua.to(x, dst), lambda: (_handoff.clear(), ua.to(x, dst))),  # noqa: B023
+            "second_us": (lambda: ua.to(x, dst), lambda: (_cache.clear(), ua.to(x, dst))),  # noqa: B023
             "repeated_us": (lambda: ua.to(x, dst), None),  # noqa: B023
         }, n)
         # The same repeated handoff and native call in loops of LOOP calls (fewer samples: a copying
@@ -158,7 +158,7 @@ def run(size: int, n: int) -> list[dict[str, Any]]:
         t.update({k: v / LOOP for k, v in loops.items()})
         row = {"src": src, "dst": dst, "native_call": name, **t,
                "zero_copy": s["copies"] == 0, "bytes_copied": s["bytes_copied"],
-               "path": _handoff.path(src, dst).__name__}
+               "path": _paths.path(src, dst).__name__}
         rows.append(row)
         print(f"{src:>10} -> {dst:<10} native {row['native_us']:8.2f} us  first {row['first_us']:8.2f} us  "
               f"repeated {row['repeated_us']:6.2f} us (loop {row['repeated_loop_us']:5.2f})  "

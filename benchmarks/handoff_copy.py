@@ -29,7 +29,7 @@ def run(number: int, repeats: int) -> list[dict[str, Any]]:
     import jax.numpy as jnp
 
     import unarray as ua
-    from unarray import _handoff
+    from unarray.interop import _cache
 
     rows = []
     for n in (1024, 65536, 1 << 20):
@@ -45,7 +45,7 @@ def run(number: int, repeats: int) -> list[dict[str, Any]]:
             host = a
 
             def first(x: Any = x) -> Any:
-                _handoff.clear()
+                _cache.clear()
                 return ua.to(x, "jax")
 
             calls = {"unarray first": first, "jnp.array": lambda h=host: jnp.array(h),

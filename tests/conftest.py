@@ -52,9 +52,9 @@ def backend(request: pytest.FixtureRequest) -> TestBackend:
 def fresh_handoff() -> Iterator[None]:
     """An empty handoff cache and zeroed ``ua.stats()`` before the test, the cache emptied after it."""
     import unarray as ua
-    from unarray import _handoff
+    from unarray.interop import _cache
 
-    _handoff.clear()
+    _cache.clear()
     ua.stats(reset=True)
     yield
-    _handoff.clear()
+    _cache.clear()

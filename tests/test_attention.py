@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 import unarray as ua
 from tests._support import TestBackend, assert_close
-from unarray import _attention, _backends
+from unarray import _backends
+from unarray._backends import attention_blocked as _attention
 
 OP = "scaled_dot_product_attention"
 

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 import unarray as ua
-from unarray import _install, _native, _precision, interop
+from unarray import _install, _native, _precision
 from unarray.conformance import deviations, runner
+from unarray.interop import _routes
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = Path(sys.executable).parent / "unarray"
@@ -171,7 +172,7 @@ def test_pure_python_truthy_values_ask_for_python(value: str, monkeypatch: pytes
 
 
 def test_env_reports_the_c_path() -> None:
-    built = interop._speedups is not None or _native.pure_python_requested()
+    built = _routes.speedups is not None or _native.pure_python_requested()
     on = _module("env", env={"UNARRAY_PURE_PYTHON": "0"})
     off = _module("env", env={"UNARRAY_PURE_PYTHON": "1"})
     assert on.returncode == 0 and off.returncode == 0

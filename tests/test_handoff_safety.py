@@ -6,6 +6,7 @@ the C module and once with UNARRAY_PURE_PYTHON=1."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -18,11 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import unarray as ua
-from unarray import _handoff
 from unarray._devices import Device, parse_device
+from unarray.interop import _cache, _cpu
 
 ROOT = Path(__file__).resolve().parents[1]
-HAVE = {n: _handoff.importlib.util.find_spec(n) is not None for n in ("torch", "jax", "tensorflow")}
+HAVE = {n: importlib.util.find_spec(n) is not None for n in ("torch", "jax", "tensorflow")}
 needs = {n: pytest.mark.skipif(not ok, reason=f"{n} is not installed") for n, ok in HAVE.items()}
 
 NUMERIC = ["float32", "float64", "int8", "int32", "int64", "uint8", "complex64", "bool"]
@@ -257,7 +258,7 @@ def test_cache_is_not_stale_after_the_buffer_is_replaced_in_place(dst: str, dtyp
     if dst == "jax" and dtype in ("int64", "float64"):
         mod.config.update("jax_enable_x64", True)
     try:
-        a = _handoff.aligned_copy((np.arange(16) + 1).astype(dtype))
+        a = _cpu.aligned_copy((np.arange(16) + 1).astype(dtype))
         for _ in range(3):  # the third handoff is a cache hit on cached routes
             first = ua.to(a, dst)
         assert np.array_equal(np.asarray(first), np.arange(16) + 1)
@@ -266,7 +267,7 @@ def test_cache_is_not_stale_after_the_buffer_is_replaced_in_place(dst: str, dtyp
     finally:
         if dst == "jax":
             mod.config.update("jax_enable_x64", False)
-        _handoff.clear()
+        _cache.clear()
 
 
 def _torch_cases() -> list[tuple[str, object]]:
@@ -419,7 +420,7 @@ def test_parse_device_refuses_what_names_no_device(bad: object) -> None:
 def test_from_dlpack_reads_tensorflow_device_strings(spec: str) -> None:
     import tensorflow as tf
 
-    a = _handoff.aligned_copy(np.arange(5.0, dtype=np.float32))
+    a = _cpu.aligned_copy(np.arange(5.0, dtype=np.float32))
     t = ua.from_dlpack(a, backend="tensorflow", device=spec)
     assert "CPU:0" in t.device and np.array_equal(t.numpy(), a)
     t2 = ua.from_dlpack(Producer(a), backend="tensorflow", device=spec)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import importlib.util
 import itertools
 import subprocess
 import sys
@@ -14,19 +15,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import unarray as ua
-from unarray import _convert, _convert_cuda, _handoff
+from unarray.interop import _cache, _common, _cpu, _cuda, _entry_points, _paths, _routes
 
-CPU_LIBS = [n for n in ("numpy", "torch", "jax", "tensorflow") if _handoff.importlib.util.find_spec(n)]
+CPU_LIBS = [n for n in ("numpy", "torch", "jax", "tensorflow") if importlib.util.find_spec(n)]
 PAIRS = [(a, b) for a, b in itertools.permutations(CPU_LIBS, 2)]
 # Immutable source (JAX, TensorFlow), target without read-only arrays (torch): one copy the target owns.
-ALIASED = [p for p in PAIRS if not _handoff.owned(*p)]
-OWNED = [p for p in PAIRS if _handoff.owned(*p)]
+ALIASED = [p for p in PAIRS if not _paths.owned(*p)]
+OWNED = [p for p in PAIRS if _paths.owned(*p)]
 
 
 def aligned(shape: tuple[int, ...], dtype: str = "float32", seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     base = (rng.standard_normal(shape) + 1.5).astype(dtype) if dtype != "bool" else rng.random(shape) > 0.5
-    return _handoff.aligned_copy(base)
+    return _cpu.aligned_copy(base)
 
 
 def make(lib: str, a: np.ndarray):  # a native array of `lib` aliasing nothing the test keeps
@@ -47,7 +48,7 @@ def make(lib: str, a: np.ndarray):  # a native array of `lib` aliasing nothing t
 
 
 def ptr(lib: str, x) -> int:
-    p = _handoff.data_ptr(lib, x)
+    p = _paths.data_ptr(lib, x)
     assert p is not None
     return p
 
@@ -102,21 +103,21 @@ def test_an_immutable_source_is_copied_for_a_target_without_read_only_arrays(src
     assert e.copies == 1 and "immutable" in str(e)
 
 
-@pytest.mark.parametrize(("src", "dst"), [p for p in PAIRS if p not in _handoff.UNCACHED and not _handoff.owned(*p)])
+@pytest.mark.parametrize(("src", "dst"), [p for p in PAIRS if p not in _routes.UNCACHED and not _paths.owned(*p)])
 def test_repeated_handoff_is_a_cache_hit_returning_the_same_view(src, dst):
     # Admission on second sight: the first handoff stores nothing, the second stores its view,
     # and the third and later are served from the cache.
     x = make(src, aligned((8, 8)))
     y1 = ua.to(x, dst)
-    assert len(_handoff.CACHE) == 0
+    assert len(_cache.CACHE) == 0
     y2 = ua.to(x, dst)
-    assert len(_handoff.CACHE) == 1 and ptr(dst, y2) == ptr(dst, y1) == ptr(src, x)
+    assert len(_cache.CACHE) == 1 and ptr(dst, y2) == ptr(dst, y1) == ptr(src, x)
     assert ua.to(x, dst) is y2 and ua.to(x, dst) is y2
     s = ua.stats()
     assert (s["cache_hits"], s["zero_copy"], s["handoffs"], s["copies"]) == (2, 4, 4, 0)
 
 
-@pytest.mark.parametrize(("src", "dst"), [p for p in sorted(_handoff.UNCACHED) if p in ALIASED])
+@pytest.mark.parametrize(("src", "dst"), [p for p in sorted(_routes.UNCACHED) if p in ALIASED])
 def test_cheap_pairs_skip_the_cache_and_stay_zero_copy(src, dst):
     # A converter cheaper than a cache lookup is called again: a new view of the same memory.
     x = make(src, aligned((8, 8)))
@@ -139,7 +140,7 @@ def test_dtypes_round_trip_zero_copy(src, dst, dtype):
         return
     y = ua.to(x, dst)
     np.testing.assert_array_equal(as_np(dst, y), as_np(src, x))
-    assert ua.stats()["copies"] == _handoff.owned(src, dst)
+    assert ua.stats()["copies"] == _paths.owned(src, dst)
 
 
 @pytest.mark.parametrize("shape", [(), (0,), (3, 0)])
@@ -237,10 +238,10 @@ def test_cache_does_not_keep_dropped_sources_alive():
     pytest.importorskip("jax")
     for i in range(40):
         cached(aligned((1024,), seed=i), "jax")
-    assert len(_handoff.CACHE) > 0
+    assert len(_cache.CACHE) > 0
     gc.collect()
-    _handoff.sweep()
-    assert len(_handoff.CACHE) == 0
+    _cache.sweep()
+    assert len(_cache.CACHE) == 0
 
 
 def test_source_out_of_scope_view_stays_valid():
@@ -354,27 +355,25 @@ def test_unaligned_buffers_reach_tensorflow_as_an_aligned_copy_and_never_abort()
 def test_internal_entry_points_resolve_on_this_install():
     # If a JAX or TF release moves them, ua.to falls back to the public wrappers (slower, still
     # correct): this test says so instead of the benchmark quietly regressing.
-    from unarray import _entry
 
     if "jax" in CPU_LIBS:
         pytest.importorskip("jax")
-        assert _entry._jax_entry() is not None
+        assert _entry_points._jax_entry() is not None
     if "tensorflow" in CPU_LIBS:
         pytest.importorskip("tensorflow")
-        assert _entry._tf_entry() is not None
+        assert _entry_points._tf_entry() is not None
 
 
 @pytest.fixture
 def public_wrappers(monkeypatch):
     # As if this install lacked the internal entry points: the public wrappers take over.
-    from unarray import _entry
 
-    monkeypatch.setattr(_entry, "_JAX", [None])
-    monkeypatch.setattr(_entry, "_TF", [None])
+    monkeypatch.setattr(_entry_points, "_JAX", [None])
+    monkeypatch.setattr(_entry_points, "_TF", [None])
     if "torch" in CPU_LIBS:
         import torch
 
-        monkeypatch.setattr(_entry, "_TORCH", [torch.utils.dlpack.from_dlpack])
+        monkeypatch.setattr(_entry_points, "_TORCH", [torch.utils.dlpack.from_dlpack])
 
 
 @pytest.mark.parametrize(("src", "dst"), ALIASED)
@@ -389,10 +388,9 @@ def test_public_wrapper_fallback_is_zero_copy_too(public_wrappers, src, dst):
 @pytest.mark.parametrize("fallback", [False, True])
 def test_unaligned_numpy_to_jax_copies_once_on_both_paths(fallback, monkeypatch):
     pytest.importorskip("jax")
-    from unarray import _entry
 
     if fallback:
-        monkeypatch.setattr(_entry, "_JAX", [None])
+        monkeypatch.setattr(_entry_points, "_JAX", [None])
     raw = np.zeros(4 * 100 + 64, np.uint8)
     u = raw[(-ptr("numpy", raw)) % 64 + 8:][:400].view(np.float32)
     u[:] = np.random.default_rng(1).standard_normal(100)
@@ -408,7 +406,7 @@ def test_np_ptr_reads_the_same_pointer_as_the_array_interface(shape, step, start
     n = int(np.prod(shape, dtype=int))
     a = np.arange(n * 4 + 8, dtype=np.float32)
     v = a[start:][::step][:n].reshape(shape) if shape else np.asarray(a[start])
-    assert _convert.np_ptr(v) == v.__array_interface__["data"][0]
+    assert _cpu.np_ptr(v) == v.__array_interface__["data"][0]
 
 
 def test_cache_misses_after_numpy_shape_or_dtype_assignment():
@@ -459,17 +457,17 @@ def test_an_unaligned_buffer_goes_to_jax_by_one_copy_without_trying_the_view(off
     start = next(i for i in range(offset, offset + 16) if (ptr("numpy", raw) + 4 * i) % 64)
     a = raw[start:start + n]
     x = a if src == "numpy" else __import__("torch").from_numpy(raw)[start:start + n]
-    real = _convert.jax_from_dlpack
+    real = _cpu.jax_from_dlpack
     tried: list[int] = []
 
     def watched(y):
-        tried.append(_handoff.data_ptr(src, y) if not isinstance(y, np.ndarray) else ptr("numpy", y))
+        tried.append(_paths.data_ptr(src, y) if not isinstance(y, np.ndarray) else ptr("numpy", y))
         return real(y)
 
-    _handoff.clear()
+    _cache.clear()
     ua.stats(reset=True)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_convert, "jax_from_dlpack", watched)
+        mp.setattr(_cpu, "jax_from_dlpack", watched)
         y = ua.to(x, "jax")
     np.testing.assert_array_equal(np.asarray(y), a)
     assert all(p % 64 == 0 for p in tried), "the view of an unaligned buffer was tried"
@@ -503,15 +501,15 @@ class _GpuJaxArray:
 
 
 def test_jax_on_an_accelerator_to_numpy_is_a_device_change():
-    with pytest.raises(_convert.OtherDevice, match="CPU"):
-        _handoff.jax_to_np(_GpuJaxArray())
+    with pytest.raises(_common.OtherDevice, match="CPU"):
+        _cpu.jax_to_np(_GpuJaxArray())
 
 
 def test_numba_c_strides_are_numbas() -> None:
     api_util = pytest.importorskip("numba.cuda.api_util")
     for shape in [(3, 4), (0, 3), (3, 0), (), (5,), (2, 1, 3)]:
         want = api_util.prepare_shape_strides_dtype(shape, None, np.dtype(np.float32), order="C")[1]
-        assert _convert_cuda._c_strides(shape, 4) == tuple(want), shape
+        assert _cuda._c_strides(shape, 4) == tuple(want), shape
 
 
 def test_a_deleted_jax_array_is_a_clear_error_not_a_crash() -> None:
@@ -547,11 +545,11 @@ def test_jax_dlpack_device_is_the_arrays_own_per_device_and_memory_kind() -> Non
     # The DLPack device is read once per (device, memory kind), found through the array's sharding.
     jax = pytest.importorskip("jax")
     jnp = pytest.importorskip("jax.numpy")
-    _convert._JAX_DL_DEVICE.clear()
+    _common._JAX_DL_DEVICE.clear()
     xs = [jnp.ones(3), jnp.zeros((2, 2), jnp.int8), jax.device_put(jnp.ones(2), jax.devices()[-1])]
     for x in xs:
-        assert _convert.jax_dlpack_device(x) == tuple(x.__dlpack_device__())
-    assert set(_convert._JAX_DL_DEVICE) == {(x.device, x.sharding.memory_kind) for x in xs}
+        assert _common.jax_dlpack_device(x) == tuple(x.__dlpack_device__())
+    assert set(_common._JAX_DL_DEVICE) == {(x.device, x.sharding.memory_kind) for x in xs}
 
 
 def test_an_unaligned_torch_bfloat16_tensor_reaches_jax_by_one_copy():
@@ -576,11 +574,11 @@ def test_a_large_unaligned_torch_tensor_reaches_jax_by_torchs_own_copy():
     t = raw[start:start + (1 << 18) + 8]  # 1 MiB + 32 bytes
     try:
         torch.set_num_threads(4)
-        mid, kind = _handoff.copy_for("torch", "jax", t)
+        mid, kind = _paths.copy_for("torch", "jax", t)
         assert kind == "torch" and mid.data_ptr() % 64 == 0
         y = ua.to(t, "jax")
     finally:
         torch.set_num_threads(threads)
     np.testing.assert_array_equal(np.asarray(y), t.numpy())
     assert ua.stats()["copies"] == 1
-    assert _handoff.copy_for("torch", "jax", t[:1024])[1] == "numpy"
+    assert _paths.copy_for("torch", "jax", t[:1024])[1] == "numpy"

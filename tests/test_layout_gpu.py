@@ -143,7 +143,7 @@ BIG = [((4096, 3072), (1, 0), "float32"), ((32, 64, 96, 96), (0, 2, 3, 1), "floa
 @pytest.mark.parametrize(("shape", "perm", "dtype"), BIG)
 def test_ua_routes_big_torch_views(torch_cuda: Any, shape: tuple[int, ...], perm: tuple[int, ...],
                                    dtype: str) -> None:
-    from unarray import layout
+    from unarray._kernels import layout_route as layout
 
     a = fresh(np.random.default_rng(11), shape, "float32" if dtype == "bfloat16" else dtype)
     if dtype == "bfloat16":
@@ -162,7 +162,7 @@ def test_ua_routes_big_torch_views(torch_cuda: Any, shape: tuple[int, ...], perm
 def test_ua_triton_route(torch_cuda: Any, monkeypatch: pytest.MonkeyPatch, shape: tuple[int, ...],
                          perm: tuple[int, ...], dtype: str) -> None:
     # Without CuPy (or on ROCm) torch's kernel route is Triton's.
-    from unarray import layout
+    from unarray._kernels import layout_route as layout
 
     monkeypatch.setattr(layout, "_cuda_kernels", lambda: None)
     a = fresh(np.random.default_rng(14), shape, "float32" if dtype == "bfloat16" else dtype)
@@ -179,7 +179,7 @@ def test_ua_triton_route(torch_cuda: Any, monkeypatch: pytest.MonkeyPatch, shape
 @pytest.mark.parametrize(("shape", "perm", "dtype"), BIG)
 def test_ua_routes_big_views_to_cupy(cupy_mod: Any, shape: tuple[int, ...], perm: tuple[int, ...],
                                      dtype: str) -> None:
-    from unarray import layout
+    from unarray._kernels import layout_route as layout
 
     a = fresh(np.random.default_rng(12), shape, "int16" if dtype == "bfloat16" else dtype)
     v = _cupy_view(cupy_mod, a, perm, 0)
@@ -204,7 +204,7 @@ def test_big_transposes_take_the_kernels(torch_cuda: Any, cupy_mod: Any) -> None
 
 
 def test_big_transpose_takes_triton_without_cupy(torch_cuda: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from unarray import layout
+    from unarray._kernels import layout_route as layout
 
     monkeypatch.setattr(layout, "_cuda_kernels", lambda: None)
     t = torch_cuda.randn(8192, 2304, device="cuda").T  # 72 MiB: over Triton's KERNEL_MIN_BYTES
@@ -261,13 +261,13 @@ def test_cupy_vector_tiles(cupy_mod: Any, shape: tuple[int, ...], perm: tuple[in
 def test_a_handoff_that_must_compact_a_big_permuted_view_uses_the_kernel(torch_cuda: Any, cupy_mod: Any) -> None:
     # A handoff whose consumer needs a compact buffer copies on the source side: for a large transposed
     # view that copy is ascontiguousarray's kernel route, and the result is exact.
-    from unarray import _handoff
-    from unarray.layout import route
+    from unarray._kernels.layout_route import route
+    from unarray.interop import _paths
 
     a = fresh(np.random.default_rng(7), (6144, 2048), "float32")  # 48 MiB, over the kernels' minimum size
     for src, x in (("torch", torch_cuda.from_numpy(a).cuda().t()), ("cupy", cupy_mod.asarray(a).T)):
         assert route(one(x), x) == "cuda", route(one(x), x)
-        y = _handoff.compact_copy(src, x)
+        y = _paths.compact_copy(src, x)
         got = y.cpu().numpy() if src == "torch" else cupy_mod.asnumpy(y)
         assert got.flags.c_contiguous and np.array_equal(got, a.T), src
         moved = ua.to(x, "jax")

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import os
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import unarray as ua
-from unarray import _convert_cuda, _handoff, _native, interop
+from unarray import _native, interop
+from unarray.interop import _cache, _cpu, _paths, _routes, _streams
 
 pytestmark = pytest.mark.usefixtures("fresh_handoff")
 PURE = _native.pure_python_requested()  # UNARRAY_PURE_PYTHON=1 (not 0) asks for the Python path
@@ -22,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.skipif(PURE, reason="UNARRAY_PURE_PYTHON=1 asks for the Python path")
 def test_c_hot_path_is_built_and_is_ua_to() -> None:
     # pip builds the extension wherever a C compiler is found (CI has one): ua.to is then the C function.
-    assert interop._speedups is not None
+    assert _routes.speedups is not None
     assert inspect.isbuiltin(ua.to) and ua.to is interop.to
     assert str(inspect.signature(ua.to)) == "(x, backend, *, device=None, copy=None, chunks=None)"
     assert ua.to.__module__ == "unarray.interop" and ua.to.__doc__.startswith("Hand ``x`` to another library")
@@ -35,7 +38,7 @@ def test_python_path_passes_the_handoff_suite() -> None:
     env = dict(os.environ, UNARRAY_PURE_PYTHON="1")
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
            "tests/test_interop.py", "tests/test_tracing.py", "tests/test_speedups.py::test_counts_and_errors",
-           "unarray/interop.py"]
+           "unarray/interop"]
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     assert " passed" in done.stdout and "failed" not in done.stdout
@@ -53,7 +56,7 @@ def test_counts_and_errors() -> None:
     assert ua.to(x, "torch", copy=True).data_ptr() != x.ctypes.data  # a keyword: the Python path
     assert ua.stats(reset=True)["copies"] == 1 and ua.stats()["handoffs"] == 0
     # The cached route: the first handoff converts, the second stores, the third is a hit.
-    if _handoff.importlib.util.find_spec("jax"):
+    if importlib.util.find_spec("jax"):
         t = torch.arange(6.0)
         views = [ua.to(t, "jax") for _ in range(3)]
         assert views[2] is views[1] and ua.stats()["cache_hits"] == 1
@@ -78,7 +81,7 @@ def test_no_reference_leaks() -> None:
     x = np.ones((4, 4), np.float32)
     t = torch.ones(4, 4)
     targets = [(t, "numpy")]
-    if _handoff.importlib.util.find_spec("jax"):
+    if importlib.util.find_spec("jax"):
         targets.append((t, "jax"))  # a cached route: the loop below is all cache hits
     ua.to(x, "torch")
     for src, dst in targets:
@@ -94,7 +97,7 @@ def test_no_reference_leaks() -> None:
     assert (sys.getrefcount(x), sys.getrefcount(t), sys.getrefcount("torch"), *map(sys.getrefcount, views)) == before
 
 
-needs_c = pytest.mark.skipif(interop._speedups is None, reason="the C module is not loaded (UNARRAY_PURE_PYTHON=1)")
+needs_c = pytest.mark.skipif(_routes.speedups is None, reason="the C module is not loaded (UNARRAY_PURE_PYTHON=1)")
 
 
 class _Dev:
@@ -119,7 +122,7 @@ def _route(guard: object, first: object, cached: bool = False, seen: set[int] | 
         calls.append(("slow", had))
         return "converter"
 
-    h = interop._speedups.Handoff(cached, first, slow, None, None, None, "numpy", guard, seen, 4 if seen is not None
+    h = _routes.speedups.Handoff(cached, first, slow, None, None, None, "numpy", guard, seen, 4 if seen is not None
                                   else 0)
     return h, calls
 
@@ -127,7 +130,7 @@ def _route(guard: object, first: object, cached: bool = False, seen: set[int] | 
 @needs_c
 def test_attribute_guard_decides_between_the_first_call_and_the_converter() -> None:
     allowed = {"cpu": True, "gpu": False}
-    h, calls = _route((_handoff.GUARD_ATTR, _Dev, "device", False, allowed), lambda x: ("first", x.device))
+    h, calls = _route((_routes.GUARD_ATTR, _Dev, "device", False, allowed), lambda x: ("first", x.device))
     assert h(_Dev("cpu"), "to") == ("first", "cpu") and calls == []
     assert h(_Dev("gpu"), "to") == "converter"  # allowed, but not True
     assert h(_Dev("tpu"), "to") == "converter"  # never seen by the converter
@@ -135,7 +138,7 @@ def test_attribute_guard_decides_between_the_first_call_and_the_converter() -> N
     assert h(np.ones(2), "to") == "converter"  # another type
     assert len(calls) == 4 and h.counters() == (1, 0)
     # A method (called), any type.
-    h, calls = _route((_handoff.GUARD_ATTR, None, "platform", True, {"cpu": True}), lambda x: "first")
+    h, calls = _route((_routes.GUARD_ATTR, None, "platform", True, {"cpu": True}), lambda x: "first")
     assert h(_Dev("cpu"), "to") == "first" and h(_Dev("gpu"), "to") == "converter"
     assert h(object(), "to") == "converter"  # no such method
 
@@ -145,7 +148,7 @@ def test_a_failing_first_call_goes_to_the_converter_but_not_an_interrupt() -> No
     def first(x: object) -> object:
         raise x  # type: ignore[misc]
 
-    h, calls = _route((_handoff.GUARD_ATTR, None, "platform", True, {"cpu": True}), first)
+    h, calls = _route((_routes.GUARD_ATTR, None, "platform", True, {"cpu": True}), first)
 
     class Fails(_Dev, LookupError):
         def __init__(self) -> None:
@@ -165,7 +168,7 @@ def test_a_failing_first_call_goes_to_the_converter_but_not_an_interrupt() -> No
 def test_buffer_guard_takes_only_aligned_writable_compact_buffers() -> None:
     raw = np.zeros(64 * 3, np.uint8)
     base = raw[(-raw.ctypes.data) % 64:][:128]  # 64-byte aligned
-    h, calls = _route((_handoff.GUARD_BUFFER, 64), lambda x: "first")
+    h, calls = _route((_routes.GUARD_BUFFER, 64), lambda x: "first")
     assert h(base, "to") == "first"
     assert h(base[1:], "to") == "converter"  # misaligned
     assert h(base.reshape(2, 64)[:, ::2], "to") == "converter"  # strided
@@ -180,7 +183,7 @@ def test_buffer_guard_takes_only_aligned_writable_compact_buffers() -> None:
 @needs_c
 def test_cached_route_first_sight_runs_the_first_call_then_the_converter_stores() -> None:
     seen: set[int] = set()
-    h, calls = _route((_handoff.GUARD_ATTR, None, "platform", True, {"cpu": True}), lambda x: "first", cached=True,
+    h, calls = _route((_routes.GUARD_ATTR, None, "platform", True, {"cpu": True}), lambda x: "first", cached=True,
                       seen=seen)
     a = _Dev("cpu")
     assert h(a, "to") == "first" and seen == {id(a)} and calls == []
@@ -188,13 +191,13 @@ def test_cached_route_first_sight_runs_the_first_call_then_the_converter_stores(
     others = [_Dev("cpu") for _ in range(4)]
     for o in others:
         h(o, "to")
-    assert len(seen) <= 4 and id(others[-1]) in seen  # emptied when full, as _handoff.admit does
+    assert len(seen) <= 4 and id(others[-1]) in seen  # emptied when full, as _cache.admit does
     assert h(_Dev("gpu"), "to") == "converter"
     with pytest.raises(TypeError, match="seen must be a set"):
-        interop._speedups.Handoff(True, len, len, None, None, None, "numpy", None, [], 4)
+        _routes.speedups.Handoff(True, len, len, None, None, None, "numpy", None, [], 4)
 
 
-buffer_array = getattr(interop._speedups, "buffer_array", None)
+buffer_array = getattr(_routes.speedups, "buffer_array", None)
 needs_buffer_array = pytest.mark.skipif(buffer_array is None, reason="no C module, or built without NumPy's headers")
 
 
@@ -245,7 +248,7 @@ def test_jax_to_numpy_takes_buffer_array_and_matches_np_asarray() -> None:
         y = ua.to(x, "numpy")
         _same_array(y, np.asarray(x))
         assert y.__array_interface__["data"][0] == x.unsafe_buffer_pointer()
-    r = interop._BY_NAMES[("jax", "numpy")]
+    r = _routes.BY_NAMES[("jax", "numpy")]
     assert r.fast.counters()[0] >= 6
     b = jax.device_put(jnp.ones(3, jnp.bfloat16), cpu)  # no buffer format for bfloat16: the converter's np.asarray
     assert ua.to(b, "numpy").dtype == np.asarray(b).dtype
@@ -255,13 +258,13 @@ def test_guarded_first_handoffs_match_the_converters() -> None:
     # The C route's first calls for jax/tf -> numpy and numpy -> tf, against the converters (and the
     # Python path runs the same test: the converter itself).
     tf = pytest.importorskip("tensorflow")
-    a = _handoff.aligned_copy(np.random.default_rng(2).standard_normal((4, 8)).astype(np.float32))
+    a = _cpu.aligned_copy(np.random.default_rng(2).standard_normal((4, 8)).astype(np.float32))
     t = tf.constant(a)
     ua.stats(reset=True)
     for _ in range(3):
-        _handoff.clear()
+        _cache.clear()
         out = ua.to(a, "tensorflow")  # a first sight each time
-        assert _handoff.data_ptr("tensorflow", out) == a.ctypes.data
+        assert _paths.data_ptr("tensorflow", out) == a.ctypes.data
         n = ua.to(t, "numpy")
         # zero-copy, and read-only: EagerTensors are immutable
         assert n.__array_interface__["data"] == (t._numpy().__array_interface__["data"][0], True)
@@ -269,8 +272,8 @@ def test_guarded_first_handoffs_match_the_converters() -> None:
     s = ua.stats()
     assert s["copies"] == 0 and s["zero_copy"] == 6
     # What the guard refuses is the converter's: a misaligned or read-only array is one counted copy.
-    mis = _handoff.aligned_copy(np.arange(33, dtype=np.float32))[1:]  # 4 bytes past a 64-byte boundary
-    ro = _handoff.aligned_copy(a)
+    mis = _cpu.aligned_copy(np.arange(33, dtype=np.float32))[1:]  # 4 bytes past a 64-byte boundary
+    ro = _cpu.aligned_copy(a)
     ro.flags.writeable = False
     ua.stats(reset=True)
     np.testing.assert_array_equal(ua.to(mis, "tensorflow").numpy(), mis)
@@ -283,14 +286,14 @@ def test_guarded_first_handoffs_match_the_converters() -> None:
 def test_no_reference_leaks_on_guarded_routes() -> None:
     tf = pytest.importorskip("tensorflow")
     jnp = pytest.importorskip("jax.numpy")
-    a = _handoff.aligned_copy(np.ones((4, 4), np.float32))
+    a = _cpu.aligned_copy(np.ones((4, 4), np.float32))
     t, j = tf.constant(a), jnp.asarray(a)
     pairs = [(a, "tensorflow"), (t, "numpy"), (j, "numpy")]
     for src, dst in pairs:
         ua.to(src, dst)
     before = [sys.getrefcount(o) for o in (a, t, j, "tensorflow", "numpy")]
     for _ in range(1000):
-        _handoff.clear()  # numpy -> tensorflow: a first sight every time
+        _cache.clear()  # numpy -> tensorflow: a first sight every time
         for src, dst in pairs:
             ua.to(src, dst)
         if buffer_array is not None:
@@ -301,20 +304,20 @@ def test_no_reference_leaks_on_guarded_routes() -> None:
 def test_signature_reads_are_the_signature_functions() -> None:
     # The C route's hit compares the reads of SIGNATURE_READS with what store() kept from SIGNATURES.
     samples: dict[str, list] = {"numpy": [np.ones((2, 3), np.float32), np.ones(4)[::-2], np.float64(1.0)]}
-    if _handoff.importlib.util.find_spec("torch"):
+    if importlib.util.find_spec("torch"):
         import torch
 
         samples["torch"] = [torch.ones(2, 3), torch.ones(4, 4).t(), torch.zeros(())]
-    if _handoff.importlib.util.find_spec("jax"):
+    if importlib.util.find_spec("jax"):
         import jax.numpy as jnp
 
         samples["jax"] = [jnp.ones((2, 3)), jnp.zeros(())]
-    assert set(_handoff.SIGNATURE_READS) <= set(_handoff.SIGNATURES)
+    assert set(_cache.SIGNATURE_READS) <= set(_cache.SIGNATURES)
     for lib, xs in samples.items():
-        reads = _handoff.SIGNATURE_READS[lib]
+        reads = _cache.SIGNATURE_READS[lib]
         for x in xs:
             got = tuple(_read(x, name, call) for name, call in reads)
-            assert got == _handoff.SIGNATURES[lib](x), (lib, got)
+            assert got == _cache.SIGNATURES[lib](x), (lib, got)
 
 
 def _read(x: object, name: str, call: bool | None) -> object:
@@ -337,8 +340,8 @@ def test_signature_reads_in_c_miss_when_the_array_changes_in_place() -> None:
     assert w is not v and w.shape == (3, 4)
     t.set_(torch.arange(5.0))  # new pointer
     assert ua.to(t, "jax").tolist() == [0.0, 1.0, 2.0, 3.0, 4.0]
-    sig = interop._speedups.Handoff(True, len, len, (("shape", False), "bad"), None, None, "jax")
-    _handoff.CACHE[id(t)][1] = (t.shape, 0)  # an entry the malformed reads get to compare
+    sig = _routes.speedups.Handoff(True, len, len, (("shape", False), "bad"), None, None, "jax")
+    _cache.CACHE[id(t)][1] = (t.shape, 0)  # an entry the malformed reads get to compare
     with pytest.raises(TypeError, match="signature read"):
         sig(t, "to")
 
@@ -362,15 +365,15 @@ def test_stream_order_reads_wait_only_when_the_streams_differ() -> None:
     raw = {0: 5}.__getitem__
     for consumer, attr, want in ((5, None, 0), (7, None, 1), (Stream, "ptr", 1), (lambda dev: 5, None, 0)):
         waits.clear()
-        h = interop._speedups.Handoff(True, len, len, None, None, (raw, consumer, attr, lambda x, d: waits.append(d)),
+        h = _routes.speedups.Handoff(True, len, len, None, None, (raw, consumer, attr, lambda x, d: waits.append(d)),
                                       "cupy")
         x = Tensor(0)
-        _handoff.CACHE[id(x)] = [_handoff.weakref.ref(x), None, {"cupy": ("view", None)}, 0]
+        _cache.CACHE[id(x)] = [weakref.ref(x), None, {"cupy": ("view", None)}, 0]
         assert h(x, "to") == "view" and len(waits) == want and waits[:1] in ([], ["cupy"])
         cpu = Tensor(-1)  # get_device() -1: a CPU tensor, never waited for
-        _handoff.CACHE[id(cpu)] = [_handoff.weakref.ref(cpu), None, {"cupy": ("view", None)}, 0]
+        _cache.CACHE[id(cpu)] = [weakref.ref(cpu), None, {"cupy": ("view", None)}, 0]
         assert h(cpu, "to") == "view" and len(waits) == want
-    bad = interop._speedups.Handoff(True, len, len, None, None, (raw, 5), "cupy")
+    bad = _routes.speedups.Handoff(True, len, len, None, None, (raw, 5), "cupy")
     with pytest.raises(TypeError, match="stream-order reads"):
         bad(x, "to")
 
@@ -393,8 +396,8 @@ def test_stream_order_calls_a_consumers_exported_stream_reader() -> None:
     waits: list = []
     raw = {0: 5, 1: 6}.__getitem__
     reader, keep = _stream_reader({0: 5, 1: 9})
-    assert interop._speedups.stream_of(reader, 1) == 9
-    h = interop._speedups.Handoff(True, len, len, None, None, (raw, reader, None, lambda x, d: waits.append(d)),
+    assert _routes.speedups.stream_of(reader, 1) == 9
+    h = _routes.speedups.Handoff(True, len, len, None, None, (raw, reader, None, lambda x, d: waits.append(d)),
                                   "cupy")
 
     class Tensor:
@@ -403,12 +406,12 @@ def test_stream_order_calls_a_consumers_exported_stream_reader() -> None:
     for device, want in ((0, 0), (1, 1), (-1, 0)):
         waits.clear()
         x = Tensor()
-        _handoff.CACHE[id(x)] = [_handoff.weakref.ref(x), None, {"cupy": ("view", None, device)}, 0]
+        _cache.CACHE[id(x)] = [weakref.ref(x), None, {"cupy": ("view", None, device)}, 0]
         assert h(x, "to") == "view" and len(waits) == want, device
     void, keep_void = _stream_reader({0: 5}, b"intptr_t (void)")
-    other = interop._speedups.Handoff(True, len, len, None, None, (raw, void, None, len), "cupy")
+    other = _routes.speedups.Handoff(True, len, len, None, None, (raw, void, None, len), "cupy")
     x = Tensor()
-    _handoff.CACHE[id(x)] = [_handoff.weakref.ref(x), None, {"cupy": ("view", None, 0)}, 0]
+    _cache.CACHE[id(x)] = [weakref.ref(x), None, {"cupy": ("view", None, 0)}, 0]
     with pytest.raises(ValueError, match="incorrect name"):
         other(x, "to")
     del keep, keep_void
@@ -420,18 +423,18 @@ def test_cupys_stream_reader_is_used_only_where_it_reads_the_current_stream() ->
     # (passed on, not swallowed) and the probe gives None: the C route reads get_current_stream.
     # With a GPU, it gives get_current_stream(device).ptr (tests/test_handoff_gpu.py goes further).
     cupy = pytest.importorskip("cupy")
-    reader = _handoff.importlib.import_module("cupy_backends.cuda.stream").__pyx_capi__["get_stream_ptr"]
+    reader = importlib.import_module("cupy_backends.cuda.stream").__pyx_capi__["get_stream_ptr"]
     try:
         gpus = cupy.cuda.runtime.getDeviceCount()
     except cupy.cuda.runtime.CUDARuntimeError:
         gpus = 0
     if gpus == 0:
         with pytest.raises(cupy.cuda.runtime.CUDARuntimeError):
-            interop._speedups.stream_of(reader, 0)
-        assert _convert_cuda.cupy_stream_reader(interop._speedups) is None
+            _routes.speedups.stream_of(reader, 0)
+        assert _streams.cupy_stream_reader(_routes.speedups) is None
     else:
-        assert interop._speedups.stream_of(reader, 0) == cupy.cuda.get_current_stream(0).ptr
-        assert _convert_cuda.cupy_stream_reader(interop._speedups) is reader
+        assert _routes.speedups.stream_of(reader, 0) == cupy.cuda.get_current_stream(0).ptr
+        assert _streams.cupy_stream_reader(_routes.speedups) is reader
 
 
 @needs_c
@@ -445,31 +448,31 @@ def test_a_hit_orders_streams_on_the_device_the_store_kept() -> None:
             raise AssertionError("the hit asked for the device the store kept")
 
     raw = {0: 5, 1: 6}.__getitem__
-    h = interop._speedups.Handoff(True, len, len, None, None, (raw, 6, None, lambda x, d: waits.append(d)), "cupy")
+    h = _routes.speedups.Handoff(True, len, len, None, None, (raw, 6, None, lambda x, d: waits.append(d)), "cupy")
     for device, want in ((0, 1), (1, 0), (-1, 0)):
         waits.clear()
         x = Tensor()
-        _handoff.CACHE[id(x)] = [_handoff.weakref.ref(x), None, {"cupy": ("view", None, device)}, 0]
+        _cache.CACHE[id(x)] = [weakref.ref(x), None, {"cupy": ("view", None, device)}, 0]
         assert h(x, "to") == "view" and len(waits) == want, device
 
 
 def test_store_keeps_the_source_device_for_stream_ordered_pairs() -> None:
     torch = pytest.importorskip("torch")
     pytest.importorskip("cupy")
-    ordered = _handoff.Route("torch", "cupy", None)
-    plain = _handoff.Route("torch", "numpy", None)
+    ordered = _routes.Route("torch", "cupy", None)
+    plain = _routes.Route("torch", "numpy", None)
     assert ordered.order is not None and plain.order is None
     t, u = torch.ones(3), torch.ones(2)
     view = np.ones(3)
-    _handoff.store(t, ordered, view, 0)
-    _handoff.store(u, plain, view, 0)
+    _cache.store(t, ordered, view, 0)
+    _cache.store(u, plain, view, 0)
     try:
-        held = _handoff.CACHE[id(t)][2]["cupy"]
+        held = _cache.CACHE[id(t)][2]["cupy"]
         assert held[0] is view and held[1:] == (((3,),), -1)  # a CPU tensor: device -1
-        held = _handoff.CACHE[id(u)][2]["numpy"]
-        assert held[0] is view and held[1:] == ((_handoff.np_ptr(view), (3,), (8,), view.dtype),)
+        held = _cache.CACHE[id(u)][2]["numpy"]
+        assert held[0] is view and held[1:] == ((_cpu.np_ptr(view), (3,), (8,), view.dtype),)
     finally:
-        _handoff.clear()
+        _cache.clear()
 
 
 
@@ -487,12 +490,12 @@ def test_signature_reads_call_the_types_own_descriptors() -> None:
     items = Items([1, 2])
     items.copy = lambda: ["an instance attribute"]  # not the array's metadata: the type's method is read
     for x, reads, want in ((Odd(3), (("args", False),), (99,)), (items, (("copy", True),), ([1, 2],))):
-        h = interop._speedups.Handoff(True, len, lambda *a: "missed", reads, None, None, "jax")
-        _handoff.CACHE[id(x)] = [_handoff.weakref.ref(x), want, {"jax": ("view", None)}, 0]
+        h = _routes.speedups.Handoff(True, len, lambda *a: "missed", reads, None, None, "jax")
+        _cache.CACHE[id(x)] = [weakref.ref(x), want, {"jax": ("view", None)}, 0]
         try:
             assert h(x, "to") == "view", (type(x).__name__, reads)
         finally:
-            _handoff.clear()
+            _cache.clear()
 
 
 @needs_c
@@ -502,12 +505,12 @@ def test_checked_torch_signature_misses_every_change_that_keeps_the_pointer(chan
     # changes shape, strides or dtype without a version bump or a new pointer: each must miss.
     torch = pytest.importorskip("torch")
     pytest.importorskip("jax")
-    if _handoff.checked("torch") is None:
+    if _cache.checked("torch") is None:
         pytest.skip("this torch has no metadata guard: the C route reads shape, strides and dtype")
     t = torch.arange(16.0).reshape(4, 4)
     for _ in range(3):
         v = ua.to(t, "jax")
-    assert ua.to(t, "jax") is v and isinstance(_handoff.CACHE[id(t)][1], _handoff.CheckedSig)
+    assert ua.to(t, "jax") is v and isinstance(_cache.CACHE[id(t)][1], _cache.CheckedSig)
     ptr = t.data_ptr()
     if change == "transpose":
         t.data = t.data.t()
@@ -526,15 +529,15 @@ def test_checked_torch_signature_misses_every_change_that_keeps_the_pointer(chan
 
 def test_checked_signature_compares_pointer_shape_strides_dtype() -> None:
     torch = pytest.importorskip("torch")
-    sig = _handoff.checked("torch")
+    sig = _cache.checked("torch")
     if sig is None:
         pytest.skip("this torch has no metadata guard")
     t = torch.ones(3, 2)
     a, b = sig(t), sig(t)
     assert a == b and not a != b and a[1] is not b[1]  # two guards, one signature
     assert a != sig(t.t()) and a != sig(t.clone()) and a != (t.data_ptr(), None, t.shape, t.stride(), t.dtype)
-    assert _handoff.c_signature("torch", _handoff.SIGNATURES["torch"]) == (sig, _handoff.CHECKED_READS["torch"])
-    assert _handoff.c_signature("numba", None) == (None, None)
+    assert _cache.c_signature("torch", _cache.SIGNATURES["torch"]) == (sig, _cache.CHECKED_READS["torch"])
+    assert _cache.c_signature("numba", None) == (None, None)
 
 
 @needs_c
@@ -543,8 +546,8 @@ def test_a_guard_that_says_no_leaves_the_decision_to_the_reads() -> None:
     # to reading shape, strides and dtype; one that fails raises.
     torch = pytest.importorskip("torch")
     t = torch.ones(3)
-    reads = _handoff.CHECKED_READS["torch"]
-    h = interop._speedups.Handoff(True, len, lambda *a: "missed", reads, None, None, "jax")
+    reads = _cache.CHECKED_READS["torch"]
+    h = _routes.speedups.Handoff(True, len, lambda *a: "missed", reads, None, None, "jax")
 
     class Guard:
         def __init__(self, answer):
@@ -561,8 +564,8 @@ def test_a_guard_that_says_no_leaves_the_decision_to_the_reads() -> None:
              (Guard(False), other, "missed"), (None, other, "missed"),
              (Guard(RuntimeError("guard failed")), same, RuntimeError)]
     for guard, meta, want in cases:
-        sig = _handoff.CheckedSig((t.data_ptr(), guard, *meta))
-        _handoff.CACHE[id(t)] = [_handoff.weakref.ref(t), sig, {"jax": ("view", None)}, 0]
+        sig = _cache.CheckedSig((t.data_ptr(), guard, *meta))
+        _cache.CACHE[id(t)] = [weakref.ref(t), sig, {"jax": ("view", None)}, 0]
         try:
             if want is RuntimeError:
                 with pytest.raises(RuntimeError, match="guard failed"):
@@ -570,7 +573,7 @@ def test_a_guard_that_says_no_leaves_the_decision_to_the_reads() -> None:
             else:
                 assert h(t, "to") == want, (guard and guard.answer, meta)
         finally:
-            _handoff.clear()
+            _cache.clear()
 
 
 def test_hits_inside_inference_mode_and_no_grad() -> None:
@@ -588,4 +591,4 @@ def test_hits_inside_inference_mode_and_no_grad() -> None:
                 hits = ua.stats()["cache_hits"]
                 assert ua.to(x, "jax") is v and ua.to(x, "jax") is v
                 assert ua.stats()["cache_hits"] - hits == 2, (mode.__name__, x.requires_grad)
-    _handoff.clear()
+    _cache.clear()

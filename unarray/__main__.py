@@ -23,9 +23,10 @@ def _report() -> int:
         usable = "yes" if info.usable else "no"
         devs = ", ".join(str(d) for d in info.devices) or (info.error or "")
         print(f"{info.name:<12}{info.version or '?':<14}{usable:<8}{devs}")
-    from unarray import _native, interop
+    from unarray import _native
+    from unarray.interop import _routes
 
-    print(f"ua.to C path: {_c_path(interop._speedups, 'ua.to')}")
+    print(f"ua.to C path: {_c_path(_routes.speedups, 'ua.to')}")
     print(f"precision switch C path: {_c_path(_native.load('_switch'), 'the precision switch')}")
     return 0
 

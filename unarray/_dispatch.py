@@ -1,19 +1,16 @@
-"""Type -> backend dispatch, the leader rule for mixed inputs, the default backend.
+"""Dispatch: the leader rule for mixed inputs, and errors translated for the front end.
 
-A backend is found from ``type(x)`` alone, through the names of the modules in
-the type's MRO, and cached per type: a call costs one dict lookup. Nothing here
-imports a framework; a backend module is imported only once an array of its
-framework has been seen (so the framework is already in ``sys.modules``) or the
-caller named it (``backend="torch"``, ``ua.use("jax")``).
+The backend of one array and the default backend are found in unarray/_lookup.py (re-exported here
+for the front end); this module adds what needs the handoff: a call on arrays of several libraries
+is led by one of them, and the others are handed to it zero-copy (unarray.interop).
 """
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from unarray import _backends, _precision
+from unarray import interop
 from unarray._devices import MeshDevice
 from unarray._dtypes import check_int_scalar
 from unarray._errors import (
@@ -23,63 +20,22 @@ from unarray._errors import (
     DTypeError,
     ShapeError,
     UnarrayError,
-    UnknownArrayTypeError,
+)
+from unarray._lookup import (
+    _PASSIVE,
+    _PY_SCALARS,
+    BY_TYPE,
+    _Viewed,
+    backend_named,
+    default_backend,
+    one,
+    use,
 )
 
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
 
 __all__ = ["BY_TYPE", "backend_named", "default_backend", "fail", "many", "one", "pair", "run_as_written", "use"]
-
-# Top-level module of a type -> backend name. jaxlib owns the concrete jax.Array class.
-_ROOTS = {
-    "numpy": "numpy",
-    "torch": "torch",
-    "jax": "jax",
-    "jaxlib": "jax",
-    "cupy": "cupy",
-    "cupy_backends": "cupy",
-    "tensorflow": "tensorflow",
-    "numba": "numba",
-    "dask": "dask",
-}
-SCALARS = (bool, int, float, complex)
-# Note: exact types, since NumPy scalars (np.float64 subclasses float) are arrays of the numpy backend.
-_PY_SCALARS = frozenset(SCALARS)
-_PASSIVE = frozenset((*SCALARS, type(None)))
-
-BY_TYPE: dict[type, Backend] = {}
-
-
-def resolve_type(t: type, op: str | None = None) -> Backend:
-    for klass in t.__mro__:
-        name = _ROOTS.get(klass.__module__.partition(".")[0])
-        if name is not None:
-            backend = _backends.get(name, op=op)
-            if not backend.is_array_type(t):
-                break
-            view = backend.plain_view(t, op)  # raises for a subclass that cannot be read as its base
-            BY_TYPE[t] = backend if view is None else _Viewed(backend, t, view)  # type: ignore[assignment]
-            return BY_TYPE[t]
-    raise UnknownArrayTypeError(
-        f"got {t.__module__}.{t.__qualname__}, which is not an array of any supported library "
-        f"({', '.join(_backends.NAMES)}); convert it first, e.g. ua.asarray(x)",
-        op=op,
-    )
-
-
-def one(x: Any, op: str | None = None) -> Backend:
-    """The backend of a single array argument."""
-    b = BY_TYPE.get(type(x))
-    if b is not None:
-        return b
-    if type(x) in _PY_SCALARS:
-        raise ArgumentTypeError(
-            f"got a Python {type(x).__name__}, but this argument must be an array; wrap it with ua.asarray",
-            op=op,
-        )
-    return resolve_type(type(x), op)
-
 
 def pair(op: str, x1: Any, x2: Any) -> tuple[Backend, Any, Any]:
     """Backend and operands of a two-array call; Python scalars follow the array."""
@@ -201,8 +157,6 @@ def leader(op: str, arrays: Sequence[Any]) -> int:
 
 def adopt(op: str, lead: Backend, lead_x: Any, other: Backend, x: Any) -> Any:
     """Hand ``x`` (of backend ``other``) to the leader zero-copy, refusing a device change."""
-    from unarray import interop
-
     if isinstance(other, _Viewed):  # np.matrix joining an ndarray: its plain view, no handoff
         x, other = other.plain(x), other.base
         if other is lead:
@@ -210,7 +164,7 @@ def adopt(op: str, lead: Backend, lead_x: Any, other: Backend, x: Any) -> Any:
     if not lead.is_tracer(lead_x):  # Note: a trace places the constants it captures itself
         same_device(op, lead, lead_x, other, x)
     if lead.lazy:  # an eager array joins a lazy graph (dask: wrapped, chunked like the leader)
-        return lead.join(op, lead_x, x)
+        return lead.join(op, lead_x, x, interop.to)
     constant = lead.traced_constant(x)  # inside torch.compile: the trace's own capture of x
     if constant is not None:
         return constant
@@ -218,39 +172,6 @@ def adopt(op: str, lead: Backend, lead_x: Any, other: Backend, x: Any) -> Any:
     if lead.name == "jax" and rank(lead, lead_x) == 1:  # joins a JAX array sharded over a mesh: replicated there
         return lead.replicate_on(lead_x, out)
     return out
-
-
-class _Viewed:
-    """A backend reached through a zero-copy view of an array subclass whose own semantics differ
-    from the standard's (``np.matrix`` keeps every result 2-D): every op sees the plain base array
-    (``np.asarray(m)``), so results have the standard's shapes. Resolved once per type."""
-
-    def __init__(self, base: Backend, t: type, view: Any) -> None:
-        self.base, self.name, self._type, self._view = base, base.name, t, view
-
-    def plain(self, a: Any) -> Any:
-        if isinstance(a, self._type):
-            return self._view(a)
-        if type(a) in (list, tuple) and any(isinstance(e, self._type) for e in a):
-            return type(a)(self.plain(e) for e in a)
-        return a
-
-    def __getattr__(self, op: str) -> Any:
-        if op.startswith("__"):
-            raise AttributeError(op)
-        attr = getattr(self.base, op)
-        if not callable(attr) or isinstance(attr, type):
-            return attr
-        plain = self.plain
-
-        def call(*args: Any, **kw: Any) -> Any:
-            return attr(*[plain(a) for a in args], **{k: plain(v) for k, v in kw.items()})
-
-        setattr(self, op, call)
-        return call
-
-    def __repr__(self) -> str:
-        return f"<unarray backend {self.name} (through plain views of {self._type.__qualname__})>"
 
 
 def same_device(op: str, lead: Backend, lead_x: Any, other: Backend, x: Any) -> None:
@@ -268,14 +189,6 @@ def same_device(op: str, lead: Backend, lead_x: Any, other: Backend, x: Any) -> 
         )
 
 
-def backend_named(name: str | Any, op: str | None = None) -> Backend:
-    if not isinstance(name, str):
-        # A module (``numpy``, ``torch``) or an array namespace was passed.
-        name = getattr(name, "__name__", str(name)).partition(".")[0]
-        name = _ROOTS.get(name, name)
-    return _backends.get(name, op=op)
-
-
 def run_as_written(*namespaces: Any) -> None:
     """Mark the public functions of ``namespaces`` so that ``tf.function`` calls them unconverted.
 
@@ -291,55 +204,6 @@ def run_as_written(*namespaces: Any) -> None:
                     f.autograph_info__ = None
                 except (AttributeError, TypeError):  # a C function takes no attributes: nothing to convert
                     pass
-
-
-_DEFAULT: contextvars.ContextVar[tuple[str, Any]] = contextvars.ContextVar(
-    "unarray_default_backend", default=("numpy", None)
-)
-
-
-# Defaults set by ``ua.use`` inside a torch.compile trace, innermost last: the trace cannot run a
-# ContextVar, a plain list it can (and it restores the list after the trace).
-_TRACED: list[tuple[str, Any]] = []
-
-
-def default_backend() -> tuple[str, Any]:
-    if _TRACED and _precision.tracing():
-        return _TRACED[-1]
-    return _DEFAULT.get()
-
-
-class use:
-    """Set the default backend (and device) for creation functions.
-
-    Works as a setter (``ua.use("torch")``) and as a context manager
-    (``with ua.use("jax"): ...``) that restores the previous default on exit.
-    The default lives in a ``contextvars.ContextVar``: threads and asyncio tasks
-    each see their own.
-
-    Examples:
-        >>> import unarray as ua
-        >>> with ua.use("numpy"):
-        ...     type(ua.zeros(2)).__name__
-        'ndarray'
-    """
-
-    def __init__(self, backend: str | Any = "numpy", device: Any = None):
-        b = backend_named(backend, "use")
-        if _precision.tracing():
-            self._token: Any = None
-            _TRACED.append((b.name, device))
-        else:
-            self._token = _DEFAULT.set((b.name, device))
-
-    def __enter__(self) -> use:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._token is None:
-            _TRACED.pop()
-        else:
-            _DEFAULT.reset(self._token)
 
 
 _SHAPE_WORDS = ("shape", "broadcast", "dimension", "mismatch", "size", "must match", "incompatible")

@@ -160,6 +160,10 @@ class DType:
         return _BITS[self.name]
 
 
+# The dtype objects, one per name: ``ua.float32`` is ``DTYPES["float32"]`` (unarray/datatypes.py names them).
+DTYPES: dict[str, DType] = {n: DType(n) for n in DTYPE_NAMES}
+
+
 _KIND_GROUPS = {
     "bool": {"bool"},
     "signed integer": {"signed integer"},

@@ -14,8 +14,8 @@ import re
 import sys
 from typing import Any
 
-from unarray._dispatch import SCALARS, one
 from unarray._errors import ArgumentError, ArgumentTypeError, UnarrayError, UnknownArrayTypeError
+from unarray._lookup import SCALARS, one
 
 __all__ = ["resolve"]
 

@@ -1,4 +1,4 @@
-"""The optional C extensions (``unarray._speedups``: ``ua.to``'s hot path; ``unarray._switch``: the
+"""The optional C extensions (``unarray.interop._speedups``: ``ua.to``'s hot path; ``unarray._switch``: the
 precision switch's fast path). pip builds them where a C compiler is found; without them, or with
 ``UNARRAY_PURE_PYTHON=1``, the same steps run in Python."""
 
@@ -15,7 +15,8 @@ def pure_python_requested() -> bool:
 
 
 def load(name: str) -> ModuleType | None:
-    """The C extension ``unarray.<name>``, or None where it is not built or the Python path is asked for."""
+    """The C extension ``unarray.<name>`` (a dotted name: ``"interop._speedups"``), or None where it is not
+    built or the Python path is asked for."""
     if pure_python_requested():
         return None
     try:

@@ -13,9 +13,7 @@ from __future__ import annotations
 import numbers as _numbers
 from typing import TYPE_CHECKING, Any
 
-from unarray._dispatch import _ROOTS
 from unarray._dispatch import BY_TYPE as _BY_TYPE
-from unarray._dispatch import SCALARS as _SCALARS
 from unarray._dispatch import backend_named as _backend_named
 from unarray._dispatch import default_backend as _default_backend
 from unarray._dispatch import fail as _fail
@@ -23,6 +21,8 @@ from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
 from unarray._dtypes import check_int_scalar
 from unarray._errors import ArgumentTypeError, DTypeError, ShapeError
+from unarray._lookup import _ROOTS
+from unarray._lookup import SCALARS as _SCALARS
 from unarray._typing import A, Array, DeviceLike, DTypeLike
 
 if TYPE_CHECKING:

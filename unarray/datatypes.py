@@ -11,15 +11,15 @@ import builtins
 from dataclasses import dataclass
 from typing import Any
 
-from unarray._dispatch import _ROOTS
 from unarray._dispatch import BY_TYPE as _BY_TYPE
-from unarray._dispatch import SCALARS as _SCALARS
 from unarray._dispatch import backend_named as _backend_named
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
-from unarray._dtypes import DType, canonical_name, isdtype, promote_names
+from unarray._dtypes import DTYPES, DType, canonical_name, isdtype, promote_names
 from unarray._errors import DTypeError
+from unarray._lookup import _ROOTS
+from unarray._lookup import SCALARS as _SCALARS
 from unarray._typing import A, Array, DeviceLike, DTypeLike
 
 __all__ = [
@@ -28,21 +28,21 @@ __all__ = [
     "uint32", "uint64",
 ]
 
-bool = DType("bool")  # noqa: A001 - the standard's name
-int8 = DType("int8")
-int16 = DType("int16")
-int32 = DType("int32")
-int64 = DType("int64")
-uint8 = DType("uint8")
-uint16 = DType("uint16")
-uint32 = DType("uint32")
-uint64 = DType("uint64")
-float16 = DType("float16")
-bfloat16 = DType("bfloat16")
-float32 = DType("float32")
-float64 = DType("float64")
-complex64 = DType("complex64")
-complex128 = DType("complex128")
+bool = DTYPES["bool"]  # noqa: A001 - the standard's name
+int8 = DTYPES["int8"]
+int16 = DTYPES["int16"]
+int32 = DTYPES["int32"]
+int64 = DTYPES["int64"]
+uint8 = DTYPES["uint8"]
+uint16 = DTYPES["uint16"]
+uint32 = DTYPES["uint32"]
+uint64 = DTYPES["uint64"]
+float16 = DTYPES["float16"]
+bfloat16 = DTYPES["bfloat16"]
+float32 = DTYPES["float32"]
+float64 = DTYPES["float64"]
+complex64 = DTYPES["complex64"]
+complex128 = DTYPES["complex128"]
 
 
 def astype(x: A, dtype: DTypeLike, /, *, copy: builtins.bool = True, device: DeviceLike | None = None) -> A:

@@ -6,13 +6,16 @@ from __future__ import annotations
 import importlib.metadata
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, cast
 
 from unarray import _backends, _precision
 from unarray._devices import Device
-from unarray._dispatch import SCALARS, leader, many, one, same_device
+from unarray._dispatch import leader, many, one, same_device
+from unarray._dtypes import DTYPES
 from unarray._errors import ArgumentError
+from unarray._explanation import Explanation
+from unarray._lookup import SCALARS
 from unarray._typing import Array
 
 __all__ = ["BackendInfo", "Explanation", "Info", "array_namespace_info", "backend_of", "backends", "device",
@@ -167,28 +170,6 @@ def backends(probe: bool = False) -> list[BackendInfo]:
     return out
 
 
-@dataclass(frozen=True)
-class Explanation:
-    """What a call would do: backend, device, kernel, precision, handoffs and copies."""
-
-    op: str
-    backend: str
-    device: Device
-    kernel: str
-    precision: str | None
-    handoffs: tuple[str, ...] = field(default_factory=tuple)
-    copies: int = 0
-
-    def __str__(self) -> str:
-        lines = [f"ua.{self.op}: backend={self.backend} device={self.device}", f"  kernel: {self.kernel}"]
-        if self.precision is not None:
-            lines.append(f"  precision: {self.precision}")
-        for h in self.handoffs:
-            lines.append(f"  handoff: {h}")
-        lines.append(f"  copies: {self.copies}")
-        return "\n".join(lines)
-
-
 _PRECISION_OPS = {"matmul", "tensordot", "vecdot", "scaled_dot_product_attention", "linalg.matmul"}
 
 
@@ -249,8 +230,8 @@ def explain(op: str | Callable[..., Any], *args: Any, **kwargs: Any) -> Explanat
         >>> ua.explain("zeros", (2, 3)).device
         Device('cpu')
     """
-    from unarray import interop
     from unarray._explain_check import resolve
+    from unarray.interop._public import copy_reason
     from unarray.jit import jit
 
     if isinstance(op, jit):  # a ua.jit function: its compiler, cache entry and fallbacks
@@ -277,7 +258,7 @@ def explain(op: str | Callable[..., Any], *args: Any, **kwargs: Any) -> Explanat
             continue
         same_device(op, lead, arrays[0], b, a)
         path = lead.handoff_path(b, a)
-        why = interop.copy_reason(a, lead.name, op)
+        why = copy_reason(a, lead.name, op)
         if why is None:
             handoffs.append(f"{b.name} -> {lead.name} via {path}")
         else:
@@ -341,18 +322,14 @@ class Info:
 
     def dtypes(self, *, device: Any = None, kind: str | tuple[str, ...] | None = None) -> dict[str, Any]:
         """The standard's dtypes that the backend holds on ``device`` (default: the default device), by ``kind``."""
-        from unarray import datatypes
-
         wanted = self._kinds(kind)
-        return {n: getattr(datatypes, n) for n in self._backend.dtype_names(self._where(device))
+        return {n: DTYPES[n] for n in self._backend.dtype_names(self._where(device))
                 if _dtype_kind(n) in wanted}
 
     def default_dtypes(self, *, device: Any = None) -> dict[str, Any]:
         """``"real floating"``, ``"complex floating"``, ``"integral"`` and ``"indexing"`` defaults on ``device``."""
-        from unarray import datatypes
-
         names = self._backend.default_dtype_names(self._where(device))
-        return {k: getattr(datatypes, names[k])
+        return {k: DTYPES[names[k]]
                 for k in ("real floating", "complex floating", "integral", "indexing")}
 
     def _where(self, device: Any) -> Device:

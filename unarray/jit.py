@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from unarray import _dispatch, _precision
-from unarray._dispatch import BY_TYPE, SCALARS
 from unarray._errors import ArgumentError, ArgumentTypeError, CompileError, UnarrayError, UnknownArrayTypeError
-from unarray.introspection import Explanation
+from unarray._explanation import Explanation
+from unarray._lookup import BY_TYPE, SCALARS
 
 __all__ = ["JitExplanation", "JitFallbackWarning", "jit"]
 

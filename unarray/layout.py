@@ -3,47 +3,22 @@
 On CUDA and ROCm a permuted view (``x.T``, ``x.permute(0, 2, 3, 1)``) is copied by unarray's own
 tiled transpose (Triton for torch, CUDA C through CuPy), which reads and writes at close to copy
 bandwidth where the frameworks' strided copy reaches about a third of it on a transpose. Everything
-else is the framework's own call: see :func:`route` for the rule and the measurements behind it.
+else is the framework's own call: ``unarray/_kernels/layout_route.py`` holds the rule, the measurements
+behind it and the kernels' calls.
 """
 
 from __future__ import annotations
 
-import functools
-from typing import Any, cast
+from typing import cast
 
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
-from unarray._errors import UnarrayError, UnsupportedError
+from unarray._errors import UnarrayError
+from unarray._kernels.layout_route import contiguous
 from unarray._typing import A
 
 __all__ = ["ascontiguousarray"]
-
-# The route rule, from the H100 run of benchmarks/gpu/layout_gpu.py (benchmarks/results/h100/layout/):
-#
-# - Below KERNEL_MIN_BYTES the native copy wins. There a call costs its launch from Python, not its
-#   bytes: torch's .contiguous() about 15 us, cupy.ascontiguousarray 16 us, the CUDA C kernel's call
-#   about 30 us from CuPy and 60 us from torch, Triton's 100 us. A float32 transpose of 16 MiB took
-#   39 us natively (a tie with the CuPy route), of 32 MiB 74 us (against 40 and 60), of 64 MiB 141 us
-#   (against 53, 59 and 105: Triton wins from there).
-KERNEL_MIN_BYTES = {"cuda": 32 << 20, "triton": 64 << 20}
-# - A transpose of fewer rows or columns than this (NCHW -> NHWC with 3 channels is a transpose of
-#   3 rows) is a strided copy with a short run on one side. torch's own copy streamed it at 0.58 (fp16)
-#   and 0.78 (fp32) of copy bandwidth, more than the kernels (0.33 and 0.56), so torch keeps it; CuPy's
-#   own copy reached 0.31 and 0.54, no more than the CUDA C kernel's skinny tiles, which take it.
-KERNEL_MIN_SIDE = {"torch": 17, "cupy": 2}
-# - A view that keeps the inner axis (attention's (0, 2, 1, 3)) moves runs of the vector element. The
-#   kernels measured 0.975 (CUDA C) and 0.88 (Triton) of copy for 256-byte runs, torch's copy 0.50 and
-#   CuPy's 0.29; for 16-byte runs torch's copy measured 0.94, the kernels less. Runs shorter than
-#   KEPT_RUN_MIN_BYTES go to the native copy.
-KEPT_RUN_MIN_BYTES = 128
-# - The Triton kernel moves a 16-byte element (complex128) as two 8-byte words, at 0.44 of copy
-#   against torch's 0.76: Triton takes elements of at most 8 bytes (and runs of KEPT_RUN_MIN_BYTES).
-TRITON_MAX_ELEMENT_BYTES = 8
-
-# Libraries whose arrays carry no strides: every array is compact as far as the caller can see
-# (XLA and TensorFlow choose the physical layout; Dask's chunks are made by whoever computes them).
-_NO_STRIDES = frozenset({"jax", "tensorflow", "dask"})
 
 
 def ascontiguousarray(x: A, /) -> A:
@@ -98,194 +73,8 @@ def ascontiguousarray(x: A, /) -> A:
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "ascontiguousarray")
     try:
-        return cast(A, _materialise(b, x, *_decide(b, x)))
+        return cast(A, contiguous(b, x))
     except UnarrayError:
         raise
     except Exception as e:
         raise _fail("ascontiguousarray", b, e) from e
-
-
-def route(b: Any, x: Any) -> str:
-    """How ``ascontiguousarray`` copies ``x``: ``"as is"``, ``"native"``, ``"triton"`` or ``"cuda"``.
-
-    ``"cuda"`` is the CUDA C kernel (unarray/_kernels/transpose_cupy.py), for CuPy arrays and for torch
-    CUDA tensors where CuPy is installed (on torch's current stream; it measured faster than the
-    Triton kernel on the H100); ``"triton"`` serves torch on ROCm and where CuPy is missing. A kernel
-    is taken for a view that :func:`~unarray._kernels.layout_plan.plan` folds into a batched
-    transpose, of at least ``KERNEL_MIN_BYTES``, with at least ``KERNEL_MIN_SIDE`` rows and columns,
-    or runs of at least ``KEPT_RUN_MIN_BYTES`` where the inner axis stays inner (the constants'
-    comments give the H100 measurements behind each).
-    """
-    return _decide(b, x)[0]
-
-
-def _decide(b: Any, x: Any) -> tuple[str, Any]:
-    # (the route, the plan where a kernel runs)
-    name = b.name
-    if name in _NO_STRIDES:
-        return "as is", None
-    if name == "numpy":
-        return ("as is" if x.flags.c_contiguous else "native"), None
-    if name == "torch":
-        import torch
-
-        if x.layout != torch.strided:
-            raise UnsupportedError(f"a {x.layout} tensor has no strides to compact; call x.to_dense() first",
-                                   op="ascontiguousarray", backend=name)
-        if x.is_contiguous():
-            return "as is", None
-        if x.numel() * x.element_size() < KERNEL_MIN_BYTES["cuda"] or x.device.type != "cuda":
-            return "native", None
-        if x.is_conj() or x.is_neg() or type(x) is not torch.Tensor:
-            return "native", None
-        if (x.requires_grad and torch.is_grad_enabled()) or torch.compiler.is_compiling():
-            return "native", None
-        kind = "cuda" if torch.version.hip is None and _cuda_kernels() is not None else "triton"
-        p = _plan_if_worth(kind, "torch", tuple(x.shape), tuple(x.stride()), x.element_size())
-        if p is None or (kind == "cuda" and not _cuda_kernels().transposable(x.element_size(), p, x.data_ptr())):
-            return "native", None
-        return kind, p
-    if name == "numba":
-        if x.is_c_contiguous():
-            return "as is", None
-        if _cuda_kernels() is None:
-            raise UnsupportedError("a non-contiguous Numba device array is compacted through CuPy, which is "
-                                   "not installed; install cupy, or hand it over with ua.to(x, 'torch')",
-                                   op="ascontiguousarray", backend=name)
-        import cupy
-
-        return "cuda", _cupy_plan(cupy.asarray(x))
-    if name == "cupy":
-        if x.flags.c_contiguous:
-            return "as is", None
-        if x.nbytes < KERNEL_MIN_BYTES["cuda"]:  # first: a small array goes native without planning
-            return "native", None
-        p = _cupy_plan(x)
-        return ("native", None) if p is None else ("cuda", p)
-    raise UnsupportedError(f"no compacting route for {name} arrays", op="ascontiguousarray", backend=name)
-
-
-@functools.lru_cache(maxsize=1024)
-def _plan_if_worth(kernel: str, lib: str, shape: tuple[int, ...], strides: tuple[int, ...], itemsize: int) -> Any:
-    # The plan where ``kernel`` ("cuda" or "triton") is worth running on ``lib``'s view, else None
-    # (cached: a repeated layout is planned once).
-    from unarray._kernels.layout_plan import plan
-
-    if any(s < 0 for s in strides) or _size(shape) * itemsize < KERNEL_MIN_BYTES[kernel]:
-        return None
-    p = plan(shape, strides)
-    if p is None:
-        return None
-    run = p.vec * itemsize
-    if p.vec > 1:
-        return p if run >= KEPT_RUN_MIN_BYTES else None
-    if kernel == "triton" and run > TRITON_MAX_ELEMENT_BYTES:
-        return None
-    return p if min(p.rows, p.cols) >= KERNEL_MIN_SIDE[lib] else None
-
-
-def _cupy_plan(x: Any) -> Any:
-    # The plan of a CuPy view where the CUDA C kernel takes it and is worth it, else None.
-    if x.flags.c_contiguous or any(s % x.itemsize for s in x.strides):
-        return None
-    p = _plan_if_worth("cuda", "cupy", x.shape, tuple(s // x.itemsize for s in x.strides), x.itemsize)
-    return p if p is not None and _cuda_kernels().transposable(x.itemsize, p, x.data.ptr) else None
-
-
-def _materialise(b: Any, x: Any, how: str, p: Any) -> Any:
-    if how == "as is":
-        return x
-    name = b.name
-    if how == "native":
-        if name == "numpy":
-            import numpy as np
-
-            return np.ascontiguousarray(x)
-        if name == "torch":
-            return x.contiguous()
-        import cupy
-
-        return cupy.ascontiguousarray(x)
-    if name == "torch":
-        import torch
-
-        if how == "triton":
-            from unarray._kernels import transpose_triton
-
-            with torch.cuda.device(x.device):
-                return transpose_triton.transpose(x, p)
-        import cupy
-
-        out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-        stream = torch.cuda.current_stream(x.device)
-        with cupy.cuda.Device(x.device.index):
-            _cuda_kernels().launch(x.data_ptr(), out.data_ptr(), x.element_size(), p,
-                                   _external_stream(stream.cuda_stream, x.device.index))
-        return out
-    import cupy
-
-    if name == "numba":
-        from numba import cuda
-
-        c = cupy.asarray(x)  # a zero-copy view through __cuda_array_interface__
-        c = cupy.ascontiguousarray(c) if p is None else _cuda_kernels().transpose(c, p)
-        view: Any = cuda.as_cuda_array
-        return view(c)  # a view of the new array, which it keeps alive
-    return _cuda_kernels().transpose(x, p)
-
-
-def kernel_name(b: Any, x: Any) -> str:
-    """What ``ua.explain("ascontiguousarray", x)`` reports as the kernel."""
-    how, p = _decide(b, x)
-    if how == "as is" and b.name in _NO_STRIDES:
-        return f"none ({b.name} arrays carry no strides: x is returned as is)"
-    if how == "as is":
-        return "none (already C-contiguous: x is returned as is)"
-    if how == "native":
-        return {"numpy": "numpy.ascontiguousarray", "torch": "torch.Tensor.contiguous"}.get(
-            b.name, "cupy.ascontiguousarray")
-    if p is None:
-        return "cupy.ascontiguousarray (on a CuPy view)"
-    itemsize = x.element_size() if b.name == "torch" else x.dtype.itemsize
-    what = ("unarray._kernels.transpose_triton (Triton tiled transpose" if how == "triton" else
-            "unarray._kernels.transpose_cupy (CUDA C tiled transpose" + (", on torch's stream" if b.name == "torch"
-                                                                          else ""))
-    return f"{what}: {p.n_batch} x {p.rows} x {p.cols} of {p.vec * itemsize}-byte elements)"
-
-
-def _size(shape: tuple[int, ...]) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
-@functools.lru_cache(maxsize=64)
-def _external_stream(handle: int, device: int) -> Any:
-    # CuPy's view of a torch stream (made once per stream: the kernels launch on torch's stream).
-    import warnings
-
-    import cupy
-
-    with warnings.catch_warnings():  # CuPy 14 deprecates ExternalStream for Stream.from_external
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return cupy.cuda.ExternalStream(handle, device)
-
-
-@functools.cache
-def _cuda_kernels() -> Any:
-    # The CUDA C kernels' module, or None where CuPy cannot be imported.
-    try:
-        from unarray._kernels import transpose_cupy
-    except Exception:
-        return None
-    return transpose_cupy
-
-
-@functools.cache
-def _has_triton() -> bool:
-    try:
-        import triton  # noqa: F401
-    except Exception:
-        return False
-    return True

@@ -182,7 +182,7 @@ PASSES = int(os.environ.get("PASSES", "5"))
 def measure(s: str, d: str, x: Any, natives: dict[str, Any]) -> dict[str, Any]:
     """One pass over one pair: every case timed in turns, synced and back to back (interleaved_us)."""
     import unarray as ua
-    from unarray import _handoff
+    from unarray.interop import _cache, _paths
 
     routes = ua.interop._FAST
     row: dict[str, Any] = {"src": s, "dst": d}
@@ -192,13 +192,13 @@ def measure(s: str, d: str, x: Any, natives: dict[str, Any]) -> dict[str, Any]:
         y = ua.to(x, d)
         st = ua.stats()
         row["bytes_copied"] = st["bytes_copied"]
-        row["same_pointer"] = _handoff.data_ptr(s, x) == _handoff.data_ptr(d, y)
+        row["same_pointer"] = _paths.data_ptr(s, x) == _paths.data_ptr(d, y)
         cases = {f"native {name}": (lambda f=f: f(x), None) for name, f in natives.items()}
-        cases["first"] = (lambda: ua.to(x, d), _handoff.clear)
+        cases["first"] = (lambda: ua.to(x, d), _cache.clear)
         cases["repeated"] = (lambda: ua.to(x, d), None)
         synced = interleaved_us(cases)
         # The second handoff of an array converts again and stores the view (admission on second sight).
-        cases["second"] = (lambda: ua.to(x, d), lambda: (_handoff.clear(), ua.to(x, d)))
+        cases["second"] = (lambda: ua.to(x, d), lambda: (_cache.clear(), ua.to(x, d)))
         cases["repeated loop"] = (looped(ua.to, x, d), None)
         # The host's speed, timed in the same turns: this host's figures against another's.
         cases["dict lookup"] = (lambda: routes.get((type(x), d)), None)
@@ -213,7 +213,7 @@ def measure(s: str, d: str, x: Any, natives: dict[str, Any]) -> dict[str, Any]:
         row["first_b2b_us"], row["repeated_b2b_us"] = b2b["first"], b2b["repeated"]
         row["second_b2b_us"], row["repeated_loop_us"] = b2b["second"], b2b["repeated loop"]
         row["dict_lookup_us"] = b2b["dict lookup"]
-        row["path"] = _handoff.path(s, d).__name__
+        row["path"] = _paths.path(s, d).__name__
         row["host"] = host(h0)
     except Exception as e:
         row["error"] = f"{type(e).__name__}: {e}"
@@ -302,7 +302,7 @@ def stream() -> list[dict[str, Any]]:
     import torch
 
     import unarray as ua
-    from unarray import _handoff
+    from unarray.interop import _cache
 
     out = []
     for d in ("cupy", "jax", "numba"):
@@ -315,7 +315,7 @@ def stream() -> list[dict[str, Any]]:
                 t = torch.empty(4096, 4096, device="cuda")
                 torch.cuda._sleep(2_000_000)  # ~1 ms of GPU time before the write
                 t.fill_(float(i + 1))
-                _handoff.clear()
+                _cache.clear()
                 y = ua.to(t, d)
             if d == "cupy":
                 v = float(y[-1, -1].get())
@@ -333,7 +333,7 @@ def stream() -> list[dict[str, Any]]:
         with s:
             c = cupy.empty((4096, 4096), cupy.float32)
             c.fill(float(i + 1))
-            _handoff.clear()
+            _cache.clear()
             t = ua.to(c, "torch")
         bad += float(t[-1, -1]) != float(i + 1)
     out.append({"src": "cupy(side stream)", "dst": "torch", "reps": 200, "stale_reads": bad})
@@ -400,18 +400,15 @@ def entry() -> dict[str, Any]:
     # stream lookup that each CUDA import pays.
     import jax.numpy as jnp
 
-    from unarray import _entry
+    from unarray.interop import _cache, _common, _cpu, _cuda, _entry_points, _streams
 
     x = jnp.ones(4)
-    e = _entry._jax_entry()
+    e = _entry_points._jax_entry()
     dev = next(iter(x.devices()))
     import cupy
     import torch
 
     import unarray as ua
-    from unarray import _convert as cv
-    from unarray import _convert_cuda as cc
-    from unarray import _handoff as h
 
     t = torch.ones(N, N, device="cuda")
     c = cupy.ones((N, N), cupy.float32)
@@ -422,19 +419,19 @@ def entry() -> dict[str, Any]:
     for _ in range(3):
         ua.to(t, "cupy")  # the second handoff stores the view: from the third on, hits
     route = ua.interop._BY_NAMES[("torch", "cupy")]
-    checked = h.checked("torch")
+    checked = _cache.checked("torch")
     guard = checked(t)[1] if checked is not None else None
     parts = {
         "torch->cupy order on a hit (streams agree)": lambda: route.order(t, "cupy"),
         "torch->cupy route hit (C where built)": lambda: route.fast(t, "cupy"),
         "jax stream lookup": dev.get_stream_for_external_ready_events,
-        "torch raw stream": lambda: cv.torch_raw_stream(0),
-        "cupy current stream": lambda: cc._consumer_stream("cupy"),
+        "torch raw stream": lambda: _common.torch_raw_stream(0),
+        "cupy current stream": lambda: _streams._consumer_stream("cupy"),
         "cupy current stream of device 0": lambda: cupy.cuda.get_current_stream(0).ptr,
-        "torch signature": lambda: h._sig_torch(t),
-        "cupy signature": lambda: h._sig_cupy(c),
-        "torch->cupy stream order": lambda: cc.torch_stream_wait(t, "cupy"),
-        "torch->cupy cache hit (no stats)": lambda: h.hit(t, route),
+        "torch signature": lambda: _cache._sig_torch(t),
+        "cupy signature": lambda: _cache._sig_cupy(c),
+        "torch->cupy stream order": lambda: _streams.torch_stream_wait(t, "cupy"),
+        "torch->cupy cache hit (no stats)": lambda: _cache.hit(t, route),
         "ua.to(torch, cupy) hit": lambda: ua.to(t, "cupy"),
         "dict lookup (host speed)": lambda: ua.interop._FAST.get((type(t), "cupy")),
         "empty call (the timer's own cost per call)": lambda: None,
@@ -448,9 +445,9 @@ def entry() -> dict[str, Any]:
         "jax x.device": lambda: jx.device,
         "torch->numba as_cuda_array(t)": lambda: numba.cuda.as_cuda_array(t),
         "torch->numba t.__cuda_array_interface__": lambda: t.__cuda_array_interface__,
-        "torch->numba h.to_numba(t)": lambda: h.to_numba(t),
-        "torch->numba _torch_plain": lambda: cv._torch_plain(t),
-        "torch->numba torch_stream_wait": lambda: cc.torch_stream_wait(t, "numba"),
+        "torch->numba _cuda.to_numba(t)": lambda: _cuda.to_numba(t),
+        "torch->numba _torch_plain": lambda: _cpu._torch_plain(t),
+        "torch->numba torch_stream_wait": lambda: _streams.torch_stream_wait(t, "numba"),
         "torch->numba from_cuda_array_interface(desc, sync=False)":
             lambda: numba.cuda.from_cuda_array_interface(desc, owner=t, sync=False),
     }
@@ -500,8 +497,7 @@ def hit_ab() -> dict[str, Any]:
     import torch
 
     import unarray as ua
-    from unarray import _convert_cuda as cc
-    from unarray import _handoff as h
+    from unarray.interop import _cache, _streams
 
     speedups = ua.interop._speedups
     if speedups is None:
@@ -510,23 +506,23 @@ def hit_ab() -> dict[str, Any]:
     for _ in range(3):
         ua.to(t, "cupy")  # the entry the routes below hit
     raw = torch._C._cuda_getCurrentRawStream
-    reader = cc.cupy_stream_reader(speedups)
+    reader = _streams.cupy_stream_reader(speedups)
 
     def miss(*args: Any) -> Any:
         raise AssertionError("the A/B routes must only hit")
 
-    checked = h.c_signature("torch", h.SIGNATURES["torch"])[1]
+    checked = _cache.c_signature("torch", _cache.SIGNATURES["torch"])[1]
     # The reads without the guard: a second tensor whose stored signature holds no guard (a None guard
     # is skipped; shape, strides and dtype are then read and compared, as where torch has no guard).
     t2 = torch.randn(N, N, device="cuda")
     for _ in range(3):
         ua.to(t2, "cupy")
-    entry = h.CACHE[id(t2)]
-    if isinstance(entry[1], h.CheckedSig):
-        entry[1] = h.CheckedSig((entry[1][0], None, *entry[1][2:]))
-    osig = h.c_signature("cupy", h.SIGNATURES["cupy"])[1]
-    by_reader = (raw, reader, None, cc.torch_stream_wait)
-    by_current = (raw, cupy.cuda.get_current_stream, "ptr", cc.torch_stream_wait)
+    entry = _cache.CACHE[id(t2)]
+    if isinstance(entry[1], _cache.CheckedSig):
+        entry[1] = _cache.CheckedSig((entry[1][0], None, *entry[1][2:]))
+    osig = _cache.c_signature("cupy", _cache.SIGNATURES["cupy"])[1]
+    by_reader = (raw, reader, None, _streams.torch_stream_wait)
+    by_current = (raw, cupy.cuda.get_current_stream, "ptr", _streams.torch_stream_wait)
     variants = {  # (source signature, view signature, stream order)
         "no checks": (None, None, None),
         "torch signature (guard)": (checked, None, None),

@@ -42,7 +42,7 @@ def main() -> None:
     from numba import cuda
 
     import unarray as ua
-    from unarray import _convert_cuda, _handoff
+    from unarray.interop import _cache, _cuda
 
     res: dict = {}
     gpu = jax.devices("gpu")[0]
@@ -71,7 +71,7 @@ def main() -> None:
         got = devicearray.DeviceNDArray(shape=(3, 2), strides=(16, 8), dtype=host.dtype, gpu_data=mem, stream=0)
         steps["ptr"] = [got.device_ctypes_pointer.value, ptr]
         steps["values"] = got.copy_to_host().tolist()
-        steps["maker"] = repr(_convert_cuda._numba_maker(0))
+        steps["maker"] = repr(_cuda._numba_maker(0))
         res["numba_direct"] = steps
     except Exception:
         res["numba_direct_error"] = traceback.format_exc()[-1500:]
@@ -104,7 +104,7 @@ def main() -> None:
             for strided in (False, True):
                 for k in conf:
                     base = arr(np.random.default_rng([i, strided]), (64, 34), "float32")
-                    _handoff.clear()
+                    _cache.clear()
                     x = ua.asarray(base, backend="jax", device="cuda:0")
                     if strided:
                         x, base = x[:, ::2], base[:, ::2]
@@ -139,7 +139,7 @@ def main() -> None:
     late_stale = {"ua.to": 0, "as_cuda_array(x)": 0}
     for i in range(20):
         for k in late_stale:
-            _handoff.clear()
+            _cache.clear()
             want = base * (i + 1)
             x = late(jax.device_put(want, gpu), big)
             y = ua.to(x, "numba") if k == "ua.to" else cuda.as_cuda_array(x)
@@ -156,7 +156,7 @@ def main() -> None:
         for i in range(reps):
             for name, f in paths.items():
                 host = rng.standard_normal((256, 256)).astype(np.float32) + i
-                _handoff.clear()
+                _cache.clear()
                 x = jax.device_put(host, gpu)
                 try:
                     y = f(x)

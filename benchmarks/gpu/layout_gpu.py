@@ -32,7 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import unarray as ua  # noqa: E402
-from unarray import layout  # noqa: E402
+from unarray._kernels import layout_route as layout  # noqa: E402
 from unarray._kernels.layout_plan import plan  # noqa: E402
 
 # (label, shape of the compact source, permutation, dtype); the targets first.

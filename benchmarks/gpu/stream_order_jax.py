@@ -29,7 +29,7 @@ import numba.cuda  # noqa: F401
 import torch  # noqa: F401
 
 import unarray as ua
-from unarray import interop
+from unarray.interop import _routes
 
 trials = int(sys.argv[1]) if len(sys.argv) > 1 else 40
 gpu = jax.devices("gpu")[0]
@@ -45,7 +45,7 @@ def late(v, m):
 late(jnp.zeros((64, 34), jnp.float32), big).block_until_ready()  # compiled outside the trials
 read = {"numba": lambda y: y.copy_to_host(), "cupy": lambda y: y.get(), "torch": lambda y: y.cpu().numpy()}
 native = {"numba": numba.cuda.as_cuda_array, "cupy": cupy.from_dlpack, "torch": torch.from_dlpack}
-out = {"ua.to": "C" if interop._speedups is not None else "Python", "trials": trials}
+out = {"ua.to": "C" if _routes.speedups is not None else "Python", "trials": trials}
 for dst in ("numba", "cupy", "torch"):
     for when in ("first", "third", "native"):
         bad = 0

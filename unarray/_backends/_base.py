@@ -14,9 +14,12 @@ import math
 from typing import Any, ClassVar, cast
 
 from unarray import _precision
+from unarray._backends import attention_blocked
 from unarray._devices import Device
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES, DType, canonical_name
 from unarray._errors import ArgumentError, DTypeError, EmptyReductionError, UnsupportedError
+from unarray._kernels.layout_route import kernel_name as layout_kernel_name
+from unarray.interop._paths import path_name
 
 
 class Backend:
@@ -154,18 +157,14 @@ class Backend:
         if op == "scaled_dot_product_attention":
             return self.attention_kernel(*_attention_args(args, kwargs))
         if op == "ascontiguousarray" and args:
-            from unarray.layout import kernel_name
-
-            return kernel_name(self, args[0])
+            return layout_kernel_name(self, args[0])
         ns = self.kernel_namespace or getattr(self.native, "__name__", self.name)
         if op.replace(".", "_") in type(self).__dict__:
             return f"{ns}.{op}"
         return f"{getattr(self.xp, '__name__', ns)}.{op}"
 
     def handoff_path(self, src: Backend, x: Any) -> str:
-        from unarray import _handoff
-
-        return _handoff.path_name(src.name, self.name)
+        return path_name(src.name, self.name)
 
     # -- precision -----------------------------------------------------------------------
     def precision_used(self, policy: str, x: Any) -> str:
@@ -245,18 +244,14 @@ class Backend:
     # -- attention: the blocked online-softmax path, or torch's kernels for GPU arrays --------
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
                                      layout: str, precision: str | None) -> Any:
-        from unarray import _attention
-
-        if _attention.torch_route(self, q):
-            return _attention.via_torch(self, q, k, v, mask, is_causal, scale, layout, precision)
-        return _attention.blocked(self, q, k, v, mask, is_causal, scale, layout, precision)
+        if attention_blocked.torch_route(self, q):
+            return attention_blocked.via_torch(self, q, k, v, mask, is_causal, scale, layout, precision)
+        return attention_blocked.blocked(self, q, k, v, mask, is_causal, scale, layout, precision)
 
     def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
-        from unarray import _attention
-
-        if _attention.torch_route(self, q):
-            return _attention.via_torch_label(self, q, k, v, mask, is_causal, layout)
-        return _attention.blocked_label(self, q)
+        if attention_blocked.torch_route(self, q):
+            return attention_blocked.via_torch_label(self, q, k, v, mask, is_causal, layout)
+        return attention_blocked.blocked_label(self, q)
 
     # Note: NumPy's diff takes prepend=None as a value to prepend (its default is a sentinel).
     def diff(self, x: Any, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None) -> Any:

@@ -19,10 +19,9 @@ from unarray import _precision
 from unarray._backends import _torch_precision as _tp
 
 
-def _to_eagerly(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
-    from unarray.interop import _to
-
-    return _to(x, backend, device, copy, op)
+def _to_eagerly(to: Any, x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
+    # to: the handoff's Python path (unarray/interop/_public.py passes it; a backend imports no handoff)
+    return to(x, backend, device, copy, op)
 
 
 # Note: a handoff met inside torch.compile runs eagerly on the real tensor (a graph break, as for

@@ -16,8 +16,8 @@ from typing import Any
 import array_api_compat.cupy as compat_cupy
 import cupy
 
-from unarray import _attention, _precision
-from unarray._backends import _special
+from unarray import _precision
+from unarray._backends import _special, attention_blocked
 from unarray._backends._base import Backend
 from unarray._devices import Device, parse_device
 from unarray._errors import ArgumentError, DeviceMismatchError
@@ -397,7 +397,7 @@ class CupyBackend(Backend):
     # frontend's host cost per call, and 520 against 550 us at (4, 16, 4096, 128); blocked 1.4-3.2 ms.
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
                                      layout: str, precision: str | None) -> Any:
-        if not _attention.torch_route(self, q):
+        if not attention_blocked.torch_route(self, q):
             from unarray._backends import attention_cudnn
 
             with on_device_of(q):
@@ -407,7 +407,7 @@ class CupyBackend(Backend):
         return super().scaled_dot_product_attention(q, k, v, mask, is_causal, scale, layout, precision)
 
     def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
-        if _attention.torch_route(self, q):
+        if attention_blocked.torch_route(self, q):
             return super().attention_kernel(q, k, v, mask, is_causal, layout)
         from unarray._backends import attention_cudnn
 

@@ -215,12 +215,14 @@ class DaskBackend(Backend):
     def handoff_path(self, src: Backend, x: Any) -> str:
         return f"dask.array.from_array (the {src.name} array wrapped lazily, chunked like the leader; no copy)"
 
-    # -- mixed calls: an eager array joins the graph as a dask array chunked like the leader -------------
-    def join(self, op: str, lead_x: Any, x: Any) -> Any:
-        from unarray import interop
+    def wrap(self, arr: Any, chunks: Any) -> Any:  # ua.to(x, "dask"): unarray/interop/_dask.py
+        return wrap(arr, chunks)
 
+    # -- mixed calls: an eager array joins the graph as a dask array chunked like the leader -------------
+    def join(self, op: str, lead_x: Any, x: Any, handoff: Any) -> Any:
+        # handoff: ua.to (the caller's; a backend imports no handoff module)
         where = "cupy" if chunk_library(lead_x) == "cupy" else "numpy"
-        arr = interop.to(x, where, _op=op)
+        arr = handoff(x, where, _op=op)
         return wrap(arr, matched_chunks(lead_x, tuple(arr.shape)))
 
     # -- hot ops ---------------------------------------------------------------------------------------

@@ -76,19 +76,17 @@ def _compiled() -> Any:
     return _torch_compiled
 
 
-def _outside_trace(x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
-    return _compiled().outside_trace(x, backend, device, copy, op)
+def _outside_trace(to: Any, x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
+    return _compiled().outside_trace(to, x, backend, device, copy, op)
 
 
-def register_traced_to() -> None:
-    # With the C ua.to (unarray/_speedups.c), torch.compile must trace ua.to's Python polyfill instead
-    # of meeting an unknown builtin. Called by _dynamo_watch once torch._dynamo is imported.
-    from unarray import interop
-
+def register_traced_to(to: Any, traced_to: Any) -> None:
+    # With the C ua.to (unarray/interop/_speedups.c), torch.compile must trace ua.to's Python polyfill
+    # (traced_to) instead of meeting an unknown builtin. Called by unarray/interop/_compile_watch.py once
+    # torch._dynamo is imported.
     _disable_foreign_refusal()
     _resolve_ndarray()
-    if interop._speedups is not None:
-        torch.compiler.substitute_in_graph(interop.to, skip_signature_check=True)(interop._traced_to)
+    torch.compiler.substitute_in_graph(to, skip_signature_check=True)(traced_to)
 
 
 
@@ -165,6 +163,7 @@ class TorchBackend(Backend):
         return _refuse_foreign(x)
 
     outside_trace = staticmethod(_outside_trace)
+    register_traced_to = staticmethod(register_traced_to)
 
     def precision_used(self, policy: str, x: Any) -> str:
         return _tp.used(policy, x)
@@ -737,6 +736,6 @@ def _resolve_ndarray() -> None:
     # Note: torch.compile cannot resolve an array type it meets first inside a trace (it cannot read
     # the type's module), and NumPy constants join torch tensors often: ndarray is resolved as soon as
     # torch.compile is in use (loading the NumPy backend costs about 0.1 s, kept off torch's first use).
-    from unarray import _dispatch
+    from unarray import _lookup
 
-    _dispatch.resolve_type(np.ndarray)
+    _lookup.resolve_type(np.ndarray)

@@ -8,7 +8,7 @@ reads and the writes are coalesced. Elements of 1 to 16 bytes, and vector elemen
 move as words of 1, 2, 4 or 8 bytes (a 16-byte complex128 is a vector of two 8-byte words): the
 kernel never looks at values, so every dtype is the same bit copy.
 
-Importing this module imports torch and Triton; ``unarray.layout`` imports it only for a CUDA or
+Importing this module imports torch and Triton; ``unarray._kernels.layout_route`` imports it only for a CUDA or
 ROCm tensor. Under ``TRITON_INTERPRET=1`` the same kernel runs on CPU tensors (the CPU test).
 """
 

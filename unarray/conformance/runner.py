@@ -24,10 +24,10 @@ from typing import Any, cast
 
 import numpy as np
 
-from unarray import _handoff
 from unarray.conformance.cases import Case, all_cases, arr, tolerance, upcast
 from unarray.conformance.cases_hot import DT
 from unarray.conformance.deviations import lookup, platform_of
+from unarray.interop._paths import owned as _owned
 
 __all__ = ["Env", "Result", "RunReport", "nothing_to_run", "run", "run_case", "to_numpy"]
 
@@ -309,7 +309,7 @@ def handoff_case(src: str, dst: str, device: Any, dtype: str, strided: bool, see
     import unarray as ua
     from unarray import _backends
 
-    owned = _handoff.owned(src, dst)
+    owned = _owned(src, dst)
     form = _handoff_form(strided, owned)
     env = Env(src, device)
     t0 = time.perf_counter()
@@ -487,7 +487,7 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
             by_dev.setdefault(str(dev), []).append((src, dst, str(dev), dtype, strided))
         for dev_name, items in by_dev.items():
             spec = {"mode": "handoff", "checks": items, "seed": seed}
-            h_labels = [(f"handoff->{d}", _handoff_form(st, _handoff.owned(s, d)), dt) for s, d, _v, dt, st in items]
+            h_labels = [(f"handoff->{d}", _handoff_form(st, _owned(s, d)), dt) for s, d, _v, dt, st in items]
             job = partial(_run_worker, spec, h_labels, Env(items[0][0], _parse_device(dev_name)), record)
             jobs.append(timed(f"handoff@{dev_name}", job))
         with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:

@@ -1,13 +1,13 @@
-/* unarray._speedups: ua.to's hot path in C (optional; unarray/interop.py is the reference).
+/* unarray.interop._speedups: ua.to's hot path in C (optional; unarray/interop/_routes.py and _public.py are the reference).
  *
  * ua.to(x, backend) with neither device nor copy given is a dict lookup on (type(x), backend)
  * and one route: an uncached route calls the native entry point (torch.from_numpy,
  * Tensor.numpy, ...), where a guard allows it (guard_passes: the checks the converter would make,
- * read in C); a cached route checks the weak cache (the entry interop/_handoff keep:
+ * read in C); a cached route checks the weak cache (the entry _public and _cache keep:
  * [weakref, signature, {target: (view, view signature[, device])}, refs]), reading the signatures and the
- * stream order in C where _handoff gives their reads, and may take a first sight of an array the
+ * stream order in C where _streams gives their reads, and may take a first sight of an array the
  * guarded way too. Everything else (a miss, a refusal, keywords, a first handoff of a pair) goes to
- * the Python code, which this module only short-cuts: interop._fast's pure-Python closures and the
+ * the Python code, which this module only short-cuts: _routes.fast's pure-Python closures and the
  * converters make the same checks, step by step.
  *
  * Written in C because those steps cost less than the Python frames around them: on the dev VM
@@ -59,7 +59,7 @@ typedef struct {
     PyObject *order;  /* stream order: order(x, target) or its reads (order_streams), or NULL */
     PyObject *dst;    /* target library name */
     PyObject *guard;  /* what x must pass before `first` runs on it (guard_passes), or NULL */
-    PyObject *seen;   /* cached route: the ids handed over before (_handoff.SEEN), or NULL: a first
+    PyObject *seen;   /* cached route: the ids handed over before (_cache.SEEN), or NULL: a first
                        * sight of an array then runs guard + first in C, as an uncached route does */
     Py_ssize_t max_seen;
     int readonly;     /* mark an ndarray that `first` returns read-only (an immutable source's view) */
@@ -101,7 +101,7 @@ static void *
 data_pointer(PyObject *obj)
 {
     /* A read (name, None): an ndarray's data pointer, NULL (0) for anything else (a NumPy scalar is
-     * immutable), as _handoff._sig_numpy reads it; the buffer __setstate__ replaces in place. */
+     * immutable), as _cache.sig_numpy reads it; the buffer __setstate__ replaces in place. */
 #ifdef UNARRAY_NUMPY
     if (numpy_api() && PyArray_Check(obj))
         return PyArray_DATA((PyArrayObject *)obj);
@@ -113,9 +113,9 @@ static int
 same_signature(PyObject *fn, PyObject *obj, PyObject *want)
 {
     /* 1 when obj's signature is want, 0 when not, -1 on error. fn is the signature function, or the
-     * reads it makes ((name, call) pairs, _handoff.SIGNATURE_READS): then each value is compared
+     * reads it makes ((name, call) pairs, _cache.SIGNATURE_READS): then each value is compared
      * with want's item as it is read, with no tuple built and no Python frame. A pair (name, ...)
-     * is a check instead (_handoff.CHECKED_READS): want's item is a guard, and where want[i].name(obj)
+     * is a check instead (_cache.CHECKED_READS): want's item is a guard, and where want[i].name(obj)
      * is True the signature matches (the reads after it are skipped); where it is not (or the guard
      * is None), the reads after it decide. want may hold more items than fn reads. */
     if (PyTuple_CheckExact(fn)) {
@@ -278,7 +278,7 @@ static int
 order_streams(PyObject *order, PyObject *x, PyObject *dst, PyObject *device)
 {
     /* A cache hit's stream order (0, or -1 on error). order is either a function order(x, dst) or the
-     * reads it makes, (raw, consumer, attr, wait) (_handoff.ORDER_READS): where x is on a GPU
+     * reads it makes, (raw, consumer, attr, wait) (_streams.ORDER_READS): where x is on a GPU
      * (device, or else x.get_device(), is >= 0) and raw(device), the producer's current stream, is
      * not the consumer's (consumer itself where it is an int, else consumer(device), or its
      * attribute attr; a capsule consumer is a C function of the device, see reader_stream), wait(x, dst). */
@@ -335,7 +335,7 @@ static int
 guard_passes(PyObject *guard, PyObject *x)
 {
     /* 1 when x passes the route's guard, 0 when not (the Python converter then decides, with its
-     * own errors). Two kinds, set by _handoff.GUARDED:
+     * own errors). Two kinds, set by _routes.GUARDED:
      *   (GUARD_ATTR, type, name, call, allowed): type(x) is type (or type is None) and
      *       allowed[x.name (called if call)] is True; e.g. a TensorFlow tensor's device, one the
      *       converter has seen on the CPU.
@@ -600,7 +600,7 @@ static PyMethodDef handoff_methods[] = {
 
 static PyTypeObject HandoffType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "unarray._speedups.Handoff",
+    .tp_name = "unarray.interop._speedups.Handoff",
     .tp_doc = "Handoff(cached, first, slow, sig, osig, order, dst, guard=None, seen=None, max_seen=0, readonly=False): "
               "one ua.to route (see interop._fast).",
     .tp_basicsize = sizeof(Handoff),
@@ -670,7 +670,7 @@ to(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
     return out;
 python:
     if (PYTO == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "unarray._speedups.to used before install()");
+        PyErr_SetString(PyExc_RuntimeError, "unarray.interop._speedups.to used before install()");
         return NULL;
     }
     return PyObject_Vectorcall(PYTO, args, nargs, kwnames);
@@ -713,7 +713,7 @@ owner_dealloc(BufferOwner *o)
 
 static PyTypeObject BufferOwnerType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "unarray._speedups.BufferOwner",
+    .tp_name = "unarray.interop._speedups.BufferOwner",
     .tp_doc = "The exporter's buffer behind an array made by buffer_array.",
     .tp_basicsize = sizeof(BufferOwner),
     .tp_flags = Py_TPFLAGS_DEFAULT,
@@ -835,7 +835,7 @@ static PyMethodDef methods[] = {
 };
 
 static struct PyModuleDef moduledef = {
-    PyModuleDef_HEAD_INIT, "unarray._speedups", "ua.to's hot path in C (see unarray/interop.py).", -1, methods,
+    PyModuleDef_HEAD_INIT, "unarray.interop._speedups", "ua.to's hot path in C (see unarray/interop/_routes.py).", -1, methods,
 };
 
 PyMODINIT_FUNC

@@ -2,14 +2,18 @@
 # array-API ops through a backend's namespace (the fallback everywhere, and the
 # kernel of backends without a fused one), plus the small helpers the native
 # paths share (causal offset, rows with nothing to attend, the GPU handoff).
+# The backend base class calls it; it reaches torch's kernels through the registry
+# (unarray._backends.get), never by importing a backend module, and imports the
+# base class for types only.
 from __future__ import annotations
 
 import math
 import sys
 from typing import TYPE_CHECKING, Any
 
-from unarray import _precision
+from unarray import _backends, _precision
 from unarray._errors import ShapeError
+from unarray.interop._paths import path
 
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
@@ -38,11 +42,9 @@ def torch_route(b: Backend, q: Any) -> bool:
 
 def via_torch(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
               precision: str | None) -> Any:
-    from unarray import _backends, _handoff
-
     tb = _backends.get("torch")
     # The measured fastest zero-copy, stream-ordered path per pair (no cache: attention inputs are new each call).
-    there, back = _handoff.path(b.name, "torch"), _handoff.path("torch", b.name)
+    there, back = path(b.name, "torch"), path("torch", b.name)
     t = [None if a is None else there(a) for a in (q, k, v, mask)]
     out = tb.scaled_dot_product_attention(t[0], t[1], t[2], t[3], is_causal, scale, layout, precision)
     return back(out)
@@ -51,10 +53,8 @@ def via_torch(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, sc
 def via_torch_label(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
     import torch
 
-    from unarray._backends import attention_torch
-
     t = [None if a is None else torch.from_dlpack(a) for a in (q, k, v, mask)]  # type: ignore[attr-defined]
-    inner = attention_torch.label(t[0], t[1], t[2], t[3], is_causal, layout)
+    inner = _backends.get("torch").attention_kernel(t[0], t[1], t[2], t[3], is_causal, layout)
     return f"{inner}, reached from {b.name} through DLPack (zero-copy, stream-ordered)"
 
 

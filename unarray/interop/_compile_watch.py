@@ -11,19 +11,22 @@ import importlib.machinery
 import sys
 from typing import Any
 
+from unarray import _backends
+
 __all__ = ["install"]
 
 
-def _register() -> None:
+def _register(to: Any, traced_to: Any) -> None:
     try:
-        from unarray._backends import torch as torch_backend
-
-        torch_backend.register_traced_to()
+        _backends.get("torch").register_traced_to(to, traced_to)
     except Exception:  # noqa: BLE001 - a torch without substitute_in_graph: ua.to breaks the graph there
         pass
 
 
 class _Watch:
+    def __init__(self, to: Any, traced_to: Any) -> None:
+        self.to, self.traced_to = to, traced_to
+
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
         if name != "torch._dynamo":
             return None
@@ -31,18 +34,20 @@ class _Watch:
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None:
             return spec
-        run = spec.loader.exec_module
+        run, to, traced_to = spec.loader.exec_module, self.to, self.traced_to
 
         def exec_module(module: Any) -> None:
             run(module)
-            _register()
+            _register(to, traced_to)
 
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
 
 
-def install() -> None:
+def install(to: Any, traced_to: Any) -> None:
+    """Register ``traced_to`` as what torch.compile traces in place of ``to`` (the C ua.to), now or once
+    torch._dynamo is imported."""
     if "torch._dynamo" in sys.modules:
-        _register()
+        _register(to, traced_to)
     elif not any(isinstance(f, _Watch) for f in sys.meta_path):
-        sys.meta_path.insert(0, _Watch())
+        sys.meta_path.insert(0, _Watch(to, traced_to))

@@ -11,24 +11,26 @@ Nothing here imports dask: the dask backend module does, and it is loaded once a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from unarray import _convert as _cv
+from unarray._devices import Device, parse_device
 from unarray._errors import ArgumentError, HandoffError
+from unarray.interop._common import STATS, lock
 
 # ua.to's public entry points: where a dask array may be computed (on request). Any other op that hands
 # a dask array over is a mixed call, where computing would be silent.
 _EXPLICIT = frozenset({"to", "from_dlpack"})
 
 
-def to(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, chunks: Any, op: str) -> Any:
+def to(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, chunks: Any, op: str,
+       handoff: Callable[..., Any]) -> Any:
+    # handoff: ua.to itself, for the eager legs (an eager array to NumPy or CuPy first; a computed result on).
     if not dst.lazy:
         if chunks is not None:
             raise ArgumentError(f"chunks= applies to backend='dask' only, got backend={dst.name!r}; leave chunks "
                                 "out, or hand the array to 'dask'", op=op, backend=dst.name)
-        return _computed(x, src, dst, device, copy, op)
-    from unarray import interop
-    from unarray._backends import dask as dask_backend
+        return _computed(x, src, dst, device, copy, op, handoff)
 
     if src.lazy:
         _same_place(x, src, device, op)
@@ -36,8 +38,8 @@ def to(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, chunks: Any, 
         _count("zero_copy")
         return out.copy() if copy is True else out
     lib = "cupy" if src.device_of(x).kind in ("cuda", "rocm") else "numpy"
-    arr = interop.to(x, lib, device=device, copy=copy, _op=op)
-    return dask_backend.wrap(arr, chunks)
+    arr = handoff(x, lib, device=device, copy=copy, _op=op)
+    return dst.wrap(arr, chunks)
 
 
 def copy_reason(x: Any, src: Any, dst: Any, op: str) -> str | None:
@@ -47,7 +49,8 @@ def copy_reason(x: Any, src: Any, dst: Any, op: str) -> str | None:
     return None
 
 
-def _computed(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, op: str) -> Any:
+def _computed(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, op: str,
+              handoff: Callable[..., Any]) -> Any:
     if copy is False:
         raise HandoffError(f"handing a dask array to {dst.name} computes it into a new {dst.name} array (a copy), "
                            "but copy=False; pass copy=None to compute, or keep computing with dask (ua ops on the "
@@ -61,16 +64,14 @@ def _computed(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, op: st
                            op=op, backend=dst.name)
     out = x.compute()  # the caller's scheduler (dask.config / a distributed Client), as x.compute() would use
     n = int(getattr(out, "nbytes", 0))
-    with _cv.lock:
-        _cv.STATS["computes"] += 1
-        _cv.STATS["copies"] += 1
-        _cv.STATS["bytes_copied"] += n
-    from unarray import interop
-
+    with lock:
+        STATS["computes"] += 1
+        STATS["copies"] += 1
+        STATS["bytes_copied"] += n
     lib = type(out).__module__.partition(".")[0]
     if lib == dst.name and device is None:
         return out
-    return interop.to(out, dst.name, device=device, _op=op)
+    return handoff(out, dst.name, device=device, _op=op)
 
 
 def _never_joined(src: Any, dst: Any, op: str) -> HandoffError:
@@ -82,8 +83,6 @@ def _never_joined(src: Any, dst: Any, op: str) -> HandoffError:
 def _same_place(x: Any, src: Any, device: Any, op: str) -> None:
     if device is None:
         return
-    from unarray._devices import Device, parse_device
-
     want = device if isinstance(device, Device) else parse_device(device)
     here = src.device_of(x)
     if want != here:
@@ -93,5 +92,5 @@ def _same_place(x: Any, src: Any, device: Any, op: str) -> None:
 
 
 def _count(key: str) -> None:
-    with _cv.lock:
-        _cv.STATS[key] += 1
+    with lock:
+        STATS[key] += 1

@@ -1,8 +1,9 @@
-"""Zero-copy converters between array libraries on the CPU, and what every handoff module shares.
+"""Zero-copy converters between array libraries on the CPU.
 
 Each converter takes the source array and returns the target library's array aliasing its memory,
-or raises NeedsCopy. The CUDA converters and their stream order are in unarray/_convert_cuda.py;
-the per-pair path table, the weak cache and the routes of ua.to in unarray/_handoff.py.
+or raises NeedsCopy (unarray/interop/_common.py). The CUDA converters are in _cuda.py, their stream
+order in _streams.py; the per-pair path table in _paths.py, the weak cache in _cache.py, the routes
+of ua.to in _routes.py.
 
 CPU figures are medians on the 2-core dev VM (1024x1024 float32, loaded machine; see
 benchmarks/results/handoff_cpu.md)."""
@@ -10,63 +11,17 @@ benchmarks/results/handoff_cpu.md)."""
 from __future__ import annotations
 
 import ctypes
-import importlib
-import sys
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from unarray._entry import jax_capsule, jax_from_dlpack, tf_capsule, tf_from_capsule, torch_from_capsule
-from unarray._refusals import capsule_data, check_torch, ml_dtype_name
-
-
-class LazyNumpy:
-    """A module's ``np`` until its first use, which puts NumPy itself in its place.
-
-    Note: importing unarray imports no array library, NumPy included; the first handoff does."""
-
-    def __init__(self, namespace: dict[str, Any]):
-        self._namespace = namespace
-
-    def __getattr__(self, name: str) -> Any:
-        import numpy
-
-        self._namespace["np"] = numpy
-        return getattr(numpy, name)
-
+from unarray.interop._common import LazyNumpy, NeedsCopy, OtherDevice, jax_dlpack_device, mod, torch_raw_stream
+from unarray.interop._entry_points import jax_capsule, jax_from_dlpack, tf_capsule, tf_from_capsule, torch_from_capsule
+from unarray.interop._refusals import capsule_data, check_torch, ml_dtype_name
 
 if TYPE_CHECKING:
     import numpy as np
 else:
     np = LazyNumpy(globals())
-
-STATS = {"handoffs": 0, "zero_copy": 0, "copies": 0, "bytes_copied": 0, "syncs": 0, "cache_hits": 0,
-         "computes": 0}
-lock = threading.Lock()
-
-
-class NeedsCopy(Exception):
-    """The target cannot alias this source (layout, alignment, read-only, dtype)."""
-
-
-class Immutable(NeedsCopy):
-    """The source is immutable (a JAX array, a TensorFlow tensor) and the target has no read-only
-    arrays (torch, CuPy, Numba): its alias, made and held in ``alias``, would let a write change the
-    source. The handoff copies it on the target's side (one counted copy), or refuses under copy=False."""
-
-    def __init__(self, reason: str, alias: Any):
-        super().__init__(reason)
-        self.alias = alias
-
-
-class OtherDevice(NeedsCopy):
-    """The target cannot hold arrays on the source's device: a move the caller asks for (device=)."""
-
-
-def mod(name: str) -> Any:
-    m = sys.modules.get(name)
-    return m if m is not None else importlib.import_module(name)
-
 
 # -- source-side views ----------------------------------------------------------------------
 
@@ -207,7 +162,7 @@ _JAX_UNALIGNED = f"JAX views only {JAX_ALIGN}-byte aligned host buffers"
 
 
 def np_to_jax(x: Any) -> Any:
-    # jnp.from_dlpack 24.4 us (CPU), the import it ends in 3.3 us (see unarray/_entry.py); zero-copy
+    # jnp.from_dlpack 24.4 us (CPU), the import it ends in 3.3 us (see _entry_points.py); zero-copy
     # where the buffer is 64-byte aligned, else JAX refuses (copy=False) and ua.to copies once.
     # jax.device_put always copies (29 us+).
     _check_x64(x)
@@ -289,7 +244,7 @@ def jax_to_torch(x: Any) -> Any:
     # torch.from_dlpack 4.9 us CPU vs JAX's export + torch._C._from_dlpack 1.0 us. On CUDA the export
     # names torch's current stream, as torch.from_dlpack does, so JAX orders its work before it.
     # Note: the result is a writable alias of an immutable JAX buffer (as torch.from_dlpack's is): the
-    # route copies it (_handoff.owned), so that no write through it can change the JAX array.
+    # route copies it (_paths.owned), so that no write through it can change the JAX array.
     if _jax_platform(x) == "cpu":
         cap = jax_capsule(x)
     else:
@@ -418,36 +373,3 @@ class _Capsule:
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return self.dev
-
-
-# -- device lookups (CPU and CUDA paths) ----------------------------------------------------
-
-_JAX_DL_DEVICE: dict[Any, Any] = {}
-
-
-def jax_dlpack_device(x: Any) -> tuple[int, int]:
-    # x.__dlpack_device__() 4.4 us (H100 host): read once per JAX device and memory kind (an array in
-    # pinned host memory exports as host memory). A single-device sharding names its device:
-    # sharding._device and memory_kind 0.19 us on the dev VM, against x.device's 0.53.
-    s = x.sharding
-    try:
-        key = (s._device, s.memory_kind)
-    except AttributeError:
-        key = (x.device, s.memory_kind)
-    out = _JAX_DL_DEVICE.get(key)
-    if out is None:
-        out = _JAX_DL_DEVICE[key] = tuple(x.__dlpack_device__())
-    return out
-
-
-_TORCH_RAW_STREAM: list[Any] = []
-
-
-def torch_raw_stream(index: int) -> int:
-    # torch's current CUDA stream as a handle: torch._C._cuda_getCurrentRawStream (what compiled
-    # kernels launch on) builds no Stream object, unlike torch.cuda.current_stream().
-    if not _TORCH_RAW_STREAM:
-        torch = mod("torch")
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        _TORCH_RAW_STREAM.append(raw or (lambda i: torch.cuda.current_stream(i).cuda_stream))
-    return int(_TORCH_RAW_STREAM[0](index))

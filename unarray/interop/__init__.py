@@ -1,0 +1,35 @@
+"""Handoff between libraries: ``ua.to``, ``ua.from_dlpack``, ``ua.stats``.
+
+Data moves through DLPack (or ``__cuda_array_interface__`` where that is the
+faster correct path). A copy happens only where the consumer cannot alias the
+producer's memory or the caller asked for another device; it is counted in
+:func:`stats`, and ``copy=False`` turns it into a :class:`HandoffError`.
+
+The rooms of this package, each module one thing (a reader looking for a step
+of a handoff finds it by the module's name):
+
+- ``_public``: ``ua.to`` and ``ua.stats`` (argument checks, the fast lookup, the
+  order of the steps below); ``_dlpack``: ``ua.from_dlpack`` and foreign producers.
+- ``_routes``: one route per (source, target) library pair, its handoff function
+  (the C hot path or its Python twin) and its slow path (convert, or one counted copy).
+- ``_speedups.c``: the C hot path (built as ``unarray.interop._speedups`` where a
+  compiler is found; ``UNARRAY_PURE_PYTHON=1`` or no compiler: the Python twin).
+- ``_paths``: the per-pair path table, copies where the target cannot alias, sizes
+  and data pointers; ``_cache``: the weak cache and the signatures it re-validates.
+- ``_cpu``, ``_cuda``: the zero-copy converters; ``_streams``: CUDA stream order;
+  ``_entry_points``: the raw DLPack calls the public wrappers end in.
+- ``_refusals``: what is refused before any converter runs; ``_moves``: device
+  changes; ``_dask``: to and from the lazy backend; ``_compile_watch``: the
+  torch.compile polyfill of the C ``ua.to``; ``_common``: counters, lock, refusals.
+
+The rule: the package imports no framework at import time and no front-end or
+dispatch module (dispatch imports it to hand mixed operands over); backends are
+reached through the registry (``unarray._backends.get``), never imported.
+"""
+
+from __future__ import annotations
+
+from unarray.interop._dlpack import from_dlpack
+from unarray.interop._public import stats, to
+
+__all__ = ["from_dlpack", "stats", "to"]

@@ -1,0 +1,88 @@
+"""Device changes in ``ua.to(x, backend, device=...)``: the target device read and checked, then one
+counted copy (refused under ``copy=False``). Nothing moves between devices unless the caller asks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from unarray._devices import Device, parse_device
+from unarray._errors import DeviceNotAvailableError, HandoffError, UnarrayError
+from unarray._lookup import one
+from unarray.interop._common import STATS, lock, mod
+from unarray.interop._cpu import aligned_copy, to_tf
+from unarray.interop._paths import move_within, nbytes
+from unarray.interop._routes import with_op
+
+
+def as_device(device: Any, dst: Any, op: str) -> Any:
+    if isinstance(device, Device):
+        return device
+    try:
+        d = parse_device(device)
+    except UnarrayError as e:
+        raise with_op(e, op) from None
+    if d is None:
+        # A native device object (torch.device, jax.Device): ask the library that owns it.
+        try:
+            probe = dst.asarray([0], device=device)
+            return one(probe, op).placement_of(probe)
+        except Exception as e:
+            raise DeviceNotAvailableError(f"device {device!r} is not available ({type(e).__name__}: {e}); "
+                                          f"available: {_listed(dst)}", op=op, backend=dst.name) from None
+    return d
+
+
+def reachable(dst: Any, want: Any, op: str) -> None:
+    # Note: a library may place an array elsewhere without a word (TF's soft placement puts "/GPU:0" on
+    # the CPU) or fail deep inside (torch's AssertionError on a CPU-only build): a device is reachable
+    # where the library lists it, or where a one-element array made there lands there.
+    try:
+        if want in dst.devices():
+            return
+        if getattr(want, "mesh", None):  # a ShardedDevice: reachable where its mesh can be rebuilt
+            dst.native_device(want)
+            return
+        probe = dst.asarray([0], device=dst.native_device(want))
+        if dst.device_of(probe) == want:
+            return
+    except Exception:  # the library cannot make an array there: not reachable
+        pass
+    raise DeviceNotAvailableError(f"device {want} is not available to {dst.name} here; available: {_listed(dst)} "
+                                  "(pass one of those, or install a build of the library for that device)",
+                                  op=op, backend=dst.name)
+
+
+def _listed(dst: Any) -> str:
+    try:
+        return ", ".join(str(d) for d in dst.devices()) or "none"
+    except Exception as e:
+        return f"unknown ({type(e).__name__})"
+
+
+def move(x: Any, src: Any, dst: Any, here: Any, want: Any, copy: bool | None, op: str,
+         to: Callable[..., Any]) -> Any:
+    # A device change is always one copy (counted); copy=False refuses it.
+    if copy is False:
+        raise HandoffError(f"moving from {here} to {want} needs a copy, but copy=False; pass copy=None",
+                           op=op, backend=dst.name)
+    n = nbytes(src.name, x)
+    if want.kind == "cpu" and dst.name in ("numpy", "tensorflow"):
+        if hasattr(type(src), "to_numpy"):
+            y = src.to_numpy(x)
+        else:  # Note: first to the host within the source's library, then its usual handoff to NumPy
+            y = to(move_within(src.name, x, src.native_device(want), src), "numpy", _op=op)
+        out = y if dst.name == "numpy" else to_tf(aligned_copy(y) if not y.flags.c_contiguous else y)
+    elif dst.name in ("cupy", "numba") and here.kind == "cpu":
+        host = x if src.name == "numpy" else to(x, "numpy", _op=op)
+        cp = mod("cupy")
+        with cp.cuda.Device(want.index):
+            out = cp.asarray(host)
+        out = out if dst.name == "cupy" else mod("numba.cuda").as_cuda_array(out)
+    else:
+        mid = x if src is dst else to(x, dst.name, _op=op)
+        out = move_within(dst.name, mid, dst.native_device(want), dst)
+    with lock:
+        STATS["copies"] += 1
+        STATS["bytes_copied"] += n
+    return out

@@ -1,0 +1,297 @@
+"""The routes of ``ua.to``: one per (source library, target library), built on its first handoff.
+
+A route holds the pair's converter (_paths.py), whether the weak cache serves it (_cache.py), its
+stream order (_streams.py) and its handoff function: the C hot path (``unarray.interop._speedups``,
+built from _speedups.c) where that extension is built, else the same steps in Python (fast, below).
+A refused native call or a cache miss goes on in the route's slow path: the converter, and where the
+consumer refuses the layout, alignment or dtype, one counted copy."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from unarray import _native
+from unarray._errors import HandoffError, TracerHandoffError, UnarrayError
+from unarray.interop import _cache
+from unarray.interop._common import STATS, Immutable, NeedsCopy, OtherDevice, lock, mod
+from unarray.interop._cpu import _TF_ON_CPU, TF_ALIGN, np_to_torch_first
+from unarray.interop._entry_points import tf_from_export
+from unarray.interop._paths import copy_for, nbytes, owned, owned_copy, path, refusing_alias
+from unarray.interop._refusals import check_source
+from unarray.interop._streams import ORDER_READS, STREAM_ORDERED
+
+# ua.to's hot path in C (unarray/interop/_speedups.c); without it (or with UNARRAY_PURE_PYTHON=1) the
+# same steps run in Python (fast).
+speedups = _native.load("interop._speedups")
+
+
+# Pairs whose converter is always zero-copy and costs about a microsecond or less: a cache
+# lookup would cost as much, so they are not cached (measured on the dev VM, see each converter).
+UNCACHED = frozenset({
+    ("numpy", "torch"), ("torch", "numpy"), ("jax", "numpy"), ("tensorflow", "numpy"), ("tensorflow", "torch"),
+})
+
+
+# Uncached pairs whose converter starts with one native call: the route calls it directly, and
+# only what it refuses goes through the converter.
+FIRST: dict[tuple[str, str], Callable[[], Callable[[Any], Any]]] = {
+    ("numpy", "torch"): np_to_torch_first,
+    ("torch", "numpy"): lambda: mod("torch").Tensor.numpy,
+}
+
+
+# The guards of unarray/interop/_speedups.c (guard_passes): (GUARD_ATTR, type or None, attribute, call it?,
+# {value: True}), (GUARD_BUFFER, alignment) and (GUARD_WRITABLE, 0).
+GUARD_ATTR, GUARD_BUFFER, GUARD_WRITABLE = 1, 2, 3
+
+
+def _tf_eager() -> Any:
+    from tensorflow.python.framework.ops import EagerTensor
+
+    return EagerTensor
+
+
+# Pairs whose first handoff the C route (unarray.interop._speedups, given as sp) finishes itself: where the
+# array passes a guard (the checks the converter makes, read in C), one call does the converter's
+# work; anything that fails the guard or the call goes to the converter. The pure-Python routes run
+# the converter. Each entry gives (guard or None, call), or None where this build has no such path.
+GUARDED: dict[tuple[str, str], Callable[[Any], tuple[tuple[Any, ...] | None, Callable[[Any], Any]] | None]] = {
+    # jax_to_np: on the CPU, np.asarray. sp.buffer_array makes the check by reading the buffer (a JAX
+    # array on a GPU, or a deleted one, exports none: BufferError, a refusal). Without it the converter
+    # runs (a guard reading x.platform() would crash the process on a deleted array: _jax_platform).
+    ("jax", "numpy"): lambda sp: (None, sp.buffer_array) if hasattr(sp, "buffer_array") else None,
+    # tf_to_np: a device the converter found on the CPU (_TF_ON_CPU), then _numpy(); on an EagerTensor
+    # exactly (its status errors are the converter's to translate: the C route hands over any failure).
+    # The result is marked read-only in C (READ_ONLY_RESULTS), which needs NumPy's headers.
+    ("tensorflow", "numpy"): lambda sp: ((GUARD_ATTR, _tf_eager(), "device", False, _TF_ON_CPU),
+                                         _tf_eager()._numpy_internal) if hasattr(sp, "buffer_array") else None,
+    # np_to_tf: a writable, C-contiguous, TF_ALIGN-aligned buffer (cached route: a first sight only).
+    ("numpy", "tensorflow"): lambda sp: ((GUARD_BUFFER, TF_ALIGN), tf_from_export),
+    # np_to_torch: torch.from_numpy on a writable array only (a read-only one is copied: np_to_torch).
+    ("numpy", "torch"): lambda sp: ((GUARD_WRITABLE, 0), mod("torch").from_numpy),
+}
+
+# Pairs whose result the C route marks read-only (an ndarray of an immutable source; the converter
+# does the same), where the C module was built with NumPy's headers (else the converter runs).
+READ_ONLY_RESULTS = frozenset({("tensorflow", "numpy")})
+
+
+def _first_refused() -> Callable[[Any], Any]:
+    # The C route's first call for an owned pair: a refusal, without making the alias twice (the
+    # Python path makes it once and copies it).
+    def first(x: Any) -> Any:
+        raise NeedsCopy("an immutable source: copied on the Python path")
+
+    return first
+
+
+class Route:
+    """What ua.to does for one (source library, target library): converter, cache keys, stream order."""
+
+    __slots__ = ("cached", "compiling", "conv", "counts", "dst", "fast", "first", "order", "osig", "sig", "src")
+
+    def __init__(self, src: str, dst: str, compiling: Callable[[], bool] | None):
+        self.src, self.dst, self.conv = src, dst, path(src, dst)
+        if owned(src, dst):
+            self.conv = refusing_alias(self.conv, src, dst)
+        self.cached = (src, dst) not in UNCACHED and not owned(src, dst)
+        first = _first_refused if owned(src, dst) else FIRST.get((src, dst))
+        self.first = self.conv if first is None else first()
+        self.sig = _cache.SIGNATURES.get(src, _cache.sig_numpy)
+        self.osig = _cache.SIGNATURES.get(dst, _cache.sig_numpy)
+        order = STREAM_ORDERED.get((src, dst))
+        self.order = None if order is None else order(dst)
+        # For a library whose traced values share the concrete type (torch.compile): is a trace running?
+        self.compiling = compiling
+        self.counts = [0, 0]  # zero-copy conversions, cache hits (read by ua.stats)
+        self.fast: Any = None  # the route's handoff function, set by route()
+
+
+# (source name, target name) -> its route, made once (ua.stats reads their counters).
+BY_NAMES: dict[tuple[str, str], Route] = {}
+_refs = sys.getrefcount
+
+
+def route(src: Any, d: str, traced: Callable[..., Any]) -> Route:
+    r = BY_NAMES.get((src.name, d))
+    if r is None:
+        r = Route(src.name, d, src.compiling)
+        r.fast = fast(r, traced)
+        with lock:
+            BY_NAMES[(src.name, d)] = r
+    return r
+
+
+def fast(r: Route, traced: Callable[..., Any]) -> Callable[[Any, str], Any]:
+    # One function per route, so that ua.to is a dict lookup and one call. A cached route checks
+    # the weak cache first (_cache.hit written out); an uncached one tries the native call first
+    # (torch.from_numpy, Tensor.numpy, ...), and anything it refuses takes the converter's full path.
+    # Counters: r.counts = [zero-copy conversions, cache hits], summed by stats().
+    # A miss or a refusal goes on in _slow (one definition for both paths). With the C extension,
+    # the route is a speedups.Handoff doing the steps below.
+    counts, compiling, dst, slow = r.counts, r.compiling, r.dst, _slow(r, traced)
+    if speedups is not None:
+        make = GUARDED.get((r.src, dst))
+        guarded = None if make is None else make(speedups)
+        guard, first = (None, r.first) if guarded is None else guarded
+        seen = _cache.SEEN if r.cached and guarded is not None else None  # a first sight: guard + first in C
+        data = hasattr(speedups, "buffer_array")  # built with NumPy's headers: reads an ndarray's pointer
+        r.sig, sig = _cache.c_signature(r.src, r.sig, data)  # what store() keeps, what the hit reads in C
+        r.osig, osig = _cache.c_signature(dst, r.osig, data)
+        reads = ORDER_READS.get((r.src, dst))
+        order = r.order if reads is None else (reads(dst, speedups) or r.order)
+        readonly = guarded is not None and (r.src, dst) in READ_ONLY_RESULTS
+        handoff: Callable[[Any, str], Any] = speedups.Handoff(r.cached, first, slow, sig, osig, order, dst, guard,
+                                                                seen, _cache.MAX_SEEN, readonly)
+        return handoff
+    if not r.cached:
+        first = r.first
+
+        def uncached(x: Any, op: str) -> Any:
+            if compiling is not None and compiling():
+                return traced(x, dst, None, None, op)  # a torch.compile trace: refused there
+            try:
+                out = first(x)
+            except REFUSALS:
+                return slow(x, op)
+            counts[0] += 1
+            return out
+
+        return uncached
+    cache, sig, osig, order = _cache.CACHE, r.sig, r.osig, r.order
+
+    def cached(x: Any, op: str) -> Any:
+        e = cache.get(id(x))
+        if e is not None and e[0]() is x and (sig is None or e[1] == sig(x)):
+            h = e[2].get(dst)
+            if h is not None and (osig is None or h[1] == osig(h[0])):
+                if order is not None:
+                    order(x, dst)
+                counts[1] += 1
+                return h[0]
+        return slow(x, op, e is not None)
+
+    return cached
+
+
+def _slow(r: Route, traced: Callable[..., Any]) -> Callable[..., Any]:
+    # A route's rest: a refused native call (uncached route) or a cache miss (cached route).
+    # Note: the C route calls the native entry point before asking whether torch.compile is tracing.
+    # Dynamo never runs a C function on traced values: it runs ua.to's polyfill (_traced_to)
+    # instead, and only an exact torch.Tensor type has a route (a FakeTensor takes the Python path).
+    compiling, dst = r.compiling, r.dst
+    if not r.cached:
+
+        def refused(x: Any, op: str) -> Any:
+            if compiling is not None and compiling():
+                return traced(x, dst, None, None, op)
+            return convert(x, r, None, op, False)
+
+        return refused
+
+    def missed(x: Any, op: str, had_entry: bool) -> Any:
+        if compiling is not None and compiling():
+            return traced(x, dst, None, None, op)
+        return convert(x, r, None, op, had_entry or _cache.admit(id(x)))
+
+    return missed
+
+
+def convert(x: Any, r: Route, copy: bool | None, op: str, keep: bool) -> Any:
+    # The route's converter: zero-copy, or a refusal (layout, alignment, dtype) that becomes one copy.
+    # keep: store the view in the cache (the array was handed over before: _cache.admit).
+    before = _refs(x) if keep else 0
+    try:
+        check_source(r.src, x, r.dst, op)
+        out = r.conv(x)
+    except UnarrayError as e:
+        raise with_op(e, op) from None
+    except REFUSALS as e:
+        return _refused(x, r, e, copy, op)
+    except Exception as e:
+        raise failed(r.src, r.dst, x, e, op) from e
+    r.counts[0] += 1
+    if keep:
+        _cache.store(x, r, out, _refs(x) - before)
+    return out
+
+
+def with_op(e: UnarrayError, op: str) -> UnarrayError:
+    # A converter's error names no op: the caller gets it with the function it called (ua.to, ua.matmul...).
+    return e if e.op is not None else type(e)(str(e), op=op, backend=e.backend)
+
+
+def _refused(x: Any, r: Route, e: BaseException, copy: bool | None, op: str) -> Any:
+    # A consumer refusing the layout, alignment or dtype is a copy case; anything else propagates.
+    if isinstance(e, OtherDevice):
+        raise elsewhere(r.src, r.dst, e, op) from None
+    if copy is False:
+        raise HandoffError(f"{r.dst} cannot alias this {r.src} array ({why(e)}), so a copy is needed but "
+                           "copy=False; pass copy=None to allow one copy", op=op, backend=r.dst) from None
+    if isinstance(e, Immutable):
+        return count_copy(r.src, x, owned_copy(r.dst, e.alias))
+    return copy_then_convert(x, r.src, r.dst, op)
+
+
+def traced_error(s: str, d: str, op: str) -> TracerHandoffError:
+    return TracerHandoffError(
+        f"cannot hand a traced {s} value (inside jit/tf.function/compile) to {d}; "
+        "do the handoff outside the traced function, or compute with the traced library's own ops",
+        op=op, backend=s,
+    )
+
+
+def elsewhere(src: str, dst: str, e: BaseException, op: str) -> HandoffError:
+    return HandoffError(f"{dst} cannot hold this {src} array where it lives ({e}); moving it is a copy "
+                        f"the caller asks for: ua.to(x, {dst!r}, device=...)", op=op, backend=dst)
+
+
+def copy_then_convert(x: Any, s: str, d: str, op: str) -> Any:
+    # One compact (aligned) copy on the source side, then the zero-copy path from it; for an immutable
+    # source and a target without read-only arrays, the alias copied on the target's side instead.
+    if owned(s, d):
+        try:
+            return count_copy(s, x, owned_copy(d, path(s, d)(x)))
+        except UnarrayError as e:
+            raise with_op(e, op) from None
+        except OtherDevice as e:
+            raise elsewhere(s, d, e, op) from None
+        except REFUSALS:
+            pass  # a layout or dtype the target refuses: the source-side copy below
+    mid, kind = copy_for(s, d, x)
+    try:
+        out = path(kind, d)(mid)
+    except UnarrayError as e:
+        raise with_op(e, op) from None
+    except REFUSALS as e:
+        raise HandoffError(f"{d} cannot import this {s} array even after a compact copy ({why(e)})",
+                           op=op, backend=d) from None
+    except Exception as e:
+        raise failed(s, d, x, e, op) from e
+    return count_copy(s, x, out)
+
+
+def failed(s: str, d: str, x: Any, e: Exception, op: str) -> HandoffError:
+    # A framework's own error (not a refusal of the layout): typed, naming what was handed over.
+    dtype = getattr(x, "dtype", "?")
+    return HandoffError(f"{d} could not import this {s} array of dtype {dtype} ({type(e).__name__}: {e}); "
+                        f"convert it to a dtype and layout both libraries have (e.g. a compact float32 array) "
+                        "first", op=op, backend=d)
+
+
+REFUSALS = (NeedsCopy, BufferError, TypeError, ValueError, RuntimeError, NotImplementedError)
+
+
+def why(e: BaseException) -> str:
+    return str(e) if isinstance(e, NeedsCopy) else f"{type(e).__name__}: {e}"
+
+
+def count_copy(s: str, x: Any, out: Any) -> Any:
+    with lock:
+        STATS["copies"] += 1
+        STATS["bytes_copied"] += nbytes(s, x)
+    return out
+
+
