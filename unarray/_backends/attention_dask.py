@@ -15,7 +15,7 @@ from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
 from unarray import _precision
-from unarray._backends.dask import chunk_matmul
+from unarray._backends.dask_chunks import chunk_library, chunk_matmul
 
 da: Any = _da  # (dask ships no type hints)
 _FAN_IN = 4  # partial states merged per task of the tree over key chunks
@@ -23,8 +23,6 @@ _HALF = ("float16", "bfloat16")
 
 
 def label(q: Any, k: Any, v: Any, layout: str) -> str:
-    from unarray._backends.dask import chunk_library
-
     cq = _chunks_of(q, layout)
     ck = _chunks_of(k, layout)
     return (f"unarray dask blocked online-softmax ({chunk_library(q)} chunks: {len(cq)} query x {len(ck)} key "

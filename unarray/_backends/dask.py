@@ -5,7 +5,6 @@
 # caller's own compute() runs the graph. Imported only once dask is in use.
 from __future__ import annotations
 
-import functools
 import math
 import sys
 from typing import Any
@@ -17,6 +16,7 @@ import numpy as np
 
 from unarray import _precision
 from unarray._backends._base import Backend
+from unarray._backends.dask_chunks import chunk_library, chunked_matmul, stable_var
 from unarray._devices import Device, parse_device
 from unarray._errors import DeviceMismatchError, UnsupportedError
 
@@ -25,124 +25,6 @@ da: Any = _da
 compat_dask: Any = _compat_dask
 _CPU = Device("cpu")
 _REAL = frozenset("f")
-
-
-def chunk_library(x: Any) -> str:
-    """The library of a dask array's chunks ("numpy", "cupy", ...), read from its meta (no compute)."""
-    return type(getattr(x, "_meta", None)).__module__.partition(".")[0]
-
-
-# -- matmul: one product per pair of blocks along the contraction, then a sum (dask's own scheme) --------
-def chunk_matmul(a: Any, b: Any, policy: str) -> Any:
-    """The product of two chunks (NumPy or CuPy), under the policy of the call that built the graph."""
-    if type(a).__module__.partition(".")[0] == "cupy":
-        from unarray._backends import cupy as cupy_backend
-
-        # Note: the policy of the call, applied when the graph runs (a ua.precision scope is long gone then).
-        with _precision.precision(policy):  # type: ignore[arg-type]
-            return cupy_backend.BACKEND.matmul(a, b)
-    return np.matmul(a, b)
-
-
-def _block_matmul(a: Any, b: Any, policy: str) -> Any:
-    return chunk_matmul(a, b, policy)[..., None, :]
-
-
-def chunked_matmul(x1: Any, x2: Any, policy: str) -> Any:
-    """``x1 @ x2`` lazily: per-block products over the chunked contraction axis, summed by a tree."""
-    one1, one2 = x1.ndim == 1, x2.ndim == 1
-    a = x1[None, :] if one1 else x1
-    b = x2[:, None] if one2 else x2
-    if a.ndim < b.ndim:
-        a = a[(None,) * (b.ndim - a.ndim)]
-    elif b.ndim < a.ndim:
-        b = b[(None,) * (a.ndim - b.ndim)]
-    dt = np.result_type(x1.dtype, x2.dtype)
-    a, b = a.astype(dt, copy=False), b.astype(dt, copy=False)
-    n = a.ndim
-    lhs = tuple(range(n))
-    rhs = (*range(n - 2), n - 1, n)
-    out = da.blockwise(_block_matmul, tuple(range(n + 1)), a, lhs, b, rhs, adjust_chunks={n - 1: 1}, dtype=dt,
-                       concatenate=False, policy=policy, meta=a._meta[..., None, :].astype(dt))
-    out = out.sum(axis=-2, dtype=dt)
-    if one1:
-        out = out[..., 0, :]
-    if one2:
-        out = out[..., 0]
-    return out
-
-
-# -- var/std: per-chunk (count, mean, M2), merged by Chan's pairwise formula ---------------------------
-def _moments(x: Any, axis: Any = None, keepdims: bool = True, computing_meta: bool = False, **kw: Any) -> Any:
-    if computing_meta:
-        return x
-    n = 1
-    for a in axis:
-        n *= x.shape[a]
-    acc = x.astype(np.float64)  # Note: moments accumulate in float64 (a float32 mean of 1e4 holds 3 digits)
-    if n == 0:
-        z = acc.sum(axis=axis, keepdims=True)
-        return {"n": 0, "mean": z, "m2": z}
-    mean = acc.mean(axis=axis, keepdims=True)
-    d = acc - mean
-    return {"n": n, "mean": mean, "m2": (d * d).sum(axis=axis, keepdims=True)}
-
-
-def _leaves(parts: Any) -> list[Any]:
-    if isinstance(parts, dict):
-        return [parts]
-    return [leaf for p in parts for leaf in _leaves(p)]
-
-
-def _merge(parts: Any, axis: Any = None, keepdims: bool = True, computing_meta: bool = False, **kw: Any) -> Any:
-    if computing_meta:
-        return parts
-    n, mean, m2 = 0, None, None
-    for p in _leaves(parts):
-        nb = p["n"]
-        if nb == 0:
-            continue
-        if n == 0:
-            n, mean, m2 = nb, p["mean"], p["m2"]
-            continue
-        tot = n + nb
-        delta = p["mean"] - mean
-        # Note: Chan et al.'s update: no sum of squares of raw values, so a large mean costs no digits.
-        mean = mean + delta * (nb / tot)
-        m2 = m2 + p["m2"] + delta * delta * (n * nb / tot)
-        n = tot
-    if n == 0:
-        first = _leaves(parts)[0]
-        return {"n": 0, "mean": first["mean"], "m2": first["m2"]}
-    return {"n": n, "mean": mean, "m2": m2}
-
-
-def _variance(parts: Any, axis: Any = None, keepdims: bool = False, computing_meta: bool = False,
-              correction: float = 0.0, root: bool = False, dtype: Any = None, **kw: Any) -> Any:
-    if computing_meta:
-        return parts
-    m = _merge(parts, axis=axis)
-    dof = m["n"] - correction
-    out = m["m2"] / dof if dof > 0 else m["m2"] * float("nan")
-    if root:
-        out = out ** 0.5
-    if not keepdims:
-        out = out.squeeze(axis=axis)
-    return out.astype(dtype, copy=False)
-
-
-def stable_var(x: Any, axis: Any, correction: float, keepdims: bool, root: bool = False) -> Any:
-    """Variance (or its root) of a real floating dask array, lazily, stable across chunks."""
-    axes = tuple(range(x.ndim)) if axis is None else ((axis,) if isinstance(axis, int) else tuple(axis))
-    if axes == ():
-        dev = abs(x - x) ** 2  # Note: axis=() reduces nothing: one value per variance
-        out = dev / (1 - correction) if 1 - correction > 0 else dev * math.nan
-        return out ** 0.5 if root else out
-    meta = x._meta.sum(axis=axes, keepdims=keepdims).astype(x.dtype)
-    agg = functools.partial(_variance, correction=correction, root=root)
-    return da.reduction(x, _moments, agg, axis=axes, keepdims=keepdims, dtype=x.dtype, combine=_merge,
-                        concatenate=False, meta=meta,
-                        name="unarray-std" if root else "unarray-var")
 
 
 class DaskBackend(Backend):

@@ -1,4 +1,4 @@
-"""Case definitions: what each op is called with and what it is compared against.
+"""The conformance cases: what each op is called with and what it is compared against.
 
 Inputs are drawn from a seeded ``numpy.random.Generator`` (the seed is the
 run's seed, the case's id and the example number, so every run and every
@@ -13,179 +13,29 @@ with a tolerance that depends on the input dtype, the number of terms the
 result accumulates and the precision policy; the result dtype must match the
 standard's promotion (NumPy's on the original inputs), and the result must be
 an array of the backend that was called.
+
+The rooms: ``cases_common`` (the case record, profiles, inputs, tolerances),
+one module per group of ops (``cases_hot``, ``cases_attention``,
+``cases_namespace``, ``cases_linalg``), and this module, which lists them all.
 """
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any, cast
+from collections.abc import Iterator
 
-import numpy as np
+from unarray.conformance import cases_attention, cases_hot, cases_linalg, cases_namespace
+from unarray.conformance.cases_common import PROFILES, Case, Profile, arr, family_of, shape, tolerance, upcast
 
-__all__ = ["Case", "Profile", "all_cases", "arr", "family_of", "shape", "tolerance"]
-
-Inputs = tuple[tuple[Any, ...], dict[str, Any]]
-Draw = Callable[[np.random.Generator, str], Inputs]
-
-EPS = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23, "float64": 2.0**-52,
-       "complex64": 2.0**-23, "complex128": 2.0**-52}
-# Unit roundoff of the float32 passes a reduced precision policy allows.
-POLICY_EPS = {"highest": 2.0**-23, "tf32": 2.0**-10, "bf16": 2.0**-7, "fastest": 2.0**-7}
-
-
-@dataclass(frozen=True)
-class Profile:
-    """How much to run: examples per case and which dtypes per family."""
-
-    name: str
-    hot_examples: int
-    examples: int
-    dtypes: dict[str, tuple[str, ...]]
-    hot_dtypes: dict[str, tuple[str, ...]]
-    # Every combination of axis/keepdims/dtype/correction forms (full), or each form value at
-    # least once (quick: the combinations are sampled, which keeps JAX's per-shape compiles down).
-    exhaustive: bool = True
-
-
-PROFILES = {
-    "quick": Profile("quick", 1, 1,
-                     {"bool": ("bool",), "int": ("int32",), "float": ("float32",), "complex": ("complex64",)},
-                     {"bool": ("bool",), "int": ("int32",), "float": ("float32", "float64"),
-                      "complex": ("complex64",)}, exhaustive=False),
-    "full": Profile("full", 8, 3,
-                    {"bool": ("bool",), "int": ("int32", "int64"), "float": ("float32", "float64"),
-                     "complex": ("complex64", "complex128")},
-                    {"bool": ("bool",), "int": ("int8", "int32", "int64", "uint8"), "float": ("float32", "float64"),
-                     "complex": ("complex64", "complex128")}),
-}
-
-
-@dataclass(frozen=True)
-class Case:
-    """One op in one form and dtype.
-
-    Attributes:
-        op: the public name (``"sum"``, ``"linalg.det"``, ``"fft.fft"``).
-        form: the variant, e.g. ``"axis=(0, 2), keepdims"``.
-        dtype: the input dtype name.
-        draw: ``draw(rng, dtype) -> (args, kwargs)`` with NumPy arrays that the
-            runner turns into arrays of the backend under test.
-        ref: the reference, called with the inputs upcast to float64; by
-            default the NumPy function of the same name.
-        compare: ``"auto"`` (exact for integer/bool results, else within the
-            tolerance), ``"exact"``, or a callable ``(actual, expected, args64)
-            -> error`` returning the largest relative error.
-        n_terms: how many terms a result element accumulates (tolerance grows
-            with its square root).
-        scale: ``scale(args64, kwargs) -> float``: the magnitude errors are
-            relative to (default: the largest magnitude of the reference).
-        precision: the policy the case runs under; tolerances follow it.
-        examples: examples per run (set by the profile).
-        creation: the op takes ``backend=``/``device=`` instead of array inputs.
-        call: ``call(ua, args, kwargs) -> result``; by default ``ua.<op>(*args, **kwargs)``
-            (``call(ua, args, kwargs, env)`` with ``with_env``, where ``env.backend`` and
-            ``env.device`` name what is under test).
-        tol_factor: multiplies the tolerance (ill-conditioned linear algebra).
-        ref_upcast: whether the reference sees float64-upcast inputs (not for dtype queries).
-    """
-
-    op: str
-    form: str
-    dtype: str
-    draw: Draw
-    ref: Callable[..., Any] | None = None
-    compare: str | Callable[..., float] = "auto"
-    n_terms: int | Callable[[Inputs], int] = 1
-    scale: Callable[..., float] | None = None
-    precision: str = "highest"
-    examples: int = 1
-    creation: bool = False
-    check_dtype: bool = True
-    call: Callable[..., Any] | None = None
-    tol_factor: float = 1.0
-    with_env: bool = False
-    ref_upcast: bool = True
-    tags: tuple[str, ...] = field(default_factory=tuple)
-
-    @property
-    def id(self) -> str:
-        return f"{self.op}[{self.form}|{self.dtype}]"
-
-    def rng(self, seed: int, example: int) -> np.random.Generator:
-        return np.random.default_rng([seed, zlib.crc32(self.id.encode()), example])
-
-
-def family_of(dtype: str) -> str:
-    if dtype == "bool":
-        return "bool"
-    if dtype.startswith(("int", "uint")):
-        return "int"
-    return "complex" if dtype.startswith("complex") else "float"
-
-
-def tolerance(dtype: str, n_terms: int = 1, precision: str = "highest") -> float:
-    """Relative tolerance for a result accumulated over ``n_terms`` values of ``dtype``.
-
-    16 units of roundoff times sqrt(n) (rounding of a well-conditioned sum
-    grows like sqrt(n)); float32 under a reduced policy uses that policy's
-    unit roundoff. Integer and bool results are exact (0).
-    """
-    eps = EPS.get(dtype)
-    if eps is None:
-        return 0.0
-    if dtype in ("float32", "complex64"):
-        eps = max(eps, POLICY_EPS.get(precision, eps))
-    return cast(float, 16 * eps * max(1.0, float(n_terms)) ** 0.5)
-
-
-def shape(rng: np.random.Generator, ndim: int, lo: int = 1, hi: int = 5) -> tuple[int, ...]:
-    return tuple(int(n) for n in rng.integers(lo, hi + 1, size=ndim))
-
-
-def arr(rng: np.random.Generator, shp: tuple[int, ...], dtype: str, lo: float = 0.5, hi: float = 2.0,
-        signed: bool = True) -> np.ndarray:
-    """Values with magnitude in ``[lo, hi]`` (never zero when ``lo > 0``), a random sign if ``signed``.
-
-    Integers are drawn from ``[ceil(lo), floor(hi)]``; unsigned dtypes never get a sign.
-    """
-    fam = family_of(dtype)
-    if fam == "bool":
-        return rng.random(shp) < 0.5
-    if dtype.startswith("uint"):
-        signed = False
-    mag: Any
-    if fam == "int":
-        mag = rng.integers(int(np.ceil(lo)), int(np.floor(hi)) + 1, size=shp)
-    else:
-        mag = rng.uniform(lo, hi, size=shp)
-    if signed:
-        mag = mag * rng.choice(np.array([-1, 1]), size=shp)
-    if fam == "complex":
-        im = rng.uniform(lo, hi, size=shp) * (rng.choice(np.array([-1, 1]), size=shp) if signed else 1)
-        mag = mag + 1j * im
-    return np.asarray(mag).astype(dtype)
-
-
-def upcast(a: Any) -> Any:
-    """float16/32 -> float64, complex64 -> complex128, recursively; others unchanged."""
-    if isinstance(a, np.ndarray):
-        if a.dtype.kind == "f":
-            return a.astype(np.float64)
-        if a.dtype.kind == "c":
-            return a.astype(np.complex128)
-        return a
-    if isinstance(a, (list, tuple)):
-        return type(a)(upcast(i) for i in a)
-    return a
+__all__ = ["Case", "Profile", "all_cases", "arr", "family_of", "shape", "tolerance", "upcast"]
 
 
 def all_cases(profile: str = "quick") -> Iterator[Case]:
     """Every case of ``profile``, hot ops and attention first."""
-    from unarray.conformance import cases_attention, cases_hot, cases_namespace
-
     p = PROFILES[profile]
     yield from cases_hot.cases(p)
     yield from cases_attention.cases(p)
     yield from cases_namespace.cases(p)
+    yield from cases_linalg.manipulation_cases(p)
+    yield from cases_linalg.searching_cases(p)
+    yield from cases_linalg.linalg_cases(p)
+    yield from cases_linalg.fft_cases(p)

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from unarray.conformance.cases import Case, Inputs, Profile, arr
+from unarray.conformance.cases_common import Case, Inputs, Profile, arr
 
 
 def sdpa_reference(q: Any, k: Any, v: Any, mask: Any = None, is_causal: bool = False, scale: float | None = None,

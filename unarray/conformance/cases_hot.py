@@ -10,7 +10,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from unarray.conformance.cases import Case, Inputs, Profile, arr, shape
+from unarray.conformance.cases_common import Case, Inputs, Profile, arr, shape
 
 AXES: tuple[Any, ...] = (None, 0, -1, (0, 2))
 UP = {"float32": "float64", "complex64": "complex128", "int8": "int64", "int32": "int64", "uint8": "uint64",

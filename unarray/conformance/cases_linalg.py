@@ -9,7 +9,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from unarray.conformance.cases import Case, Inputs, Profile, arr, shape
+from unarray.conformance.cases_common import Case, Inputs, Profile, arr, shape
 from unarray.conformance.cases_hot import DT
 from unarray.conformance.cases_namespace import _simple, _x, bshape
 

@@ -9,7 +9,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from unarray.conformance.cases import Case, Inputs, Profile, arr, family_of, shape
+from unarray.conformance.cases_common import Case, Inputs, Profile, arr, family_of, shape
 from unarray.conformance.cases_hot import DT
 
 # name -> (families, lo, hi, signed)
@@ -252,14 +252,8 @@ def _precision_scope(ua: Any) -> bool:
 
 
 def cases(p: Profile) -> Iterator[Case]:
-    from unarray.conformance import cases_linalg
-
     yield from _unary(p)
     yield from _binary(p)
     yield from _creation(p)
     yield from _datatypes(p)
     yield from _introspection(p)
-    yield from cases_linalg.manipulation_cases(p)
-    yield from cases_linalg.searching_cases(p)
-    yield from cases_linalg.linalg_cases(p)
-    yield from cases_linalg.fft_cases(p)
