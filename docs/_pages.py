@@ -16,6 +16,7 @@ from types import ModuleType
 # Defining module -> (page, section title). The standard's categories first, then unarray's own.
 SECTIONS: dict[str, tuple[str, str]] = {
     "unarray.creation": ("standard", "Creation functions"),
+    "unarray.creation_from_arrays": ("standard", "Creation functions"),
     "unarray.datatypes": ("standard", "Data type functions"),
     "unarray._dtypes": ("standard", "Data type functions"),
     "unarray.elementwise": ("standard", "Element-wise functions"),

@@ -33,10 +33,8 @@ from unarray._errors import (
 from unarray._precision import current as get_precision
 from unarray._precision import precision
 from unarray.constants import e, inf, nan, newaxis, pi
-from unarray.creation import (
-    arange, asarray, empty, empty_like, eye, full, full_like, linspace, meshgrid, ones, ones_like, tril, triu,
-    zeros, zeros_like,
-)
+from unarray.creation import arange, asarray, empty, eye, full, linspace, ones, zeros
+from unarray.creation_from_arrays import empty_like, full_like, meshgrid, ones_like, tril, triu, zeros_like
 from unarray.datatypes import (
     astype, bfloat16, bool, can_cast, complex64, complex128, finfo, float16, float32, float64, iinfo, int8,
     int16, int32, int64, isdtype, result_type, uint8, uint16, uint32, uint64,

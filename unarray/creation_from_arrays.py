@@ -1,0 +1,273 @@
+"""Creation functions with an array argument: ``*_like``, ``tril``, ``triu``, ``meshgrid``.
+
+They dispatch on that argument like every other op (the result is its library's array, on its
+device unless ``device=`` is given); the creation functions without one are in unarray/creation.py.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from unarray._dispatch import fail as _fail
+from unarray._dispatch import many as _many
+from unarray._dispatch import one as _one
+from unarray._dtypes import check_int_scalar
+from unarray._errors import ShapeError
+from unarray._typing import A, Array, DeviceLike, DTypeLike
+
+__all__ = ["empty_like", "full_like", "meshgrid", "ones_like", "tril", "triu", "zeros_like"]
+
+
+def _matrices(op: str, x: Any) -> Any:
+    if len(getattr(x, "shape", (0, 0))) < 2:
+        raise ShapeError(f"{op} takes a stack of matrices (..., M, N); got shape {tuple(x.shape)}; "
+                         f"reshape a vector first, e.g. x[None, :]", op=op, backend=_one(x, op).name)
+    return x
+
+
+def _like(op: str, x: Array, dtype: Any, device: Any, call: Any) -> Array:
+    b = _one(x, op)
+    try:
+        return call(b, b.dtype(dtype), None if device is None else b.native_device(device))
+    except Exception as e:
+        raise _fail(op, b, e) from e
+
+
+def zeros_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None) -> A:
+    """Zeros with the shape of ``x`` (and its dtype and device unless given).
+
+        Parameters
+        ----------
+        x : array
+            The array whose shape (and, unless given, dtype and device) the result takes.
+        dtype : dtype, optional
+            The dtype; ``x``'s by default.
+        device : device, optional
+            Where to create it; ``x``'s device by default.
+
+        Returns
+        -------
+        out : array
+            An array of ``x``'s library.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        DTypeError
+            ``dtype`` is not a dtype, or not one the backend has.
+
+        Examples
+        --------
+        >>> import numpy as np, unarray as ua
+        >>> ua.zeros_like(np.ones((2, 2), dtype=np.int8))
+        array([[0, 0],
+               [0, 0]], dtype=int8)
+    """
+    return _like("zeros_like", x, dtype, device, lambda b, dt, dev: b.zeros_like(x, dtype=dt, device=dev))
+
+
+def ones_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None) -> A:
+    """Ones with the shape of ``x`` (and its dtype and device unless given).
+
+        Parameters
+        ----------
+        x : array
+            The array whose shape (and, unless given, dtype and device) the result takes.
+        dtype : dtype, optional
+            The dtype; ``x``'s by default.
+        device : device, optional
+            Where to create it; ``x``'s device by default.
+
+        Returns
+        -------
+        out : array
+            An array of ``x``'s library.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        DTypeError
+            ``dtype`` is not a dtype, or not one the backend has.
+
+        Examples
+        --------
+        >>> import numpy as np, unarray as ua
+        >>> ua.ones_like(np.zeros(2, dtype=np.float32))
+        array([1., 1.], dtype=float32)
+    """
+    return _like("ones_like", x, dtype, device, lambda b, dt, dev: b.ones_like(x, dtype=dt, device=dev))
+
+
+def empty_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None) -> A:
+    """An uninitialised array with the shape of ``x`` (and its dtype and device unless given).
+
+        Parameters
+        ----------
+        x : array
+            The array whose shape (and, unless given, dtype and device) the result takes.
+        dtype : dtype, optional
+            The dtype; ``x``'s by default.
+        device : device, optional
+            Where to create it; ``x``'s device by default.
+
+        Returns
+        -------
+        out : array
+            An array of ``x``'s library whose values are unspecified.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        DTypeError
+            ``dtype`` is not a dtype, or not one the backend has.
+
+        Examples
+        --------
+        >>> import numpy as np, unarray as ua
+        >>> ua.empty_like(np.ones((2, 3), dtype=np.int16)).shape
+        (2, 3)
+    """
+    return _like("empty_like", x, dtype, device, lambda b, dt, dev: b.empty_like(x, dtype=dt, device=dev))
+
+
+def full_like(x: A, /, fill_value: bool | int | float | complex, *, dtype: DTypeLike | None = None,
+              device: DeviceLike | None = None) -> A:
+    """``fill_value`` with the shape of ``x`` (and its dtype and device unless given).
+
+        Parameters
+        ----------
+        x : array
+            The array whose shape (and, unless given, dtype and device) the result takes.
+        fill_value : bool, int, float or complex
+            The value of every element.
+        dtype : dtype, optional
+            The dtype; ``x``'s by default.
+        device : device, optional
+            Where to create it; ``x``'s device by default.
+
+        Returns
+        -------
+        out : array
+            An array of ``x``'s library.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        DTypeError
+            ``dtype`` is not a dtype, or not one the backend has.
+
+        Examples
+        --------
+        >>> import numpy as np, unarray as ua
+        >>> ua.full_like(np.ones(2, dtype=np.int8), 3)
+        array([3, 3], dtype=int8)
+    """
+    if type(fill_value) is int:
+        check_int_scalar("full_like", None, fill_value, x.dtype if dtype is None else dtype)
+    return _like("full_like", x, dtype, device,
+                 lambda b, dt, dev: b.full_like(x, fill_value, dtype=dt, device=dev))
+
+
+def tril(x: A, /, *, k: int = 0) -> A:
+    """Lower triangle of each matrix ``(..., M, N)``; elements above the ``k``-th diagonal zeroed.
+
+        Parameters
+        ----------
+        x : array
+            Input array with at least two dimensions.
+        k : int
+            The diagonal above which to zero: 0 the main one, positive above it, negative below. Default ``0``.
+
+        Returns
+        -------
+        out : array
+            An array like ``x``, of its library and device.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        ShapeError
+            ``x`` has fewer than two dimensions.
+
+        Examples
+        --------
+        >>> import numpy as np, unarray as ua
+        >>> ua.tril(np.ones((3, 3)), k=-1)
+        array([[0., 0., 0.],
+               [1., 0., 0.],
+               [1., 1., 0.]])
+    """
+    return _like("tril", _matrices("tril", x), None, None, lambda b, dt, dev: b.tril(x, k=k))
+
+
+def triu(x: A, /, *, k: int = 0) -> A:
+    """Upper triangle of each matrix ``(..., M, N)``; elements below the ``k``-th diagonal zeroed.
+
+        Parameters
+        ----------
+        x : array
+            Input array with at least two dimensions.
+        k : int
+            The diagonal below which to zero: 0 the main one, positive above it, negative below. Default ``0``.
+
+        Returns
+        -------
+        out : array
+            An array like ``x``, of its library and device.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            ``x`` is not an array of a supported library.
+        ShapeError
+            ``x`` has fewer than two dimensions.
+
+        Examples
+        --------
+        >>> import numpy as np, unarray as ua
+        >>> ua.triu(np.ones((2, 3)), k=1)
+        array([[0., 1., 1.],
+               [0., 0., 1.]])
+    """
+    return _like("triu", _matrices("triu", x), None, None, lambda b, dt, dev: b.triu(x, k=k))
+
+
+def meshgrid(*arrays: A, indexing: str = "xy") -> tuple[A, ...]:
+    """Coordinate matrices from 1-D coordinate arrays, as a tuple (2025.12).
+
+        Parameters
+        ----------
+        *arrays : array
+            1-D coordinate arrays, of one library, dtype and device.
+        indexing : str
+            ``"xy"`` (the default: the first two outputs' axes swapped, Cartesian) or ``"ij"`` (matrix).
+
+        Returns
+        -------
+        out : tuple of array
+            One array per input, each of the broadcast grid's shape.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            An input is not an array of a supported library.
+        ArgumentError
+            ``indexing`` is neither ``"xy"`` nor ``"ij"``.
+
+        Examples
+        --------
+        >>> import numpy as np, unarray as ua
+        >>> xs, ys = ua.meshgrid(np.array([1, 2]), np.array([3, 4, 5]))
+        >>> xs.shape, ys[:, 0]
+        ((3, 2), array([3, 4, 5]))
+    """
+    b, xs = _many("meshgrid", arrays)
+    try:
+        return tuple(b.meshgrid(*xs, indexing=indexing))
+    except Exception as e:
+        raise _fail("meshgrid", b, e) from e
