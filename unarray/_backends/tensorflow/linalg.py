@@ -11,8 +11,8 @@ from typing import Any
 
 import tensorflow as tf
 
-from unarray._backends import _tensorflow_ops as ops
-from unarray._backends._tensorflow_xp import _COMPLEX, _COMPLEX_OF, _FLOATS, DEFAULT_FLOAT, promote, t
+from unarray._backends.tensorflow import statistical as ops
+from unarray._backends.tensorflow.elementwise import _COMPLEX, _COMPLEX_OF, _FLOATS, DEFAULT_FLOAT, promote, t
 from unarray._errors import ArgumentError, DTypeError, ShapeError, UnsupportedError
 
 # Ops TensorFlow has no kernels for in half precision (float16 and bfloat16): explicit holes.

@@ -9,7 +9,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from unarray._backends._tensorflow_xp import (
+from unarray._backends.tensorflow.elementwise import (
     _COMPLEX,
     _FLOATS,
     _UNSIGNED,

@@ -1,9 +1,11 @@
 # TensorFlow backend: tf.Tensor and tf.Variable, eagerly and inside tf.function.
-# TensorFlow has no array-API namespace, so ``xp`` is unarray's own
-# (_tensorflow_xp, _tensorflow_ops, _tensorflow_linalg) over tf ops. Float32
-# matmul on Ampere+ GPUs runs TF32 by default in TensorFlow; under the
+# The rule of this package: one backend's deviations (this module: devices, dtypes, the TF32
+# switch, the hot ops) and the array-API namespace unarray writes for TensorFlow, which has none
+# of its own (the other modules).
+# Every module here imports tensorflow at its top: the registry (unarray/_backends/__init__.py)
+# imports the package only once a TF tensor has been seen or the backend "tensorflow" is named.
+# Float32 matmul on Ampere+ GPUs runs TF32 by default in TensorFlow; under the
 # "highest" policy the global switch is turned off for the call and restored.
-# Imported only once TensorFlow is in use.
 from __future__ import annotations
 
 import contextlib
@@ -15,11 +17,11 @@ from typing import Any
 import tensorflow as tf
 
 from unarray import _precision
-from unarray._backends import _tensorflow_fast as fast
-from unarray._backends import _tensorflow_linalg as linalg_module
-from unarray._backends import _tensorflow_ops as ops
-from unarray._backends import _tensorflow_xp as xp_module
 from unarray._backends._base import Backend
+from unarray._backends.tensorflow import elementwise as xp_module
+from unarray._backends.tensorflow import fast
+from unarray._backends.tensorflow import linalg as linalg_module
+from unarray._backends.tensorflow import statistical as ops
 from unarray._devices import Device, parse_device
 from unarray._dtypes import canonical_name
 from unarray._errors import DTypeError, TracerHandoffError, UnsupportedError
@@ -250,7 +252,7 @@ class TensorflowBackend(Backend):
     def kernel_name(self, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         if op in ("scaled_dot_product_attention", "ascontiguousarray"):
             return super().kernel_name(op, args, kwargs)
-        return f"unarray._backends._tensorflow_xp.{op} (tf ops)"
+        return f"{XP.__name__}.{op} (tf ops)"
 
     def precision_used(self, policy: str, x: Any) -> str:
         if not _on_gpu(x):

@@ -2,7 +2,7 @@
 # none (tf.experimental.numpy follows NumPy's value-based, float64-happy
 # promotion). Functions take tf.Tensor or tf.Variable and return tf.Tensor.
 # Every correction of TensorFlow's own behaviour carries a one-line reason.
-# Imported only by unarray._backends.tensorflow, once TensorFlow is in use.
+# Imported only by the package unarray._backends.tensorflow, once TensorFlow is in use.
 from __future__ import annotations
 
 import builtins
