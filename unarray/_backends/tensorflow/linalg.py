@@ -1,6 +1,5 @@
-# The array-API linalg and fft extensions over TensorFlow (tf.linalg, tf.signal),
-# with the standard's signatures: TF's svd returns (s, u, v) not (U, S, Vh), its
-# FFTs act on the innermost axes only and take complex input only.
+# The array-API linalg extension over TensorFlow (tf.linalg), with the standard's
+# signatures: TF's svd returns (s, u, v), not (U, S, Vh).
 from __future__ import annotations
 
 import builtins
@@ -11,9 +10,9 @@ from typing import Any
 
 import tensorflow as tf
 
-from unarray._backends.tensorflow import statistical as ops
-from unarray._backends.tensorflow.elementwise import _COMPLEX, _COMPLEX_OF, _FLOATS, DEFAULT_FLOAT, promote, t
-from unarray._errors import ArgumentError, DTypeError, ShapeError, UnsupportedError
+from unarray._backends.tensorflow import linear_algebra, statistical
+from unarray._backends.tensorflow.dtypes import _COMPLEX, _FLOATS, DEFAULT_FLOAT, promote, t
+from unarray._errors import ArgumentError, ShapeError, UnsupportedError
 
 # Ops TensorFlow has no kernels for in half precision (float16 and bfloat16): explicit holes.
 HALF_HOLES = ("cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matrix_power", "matrix_rank",
@@ -135,10 +134,10 @@ def matrix_power(x: Any, n: int, /) -> Any:
     out, base = eye, x
     while n:
         if n & 1:
-            out = ops.matmul(out, base)
+            out = linear_algebra.matmul(out, base)
         n >>= 1
         if n:
-            base = ops.matmul(base, base)
+            base = linear_algebra.matmul(base, base)
     return out
 
 
@@ -180,22 +179,22 @@ def outer(x1: Any, x2: Any, /) -> Any:
 
 
 def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
-    return ops.sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+    return statistical.sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
 
 
 def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:  # noqa: A002
     x = _float(x)
     a = tf.math.abs(x)
     if ord == 2:
-        return tf.sqrt(ops.sum(a * a, axis=axis, keepdims=keepdims))
+        return tf.sqrt(statistical.sum(a * a, axis=axis, keepdims=keepdims))
     if ord == math.inf:
-        return ops.max(a, axis=axis, keepdims=keepdims)
+        return statistical.max(a, axis=axis, keepdims=keepdims)
     if ord == -math.inf:
-        return ops.min(a, axis=axis, keepdims=keepdims)
+        return statistical.min(a, axis=axis, keepdims=keepdims)
     if ord == 0:
-        return tf.cast(ops.count_nonzero(a, axis=axis, keepdims=keepdims), a.dtype)
+        return tf.cast(statistical.count_nonzero(a, axis=axis, keepdims=keepdims), a.dtype)
     p = tf.constant(ord, a.dtype)
-    return ops.sum(a**p, axis=axis, keepdims=keepdims) ** (1 / p)
+    return statistical.sum(a**p, axis=axis, keepdims=keepdims) ** (1 / p)
 
 
 def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:  # noqa: A002
@@ -223,186 +222,6 @@ linalg = SimpleNamespace(
     cholesky=cholesky, cross=cross, det=det, diagonal=diagonal, eig=eig, eigh=eigh, eigvals=eigvals,
     eigvalsh=eigvalsh, inv=inv, matrix_norm=matrix_norm, matrix_power=matrix_power, matrix_rank=matrix_rank,
     outer=outer, pinv=pinv, qr=qr, slogdet=slogdet, solve=solve, svd=svd, svdvals=svdvals, trace=trace,
-    vector_norm=vector_norm, matmul=ops.matmul, matrix_transpose=ops.matrix_transpose, tensordot=ops.tensordot,
-    vecdot=ops.vecdot,
-)
-
-
-# -- fft ------------------------------------------------------------------------------------------
-_NORMS = ("backward", "ortho", "forward")
-
-
-def _complex(x: Any) -> Any:
-    x = t(x)
-    if x.dtype in _COMPLEX:
-        return x
-    if x.dtype not in _FLOATS:
-        raise DTypeError(f"fft needs a floating or complex array, got {x.dtype.name}")
-    return tf.cast(x, _COMPLEX_OF[x.dtype])
-
-
-def _fit(x: Any, n: int | None, axis: int) -> Any:
-    # Crop or zero-pad ``axis`` (already last) to length n.
-    if n is None:
-        return x
-    if n < 1:
-        raise ArgumentError(f"n must be at least 1, got {n}")
-    have = x.shape[-1]
-    if have > n:
-        return x[..., :n]
-    if have < n:
-        pad = [[0, 0]] * (x.shape.rank - 1) + [[0, n - have]]
-        return tf.pad(x, pad)
-    return x
-
-
-def _scale(y: Any, n: int, norm: str, inverse: bool) -> Any:
-    if norm not in _NORMS:
-        raise ArgumentError(f"norm must be one of {_NORMS}, got {norm!r}")
-    if inverse:
-        # tf.signal's inverse transforms already divide by n (the "backward" convention).
-        f = {"backward": 1.0, "ortho": math.sqrt(n), "forward": float(n)}[norm]
-    else:
-        f = {"backward": 1.0, "ortho": 1.0 / math.sqrt(n), "forward": 1.0 / n}[norm]
-    # Note: tf.cast of a Python float goes through float32; tf.constant keeps float64 exact.
-    return y if f == 1.0 else y * tf.constant(f, y.dtype)
-
-
-def _along(fn: Any, x: Any, axis: int) -> Any:
-    nd = x.shape.rank
-    ax = axis % nd
-    if ax == nd - 1:
-        return fn(x)
-    perm = list(range(nd))
-    perm[ax], perm[-1] = perm[-1], perm[ax]
-    return tf.transpose(fn(tf.transpose(x, perm)), perm)
-
-
-def fft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
-    def go(v: Any) -> Any:
-        v = _fit(v, n, -1)
-        return _scale(tf.signal.fft(v), v.shape[-1], norm, False)
-    return _along(go, _complex(x), axis)
-
-
-def ifft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
-    def go(v: Any) -> Any:
-        v = _fit(v, n, -1)
-        return _scale(tf.signal.ifft(v), v.shape[-1], norm, True)
-    return _along(go, _complex(x), axis)
-
-
-def rfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
-    x = t(x)
-    if x.dtype not in _FLOATS:
-        raise DTypeError(f"rfft needs a real floating array, got {x.dtype.name}")
-
-    def go(v: Any) -> Any:
-        v = _fit(v, n, -1)
-        wide = v if v.dtype in (tf.float32, tf.float64) else tf.cast(v, tf.float32)
-        return _scale(tf.signal.rfft(wide), v.shape[-1], norm, False)
-    return _along(go, x, axis)
-
-
-def irfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
-    x = _complex(x)
-
-    def go(v: Any) -> Any:
-        m = n if n is not None else 2 * (v.shape[-1] - 1)
-        v = _fit(v, m // 2 + 1, -1)
-        return _scale(tf.signal.irfft(v, fft_length=[m]), m, norm, True)
-    return _along(go, x, axis)
-
-
-def _axes_s(x: Any, s: Any, axes: Any) -> tuple[list[int], list[int | None]]:
-    nd = t(x).shape.rank
-    if axes is None:
-        axes = list(range(nd)) if s is None else list(range(nd - len(s), nd))
-    sizes = [None] * len(axes) if s is None else list(s)
-    return [a % nd for a in axes], sizes
-
-
-def _complex_nd(one: Any, x: Any, s: Any, axes: Any, norm: str) -> Any:
-    # fftn/ifftn: the 1-D transform along each axis in turn.
-    axs, sizes = _axes_s(x, s, axes)
-    out = _complex(x)
-    for a, m in zip(axs, sizes, strict=True):
-        out = one(out, n=m, axis=a, norm=norm)
-    return out
-
-
-def fftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
-    return _complex_nd(fft, x, s, axes, norm)
-
-
-def ifftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
-    return _complex_nd(ifft, x, s, axes, norm)
-
-
-def rfftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
-    axs, sizes = _axes_s(x, s, axes)
-    out = rfft(x, n=sizes[-1], axis=axs[-1], norm=norm)
-    for a, m in zip(axs[:-1], sizes[:-1], strict=True):
-        out = fft(out, n=m, axis=a, norm=norm)
-    return out
-
-
-def irfftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
-    axs, sizes = _axes_s(x, s, axes)
-    out = _complex(x)
-    for a, m in zip(axs[:-1], sizes[:-1], strict=True):
-        out = ifft(out, n=m, axis=a, norm=norm)
-    return irfft(out, n=sizes[-1], axis=axs[-1], norm=norm)
-
-
-_SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
-
-
-def hfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
-    return irfft(tf.math.conj(_complex(x)), n=n, axis=axis, norm=_SWAP[norm])
-
-
-def ihfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
-    return tf.math.conj(rfft(x, n=n, axis=axis, norm=_SWAP[norm]))
-
-
-def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
-    k = [i if i < (n + 1) // 2 else i - n for i in range(n)]
-    with tf.device(device) if device is not None else _null():
-        return tf.constant([v / (n * d) for v in k], dtype or DEFAULT_FLOAT)
-
-
-def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
-    with tf.device(device) if device is not None else _null():
-        return tf.constant([i / (n * d) for i in range(n // 2 + 1)], dtype or DEFAULT_FLOAT)
-
-
-def _shift(x: Any, axes: Any, sign: int) -> Any:
-    x = t(x)
-    axs = list(range(x.shape.rank)) if axes is None else ([axes] if isinstance(axes, int) else list(axes))
-    shifts = [sign * (x.shape[a] // 2) for a in axs]
-    return tf.roll(x, shifts, axs)
-
-
-def fftshift(x: Any, /, *, axes: Any = None) -> Any:
-    return _shift(x, axes, 1)
-
-
-def ifftshift(x: Any, /, *, axes: Any = None) -> Any:
-    x = t(x)
-    axs = list(range(x.shape.rank)) if axes is None else ([axes] if isinstance(axes, int) else list(axes))
-    return tf.roll(x, [-(x.shape[a] // 2) for a in axs], axs)
-
-
-class _null:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
-
-
-fft_ns = SimpleNamespace(
-    fft=fft, ifft=ifft, fftn=fftn, ifftn=ifftn, rfft=rfft, irfft=irfft, rfftn=rfftn, irfftn=irfftn, hfft=hfft,
-    ihfft=ihfft, fftfreq=fftfreq, rfftfreq=rfftfreq, fftshift=fftshift, ifftshift=ifftshift,
+    vector_norm=vector_norm, matmul=linear_algebra.matmul, matrix_transpose=linear_algebra.matrix_transpose,
+    tensordot=linear_algebra.tensordot, vecdot=linear_algebra.vecdot,
 )
