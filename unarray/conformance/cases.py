@@ -17,14 +17,15 @@ an array of the backend that was called.
 
 from __future__ import annotations
 
+import fnmatch
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
 
-__all__ = ["Case", "Profile", "all_cases", "arr", "family_of", "shape", "tolerance"]
+__all__ = ["Case", "Profile", "all_cases", "arr", "family_of", "select_cases", "shape", "tolerance"]
 
 Inputs = tuple[tuple[Any, ...], dict[str, Any]]
 Draw = Callable[[np.random.Generator, str], Inputs]
@@ -189,3 +190,8 @@ def all_cases(profile: str = "quick") -> Iterator[Case]:
     yield from cases_hot.cases(p)
     yield from cases_attention.cases(p)
     yield from cases_namespace.cases(p)
+
+
+def select_cases(profile: str, ops: Sequence[str] | None = None) -> list[Case]:
+    """The cases of ``profile`` whose op matches one of the ``fnmatch`` patterns ``ops`` (every case without)."""
+    return [c for c in all_cases(profile) if not ops or any(fnmatch.fnmatchcase(c.op, p) for p in ops)]
