@@ -34,7 +34,6 @@ __all__ = ["Env", "Result", "RunReport", "nothing_to_run", "run", "run_case", "t
 HANDOFF_ONLY = frozenset({"numba"})
 
 
-# -- the whole run ------------------------------------------------------------------------------------
 def _environment() -> dict[str, str]:
     import platform
 

@@ -107,8 +107,6 @@ def _on_gpu(x: Any) -> bool:
     return "GPU" in dev.upper() or (dev == "" and not tf.executing_eagerly())
 
 
-
-
 def _skip_autograph() -> None:
     # Note: autograph would rewrite unarray's own Python (``a or b`` into tf.cond machinery) inside
     # tf.function; unarray runs only TF ops, so it is left unconverted like numpy and tensorflow itself.

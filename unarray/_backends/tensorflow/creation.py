@@ -29,7 +29,6 @@ from unarray._backends.tensorflow.dtypes import (
 from unarray._errors import ArgumentError
 
 
-# -- creation -----------------------------------------------------------------------------
 class _Place:
     def __init__(self, device: Any):
         self.ctx = tf.device(device) if device is not None else None

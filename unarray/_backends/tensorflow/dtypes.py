@@ -142,7 +142,6 @@ def _arith(fn: Any, *xs: Any, bad: frozenset[Any] = frozenset()) -> Any:
     return fn(*xs)
 
 
-
 # -- data types ---------------------------------------------------------------------------
 def astype(x: Any, dtype: Any, /, *, copy: builtins.bool = True, device: Any = None) -> Any:
     x = t(x)

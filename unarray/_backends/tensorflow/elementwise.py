@@ -34,7 +34,6 @@ from unarray._backends.tensorflow.dtypes import (
 from unarray._errors import DTypeError
 
 
-# -- element-wise ---------------------------------------------------------------------------
 def _unary_float(fn: Any) -> Any:
     def op(x: Any, /) -> Any:
         x = t(x)

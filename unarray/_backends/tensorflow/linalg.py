@@ -39,7 +39,6 @@ def _h(x: Any) -> Any:
     return tf.linalg.adjoint(x)
 
 
-# -- linalg ------------------------------------------------------------------------------------
 def cholesky(x: Any, /, *, upper: bool = False) -> Any:
     lo = tf.linalg.cholesky(_float(x))
     return _h(lo) if upper else lo
