@@ -20,17 +20,27 @@ _FRAMEWORK_DIRS = tuple((Path(__file__).parent / "unarray" / d).resolve() for d 
 _ALSO = {"triton": ("torch",)}
 
 
-def _needs(path: Path) -> tuple[str, ...]:
+def _needs(rel: Path) -> tuple[str, ...]:
     # A backend or kernel module is named after the frameworks it imports (torch.py, attention_torch.py,
-    # _torch_precision.py, _tensorflow_ops.py, transpose_triton.py, ...).
-    named = [name for name in _FRAMEWORKS if name in path.stem]
+    # _torch_precision.py, transpose_triton.py, ...), or sits in a backend's own package, named after its
+    # framework (tensorflow/linalg.py); ``rel`` is the path below _backends or _kernels.
+    named = [name for name in _FRAMEWORKS if any(name in part for part in rel.with_suffix("").parts)]
     return tuple(dict.fromkeys(n for name in named for n in (name, *_ALSO.get(name, ()))))
+
+
+def _below_framework_dir(path: Path) -> Path | None:
+    resolved = path.resolve()
+    for d in _FRAMEWORK_DIRS:
+        if resolved != d and resolved.is_relative_to(d):
+            return resolved.relative_to(d)
+    return None
 
 
 def pytest_ignore_collect(collection_path: Path) -> bool | None:
     path = Path(collection_path)
-    if path.suffix != ".py" or path.parent.resolve() not in _FRAMEWORK_DIRS:
+    rel = _below_framework_dir(path) if path.suffix == ".py" or path.is_dir() else None
+    if rel is None:
         return None
-    if any(importlib.util.find_spec(name) is None for name in _needs(path)):
+    if any(importlib.util.find_spec(name) is None for name in _needs(rel)):
         return True
     return None

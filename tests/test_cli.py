@@ -18,7 +18,7 @@ import pytest
 
 import unarray as ua
 from unarray import _install, _native, _precision
-from unarray.conformance import deviations, runner
+from unarray.conformance import deviations, runner, worker
 from unarray.interop import _routes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,9 +152,9 @@ def test_workers_run_with_tensorflow_logging_silenced(monkeypatch: pytest.Monkey
 
     monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "0")  # even where the user's shell asks for every line
     monkeypatch.setattr(subprocess, "Popen", popen)
-    env = runner.Env("numpy", runner._parse_device("cpu"))
+    env = runner.Env("numpy", worker._parse_device("cpu"))
     with pytest.raises(Stop):
-        runner._run_worker({"mode": "cases"}, [("sum", "f", "float32")], env, lambda r: None)
+        worker._run_worker({"mode": "cases"}, [("sum", "f", "float32")], env, lambda r: None)
     assert seen["TF_CPP_MIN_LOG_LEVEL"] == "3"
 
 

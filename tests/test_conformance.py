@@ -16,7 +16,7 @@ import pytest
 import unarray as ua
 from unarray import _backends
 from unarray.__main__ import main
-from unarray.conformance import deviations, runner
+from unarray.conformance import check, deviations, runner, worker
 from unarray.conformance.cases import all_cases, tolerance
 from unarray.conformance.progress import Progress
 
@@ -139,7 +139,7 @@ def test_a_worker_that_dies_costs_one_case_and_is_reported() -> None:
     spec = {"mode": "cases", "backend": "numpy", "device": "cpu", "profile": "no-such-profile", "seed": 0,
             "ops": ["sum"], "shard": [0, 1]}
     labels = [("sum", "f", dt) for dt in ("float32", "float64", "int32", "int64")]
-    out = runner._run_worker(spec, labels, runner.Env("numpy", ua.Device("cpu")), seen.append)
+    out = worker._run_worker(spec, labels, runner.Env("numpy", ua.Device("cpu")), seen.append)
     assert len(out) == 4 and out == seen
     assert all(r.status == "error" for r in out)
     assert "process died" in out[0].message and "process died" in out[1].message
@@ -221,10 +221,10 @@ def test_compare_catches_shape_nan_and_exactness_problems() -> None:
 
     case = next(c for c in all_cases("quick") if c.op == "sin" and c.dtype == "float32")
     x = np.array([1.0, 2.0, np.nan])
-    assert runner.compare(case, x, x.copy(), (), {}, 1)[2] == ""
-    assert "shape" in runner.compare(case, x[:2], x, (), {}, 1)[2]
-    assert "NaN/inf positions" in runner.compare(case, np.array([1.0, 2.0, 3.0]), x, (), {}, 1)[2]
-    err, tol, msg = runner.compare(case, x * (1 + 1e-3), x, (), {}, 1)
+    assert check.compare(case, x, x.copy(), (), {}, 1)[2] == ""
+    assert "shape" in check.compare(case, x[:2], x, (), {}, 1)[2]
+    assert "NaN/inf positions" in check.compare(case, np.array([1.0, 2.0, 3.0]), x, (), {}, 1)[2]
+    err, tol, msg = check.compare(case, x * (1 + 1e-3), x, (), {}, 1)
     assert msg and err == pytest.approx(1e-3, rel=1e-6) and tol == tolerance("float32")
     ints = np.array([1, 2, 3])
-    assert "exact" in runner.compare(case, ints + np.array([0, 0, 1]), ints, (), {}, 1)[2]
+    assert "exact" in check.compare(case, ints + np.array([0, 0, 1]), ints, (), {}, 1)[2]

@@ -96,7 +96,7 @@ def test_backend_module_is_ignored_exactly_when_its_framework_is_missing(
         module: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import conftest  # the root conftest's rule
 
-    stem = {"tensorflow": "_tensorflow_ops"}.get(module, module)
+    stem = {"tensorflow": "tensorflow/statistical"}.get(module, module)
     path = ROOT / "unarray" / "_backends" / f"{stem}.py"
     real = conftest.importlib.util.find_spec
     monkeypatch.setattr(conftest.importlib.util, "find_spec", lambda name: None if name == module else real(name))

@@ -2,7 +2,7 @@
 
 What made them slow was work per call: extra TF ops for the standard's corrections (NaN
 propagation, first occurrence, empty reductions) paid on every input, and the public op wrappers'
-Python. The eager CPU fast paths (unarray/_backends/_tensorflow_fast.py) run the one native op
+Python. The eager CPU fast paths (unarray/_backends/tensorflow/fast.py) run the one native op
 and correct only inputs that need it. These tests count what a call does, deterministically:
 the TF ops it runs (an op callback sees each one, and whether it is built into a graph, i.e.
 traced) and the Python calls it makes (a profiler hook), across shapes that vary call to call;

@@ -91,9 +91,9 @@ def main() -> None:
 
     paths = {"ua.to": via_ua, "as_cuda_array(x)": via_cai, "as_cuda_array(cupy.from_dlpack(x))": via_cupy,
              "block_until_ready + as_cuda_array": via_ready}
-    # The conformance check's own steps (unarray/conformance/runner.py, handoff_case), under load:
+    # The conformance check's own steps (unarray/conformance/check.py, handoff_case), under load:
     # is it the JAX array's values, or the handoff?
-    from unarray.conformance.runner import arr
+    from unarray.conformance.cases import arr
 
     load = subprocess.Popen([sys.executable, "-c", LOAD, str(60 + reps)])
     time.sleep(3)

@@ -9,6 +9,7 @@ matrix, JSON and JUnit XML.
 from __future__ import annotations
 
 from unarray.conformance.report import junit_xml, markdown, write_all
-from unarray.conformance.runner import Result, RunReport, run
+from unarray.conformance.results import Result, RunReport
+from unarray.conformance.runner import run
 
 __all__ = ["Result", "RunReport", "junit_xml", "markdown", "run", "write_all"]

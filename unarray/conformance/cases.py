@@ -21,12 +21,13 @@ one module per group of ops (``cases_hot``, ``cases_attention``,
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import fnmatch
+from collections.abc import Iterator, Sequence
 
 from unarray.conformance import cases_attention, cases_hot, cases_linalg, cases_namespace
 from unarray.conformance.cases_common import PROFILES, Case, Profile, arr, family_of, shape, tolerance, upcast
 
-__all__ = ["Case", "Profile", "all_cases", "arr", "family_of", "shape", "tolerance", "upcast"]
+__all__ = ["Case", "Profile", "all_cases", "arr", "family_of", "select_cases", "shape", "tolerance", "upcast"]
 
 
 def all_cases(profile: str = "quick") -> Iterator[Case]:
@@ -39,3 +40,8 @@ def all_cases(profile: str = "quick") -> Iterator[Case]:
     yield from cases_linalg.searching_cases(p)
     yield from cases_linalg.linalg_cases(p)
     yield from cases_linalg.fft_cases(p)
+
+
+def select_cases(profile: str, ops: Sequence[str] | None = None) -> list[Case]:
+    """The cases of ``profile`` whose op matches one of the ``fnmatch`` patterns ``ops`` (every case without)."""
+    return [c for c in all_cases(profile) if not ops or any(fnmatch.fnmatchcase(c.op, p) for p in ops)]

@@ -21,7 +21,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from unarray.conformance.runner import Result, RunReport
+from unarray.conformance.results import Result, RunReport
 from unarray.conformance.runner import run as run_cases
 
 __all__ = ["SHARDED", "run"]

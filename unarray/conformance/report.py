@@ -12,7 +12,7 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from unarray.conformance.runner import Result, RunReport
+from unarray.conformance.results import Result, RunReport
 
 __all__ = ["junit_xml", "markdown", "write_all"]
 

@@ -4,358 +4,34 @@
 each backend's ``devices()``; a backend whose import fails is reported as
 ``unavailable`` with its error (a failure only when it was asked for by name).
 JAX runs with ``jax_enable_x64`` on so that float64 cases exercise float64
-(TPUs refuse it: a listed deviation).
+(TPUs refuse it: a listed deviation). One case runs in ``check.py``, each backend and
+device's share in a worker process (``worker.py``); the result types are in ``results.py``.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import math
 import sys
-import tempfile
 import threading
 import time
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
 from functools import partial
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
-from unarray.conformance.cases import Case, all_cases, arr, tolerance, upcast
-from unarray.conformance.cases_hot import DT
-from unarray.conformance.deviations import lookup, platform_of
+from unarray.conformance.cases import Case, all_cases, select_cases
+from unarray.conformance.check import _handoff_form, _short, handoff_case, run_case, to_numpy
+from unarray.conformance.deviations import platform_of
+from unarray.conformance.results import Env, Result, RunReport
+from unarray.conformance.worker import _enable_x64, _parse_device, _run_worker
 from unarray.interop._paths import owned as _owned
 
 __all__ = ["Env", "Result", "RunReport", "nothing_to_run", "run", "run_case", "to_numpy"]
 
-_UP = {"float16": "float64", "float32": "float64", "complex64": "complex128"}
 # Backends that only take part in handoff (no array namespace of their own).
 HANDOFF_ONLY = frozenset({"numba"})
-
-
-@dataclass(frozen=True)
-class Env:
-    """What a case runs on."""
-
-    backend: str
-    device: Any  # ua.Device
-
-    @property
-    def platform(self) -> str:
-        return platform_of(self.device)
-
-    @property
-    def label(self) -> str:
-        return f"{self.backend}@{self.device}"
-
-
-@dataclass
-class Result:
-    """The outcome of one case on one backend and device."""
-
-    op: str
-    form: str
-    dtype: str
-    backend: str
-    device: str
-    platform: str
-    status: str  # pass | fail | error | known | unavailable
-    error: float | None = None
-    message: str = ""
-    reason: str = ""
-    seconds: float = 0.0
-
-    @property
-    def unexpected(self) -> bool:
-        return self.status in ("fail", "error")
-
-
-@dataclass
-class RunReport:
-    profile: str
-    seed: int
-    results: list[Result] = field(default_factory=list)
-    backends: list[dict[str, Any]] = field(default_factory=list)
-    seconds: float = 0.0
-    environment: dict[str, str] = field(default_factory=dict)
-    complete: bool = False
-    timings: dict[str, float] = field(default_factory=dict)  # backend@device -> wall seconds of its checks
-
-    @property
-    def failed(self) -> list[Result]:
-        return [r for r in self.results if r.unexpected]
-
-    def counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for r in self.results:
-            out[r.status] = out.get(r.status, 0) + 1
-        return out
-
-    def per_backend(self) -> dict[str, str]:
-        """backend@device -> its counts and wall time ("250 pass, 3 known in 41.2s"); handoff checks by device."""
-        counts: dict[str, dict[str, int]] = {}
-        for r in self.results:
-            label = f"handoff@{r.device}" if r.op.startswith("handoff") else f"{r.backend}@{r.device}"
-            c = counts.setdefault(label, {})
-            c[r.status] = c.get(r.status, 0) + 1
-        out = {}
-        for label, c in counts.items():
-            secs = self.timings.get(label)
-            out[label] = ", ".join(f"{n} {s}" for s, n in sorted(c.items())) + \
-                ("" if secs is None else f" in {secs:.1f}s")
-        return out
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"profile": self.profile, "seed": self.seed, "complete": self.complete,
-                "seconds": round(self.seconds, 2), "timings": {k: round(v, 2) for k, v in self.timings.items()},
-                "environment": self.environment, "backends": self.backends, "summary": self.counts(),
-                "results": [asdict(r) for r in self.results]}
-
-
-# -- conversions ----------------------------------------------------------------------------
-def to_numpy(x: Any) -> Any:
-    """A NumPy array (or a tuple of them) with the values of ``x``, from any backend and device."""
-    if isinstance(x, (tuple, list)):
-        return tuple(to_numpy(i) for i in x)
-    if isinstance(x, (np.ndarray, np.generic, bool, int, float, complex, str)):
-        return np.asarray(x)
-    root = type(x).__module__.partition(".")[0]
-    if root == "torch":
-        x = x.detach().cpu().resolve_conj().resolve_neg()
-        return (x.float() if str(x.dtype) == "torch.bfloat16" else x).numpy()
-    if root == "cupy":
-        return x.get()
-    if hasattr(x, "copy_to_host"):  # Numba CUDA device arrays
-        return x.copy_to_host()
-    if root in ("tensorflow", "tf_keras") or hasattr(x, "numpy") and root != "jax":
-        return np.asarray(x.numpy())
-    return np.asarray(x)
-
-
-def _to_backend(ua: Any, a: Any, env: Env) -> Any:
-    if isinstance(a, DT):
-        return getattr(ua, str(a))
-    if isinstance(a, np.ndarray):
-        return ua.asarray(a, backend=env.backend, device=env.device)
-    if isinstance(a, list) and a and all(isinstance(i, np.ndarray) for i in a):
-        return [_to_backend(ua, i, env) for i in a]
-    return a
-
-
-def _to_ref(a: Any, up: bool) -> Any:
-    if isinstance(a, DT):
-        return np.dtype(_UP.get(str(a), str(a)) if up else str(a))
-    return upcast(a) if up else a
-
-
-def _reference(op: str) -> Callable[..., Any]:
-    ns, _, name = op.rpartition(".")
-    mod = {"": np, "linalg": np.linalg, "fft": np.fft}[ns]
-    return cast(Callable[..., Any], getattr(mod, name))
-
-
-def _leaves(x: Any) -> list[Any]:
-    if isinstance(x, (tuple, list)):
-        return [leaf for i in x for leaf in _leaves(i)]
-    return [x]
-
-
-# -- comparison -------------------------------------------------------------------------------
-def compare(case: Case, actual: Any, expected: Any, args64: tuple[Any, ...], kw64: dict[str, Any],
-            n_terms: int) -> tuple[float, float, str]:
-    """(largest relative error, tolerance, message); the message is empty when they agree."""
-    if callable(case.compare):
-        err = float(case.compare(actual, expected, args64))
-        tol = tolerance(case.dtype, n_terms, case.precision) * case.tol_factor
-        return err, tol, "" if err <= tol else "values differ from the reference"
-    a_leaves, e_leaves = _leaves(actual), _leaves(expected)
-    if len(a_leaves) != len(e_leaves):
-        return math.inf, 0.0, f"returned {len(a_leaves)} arrays, expected {len(e_leaves)}"
-    worst, tol = 0.0, 0.0
-    for a, e in zip(a_leaves, e_leaves, strict=False):
-        a, e = np.asarray(a), np.asarray(e)
-        if a.shape != e.shape:
-            return math.inf, 0.0, f"shape {a.shape}, expected {e.shape}"
-        if case.compare == "shape":
-            continue
-        exact = case.compare == "exact" or e.dtype.kind in "biuUSO" or a.dtype.kind in "bUSO"
-        if exact:
-            same = np.array_equal(a, e, equal_nan=e.dtype.kind in "fc" and a.dtype.kind in "fc")
-            if not same:
-                return math.inf, 0.0, "values differ from the reference (exact comparison)"
-            continue
-        a64 = a.astype(np.complex128 if a.dtype.kind == "c" or e.dtype.kind == "c" else np.float64)
-        finite = np.isfinite(e)
-        if not np.array_equal(np.isfinite(a64), finite) or not np.array_equal(np.isnan(a64), np.isnan(e)):
-            return math.inf, 0.0, "NaN/inf positions differ from the reference"
-        if np.any(~finite & ~np.isnan(e)) and not np.array_equal(a64[~finite], e[~finite], equal_nan=True):
-            return math.inf, 0.0, "infinities differ from the reference"
-        if not finite.any():
-            continue
-        scale = case.scale(args64, kw64) if case.scale else float(np.max(np.abs(e[finite])))
-        diff = float(np.max(np.abs(a64[finite] - e[finite])))
-        worst = max(worst, diff / scale if scale > 0 else diff)
-        tol = tolerance(case.dtype if case.dtype in ("float32", "float64", "complex64", "complex128")
-                        else str(e.dtype), n_terms, case.precision) * case.tol_factor
-    if worst > tol:
-        return worst, tol, f"largest relative error {worst:.3g} exceeds the tolerance {tol:.3g}"
-    return worst, tol, ""
-
-
-def _dtype_of(ua: Any, x: Any) -> str:
-    from unarray._dtypes import canonical_name
-
-    d = getattr(x, "dtype", None)
-    return (canonical_name(d) or str(d)) if d is not None else type(x).__name__
-
-
-def _native_problem(ua: Any, out: Any, expected: Any, env: Env) -> str:
-    for a, e in zip(_leaves(out), _leaves(expected), strict=False):
-        if not isinstance(e, (np.ndarray, np.generic)):
-            continue
-        try:
-            ok = ua.backend_of(a) == env.backend and (env.backend == "numpy" or ua.device(a) == env.device)
-        except Exception:
-            ok = False
-        if not ok:
-            return f"returned {type(a).__module__}.{type(a).__name__}, not a {env.backend} array on {env.device}"
-    return ""
-
-
-# -- one case -----------------------------------------------------------------------------------
-def run_case(case: Case, env: Env, seed: int = 0) -> Result:
-    """Run every example of ``case`` on ``env``; the first failing example decides the result."""
-    import unarray as ua
-
-    t0 = time.perf_counter()
-    worst = 0.0
-    status, message = "pass", ""
-    for example in range(case.examples):
-        try:
-            args, kw = case.draw(case.rng(seed, example), case.dtype)
-            ref = case.ref or _reference(case.op)
-            args64 = tuple(_to_ref(a, case.ref_upcast) for a in args)
-            kw64 = {k: _to_ref(v, case.ref_upcast) for k, v in kw.items()}
-            with warnings.catch_warnings(), np.errstate(all="ignore"):
-                warnings.simplefilter("ignore")
-                expected = ref(*args64, **kw64)
-                orig = ref(*(_to_ref(a, False) for a in args), **{k: _to_ref(v, False) for k, v in kw.items()}) \
-                    if case.check_dtype else None
-            want_dtypes = None
-            if case.check_dtype:
-                want_dtypes = [_dtype_of(ua, e) for e in _leaves(orig) if isinstance(e, (np.ndarray, np.generic))]
-            n_terms = case.n_terms((args, kw)) if callable(case.n_terms) else case.n_terms
-        except Exception as e:  # a bug in the suite itself, not in the backend
-            status, message = "error", f"suite could not build example {example}: {type(e).__name__}: {e}"
-            break
-        try:
-            bargs = tuple(_to_backend(ua, a, env) for a in args)
-            bkw = {k: _to_backend(ua, v, env) for k, v in kw.items()}
-            if case.creation:
-                bkw.update(backend=env.backend, device=env.device)
-            if case.call is not None:
-                out = case.call(ua, bargs, bkw, env) if case.with_env else case.call(ua, bargs, bkw)
-            else:
-                out = _reference_ua(ua, case.op)(*bargs, **bkw)
-            problem = _native_problem(ua, out, expected, env)
-            if want_dtypes is not None and not problem:
-                got = [_dtype_of(ua, a) for a, e in zip(_leaves(out), _leaves(expected), strict=False)
-                       if isinstance(e, (np.ndarray, np.generic))]
-                if got != want_dtypes:
-                    problem = f"result dtype {', '.join(got)}, expected {', '.join(want_dtypes)}"
-            err, _tol, msg = compare(case, to_numpy(out), to_numpy(expected), args64, kw64, n_terms)
-            worst = max(worst, err)
-            if problem or msg:
-                status, message = "fail", f"example {example}: {problem or msg}"
-                break
-        except Exception as e:
-            status, message = "error", f"example {example}: {type(e).__name__}: {_short(str(e))}"
-            break
-    result = Result(case.op, case.form, case.dtype, env.backend, str(env.device), env.platform, status,
-                    None if status == "error" else worst, message, seconds=time.perf_counter() - t0)
-    return _apply_deviation(result)
-
-
-def _reference_ua(ua: Any, op: str) -> Callable[..., Any]:
-    ns, _, name = op.rpartition(".")
-    return cast(Callable[..., Any], getattr(getattr(ua, ns) if ns else ua, name))
-
-
-def _short(text: str, n: int = 300) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 3] + "..."
-
-
-def _apply_deviation(r: Result) -> Result:
-    if r.status in ("fail", "error"):
-        dev = lookup(r.op, r.backend, r.platform, r.dtype)
-        if dev is not None:
-            r.status, r.reason = "known", dev.reason
-    return r
-
-
-# -- handoff --------------------------------------------------------------------------------------
-def _handoff_form(strided: bool, owned: bool = False) -> str:
-    if owned:  # an immutable source (JAX, TF) and a target without read-only arrays (torch, CuPy, Numba)
-        return "immutable source, one counted copy"
-    return "strided view, copy only if counted" if strided else "contiguous, zero-copy"
-
-
-def handoff_case(src: str, dst: str, device: Any, dtype: str, strided: bool, seed: int = 0) -> Result:
-    """``ua.to`` from ``src`` to ``dst`` on one device: zero-copy by data pointer, or a counted copy."""
-    import unarray as ua
-    from unarray import _backends
-
-    owned = _owned(src, dst)
-    form = _handoff_form(strided, owned)
-    env = Env(src, device)
-    t0 = time.perf_counter()
-    status, message = "pass", ""
-    counted_copy = False
-    try:
-        base = arr(np.random.default_rng([seed, len(src), len(dst)]), (64, 34), dtype)
-        x = ua.asarray(base, backend=src, device=device)
-        if strided:
-            x = x[:, ::2]
-            base = base[:, ::2]
-        ua.stats(reset=True)
-        y = ua.to(x, dst)
-        st = ua.stats()
-        if ua.backend_of(y) != dst or ua.device(y) != device:
-            status, message = "fail", f"returned {type(y).__name__} on {ua.device(y)}, not {dst} on {device}"
-        elif not np.array_equal(to_numpy(y), base):
-            status, message = "fail", "values changed in the handoff"
-        else:
-            same = _backends.get(src).data_ptr(x) == _backends.get(dst).data_ptr(y)
-            if owned:
-                if same or st.get("copies", 0) != 1:
-                    status, message = "fail", (f"a writable alias of an immutable {src} array" if same else
-                                               f"{st.get('copies', 0)} copies counted where one is due")
-            elif not same and not st.get("copies", 0):
-                status, message = "fail", "copied (data pointers differ) but ua.stats() counted no copy"
-            elif not same and not strided:
-                status, message = "fail", f"copied (data pointers differ; {st.get('copies', 0)} copies counted)"
-                counted_copy = True
-    except Exception as e:
-        status, message = "error", f"{type(e).__name__}: {_short(str(e))}"
-    r = Result(f"handoff->{dst}", form, dtype, src, str(device), env.platform, status, None, message,
-               seconds=time.perf_counter() - t0)
-    # Note: a listed handoff deviation excuses a counted copy only; a silent copy or an error is a bug.
-    return _apply_deviation(r) if counted_copy else r
-
-
-# -- the whole run ------------------------------------------------------------------------------------
-def _enable_x64() -> None:
-    # Note: float64 cases need JAX's x64 mode; float32 cases are unaffected (inputs carry their dtype).
-    try:
-        import jax
-
-        jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]
-    except Exception:
-        pass
 
 
 def _environment() -> dict[str, str]:
@@ -566,102 +242,10 @@ def nothing_to_run(profile: str, backends: Sequence[str] | None = None, devices:
     return ""
 
 
-def select_cases(profile: str, ops: Sequence[str] | None = None) -> list[Case]:
-    return [c for c in all_cases(profile) if not ops or any(fnmatch.fnmatchcase(c.op, p) for p in ops)]
-
-
 def handoff_checks(envs: list[Env]) -> list[tuple[str, str, Any, str, bool]]:
     """(source, target, device, dtype, strided) for every ordered pair of backends on one device."""
     return [(s, d, dev, dtype, strided) for s, d, dev in _handoff_pairs(envs)
             for dtype in ("float32", "int32", "bool") for strided in (False, True)]
-
-
-def _parse_device(name: str) -> Any:
-    from unarray._devices import parse_device
-
-    return parse_device(name)
-
-
-# -- worker processes -------------------------------------------------------------------------------
-def _run_worker(spec: dict[str, Any], labels: list[tuple[str, str, str]], env: Env,
-                record: Callable[[Result], None]) -> list[Result]:
-    """Run ``spec`` in a child process, resuming after a case that kills it."""
-    import json
-    import os
-    import subprocess
-
-    out: list[Result] = []
-    # Note: several workers may share one GPU; JAX must not grab most of its memory up front.
-    # TensorFlow's C++ log lines (start-up notices, warnings) are silenced: a crash's tail stays readable.
-    child_env = {**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "TF_CPP_MIN_LOG_LEVEL": "3"}
-    start = barren = 0
-    while start < len(labels):
-        cmd = [sys.executable, "-m", "unarray.conformance.runner", json.dumps({**spec, "start": start})]
-        # Note: stderr goes to a file, not a pipe: a chatty framework would fill a pipe and stall the worker.
-        with tempfile.TemporaryFile("w+") as errfile:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errfile, text=True, env=child_env)
-            current, started = start, False
-            assert proc.stdout is not None
-            for line in proc.stdout:
-                if line.startswith("START "):
-                    current, started = int(line.split()[1]), True
-                elif line.startswith("RESULT "):
-                    out.append(Result(**json.loads(line[7:])))
-                    record(out[-1])
-                    current += 1
-            rc = proc.wait()
-            errfile.seek(0)
-            err = errfile.read()[-20000:]
-        if current >= len(labels):
-            return out
-        op, form, dtype = labels[current]
-        lines = err.strip().splitlines()
-        key = [ln for ln in lines if any(w in ln for w in ("Check failed", "Error", "Fatal", "Segmentation",
-                                                            "Aborted", "terminate"))]
-        tail = _short(" | ".join((key or lines)[-3:]), 400)
-        backend = env.backend if spec["mode"] == "cases" else spec["checks"][current][0]
-        r = Result(op, form, dtype, backend, str(env.device), env.platform, "error", None,
-                   f"the process died (exit status {rc}) running this case: {tail}")
-        out.append(r)
-        record(r)
-        start = current + 1
-        # Note: a worker that dies twice before finishing any case would die for every case; stop there.
-        barren = 0 if started else barren + 1
-        if barren >= 2:
-            for op, form, dtype in labels[start:]:
-                rest = Result(op, form, dtype, backend, str(env.device), env.platform, "error", None,
-                              f"not run: the worker process dies before its first case ({tail})")
-                out.append(rest)
-                record(rest)
-            break
-    return out
-
-
-def _worker(spec: dict[str, Any]) -> None:
-    import json
-
-    start = int(spec.get("start", 0))
-    if spec["mode"] == "cases":
-        if spec["backend"] == "jax":
-            _enable_x64()
-        env = Env(spec["backend"], _parse_device(spec["device"]))
-        shard, n = spec.get("shard", (0, 1))
-        chosen = select_cases(spec["profile"], spec["ops"] or None)[shard::n]
-        items: list[Callable[[], Result]] = [partial(run_case, c, env, spec["seed"]) for c in chosen]
-    else:
-        if any("jax" in (c[0], c[1]) for c in spec["checks"]):
-            _enable_x64()
-        items = [partial(handoff_case, c[0], c[1], _parse_device(c[2]), c[3], c[4], spec["seed"])
-                 for c in spec["checks"]]
-    # Note: the protocol gets its own copy of stdout; anything a framework prints goes to stderr.
-    import os
-
-    proto = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    for i in range(start, len(items)):
-        print(f"START {i}", file=proto, flush=True)
-        print("RESULT " + json.dumps(asdict(items[i]()), default=str), file=proto, flush=True)
 
 
 def _handoff_pairs(envs: list[Env]) -> list[tuple[str, str, Any]]:
@@ -671,9 +255,3 @@ def _handoff_pairs(envs: list[Env]) -> list[tuple[str, str, Any]]:
     # Note: dask takes no part: its handoffs wrap (lazily) or compute (counted), checked in tests/test_dask.py.
     return [(s, d, dev) for dev, names in by_device.items() for s in names for d in names
             if s != d and "dask" not in (s, d)]
-
-
-if __name__ == "__main__":
-    import json
-
-    _worker(json.loads(sys.argv[1]))

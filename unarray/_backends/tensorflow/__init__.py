@@ -1,25 +1,24 @@
 # TensorFlow backend: tf.Tensor and tf.Variable, eagerly and inside tf.function.
-# TensorFlow has no array-API namespace, so ``xp`` is unarray's own
-# (_tensorflow_xp, _tensorflow_ops, _tensorflow_linalg) over tf ops. Float32
-# matmul on Ampere+ GPUs runs TF32 by default in TensorFlow; under the
+# The rule of this package: one backend's deviations (this module: devices, dtypes, the TF32
+# switch, the hot ops) and the array-API namespace unarray writes for TensorFlow, which has none
+# of its own (xp.py assembles it from the other modules, one per category of the standard).
+# Every module here imports tensorflow at its top: the registry (unarray/_backends/__init__.py)
+# imports the package only once a TF tensor has been seen or the backend "tensorflow" is named.
+# Float32 matmul on Ampere+ GPUs runs TF32 by default in TensorFlow; under the
 # "highest" policy the global switch is turned off for the call and restored.
-# Imported only once TensorFlow is in use.
 from __future__ import annotations
 
 import contextlib
 import re
-import types
 from collections.abc import Iterator
 from typing import Any
 
 import tensorflow as tf
 
 from unarray import _precision
-from unarray._backends import _tensorflow_fast as fast
-from unarray._backends import _tensorflow_linalg as linalg_module
-from unarray._backends import _tensorflow_ops as ops
-from unarray._backends import _tensorflow_xp as xp_module
 from unarray._backends._base import Backend
+from unarray._backends.tensorflow import creation, dtypes, fast, linalg, linear_algebra, manipulation, statistical
+from unarray._backends.tensorflow.xp import XP
 from unarray._devices import Device, parse_device
 from unarray._dtypes import canonical_name
 from unarray._errors import DTypeError, TracerHandoffError, UnsupportedError
@@ -108,30 +107,6 @@ def _on_gpu(x: Any) -> bool:
     return "GPU" in dev.upper() or (dev == "" and not tf.executing_eagerly())
 
 
-def _namespace() -> types.ModuleType:
-    # One module-like namespace from the three implementation modules (split only to keep each small).
-    ns = types.ModuleType("unarray._backends.tensorflow.xp", "The array-API namespace over TensorFlow.")
-    skip = {"annotations", "namedtuple", "Any", "SimpleNamespace"}
-    for mod in (xp_module, ops):
-        for k, v in vars(mod).items():
-            if not k.startswith("_") and k not in skip and not isinstance(v, types.ModuleType):
-                setattr(ns, k, v)
-    setattr(ns, "linalg", linalg_module.linalg)  # noqa: B010 - a ModuleType built at run time
-    setattr(ns, "fft", linalg_module.fft_ns)  # noqa: B010
-    # Note: TensorFlow has no inspection API of its own; this namespace's is unarray's, for TF.
-    setattr(ns, "__array_namespace_info__", _info)  # noqa: B010
-    return ns
-
-
-def _info() -> Any:
-    from unarray.introspection import Info
-
-    return Info(BACKEND)
-
-
-XP = _namespace()
-
-
 def _skip_autograph() -> None:
     # Note: autograph would rewrite unarray's own Python (``a or b`` into tf.cond machinery) inside
     # tf.function; unarray runs only TF ops, so it is left unconverted like numpy and tensorflow itself.
@@ -157,7 +132,7 @@ class _Missing(UnsupportedError, AttributeError):
 HOLES: dict[str, str] = {}
 DTYPE_HOLES: dict[str, str] = {
     f"linalg_{op}": "float16/bfloat16: TensorFlow has no half-precision kernels; cast to float32"
-    for op in linalg_module.HALF_HOLES
+    for op in linalg.HALF_HOLES
 }
 
 
@@ -204,14 +179,14 @@ class TensorflowBackend(Backend):
         name = canonical_name(d)
         if name is None:
             raise DTypeError(f"{d!r} is not a dtype", backend=self.name)
-        return xp_module.DT[name]
+        return dtypes.DT[name]
 
     def dtype_name(self, x: Any) -> str:
         return str(x.dtype.name)
 
     def default_dtypes(self, device: Any = None) -> dict[str, Any]:
-        return {"real floating": xp_module.DEFAULT_FLOAT, "complex floating": tf.complex64,
-                "integral": xp_module.DEFAULT_INT, "indexing": tf.int64}
+        return {"real floating": dtypes.DEFAULT_FLOAT, "complex floating": tf.complex64,
+                "integral": dtypes.DEFAULT_INT, "indexing": tf.int64}
 
     # Note: a tf.Tensor takes no boolean mask in __getitem__ (tf.boolean_mask does); unique and nonzero
     # have data-dependent shapes, eagerly and in tf.function; TF's TensorShape stops at 254 dimensions.
@@ -223,13 +198,13 @@ class TensorflowBackend(Backend):
         return isinstance(x, tf.Tensor) and not hasattr(x, "numpy") and not tf.executing_eagerly()
 
     def from_dlpack(self, x: Any, *, device: Any = None, copy: bool | None = None) -> Any:
-        out = xp_module.from_dlpack(x, copy=copy)
+        out = creation.from_dlpack(x, copy=copy)
         if device is not None:
-            out = ops.to_device(out, self.native_device(device))
+            out = manipulation.to_device(out, self.native_device(device))
         return out
 
     def asarray(self, obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Any:
-        return xp_module.asarray(obj, dtype=dtype, device=device, copy=copy)
+        return creation.asarray(obj, dtype=dtype, device=device, copy=copy)
 
     def to_numpy(self, x: Any) -> Any:
         if self.is_tracer(x):
@@ -237,7 +212,7 @@ class TensorflowBackend(Backend):
         return x.numpy()
 
     def to_device(self, x: Any, device: Any) -> Any:
-        return ops.to_device(x, device)
+        return manipulation.to_device(x, device)
 
     def data_ptr(self, x: Any) -> int:
         # Best effort: TF exposes no pointer; a CPU tensor's buffer is visible through DLPack to NumPy.
@@ -245,12 +220,12 @@ class TensorflowBackend(Backend):
 
         if self.device_of(x).kind != "cpu":
             raise NotImplementedError("TensorFlow exposes no device pointer; compare on the CPU")
-        return int(np.from_dlpack(xp_module.t(x)).__array_interface__["data"][0])
+        return int(np.from_dlpack(dtypes.t(x)).__array_interface__["data"][0])
 
     def kernel_name(self, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         if op in ("scaled_dot_product_attention", "ascontiguousarray"):
             return super().kernel_name(op, args, kwargs)
-        return f"unarray._backends._tensorflow_xp.{op} (tf ops)"
+        return f"{XP.__name__}.{op} (tf ops)"
 
     def precision_used(self, policy: str, x: Any) -> str:
         if not _on_gpu(x):
@@ -271,71 +246,71 @@ class TensorflowBackend(Backend):
         if d in _FAST_FLOATS and d == x2.dtype and x1.shape.rank >= 2 and x2.shape.rank >= 2 and not _has_gpu():
             return tf.linalg.matmul(x1, x2)
         with tf32_scope(_precision.current(), _on_gpu(x1)):
-            return ops.matmul(x1, x2)
+            return linear_algebra.matmul(x1, x2)
 
     def tensordot(self, x1: Any, x2: Any, axes: Any = 2) -> Any:
         with tf32_scope(_precision.current(), _on_gpu(x1)):
-            return ops.tensordot(x1, x2, axes=axes)
+            return linear_algebra.tensordot(x1, x2, axes=axes)
 
     def matrix_transpose(self, x: Any) -> Any:
-        return ops.matrix_transpose(x)
+        return linear_algebra.matrix_transpose(x)
 
     def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
-        return ops.permute_dims(x, axes)
+        return manipulation.permute_dims(x, axes)
 
     def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
         if dtype is None and (axis is None or type(axis) is int) and x.dtype in _FAST_FLOATS:
             # Note: TF's op wrappers parse keywords slowly: the full reduction is called bare.
             return tf.reduce_sum(x) if axis is None and not keepdims else tf.reduce_sum(x, axis, keepdims)
-        return ops.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
+        return statistical.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
 
     def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
         r = fast.prod(x, axis, keepdims) if dtype is None else None
-        return r if r is not None else ops.prod(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
+        return r if r is not None else statistical.prod(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
 
     def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
         r = fast.mean(x, axis, keepdims)
-        return r if r is not None else ops.mean(x, axis=axis, keepdims=keepdims)
+        return r if r is not None else statistical.mean(x, axis=axis, keepdims=keepdims)
 
     def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
         r = fast.var(x, axis, correction, keepdims)
-        return r if r is not None else ops.var(x, axis=axis, correction=correction, keepdims=keepdims)
+        return r if r is not None else statistical.var(x, axis=axis, correction=correction, keepdims=keepdims)
 
     def std(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
         r = fast.std(x, axis, correction, keepdims)
-        return r if r is not None else ops.std(x, axis=axis, correction=correction, keepdims=keepdims)
+        return r if r is not None else statistical.std(x, axis=axis, correction=correction, keepdims=keepdims)
 
     def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
         # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
         r = None if _has_gpu() else fast.min(x, axis, keepdims)
-        return r if r is not None else ops.min(x, axis=axis, keepdims=keepdims)
+        return r if r is not None else statistical.min(x, axis=axis, keepdims=keepdims)
 
     def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
         # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
         r = None if _has_gpu() else fast.max(x, axis, keepdims)
-        return r if r is not None else ops.max(x, axis=axis, keepdims=keepdims)
+        return r if r is not None else statistical.max(x, axis=axis, keepdims=keepdims)
 
     def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
         # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
         r = None if _has_gpu() else fast.argmin(x, axis, keepdims)
-        return r if r is not None else ops.argmin(x, axis=axis, keepdims=keepdims)
+        return r if r is not None else statistical.argmin(x, axis=axis, keepdims=keepdims)
 
     def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
         # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
         r = None if _has_gpu() else fast.argmax(x, axis, keepdims)
-        return r if r is not None else ops.argmax(x, axis=axis, keepdims=keepdims)
+        return r if r is not None else statistical.argmax(x, axis=axis, keepdims=keepdims)
 
     def any(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        return ops.any(x, axis=axis, keepdims=keepdims)
+        return statistical.any(x, axis=axis, keepdims=keepdims)
 
     def all(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        return ops.all(x, axis=axis, keepdims=keepdims)
+        return statistical.all(x, axis=axis, keepdims=keepdims)
 
     def cumulative_sum(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
-        return ops.cumulative_sum(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
+        return statistical.cumulative_sum(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
 
     def cumulative_prod(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
-        return ops.cumulative_prod(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
+        return statistical.cumulative_prod(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
 
 
 BACKEND = TensorflowBackend()

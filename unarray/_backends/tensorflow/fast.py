@@ -2,7 +2,7 @@
 # Why: on small tensors a TF call is mostly Python. The public wrappers (tf.reduce_max, tf.argmax)
 # go through dispatch decorators, keyword parsing and axis conversion before the op runs; the
 # generated op functions (gen_math_ops) go straight to TFE_Py_FastPathExecute. The general path
-# (_tensorflow_ops) also spends extra ops on the standard's corrections (NaN propagation, first
+# (statistical.py) also spends extra ops on the standard's corrections (NaN propagation, first
 # occurrence, empty reductions); here they are paid only when the input needs them.
 #
 # Each function returns None when its preconditions do not hold (not an eager tensor, a dtype or

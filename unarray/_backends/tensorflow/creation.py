@@ -1,0 +1,217 @@
+# The array-API namespace over TensorFlow: the creation functions (Python ints are
+# int64 and floats float32 here, as the standard's defaults, where tf.constant says int32).
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any
+
+import numpy as np
+import tensorflow as tf
+
+from unarray._backends.tensorflow.dtypes import (
+    _COMPLEX,
+    _FLOATS,
+    _SCALARS,
+    DEFAULT_FLOAT,
+    DEFAULT_INT,
+    _cast,
+    bfloat16,
+    bool,
+    complex64,
+    complex128,
+    const,
+    float64,
+    int64,
+    result_type,
+    t,
+)
+from unarray._errors import ArgumentError
+
+
+class _Place:
+    def __init__(self, device: Any):
+        self.ctx = tf.device(device) if device is not None else None
+
+    def __enter__(self) -> None:
+        if self.ctx is not None:
+            self.ctx.__enter__()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.ctx is not None:
+            self.ctx.__exit__(*exc)
+
+
+def _shape(shape: Any) -> list[int]:
+    return [shape] if isinstance(shape, int) else list(shape)
+
+
+def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: builtins.bool | None = None) -> Any:
+    if isinstance(obj, (tf.Tensor, tf.Variable)):
+        x = t(obj)
+        if dtype is not None and x.dtype != dtype:
+            if copy is False:
+                raise ValueError("asarray: changing the dtype needs a copy, but copy=False")
+            x = tf.cast(x, dtype)
+        elif copy:
+            x = tf.raw_ops.DeepCopy(x=x)
+        if device is not None:
+            with tf.device(device):
+                x = tf.identity(x)
+        return x
+    if copy is False:
+        raise ValueError("TensorFlow cannot alias memory it does not own (copy=False); pass copy=None")
+    if dtype is None:
+        dtype = _infer_dtype(obj)
+    with _Place(device):
+        if isinstance(obj, np.ndarray) and dtype is not None and dtype != bfloat16:
+            obj = obj.astype(dtype.as_numpy_dtype, copy=False)
+        elif isinstance(obj, (list, tuple)) and dtype is not None:
+            # Note: tf.constant refuses sequences of mixed Python types ([1, 2j, 3]); NumPy converts them.
+            obj = np.asarray(obj, dtype=dtype.as_numpy_dtype)
+        return const(obj, dtype)
+
+
+def _infer_dtype(obj: Any) -> Any:
+    # Note: tf.constant makes Python ints int32 and floats float32; the standard's defaults here are int64/float32.
+    if isinstance(obj, np.ndarray | np.generic):
+        return None
+    flat = obj
+    while isinstance(flat, (list, tuple)) and flat:
+        flat = flat[0]
+    if isinstance(obj, (list, tuple)):
+        items = np.asarray(obj, dtype=object).ravel().tolist() if obj else []
+    else:
+        items = [obj]
+    if items and builtins.all(isinstance(v, builtins.bool) for v in items):
+        return bool
+    if builtins.any(isinstance(v, complex) for v in items):
+        return complex64
+    if builtins.any(isinstance(v, float) for v in items):
+        return DEFAULT_FLOAT
+    if builtins.any(isinstance(v, int) for v in items):
+        return DEFAULT_INT
+    if not items:
+        return DEFAULT_FLOAT
+    return None
+
+
+def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
+    with _Place(device):
+        return tf.zeros(_shape(shape), dtype or DEFAULT_FLOAT)
+
+
+def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
+    with _Place(device):
+        return tf.ones(_shape(shape), dtype or DEFAULT_FLOAT)
+
+
+def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
+    return zeros(shape, dtype=dtype, device=device)
+
+
+def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Any:
+    if dtype is None:
+        dtype = _infer_dtype(fill_value) if isinstance(fill_value, _SCALARS) else t(fill_value).dtype
+    with _Place(device):
+        return tf.fill(_shape(shape), const(fill_value, dtype))
+
+
+def _like(x: Any, dtype: Any, device: Any) -> tuple[Any, Any, Any]:
+    x = t(x)
+    return x, dtype or x.dtype, device if device is not None else (x.device or None)
+
+
+def zeros_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
+    x, d, dev = _like(x, dtype, device)
+    with _Place(dev):
+        return tf.zeros(tf.shape(x), d)
+
+
+def ones_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
+    x, d, dev = _like(x, dtype, device)
+    with _Place(dev):
+        return tf.ones(tf.shape(x), d)
+
+
+def empty_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
+    return zeros_like(x, dtype=dtype, device=device)
+
+
+def full_like(x: Any, /, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Any:
+    x, d, dev = _like(x, dtype, device)
+    with _Place(dev):
+        return tf.fill(tf.shape(x), const(fill_value, d))
+
+
+def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None) -> Any:
+    if stop is None:
+        start, stop = 0, start
+    if dtype is None:
+        dtype = DEFAULT_FLOAT if builtins.any(isinstance(v, float) for v in (start, stop, step)) else DEFAULT_INT
+    n = builtins.max(0, math.ceil((stop - start) / step))
+    with _Place(device):
+        # Note: start + i*step (as NumPy), not TF's repeated addition, and the standard's ceil length.
+        return tf.cast(start + tf.range(n, dtype=float64 if dtype in _FLOATS else int64) * step, dtype)
+
+
+def _exact(v: Any, dtype: Any) -> Any:
+    return tf.cast(v, dtype) if isinstance(v, (tf.Tensor, tf.Variable)) else const(v, dtype)
+
+
+def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: Any = None,
+             endpoint: builtins.bool = True) -> Any:
+    dtype = dtype or (complex64 if builtins.any(isinstance(v, complex) for v in (start, stop)) else DEFAULT_FLOAT)
+    with _Place(device):
+        if num == 0:
+            return tf.zeros([0], dtype)
+        div = (num - 1) if endpoint else num
+        i = tf.range(num, dtype=float64)
+        wide = complex128 if dtype in _COMPLEX else float64
+        step = (stop - start) / div if div > 0 else 0
+        # Note: tf.cast of a Python float goes through float32; _exact keeps float64 values exact.
+        out = _exact(start, wide) + tf.cast(i, wide) * _exact(step, wide)
+        if endpoint and num > 1:
+            out = tf.concat([out[:-1], tf.reshape(_exact(stop, wide), [1])], 0)
+        return tf.cast(out, dtype)
+
+
+def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None, device: Any = None) -> Any:
+    n_cols = n_rows if n_cols is None else n_cols
+    with _Place(device):
+        r = tf.range(n_rows)[:, None]
+        c = tf.range(n_cols)[None, :]
+        return tf.cast(tf.equal(c - r, k), dtype or DEFAULT_FLOAT)
+
+
+def _tri(x: Any, k: int, lower: builtins.bool) -> Any:
+    x = t(x)
+    m, n = tf.shape(x)[-2], tf.shape(x)[-1]
+    d = tf.range(n)[None, :] - tf.range(m)[:, None]
+    keep = d <= k if lower else d >= k
+    return tf.where(keep, x, tf.zeros_like(x))
+
+
+def tril(x: Any, /, *, k: int = 0) -> Any:
+    return _tri(x, k, True)
+
+
+def triu(x: Any, /, *, k: int = 0) -> Any:
+    return _tri(x, k, False)
+
+
+def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Any]:
+    if indexing not in ("xy", "ij"):
+        raise ArgumentError(f"indexing must be 'xy' or 'ij', got {indexing!r}")
+    xs = [t(a) for a in arrays]
+    if len({a.dtype for a in xs}) > 1:
+        d = result_type(*xs)
+        xs = [_cast(a, d) for a in xs]
+    return list(tf.meshgrid(*xs, indexing=indexing))
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = None) -> Any:
+    cap = x.__dlpack__() if hasattr(x, "__dlpack__") else x
+    out = tf.experimental.dlpack.from_dlpack(cap)
+    return tf.raw_ops.DeepCopy(x=out) if copy else out
+

@@ -1,0 +1,195 @@
+# The array-API namespace over TensorFlow, written here because TensorFlow has
+# none (tf.experimental.numpy follows NumPy's value-based, float64-happy
+# promotion). Functions take tf.Tensor or tf.Variable and return tf.Tensor.
+# Every correction of TensorFlow's own behaviour carries a one-line reason.
+# This module: the dtypes, conversion and promotion, and the data type functions.
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any, cast
+
+import numpy as np
+import tensorflow as tf
+
+from unarray._dtypes import DTYPE_NAMES, promote_names
+from unarray._errors import DTypeError
+
+__array_api_version__ = "2025.12"
+
+_SCALARS = (bool, int, float, complex)
+DT = {n: tf.as_dtype(n) for n in DTYPE_NAMES}
+bool = DT["bool"]  # noqa: A001 - the standard's names
+int8, int16, int32, int64 = DT["int8"], DT["int16"], DT["int32"], DT["int64"]
+uint8, uint16, uint32, uint64 = DT["uint8"], DT["uint16"], DT["uint32"], DT["uint64"]
+float16, bfloat16, float32, float64 = DT["float16"], DT["bfloat16"], DT["float32"], DT["float64"]
+complex64, complex128 = DT["complex64"], DT["complex128"]
+e, inf, nan, pi, newaxis = math.e, math.inf, math.nan, math.pi, None
+
+DEFAULT_FLOAT = float32
+DEFAULT_INT = int64
+_UNSIGNED = frozenset({uint8, uint16, uint32, uint64})
+_SMALL_INTS = frozenset({int8, int16, uint8, uint16, uint32})
+_FLOATS = frozenset({float16, bfloat16, float32, float64})
+_COMPLEX = frozenset({complex64, complex128})
+_COMPLEX_OF = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}
+_REAL_OF = {complex64: float32, complex128: float64}
+_SIGNED_OF = {uint8: int8, uint16: int16, uint32: int32, uint64: int64, float16: int16, bfloat16: int16,
+              float32: int32, float64: int64}
+bool_ = tf.bool
+
+
+# -- conversion and promotion -------------------------------------------------------------
+def t(x: Any) -> Any:
+    return x if isinstance(x, tf.Tensor) else tf.convert_to_tensor(x)
+
+
+def const(v: Any, dtype: Any = None) -> Any:
+    # Note: TF caches scalar constants by value, and -0.0 == 0.0: once tf.constant(-0.0) exists, tf.constant(0.0)
+    # returns it (and the reverse). A zero goes through NumPy, which the cache does not see.
+    if type(v) in (float, complex) and v == 0:
+        return tf.constant(np.asarray(v, (dtype or (float32 if type(v) is float else complex64)).as_numpy_dtype))
+    return tf.constant(v, dtype)
+
+
+def is_float(d: Any) -> builtins.bool:
+    return d in _FLOATS
+
+
+def is_int(d: Any) -> builtins.bool:
+    return cast(builtins.bool, d.is_integer)
+
+
+def _cast(x: Any, d: Any) -> Any:
+    return x if x.dtype == d else tf.cast(x, d)
+
+
+def _scalar_dtype(v: Any, d: Any) -> Any:
+    # Note: a Python scalar takes the array's dtype; it widens only the kind (bool -> int -> float -> complex).
+    if isinstance(v, builtins.bool) or d in _COMPLEX:
+        return d
+    if isinstance(v, int):
+        return DEFAULT_INT if d == bool else d
+    if isinstance(v, float):
+        return d if d in _FLOATS else DEFAULT_FLOAT
+    return d if d in _COMPLEX else _COMPLEX_OF.get(d, complex64)
+
+
+def promote(x1: Any, x2: Any) -> tuple[Any, Any]:
+    if isinstance(x1, _SCALARS):
+        x2 = t(x2)
+        d = _scalar_dtype(x1, x2.dtype)
+        return const(x1, d), _cast(x2, d)
+    x1 = t(x1)
+    if isinstance(x2, _SCALARS):
+        d = _scalar_dtype(x2, x1.dtype)
+        return _cast(x1, d), const(x2, d)
+    x2 = t(x2)
+    if x1.dtype == x2.dtype:
+        return x1, x2
+    d = result_type(x1.dtype, x2.dtype)
+    return _cast(x1, d), _cast(x2, d)
+
+
+def result_type(*args: Any) -> Any:
+    out: str | None = None
+    scalars = []
+    for a in args:
+        if isinstance(a, _SCALARS):
+            scalars.append(a)
+            continue
+        name = (a.dtype if hasattr(a, "dtype") else tf.as_dtype(a)).name
+        if out is None:
+            out = name
+        else:
+            nxt = promote_names(out, name) or _cross_kind(out, name)
+            if nxt is None:
+                raise DTypeError(f"the standard defines no promotion of {out} with {name}; cast one explicitly")
+            out = nxt
+    if out is None:
+        raise DTypeError("result_type needs at least one array or dtype")
+    d = DT[out]
+    for s in scalars:
+        d = _scalar_dtype(s, d)
+    return d
+
+
+_RANK = {"bool": 0, "int": 1, "uint": 1, "float": 2, "bfloat": 2, "complex": 3}
+
+
+def _cross_kind(a: str, b: str) -> str | None:
+    # Note: mixed kinds are left undefined by the standard; like torch and JAX, the higher kind's dtype wins.
+    ka, kb = _RANK[a.rstrip("0123456789")], _RANK[b.rstrip("0123456789")]
+    if ka == kb:
+        return None
+    return a if ka > kb else b
+
+
+def _widened(fn: Any, *xs: Any) -> Any:
+    # TensorFlow has no kernel for this dtype: compute in int64 (same bits mod 2**64) and cast back.
+    d = xs[0].dtype
+    w = [tf.bitcast(x, int64) if d == uint64 else tf.cast(x, int64) for x in xs]
+    r = fn(*w)
+    if r.dtype != int64:
+        return r
+    return tf.bitcast(r, uint64) if d == uint64 else tf.cast(r, d)
+
+
+def _arith(fn: Any, *xs: Any, bad: frozenset[Any] = frozenset()) -> Any:
+    d = xs[0].dtype
+    if d in bad or d == bool:
+        return _widened(fn, *[_cast(x, int8) if d == bool else x for x in xs])
+    return fn(*xs)
+
+
+# -- data types ---------------------------------------------------------------------------
+def astype(x: Any, dtype: Any, /, *, copy: builtins.bool = True, device: Any = None) -> Any:
+    x = t(x)
+    if device is not None:
+        with tf.device(device):
+            return tf.identity(tf.cast(x, dtype))
+    if x.dtype == dtype:
+        return tf.identity(x) if copy else x
+    if x.dtype in _COMPLEX and dtype not in _COMPLEX:
+        raise DTypeError("the standard leaves complex -> real casts undefined; take ua.real or ua.abs first")
+    return tf.cast(x, dtype)
+
+
+def isdtype(dtype: Any, kind: Any) -> builtins.bool:
+    from unarray._dtypes import isdtype as _isdtype
+
+    return _isdtype(dtype, kind)
+
+
+def can_cast(from_: Any, to: Any, /) -> builtins.bool:
+    d = from_.dtype if hasattr(from_, "dtype") else tf.as_dtype(from_)
+    return cast(builtins.bool, promote_names(d.name, tf.as_dtype(to).name) == tf.as_dtype(to).name)
+
+
+class _Info:
+    def __init__(self, dtype: Any, info: Any, floating: builtins.bool):
+        self.dtype = dtype
+        self.bits = int(info.bits)
+        self.max = float(info.max) if floating else int(info.max)
+        self.min = float(info.min) if floating else int(info.min)
+        if floating:
+            self.eps = float(info.eps)
+            self.smallest_normal = float(info.smallest_normal)
+
+    def __repr__(self) -> str:
+        return f"{'finfo' if hasattr(self, 'eps') else 'iinfo'}({self.dtype.name})"
+
+
+def finfo(type: Any, /) -> Any:  # noqa: A002
+    d = type.dtype if hasattr(type, "dtype") else tf.as_dtype(type)
+    d = _REAL_OF.get(d, d)
+    if d not in _FLOATS:
+        raise DTypeError(f"finfo needs a floating dtype, got {d.name}")
+    return _Info(d, tf.experimental.numpy.finfo(d.as_numpy_dtype), True)
+
+
+def iinfo(type: Any, /) -> Any:  # noqa: A002
+    d = type.dtype if hasattr(type, "dtype") else tf.as_dtype(type)
+    if not d.is_integer:
+        raise DTypeError(f"iinfo needs an integer dtype, got {d.name}")
+    return _Info(d, np.iinfo(d.as_numpy_dtype), False)

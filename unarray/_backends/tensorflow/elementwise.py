@@ -1,0 +1,350 @@
+# The array-API namespace over TensorFlow: the element-wise functions, with the
+# standard's semantics where TensorFlow's differ (each with its reason).
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import tensorflow as tf
+
+from unarray._backends import _special
+from unarray._backends.tensorflow.dtypes import (
+    _COMPLEX,
+    _FLOATS,
+    _SCALARS,
+    _SIGNED_OF,
+    _UNSIGNED,
+    DEFAULT_FLOAT,
+    _arith,
+    _cast,
+    bfloat16,
+    bool,
+    float16,
+    float64,
+    int8,
+    int16,
+    int32,
+    int64,
+    is_float,
+    promote,
+    t,
+    uint32,
+    uint64,
+)
+from unarray._errors import DTypeError
+
+
+def _unary_float(fn: Any) -> Any:
+    def op(x: Any, /) -> Any:
+        x = t(x)
+        if not (x.dtype in _FLOATS or x.dtype in _COMPLEX):
+            # Note: TensorFlow has no float kernels for integers; the standard's result is floating.
+            x = tf.cast(x, float64 if x.dtype in (int32, int64, uint32, uint64) else DEFAULT_FLOAT)
+        return fn(x)
+
+    op.__name__ = getattr(fn, "__name__", "op")
+    return op
+
+
+acos, acosh, asin = _unary_float(tf.math.acos), _unary_float(tf.math.acosh), _unary_float(tf.math.asin)
+asinh, atan, atanh = _unary_float(tf.math.asinh), _unary_float(tf.math.atan), _unary_float(tf.math.atanh)
+cos, cosh, exp = _unary_float(tf.math.cos), _unary_float(tf.math.cosh), _unary_float(tf.math.exp)
+log = _unary_float(tf.math.log)
+sin, sinh = _unary_float(tf.math.sin), _unary_float(tf.math.sinh)
+_expm1, _log1p, _sqrt = _unary_float(tf.math.expm1), _unary_float(tf.math.log1p), _unary_float(tf.math.sqrt)
+
+
+def _xp() -> Any:
+    # The assembled namespace (xp.py imports this module), reached through the backend registry.
+    from unarray import _backends
+
+    return _backends.get("tensorflow").xp
+
+
+# Note: TF's complex expm1, log1p and sqrt miss the standard's infinities, signed zeros and the branch cut's
+# sign (expm1(inf + 0j), log1p(-1 + 0j), sqrt(inf - 1j)): corrected through _special.
+def expm1(x: Any, /) -> Any:
+    x = t(x)
+    return _special.complex_expm1(_xp(), x, tf.complex) if x.dtype in _COMPLEX else _expm1(x)
+
+
+def log1p(x: Any, /) -> Any:
+    x = t(x)
+    return _special.complex_log1p(_xp(), x, tf.complex) if x.dtype in _COMPLEX else _log1p(x)
+
+
+def sqrt(x: Any, /) -> Any:
+    x = t(x)
+    r = _sqrt(x)
+    return _special.complex_sqrt(_xp(), r, x, tf.complex) if x.dtype in _COMPLEX else r
+tan, tanh = _unary_float(tf.math.tan), _unary_float(tf.math.tanh)
+log2 = _unary_float(lambda x: tf.math.log(x) / tf.math.log(tf.constant(2, x.dtype)))
+log10 = _unary_float(lambda x: tf.math.log(x) / tf.math.log(tf.constant(10, x.dtype)))
+
+
+def abs(x: Any, /) -> Any:  # noqa: A001
+    x = t(x)
+    if x.dtype in _UNSIGNED or x.dtype == bool:
+        return tf.identity(x)
+    return tf.math.abs(x)
+
+
+def negative(x: Any, /) -> Any:
+    x = t(x)
+    if x.dtype in _UNSIGNED:
+        # Note: no unsigned negation kernel; two's complement wraps the same way.
+        return tf.bitwise.invert(x) + tf.constant(1, x.dtype)
+    return tf.math.negative(x)
+
+
+def positive(x: Any, /) -> Any:
+    return tf.identity(t(x))
+
+
+def sign(x: Any, /) -> Any:
+    x = t(x)
+    if x.dtype in _UNSIGNED:
+        return tf.cast(x > 0, x.dtype)
+    if x.dtype in _COMPLEX:
+        # Note: the standard's complex sign is x/|x| (0 at 0).
+        a = tf.cast(tf.math.abs(x), x.dtype)
+        return tf.where(tf.equal(a, 0), tf.zeros_like(x), x / tf.where(tf.equal(a, 0), tf.ones_like(a), a))
+    return tf.math.sign(x)
+
+
+def square(x: Any, /) -> Any:
+    return _arith(tf.math.square, t(x))
+
+
+def reciprocal(x: Any, /) -> Any:
+    return divide(1.0, x) if not is_float(t(x).dtype) else tf.math.reciprocal(x)
+
+
+def _rounding(fn: Any) -> Any:
+    def op(x: Any, /) -> Any:
+        x = t(x)
+        if x.dtype.is_integer or x.dtype == bool:
+            return tf.identity(x)
+        if x.dtype in _COMPLEX:
+            return tf.complex(fn(tf.math.real(x)), fn(tf.math.imag(x)))
+        return fn(x)
+
+    return op
+
+
+ceil, floor = _rounding(tf.math.ceil), _rounding(tf.math.floor)
+round = _rounding(tf.math.round)  # noqa: A001 - TF rounds half to even, as the standard asks
+trunc = _rounding(lambda x: tf.where(x < 0, tf.math.ceil(x), tf.math.floor(x)))
+
+
+def conj(x: Any, /) -> Any:
+    return tf.math.conj(t(x))
+
+
+def real(x: Any, /) -> Any:
+    return tf.math.real(t(x))
+
+
+def imag(x: Any, /) -> Any:
+    x = t(x)
+    return tf.math.imag(x) if x.dtype in _COMPLEX else tf.zeros_like(x)
+
+
+def isnan(x: Any, /) -> Any:
+    x = t(x)
+    if x.dtype in _COMPLEX:
+        return tf.math.is_nan(tf.math.real(x)) | tf.math.is_nan(tf.math.imag(x))
+    return tf.math.is_nan(x) if x.dtype in _FLOATS else tf.zeros(tf.shape(x), bool)
+
+
+def isinf(x: Any, /) -> Any:
+    x = t(x)
+    if x.dtype in _COMPLEX:
+        return tf.math.is_inf(tf.math.real(x)) | tf.math.is_inf(tf.math.imag(x))
+    return tf.math.is_inf(x) if x.dtype in _FLOATS else tf.zeros(tf.shape(x), bool)
+
+
+def isfinite(x: Any, /) -> Any:
+    x = t(x)
+    if x.dtype in _COMPLEX:
+        return tf.math.is_finite(tf.math.real(x)) & tf.math.is_finite(tf.math.imag(x))
+    return tf.math.is_finite(x) if x.dtype in _FLOATS else tf.ones(tf.shape(x), bool)
+
+
+def signbit(x: Any, /) -> Any:
+    x = t(x)
+    if x.dtype in _FLOATS:
+        # Note: TF has no signbit; the sign bit of -0.0 and -NaN is read through a bitcast.
+        return tf.bitcast(x, _SIGNED_OF[x.dtype]) < 0
+    return x < 0 if not (x.dtype in _UNSIGNED or x.dtype == bool) else tf.zeros(tf.shape(x), bool)
+
+
+def logical_not(x: Any, /) -> Any:
+    return tf.math.logical_not(_cast(t(x), bool))
+
+
+def bitwise_invert(x: Any, /) -> Any:
+    x = t(x)
+    return tf.math.logical_not(x) if x.dtype == bool else tf.bitwise.invert(x)
+
+
+def _binary(fn: Any, bad: frozenset[Any] = frozenset()) -> Any:
+    def op(x1: Any, x2: Any, /) -> Any:
+        a, b = promote(x1, x2)
+        return _arith(fn, a, b, bad=bad)
+
+    return op
+
+
+add = _binary(tf.math.add)
+subtract = _binary(tf.math.subtract)
+multiply = _binary(tf.math.multiply)
+maximum = _binary(tf.math.maximum)
+minimum = _binary(tf.math.minimum)
+
+
+def _compare(fn: Any) -> Any:
+    def op(x1: Any, x2: Any, /) -> Any:
+        a, b = promote(x1, x2)
+        if a.dtype == bool and fn not in (tf.math.equal, tf.math.not_equal):
+            a, b = tf.cast(a, int8), tf.cast(b, int8)
+        return fn(a, b)
+
+    return op
+
+
+equal, not_equal = _compare(tf.math.equal), _compare(tf.math.not_equal)
+less, less_equal = _compare(tf.math.less), _compare(tf.math.less_equal)
+greater, greater_equal = _compare(tf.math.greater), _compare(tf.math.greater_equal)
+
+
+def _logical(fn: Any) -> Any:
+    def op(x1: Any, x2: Any, /) -> Any:
+        a, b = promote(x1, x2)
+        return fn(_cast(a, bool), _cast(b, bool))
+
+    return op
+
+
+logical_and, logical_or = _logical(tf.math.logical_and), _logical(tf.math.logical_or)
+logical_xor = _logical(tf.math.logical_xor)
+
+
+def _bitwise(fn: Any, on_bool: Any) -> Any:
+    def op(x1: Any, x2: Any, /) -> Any:
+        a, b = promote(x1, x2)
+        if a.dtype == bool:
+            return on_bool(a, b)
+        return fn(a, b)
+
+    return op
+
+
+bitwise_and = _bitwise(tf.bitwise.bitwise_and, tf.math.logical_and)
+bitwise_or = _bitwise(tf.bitwise.bitwise_or, tf.math.logical_or)
+bitwise_xor = _bitwise(tf.bitwise.bitwise_xor, tf.math.logical_xor)
+
+
+def _out_of_range(b: Any, bits: int) -> Any:
+    # Note: TF's shifts by a count outside [0, bits) are undefined; unarray (as NumPy) shifts every bit out.
+    return (b >= bits) | (b < 0) if b.dtype not in _UNSIGNED else b >= bits
+
+
+def bitwise_left_shift(x1: Any, x2: Any, /) -> Any:
+    a, b = promote(x1, x2)
+    bits = a.dtype.size * 8
+    inside = tf.clip_by_value(b, tf.zeros_like(b), tf.fill(tf.shape(b), tf.constant(bits - 1, b.dtype)))
+    return tf.where(_out_of_range(b, bits), tf.zeros_like(a), tf.bitwise.left_shift(a, inside))
+
+
+def bitwise_right_shift(x1: Any, x2: Any, /) -> Any:
+    a, b = promote(x1, x2)
+    bits = a.dtype.size * 8
+    fill = tf.where(a < 0, -tf.ones_like(a), tf.zeros_like(a)) if a.dtype not in _UNSIGNED else tf.zeros_like(a)
+    inside = tf.clip_by_value(b, tf.zeros_like(b), tf.fill(tf.shape(b), tf.constant(bits - 1, b.dtype)))
+    return tf.where(_out_of_range(b, bits), fill, tf.bitwise.right_shift(a, inside))
+
+
+def divide(x1: Any, x2: Any, /) -> Any:
+    a, b = promote(x1, x2)
+    if not (a.dtype in _FLOATS or a.dtype in _COMPLEX):
+        # Note: true division of integers is floating (float64, as NumPy), never TF's integer kernels.
+        a, b = tf.cast(a, float64), tf.cast(b, float64)
+    return tf.math.truediv(a, b)
+
+
+def floor_divide(x1: Any, x2: Any, /) -> Any:
+    a, b = promote(x1, x2)
+    if a.dtype == bool:
+        raise DTypeError("floor_divide needs numeric arrays, got bool")
+    return tf.math.floordiv(a, b)
+
+
+def remainder(x1: Any, x2: Any, /) -> Any:
+    a, b = promote(x1, x2)
+    if a.dtype == bool:
+        raise DTypeError("remainder needs numeric arrays, got bool")
+    r = tf.math.floormod(a, b)
+    return _special.remainder_zero_sign(_xp(), r, b) if a.dtype in _FLOATS else r
+
+
+def pow(x1: Any, x2: Any, /) -> Any:  # noqa: A001
+    a, b = promote(x1, x2)
+    return _arith(tf.math.pow, a, b, bad=_UNSIGNED)
+
+
+def atan2(x1: Any, x2: Any, /) -> Any:
+    a, b = promote(x1, x2)
+    if a.dtype not in _FLOATS:
+        a, b = tf.cast(a, DEFAULT_FLOAT), tf.cast(b, DEFAULT_FLOAT)
+    return tf.math.atan2(a, b)
+
+
+def copysign(x1: Any, x2: Any, /) -> Any:
+    a, b = promote(x1, x2)
+    return tf.where(signbit(b), -tf.math.abs(a), tf.math.abs(a))
+
+
+def hypot(x1: Any, x2: Any, /) -> Any:
+    a, b = promote(x1, x2)
+    a, b = tf.math.abs(a), tf.math.abs(b)
+    # Note: scaled so that large inputs do not overflow; inf wins over NaN as in C hypot.
+    hi, lo = tf.maximum(a, b), tf.minimum(a, b)
+    safe = tf.where(tf.equal(hi, 0), tf.ones_like(hi), hi)
+    r = lo / safe
+    out = tf.where(tf.equal(hi, 0), tf.zeros_like(hi), hi * tf.sqrt(1 + r * r))
+    big = tf.fill(tf.shape(out), tf.constant(math.inf, out.dtype))
+    return tf.where(tf.math.is_inf(a) | tf.math.is_inf(b), big, out)
+
+
+def logaddexp(x1: Any, x2: Any, /) -> Any:
+    a, b = promote(x1, x2)
+    m = tf.maximum(a, b)
+    out = m + tf.math.log1p(tf.exp(-tf.abs(a - b)))
+    # Note: equal infinities give inf - inf = NaN in the formula; the answer is that infinity.
+    return tf.where(tf.equal(a, b), a + tf.math.log(tf.constant(2, a.dtype)), out)
+
+
+def nextafter(x1: Any, x2: Any, /) -> Any:
+    a, b = promote(x1, x2)
+    if a.dtype in (float16, bfloat16):
+        # Note: TF's nextafter has float32/64 kernels only; step the bits of the half-width type directly.
+        ia = tf.bitcast(a, int16)
+        step = tf.where((a < b) == (a >= 0), tf.ones_like(ia), -tf.ones_like(ia))
+        zero_step = tf.bitcast(tf.where(b > 0, tf.constant(1, int16), tf.constant(-32767, int16)), a.dtype)
+        nxt = tf.bitcast(ia + step, a.dtype)
+        nxt = tf.where(tf.equal(a, 0), tf.broadcast_to(zero_step, tf.shape(a)), nxt)
+        return tf.where(tf.equal(a, b), b, tf.where(tf.math.is_nan(a) | tf.math.is_nan(b), a + b, nxt))
+    return tf.math.nextafter(a, b)
+
+
+def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002
+    x = t(x)
+    out = x
+    if min is not None:
+        lo = min if isinstance(min, _SCALARS) else _cast(t(min), x.dtype)
+        out = tf.where(less(out, lo), tf.cast(lo, x.dtype), out)
+    if max is not None:
+        hi = max if isinstance(max, _SCALARS) else _cast(t(max), x.dtype)
+        out = tf.where(greater(out, hi), tf.cast(hi, x.dtype), out)
+    return tf.identity(out) if out is x else out

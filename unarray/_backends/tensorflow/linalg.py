@@ -1,0 +1,226 @@
+# The array-API linalg extension over TensorFlow (tf.linalg), with the standard's
+# signatures: TF's svd returns (s, u, v), not (U, S, Vh).
+from __future__ import annotations
+
+import builtins
+import math
+from collections import namedtuple
+from types import SimpleNamespace
+from typing import Any
+
+import tensorflow as tf
+
+from unarray._backends.tensorflow import linear_algebra, statistical
+from unarray._backends.tensorflow.dtypes import _COMPLEX, _FLOATS, DEFAULT_FLOAT, promote, t
+from unarray._errors import ArgumentError, ShapeError, UnsupportedError
+
+# Ops TensorFlow has no kernels for in half precision (float16 and bfloat16): explicit holes.
+HALF_HOLES = ("cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matrix_power", "matrix_rank",
+              "pinv", "qr", "slogdet", "solve", "svd", "svdvals")
+
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+
+
+def _float(x: Any, op: str = "linalg") -> Any:
+    x = t(x)
+    if x.dtype in (tf.float16, tf.bfloat16):
+        raise UnsupportedError(f"TensorFlow has no {x.dtype.name} kernels for linalg decompositions and solves; "
+                               "cast to float32 with ua.astype first", op=op, backend="tensorflow")
+    if x.dtype in _FLOATS or x.dtype in _COMPLEX:
+        return x
+    return tf.cast(x, tf.float64 if x.dtype in (tf.int32, tf.int64, tf.uint32, tf.uint64) else DEFAULT_FLOAT)
+
+
+def _h(x: Any) -> Any:
+    return tf.linalg.adjoint(x)
+
+
+def cholesky(x: Any, /, *, upper: bool = False) -> Any:
+    lo = tf.linalg.cholesky(_float(x))
+    return _h(lo) if upper else lo
+
+
+def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    a, b = promote(x1, x2)
+    if a.shape[axis] != 3 or b.shape[axis] != 3:
+        raise ShapeError(f"cross needs size 3 along axis {axis}, got {tuple(a.shape)} and {tuple(b.shape)}")
+    a, b = tf.broadcast_to(a, tf.broadcast_dynamic_shape(tf.shape(a), tf.shape(b))), b
+    b = tf.broadcast_to(b, tf.shape(a))
+    a0, a1, a2 = tf.unstack(a, axis=axis)
+    b0, b1, b2 = tf.unstack(b, axis=axis)
+    return tf.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=axis)
+
+
+def det(x: Any, /) -> Any:
+    return tf.linalg.det(_float(x))
+
+
+def diagonal(x: Any, /, *, offset: int = 0) -> Any:
+    x = t(x)
+    m, n = x.shape[-2], x.shape[-1]
+    if m is not None and n is not None and not -m < offset < n:
+        # Note: TF raises for an offset past the matrix; the standard's diagonal there is empty.
+        return tf.zeros(tf.concat([tf.shape(x)[:-2], [0]], 0), x.dtype)
+    return tf.linalg.diag_part(x, k=offset)
+
+
+# Note: TF returns a Hermitian matrix's eigenvalues as complex; the standard says real.
+def eigh(x: Any, /) -> Any:
+    w, v = tf.linalg.eigh(_float(x))
+    return EighResult(tf.math.real(w) if w.dtype.is_complex else w, v)
+
+
+def eigvalsh(x: Any, /) -> Any:
+    w = tf.linalg.eigvalsh(_float(x))
+    return tf.math.real(w) if w.dtype.is_complex else w
+
+
+def eig(x: Any, /) -> Any:
+    w, v = tf.linalg.eig(_float(x))
+    return EigResult(w, v)
+
+
+def eigvals(x: Any, /) -> Any:
+    return tf.linalg.eigvals(_float(x))
+
+
+def inv(x: Any, /) -> Any:
+    return tf.linalg.inv(_float(x))
+
+
+def svd(x: Any, /, *, full_matrices: bool = True) -> Any:
+    s, u, v = tf.linalg.svd(_float(x), full_matrices=full_matrices)
+    return SVDResult(u, s, _h(v))
+
+
+def svdvals(x: Any, /) -> Any:
+    return tf.linalg.svd(_float(x), compute_uv=False)
+
+
+def qr(x: Any, /, *, mode: str = "reduced") -> Any:
+    if mode not in ("reduced", "complete"):
+        raise ArgumentError(f"mode must be 'reduced' or 'complete', got {mode!r}")
+    q, r = tf.linalg.qr(_float(x), full_matrices=mode == "complete")
+    return QRResult(q, r)
+
+
+def slogdet(x: Any, /) -> Any:
+    s, ld = tf.linalg.slogdet(_float(x))
+    return SlogdetResult(s, tf.math.real(ld))
+
+
+def solve(x1: Any, x2: Any, /) -> Any:
+    a, b = promote(_float(x1), _float(x2))
+    # Note: tf.linalg.solve needs a matrix right-hand side with the same batch shape; the standard
+    # treats a 1-D x2 as a vector and broadcasts the batch dimensions.
+    if b.shape.rank == 1:
+        return tf.squeeze(solve(a, b[:, None]), -1)
+    batch = tf.broadcast_dynamic_shape(tf.shape(a)[:-2], tf.shape(b)[:-2])
+    a = tf.broadcast_to(a, tf.concat([batch, tf.shape(a)[-2:]], 0))
+    b = tf.broadcast_to(b, tf.concat([batch, tf.shape(b)[-2:]], 0))
+    return tf.linalg.solve(a, b)
+
+
+def matrix_power(x: Any, n: int, /) -> Any:
+    x = t(x)
+    if n < 0:
+        x, n = tf.linalg.inv(_float(x)), -n
+    eye = tf.eye(tf.shape(x)[-1], batch_shape=tf.shape(x)[:-2], dtype=x.dtype)
+    out, base = eye, x
+    while n:
+        if n & 1:
+            out = linear_algebra.matmul(out, base)
+        n >>= 1
+        if n:
+            base = linear_algebra.matmul(base, base)
+    return out
+
+
+def _rtol(x: Any, s: Any, rtol: Any) -> Any:
+    if rtol is None:
+        m, n = x.shape[-2], x.shape[-1]
+        return tf.constant(builtins.max(m, n) * _eps(s.dtype), s.dtype)
+    return tf.cast(t(rtol), s.dtype) if not isinstance(rtol, (int, float)) else tf.constant(rtol, s.dtype)
+
+
+def _eps(d: Any) -> float:
+    return {tf.float16: 2.0**-10, tf.bfloat16: 2.0**-7, tf.float32: 2.0**-23, tf.float64: 2.0**-52}[d]
+
+
+def matrix_rank(x: Any, /, *, rtol: Any = None) -> Any:
+    x = _float(x)
+    s = tf.linalg.svd(x, compute_uv=False)
+    tol = tf.reduce_max(s, axis=-1, keepdims=True) * _expand(_rtol(x, s, rtol))
+    return tf.math.count_nonzero(s > tol, axis=-1, dtype=tf.int64)
+
+
+def _expand(r: Any) -> Any:
+    return r[..., None] if r.shape.rank else r
+
+
+def pinv(x: Any, /, *, rtol: Any = None) -> Any:
+    x = _float(x)
+    s, u, v = tf.linalg.svd(x, full_matrices=False)
+    tol = tf.reduce_max(s, axis=-1, keepdims=True) * _expand(_rtol(x, s, rtol))
+    sinv = tf.where(s > tol, 1 / tf.where(s > tol, s, tf.ones_like(s)), tf.zeros_like(s))
+    return tf.linalg.matmul(v * tf.cast(sinv, v.dtype)[..., None, :], _h(u))
+
+
+def outer(x1: Any, x2: Any, /) -> Any:
+    a, b = promote(x1, x2)
+    if a.shape.rank != 1 or b.shape.rank != 1:
+        raise ShapeError(f"outer needs 1-D arrays, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
+    return a[:, None] * b[None, :]
+
+
+def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
+    return statistical.sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+
+
+def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:  # noqa: A002
+    x = _float(x)
+    a = tf.math.abs(x)
+    if ord == 2:
+        return tf.sqrt(statistical.sum(a * a, axis=axis, keepdims=keepdims))
+    if ord == math.inf:
+        return statistical.max(a, axis=axis, keepdims=keepdims)
+    if ord == -math.inf:
+        return statistical.min(a, axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return tf.cast(statistical.count_nonzero(a, axis=axis, keepdims=keepdims), a.dtype)
+    p = tf.constant(ord, a.dtype)
+    return statistical.sum(a**p, axis=axis, keepdims=keepdims) ** (1 / p)
+
+
+def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:  # noqa: A002
+    x = _float(x)
+    a = tf.math.abs(x)
+    if ord == "fro":
+        out = tf.sqrt(tf.reduce_sum(a * a, axis=[-2, -1]))
+    elif ord == "nuc":
+        out = tf.reduce_sum(tf.linalg.svd(x, compute_uv=False), -1)
+    elif ord in (1, -1):
+        s = tf.reduce_sum(a, axis=-2)
+        out = tf.reduce_max(s, -1) if ord == 1 else tf.reduce_min(s, -1)
+    elif ord in (math.inf, -math.inf):
+        s = tf.reduce_sum(a, axis=-1)
+        out = tf.reduce_max(s, -1) if ord > 0 else tf.reduce_min(s, -1)
+    elif ord in (2, -2):
+        s = tf.linalg.svd(x, compute_uv=False)
+        out = tf.reduce_max(s, -1) if ord == 2 else tf.reduce_min(s, -1)
+    else:
+        raise ArgumentError(f"unknown matrix norm ord={ord!r}")
+    return out[..., None, None] if keepdims else out
+
+
+linalg = SimpleNamespace(
+    cholesky=cholesky, cross=cross, det=det, diagonal=diagonal, eig=eig, eigh=eigh, eigvals=eigvals,
+    eigvalsh=eigvalsh, inv=inv, matrix_norm=matrix_norm, matrix_power=matrix_power, matrix_rank=matrix_rank,
+    outer=outer, pinv=pinv, qr=qr, slogdet=slogdet, solve=solve, svd=svd, svdvals=svdvals, trace=trace,
+    vector_norm=vector_norm, matmul=linear_algebra.matmul, matrix_transpose=linear_algebra.matrix_transpose,
+    tensordot=linear_algebra.tensordot, vecdot=linear_algebra.vecdot,
+)

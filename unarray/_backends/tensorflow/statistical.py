@@ -1,0 +1,241 @@
+# The array-API namespace over TensorFlow: the statistical functions (reductions,
+# cumulative sums and products) and all, any, count_nonzero and diff, with the
+# standard's semantics where TensorFlow's differ (each with its reason).
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any
+
+import tensorflow as tf
+
+from unarray._backends.tensorflow.dtypes import (
+    _COMPLEX,
+    _FLOATS,
+    _UNSIGNED,
+    DEFAULT_INT,
+    _cast,
+    _widened,
+    bool_,
+    t,
+)
+from unarray._backends.tensorflow.manipulation import _axes, concat
+from unarray._errors import ArgumentError, DTypeError, EmptyReductionError
+
+__all__ = ["all", "any", "argmax", "argmin", "count_nonzero", "cumulative_prod", "cumulative_sum", "diff", "max",
+           "mean", "min", "prod", "std", "sum", "var"]
+
+
+def _keep(r: Any, x: Any, axes: list[int] | None, keepdims: builtins.bool) -> Any:
+    if not keepdims:
+        return r
+    nd = x.shape.rank
+    if axes is None:
+        return tf.reshape(r, [1] * nd)
+    for a in sorted(axes):
+        r = tf.expand_dims(r, a)
+    return r
+
+
+def _acc_dtype(x: Any, dtype: Any) -> Any:
+    if dtype is not None:
+        return dtype
+    if x.dtype == bool_ or (x.dtype.is_integer and x.dtype not in _UNSIGNED):
+        return DEFAULT_INT
+    if x.dtype in _UNSIGNED:
+        return tf.uint64
+    return x.dtype
+
+
+# -- statistical ----------------------------------------------------------------------------
+def _sum_like(fn: Any, x: Any, axis: Any, dtype: Any, keepdims: builtins.bool) -> Any:
+    x = t(x)
+    d = _acc_dtype(x, dtype)
+    axes = _axes(axis, x.shape.rank)
+    xc = _cast(x, d)
+    if d == tf.uint64:
+        # Note: no uint64 reduction kernels; int64 sums wrap identically mod 2**64.
+        return tf.bitcast(fn(tf.bitcast(xc, tf.int64), axis=axes, keepdims=keepdims), tf.uint64)
+    if d in _UNSIGNED or d in (tf.int8, tf.int16):
+        return tf.cast(fn(tf.cast(xc, tf.int64), axis=axes, keepdims=keepdims), d)
+    return fn(xc, axis=axes, keepdims=keepdims)
+
+
+def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
+    return _sum_like(tf.reduce_sum, x, axis, dtype, keepdims)
+
+
+def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = False) -> Any:
+    return _sum_like(tf.reduce_prod, x, axis, dtype, keepdims)
+
+
+def mean(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:
+    x = t(x)
+    if not (x.dtype in _FLOATS or x.dtype in _COMPLEX):
+        raise DTypeError(f"mean needs a floating array, got {x.dtype.name}; cast with ua.astype first")
+    axes = _axes(axis, x.shape.rank)
+    dims = x.shape.as_list() if x.shape.rank is not None else [None]
+    reduced = dims if axes is None else [dims[a] for a in axes]
+    if axes != [] and builtins.all(d is not None and d > 0 for d in reduced):
+        return tf.reduce_mean(x, axis=axes, keepdims=keepdims)
+    # Note: TF's reduce_mean of zero elements is 0; the standard's is NaN (0/0).
+    return tf.reduce_sum(x, axis=axes, keepdims=keepdims) / tf.cast(_count(x, axes), x.dtype)
+
+
+def _count(x: Any, axes: list[int] | None) -> Any:
+    shape = tf.shape(x, out_type=tf.int64)
+    if axes is None:
+        return tf.reduce_prod(shape)
+    if not axes:
+        return tf.constant(1, tf.int64)
+    return tf.reduce_prod(tf.gather(shape, tf.constant(axes, tf.int32)))
+
+
+def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: builtins.bool = False) -> Any:
+    x = t(x)
+    if not (x.dtype in _FLOATS or x.dtype in _COMPLEX):
+        raise DTypeError(f"var needs a floating array, got {x.dtype.name}; cast with ua.astype first")
+    axes = _axes(axis, x.shape.rank)
+    m = mean(x, axis=axes, keepdims=True)
+    dev = x - m
+    sq = tf.math.real(dev * tf.math.conj(dev)) if x.dtype in _COMPLEX else dev * dev
+    n = _count(x, axes)
+    # Note: TF has no Bessel correction; divide by N - correction ourselves (NaN when it is <= 0, like NumPy).
+    denom = tf.cast(n, sq.dtype) - tf.constant(correction, sq.dtype)
+    s = tf.reduce_sum(sq, axis=axes, keepdims=keepdims)
+    return s / tf.where(denom > 0, denom, tf.constant(math.nan, sq.dtype) if denom.dtype.is_floating else denom)
+
+
+def std(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: builtins.bool = False) -> Any:
+    return tf.sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
+
+
+def _check_nonempty(op: str, x: Any, axes: list[int] | None) -> None:
+    shape = x.shape.as_list() if x.shape.rank is not None else [None]
+    reduced = shape if axes is None else [shape[a] for a in axes]
+    why = (f"cannot reduce over zero elements (shape {tuple(shape)}): {op} has no identity; "
+           "check the size first or use a reduction with an identity")
+    if 0 in reduced:
+        raise EmptyReductionError(why)
+    if None in reduced:
+        # Note: inside tf.function a dimension unknown at trace time is checked when the graph runs (TF's
+        # max of nothing is -inf, its argmax INT64_MAX): the call then raises tf.errors.InvalidArgumentError
+        # with this same message, since a typed Python error cannot leave a running graph.
+        tf.debugging.assert_positive(_count(x, axes), message=f"ua.{op} [tensorflow]: EmptyReductionError: {why}")
+
+
+def _extreme(fn: Any, op: str, x: Any, axis: Any, keepdims: builtins.bool) -> Any:
+    x = t(x)
+    if x.dtype in _COMPLEX:
+        raise DTypeError(f"got a {x.dtype.name} array, but complex numbers have no order in the standard; "
+                         "reduce the real part or the magnitude instead (ua.real(x), ua.abs(x))")
+    axes = _axes(axis, x.shape.rank)
+    _check_nonempty(op, x, axes)
+    if axes == []:
+        return tf.identity(x)
+    if x.dtype == bool_:
+        r = (tf.reduce_all if fn is tf.reduce_min else tf.reduce_any)(x, axis=axes, keepdims=keepdims)
+        return r
+    r = fn(x, axis=axes, keepdims=keepdims)
+    if x.dtype in _FLOATS:
+        # Note: TF's reduce_max/min skip NaN; the standard propagates it.
+        has_nan = tf.reduce_any(tf.math.is_nan(x), axis=axes, keepdims=keepdims)
+        r = tf.where(has_nan, tf.constant(math.nan, x.dtype), r)
+    return r
+
+
+def max(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
+    return _extreme(tf.reduce_max, "max", x, axis, keepdims)
+
+
+def min(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
+    return _extreme(tf.reduce_min, "min", x, axis, keepdims)
+
+
+def _arg(fn: Any, op: str, x: Any, axis: int | None, keepdims: builtins.bool) -> Any:
+    x = t(x)
+    if x.dtype in _COMPLEX:
+        raise DTypeError(f"got a {x.dtype.name} array, but complex numbers have no order in the standard; "
+                         "reduce the real part or the magnitude instead (ua.real(x), ua.abs(x))")
+    if axis is None:
+        flat = tf.reshape(x, [-1])
+        r = _arg(fn, op, flat, 0, False)
+        return tf.reshape(r, [1] * x.shape.rank) if keepdims else r
+    ax = _axes(axis, x.shape.rank)[0]  # type: ignore[index]
+    _check_nonempty(op, x, [ax])
+    m = _extreme(fn, op, x, ax, True)
+    hit = tf.equal(x, m)
+    if x.dtype in _FLOATS:
+        hit = hit | (tf.math.is_nan(x) & tf.math.is_nan(m))
+    # Note: TF leaves the winner among ties unspecified; the standard wants the first occurrence.
+    n = tf.shape(x, out_type=tf.int64)[ax]
+    pos = tf.reshape(tf.range(n), [-1] + [1] * (x.shape.rank - ax - 1))
+    return tf.reduce_min(tf.where(hit, pos, n), axis=ax, keepdims=keepdims)
+
+
+def argmax(x: Any, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Any:
+    return _arg(tf.reduce_max, "argmax", x, axis, keepdims)
+
+
+def argmin(x: Any, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Any:
+    return _arg(tf.reduce_min, "argmin", x, axis, keepdims)
+
+
+def any(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
+    x = t(x)
+    return tf.reduce_any(_cast(x, bool_) if x.dtype == bool_ else tf.not_equal(x, 0),
+                         axis=_axes(axis, x.shape.rank), keepdims=keepdims)
+
+
+def all(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
+    x = t(x)
+    return tf.reduce_all(x if x.dtype == bool_ else tf.not_equal(x, 0),
+                         axis=_axes(axis, x.shape.rank), keepdims=keepdims)
+
+
+def _cumulative(fn: Any, identity: int, x: Any, axis: int | None, dtype: Any, initial: builtins.bool) -> Any:
+    x = t(x)
+    if axis is None:
+        if x.shape.rank != 1:
+            raise ArgumentError(f"axis=None needs a 1-D array, got shape {tuple(x.shape)}; pass axis=")
+        axis = 0
+    ax = _axes(axis, x.shape.rank)[0]  # type: ignore[index]
+    d = _acc_dtype(x, dtype)
+    xc = _cast(x, d)
+    out = _widened(lambda v: fn(v, axis=ax), xc) if d in _UNSIGNED or d in (tf.int8, tf.int16) else fn(xc, axis=ax)
+    if initial:
+        shape = tf.tensor_scatter_nd_update(tf.shape(out), [[ax]], [1])
+        out = tf.concat([tf.fill(shape, tf.constant(identity, out.dtype)), out], axis=ax)
+    return out
+
+
+def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None,
+                   include_initial: builtins.bool = False) -> Any:
+    return _cumulative(tf.math.cumsum, 0, x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
+                    include_initial: builtins.bool = False) -> Any:
+    return _cumulative(tf.math.cumprod, 1, x, axis, dtype, include_initial)
+
+
+def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:
+    x = t(x)
+    return tf.math.count_nonzero(tf.not_equal(x, tf.zeros((), x.dtype)), axis=_axes(axis, x.shape.rank),
+                                 keepdims=keepdims, dtype=tf.int64)
+
+
+def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None) -> Any:
+    x = t(x)
+    parts = [p for p in (prepend, x, append) if p is not None]
+    if len(parts) > 1:
+        x = concat([p if not isinstance(p, (int, float, builtins.bool)) else
+                    tf.fill(tf.tensor_scatter_nd_update(tf.shape(x), [[axis % x.shape.rank]], [1]),
+                            tf.constant(p, x.dtype)) for p in parts], axis=axis)
+    ax = axis % x.shape.rank
+    for _ in range(n):
+        hi = [slice(None)] * x.shape.rank
+        lo = [slice(None)] * x.shape.rank
+        hi[ax], lo[ax] = slice(1, None), slice(None, -1)
+        x = tf.not_equal(x[tuple(hi)], x[tuple(lo)]) if x.dtype == bool_ else x[tuple(hi)] - x[tuple(lo)]
+    return x

@@ -1,0 +1,44 @@
+# The array-API namespace over TensorFlow, one module-like object (XP) assembled from the
+# modules that implement it (split by the standard's categories only to keep each small).
+from __future__ import annotations
+
+import types
+from typing import Any
+
+from unarray._backends.tensorflow import (
+    creation,
+    dtypes,
+    elementwise,
+    fft,
+    linalg,
+    linear_algebra,
+    manipulation,
+    searching,
+    statistical,
+)
+
+_MODULES = (dtypes, elementwise, creation, statistical, manipulation, linear_algebra, searching)
+
+
+def _namespace() -> types.ModuleType:
+    ns = types.ModuleType(__name__, "The array-API namespace over TensorFlow.")
+    skip = {"annotations", "namedtuple", "Any", "SimpleNamespace"}
+    for mod in _MODULES:
+        for k, v in vars(mod).items():
+            if not k.startswith("_") and k not in skip and not isinstance(v, types.ModuleType):
+                setattr(ns, k, v)
+    setattr(ns, "linalg", linalg.linalg)  # noqa: B010 - a ModuleType built at run time
+    setattr(ns, "fft", fft.fft_ns)  # noqa: B010
+    # Note: TensorFlow has no inspection API of its own; this namespace's is unarray's, for TF.
+    setattr(ns, "__array_namespace_info__", _info)  # noqa: B010
+    return ns
+
+
+def _info() -> Any:
+    from unarray import _backends
+    from unarray.introspection import Info
+
+    return Info(_backends.get("tensorflow"))
+
+
+XP = _namespace()

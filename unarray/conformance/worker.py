@@ -1,0 +1,121 @@
+"""The worker processes: each backend and device runs its cases in a child process
+(``python -m unarray.conformance.worker SPEC``), so a case that aborts the process (a native
+crash) costs that case only. ``_run_worker`` starts the child and resumes after such a case;
+``_worker`` is the child's side, one ``START i`` and ``RESULT {...}`` line per case on stdout.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import asdict
+from functools import partial
+from typing import Any
+
+from unarray.conformance.cases import select_cases
+from unarray.conformance.check import _short, handoff_case, run_case
+from unarray.conformance.results import Env, Result
+
+
+def _enable_x64() -> None:
+    # Note: float64 cases need JAX's x64 mode; float32 cases are unaffected (inputs carry their dtype).
+    try:
+        import jax
+
+        jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]
+    except Exception:
+        pass
+
+
+def _parse_device(name: str) -> Any:
+    from unarray._devices import parse_device
+
+    return parse_device(name)
+
+
+def _run_worker(spec: dict[str, Any], labels: list[tuple[str, str, str]], env: Env,
+                record: Callable[[Result], None]) -> list[Result]:
+    """Run ``spec`` in a child process, resuming after a case that kills it."""
+    import json
+    import os
+    import subprocess
+
+    out: list[Result] = []
+    # Note: several workers may share one GPU; JAX must not grab most of its memory up front.
+    # TensorFlow's C++ log lines (start-up notices, warnings) are silenced: a crash's tail stays readable.
+    child_env = {**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    start = barren = 0
+    while start < len(labels):
+        cmd = [sys.executable, "-m", "unarray.conformance.worker", json.dumps({**spec, "start": start})]
+        # Note: stderr goes to a file, not a pipe: a chatty framework would fill a pipe and stall the worker.
+        with tempfile.TemporaryFile("w+") as errfile:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errfile, text=True, env=child_env)
+            current, started = start, False
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                if line.startswith("START "):
+                    current, started = int(line.split()[1]), True
+                elif line.startswith("RESULT "):
+                    out.append(Result(**json.loads(line[7:])))
+                    record(out[-1])
+                    current += 1
+            rc = proc.wait()
+            errfile.seek(0)
+            err = errfile.read()[-20000:]
+        if current >= len(labels):
+            return out
+        op, form, dtype = labels[current]
+        lines = err.strip().splitlines()
+        key = [ln for ln in lines if any(w in ln for w in ("Check failed", "Error", "Fatal", "Segmentation",
+                                                            "Aborted", "terminate"))]
+        tail = _short(" | ".join((key or lines)[-3:]), 400)
+        backend = env.backend if spec["mode"] == "cases" else spec["checks"][current][0]
+        r = Result(op, form, dtype, backend, str(env.device), env.platform, "error", None,
+                   f"the process died (exit status {rc}) running this case: {tail}")
+        out.append(r)
+        record(r)
+        start = current + 1
+        # Note: a worker that dies twice before finishing any case would die for every case; stop there.
+        barren = 0 if started else barren + 1
+        if barren >= 2:
+            for op, form, dtype in labels[start:]:
+                rest = Result(op, form, dtype, backend, str(env.device), env.platform, "error", None,
+                              f"not run: the worker process dies before its first case ({tail})")
+                out.append(rest)
+                record(rest)
+            break
+    return out
+
+
+def _worker(spec: dict[str, Any]) -> None:
+    import json
+
+    start = int(spec.get("start", 0))
+    if spec["mode"] == "cases":
+        if spec["backend"] == "jax":
+            _enable_x64()
+        env = Env(spec["backend"], _parse_device(spec["device"]))
+        shard, n = spec.get("shard", (0, 1))
+        chosen = select_cases(spec["profile"], spec["ops"] or None)[shard::n]
+        items: list[Callable[[], Result]] = [partial(run_case, c, env, spec["seed"]) for c in chosen]
+    else:
+        if any("jax" in (c[0], c[1]) for c in spec["checks"]):
+            _enable_x64()
+        items = [partial(handoff_case, c[0], c[1], _parse_device(c[2]), c[3], c[4], spec["seed"])
+                 for c in spec["checks"]]
+    # Note: the protocol gets its own copy of stdout; anything a framework prints goes to stderr.
+    import os
+
+    proto = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    for i in range(start, len(items)):
+        print(f"START {i}", file=proto, flush=True)
+        print("RESULT " + json.dumps(asdict(items[i]()), default=str), file=proto, flush=True)
+
+
+if __name__ == "__main__":
+    import json
+
+    _worker(json.loads(sys.argv[1]))
