@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import unarray as ua  # noqa: E402
-from unarray.interop import _cache, _cpu, _paths  # noqa: E402
+from unarray.interop import _cache, _cpu, _paths, _routes  # noqa: E402
 
 LIBS = [n for n in ("numpy", "torch", "jax", "tensorflow") if importlib.util.find_spec(n)]
 
@@ -177,7 +177,7 @@ def machine() -> dict[str, Any]:
     versions = {}
     for lib in LIBS:
         versions[lib] = str(getattr(sys.modules.get(lib) or __import__(lib), "__version__", "?"))
-    impl = "C (unarray/_speedups.c)" if ua.interop._speedups is not None else "Python"
+    impl = "C (unarray/interop/_speedups.c)" if _routes.speedups is not None else "Python"
     return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(), "ua.to": impl,
             "versions": versions}
 

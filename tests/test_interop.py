@@ -350,7 +350,7 @@ def test_unaligned_buffers_reach_tensorflow_as_an_aligned_copy_and_never_abort()
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
 
 
-# -- the calls the DLPack wrappers end in (unarray/_entry.py) and their public fallbacks ----------
+# -- the calls the DLPack wrappers end in (unarray/interop/_entry_points.py) and their public fallbacks ----------
 
 def test_internal_entry_points_resolve_on_this_install():
     # If a JAX or TF release moves them, ua.to falls back to the public wrappers (slower, still

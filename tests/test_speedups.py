@@ -1,4 +1,4 @@
-"""ua.to's C hot path (unarray/_speedups.c): built, equivalent to the Python path, leak-free."""
+"""ua.to's C hot path (unarray/interop/_speedups.c): built, equivalent to the Python path, leak-free."""
 
 from __future__ import annotations
 

@@ -572,9 +572,10 @@ def write() -> None:
         RESULT["python"] = platform.python_version()
         RESULT["ua.to"] = "Python" if sys.modules["unarray.interop"]._speedups is None else "C (_speedups.c)"
         if RESULT["ua.to"] != "Python":
-            guarded = sys.modules["unarray._handoff"].checked("torch") is not None
+            guarded = sys.modules["unarray.interop._cache"].checked("torch") is not None
             RESULT["ua.to"] += ", torch checked by torch's metadata guard" if guarded else ", torch signature read"
-            reader = sys.modules["unarray._convert_cuda"].cupy_stream_reader(sys.modules["unarray.interop"]._speedups)
+            speedups = sys.modules["unarray.interop._routes"].speedups
+            reader = sys.modules["unarray.interop._streams"].cupy_stream_reader(speedups)
             RESULT["ua.to"] += (", CuPy's stream read through its exported get_stream_ptr" if reader is not None
                                 else ", CuPy's stream read by get_current_stream")
     except Exception as e:

@@ -5,7 +5,7 @@ python3 benchmarks/gpu/jax_numba_diag.py [reps]   (writes $OUT/jax_numba_diag.js
 Another process keeps the GPU busy (torch matmuls) while, per rep, a fresh JAX array is put on the
 GPU from the host and handed to Numba by several paths; each result is read back and compared with
 the host data. Also records whether JAX arrays carry a CUDA array interface, and probes the direct
-Numba device-array build (unarray._convert_cuda._numba_maker) with its error shown.
+Numba device-array build (unarray.interop._cuda._numba_maker) with its error shown.
 """
 
 from __future__ import annotations

@@ -723,7 +723,7 @@ _refuse_foreign: Any = _refuse_foreign_eagerly
 def _disable_foreign_refusal() -> None:
     # Note: a typed error cannot be built inside a trace; under fullgraph=True torch names this reason,
     # otherwise the graph breaks here and the typed error is raised eagerly. Made once torch._dynamo is
-    # loaded (by _dynamo_watch), since torch.compiler.disable imports it (about 2 s).
+    # loaded (by unarray/interop/_compile_watch.py), since torch.compiler.disable imports it (about 2 s).
     global _refuse_foreign
     disable: Callable[..., Any] = torch.compiler.disable  # untyped in torch
     try:
