@@ -3,9 +3,14 @@ block written natively (torch.nn.functional / jax.nn) and compiled natively (tor
 
 The block: layer norm, a QKV projection, causal multi-head attention (softmax inside), an output
 projection, layer norm, a GELU MLP, two residuals. All four variants use the same weights and the same
-precision (float32 matmuls at float32 accuracy, unarray's default policy: native JAX is traced under
-``jax.default_matmul_precision("float32")``, native torch keeps its default "highest"), and their outputs
-are checked against each other before timing.
+precision. ``--precision highest`` (the default): float32 matmuls at float32 accuracy, unarray's default
+policy; native JAX is traced under ``jax.default_matmul_precision("float32")`` (entered inside the traced
+function, so it is in force while ``jax.jit`` traces: every dot_general of the native jaxpr, attention's
+included, carries Precision.HIGHEST, recorded as ``dot_precisions``), native torch keeps its default
+"highest". ``--precision tf32``: the reduced precision both sides offer, unarray under
+``ua.precision("tf32")``, native JAX at its default matmul precision, native torch under
+``torch.set_float32_matmul_precision("high")`` (restored after). Each output is compared with the block
+computed in float64 NumPy on the host (``max_rel_err_vs_float64``) and with native compiled.
 
 Timing: the median of ``--repeat`` calls after ``--warmup`` calls (the compile happens in the warm-up and
 is reported separately as ``first_call_s``); CUDA events for torch on a GPU, ``block_until_ready`` for
@@ -13,6 +18,7 @@ JAX. The figure of merit is ``ua.jit / native compiled`` (target: within 5%).
 
     python benchmarks/jit_block.py --out benchmarks/results/jit_cpu             # CPU, modest sizes
     python benchmarks/jit_block.py --device cuda --out $OUT/jit_h100              # GPU (under 4 minutes)
+    python benchmarks/jit_block.py --device cuda --precision tf32 --variants ua.jit,"native compiled" --out DIR
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import numpy as np
 
 import unarray as ua
 
+NAMES = ("ua eager", "ua.jit", "native eager", "native compiled")
 SIZES = {"cpu": {"batch": 2, "seq": 128, "dim": 256, "heads": 4},
          "cuda": {"batch": 8, "seq": 1024, "dim": 1024, "heads": 16}}
 EPS = 1e-5
@@ -77,6 +84,46 @@ def jax_block(x: Any, p: dict[str, Any], heads: int) -> Any:
     x = x + a.reshape(b, s, d) @ p["wo"]
     h = norm(x, p["ln2_w"], p["ln2_b"])
     return x + jax.nn.gelu(h @ p["w1"], approximate=False) @ p["w2"]
+
+
+def ref_block(x: np.ndarray, p: dict[str, np.ndarray], heads: int) -> np.ndarray:
+    # The block in float64 NumPy (the exact GELU through math.erf).
+    def norm(z: np.ndarray, w: np.ndarray, bias: np.ndarray) -> np.ndarray:
+        m = z.mean(-1, keepdims=True)
+        return (z - m) / np.sqrt(((z - m) ** 2).mean(-1, keepdims=True) + EPS) * w + bias
+
+    x, p = x.astype(np.float64), {k: v.astype(np.float64) for k, v in p.items()}
+    b, s, d = x.shape
+    qkv = (norm(x, p["ln1_w"], p["ln1_b"]) @ p["wqkv"]).reshape(b, s, 3, heads, d // heads).transpose(2, 0, 3, 1, 4)
+    q, k, v = qkv[0], qkv[1], qkv[2]
+    z = q @ np.swapaxes(k, -1, -2) / math.sqrt(d // heads)
+    z = np.where(np.tril(np.ones((s, s), bool)), z, -np.inf)
+    e = np.exp(z - z.max(-1, keepdims=True))
+    a = ((e / e.sum(-1, keepdims=True)) @ v).transpose(0, 2, 1, 3).reshape(b, s, d)
+    x = x + a @ p["wo"]
+    u = norm(x, p["ln2_w"], p["ln2_b"]) @ p["w1"]
+    erf = np.vectorize(math.erf)
+    return x + (u * (1 + erf(u / math.sqrt(2))) / 2) @ p["w2"]
+
+
+def dot_precisions(fn: Callable[..., Any], *args: Any) -> list[str]:
+    # The precision of every dot_general in the jaxpr of fn(*args), nested jaxprs (pjit, custom_vjp) included.
+    import jax
+
+    found: set[str] = set()
+
+    def walk(jaxpr: Any) -> None:
+        for e in jaxpr.eqns:
+            if e.primitive.name == "dot_general":
+                found.add(str(e.params.get("precision")))
+            for v in e.params.values():
+                for sub in (v if isinstance(v, (tuple, list)) else (v,)):
+                    inner = getattr(sub, "jaxpr", None)
+                    if inner is not None:
+                        walk(getattr(inner, "jaxpr", inner))
+
+    walk(jax.make_jaxpr(fn)(*args).jaxpr)
+    return sorted(found)
 
 
 # -- inputs and timing --------------------------------------------------------------------------------------------
@@ -134,7 +181,8 @@ def measure(fns: dict[str, Callable[[], Any]], framework: str, device: str, warm
     return {name: (first[name], times[name]) for name in fns}
 
 
-def variants(framework: str, device: str, size: dict[str, int], dtype: str) -> dict[str, Callable[[], Any]]:
+def variants(framework: str, device: str, size: dict[str, int], dtype: str, reduced: bool,
+             info: dict[str, Any]) -> dict[str, Callable[[], Any]]:
     x_h, p_h = host_inputs(size)
     heads = size["heads"]
     if framework == "torch":
@@ -154,15 +202,22 @@ def variants(framework: str, device: str, size: dict[str, int], dtype: str) -> d
     p = {k: jax.device_put(v, dev).astype(dtype) for k, v in p_h.items()}
     ua_jit = ua.jit(ua_block, static_argnames="heads")
 
+    # "highest": the precision unarray's "highest" gives, in force while jax.jit traces native_traced;
+    # "tf32": JAX's own default (reduced on a GPU).
+    scope = "default" if reduced else "float32"
+
     def native_traced(x: Any, p: dict[str, Any]) -> Any:
-        with jax.default_matmul_precision("float32"):  # the precision unarray's "highest" gives
+        with jax.default_matmul_precision(scope):
             return jax_block(x, p, heads)
 
     native = jax.jit(native_traced)
 
     def native_eager() -> Any:
-        with jax.default_matmul_precision("float32"):
+        with jax.default_matmul_precision(scope):
             return jax_block(x, p, heads)
+
+    info["dot_precisions"] = {"native": dot_precisions(native_traced, x, p),
+                              "ua": dot_precisions(lambda x, p: ua_block(x, p, heads), x, p)}
 
     return {"ua eager": lambda: ua_block(x, p, heads), "ua.jit": lambda: ua_jit(x, p, heads=heads),
             "native eager": native_eager, "native compiled": lambda: native(x, p)}
@@ -174,22 +229,42 @@ def to_numpy(x: Any) -> np.ndarray:
     return np.asarray(x.astype("float32"), np.float64)
 
 
-def run(framework: str, device: str, size: dict[str, int], dtype: str, warmup: int, repeat: int) -> dict[str, Any]:
-    fns = variants(framework, device, size, dtype)
-    timed = measure(fns, framework, device, warmup, repeat)  # the first calls compile
-    outs = {name: to_numpy(fn()) for name, fn in fns.items()}
+def run(framework: str, device: str, size: dict[str, int], dtype: str, warmup: int, repeat: int,
+        precision: str = "highest", names: tuple[str, ...] = NAMES) -> dict[str, Any]:
+    reduced = precision != "highest"
+    saved = None
+    if framework == "torch" and reduced:
+        import torch
+
+        saved = torch.get_float32_matmul_precision()
+        torch.set_float32_matmul_precision("high")  # native torch's TF32 setting, for its compile and its calls
+    try:
+        with ua.precision(precision):  # type: ignore[arg-type]
+            info: dict[str, Any] = {}
+            fns = {k: f for k, f in variants(framework, device, size, dtype, reduced, info).items() if k in names}
+            timed = measure(fns, framework, device, warmup, repeat)  # the first calls compile
+            outs = {name: to_numpy(fn()) for name, fn in fns.items()}
+    finally:
+        if saved is not None:
+            torch.set_float32_matmul_precision(saved)
     ref = outs["native compiled"]
     scale = float(np.abs(ref).max())
     err = {name: float(np.abs(o - ref).max() / scale) for name, o in outs.items()}
-    res: dict[str, Any] = {"framework": framework, "device": device, "dtype": dtype, **size, "variants": {}}
+    exact = ref_block(*host_inputs(size), size["heads"])
+    exact_scale = float(np.abs(exact).max())
+    err64 = {name: float(np.abs(o - exact).max() / exact_scale) for name, o in outs.items()}
+    res: dict[str, Any] = {"framework": framework, "device": device, "dtype": dtype, "precision": precision, **size,
+                           **info, "variants": {}}
     for name, (first, times) in timed.items():
         res["variants"][name] = {"median_ms": statistics.median(times), "min_ms": min(times),
-                                 "first_call_s": first, "max_rel_err_vs_native_compiled": err[name]}
+                                 "first_call_s": first, "max_rel_err_vs_native_compiled": err[name],
+                                 "max_rel_err_vs_float64": err64[name]}
     v = res["variants"]
     res["ua.jit / native compiled"] = v["ua.jit"]["median_ms"] / v["native compiled"]["median_ms"]
     res["ua.jit / native compiled (min)"] = v["ua.jit"]["min_ms"] / v["native compiled"]["min_ms"]
-    res["ua eager / native eager"] = v["ua eager"]["median_ms"] / v["native eager"]["median_ms"]
-    res["ua.jit speed-up over ua eager"] = v["ua eager"]["median_ms"] / v["ua.jit"]["median_ms"]
+    if "ua eager" in v and "native eager" in v:
+        res["ua eager / native eager"] = v["ua eager"]["median_ms"] / v["native eager"]["median_ms"]
+        res["ua.jit speed-up over ua eager"] = v["ua eager"]["median_ms"] / v["ua.jit"]["median_ms"]
     return res
 
 
@@ -198,25 +273,32 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
              f"Machine: {meta['machine']}; {meta['versions']}", "",
              "Median of the timed calls after warm-up (ms); ratio = ua.jit / native compiled (target <= 1.05), "
              "of the medians and of the fastest calls (both move with the load of a shared machine).",
-             "", "| framework | device | dtype | B x S x D (heads) | ua eager | ua.jit | native eager | "
-             "native compiled | ua.jit / native compiled (median) | (min) | max rel. err of ua.jit |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "", "| framework | device | dtype | precision | B x S x D (heads) | ua eager | ua.jit | native eager | "
+             "native compiled | ua.jit / native compiled (median) | (min) | max rel. err vs float64: ua.jit | "
+             "native compiled |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def ms(v: dict[str, Any], k: str) -> str:
+        return f"{v[k]['median_ms']:.3f}" if k in v else "-"
+
     for r in results:
         v = r["variants"]
-        lines.append(f"| {r['framework']} | {r['device']} | {r['dtype']} | {r['batch']} x {r['seq']} x {r['dim']} "
-                     f"({r['heads']}) | {v['ua eager']['median_ms']:.3f} | {v['ua.jit']['median_ms']:.3f} | "
-                     f"{v['native eager']['median_ms']:.3f} | {v['native compiled']['median_ms']:.3f} | "
+        lines.append(f"| {r['framework']} | {r['device']} | {r['dtype']} | {r.get('precision', 'highest')} | "
+                     f"{r['batch']} x {r['seq']} x {r['dim']} ({r['heads']}) | {ms(v, 'ua eager')} | "
+                     f"{ms(v, 'ua.jit')} | {ms(v, 'native eager')} | {ms(v, 'native compiled')} | "
                      f"{r['ua.jit / native compiled']:.3f} | {r['ua.jit / native compiled (min)']:.3f} | "
-                     f"{v['ua.jit']['max_rel_err_vs_native_compiled']:.1e} |")
+                     f"{v['ua.jit']['max_rel_err_vs_float64']:.1e} | "
+                     f"{v['native compiled']['max_rel_err_vs_float64']:.1e} |")
     lines += [f"\nNot run: {f}" for f in meta["failed"]]
+    lines += [f"\nJAX dot_general precisions ({r['dtype']}, {r.get('precision')}): {r['dot_precisions']}"
+              for r in results if "dot_precisions" in r]
     lines += ["", "First call (compile included), seconds (ua.jit compiles before native compiled, so it also "
               "pays the compiler's start-up in the process):", "",
               "| framework | ua eager | ua.jit | native eager | native compiled |", "|---|---|---|---|---|"]
     for r in results:
         v = r["variants"]
-        lines.append(f"| {r['framework']} | " + " | ".join(f"{v[k]['first_call_s']:.2f}" for k in
-                                                            ("ua eager", "ua.jit", "native eager", "native compiled"))
-                     + " |")
+        lines.append(f"| {r['framework']} | " + " | ".join(f"{v[k]['first_call_s']:.2f}" if k in v else "-"
+                                                            for k in NAMES) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -225,6 +307,11 @@ def main() -> None:
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--frameworks", default="torch,jax")
     ap.add_argument("--dtype", default="float32", choices=("float32", "bfloat16", "float16"))
+    ap.add_argument("--precision", default="highest", choices=("highest", "tf32"),
+                    help="highest: float32 accuracy on both sides; tf32: unarray's 'tf32' against the native "
+                         "frameworks' reduced defaults (JAX's default, torch's 'high')")
+    ap.add_argument("--variants", default=",".join(NAMES), help="which of the four variants to run (ua.jit and "
+                    "native compiled are always run)")
     ap.add_argument("--batch", type=int)
     ap.add_argument("--seq", type=int)
     ap.add_argument("--dim", type=int)
@@ -240,12 +327,13 @@ def main() -> None:
         torch.set_num_threads(a.threads)
     size = {k: getattr(a, k) or v for k, v in SIZES[a.device].items()}
     dtype = a.dtype
+    names = tuple(n for n in NAMES if n in {*a.variants.split(","), "ua.jit", "native compiled"})
     results, versions, failed = [], {}, []
     for fw in a.frameworks.split(","):
         mod = __import__(fw)
         versions[fw] = mod.__version__
         try:
-            results.append(run(fw, a.device, size, dtype, a.warmup, a.repeat))
+            results.append(run(fw, a.device, size, dtype, a.warmup, a.repeat, a.precision, names))
         except Exception as e:  # noqa: BLE001 - one framework that cannot run here (no GPU build) is reported
             failed.append(f"{fw}: {type(e).__name__}: {e}")
             print(failed[-1])

@@ -199,6 +199,174 @@ def test_the_policy_holds_inside_compiled_torch_code(forced: Any) -> None:
     assert _read(torch) == before
 
 
+# -- ua.jit holds the policy around the compiled torch call (plain ops inside) -----------------------------------
+
+class _Graphs:
+    """A torch.compile backend that keeps the targets of every FX graph it is given."""
+
+    def __init__(self) -> None:
+        self.targets: list[list[Any]] = []
+
+    def __call__(self, gm: Any, example_inputs: Any) -> Any:
+        self.targets.append([n.target for n in gm.graph.nodes if n.op == "call_function"])
+        return gm.forward
+
+    def custom_ops(self) -> int:
+        import torch
+
+        op = torch.ops.unarray.matmul.default
+        return sum(t in (op, torch.ops.unarray.matmul) for g in self.targets for t in g)
+
+
+def _mm_attn(a: Any, q: Any) -> Any:
+    return ua.matmul(a, a) + ua.nn.scaled_dot_product_attention(q, q, q, is_causal=True)[0, 0].sum()
+
+
+def test_under_ua_jit_the_graph_holds_plain_ops_and_a_users_compile_keeps_the_custom_op(forced: Any) -> None:
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(21)
+    a = torch.from_numpy(rng.standard_normal((16, 16), dtype=np.float32))
+    q = torch.from_numpy(rng.standard_normal((1, 2, 8, 4), dtype=np.float32))
+    mine, users = _Graphs(), _Graphs()
+    got = ua.jit(_mm_attn, torch={"backend": mine})(a, q)
+    theirs = torch.compile(_mm_attn, backend=users)(a, q)  # the same function: dynamo's cache is per code object
+    again = ua.jit(_mm_attn, torch={"backend": mine})(a, q)
+    assert mine.targets and mine.custom_ops() == 0
+    assert users.custom_ops() == 3  # matmul, and attention's two products
+    sdpa = torch.nn.functional.scaled_dot_product_attention
+    assert all(sdpa in g for g in mine.targets)
+    for out in (theirs, again):
+        torch.testing.assert_close(got, out, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(got, _mm_attn(a, q), rtol=1e-5, atol=1e-5)
+
+
+def test_a_nested_policy_keeps_its_custom_op_and_runs_under_its_own_setting(forced: Any,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    from tests._torch_state import _read
+
+    seen: list[tuple[str, str]] = []
+    real = forced.run
+
+    def recording(x: Any, policy: str, fn: Any, *args: Any) -> Any:
+        return real(x, policy, lambda *a: (seen.append((policy, torch.get_float32_matmul_precision())), fn(*a))[1],
+                    *args)
+
+    monkeypatch.setattr(forced, "run", recording)  # what unarray::matmul runs when the graph runs
+    graphs = _Graphs()
+
+    @ua.jit(torch={"backend": graphs})
+    def f(a: Any) -> Any:
+        b = ua.matmul(a, a)
+        with ua.precision("tf32"):
+            c = ua.matmul(b, a)
+        return ua.matmul(c, a, precision="bf16") + b
+
+    a = torch.from_numpy(np.random.default_rng(22).standard_normal((16, 16), dtype=np.float32))
+    before, n0 = _read(torch), forced.SWITCH.swaps
+    out = f(a)
+    assert graphs.custom_ops() == 2  # the tf32 and bf16 products; the "highest" one is plain
+    assert seen == [("tf32", "high"), ("bf16", "medium")]  # each under its own setting, inside the held call
+    assert forced.SWITCH.swaps == n0 + 2 and _read(torch) == before  # the user's setting is back
+    b = a @ a
+    torch.testing.assert_close(out, (b @ a) @ a + b, rtol=1e-4, atol=1e-4)
+
+
+def test_a_thread_needing_another_setting_waits_for_the_whole_jitted_call(forced: Any) -> None:
+    torch = pytest.importorskip("torch")
+    import threading
+
+    from tests._torch_state import _read
+
+    inside, done = threading.Event(), threading.Event()
+    log: list[tuple[str, str]] = []
+
+    @torch.compiler.disable
+    def probe(tag: str) -> None:
+        log.append((tag, torch.get_float32_matmul_precision()))
+
+    @ua.jit(torch={"backend": "eager"})
+    def f(a: Any) -> Any:
+        b = ua.matmul(a, a)
+        probe("jit, before")
+        inside.set()
+        done.wait(0.5)  # the other thread gets its chance to run here (it must not)
+        probe("jit, after")
+        return ua.matmul(b, a)
+
+    def other() -> None:
+        inside.wait(10)
+        forced.run(a, "bf16", lambda: log.append(("other", torch.get_float32_matmul_precision())))
+        done.set()
+
+    a = torch.from_numpy(np.random.default_rng(23).standard_normal((16, 16), dtype=np.float32))
+    before, saved = _read(torch), forced.snapshot()
+    torch.set_float32_matmul_precision("medium")  # the user's: what the other thread's bf16 needs
+    try:
+        t = threading.Thread(target=other)
+        t.start()
+        f(a)
+        t.join(10)
+        assert log == [("jit, before", "highest"), ("jit, after", "highest"), ("other", "medium")]
+        assert torch.get_float32_matmul_precision() == "medium"
+    finally:
+        forced.restore(saved)
+    assert _read(torch) == before
+
+
+def test_a_graph_break_never_publishes_the_marker(forced: Any) -> None:
+    torch = pytest.importorskip("torch")
+    marks: list[list[Any]] = []
+
+    @torch.compiler.disable
+    def peek() -> None:
+        marks.append(list(forced._HELD))  # what another thread's trace would read now
+
+    graphs = _Graphs()
+
+    @ua.jit(torch={"backend": graphs})
+    def f(a: Any) -> Any:
+        b = ua.matmul(a, a)
+        peek()
+        torch._dynamo.graph_break()
+        return ua.matmul(b, a)
+
+    a = torch.from_numpy(np.random.default_rng(24).standard_normal((16, 16), dtype=np.float32))
+    torch.testing.assert_close(f(a), a @ a @ a, rtol=1e-4, atol=1e-4)
+    assert marks == [[]] and forced._HELD == [] and forced._HOLDS == {}
+    assert graphs.custom_ops() == 2  # compiled without the marker: correct, with the custom ops
+
+
+@pytest.mark.gpu
+def test_the_jitted_block_holds_highest_on_cuda_whatever_the_user_set() -> None:
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    from tests._torch_state import _read
+
+    host = _inputs(TestBackend("torch", "torch", "cpu", torch), 25, 2, 256, 512)
+    args = [torch.from_numpy(h).cuda() for h in host]
+    ref = _ref_block(*(h.astype(np.float64) for h in host))
+    from unarray._backends import _torch_precision as tp
+
+    f, graphs = ua.jit(block), _Graphs()
+    seen = ua.jit(block, torch={"backend": graphs})
+    before, saved = _read(torch), tp.snapshot()
+    torch.set_float32_matmul_precision("medium")  # the user's own: TF32 passes
+    try:
+        seen(*args)
+        high = f(*args).double().cpu().numpy()
+        with ua.precision("tf32"):
+            low = f(*args).double().cpu().numpy()
+        assert torch.get_float32_matmul_precision() == "medium"
+    finally:
+        tp.restore(saved)
+    assert _read(torch) == before
+    assert graphs.custom_ops() == 0
+    err = lambda z: float(np.abs(z - ref).max() / np.abs(ref).max())  # noqa: E731
+    assert err(high) < 2e-5 < err(low)  # float32 accuracy; TF32's error is about 1e-3 here
+
+
 # -- failures -----------------------------------------------------------------------------------------------------
 
 def _failing_backend(gm: Any, example_inputs: Any) -> Any:

@@ -91,10 +91,11 @@ class jit:
     ``ua.explain(f, *args)`` says which compiler a call uses, why, and whether it is compiled already.
 
     The precision policy (``ua.precision``) in force at the call holds inside the compiled code: the
-    policy is part of the cache key, so a call under another policy traces anew (torch's compiled graphs
-    also read the policy when they run). If the compiler fails (a ``.item()`` under ``jax.jit``, a
-    backend that raises), the call runs eagerly, a :class:`JitFallbackWarning` says why, and that cache
-    entry runs eagerly from then on; with ``fullgraph=True`` a :class:`CompileError` is raised instead.
+    policy is part of the cache key, so a call under another policy traces anew (a torch compiled call runs
+    inside unarray's precision switch, held at that policy for the whole call as it is for an eager op).
+    If the compiler fails (a ``.item()`` under ``jax.jit``, a backend that raises), the call runs eagerly,
+    a :class:`JitFallbackWarning` says why, and that cache entry runs eagerly from then on; with
+    ``fullgraph=True`` a :class:`CompileError` is raised instead.
     An error the function raises eagerly too (a :class:`ShapeError` of its own ops) is raised as it is.
     Inside another trace (``ua.jit`` in ``jax.jit``, in ``torch.compile``) ``fn`` is traced as written.
 
@@ -285,7 +286,9 @@ class jit:
                 return entry
             kind, target, reason = self._choose(lead)
             opts = self._options_for(kind)
-            entry = _Entry(self._build(kind, opts, lead.name), kind, self._label(kind, opts), reason, target)
+            where, policy = key[1], key[3]  # type: ignore[index]
+            entry = _Entry(self._build(kind, opts, lead.name, where, policy), kind, self._label(kind, opts), reason,
+                           target)
             self._cache[key] = entry
             self._stats.misses += 1
             self._stats.compilers.append(kind)
@@ -312,7 +315,7 @@ class jit:
             shown = {"static_argnums": self._nums, "static_argnames": self._names, **shown}
         return f"{kind_label}({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
 
-    def _build(self, kind: str, opts: dict[str, Any], backend: str) -> Callable[..., Any]:
+    def _build(self, kind: str, opts: dict[str, Any], backend: str, where: Any, policy: str) -> Callable[..., Any]:
         fn = self._fn
         assert fn is not None
         try:
@@ -332,11 +335,15 @@ class jit:
                 return jax.jit(traced, static_argnums=self._nums or None, static_argnames=self._names or None,
                                **opts)
             if kind == "torch":
-                import torch
+                from unarray._backends import _torch_compiled
 
-                # Note: the compiled graph reads the policy when it runs (unarray::matmul); dynamo keeps
-                # one cache per code object, guarded on the static values.
-                return torch.compile(fn, fullgraph=self.fullgraph, **opts)
+                # Note: the compiled call runs inside unarray's precision switch, held at this entry's policy
+                # for the device of its leading array, and the ops under that policy trace as plain torch ops
+                # (fusable); see _torch_precision, "ua.jit's boundary". No device (no array argument): the
+                # graph carries the policy in its custom ops, as under a user's own torch.compile.
+                kind_of = getattr(where, "kind", None)
+                want = None if kind_of is None else ("cpu" if kind_of == "cpu" else "cuda", policy)
+                return _torch_compiled.compile_held(fn, want, fullgraph=self.fullgraph, **opts)
             import tensorflow as tf
 
             # A fresh tf.function per cache entry: the TF32 scope is read while tracing. Note: no

@@ -8,9 +8,13 @@
 # when the graph runs, so a policy read at trace time would be lost. unarray::matmul keeps the
 # policy as an argument of one opaque node (no graph break); its eager implementation runs the
 # arbitrated switch of _torch_precision at run time, and its backward is two unarray::matmul calls
-# under the same policy.
+# under the same policy. Under ua.jit (compile below) the switch is held around the whole compiled call
+# instead, and the ops whose policy is the one held are plain torch ops (_torch_precision, "ua.jit's
+# boundary", says why that is sound).
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from typing import Any, cast
 
 import torch
@@ -110,3 +114,40 @@ def attention(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, gqa
     has = (s != float("-inf")).any(-1, keepdim=True)
     p = torch.softmax(torch.where(has, s, torch.zeros((), dtype=s.dtype, device=s.device)), dim=-1)
     return _matmul_op(p, v, policy)
+
+
+def compile_held(fn: Callable[..., Any], want: tuple[str, str] | None, **options: Any) -> Callable[..., Any]:
+    """torch.compile of ``fn`` for one ua.jit entry: traced under the marker of ``want`` (the device kind and
+    policy of the call) and run inside the precision switch held at ``want``; ``None``: as a user's own
+    torch.compile (the custom ops carry the policy)."""
+    if want is None:
+        return torch.compile(fn, **options)
+    held = _tp._HELD
+
+    def traced(*args: Any, **kwargs: Any) -> Any:
+        compiling = torch.compiler.is_compiling()
+        if compiling:
+            held.append(want)
+        # Note: the try block is what makes a graph break inside fn run this frame eagerly (fn's frames
+        # are compiled without the marker); outside one, dynamo would write the push to the real list
+        # before the break, where other threads' traces could read it.
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            if compiling:
+                held.pop()
+
+    # Note: a code object of its own per entry: dynamo keeps its cache and its recompile limit per code
+    # object, and every ua.jit entry would otherwise share this one.
+    name = "ua_jit_" + "".join(c if c.isalnum() else "_" for c in getattr(fn, "__name__", "fn"))
+    code = traced.__code__.replace(co_name=name)
+    traced.__code__ = code.replace(co_qualname=name) if sys.version_info >= (3, 11) else code
+    compiled = torch.compile(traced, **options)
+    cpu = want[0] == "cpu"
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if cpu and not (_tp._CPU_REDUCES or _precision.FORCE_ARBITRATION):
+            return compiled(*args, **kwargs)  # the CPU has no reduced-precision matmul: nothing to hold
+        return _tp.hold(want, compiled, *args, **kwargs)
+
+    return call

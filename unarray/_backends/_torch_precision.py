@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import platform
+from _thread import get_ident
 from typing import Any
 
 import torch
@@ -130,8 +131,85 @@ def _swap(want: tuple[str, str]) -> tuple[Any, Any]:
     return saved, _read(want)
 
 
+# ua.jit's boundary (issue 19, point 3). torch.compile'd code runs its matmuls under whatever the global
+# setting is when the graph runs, so unarray's ops inside a user's torch.compile carry the policy in the
+# custom op unarray::matmul (_torch_compiled), which blocks Inductor's fusions. ua.jit owns the call, so
+# it takes the switch once around the whole compiled call instead (held(): the setting the call's policy
+# needs, restored in finally), and traces under a marker (_HELD) that lets the backend emit plain
+# torch.matmul and fused SDPA for the ops whose policy and device are the ones held.
+#
+# Note: why this is sound.
+# - Run time equals trace time: a graph is traced and compiled (Inductor bakes the TF32 flag into Triton
+#   matmul templates) inside the hold too, and a traced graph is used only under the same hold: the held
+#   want is a constant in the traced wrapper (its closure) and each ua.jit entry compiles a wrapper with a
+#   code object of its own, so Dynamo's guards, not only its global-state guard, pick the graph. (That
+#   guard, GlobalStateGuard, reads cuBLAS's allow_tf32 but neither "high" from "medium" nor oneDNN's slot,
+#   measured on torch 2.11 and 2.13; the hold is what makes those equal.)
+# - Other threads: the hold is one call of the switch, so a thread needing another setting waits for the
+#   whole compiled call exactly as it waits for an eager op; calls needing the same setting run alongside.
+# - Inside the call: a custom op or an eager op (a graph break) needing another setting than the one held
+#   (a per-call precision=, a nested ua.precision scope, a tensor on another device) gives the hold up for
+#   its own call and takes it back after (_Switch._run): the thread holds nothing while it waits, so two
+#   threads doing this cannot deadlock, and the graph's later launches run under the held setting again.
+# - The marker exists only inside Dynamo's trace (pushed where torch.compiler.is_compiling() is true, in a
+#   try block, so that a graph break makes Dynamo run the wrapper eagerly instead of replaying the push
+#   for real); a function that breaks the graph therefore runs its compiled pieces with the custom ops
+#   (correct, not fused). A user's own torch.compile never sees the marker.
+# Residual exposure (DESIGN.md section 5): while a ua.jit call whose policy differs from the user's setting
+# is in flight, native torch calls in other threads see unarray's setting, as during an eager op, but for
+# the whole call, and on a first call for the whole compile as well; unarray calls of other threads that
+# need another setting wait for as long.
+_HELD: list[tuple[str, str]] = []  # the held want, inside a ua.jit trace only (Dynamo traces a plain list)
+_HOLDS: dict[int, list[list[Any]]] = {}  # thread id -> its ua.jit holds, innermost last: [want, token]
+
+
+def held_for(x: Any, policy: str) -> bool:
+    """Inside a ua.jit trace: whether the call holds ``policy`` ("": the call's own) for ``x``'s device."""
+    h = _HELD[-1] if _HELD else None
+    return h is not None and h == WANT[x.is_cpu, policy or h[1]]
+
+
+class _Switch(_precision.Switch):
+    def _run(self, want: Any, fn: Any, *args: Any) -> Any:
+        holds = _HOLDS.get(get_ident()) if _HOLDS else None
+        if not holds or holds[-1][1] is None or self._satisfies(self._read(want), want):
+            return super()._run(want, fn, *args)
+        # A call needing another setting inside this thread's ua.jit hold: the hold is given up for it.
+        return _yielding(holds[-1], lambda: super(_Switch, self)._run(want, fn, *args))
+
+
+def _yielding(rec: list[Any], call: Any) -> Any:
+    # rec = [want, token], a hold of this thread: left, call() run, taken back (also after an error).
+    token, rec[1] = rec[1], None
+    SWITCH.leave(token)
+    try:
+        return call()
+    finally:
+        rec[1] = SWITCH.enter(rec[0])
+
+
+def hold(want: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` (a ua.jit compiled call) with the switch held at ``want`` for its whole run."""
+    me = get_ident()
+    holds = _HOLDS.get(me)
+    if holds and holds[-1][1] is not None and not _satisfies(_read(want), want):
+        return _yielding(holds[-1], lambda: hold(want, fn, *args, **kwargs))
+    rec: list[Any] = [want, SWITCH.enter(want)]
+    if holds is None:
+        holds = _HOLDS[me] = []
+    holds.append(rec)
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        holds.pop()
+        if not holds:
+            del _HOLDS[me]
+        if rec[1] is not None:
+            SWITCH.leave(rec[1])
+
+
 # Note: in the C gate a cuBLAS read raising RuntimeError (mixed APIs) sends the call to the Python path.
-SWITCH = _precision.Switch(_read, _satisfies, _swap, restore, _READS)
+SWITCH = _Switch(_read, _satisfies, _swap, restore, _READS)
 # RUN(WANT[x.is_cpu, policy], fn, *args): fn(*args) under the policy's setting (see run below).
 RUN = SWITCH.run
 WANT = {(cpu, p): ("cpu" if cpu else "cuda", p) for cpu in (True, False) for p in _precision.POLICIES}

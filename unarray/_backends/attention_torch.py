@@ -124,11 +124,16 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
     if not arbitrated:
         out = _call(q4, k4, v4, m4, causal, scale, gqa)
     elif torch.compiler.is_compiling():
-        # Note: fused kernels in a compiled graph would run under the global setting of run time; the
-        # products go through unarray::matmul, which carries the policy (_torch_compiled).
-        from unarray._backends import _torch_compiled
+        if _tp.held_for(q4, policy):
+            # Note: under ua.jit the call holds the policy's setting for the whole graph (_torch_precision,
+            # "ua.jit's boundary"): torch's fused kernel, as in eager code under the switch.
+            out = _call(q4, k4, v4, m4, causal, scale, gqa)
+        else:
+            # Note: fused kernels in a compiled graph would run under the global setting of run time; the
+            # products go through unarray::matmul, which carries the policy (_torch_compiled).
+            from unarray._backends import _torch_compiled
 
-        out = _torch_compiled.attention(q4, k4, v4, m4, causal, scale, gqa, policy)
+            out = _torch_compiled.attention(q4, k4, v4, m4, causal, scale, gqa, policy)
     else:
         out = _tp.arbitrate(q4, policy, _call, q4, k4, v4, m4, causal, scale, gqa)
     if not q4.is_cuda and not torch.compiler.is_compiling() and bool(torch.isnan(q4.sum() + k4.sum())):

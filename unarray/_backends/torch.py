@@ -172,14 +172,21 @@ class TorchBackend(Backend):
     # no integer GEMM on CUDA: both surface as RuntimeError and take the slow path.
     # Float32 runs under the precision policy (_torch_precision: the arbitrated global switch,
     # skipped where it cannot change the result); under torch.compile the policy travels in the
-    # graph as an argument of the custom op unarray::matmul, applied when the graph runs.
+    # graph as an argument of the custom op unarray::matmul, applied when the graph runs, except
+    # under ua.jit where the call holds this policy for the whole graph: a plain matmul then.
     def matmul(self, x1: Any, x2: Any) -> Any:
         d = x1.dtype
         if d is _F32 or d is _C64:
             cpu = x1.is_cpu
             if not cpu or _precision.FORCE_ARBITRATION or (_CPU_REDUCES and x1.numel() * x2.numel() > _TINY):
                 if _compiling():
-                    return _compiled().matmul(x1, x2, _precision.traced())
+                    policy = _precision.traced()
+                    if _tp.held_for(x1, policy):
+                        if x2.dtype is not d:  # (as the custom op: the standard's promotion, traceable)
+                            dt = torch.promote_types(d, x2.dtype)
+                            x1, x2 = x1.to(dt), x2.to(dt)
+                        return torch.matmul(x1, x2)
+                    return _compiled().matmul(x1, x2, policy)
                 # Note: same dtypes (the common case) need none of _matmul_general's promotion.
                 fn = torch.matmul if x2.dtype is d else _matmul_general
                 return _RUN(_WANT[cpu, _POLICY.get()], fn, x1, x2)
@@ -193,7 +200,10 @@ class TorchBackend(Backend):
     def tensordot(self, x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
         if x1.dtype is x2.dtype and _tp.matters(x1):
             if _compiling():
-                return _compiled().tensordot(x1, x2, axes, _precision.traced())
+                policy = _precision.traced()
+                if _tp.held_for(x1, policy):
+                    return _tensordot(x1, x2, axes)
+                return _compiled().tensordot(x1, x2, axes, policy)
             return _tp.arbitrate(x1, _POLICY.get(), _tensordot, x1, x2, axes)
         if x1.dtype is not x2.dtype or x1.dtype in _WIDE_UINTS:
             # Note: compat's tensordot promotes with torch's rules (uint8 x int16 -> int16, uint32 refused).
