@@ -21,9 +21,9 @@ _ALSO = {"triton": ("torch",)}
 
 
 def _needs(rel: Path) -> tuple[str, ...]:
-    # A backend or kernel module is named after the frameworks it imports (torch.py, attention_torch.py,
-    # _torch_precision.py, transpose_triton.py, ...), or sits in a backend's own package, named after its
-    # framework (tensorflow/linalg.py); ``rel`` is the path below _backends or _kernels.
+    # A backend or kernel module is named after the frameworks it imports (attention_jax.py, dask_chunks.py,
+    # transpose_triton.py, ...), or sits in a backend's own package, named after its framework
+    # (torch/precision.py, tensorflow/linalg.py); ``rel`` is the path below _backends or _kernels.
     named = [name for name in _FRAMEWORKS if any(name in part for part in rel.with_suffix("").parts)]
     return tuple(dict.fromkeys(n for name in named for n in (name, *_ALSO.get(name, ()))))
 

@@ -167,7 +167,7 @@ def test_the_policy_is_part_of_the_key(backend: TestBackend) -> None:
 def forced(monkeypatch: pytest.MonkeyPatch) -> Any:
     # Arbitrate even on a CPU whose matmul has no reduced-precision path, so the swap runs here.
     monkeypatch.setattr(_precision, "FORCE_ARBITRATION", True)
-    from unarray._backends import _torch_precision as tp
+    from unarray._backends.torch import precision as tp
 
     return tp
 
@@ -347,7 +347,7 @@ def test_the_jitted_block_holds_highest_on_cuda_whatever_the_user_set() -> None:
     host = _inputs(TestBackend("torch", "torch", "cpu", torch), 25, 2, 256, 512)
     args = [torch.from_numpy(h).cuda() for h in host]
     ref = _ref_block(*(h.astype(np.float64) for h in host))
-    from unarray._backends import _torch_precision as tp
+    from unarray._backends.torch import precision as tp
 
     f, graphs = ua.jit(block), _Graphs()
     seen = ua.jit(block, torch={"backend": graphs})

@@ -87,7 +87,7 @@ def test_cold_torch_compile_fullgraph() -> None:
 def forced(monkeypatch: pytest.MonkeyPatch) -> Any:
     # Arbitrate even on a CPU whose matmul has no reduced-precision path, so the swap path runs here.
     monkeypatch.setattr(_precision, "FORCE_ARBITRATION", True)
-    from unarray._backends import _torch_precision as tp
+    from unarray._backends.torch import precision as tp
 
     return tp
 
@@ -195,7 +195,7 @@ def test_explain_reports_autocast() -> None:
 
 def test_policy_fast_path_skips_where_it_cannot_matter() -> None:
     # On a CPU without oneDNN bf16/TF32 paths, the switch is never touched (nothing to arbitrate).
-    from unarray._backends import _torch_precision as tp
+    from unarray._backends.torch import precision as tp
 
     if tp.cpu_can_reduce():
         pytest.skip("this CPU has reduced-precision matmul paths")
@@ -224,7 +224,7 @@ def test_tiny_cpu_matmuls_are_float32_whatever_the_user_set(m: int, k: int, n: i
     # (torch's oneDNN bf32 path starts above that many multiply-adds). Where the CPU may have that
     # path, check the premise: under the user's bf16 setting such a matmul is bitwise the same as
     # under "ieee" (a torch that lowered its threshold fails here), and unarray's is float32-accurate.
-    from unarray._backends import _torch_precision as tp
+    from unarray._backends.torch import precision as tp
 
     if not tp.cpu_can_reduce():
         pytest.skip("this CPU runs no reduced-precision matmul passes: the user's bf16 setting is moot here")
@@ -253,7 +253,7 @@ def test_tiny_cpu_matmuls_are_float32_whatever_the_user_set(m: int, k: int, n: i
 def test_where_the_switch_is_skipped_the_users_setting_cannot_change_a_cpu_matmul() -> None:
     # The premise of skipping the switch on CPUs without oneDNN's reduced paths (cpu_can_reduce False):
     # there the user's bf16 or tf32 setting leaves a float32 matmul above torch's threshold bitwise as it is.
-    from unarray._backends import _torch_precision as tp
+    from unarray._backends.torch import precision as tp
 
     if tp.cpu_can_reduce():
         pytest.skip("this CPU may run reduced-precision passes: the switch runs (the tiny-matmul test covers it)")

@@ -154,7 +154,7 @@ def test_a_read_the_gate_cannot_take_goes_to_the_python_path() -> None:
 def test_the_torch_gate_gives_the_python_verdict_for_every_setting() -> None:
     # The C gate's table (_READS) must say what _satisfies(_read(want), want) says, whatever the user set.
     torch = pytest.importorskip("torch")
-    from unarray._backends import _torch_precision as tp
+    from unarray._backends.torch import precision as tp
 
     saved = tp.snapshot()
     try:

@@ -335,12 +335,12 @@ class jit:
                 return jax.jit(traced, static_argnums=self._nums or None, static_argnames=self._names or None,
                                **opts)
             if kind == "torch":
-                from unarray._backends import _torch_compiled
+                from unarray._backends.torch import compiled as _torch_compiled
 
                 # Note: the compiled call runs inside unarray's precision switch, held at this entry's policy
                 # for the device of its leading array, and the ops under that policy trace as plain torch ops
-                # (fusable); see _torch_precision, "ua.jit's boundary". No device (no array argument): the
-                # graph carries the policy in its custom ops, as under a user's own torch.compile.
+                # (fusable); see unarray/_backends/torch/precision.py, "ua.jit's boundary". No device (no
+                # array argument): the graph carries the policy in its custom ops, as under torch.compile.
                 kind_of = getattr(where, "kind", None)
                 want = None if kind_of is None else ("cpu" if kind_of == "cpu" else "cuda", policy)
                 return _torch_compiled.compile_held(fn, want, fullgraph=self.fullgraph, **opts)

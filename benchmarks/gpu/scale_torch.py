@@ -10,7 +10,7 @@ Sections (each records its error and goes on; the whole run keeps to BUDGET_S):
    - 1 GPU: torch SDPA with cuDNN and with flash (the faster is "1 GPU best");
    - 2 GPUs, q/k/v sequence-sharded DTensors (Shard(2)) through ua.scaled_dot_product_attention:
      "ua auto" (torch's context-parallel ring where it applies, as ua routes it) and "ua ring"
-     (unarray's own P2P ring, attention_ring_torch.prefer("ring"));
+     (unarray's own P2P ring, unarray._backends.torch.attention_ring.prefer("ring"));
    - 2 GPUs, torch's own context_parallel(...) context manager on the same sizes (reference).
    The doubling stops once one GPU runs out of memory (recorded; 2 GPUs run that size and one more)
    or when the next size would not fit the time left (recorded as the stop reason).
@@ -203,7 +203,7 @@ def two_gpu_attention(s: int, mesh: Any) -> None:
     from torch.distributed.tensor import DTensor, Shard
 
     import unarray as ua
-    from unarray._backends import attention_ring_torch as ring
+    from unarray._backends.torch import attention_ring as ring
 
     reset()
     torch.manual_seed(1234 + rank())
@@ -293,7 +293,7 @@ def check_section(mesh: Any) -> None:
     from torch.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
 
     import unarray as ua
-    from unarray._backends import attention_ring_torch as ring
+    from unarray._backends.torch import attention_ring as ring
 
     s, w, r = 8192, world(), rank()
     g = torch.Generator(device="cuda").manual_seed(0)

@@ -217,7 +217,7 @@ def _close(got: Any, want: Any, dtype: str, what: str) -> None:
     import numpy as np
     import torch
 
-    from unarray._backends.attention_ring_torch import is_dtensor
+    from unarray._backends.torch.attention_ring import is_dtensor
 
     if not is_dtensor(got):
         raise AssertionError(f"{what}: expected a DTensor, got {type(got).__name__}")
@@ -402,7 +402,7 @@ def _attention(mesh: Any, data: Any) -> None:
     from torch.distributed.tensor import Replicate, Shard
 
     import unarray as ua
-    from unarray._backends import attention_ring_torch as ring
+    from unarray._backends.torch import attention_ring as ring
 
     w = mesh.size()
     layout = data.draw(st.sampled_from(["bhsd", "bshd"]), label="layout")

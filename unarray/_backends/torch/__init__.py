@@ -3,10 +3,8 @@
 # torch deviates from the standard. Imported only once torch is in use.
 from __future__ import annotations
 
-import math
-import sys
 from collections.abc import Callable
-from typing import Any, NamedTuple, cast
+from typing import Any
 
 import array_api_compat.torch as compat_torch
 import numpy as np
@@ -14,15 +12,42 @@ import torch
 
 from unarray import _precision
 from unarray._backends import _special
-from unarray._backends import _torch_precision as _tp
 from unarray._backends._base import Backend
-from unarray._backends._torch_precision import RUN as _RUN
-from unarray._backends._torch_precision import WANT as _WANT
+from unarray._backends.torch import precision as _tp
+from unarray._backends.torch.devices import _HIP, _as_device, _empty_shard_guard, _is_dtensor, _mesh_device
+from unarray._backends.torch.gaps import (
+    _SMALL_UINTS,
+    _UINTS,
+    _WIDE_UINTS,
+    _WRAPPED,
+    _as_int64,
+    _back,
+    _emulate,
+    _from_ordered,
+    _is_int,
+    _keep,
+    _matmul_general,
+    _no_int_gemm,
+    _ordered,
+    _promote,
+    _remainder,
+    _tensordot,
+    _to_int64,
+    _uint_out,
+    _unique,
+    _UniqueAll,
+    _UniqueCounts,
+    _UniqueInverse,
+    _vecdot,
+    _wide_uint_fallback,
+    contract,
+)
+from unarray._backends.torch.precision import RUN as _RUN
+from unarray._backends.torch.precision import WANT as _WANT
 from unarray._devices import Device
 from unarray._errors import TracerHandoffError
 from unarray._precision import _POLICY
 
-_HIP = getattr(torch.version, "hip", None) is not None
 _F32 = torch.float32
 _C64 = torch.complex64
 _compiling = torch.compiler.is_compiling
@@ -33,30 +58,6 @@ _CPU_REDUCES = _tp._CPU_REDUCES  # a float32 CPU matmul runs under the precision
 # or below it the user's setting cannot change the result and the switch is skipped. Held by
 # tests/test_precision.py::test_tiny_cpu_matmuls_are_float32_whatever_the_user_set where the CPU has the path.
 _TINY = 16 * 16 * 16
-_SMALL_UINTS = (torch.uint8, torch.uint16, torch.uint32)
-_WIDE_UINTS = (torch.uint16, torch.uint32, torch.uint64)
-_UINTS = (torch.uint8, *_WIDE_UINTS)
-# Ops torch refuses for uint16/uint32/uint64 (no kernels, no promotion): computed in int64 instead, after the
-# refusal (Backend.recover for the element-wise ones, a wrapper for the few others).
-_ORDERING = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "maximum",
-                       "minimum", "clip"})
-_WRAPPED = frozenset({"linalg_outer", "linalg_cross", "where", "clip"})
-_device_cache: dict[Any, Device] = {}
-
-
-def _as_device(d: Any) -> Device:
-    try:
-        return _device_cache[d]
-    except KeyError:
-        pass
-    if d.type == "cpu":
-        out = Device("cpu")
-    elif d.type == "cuda":
-        out = Device("rocm" if _HIP else "cuda", d.index if d.index is not None else torch.cuda.current_device())
-    else:
-        out = Device(d.type, d.index or 0)
-    _device_cache[d] = out
-    return out
 
 
 def _dims(axis: Any, ndim: int) -> tuple[int, ...]:
@@ -68,10 +69,10 @@ def _dims(axis: Any, ndim: int) -> tuple[int, ...]:
 
 
 # Note: nothing here imports torch._dynamo (about 2 s): what torch.compile needs (the graph-break
-# wrapper for handoffs, the precision custom ops) is in _torch_compiled, imported by an import
+# wrapper for handoffs, the precision custom ops) is in compiled.py, imported by an import
 # statement inside traced code, which dynamo runs for real at trace time.
 def _compiled() -> Any:
-    from unarray._backends import _torch_compiled
+    from unarray._backends.torch import compiled as _torch_compiled
 
     return _torch_compiled
 
@@ -170,7 +171,7 @@ class TorchBackend(Backend):
 
     # Note: torch.matmul does not promote mixed dtypes (the standard does) and has
     # no integer GEMM on CUDA: both surface as RuntimeError and take the slow path.
-    # Float32 runs under the precision policy (_torch_precision: the arbitrated global switch,
+    # Float32 runs under the precision policy (precision.py: the arbitrated global switch,
     # skipped where it cannot change the result); under torch.compile the policy travels in the
     # graph as an argument of the custom op unarray::matmul, applied when the graph runs, except
     # under ua.jit where the call holds this policy for the whole graph: a plain matmul then.
@@ -462,260 +463,27 @@ class TorchBackend(Backend):
     def fft_ihfft(self, x: Any, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
         return torch.fft.ihfft(x, n=n, dim=axis, norm=norm).resolve_conj()
 
-    # Attention: torch SDPA with the kernel chosen explicitly (attention_torch.py).
+    # Attention: torch SDPA with the kernel chosen explicitly (attention.py).
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
                                      layout: str, precision: str | None) -> Any:
         if _is_dtensor(q):
-            from unarray._backends import attention_ring_torch
+            from unarray._backends.torch import attention_ring as attention_ring_torch
 
             return attention_ring_torch.sdpa(q, k, v, mask, is_causal, scale, layout, precision)
-        from unarray._backends import attention_torch
+        from unarray._backends.torch import attention as attention_torch
 
         return attention_torch.sdpa(q, k, v, mask, is_causal, scale, layout, precision)
 
     def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
         if _is_dtensor(q):
-            from unarray._backends import attention_ring_torch
+            from unarray._backends.torch import attention_ring as attention_ring_torch
 
             return attention_ring_torch.label(q, k, v, mask, is_causal, layout)
-        from unarray._backends import attention_torch
+        from unarray._backends.torch import attention as attention_torch
 
         return attention_torch.label(q, k, v, mask, is_causal, layout)
 
 
-def _is_dtensor(x: Any) -> bool:
-    # Note: a plain tensor is answered by its exact type first (the hot path); whoever made a DTensor loaded
-    # torch.distributed.tensor, so reading sys.modules imports nothing.
-    if type(x) is torch.Tensor:
-        return False
-    m = sys.modules.get("torch.distributed.tensor")
-    return m is not None and isinstance(x, m.DTensor)
-
-
-def _empty_shard_guard(x: Any, axis: Any, op: str) -> None:
-    # Note: torch's DTensor max/min/argmax/argmin reduce each shard first and fail on a rank whose shard of a
-    # reduced dimension is empty, while the other ranks go on (and wait on that rank forever): refused on
-    # every rank alike, from the global shape, before anything runs.
-    from unarray._errors import ShapeError
-
-    dims = range(x.ndim) if axis is None else [a % x.ndim for a in ((axis,) if isinstance(axis, int) else axis)]
-    mesh = x.device_mesh
-    for i, p in enumerate(x.placements):
-        if p.is_shard() and p.dim % x.ndim in dims:
-            n, w = x.shape[p.dim % x.ndim], mesh.size(i)
-            if n and -(-n // w) * (w - 1) >= n:
-                raise ShapeError(
-                    f"dimension {p.dim % x.ndim} ({n} elements) is sharded over {w} ranks, so some rank holds "
-                    f"none of it, and torch's DTensor {op} fails there; replicate that dimension first "
-                    "(x.redistribute(x.device_mesh, [Replicate()]))", op=op, backend="torch")
-
-
-def _mesh_device(x: Any) -> Device:
-    # A DTensor's device: its local device with the DeviceMesh and placements (ua.device names them).
-    from unarray._devices import MeshDevice
-
-    mesh = x.device_mesh
-    names = getattr(mesh, "mesh_dim_names", None)
-    local = _as_device(x.device)
-    return MeshDevice(local.kind, local.index, tuple(mesh.shape), None if names is None else tuple(names),
-                      tuple(repr(p) for p in x.placements))
-
-
-# Note: torch has no min/max/argmin/argmax for uint16/32/64 (nor promotion with them): compare them as
-# int64 in the same order (uint64 through its bits with the sign bit flipped).
-def _ordered(x: Any) -> Any:
-    return x.view(torch.int64) ^ (-(2**63)) if x.dtype is torch.uint64 else x.to(torch.int64)
-
-
-def _from_ordered(r: Any, dtype: Any) -> Any:
-    return (r ^ (-(2**63))).view(torch.uint64) if dtype is torch.uint64 else r.to(dtype)
-
-
-def contract(x1: Any, x2: Any, axes: Any, mm: Any) -> Any:
-    """tensordot as one (M, K) @ (K, N) product ``mm`` (an exact integer matmul, or unarray::matmul)."""
-    if isinstance(axes, int):
-        a1, a2 = list(range(x1.ndim - axes, x1.ndim)), list(range(axes))
-    else:
-        a1, a2 = [a % x1.ndim for a in axes[0]], [a % x2.ndim for a in axes[1]]
-    f1 = [d for d in range(x1.ndim) if d not in a1]
-    f2 = [d for d in range(x2.ndim) if d not in a2]
-    k = math.prod([x1.shape[d] for d in a1])  # a list: torch.compile cannot trace a generator here
-    a = x1.permute(f1 + a1).reshape(-1, k)
-    b = x2.permute(a2 + f2).reshape(k, -1)
-    return mm(a, b).reshape([x1.shape[d] for d in f1] + [x2.shape[d] for d in f2])
-
-
-def _tensordot(x1: Any, x2: Any, axes: Any) -> Any:
-    return compat_torch.tensordot(x1, x2, axes=axes)
-
-
-def _vecdot(x1: Any, x2: Any, axis: int) -> Any:
-    return compat_torch.vecdot(x1, x2, axis=axis)
-
-
-def _as_int64(x: Any) -> Any:
-    if x.dtype not in _WIDE_UINTS:
-        return x
-    return x.view(torch.int64) if x.dtype is torch.uint64 else x.to(torch.int64)
-
-
-def _to_int64(x: Any) -> Any:
-    return x.view(torch.int64) if x.dtype is torch.uint64 else x.to(torch.int64)
-
-
-def _uint_out(x: Any, dtype: Any) -> Any:
-    # Note: torch has no unsigned accumulation (uint8 sums give int64, uint64 has no sum kernel); the standard's
-    # sum/prod/cumulative_* of unsigned input is the default unsigned dtype: accumulate in int64 (the same bits
-    # mod 2**64) and read the bits back as uint64 (or as the unsigned dtype asked for).
-    if dtype is None:
-        return torch.uint64 if x.dtype in _UINTS else None
-    dt = dtype if isinstance(dtype, torch.dtype) else BACKEND.dtype(dtype)
-    return dt if dt in _UINTS and not (x.is_floating_point() or x.is_complex()) else None
-
-
-def _back(r: Any, dtype: Any) -> Any:
-    if r.dtype is dtype or r.dtype is torch.bool:
-        return r
-    return r.view(torch.uint64) if dtype is torch.uint64 and r.dtype is torch.int64 else r.to(dtype)
-
-
-def _scalar_as(v: Any, dtype: Any, ordering: bool) -> Any:
-    # A Python int next to a uint64 tensor computed in int64: the same bits (wrapping), or the same order.
-    if dtype is not torch.uint64 or not isinstance(v, int) or isinstance(v, bool):
-        return v
-    if ordering:
-        return v - 2**63
-    return v - 2**64 if v >= 2**63 else v
-
-
-def _wide_uint_fallback(fn: Any, op: str) -> Any:
-    def call(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except (RuntimeError, TypeError):
-            if not any(isinstance(a, torch.Tensor) and a.dtype in _WIDE_UINTS for a in args):
-                raise
-        return _emulate(fn, op, args, kwargs)
-
-    return call
-
-
-def _emulate(fn: Any, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    # Note: torch has no uint16/32/64 kernels nor promotion for most ops: unarray's promotion table picks the
-    # dtype, the values are computed in int64 (uint64 as its bits; for ordering ops with the sign bit flipped,
-    # so the order holds) and cast back. Division and right shift of uint64 are exact below 2**63.
-    ordering = op in _ORDERING
-    ts = [a for a in args if isinstance(a, torch.Tensor) and a.dtype is not torch.bool]
-    dt = ts[0].dtype
-    for t in ts[1:]:
-        dt = _promote(dt, t.dtype)
-    conv = _ordered if ordering else _as_int64
-    wide = [conv(a.to(dt)) if isinstance(a, torch.Tensor) and a.dtype is not torch.bool
-            else _scalar_as(a, dt, ordering) for a in args]
-    kw = {k: _scalar_as(v, dt, ordering) for k, v in kwargs.items()}
-    r = fn(*wide, **kw)
-    if r.dtype is torch.bool:
-        return r
-    return _from_ordered(r, dt) if ordering else _back(r, dt)
-
-
-def _promote(a: Any, b: Any) -> Any:
-    if a in _WIDE_UINTS or b in _WIDE_UINTS:
-        from unarray._dtypes import canonical_name, promote_names
-
-        name = promote_names(canonical_name(a) or "", canonical_name(b) or "")
-        if name is not None:
-            return getattr(torch, name)
-        # Note: mixed kinds are left undefined by the standard; as torch does for other integers, the float wins.
-        if b.is_floating_point or b.is_complex:
-            return b
-        if a.is_floating_point or a.is_complex:
-            return a
-        from unarray._errors import DTypeError
-
-        raise DTypeError(f"the standard defines no promotion of {a} with {b}; cast one explicitly", backend="torch")
-    return torch.promote_types(a, b)
-
-
-def _matmul_general(x1: Any, x2: Any) -> Any:
-    dt = x1.dtype
-    if dt is not x2.dtype:
-        dt = _promote(dt, x2.dtype)
-        x1, x2 = x1.to(dt), x2.to(dt)
-    try:
-        return torch.matmul(x1, x2)
-    except RuntimeError:
-        if x1.is_floating_point() or x1.is_complex():
-            raise
-    # No integer GEMM for this dtype/device: exact in int64 (wraps like the narrow type when cast back).
-    a, b = x1.to(torch.int64), x2.to(torch.int64)
-    out = _int_matmul(a, b) if a.is_cuda else torch.matmul(a, b)
-    return out.to(dt)
-
-
-def _unique(x: Any) -> tuple[Any, Any, Any]:
-    flat = x.reshape(-1)
-    if not flat.is_complex():
-        return cast(tuple[Any, Any, Any], torch.unique(flat, sorted=True, return_inverse=True, return_counts=True))
-    rows, inverse, counts = torch.unique(torch.view_as_real(flat), dim=0, sorted=True, return_inverse=True,
-                                         return_counts=True)
-    return torch.view_as_complex(rows.contiguous()), inverse, counts
-
-
-class _UniqueCounts(NamedTuple):
-    values: Any
-    counts: Any
-
-
-class _UniqueInverse(NamedTuple):
-    values: Any
-    inverse_indices: Any
-
-
-class _UniqueAll(NamedTuple):
-    values: Any
-    indices: Any
-    inverse_indices: Any
-    counts: Any
-
-
-def _is_int(x: Any) -> bool:
-    return not (x.is_floating_point() or x.is_complex())
-
-
-def _no_int_gemm(x: Any) -> bool:
-    return bool(x.is_cuda) and _is_int(x)
-
-
-def _keep(r: Any, x: Any, keepdims: bool) -> Any:
-    return r.reshape((1,) * x.ndim) if keepdims else r
-
-
-def _int_matmul(x1: Any, x2: Any) -> Any:
-    # cuBLAS has no integer GEMM: exact integer products by broadcasting, in K-blocks.
-    squeeze1, squeeze2 = x1.ndim == 1, x2.ndim == 1
-    a = x1.unsqueeze(0) if squeeze1 else x1
-    b = x2.unsqueeze(-1) if squeeze2 else x2
-    if a.shape[-1] != b.shape[-2]:
-        raise ValueError(f"matmul: shape mismatch {tuple(x1.shape)} @ {tuple(x2.shape)}")
-    k = a.shape[-1]
-    m, n = a.shape[-2], b.shape[-1]
-    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])  # type: ignore[no-untyped-call]
-    step = max(1, (1 << 26) // max(1, m * n * math.prod(batch)))
-    out = None
-    for s in range(0, k, step):
-        part = (a[..., :, s:s + step, None] * b[..., None, s:s + step, :]).sum(-2, dtype=a.dtype)
-        out = part if out is None else out + part
-    if out is None:
-        out = torch.zeros(batch + (m, n), dtype=a.dtype, device=a.device)
-    if squeeze1:
-        out = out.squeeze(-2)
-    if squeeze2:
-        out = out.squeeze(-1)
-    return out
-
-
-_remainder = _wide_uint_fallback(compat_torch.remainder, "remainder")
 BACKEND = TorchBackend()
 
 

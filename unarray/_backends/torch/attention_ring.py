@@ -3,7 +3,7 @@
 #
 # Routes, by the placements of q, k and v (equal for the three, on one DeviceMesh):
 # - no mesh dimension shards the sequence (batch or heads sharded, or replicated): each rank runs the
-#   single-device kernel (attention_torch) on its shard; no communication.
+#   single-device kernel (attention.py) on its shard; no communication.
 # - the sequence is sharded along one mesh dimension:
 #   * torch's context-parallel ring (torch.distributed.tensor.experimental._context_parallel:
 #     _templated_ring_attention with torch's own flash/efficient/CPU-flash kernel, its rotation method
@@ -28,7 +28,7 @@ import torch.distributed as dist
 from torch.distributed.tensor import DTensor
 
 from unarray import _precision
-from unarray._backends import _torch_precision as _tp
+from unarray._backends.torch import precision as _tp
 from unarray._errors import ArgumentTypeError, ShapeError, UnsupportedError
 
 _OP = "scaled_dot_product_attention"
@@ -171,7 +171,7 @@ _CUDNN_OFF: set[tuple[Any, int]] = set()  # (dtype, D) where cuDNN refused a blo
 
 
 def _kernel_name(q: Any, k: Any, v: Any) -> str:
-    # The per-block kernel: on CUDA the order of attention_torch (cuDNN > flash > efficient), limited to
+    # The per-block kernel: on CUDA the order of attention.py (cuDNN > flash > efficient), limited to
     # the kernels that return their log-sum-exp; float64 on CUDA takes the math block.
     if q.device.type != "cuda":
         return "cpu-flash" if q.shape[-1] == v.shape[-1] else "math"
@@ -197,7 +197,7 @@ def label(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> st
     p = plan(q, k, v, mask, is_causal, layout)
     where = f"DTensor on mesh {tuple(p.mesh.shape)} {list(p.placements)}"
     if p.route == "local":
-        from unarray._backends import attention_torch
+        from unarray._backends.torch import attention as attention_torch
 
         return f"{where}: per-shard, no communication; " + attention_torch.label(
             q.to_local(), k.to_local(), v.to_local(), None if mask is None else mask.to_local(), is_causal, layout)
@@ -236,7 +236,7 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
 
 def _local(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
            precision: str | None, p: _Plan) -> Any:
-    from unarray._backends import attention_torch
+    from unarray._backends.torch import attention as attention_torch
 
     ql = q.to_local()
     m = None if mask is None else _mask_rows(mask.to_local(), q, layout)

@@ -133,7 +133,7 @@ def _swap(want: tuple[str, str]) -> tuple[Any, Any]:
 
 # ua.jit's boundary (issue 19, point 3). torch.compile'd code runs its matmuls under whatever the global
 # setting is when the graph runs, so unarray's ops inside a user's torch.compile carry the policy in the
-# custom op unarray::matmul (_torch_compiled), which blocks Inductor's fusions. ua.jit owns the call, so
+# custom op unarray::matmul (compiled.py), which blocks Inductor's fusions. ua.jit owns the call, so
 # it takes the switch once around the whole compiled call instead (held(): the setting the call's policy
 # needs, restored in finally), and traces under a marker (_HELD) that lets the backend emit plain
 # torch.matmul and fused SDPA for the ops whose policy and device are the ones held.

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from unarray import _precision
-from unarray._backends import _torch_precision as _tp
+from unarray._backends.torch import precision as _tp
 
 _CUDA_ORDER = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION,
                SDPBackend.MATH]
@@ -125,13 +125,13 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
         out = _call(q4, k4, v4, m4, causal, scale, gqa)
     elif torch.compiler.is_compiling():
         if _tp.held_for(q4, policy):
-            # Note: under ua.jit the call holds the policy's setting for the whole graph (_torch_precision,
+            # Note: under ua.jit the call holds the policy's setting for the whole graph (precision.py,
             # "ua.jit's boundary"): torch's fused kernel, as in eager code under the switch.
             out = _call(q4, k4, v4, m4, causal, scale, gqa)
         else:
             # Note: fused kernels in a compiled graph would run under the global setting of run time; the
-            # products go through unarray::matmul, which carries the policy (_torch_compiled).
-            from unarray._backends import _torch_compiled
+            # products go through unarray::matmul, which carries the policy (compiled.py).
+            from unarray._backends.torch import compiled as _torch_compiled
 
             out = _torch_compiled.attention(q4, k4, v4, m4, causal, scale, gqa, policy)
     else:

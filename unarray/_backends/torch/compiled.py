@@ -7,9 +7,9 @@
 # Why custom ops: a compiled graph runs its matmuls under whatever torch's global precision is
 # when the graph runs, so a policy read at trace time would be lost. unarray::matmul keeps the
 # policy as an argument of one opaque node (no graph break); its eager implementation runs the
-# arbitrated switch of _torch_precision at run time, and its backward is two unarray::matmul calls
+# arbitrated switch of precision.py at run time, and its backward is two unarray::matmul calls
 # under the same policy. Under ua.jit (compile below) the switch is held around the whole compiled call
-# instead, and the ops whose policy is the one held are plain torch ops (_torch_precision, "ua.jit's
+# instead, and the ops whose policy is the one held are plain torch ops (precision.py, "ua.jit's
 # boundary", says why that is sound).
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from typing import Any, cast
 import torch
 
 from unarray import _precision
-from unarray._backends import _torch_precision as _tp
+from unarray._backends.torch import precision as _tp
 
 
 def _to_eagerly(to: Any, x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
@@ -83,7 +83,7 @@ def matmul(x1: Any, x2: Any, policy: str) -> Any:
 
 def tensordot(x1: Any, x2: Any, axes: Any, policy: str) -> Any:
     # The contraction as one (M, K) @ (K, N) unarray::matmul.
-    from unarray._backends.torch import contract
+    from unarray._backends.torch.gaps import contract
 
     return contract(x1, x2, axes, lambda a, b: _matmul_op(a, b, policy))
 

@@ -1,0 +1,216 @@
+# What torch lacks natively and the torch backend fills in: the wide unsigned integers (uint16/32/64 have
+# no kernels and no promotion: computed in int64), integer GEMM (none on CUDA), tensordot as one GEMM, the
+# standard's matmul promotion, and unique's named results.
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple, cast
+
+import array_api_compat.torch as compat_torch
+import torch
+
+from unarray import _backends
+
+_SMALL_UINTS = (torch.uint8, torch.uint16, torch.uint32)
+_WIDE_UINTS = (torch.uint16, torch.uint32, torch.uint64)
+_UINTS = (torch.uint8, *_WIDE_UINTS)
+# Ops torch refuses for uint16/uint32/uint64 (no kernels, no promotion): computed in int64 instead, after the
+# refusal (Backend.recover for the element-wise ones, a wrapper for the few others).
+_ORDERING = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "maximum",
+                       "minimum", "clip"})
+_WRAPPED = frozenset({"linalg_outer", "linalg_cross", "where", "clip"})
+
+
+def _ordered(x: Any) -> Any:
+    return x.view(torch.int64) ^ (-(2**63)) if x.dtype is torch.uint64 else x.to(torch.int64)
+
+
+def _from_ordered(r: Any, dtype: Any) -> Any:
+    return (r ^ (-(2**63))).view(torch.uint64) if dtype is torch.uint64 else r.to(dtype)
+
+
+def contract(x1: Any, x2: Any, axes: Any, mm: Any) -> Any:
+    """tensordot as one (M, K) @ (K, N) product ``mm`` (an exact integer matmul, or unarray::matmul)."""
+    if isinstance(axes, int):
+        a1, a2 = list(range(x1.ndim - axes, x1.ndim)), list(range(axes))
+    else:
+        a1, a2 = [a % x1.ndim for a in axes[0]], [a % x2.ndim for a in axes[1]]
+    f1 = [d for d in range(x1.ndim) if d not in a1]
+    f2 = [d for d in range(x2.ndim) if d not in a2]
+    k = math.prod([x1.shape[d] for d in a1])  # a list: torch.compile cannot trace a generator here
+    a = x1.permute(f1 + a1).reshape(-1, k)
+    b = x2.permute(a2 + f2).reshape(k, -1)
+    return mm(a, b).reshape([x1.shape[d] for d in f1] + [x2.shape[d] for d in f2])
+
+
+def _tensordot(x1: Any, x2: Any, axes: Any) -> Any:
+    return compat_torch.tensordot(x1, x2, axes=axes)
+
+
+def _vecdot(x1: Any, x2: Any, axis: int) -> Any:
+    return compat_torch.vecdot(x1, x2, axis=axis)
+
+
+def _as_int64(x: Any) -> Any:
+    if x.dtype not in _WIDE_UINTS:
+        return x
+    return x.view(torch.int64) if x.dtype is torch.uint64 else x.to(torch.int64)
+
+
+def _to_int64(x: Any) -> Any:
+    return x.view(torch.int64) if x.dtype is torch.uint64 else x.to(torch.int64)
+
+
+def _uint_out(x: Any, dtype: Any) -> Any:
+    # Note: torch has no unsigned accumulation (uint8 sums give int64, uint64 has no sum kernel); the standard's
+    # sum/prod/cumulative_* of unsigned input is the default unsigned dtype: accumulate in int64 (the same bits
+    # mod 2**64) and read the bits back as uint64 (or as the unsigned dtype asked for).
+    if dtype is None:
+        return torch.uint64 if x.dtype in _UINTS else None
+    dt = dtype if isinstance(dtype, torch.dtype) else _backends.get("torch").dtype(dtype)
+    return dt if dt in _UINTS and not (x.is_floating_point() or x.is_complex()) else None
+
+
+def _back(r: Any, dtype: Any) -> Any:
+    if r.dtype is dtype or r.dtype is torch.bool:
+        return r
+    return r.view(torch.uint64) if dtype is torch.uint64 and r.dtype is torch.int64 else r.to(dtype)
+
+
+def _scalar_as(v: Any, dtype: Any, ordering: bool) -> Any:
+    # A Python int next to a uint64 tensor computed in int64: the same bits (wrapping), or the same order.
+    if dtype is not torch.uint64 or not isinstance(v, int) or isinstance(v, bool):
+        return v
+    if ordering:
+        return v - 2**63
+    return v - 2**64 if v >= 2**63 else v
+
+
+def _wide_uint_fallback(fn: Any, op: str) -> Any:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except (RuntimeError, TypeError):
+            if not any(isinstance(a, torch.Tensor) and a.dtype in _WIDE_UINTS for a in args):
+                raise
+        return _emulate(fn, op, args, kwargs)
+
+    return call
+
+
+def _emulate(fn: Any, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    # Note: torch has no uint16/32/64 kernels nor promotion for most ops: unarray's promotion table picks the
+    # dtype, the values are computed in int64 (uint64 as its bits; for ordering ops with the sign bit flipped,
+    # so the order holds) and cast back. Division and right shift of uint64 are exact below 2**63.
+    ordering = op in _ORDERING
+    ts = [a for a in args if isinstance(a, torch.Tensor) and a.dtype is not torch.bool]
+    dt = ts[0].dtype
+    for t in ts[1:]:
+        dt = _promote(dt, t.dtype)
+    conv = _ordered if ordering else _as_int64
+    wide = [conv(a.to(dt)) if isinstance(a, torch.Tensor) and a.dtype is not torch.bool
+            else _scalar_as(a, dt, ordering) for a in args]
+    kw = {k: _scalar_as(v, dt, ordering) for k, v in kwargs.items()}
+    r = fn(*wide, **kw)
+    if r.dtype is torch.bool:
+        return r
+    return _from_ordered(r, dt) if ordering else _back(r, dt)
+
+
+def _promote(a: Any, b: Any) -> Any:
+    if a in _WIDE_UINTS or b in _WIDE_UINTS:
+        from unarray._dtypes import canonical_name, promote_names
+
+        name = promote_names(canonical_name(a) or "", canonical_name(b) or "")
+        if name is not None:
+            return getattr(torch, name)
+        # Note: mixed kinds are left undefined by the standard; as torch does for other integers, the float wins.
+        if b.is_floating_point or b.is_complex:
+            return b
+        if a.is_floating_point or a.is_complex:
+            return a
+        from unarray._errors import DTypeError
+
+        raise DTypeError(f"the standard defines no promotion of {a} with {b}; cast one explicitly", backend="torch")
+    return torch.promote_types(a, b)
+
+
+def _matmul_general(x1: Any, x2: Any) -> Any:
+    dt = x1.dtype
+    if dt is not x2.dtype:
+        dt = _promote(dt, x2.dtype)
+        x1, x2 = x1.to(dt), x2.to(dt)
+    try:
+        return torch.matmul(x1, x2)
+    except RuntimeError:
+        if x1.is_floating_point() or x1.is_complex():
+            raise
+    # No integer GEMM for this dtype/device: exact in int64 (wraps like the narrow type when cast back).
+    a, b = x1.to(torch.int64), x2.to(torch.int64)
+    out = _int_matmul(a, b) if a.is_cuda else torch.matmul(a, b)
+    return out.to(dt)
+
+
+def _unique(x: Any) -> tuple[Any, Any, Any]:
+    flat = x.reshape(-1)
+    if not flat.is_complex():
+        return cast(tuple[Any, Any, Any], torch.unique(flat, sorted=True, return_inverse=True, return_counts=True))
+    rows, inverse, counts = torch.unique(torch.view_as_real(flat), dim=0, sorted=True, return_inverse=True,
+                                         return_counts=True)
+    return torch.view_as_complex(rows.contiguous()), inverse, counts
+
+
+class _UniqueCounts(NamedTuple):
+    values: Any
+    counts: Any
+
+
+class _UniqueInverse(NamedTuple):
+    values: Any
+    inverse_indices: Any
+
+
+class _UniqueAll(NamedTuple):
+    values: Any
+    indices: Any
+    inverse_indices: Any
+    counts: Any
+
+
+def _is_int(x: Any) -> bool:
+    return not (x.is_floating_point() or x.is_complex())
+
+
+def _no_int_gemm(x: Any) -> bool:
+    return bool(x.is_cuda) and _is_int(x)
+
+
+def _keep(r: Any, x: Any, keepdims: bool) -> Any:
+    return r.reshape((1,) * x.ndim) if keepdims else r
+
+
+def _int_matmul(x1: Any, x2: Any) -> Any:
+    # cuBLAS has no integer GEMM: exact integer products by broadcasting, in K-blocks.
+    squeeze1, squeeze2 = x1.ndim == 1, x2.ndim == 1
+    a = x1.unsqueeze(0) if squeeze1 else x1
+    b = x2.unsqueeze(-1) if squeeze2 else x2
+    if a.shape[-1] != b.shape[-2]:
+        raise ValueError(f"matmul: shape mismatch {tuple(x1.shape)} @ {tuple(x2.shape)}")
+    k = a.shape[-1]
+    m, n = a.shape[-2], b.shape[-1]
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])  # type: ignore[no-untyped-call]
+    step = max(1, (1 << 26) // max(1, m * n * math.prod(batch)))
+    out = None
+    for s in range(0, k, step):
+        part = (a[..., :, s:s + step, None] * b[..., None, s:s + step, :]).sum(-2, dtype=a.dtype)
+        out = part if out is None else out + part
+    if out is None:
+        out = torch.zeros(batch + (m, n), dtype=a.dtype, device=a.device)
+    if squeeze1:
+        out = out.squeeze(-2)
+    if squeeze2:
+        out = out.squeeze(-1)
+    return out
+
+
+_remainder = _wide_uint_fallback(compat_torch.remainder, "remainder")
