@@ -38,6 +38,13 @@ def _normalized(b: Any, x: Any, axis: int, name: str) -> Any:
     # tf.nn.<name>); the array-API form shares the shift by the slice's maximum.
     if b.name == "torch":
         return getattr(sys.modules["torch"], name)(x, axis)
+    if b.name == "tensorflow" and name == "softmax":
+        # Note: TF 2.21's float32 CPU softmax gives 0 (not NaN) beside a NaN or +inf in the slice (oneDNN's
+        # kernel; float64 and log_softmax are right): the slices the semantics make NaN are set after it.
+        tf = sys.modules["tensorflow"]
+        nan = tf.reduce_any(tf.math.is_nan(x) | (x == float("inf")), axis=axis, keepdims=True)
+        nan = nan | tf.reduce_all(x == float("-inf"), axis=axis, keepdims=True)
+        return tf.where(nan, tf.constant(float("nan"), x.dtype), tf.nn.softmax(x, axis=axis))
     if b.name in ("jax", "tensorflow"):
         return getattr(sys.modules[b.name].nn, name)(x, axis=axis)
     xp = b.xp
