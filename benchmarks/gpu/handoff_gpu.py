@@ -184,7 +184,7 @@ def measure(s: str, d: str, x: Any, natives: dict[str, Any]) -> dict[str, Any]:
     import unarray as ua
     from unarray.interop import _cache, _paths
 
-    routes = ua.interop._FAST
+    routes = ua.interop._public._FAST
     row: dict[str, Any] = {"src": s, "dst": d}
     h0 = host_state()
     try:
@@ -260,7 +260,7 @@ def matrix() -> list[dict[str, Any]]:
     for _ in range(3):
         ua.to(pt, "cupy")
     probe_cases = {"torch->cupy hit": looped(ua.to, pt, "cupy"),
-                   "dict lookup": looped(ua.interop._FAST.get, (type(pt), "cupy"), None)}
+                   "dict lookup": looped(ua.interop._public._FAST.get, (type(pt), "cupy"), None)}
 
     def probe() -> dict[str, float]:
         out = {}
@@ -418,7 +418,7 @@ def entry() -> dict[str, Any]:
     desc = {"shape": (N, N), "strides": None, "typestr": "<f4", "data": (t.data_ptr(), False), "version": 2}
     for _ in range(3):
         ua.to(t, "cupy")  # the second handoff stores the view: from the third on, hits
-    route = ua.interop._BY_NAMES[("torch", "cupy")]
+    route = ua.interop._routes.BY_NAMES[("torch", "cupy")]
     checked = _cache.checked("torch")
     guard = checked(t)[1] if checked is not None else None
     parts = {
@@ -433,7 +433,7 @@ def entry() -> dict[str, Any]:
         "torch->cupy stream order": lambda: _streams.torch_stream_wait(t, "cupy"),
         "torch->cupy cache hit (no stats)": lambda: _cache.hit(t, route),
         "ua.to(torch, cupy) hit": lambda: ua.to(t, "cupy"),
-        "dict lookup (host speed)": lambda: ua.interop._FAST.get((type(t), "cupy")),
+        "dict lookup (host speed)": lambda: ua.interop._public._FAST.get((type(t), "cupy")),
         "empty call (the timer's own cost per call)": lambda: None,
         "cupy->torch torch.as_tensor(c)": lambda: torch.as_tensor(c),
         "cupy->torch torch.as_tensor(c, device=cuda:0)": lambda: torch.as_tensor(c, device=torch.device("cuda", 0)),
@@ -499,7 +499,7 @@ def hit_ab() -> dict[str, Any]:
     import unarray as ua
     from unarray.interop import _cache, _streams
 
-    speedups = ua.interop._speedups
+    speedups = ua.interop._routes.speedups
     if speedups is None:
         return {"skipped": "ua.to in Python"}
     t = torch.randn(N, N, device="cuda")
@@ -541,7 +541,7 @@ def hit_ab() -> dict[str, Any]:
     assert all(r(src[k], "to") is (view2 if src[k] is t2 else view) for k, r in routes.items())
     cases = {k: (looped(r, src[k], "to"), None) for k, r in routes.items()}
     cases["ua.to(t, 'cupy')"] = (looped(ua.to, t, "cupy"), None)
-    cases["dict lookup (host speed)"] = (looped(ua.interop._FAST.get, (type(t), "cupy"), None), None)
+    cases["dict lookup (host speed)"] = (looped(ua.interop._public._FAST.get, (type(t), "cupy"), None), None)
     spread: dict[str, list[float]] = {}
     h0 = host_state()
     us = interleaved_us(cases, n=400, rounds=40, synced=False, spread=spread)
@@ -570,7 +570,7 @@ def write() -> None:
         RESULT["versions"] = {m: str(getattr(sys.modules.get(m), "__version__", "?"))
                               for m in ("torch", "cupy", "jax", "numba")}
         RESULT["python"] = platform.python_version()
-        RESULT["ua.to"] = "Python" if sys.modules["unarray.interop"]._speedups is None else "C (_speedups.c)"
+        RESULT["ua.to"] = "Python" if sys.modules["unarray.interop._routes"].speedups is None else "C (_speedups.c)"
         if RESULT["ua.to"] != "Python":
             guarded = sys.modules["unarray.interop._cache"].checked("torch") is not None
             RESULT["ua.to"] += ", torch checked by torch's metadata guard" if guarded else ", torch signature read"

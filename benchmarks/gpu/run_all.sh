@@ -18,7 +18,7 @@ else
 fi
 # ua.to's C hot path, built for this machine's Python (without a compiler the Python path runs).
 python3 setup.py -q build_ext --inplace > "$RES/build_ext.log" 2>&1
-python3 -c "import unarray.interop as i; print('ua.to in', 'C' if i._speedups else 'Python')" > "$RES/ua_to.txt" 2>&1
+python3 -c "import unarray.interop._routes as i; print('ua.to in', 'C' if i.speedups else 'Python')" > "$RES/ua_to.txt" 2>&1
 cat "$RES/ua_to.txt"
 python3 - > "$RES/versions.txt" 2>&1 <<'PY'
 import platform, importlib

@@ -10,7 +10,7 @@ OUT=${OUT:-$PWD/out}
 PARTS=${PARTS:-4}
 mkdir -p "$OUT"
 python3 setup.py -q build_ext --inplace > /dev/null 2>&1
-python3 -c "import unarray.interop as i, unarray._precision as p; print('ua.to in', 'C' if i._speedups else 'Python', '| switch in', 'C' if p._gate_type() else 'Python')"
+python3 -c "import unarray.interop._routes as i, unarray._precision as p; print('ua.to in', 'C' if i.speedups else 'Python', '| switch in', 'C' if p._gate_type() else 'Python')"
 # Balance the files over the parts: largest first, each to the lightest part so far.
 python3 - "$PARTS" > /tmp/parts.txt <<'PY'
 import os, sys
