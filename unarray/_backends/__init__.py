@@ -1,8 +1,15 @@
-"""Backend registry: one module per framework, imported on first use only.
+"""Backend registry: one module (or package) per framework, imported on first use only.
 
 A backend module imports its framework at its top. It is imported here only
 when an array of that framework has been seen (so the framework is already in
 ``sys.modules``) or when the caller names the backend.
+
+The rule of this package: a backend holds only what differs from the generic
+array-API path (``_base.Backend``), each deviation with a one-line reason; the
+semantics live in the front end. The rest of unarray reaches a backend through
+:func:`get`, never by importing its module, and a backend imports nothing above
+it (no front end, no dispatch, no handoff but the path table): where it needs a
+step of the handoff (a graph break, a dask join) the caller passes it in.
 """
 
 from __future__ import annotations

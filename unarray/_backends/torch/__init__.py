@@ -1,6 +1,10 @@
 # PyTorch backend: torch.Tensor on CPU, CUDA and ROCm (HIP builds report "cuda"
 # devices; torch.version.hip tells them apart). Overrides the hot ops where
 # torch deviates from the standard. Imported only once torch is in use.
+# The rule of this package: torch's deviations only, by what they concern: this module (the
+# backend class and its hot ops), precision (the float32 matmul switch), compiled (what
+# torch.compile needs), attention and attention_ring (SDPA, and on DTensors), devices (where a
+# tensor lives) and gaps (what torch lacks: wide unsigned integers, integer GEMM, unique's results).
 from __future__ import annotations
 
 from collections.abc import Callable
