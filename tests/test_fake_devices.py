@@ -93,17 +93,18 @@ def test_torch_hip_builds_report_rocm_devices(monkeypatch: pytest.MonkeyPatch) -
     import torch
 
     from unarray._backends import torch as tb
+    from unarray._backends.torch import devices
 
-    monkeypatch.setattr(tb, "_HIP", True)
-    monkeypatch.setattr(tb, "_device_cache", {})
+    monkeypatch.setattr(devices, "HIP", True)
+    monkeypatch.setattr(devices, "_device_cache", {})
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
-    assert tb._as_device(torch.device("cuda", 1)) == ua.Device("rocm", 1)
+    assert devices._as_device(torch.device("cuda", 1)) == ua.Device("rocm", 1)
     assert tb.BACKEND.devices() == [ua.Device("cpu"), ua.Device("rocm", 0), ua.Device("rocm", 1)]
     assert tb.BACKEND.native_device(ua.Device("rocm", 1)) == torch.device("cuda", 1)
-    monkeypatch.setattr(tb, "_HIP", False)
-    monkeypatch.setattr(tb, "_device_cache", {})
-    assert tb._as_device(torch.device("cuda", 1)) == ua.Device("cuda", 1)
+    monkeypatch.setattr(devices, "HIP", False)
+    monkeypatch.setattr(devices, "_device_cache", {})
+    assert devices._as_device(torch.device("cuda", 1)) == ua.Device("cuda", 1)
 
 
 @pytest.mark.parametrize(("device", "platform"), [

@@ -17,8 +17,9 @@ import torch
 from unarray import _precision
 from unarray._backends import _special
 from unarray._backends._base import Backend
+from unarray._backends.torch import devices as _devices
 from unarray._backends.torch import precision as _tp
-from unarray._backends.torch.devices import _HIP, _as_device, _empty_shard_guard, _is_dtensor, _mesh_device
+from unarray._backends.torch.devices import _as_device, _empty_shard_guard, _is_dtensor, _mesh_device
 from unarray._backends.torch.gaps import (
     _SMALL_UINTS,
     _UINTS,
@@ -140,7 +141,7 @@ class TorchBackend(Backend):
     def devices(self) -> list[Device]:
         out = [Device("cpu")]
         if torch.cuda.is_available():
-            out += [Device("rocm" if _HIP else "cuda", i) for i in range(torch.cuda.device_count())]
+            out += [Device("rocm" if _devices.HIP else "cuda", i) for i in range(torch.cuda.device_count())]
         return out
 
     def dtype(self, d: Any) -> Any:

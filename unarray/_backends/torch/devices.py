@@ -11,7 +11,8 @@ import torch
 
 from unarray._devices import Device
 
-_HIP = getattr(torch.version, "hip", None) is not None
+# A ROCm (HIP) build of torch: its "cuda" devices are ROCm devices.
+HIP = getattr(torch.version, "hip", None) is not None
 _device_cache: dict[Any, Device] = {}
 
 
@@ -23,7 +24,7 @@ def _as_device(d: Any) -> Device:
     if d.type == "cpu":
         out = Device("cpu")
     elif d.type == "cuda":
-        out = Device("rocm" if _HIP else "cuda", d.index if d.index is not None else torch.cuda.current_device())
+        out = Device("rocm" if HIP else "cuda", d.index if d.index is not None else torch.cuda.current_device())
     else:
         out = Device(d.type, d.index or 0)
     _device_cache[d] = out
