@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import unarray as ua
-from unarray import _convert_cuda, _handoff
+from unarray.interop import _cache, _cuda, _paths, _routes, _streams
 
 LIBS = ("torch", "cupy", "jax", "numba")
 
@@ -58,14 +58,14 @@ def host(lib: str, x: Any) -> np.ndarray:
 pytestmark = pytest.mark.usefixtures("fresh_handoff")
 
 
-@pytest.mark.parametrize(("src", "dst"), [p for p in itertools.permutations(LIBS, 2) if _handoff.owned(*p)])
+@pytest.mark.parametrize(("src", "dst"), [p for p in itertools.permutations(LIBS, 2) if _paths.owned(*p)])
 def test_an_immutable_jax_array_is_copied_for_writable_consumers(cuda, src, dst):
     # torch, CuPy and Numba arrays cannot be read-only: a handoff of a JAX array is one copy on the
     # consumer's stream (never cached), so that a write into it leaves the JAX array as it was.
     a = np.random.default_rng(7).standard_normal((64, 48)).astype(np.float32)
     x = make(src, a)
     y1, y2 = ua.to(x, dst), ua.to(x, dst)
-    assert len({_handoff.data_ptr(dst, y1), _handoff.data_ptr(dst, y2), _handoff.data_ptr(src, x)}) == 3
+    assert len({_paths.data_ptr(dst, y1), _paths.data_ptr(dst, y2), _paths.data_ptr(src, x)}) == 3
     s = ua.stats()
     assert (s["copies"], s["bytes_copied"], s["zero_copy"], s["cache_hits"]) == (2, 2 * a.nbytes, 0, 0)
     cuda["cupy"].asarray(y1)[...] = 0  # a write through the consumer's array
@@ -92,18 +92,18 @@ def test_a_cached_view_the_caller_resized_is_not_served_again(cuda):
     assert w is not v and np.array_equal(w.cpu().numpy(), m.get())
 
 
-@pytest.mark.parametrize(("src", "dst"), [p for p in itertools.permutations(LIBS, 2) if not _handoff.owned(*p)])
+@pytest.mark.parametrize(("src", "dst"), [p for p in itertools.permutations(LIBS, 2) if not _paths.owned(*p)])
 def test_every_cuda_pair_is_zero_copy_and_cached(cuda, src, dst):
     a = np.random.default_rng(7).standard_normal((64, 48)).astype(np.float32)
     x = make(src, a)
     y = ua.to(x, dst)
     assert ua.backend_of(y) == dst
-    assert _handoff.data_ptr(dst, y) == _handoff.data_ptr(src, x)
+    assert _paths.data_ptr(dst, y) == _paths.data_ptr(src, x)
     np.testing.assert_array_equal(host(dst, y), a)
     s = ua.stats()
     assert (s["copies"], s["bytes_copied"], s["zero_copy"]) == (0, 0, 1)
     y2 = ua.to(x, dst)  # the second handoff stores its view; the third is a hit
-    assert _handoff.data_ptr(dst, y2) == _handoff.data_ptr(src, x)
+    assert _paths.data_ptr(dst, y2) == _paths.data_ptr(src, x)
     assert ua.to(x, dst) is y2 and ua.stats()["cache_hits"] == 1
 
 
@@ -117,7 +117,7 @@ def test_consumer_sees_a_side_stream_write_every_time(cuda, dst):
             t = torch.empty(2048, 2048, device="cuda")
             torch.cuda._sleep(1_000_000)  # GPU time before the write
             t.fill_(float(i + 1))
-            _handoff.clear()
+            _cache.clear()
             y = ua.to(t, dst)
         if dst == "cupy":
             v = float(y[-1, -1].get())
@@ -157,13 +157,12 @@ def test_a_hit_reads_cupys_current_stream_through_its_exported_reader(cuda):
     # taken here). A hit while CuPy works on its own stream waits (counted); where CuPy's stream is
     # torch's own, nothing to wait for; back on the default streams, none either.
     torch, cupy = cuda["torch"], cuda["cupy"]
-    from unarray import interop
 
-    if interop._speedups is None:
+    if _routes.speedups is None:
         pytest.skip("the C route is not built (UNARRAY_PURE_PYTHON=1)")
-    reader = _convert_cuda.cupy_stream_reader(interop._speedups)
+    reader = _streams.cupy_stream_reader(_routes.speedups)
     assert reader is not None
-    read = interop._speedups.stream_of
+    read = _routes.speedups.stream_of
     assert read(reader, 0) == cupy.cuda.get_current_stream(0).ptr
     t = torch.ones(256, 256, device="cuda")
     ua.to(t, "cupy")
@@ -188,7 +187,7 @@ def test_torch_sees_finished_jax_work(cuda):
     jax = cuda["jax"]
     a = jax.device_put(np.ones((2048, 2048), np.float32), jax.devices("gpu")[0])
     for i in range(10):
-        _handoff.clear()
+        _cache.clear()
         t = ua.to((a * float(i + 1)) @ a, "torch")
         assert float(t[-1, -1]) == 2048.0 * (i + 1)
 
@@ -208,7 +207,7 @@ def test_numba_arrays_built_directly_match_numbas_own_import(cuda):
         assert (y.shape, y.strides, y.dtype, y.size) == (ref.shape, ref.strides, ref.dtype, ref.size)
         assert y.is_c_contiguous() == ref.is_c_contiguous() and y.is_f_contiguous() == ref.is_f_contiguous()
         np.testing.assert_array_equal(y.copy_to_host(), ref.copy_to_host())
-    assert _convert_cuda._NUMBA_MAKERS[0] is not None  # the probe passed: the direct build is what ran
+    assert _cuda._NUMBA_MAKERS[0] is not None  # the probe passed: the direct build is what ran
 
 
 def test_numba_sees_finished_jax_work(cuda):
@@ -228,7 +227,7 @@ def test_numba_sees_finished_jax_work(cuda):
     late(jnp.asarray(base), big).block_until_ready()  # compiled before the timed part
     stale = 0
     for i in range(10):
-        _handoff.clear()
+        _cache.clear()
         want = base * (i + 1)
         x = late(jax.device_put(want, gpu), big)
         stale += not np.array_equal(ua.to(x, "numba").copy_to_host(), want)

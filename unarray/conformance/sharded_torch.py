@@ -363,7 +363,7 @@ def _device_handoff_mixing(mesh: Any, data: Any) -> None:
 
     shape, pl = _shape(data, 2, 2, 6), _placement(data, 2)
     # Note: NumPy only: importing another framework here would cost more than the check (every target
-    # goes through the same refusal, unarray._refusals).
+    # goes through the same refusal, unarray/interop/_refusals.py).
     targets = ("numpy",)
     x = _values(data, shape, "float32")
     dx = _dist(x, mesh, pl)
