@@ -240,6 +240,29 @@ def test_under_ua_jit_the_graph_holds_plain_ops_and_a_users_compile_keeps_the_cu
     torch.testing.assert_close(got, _mm_attn(a, q), rtol=1e-5, atol=1e-5)
 
 
+def test_ops_that_record_a_gradient_keep_the_custom_op_under_ua_jit(forced: Any) -> None:
+    # Their backward runs at .backward(), after the call has let the switch go: the custom op's backward
+    # carries the policy there. Inference (no_grad) gets the plain ops.
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(26)
+    a = torch.from_numpy(rng.standard_normal((16, 16), dtype=np.float32)).requires_grad_()
+    q = torch.from_numpy(rng.standard_normal((1, 2, 8, 4), dtype=np.float32)).requires_grad_()
+    graphs = _Graphs()
+    f = ua.jit(_mm_attn, torch={"backend": graphs})
+    f(a, q).sum().backward()
+    assert graphs.custom_ops() == 3
+    got = [t.grad.clone() for t in (a, q)]
+    for t in (a, q):
+        t.grad = None
+    _mm_attn(a, q).sum().backward()
+    for g, t in zip(got, (a, q), strict=True):
+        torch.testing.assert_close(g, t.grad, rtol=1e-4, atol=1e-5)
+    graphs.targets.clear()
+    with torch.no_grad():
+        f(a, q)
+    assert graphs.targets and graphs.custom_ops() == 0
+
+
 def test_a_nested_policy_keeps_its_custom_op_and_runs_under_its_own_setting(forced: Any,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     torch = pytest.importorskip("torch")
