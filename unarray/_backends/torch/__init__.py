@@ -187,7 +187,7 @@ class TorchBackend(Backend):
             if not cpu or _precision.FORCE_ARBITRATION or (_CPU_REDUCES and x1.numel() * x2.numel() > _TINY):
                 if _compiling():
                     policy = _precision.traced()
-                    if _tp.held_for(x1, policy):
+                    if _tp.held_for(policy, x1, x2):
                         if x2.dtype is not d:  # (as the custom op: the standard's promotion, traceable)
                             dt = torch.promote_types(d, x2.dtype)
                             x1, x2 = x1.to(dt), x2.to(dt)
@@ -207,7 +207,7 @@ class TorchBackend(Backend):
         if x1.dtype is x2.dtype and _tp.matters(x1):
             if _compiling():
                 policy = _precision.traced()
-                if _tp.held_for(x1, policy):
+                if _tp.held_for(policy, x1, x2):
                     return _tensordot(x1, x2, axes)
                 return _compiled().tensordot(x1, x2, axes, policy)
             return _tp.arbitrate(x1, _POLICY.get(), _tensordot, x1, x2, axes)

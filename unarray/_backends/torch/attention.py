@@ -124,7 +124,7 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
     if not arbitrated:
         out = _call(q4, k4, v4, m4, causal, scale, gqa)
     elif torch.compiler.is_compiling():
-        if _tp.held_for(q4, policy):
+        if _tp.held_for(policy, q4, k4, v4, *(() if m4 is None else (m4,))):
             # Note: under ua.jit the call holds the policy's setting for the whole graph (precision.py,
             # "ua.jit's boundary"): torch's fused kernel, as in eager code under the switch.
             out = _call(q4, k4, v4, m4, causal, scale, gqa)

@@ -134,7 +134,7 @@ def _swap(want: tuple[str, str]) -> tuple[Any, Any]:
 # ua.jit's boundary (issue 19, point 3). torch.compile'd code runs its matmuls under whatever the global
 # setting is when the graph runs, so unarray's ops inside a user's torch.compile carry the policy in the
 # custom op unarray::matmul (compiled.py), which blocks Inductor's fusions. ua.jit owns the call, so
-# it takes the switch once around the whole compiled call instead (held(): the setting the call's policy
+# it takes the switch once around the whole compiled call instead (hold(): the setting the call's policy
 # needs, restored in finally), and traces under a marker (_HELD) that lets the backend emit plain
 # torch.matmul and fused SDPA for the ops whose policy and device are the ones held.
 #
@@ -155,6 +155,8 @@ def _swap(want: tuple[str, str]) -> tuple[Any, Any]:
 #   try block, so that a graph break makes Dynamo run the wrapper eagerly instead of replaying the push
 #   for real); a function that breaks the graph therefore runs its compiled pieces with the custom ops
 #   (correct, not fused). A user's own torch.compile never sees the marker.
+# - Gradients: an op that records one keeps the custom op (held_for), since its backward runs later, at
+#   .backward(), outside the hold; inference (no input requiring grad, or torch.no_grad) gets plain ops.
 # Residual exposure (DESIGN.md section 5): while a ua.jit call whose policy differs from the user's setting
 # is in flight, native torch calls in other threads see unarray's setting, as during an eager op, but for
 # the whole call, and on a first call for the whole compile as well; unarray calls of other threads that
@@ -163,10 +165,15 @@ _HELD: list[tuple[str, str]] = []  # the held want, inside a ua.jit trace only (
 _HOLDS: dict[int, list[list[Any]]] = {}  # thread id -> its ua.jit holds, innermost last: [want, token]
 
 
-def held_for(x: Any, policy: str) -> bool:
-    """Inside a ua.jit trace: whether the call holds ``policy`` ("": the call's own) for ``x``'s device."""
+def held_for(policy: str, x: Any, *more: Any) -> bool:
+    """Inside a ua.jit trace: whether the call holds ``policy`` ("": the call's own) for an op on ``x`` (and
+    ``more``, its other operands) that records no gradient."""
     h = _HELD[-1] if _HELD else None
-    return h is not None and h == WANT[x.is_cpu, policy or h[1]]
+    if h is None or h != WANT[x.is_cpu, policy or h[1]]:
+        return False
+    # Note: an op that records a gradient keeps the custom op: its backward runs at .backward(), after the
+    # call has let the switch go (unarray::matmul's backward takes the switch itself).
+    return not (torch.is_grad_enabled() and (x.requires_grad or any(y.requires_grad for y in more)))
 
 
 class _Switch(_precision.Switch):
