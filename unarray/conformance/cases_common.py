@@ -1,18 +1,6 @@
 """What every case module shares: the case record, the profiles, the seeded inputs and the tolerances.
 
-Inputs are drawn from a seeded ``numpy.random.Generator`` (the seed is the
-run's seed, the case's id and the example number, so every run and every
-backend sees the same inputs; a failure names its example and reproduces
-with the same seed). Values are drawn away from zero (magnitudes in
-``[lo, hi]`` with a random sign) so relative errors stay meaningful; shapes
-are drawn per example.
-
-Each result is compared with a reference computed by NumPy on the inputs
-upcast to float64/complex128 (integers and booleans are compared exactly),
-with a tolerance that depends on the input dtype, the number of terms the
-result accumulates and the precision policy; the result dtype must match the
-standard's promotion (NumPy's on the original inputs), and the result must be
-an array of the backend that was called.
+How inputs are drawn and results compared: unarray/conformance/cases.py, which lists every case.
 """
 
 from __future__ import annotations
