@@ -125,3 +125,41 @@ def test_compiled_tensordot_where_the_policy_matters(fresh_dynamo: None, monkeyp
     got = torch.compile(lambda x, y: ua.tensordot(x, y, axes=2), fullgraph=True)(a, b)
     ref = np.tensordot(a.double().numpy(), b.double().numpy(), axes=2)
     np.testing.assert_allclose(got.numpy(), ref, rtol=2e-5, atol=2e-5)
+
+
+# Guards on the module table: unarray code that reads sys.modules while torch.compile traces makes dynamo wrap
+# the whole dict (iterating it, and guarding on it); a module imported meanwhile failed a compile on the H100
+# ("dictionary changed size during iteration", ua.jit's fallback). The block of benchmarks/jit_block.py, plus
+# ua.nn's building blocks and a scope, traced in a cold process (the backend loads inside the trace) and warm.
+_GUARDS = textwrap.dedent(
+    """
+    import sys, numpy as np, torch
+    sys.path.insert(0, "benchmarks")
+    import unarray as ua
+    import jit_block as jb
+
+    x, p = jb.host_inputs({"batch": 2, "seq": 16, "dim": 32, "heads": 4})
+    tx, tp = torch.from_numpy(x), {k: torch.from_numpy(v) for k, v in p.items()}
+
+    def nn(a):
+        with ua.precision("tf32"):
+            m = ua.matmul(a, ua.matrix_transpose(a))
+        return (ua.nn.softmax(a), ua.nn.log_softmax(a), ua.nn.logsumexp(a, axis=-1), ua.nn.rms_norm(a),
+                ua.nn.gelu(a), ua.nn.silu(a), m)
+
+    def guards(fn, *args):
+        out = torch._dynamo.explain(fn)(*args)
+        return sorted({str(g.name) for g in out.out_guards if "modules" in str(g.name)}), out.graph_break_count
+
+    found = [guards(nn, tx[0, :, :8]), guards(lambda a, q: jb.ua_block(a, q, 4), tx, tp)]
+    torch._dynamo.reset()
+    found.append(guards(nn, tx[0, :, :8]))  # warm: the backend loaded before the trace
+    print(found)
+    """
+)
+
+
+def test_traced_unarray_code_guards_on_no_module_table() -> None:
+    r = subprocess.run([sys.executable, "-c", _GUARDS], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip().splitlines()[-1] == "[([], 0), ([], 0), ([], 0)]"

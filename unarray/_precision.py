@@ -57,10 +57,20 @@ _POLICY: contextvars.ContextVar[str] = contextvars.ContextVar("unarray_precision
 _TRACED: list[str] = []
 
 
+# torch.compiler.is_compiling, once torch is loaded. Note: read from here, not from sys.modules, inside a
+# trace: dynamo wraps a dict it reads (all of sys.modules), guarding on it and iterating it while other code
+# imports; on the H100 that failed a ua.jit compile with "dictionary changed size during iteration".
+_IS_COMPILING: list[Any] = []
+
+
 def tracing() -> bool:
     """Whether torch.compile is tracing this code (no import: torch only if it is loaded)."""
-    torch = sys.modules.get("torch")
-    return torch is not None and torch.compiler.is_compiling()
+    if not _IS_COMPILING:
+        torch = sys.modules.get("torch")
+        if torch is None:
+            return False
+        _IS_COMPILING.append(torch.compiler.is_compiling)
+    return bool(_IS_COMPILING[0]())
 
 
 def traced() -> str:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import sys
 from typing import Any
 
 from unarray import _axes
@@ -226,7 +225,7 @@ def _call(op: str, b: Any, *args: Any) -> Any:
 
     try:
         if b.name == "numpy":
-            with sys.modules["numpy"].errstate(all="ignore"):
+            with b.native.errstate(all="ignore"):
                 return getattr(_nn, op)(b, *args)
         return getattr(_nn, op)(b, *args)
     except Exception as e:

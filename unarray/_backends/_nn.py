@@ -19,7 +19,6 @@ Semantics (the formulas below, in IEEE arithmetic, as torch and JAX compute them
 from __future__ import annotations
 
 import math
-import sys
 from typing import Any
 
 import numpy as np
@@ -37,16 +36,16 @@ def _normalized(b: Any, x: Any, axis: int, name: str) -> Any:
     # softmax and log_softmax: the libraries' kernels share the name (torch.<name>, jax.nn.<name>,
     # tf.nn.<name>); the array-API form shares the shift by the slice's maximum.
     if b.name == "torch":
-        return getattr(sys.modules["torch"], name)(x, axis)
+        return getattr(b.native, name)(x, axis)
     if b.name == "tensorflow" and name == "softmax":
         # Note: TF 2.21's float32 CPU softmax gives 0 (not NaN) beside a NaN or +inf in the slice (oneDNN's
         # kernel; float64 and log_softmax are right): the slices the semantics make NaN are set after it.
-        tf = sys.modules["tensorflow"]
+        tf = b.native
         nan = tf.reduce_any(tf.math.is_nan(x) | (x == float("inf")), axis=axis, keepdims=True)
         nan = nan | tf.reduce_all(x == float("-inf"), axis=axis, keepdims=True)
         return tf.where(nan, tf.constant(float("nan"), x.dtype), tf.nn.softmax(x, axis=axis))
     if b.name in ("jax", "tensorflow"):
-        return getattr(sys.modules[b.name].nn, name)(x, axis=axis)
+        return getattr(b.native.nn, name)(x, axis=axis)
     xp = b.xp
     if x.shape[axis] == 0:
         return x
@@ -59,11 +58,11 @@ def _normalized(b: Any, x: Any, axis: int, name: str) -> Any:
 
 def logsumexp(b: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     if b.name == "torch":
-        return sys.modules["torch"].logsumexp(x, dim=axes, keepdim=keepdims)
+        return b.native.logsumexp(x, dim=axes, keepdim=keepdims)
     if b.name == "jax":
-        return sys.modules["jax"].scipy.special.logsumexp(x, axis=axes, keepdims=keepdims)
+        return b.native.scipy.special.logsumexp(x, axis=axes, keepdims=keepdims)
     if b.name == "tensorflow":
-        return sys.modules["tensorflow"].reduce_logsumexp(x, axis=list(axes), keepdims=keepdims)
+        return b.native.reduce_logsumexp(x, axis=list(axes), keepdims=keepdims)
     xp = b.xp
     if any(x.shape[a] == 0 for a in axes):  # no maximum to shift by: the empty sum, log(0) = -inf
         return xp.log(xp.sum(xp.exp(x), axis=axes, keepdims=keepdims))
@@ -81,7 +80,7 @@ def layer_norm(b: Any, x: Any, axes: tuple[int, ...], weight: Any, bias: Any, ep
     if b.name == "torch" and _trailing(x, axes):
         shape = tuple(x.shape[x.ndim - len(axes):])
         if all(w is None or (type(w) is type(x) and tuple(w.shape) == shape) for w in (weight, bias)):
-            return sys.modules["torch"].nn.functional.layer_norm(x, shape, weight, bias, eps)
+            return b.native.nn.functional.layer_norm(x, shape, weight, bias, eps)
     xp = b.xp
     mean = xp.mean(x, axis=axes, keepdims=True)
     d = x - mean
@@ -92,8 +91,8 @@ def layer_norm(b: Any, x: Any, axes: tuple[int, ...], weight: Any, bias: Any, ep
 
 
 def rms_norm(b: Any, x: Any, axes: tuple[int, ...], weight: Any, eps: float | None) -> Any:
-    torch = sys.modules.get("torch")
-    if b.name == "torch" and torch is not None and _trailing(x, axes) and hasattr(torch.nn.functional, "rms_norm"):
+    torch = b.native if b.name == "torch" else None
+    if torch is not None and _trailing(x, axes) and hasattr(torch.nn.functional, "rms_norm"):
         shape = tuple(x.shape[x.ndim - len(axes):])
         if weight is None or (type(weight) is type(x) and tuple(weight.shape) == shape):
             return torch.nn.functional.rms_norm(x, shape, weight, eps)
@@ -105,9 +104,9 @@ def rms_norm(b: Any, x: Any, axes: tuple[int, ...], weight: Any, eps: float | No
 
 def gelu(b: Any, x: Any, approximate: bool) -> Any:
     if b.name == "torch":
-        return sys.modules["torch"].nn.functional.gelu(x, approximate="tanh" if approximate else "none")
+        return b.native.nn.functional.gelu(x, approximate="tanh" if approximate else "none")
     if b.name == "jax":
-        return sys.modules["jax"].nn.gelu(x, approximate=approximate)
+        return b.native.nn.gelu(x, approximate=approximate)
     # Note: not tf.nn.gelu: in float64 both its forms are off by about 1e-9 (float32 constants).
     xp = b.xp
     if approximate:
@@ -118,11 +117,11 @@ def gelu(b: Any, x: Any, approximate: bool) -> Any:
 
 def silu(b: Any, x: Any) -> Any:
     if b.name == "torch":
-        return sys.modules["torch"].nn.functional.silu(x)
+        return b.native.nn.functional.silu(x)
     if b.name == "jax":
-        return sys.modules["jax"].nn.silu(x)
+        return b.native.nn.silu(x)
     if b.name == "tensorflow":
-        return sys.modules["tensorflow"].nn.silu(x)
+        return b.native.nn.silu(x)
     xp = b.xp
     return x / (1 + xp.exp(-x))
 
@@ -130,7 +129,7 @@ def silu(b: Any, x: Any) -> Any:
 def _erf(b: Any, x: Any) -> Any:
     # The array API has no erf: each library's own.
     if b.name == "tensorflow":
-        return sys.modules["tensorflow"].math.erf(x)
+        return b.native.math.erf(x)
     if b.name == "cupy":
         from cupyx.scipy.special import erf
 

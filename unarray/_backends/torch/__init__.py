@@ -56,6 +56,8 @@ from unarray._precision import _POLICY
 _F32 = torch.float32
 _C64 = torch.complex64
 _compiling = torch.compiler.is_compiling
+if not _precision._IS_COMPILING:  # (set on loading, which a first call inside a trace runs for real)
+    _precision._IS_COMPILING.append(_compiling)
 _CPU_REDUCES = _tp._CPU_REDUCES  # a float32 CPU matmul runs under the precision switch (_tp.matters)
 # Note: torch runs a float32 CPU matmul through oneDNN's reduced-precision (bf32) path only above
 # 16*16*16 multiply-adds (aten/src/ATen/native/mkldnn/Matmul.cpp: mkldnn_gemm and checksize); the
