@@ -121,13 +121,18 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
     k4, v4, gqa = _route(q4, k4, v4, m4, causal)
     policy = _precision.resolve(precision)
     arbitrated = _tp.matters(q4)
+    compiling = torch.compiler.is_compiling()
+    # Note: in a compiled graph on the CPU the NaN check below cannot run (a branch on data), so the math
+    # kernel, which keeps NaN in q or k as NaN out, takes the call instead of the CPU flash kernel (which
+    # drops them: a NaN query row came out finite under ua.jit).
+    fused = _math if compiling and not q4.is_cuda else _call
     if not arbitrated:
-        out = _call(q4, k4, v4, m4, causal, scale, gqa)
-    elif torch.compiler.is_compiling():
+        out = fused(q4, k4, v4, m4, causal, scale, gqa)
+    elif compiling:
         if _tp.held_for(policy, q4, k4, v4, *(() if m4 is None else (m4,))):
             # Note: under ua.jit the call holds the policy's setting for the whole graph (precision.py,
             # "ua.jit's boundary"): torch's fused kernel, as in eager code under the switch.
-            out = _call(q4, k4, v4, m4, causal, scale, gqa)
+            out = fused(q4, k4, v4, m4, causal, scale, gqa)
         else:
             # Note: fused kernels in a compiled graph would run under the global setting of run time; the
             # products go through unarray::matmul, which carries the policy (compiled.py).
@@ -136,7 +141,7 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
             out = _torch_compiled.attention(q4, k4, v4, m4, causal, scale, gqa, policy)
     else:
         out = _tp.arbitrate(q4, policy, _call, q4, k4, v4, m4, causal, scale, gqa)
-    if not q4.is_cuda and not torch.compiler.is_compiling() and bool(torch.isnan(q4.sum() + k4.sum())):
+    if not q4.is_cuda and not compiling and bool(torch.isnan(q4.sum() + k4.sum())):
         # Note: torch's CPU flash kernel drops NaN scores (a NaN in q or k can give a finite row: with Sq != Sk,
         # or Sk == 1, among others); the math kernel keeps them: NaN in, NaN out. A NaN anywhere in q or k
         # makes their sum NaN (opposite infinities too: those take the math kernel, as correct, only slower).
