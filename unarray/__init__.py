@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys as _sys
 
-from unarray import fft, linalg, nn
+from unarray import _lookup, fft, linalg, nn
 from unarray._devices import Device, MeshDevice, ShardedDevice
 from unarray._dispatch import run_as_written as _run_as_written
 from unarray._dispatch import use
@@ -118,3 +118,10 @@ def __array_namespace_info__() -> _Info:
 
 # tf.function runs unarray's functions as written (typed errors stay typed); see _dispatch.run_as_written.
 _run_as_written(_sys.modules[__name__], linalg, fft, nn)
+
+# Note: torch already imported: its tensor types are registered now, not on their first lookup. That lookup may be
+# inside a user's torch.compile trace, and Dynamo guards on the registry as it was before the lookup filled it, so
+# the function would compile a second time on its next call (tests/test_compile_once.py). Loading the backend costs
+# about 20 ms; torch imported later is registered on first sight, as every other library is.
+if "torch" in _sys.modules:
+    _lookup.register_loaded("torch")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from unarray import _precision
+
 __all__ = [
     "DType",
     "DTYPE_NAMES",
@@ -85,12 +87,21 @@ def canonical_name(dtype: object) -> str | None:
     except (KeyError, TypeError):
         pass
     name = _compute_name(dtype)
-    try:
-        if name is not None:
+    # Note: no write inside a torch.compile trace: Dynamo replays it after the graph and guards on the dict as it
+    # was, so the next call recompiles (every ua.jit function compiled twice, and each new dtype once more).
+    if name is not None and not _precision.tracing():
+        try:
             cache[dtype] = name
-    except TypeError:
-        pass
+        except TypeError:
+            pass
     return name
+
+
+def remember(dtypes: Any) -> None:
+    """Name every dtype of a library up front (the torch backend's load), so that no lookup inside a
+    compiled trace misses and writes."""
+    for d in dtypes:
+        canonical_name(d)
 
 
 def _compute_name(dtype: object) -> str | None:

@@ -22,7 +22,7 @@ from unarray._errors import ArgumentTypeError, UnknownArrayTypeError
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
 
-__all__ = ["BY_TYPE", "SCALARS", "backend_named", "default_backend", "one", "resolve_type", "use"]
+__all__ = ["BY_TYPE", "SCALARS", "backend_named", "default_backend", "one", "register_loaded", "resolve_type", "use"]
 
 # Top-level module of a type -> backend name. jaxlib owns the concrete jax.Array class.
 _ROOTS = {
@@ -59,6 +59,18 @@ def resolve_type(t: type, op: str | None = None) -> Backend:
         f"({', '.join(_backends.NAMES)}); convert it first, e.g. ua.asarray(x)",
         op=op,
     )
+
+
+def register_loaded(name: str) -> None:
+    """Register the array types of ``name`` (a framework already in ``sys.modules``) ahead of their first use;
+    only torch has such types here (its tensor and parameter classes)."""
+    import sys
+
+    module = sys.modules.get(name)
+    if name == "torch" and module is not None:
+        for t in (module.Tensor, module.nn.Parameter):
+            if t not in BY_TYPE:
+                resolve_type(t)
 
 
 def one(x: Any, op: str | None = None) -> Backend:

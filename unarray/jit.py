@@ -19,7 +19,7 @@ import threading
 import warnings
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 from unarray import _dispatch, _precision
 from unarray._errors import ArgumentError, ArgumentTypeError, CompileError, UnarrayError, UnknownArrayTypeError
@@ -71,6 +71,7 @@ class _Entry:
     target: str | None = None  # the library inputs are handed to (a compiler the caller named)
     fallback: str | None = None  # set once the compiler failed: the call runs eagerly from then on
     calls: int = 0
+    packed: bool = False  # run takes (args, kwargs) as two objects (torch's: no repacking at each level)
 
 
 @dataclass
@@ -191,7 +192,10 @@ class jit:
         if (leaf is not None and lead.is_tracer(leaf)) or _precision.tracing():
             return fn(*args, **kwargs)  # inside an outer trace: traced as written
         key, static = self._key(lead, leaf, args, kwargs)
-        entry = self._cache.get(key)
+        try:
+            entry = self._cache.get(key)
+        except TypeError:
+            _unhashable(static, lead)
         if entry is None:
             entry = self._compile(key, lead)
         else:
@@ -199,19 +203,17 @@ class jit:
         entry.calls += 1
         if entry.fallback is not None:
             return fn(*args, **kwargs)
-        return self._run(entry, lead, args, kwargs)
-
-    def _run(self, entry: _Entry, lead: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        a, k = args, kwargs
-        if entry.target is not None:
-            a, k = self._hand(args, kwargs, entry.target)
+        if entry.target is None:  # the leading array's own compiler (the common call: no handoff)
+            try:
+                return entry.run(args, kwargs) if entry.packed else entry.run(*args, **kwargs)
+            except Exception as e:
+                return self._failed(entry, lead, e, args, kwargs)
+        a, k = self._hand(args, kwargs, entry.target)
         try:
-            out = entry.run(*a, **k)
+            out = entry.run(a, k) if entry.packed else entry.run(*a, **k)
         except Exception as e:
             return self._failed(entry, lead, e, args, kwargs)
-        if entry.target is not None:
-            out = _map(out, lambda x: _to(x, lead.name))
-        return out
+        return _map(out, lambda x: _to(x, lead.name))
 
     def _failed(self, entry: _Entry, lead: Any, e: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         name = getattr(self._fn, "__qualname__", repr(self._fn))
@@ -235,33 +237,81 @@ class jit:
 
     # -- the cache key --------------------------------------------------------------------------
     def _leader(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
-        arrays: list[Any] = []
+        # Note: the common call (arrays of one library, as arguments or one level down in a dict, list or tuple)
+        # is read in this one frame; anything else (nesting, mixed libraries, unregistered types) takes the
+        # ops' rule below.
+        lead = leaf = None
+        mixed = False
         pos = self._positions
+        for i, a in enumerate(args):
+            t = type(a)
+            b = BY_TYPE.get(t)
+            if b is not None:
+                if pos and i in pos:
+                    continue
+                if lead is None:
+                    lead, leaf = b, a
+                elif b is not lead:
+                    mixed = True
+            elif t in _PASSIVE or (pos and i in pos):
+                continue
+            elif t is dict or t is list or t is tuple:
+                for e in (a.values() if t is dict else a):
+                    b = BY_TYPE.get(type(e))
+                    if b is None:
+                        if type(e) not in _PASSIVE:
+                            mixed = True  # deeper, or not registered yet: the full rule
+                    elif lead is None:
+                        lead, leaf = b, e
+                    elif b is not lead:
+                        mixed = True
+            else:
+                mixed = True
+        if kwargs:
+            names = self._names
+            for n, v in kwargs.items():
+                if n in names:
+                    continue
+                b = BY_TYPE.get(type(v))
+                if b is None:
+                    if type(v) not in _PASSIVE:
+                        mixed = True
+                elif lead is None:
+                    lead, leaf = b, v
+                elif b is not lead:
+                    mixed = True
+        if not mixed:
+            if lead is None:  # no array argument: the default backend, as for creation functions
+                return _dispatch.backend_named(_dispatch.default_backend()[0], "jit"), None
+            return lead, leaf  # one library's arrays: the first leads (the ops' rule, without its scan)
+        arrays: list[Any] = []
         for i, a in enumerate(args):
             if i not in pos:
                 _arrays(a, arrays)
         for n, v in kwargs.items():
             if n not in self._names:
                 _arrays(v, arrays)
-        if not arrays:  # no array argument: the default backend, as for creation functions
+        if not arrays:
             return _dispatch.backend_named(_dispatch.default_backend()[0], "jit"), None
         leaf = arrays[_dispatch.leader("jit", arrays)]  # the ops' rule: a traced, lazy or distributed one leads
         return BY_TYPE.get(type(leaf)) or _dispatch.one(leaf, "jit"), leaf
 
     def _key(self, lead: Any, leaf: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Hashable, Any]:
         static: tuple[tuple[str, Any], ...] = ()
-        if self._positions or self._names:
-            static = tuple((f"#{i}" if n is None else n, args[i]) for i, n in self._positions.items() if i < len(args))
-            static += tuple((n, kwargs[n]) for n in self._names if n in kwargs)
+        if self._positions:
+            n_args = len(args)
+            static = tuple([(f"#{i}" if n is None else n, args[i]) for i, n in self._positions.items() if i < n_args])
+        if self._names and kwargs:
+            static += tuple([(n, kwargs[n]) for n in self._names if n in kwargs])
         default = _dispatch.default_backend()
         where = lead.device_of(leaf) if leaf is not None else default[1]
-        key = (lead.name, where, static, _precision.current(), default)
-        if static and not all(_hashable(v) for _, v in static):
-            bad = next((n for n, v in static if not _hashable(v)), "?")
-            raise ArgumentTypeError(f"the static argument {bad!r} must be hashable (its value is compiled in); "
-                                    "pass a tuple instead of a list, or make it a traced argument",
-                                    op="jit", backend=lead.name)
-        return key, static
+        return (lead.name, where, static, _precision.current(), default), static
+
+    def _entry(self, key: Any, static: tuple[tuple[str, Any], ...], lead: Any) -> _Entry | None:
+        try:
+            return self._cache.get(key)
+        except TypeError:
+            _unhashable(static, lead)
 
     # -- compiling ------------------------------------------------------------------------------
     def _choose(self, lead: Any) -> tuple[str, str | None, str]:
@@ -288,7 +338,7 @@ class jit:
             opts = self._options_for(kind)
             where, policy = key[1], key[3]  # type: ignore[index]
             entry = _Entry(self._build(kind, opts, lead.name, where, policy), kind, self._label(kind, opts), reason,
-                           target)
+                           target, packed=kind == "torch")
             self._cache[key] = entry
             self._stats.misses += 1
             self._stats.compilers.append(kind)
@@ -373,7 +423,7 @@ class jit:
                                   compiler="outer trace", reason="called inside another trace: no compile of its own",
                                   cache="none")
         key, static = self._key(lead, leaf, args, kwargs)
-        entry = self._cache.get(key)
+        entry = self._entry(key, static, lead)
         kind, target, reason = self._choose(lead) if entry is None else (entry.compiler, entry.target, entry.reason)
         label = self._label(kind, self._options_for(kind)) if entry is None else entry.label
         dev = lead.device_of(leaf) if leaf is not None else _default_device(lead)
@@ -462,6 +512,13 @@ def _to(x: Any, target: str) -> Any:
     except UnknownArrayTypeError:
         return x
     return x if b.name == target else to(x, target)
+
+
+def _unhashable(static: tuple[tuple[str, Any], ...], lead: Any) -> NoReturn:
+    # A key that cannot be hashed: one of its static values (the rest of a key always can be).
+    bad = next((n for n, v in static if not _hashable(v)), "?")
+    raise ArgumentTypeError(f"the static argument {bad!r} must be hashable (its value is compiled in); pass a "
+                            "tuple instead of a list, or make it a traced argument", op="jit", backend=lead.name)
 
 
 def _hashable(v: Any) -> bool:

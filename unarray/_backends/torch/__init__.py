@@ -14,7 +14,7 @@ import array_api_compat.torch as compat_torch
 import numpy as np
 import torch
 
-from unarray import _precision
+from unarray import _dtypes, _precision
 from unarray._backends import _special
 from unarray._backends._base import Backend
 from unarray._backends.torch import devices as _devices
@@ -58,6 +58,8 @@ _C64 = torch.complex64
 _compiling = torch.compiler.is_compiling
 if not _precision._IS_COMPILING:  # (set on loading, which a first call inside a trace runs for real)
     _precision._IS_COMPILING.append(_compiling)
+# Every torch dtype named now: a name looked up inside a compiled trace is then never written there.
+_dtypes.remember(d for d in vars(torch).values() if isinstance(d, torch.dtype))
 _CPU_REDUCES = _tp._CPU_REDUCES  # a float32 CPU matmul runs under the precision switch (_tp.matters)
 # Note: torch runs a float32 CPU matmul through oneDNN's reduced-precision (bf32) path only above
 # 16*16*16 multiply-adds (aten/src/ATen/native/mkldnn/Matmul.cpp: mkldnn_gemm and checksize); the

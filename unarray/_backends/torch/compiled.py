@@ -13,6 +13,7 @@
 # boundary", says why that is sound).
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from typing import Any, cast
@@ -117,14 +118,15 @@ def attention(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, gqa
 
 
 def compile_held(fn: Callable[..., Any], want: tuple[str, str] | None, **options: Any) -> Callable[..., Any]:
-    """torch.compile of ``fn`` for one ua.jit entry: traced under the marker of ``want`` (the device kind and
-    policy of the call) and run inside the precision switch held at ``want``; ``None``: as a user's own
-    torch.compile (the custom ops carry the policy)."""
-    if want is None:
-        return torch.compile(fn, **options)
+    """torch.compile of ``fn`` for one ua.jit entry, called as ``run(args, kwargs)``: traced under the marker of
+    ``want`` (the device kind and policy of the call) and run inside the precision switch held at ``want``;
+    ``None``: as a user's own torch.compile (the custom ops carry the policy)."""
     held = _tp._HELD
 
-    def traced(*args: Any, **kwargs: Any) -> Any:
+    def traced(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        # Note: the arguments come packed (a tuple and a dict): no repacking at each of the call's levels.
+        if want is None:
+            return fn(*args, **kwargs)
         compiling = torch.compiler.is_compiling()
         if compiling:
             held.append(want)
@@ -143,11 +145,14 @@ def compile_held(fn: Callable[..., Any], want: tuple[str, str] | None, **options
     code = traced.__code__.replace(co_name=name)
     traced.__code__ = code.replace(co_qualname=name) if sys.version_info >= (3, 11) else code
     compiled = torch.compile(traced, **options)
-    cpu = want[0] == "cpu"
+    if want is None:
+        return compiled
+    if want[0] != "cpu":
+        return functools.partial(_tp.hold, want, compiled)  # Note: a C partial: no Python frame of its own
 
-    def call(*args: Any, **kwargs: Any) -> Any:
-        if cpu and not (_tp._CPU_REDUCES or _precision.FORCE_ARBITRATION):
-            return compiled(*args, **kwargs)  # the CPU has no reduced-precision matmul: nothing to hold
-        return _tp.hold(want, compiled, *args, **kwargs)
+    def call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if not (_tp._CPU_REDUCES or _precision.FORCE_ARBITRATION):
+            return compiled(args, kwargs)  # the CPU has no reduced-precision matmul: nothing to hold
+        return _tp.hold(want, compiled, args, kwargs)
 
     return call

@@ -195,22 +195,32 @@ def _yielding(rec: list[Any], call: Any) -> Any:
         rec[1] = SWITCH.enter(rec[0])
 
 
-def hold(want: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """``fn(*args, **kwargs)`` (a ua.jit compiled call) with the switch held at ``want`` for its whole run."""
+def hold(want: Any, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``fn(args, kwargs)`` (a ua.jit compiled call, its arguments packed) with the switch held at ``want`` for
+    its whole run."""
     me = get_ident()
     holds = _HOLDS.get(me)
-    if holds and holds[-1][1] is not None and not _satisfies(_read(want), want):
-        return _yielding(holds[-1], lambda: hold(want, fn, *args, **kwargs))
+    if holds is not None:  # nested in another ua.jit call of this thread
+        return _nested(holds, want, fn, args, kwargs)
     rec: list[Any] = [want, SWITCH.enter(want)]
-    if holds is None:
-        holds = _HOLDS[me] = []
+    _HOLDS[me] = holds = [rec]
+    try:
+        return fn(args, kwargs)
+    finally:
+        del _HOLDS[me]
+        if rec[1] is not None:
+            SWITCH.leave(rec[1])
+
+
+def _nested(holds: list[list[Any]], want: Any, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    if holds[-1][1] is not None and not _satisfies(_read(want), want):
+        return _yielding(holds[-1], lambda: _nested(holds, want, fn, args, kwargs))
+    rec: list[Any] = [want, SWITCH.enter(want)]
     holds.append(rec)
     try:
-        return fn(*args, **kwargs)
+        return fn(args, kwargs)
     finally:
         holds.pop()
-        if not holds:
-            del _HOLDS[me]
         if rec[1] is not None:
             SWITCH.leave(rec[1])
 
