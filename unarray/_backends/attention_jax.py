@@ -179,12 +179,18 @@ def _xla(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: boo
     # (a float32 transformer block under ua.jit on the H100: 1.09x native jax.jit with it).
     if barrier:
         s = jax.lax.optimization_barrier(s)  # type: ignore[no-untyped-call]
-    m = jnp.max(s, axis=-1, keepdims=True, initial=-jnp.inf)
-    # Note: a row with no key keeps m = -inf; shifting it by 0 gives exp(-inf) = 0 and a zero row. NaN
-    # scores keep m = NaN, so the row is NaN (NaN in, NaN out), unlike a softmax whose NaN is zeroed.
-    p = jnp.exp(s - jnp.where(m == -jnp.inf, jnp.zeros((), ct), m))
+    # Note: the guards are maximum()s, not where()s: a row with no key has m = -inf, raised to the dtype's
+    # lowest finite value, so s - m stays -inf and exp gives 0, and a zero total is raised to the smallest
+    # normal, so the row is 0 / tiny = 0. NaN scores keep m = NaN (maximum propagates it): NaN in, NaN out. In
+    # this form XLA:GPU fuses the softmax into one Triton kernel, as jax.nn.softmax's; with select guards it
+    # took five kernels over the scores (H100, benchmarks/gpu/softmax_fusion.py). The shift is a constant of
+    # the gradient, as in jax.nn.softmax (it cancels in the exact derivative).
+    low = jnp.finfo(ct)
+    top = jnp.max(s, axis=-1, keepdims=True, initial=-jnp.inf if sk == 0 else None)  # (no key at all: Sk == 0)
+    m = jax.lax.stop_gradient(jnp.maximum(top, jnp.asarray(low.min, ct)))
+    p = jnp.exp(s - m)
     total = jnp.sum(p, axis=-1, keepdims=True)
-    p = (p / jnp.where(total == 0, jnp.ones((), ct), total)).reshape(b, hk, g, sq, sk)
+    p = (p / jnp.maximum(total, jnp.asarray(low.tiny, ct))).reshape(b, hk, g, sq, sk)
     out = jnp.einsum("bhgqk,bkhd->bqhgd", p, v.astype(ct))
     return out.reshape(b, sq, hq, v.shape[-1]).astype(q.dtype)
 
