@@ -14,8 +14,11 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+import unarray as ua
 
 pytest.importorskip("torch")
 
@@ -85,3 +88,76 @@ def test_a_function_compiles_once_per_dtype_in_a_cold_process(how: str, order: s
     assert seen["torch.float32"] == [1, 1, 1, 2, 2, 2], seen
     assert seen["torch.float64"] == [2, 2, 2], seen
     assert seen["torch.float32 close"] and seen["torch.float64 close"], seen
+
+
+# -- ua.jit's guards: unarray's own modules are not guarded, everything a result depends on is ------------------------
+
+SCALE = 2.0
+
+
+def _scaled(x: Any) -> Any:
+    return ua.nn.softmax(ua.matmul(x, x), axis=-1) * SCALE
+
+
+def test_ua_jit_keeps_the_guards_a_result_depends_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    f = ua.jit(_scaled)
+    x = torch.randn(4, 4, generator=torch.Generator().manual_seed(1))
+    want = torch.softmax(x @ x, dim=-1)
+    assert torch.allclose(f(x), 2 * want, rtol=1e-5, atol=1e-6)
+    monkeypatch.setattr(sys.modules[__name__], "SCALE", 3.0)  # the user's global: guarded, so traced anew
+    assert torch.allclose(f(x), 3 * want, rtol=1e-5, atol=1e-6)
+    x64 = x.double()  # the argument's dtype: guarded
+    assert f(x64).dtype == torch.float64
+    with ua.precision("tf32"):  # the policy: ua.jit's key
+        assert f(x).dtype == torch.float32
+    assert f.cache_info()["entries"] == 2
+
+
+def test_ua_jit_drops_the_guards_on_unarray_modules_and_honours_the_callers_filter() -> None:
+    torch = pytest.importorskip("torch")
+    seen: list[tuple[str, bool]] = []
+
+    def theirs(entries: Any) -> list[bool]:
+        seen.extend((e.name, e.is_global) for e in entries)
+        return [True] * len(entries)
+
+    from unarray._backends.torch import compiled
+
+    f = ua.jit(_scaled, torch={"options": {"guard_filter_fn": theirs}})
+    x = torch.randn(4, 4, generator=torch.Generator().manual_seed(2))
+    f(x)
+    assert seen, "the caller's guard filter was not called"
+
+    class Entry:
+        def __init__(self, name: str) -> None:
+            self.name, self.guard_type, self.orig_guard = name, "ID_MATCH", None
+
+    internal = [n for n, _ in seen if compiled._root(n).startswith(compiled._INTERNAL)
+                and not compiled._root(n).startswith(compiled._KEPT)]
+    assert internal, "the trace read no unarray module: nothing to check"
+    assert compiled._internal([Entry(n) for n in internal]) == [False] * len(internal)
+    kept = [n for n, is_global in seen if n and not is_global]  # the arguments' guards stay
+    assert kept and all(compiled._internal([Entry(n)]) == [True] for n in kept)
+
+
+OFFSET = 1.0
+
+
+def _shifted(x: Any) -> Any:
+    return ua.add(ua.matmul(x, x), OFFSET)
+
+
+def test_a_callers_filter_that_drops_everything_wins() -> None:
+    # Note: a global of its own: one that changed between two compiles before (SCALE above) becomes an input of
+    # later graphs (Dynamo's automatic dynamic), guarded or not.
+    torch = pytest.importorskip("torch")
+    f = ua.jit(_shifted, torch={"options": {"guard_filter_fn": lambda entries: [False] * len(entries)}})
+    x = torch.randn(4, 4, generator=torch.Generator().manual_seed(3))
+    first = f(x)
+    global OFFSET
+    saved, OFFSET = OFFSET, 5.0
+    try:
+        assert torch.equal(f(x), first)  # no guard on OFFSET left: the graph traced with 1.0 runs
+    finally:
+        OFFSET = saved

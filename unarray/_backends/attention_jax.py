@@ -185,7 +185,7 @@ def _xla(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: boo
     # this form XLA:GPU fuses the softmax into one Triton kernel, as jax.nn.softmax's; with select guards it
     # took five kernels over the scores (H100, benchmarks/gpu/softmax_fusion.py). The shift is a constant of
     # the gradient, as in jax.nn.softmax (it cancels in the exact derivative).
-    low = jnp.finfo(ct)
+    low = jnp.finfo(ct)  # type: ignore[no-untyped-call]
     top = jnp.max(s, axis=-1, keepdims=True, initial=-jnp.inf if sk == 0 else None)  # (no key at all: Sk == 0)
     m = jax.lax.stop_gradient(jnp.maximum(top, jnp.asarray(low.min, ct)))
     p = jnp.exp(s - m)

@@ -117,17 +117,62 @@ def attention(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, gqa
     return _matmul_op(p, v, policy)
 
 
+# ua.jit's guards (issue 19). Dynamo guards every object a trace reads, unarray's own modules included: a function
+# written with unarray carried ~300 guards against ~60 for the same function written natively (the identity of
+# each unarray function and module it passed through, the instance dicts of the backend, and a Python lambda
+# checking that objects reached two ways are one), ~9 us more to check on every call (CPU VM). A ua.jit entry
+# drops the guards on unarray's modules (and on array-api-compat's torch namespace, which its backend runs),
+# keeping those of its precision module: what those modules hold is fixed once imported or only grows (the type
+# registry, caches filled before tracing), and the state a trace reads that can change (the policy, the default
+# backend, the device) is ua.jit's cache key. Guards on the arguments, the user's globals and torch's global
+# state are kept. A user's own torch.compile keeps them all. CPU VM, the transformer block of
+# benchmarks/jit_block.py at a launch-bound size: 295 guards to 199, 107 us a call to 87.
+_INTERNAL = ("G['__import_unarray_dot_", "G['__import_unarray']", "G['__import_array_api_compat_dot_torch")
+_KEPT = "G['__import_unarray_dot__precision']"
+
+
+def _root(name: str) -> str:
+    return name[max(name.find("G['"), 0):]  # (past a wrapper such as list(dict.keys(...)))
+
+
+def _internal(entries: Any) -> list[bool]:
+    keep = []
+    for e in entries:
+        root = _root(e.name)
+        if e.guard_type == "DUPLICATE_INPUT":
+            # "b is a": one object reached two ways; dropped where either way runs through unarray's modules
+            made = getattr(e.orig_guard, "create_fn", None)
+            other = getattr(getattr(made, "keywords", {}).get("source_b"), "name", "")
+            keep.append(not (root.startswith(_INTERNAL) or _root(str(other)).startswith(_INTERNAL)))
+        else:
+            keep.append(not (root.startswith(_INTERNAL) and not root.startswith(_KEPT)))
+    return keep
+
+
+def _without_internal_guards(options: dict[str, Any]) -> dict[str, Any]:
+    if "mode" in options:  # Note: torch.compile takes options= only without mode=: all guards then
+        return options
+    inner = dict(options.get("options") or {})
+    theirs = inner.get("guard_filter_fn")
+    if theirs is None:
+        inner["guard_filter_fn"] = _internal
+    else:  # the caller's filter too: a guard is kept where both keep it
+        inner["guard_filter_fn"] = lambda es: [a and b for a, b in zip(_internal(es), theirs(es), strict=True)]
+    return {**options, "options": inner}
+
+
 def compile_held(fn: Callable[..., Any], want: tuple[str, str] | None, **options: Any) -> Callable[..., Any]:
     """torch.compile of ``fn`` for one ua.jit entry, called as ``run(args, kwargs)``: traced under the marker of
     ``want`` (the device kind and policy of the call) and run inside the precision switch held at ``want``;
     ``None``: as a user's own torch.compile (the custom ops carry the policy)."""
-    held = _tp._HELD
+    held, is_compiling = _tp._HELD, torch.compiler.is_compiling
 
     def traced(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        # Note: the arguments come packed (a tuple and a dict): no repacking at each of the call's levels.
+        # Note: the arguments come packed (a tuple and a dict): no repacking at each of the call's levels. The
+        # frame reads no global: what it reads is a guard of its own, kept (a global of this module would be).
         if want is None:
             return fn(*args, **kwargs)
-        compiling = torch.compiler.is_compiling()
+        compiling = is_compiling()
         if compiling:
             held.append(want)
         # Note: the try block is what makes a graph break inside fn run this frame eagerly (fn's frames
@@ -144,7 +189,7 @@ def compile_held(fn: Callable[..., Any], want: tuple[str, str] | None, **options
     name = "ua_jit_" + "".join(c if c.isalnum() else "_" for c in getattr(fn, "__name__", "fn"))
     code = traced.__code__.replace(co_name=name)
     traced.__code__ = code.replace(co_qualname=name) if sys.version_info >= (3, 11) else code
-    compiled = torch.compile(traced, **options)
+    compiled = torch.compile(traced, **_without_internal_guards(options))
     if want is None:
         return compiled
     if want[0] != "cpu":
