@@ -48,3 +48,13 @@ def test_public_names_import_nothing() -> None:
     mods = _modules_after(code)
     for framework in FRAMEWORKS:
         assert framework not in mods, framework
+
+
+def test_import_survives_a_torch_it_cannot_use() -> None:
+    # torch already imported has its types registered on unarray's import (tests/test_compile_once.py); a torch
+    # half imported (a stub module here) must leave unarray importable and working on other arrays.
+    script = ("import sys, types\nsys.modules['torch'] = types.ModuleType('torch')\n"
+              "import numpy as np, unarray as ua\nprint(float(ua.sum(np.ones(3))))")
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "3.0"

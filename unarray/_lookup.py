@@ -67,10 +67,14 @@ def register_loaded(name: str) -> None:
     import sys
 
     module = sys.modules.get(name)
-    if name == "torch" and module is not None:
+    if name != "torch" or module is None:
+        return
+    try:
         for t in (module.Tensor, module.nn.Parameter):
             if t not in BY_TYPE:
                 resolve_type(t)
+    except Exception:  # noqa: BLE001 - torch half imported, or its backend's requirements missing: first sight decides
+        return
 
 
 def one(x: Any, op: str | None = None) -> Backend:
