@@ -99,6 +99,9 @@ class jit:
     ``fullgraph=True`` a :class:`CompileError` is raised instead.
     An error the function raises eagerly too (a :class:`ShapeError` of its own ops) is raised as it is.
     Inside another trace (``ua.jit`` in ``jax.jit``, in ``torch.compile``) ``fn`` is traced as written.
+    A torch entry is guarded on everything its result depends on (the arguments, the caller's globals,
+    torch's global state; the policy, the default backend and the device are the cache key), not on
+    unarray's own modules, which hold nothing a call can change (see ``unarray/_backends/torch/compiled.py``).
 
     Parameters
     ----------
