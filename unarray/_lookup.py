@@ -22,7 +22,7 @@ from unarray._errors import ArgumentTypeError, UnknownArrayTypeError
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
 
-__all__ = ["BY_TYPE", "SCALARS", "backend_named", "default_backend", "one", "register_loaded", "resolve_type", "use"]
+__all__ = ["BY_TYPE", "SCALARS", "backend_named", "default_backend", "one", "register_torch", "resolve_type", "use"]
 
 # Top-level module of a type -> backend name. jaxlib owns the concrete jax.Array class.
 _ROOTS = {
@@ -61,16 +61,16 @@ def resolve_type(t: type, op: str | None = None) -> Backend:
     )
 
 
-def register_loaded(name: str) -> None:
-    """Register the array types of ``name`` (a framework already in ``sys.modules``) ahead of their first use;
-    only torch has such types here (its tensor and parameter classes)."""
+def register_torch() -> None:
+    """Register torch's tensor and parameter classes ahead of their first lookup, where torch is imported already
+    (unarray/__init__.py says why torch alone)."""
     import sys
 
-    module = sys.modules.get(name)
-    if name != "torch" or module is None:
+    torch = sys.modules.get("torch")
+    if torch is None:
         return
     try:
-        for t in (module.Tensor, module.nn.Parameter):
+        for t in (torch.Tensor, torch.nn.Parameter):
             if t not in BY_TYPE:
                 resolve_type(t)
     except Exception:  # noqa: BLE001 - torch half imported, or its backend's requirements missing: first sight decides

@@ -240,60 +240,39 @@ class jit:
 
     # -- the cache key --------------------------------------------------------------------------
     def _leader(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
-        # Note: the common call (arrays of one library, as arguments or one level down in a dict, list or tuple)
-        # is read in this one frame; anything else (nesting, mixed libraries, unregistered types) takes the
-        # ops' rule below.
-        lead = leaf = None
-        mixed = False
-        pos = self._positions
-        for i, a in enumerate(args):
-            t = type(a)
-            b = BY_TYPE.get(t)
-            if b is not None:
-                if pos and i in pos:
-                    continue
-                if lead is None:
-                    lead, leaf = b, a
-                elif b is not lead:
-                    mixed = True
-            elif t in _PASSIVE or (pos and i in pos):
-                continue
-            elif t is dict or t is list or t is tuple:
-                for e in (a.values() if t is dict else a):
-                    b = BY_TYPE.get(type(e))
-                    if b is None:
-                        if type(e) not in _PASSIVE:
-                            mixed = True  # deeper, or not registered yet: the full rule
-                    elif lead is None:
-                        lead, leaf = b, e
-                    elif b is not lead:
-                        mixed = True
-            else:
-                mixed = True
+        pos, names = self._positions, self._names
+        values = [a for i, a in enumerate(args) if i not in pos] if pos else list(args)
         if kwargs:
-            names = self._names
-            for n, v in kwargs.items():
-                if n in names:
-                    continue
-                b = BY_TYPE.get(type(v))
-                if b is None:
-                    if type(v) not in _PASSIVE:
-                        mixed = True
-                elif lead is None:
-                    lead, leaf = b, v
-                elif b is not lead:
-                    mixed = True
-        if not mixed:
+            values += [v for n, v in kwargs.items() if n not in names]
+        # Note: the common call (arrays of one library, as arguments or one level down in a dict, list or tuple)
+        # is read here in one pass; anything else (deeper nesting, mixed libraries, a type not registered yet)
+        # takes the ops' rule below.
+        leaves: list[Any] = []
+        for a in values:
+            t = type(a)
+            if t is dict:
+                leaves.extend(a.values())
+            elif t is list or t is tuple:
+                leaves.extend(a)
+            else:
+                leaves.append(a)
+        lead = leaf = None
+        for x in leaves:
+            b = BY_TYPE.get(type(x))
+            if b is None:
+                if type(x) not in _PASSIVE:
+                    break
+            elif lead is None:
+                lead, leaf = b, x
+            elif b is not lead:
+                break
+        else:
             if lead is None:  # no array argument: the default backend, as for creation functions
                 return _dispatch.backend_named(_dispatch.default_backend()[0], "jit"), None
             return lead, leaf  # one library's arrays: the first leads (the ops' rule, without its scan)
         arrays: list[Any] = []
-        for i, a in enumerate(args):
-            if i not in pos:
-                _arrays(a, arrays)
-        for n, v in kwargs.items():
-            if n not in self._names:
-                _arrays(v, arrays)
+        for a in values:
+            _arrays(a, arrays)
         if not arrays:
             return _dispatch.backend_named(_dispatch.default_backend()[0], "jit"), None
         leaf = arrays[_dispatch.leader("jit", arrays)]  # the ops' rule: a traced, lazy or distributed one leads
