@@ -272,3 +272,39 @@ def test_a_handoff_that_must_compact_a_big_permuted_view_uses_the_kernel(torch_c
         assert got.flags.c_contiguous and np.array_equal(got, a.T), src
         moved = ua.to(x, "jax")
         assert np.array_equal(np.asarray(moved), a.T), src
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float16", "float32", "float64"])
+@pytest.mark.parametrize(("shape", "perm"), [((4, 3, 40, 24), (0, 2, 3, 1)), ((2, 16, 64), (0, 2, 1)),
+                                             ((5, 2, 7, 32), (0, 2, 3, 1)), ((3, 6, 2, 5, 16), (1, 0, 3, 4, 2)),
+                                             ((9, 48), (1, 0))])
+def test_cupy_few_rows_kernel(cupy_mod: Any, shape: tuple[int, ...], perm: tuple[int, ...], dtype: str) -> None:
+    # A few rows into whole 16-byte words (NCHW -> NHWC with 3 channels): the few-rows kernel, exact, and the
+    # name ua.explain gives is the one launch runs.
+    from unarray._kernels import transpose_cupy
+
+    a = fresh(np.random.default_rng(16), shape, dtype)
+    v = _cupy_view(cupy_mod, a, perm, 0)
+    p = plan(v.shape, tuple(s // v.itemsize for s in v.strides))
+    assert p is not None and p.rows <= 16
+    name = transpose_cupy.kernel(p, v.itemsize, v.data.ptr % 16)
+    assert name.startswith("transpose_few_rows") == transpose_cupy.few_rows(p, v.itemsize, v.data.ptr % 16, 0)
+    got = transpose_cupy.transpose(v, p)
+    expected = np.ascontiguousarray(a.transpose(perm))
+    assert got.flags.c_contiguous and got.strides == expected.strides
+    np.testing.assert_array_equal(got.get(), expected)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+def test_three_channel_nhwc_takes_the_few_rows_kernel(torch_cuda: Any, cupy_mod: Any, dtype: str) -> None:
+    from unarray._kernels.layout_route import KERNEL_MIN_BYTES
+
+    a = fresh(np.random.default_rng(17), (64, 3, 224, 224), dtype)  # 19 to 38 MiB
+    t = torch_cuda.from_numpy(a).cuda().permute(0, 2, 3, 1)
+    c = cupy_mod.asarray(a).transpose(0, 2, 3, 1)
+    for x in (t, c):
+        kernel = ua.explain("ascontiguousarray", x).kernel
+        assert ("transpose_few_rows" in kernel) == (a.nbytes >= KERNEL_MIN_BYTES["cuda"]), kernel
+        got = ua.ascontiguousarray(x)
+        host = got.cpu().numpy() if x is t else got.get()
+        np.testing.assert_array_equal(host, np.ascontiguousarray(a.transpose(0, 2, 3, 1)))

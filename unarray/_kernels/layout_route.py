@@ -17,18 +17,16 @@ from unarray._errors import UnsupportedError
 
 __all__ = ["contiguous", "kernel_name", "route"]
 
-# The route rule, from the H100 run of benchmarks/gpu/layout_gpu.py (benchmarks/results/h100/layout/):
+# The route rule, from the H100 run of benchmarks/gpu/layout_gpu.py (its table: docs/performance.md):
 #
-# - Below KERNEL_MIN_BYTES the native copy wins. There a call costs its launch from Python, not its
-#   bytes: torch's .contiguous() about 15 us, cupy.ascontiguousarray 16 us, the CUDA C kernel's call
-#   about 30 us from CuPy and 60 us from torch, Triton's 100 us. A float32 transpose of 16 MiB took
-#   39 us natively (a tie with the CuPy route), of 32 MiB 74 us (against 40 and 60), of 64 MiB 141 us
-#   (against 53, 59 and 105: Triton wins from there).
-KERNEL_MIN_BYTES = {"cuda": 32 << 20, "triton": 64 << 20}
+# - Below KERNEL_MIN_BYTES the native copy wins: there a call costs its launch from Python, not its bytes
+#   (the CUDA C kernel's call about 22 us against torch's .contiguous() 14 us; Triton's about 95 us). A
+#   float32 transpose of 16 MiB took 38 us natively against 22 us through the CUDA C kernel.
+KERNEL_MIN_BYTES = {"cuda": 16 << 20, "triton": 64 << 20}
 # - A transpose of fewer rows or columns than this (NCHW -> NHWC with 3 channels is a transpose of
-#   3 rows) is a strided copy with a short run on one side. torch's own copy streamed it at 0.58 (fp16)
-#   and 0.78 (fp32) of copy bandwidth, more than the kernels (0.33 and 0.56), so torch keeps it; CuPy's
-#   own copy reached 0.31 and 0.54, no more than the CUDA C kernel's skinny tiles, which take it.
+#   3 rows) is a strided copy with a short run on one side: the few-rows kernel (16-byte words both ways)
+#   takes it where its words line up, at 0.92 (fp32) and above copy (fp16) against torch's own 0.78 and
+#   0.65; where they do not, torch's copy beats the skinny tile and CuPy's does not.
 KERNEL_MIN_SIDE = {"torch": 17, "cupy": 2}
 # - A view that keeps the inner axis (attention's (0, 2, 1, 3)) moves runs of the vector element. The
 #   kernels measured 0.975 (CUDA C) and 0.88 (Triton) of copy for 256-byte runs, torch's copy 0.50 and
@@ -46,7 +44,72 @@ _NO_STRIDES = frozenset({"jax", "tensorflow", "dask"})
 
 def contiguous(b: Any, x: Any) -> Any:
     """``x`` (an array of backend ``b``) as a compact C-ordered array, by :func:`route`."""
+    fast = _FAST.get(b.name)
+    if fast is not None:  # a small view's call costs its launch: nothing more in its way
+        out = fast(x)
+        if out is not None:
+            return out
     return _materialise(b, x, *_decide(b, x))
+
+
+def _torch_fast(x: Any) -> Any:
+    # torch's own call where the rule gives "as is" or "native" (.contiguous() returns x itself when compact).
+    if x.layout is _torch_strided() and (x.nbytes < KERNEL_MIN_BYTES["cuda"] or not x.is_cuda):
+        return x.contiguous()
+    return None
+
+
+def _cupy_fast(x: Any) -> Any:
+    if x.flags.c_contiguous:
+        return x
+    return _cupy().ascontiguousarray(x) if x.nbytes < KERNEL_MIN_BYTES["cuda"] else None
+
+
+def _numpy_fast(x: Any) -> Any:
+    return x if x.flags.c_contiguous else _numpy().ascontiguousarray(x)
+
+
+@functools.cache
+def _cupy() -> Any:
+    import cupy
+
+    return cupy
+
+
+@functools.cache
+def _numpy() -> Any:
+    import numpy
+
+    return numpy
+
+
+def _torch_trivial(x: Any) -> str | None:
+    # "as is" or "native" from the cheapest reads, else None (the full rule decides; it refuses a sparse layout).
+    if x.layout is not _torch_strided():
+        return None
+    if x.is_contiguous():
+        return "as is"
+    return "native" if not x.is_cuda or x.nbytes < KERNEL_MIN_BYTES["cuda"] else None
+
+
+@functools.cache
+def _torch_strided() -> Any:
+    import torch
+
+    return torch.strided
+
+
+def _numpy_trivial(x: Any) -> str:
+    return "as is" if x.flags.c_contiguous else "native"
+
+
+def _cupy_trivial(x: Any) -> str | None:
+    if x.flags.c_contiguous:
+        return "as is"
+    return "native" if x.nbytes < KERNEL_MIN_BYTES["cuda"] else None
+
+
+_FAST = {"torch": _torch_fast, "numpy": _numpy_fast, "cupy": _cupy_fast}
 
 
 def route(b: Any, x: Any) -> str:
@@ -69,17 +132,16 @@ def _decide(b: Any, x: Any) -> tuple[str, Any]:
     if name in _NO_STRIDES:
         return "as is", None
     if name == "numpy":
-        return ("as is" if x.flags.c_contiguous else "native"), None
+        return _numpy_trivial(x), None
     if name == "torch":
         import torch
 
         if x.layout != torch.strided:
             raise UnsupportedError(f"a {x.layout} tensor has no strides to compact; call x.to_dense() first",
                                    op="ascontiguousarray", backend=name)
-        if x.is_contiguous():
-            return "as is", None
-        if x.numel() * x.element_size() < KERNEL_MIN_BYTES["cuda"] or x.device.type != "cuda":
-            return "native", None
+        how = _torch_trivial(x)
+        if how is not None:
+            return how, None
         if x.is_conj() or x.is_neg() or type(x) is not torch.Tensor:
             return "native", None
         if (x.requires_grad and torch.is_grad_enabled()) or torch.compiler.is_compiling():
@@ -88,6 +150,8 @@ def _decide(b: Any, x: Any) -> tuple[str, Any]:
         p = _plan_if_worth(kind, "torch", tuple(x.shape), tuple(x.stride()), x.element_size())
         if p is None or (kind == "cuda" and not _cuda_kernels().transposable(x.element_size(), p, x.data_ptr())):
             return "native", None
+        if min(p.rows, p.cols) < KERNEL_MIN_SIDE["torch"] and x.data_ptr() % 16:
+            return "native", None  # the few-rows kernel needs 16-byte words; torch's own copy beats the skinny tile
         return kind, p
     if name == "numba":
         if x.is_c_contiguous():
@@ -100,10 +164,9 @@ def _decide(b: Any, x: Any) -> tuple[str, Any]:
 
         return "cuda", _cupy_plan(cupy.asarray(x))
     if name == "cupy":
-        if x.flags.c_contiguous:
-            return "as is", None
-        if x.nbytes < KERNEL_MIN_BYTES["cuda"]:  # first: a small array goes native without planning
-            return "native", None
+        how = _cupy_trivial(x)
+        if how is not None:  # first: a small array goes native without planning
+            return how, None
         p = _cupy_plan(x)
         return ("native", None) if p is None else ("cuda", p)
     raise UnsupportedError(f"no compacting route for {name} arrays", op="ascontiguousarray", backend=name)
@@ -125,7 +188,11 @@ def _plan_if_worth(kernel: str, lib: str, shape: tuple[int, ...], strides: tuple
         return p if run >= KEPT_RUN_MIN_BYTES else None
     if kernel == "triton" and run > TRITON_MAX_ELEMENT_BYTES:
         return None
-    return p if min(p.rows, p.cols) >= KERNEL_MIN_SIDE[lib] else None
+    if min(p.rows, p.cols) >= KERNEL_MIN_SIDE[lib]:
+        return p
+    # A few rows into 16-byte words (NCHW -> NHWC with 3 channels) beat every library's own copy.
+    return p if kernel == "cuda" and _cuda_kernels() is not None and _cuda_kernels().few_rows(p, itemsize, 0, 0) \
+        else None
 
 
 def _cupy_plan(x: Any) -> Any:
@@ -160,11 +227,11 @@ def _materialise(b: Any, x: Any, how: str, p: Any) -> Any:
                 return transpose_triton.transpose(x, p)
         import cupy
 
-        out = torch.empty(x.shape, dtype=x.dtype, device=x.device)
-        stream = torch.cuda.current_stream(x.device)
-        with cupy.cuda.Device(x.device.index):
-            _cuda_kernels().launch(x.data_ptr(), out.data_ptr(), x.element_size(), p,
-                                   _external_stream(stream.cuda_stream, x.device.index))
+        out = torch.empty_like(x, memory_format=torch.contiguous_format)
+        index = x.get_device()
+        with cupy.cuda.Device(index):
+            _cuda_kernels().launch(x.data_ptr(), out.data_ptr(), x.element_size(), p, _torch_stream(torch, index),
+                                   index)
         return out
     import cupy
 
@@ -191,10 +258,21 @@ def kernel_name(b: Any, x: Any) -> str:
     if p is None:
         return "cupy.ascontiguousarray (on a CuPy view)"
     itemsize = x.element_size() if b.name == "torch" else x.dtype.itemsize
-    what = ("unarray._kernels.transpose_triton (Triton tiled transpose" if how == "triton" else
-            "unarray._kernels.transpose_cupy (CUDA C tiled transpose" + (", on torch's stream" if b.name == "torch"
-                                                                          else ""))
+    if how == "triton":
+        what = "unarray._kernels.transpose_triton (Triton tiled transpose"
+    else:
+        ptr = x.data_ptr() if b.name == "torch" else _cupy_of(b, x).data.ptr
+        what = (f"unarray._kernels.transpose_cupy.{_cuda_kernels().kernel(p, itemsize, ptr % 16)} (CUDA C"
+                + (", on torch's stream" if b.name == "torch" else ""))
     return f"{what}: {p.n_batch} x {p.rows} x {p.cols} of {p.vec * itemsize}-byte elements)"
+
+
+def _cupy_of(b: Any, x: Any) -> Any:
+    if b.name == "numba":
+        import cupy
+
+        return cupy.asarray(x)
+    return x
 
 
 def _size(shape: tuple[int, ...]) -> int:
@@ -204,16 +282,10 @@ def _size(shape: tuple[int, ...]) -> int:
     return n
 
 
-@functools.lru_cache(maxsize=64)
-def _external_stream(handle: int, device: int) -> Any:
-    # CuPy's view of a torch stream (made once per stream: the kernels launch on torch's stream).
-    import warnings
-
-    import cupy
-
-    with warnings.catch_warnings():  # CuPy 14 deprecates ExternalStream for Stream.from_external
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return cupy.cuda.ExternalStream(handle, device)
+def _torch_stream(torch: Any, index: int) -> int:
+    # torch's current stream on the device, as a raw handle (the kernels launch on it).
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return int(raw(index)) if raw is not None else int(torch.cuda.current_stream(index).cuda_stream)
 
 
 @functools.cache

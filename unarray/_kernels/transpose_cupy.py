@@ -15,6 +15,10 @@ Four templates, instantiated per word of 1, 2, 4, 8 and 16 bytes:
 - ``transpose_skinny<W, TR, TC, PAD>``: the same through a ``TR`` x ``TC`` tile with one side of 4 or 16
   words, for a transpose with few rows or columns (NCHW to NHWC with 3 channels), walked linearly by
   256 threads;
+- ``transpose_few_rows<W, R>``: a transpose of ``R`` <= 16 rows into a compact destination (NCHW to NHWC
+  with 3 channels): each thread reads ``R`` 16-byte runs, one per row, and writes the ``R`` interleaved
+  16-byte words they make, staged through shared memory so that a block's stores are one contiguous span
+  (the skinny tile's 6- to 12-byte write runs stay below two thirds of copy bandwidth);
 - ``copy_rows<W>``: a vector element longer than 16 bytes is contiguous on both sides already; a
   block moves whole vectors, lanes along the vector, rows of the block along the destination.
 
@@ -23,15 +27,17 @@ Importing this module imports CuPy; the kernels compile on first use (NVRTC, cac
 
 from __future__ import annotations
 
+import ctypes
 import functools
 from typing import Any
 
 import cupy
-import numpy as np
 
 from unarray._kernels.layout_plan import Plan
 
-__all__ = ["launch", "transpose", "transposable"]
+_driver: Any = cupy.cuda.driver
+
+__all__ = ["few_rows", "kernel", "launch", "transpose", "transposable"]
 
 _SOURCE = r"""
 struct __align__(16) w16 { unsigned long long lo, hi; };
@@ -141,6 +147,40 @@ __global__ void transpose_skinny(const W* __restrict__ src, W* __restrict__ dst,
     }
 }
 
+template <typename W, int R>
+__global__ void __launch_bounds__(128) transpose_few_rows(const W* __restrict__ src, W* __restrict__ dst,
+                                                          long long ncv, long long SR, long long total,
+                                                          long long B1, long long B2, long long SB0,
+                                                          long long SB1, long long SB2) {
+    // dst[g * R * P + c * R + r] = src[b, r * SR + cv * P + c], g = b * ncv + cv: the destination is compact
+    // over (batch, column, row), so thread g owns R consecutive 16-byte words of it (P words of W each).
+    constexpr int P = 16 / sizeof(W);
+    __shared__ uint4 stage[128 * R];
+    long long g = (long long)blockIdx.x * 128 + threadIdx.x;
+    if (g < total) {
+        long long cv = g % ncv, b = g / ncv;
+        long long b2 = b % B2, b1 = (b / B2) % B1, b0 = b / (B2 * B1);
+        const W* s = src + b0 * SB0 + b1 * SB1 + b2 * SB2 + cv * P;
+        uint4 in[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) in[r] = __ldg(reinterpret_cast<const uint4*>(s + r * SR));
+        uint4 out[R];
+        W* o = reinterpret_cast<W*>(out);
+#pragma unroll
+        for (int c = 0; c < P; ++c) {
+#pragma unroll
+            for (int r = 0; r < R; ++r) o[c * R + r] = reinterpret_cast<const W*>(&in[r])[c];
+        }
+#pragma unroll
+        for (int k = 0; k < R; ++k) stage[threadIdx.x * R + k] = out[k];
+    }
+    __syncthreads();
+    long long first = (long long)blockIdx.x * 128;
+    long long n = (total - first < 128 ? total - first : 128) * R;
+    uint4* d = reinterpret_cast<uint4*>(dst) + first * R;
+    for (int i = threadIdx.x; i < n; i += 128) d[i] = stage[i];
+}
+
 template <typename W>
 __global__ void copy_rows(const W* __restrict__ src, W* __restrict__ dst, long long R, long long C,
                           long long V, long long SR, long long DC, long long n_rows, long long B1,
@@ -190,15 +230,40 @@ def _vec_name(w: int) -> str:
     return f"transpose_tile_v<{_WORD_TYPES[w]}, {16 // w}, {_VEC_TILE}>"
 
 
+def _few_rows_name(w: int, rows: int) -> str:
+    return f"transpose_few_rows<{_WORD_TYPES[w]}, {rows}>"
+
+
+def few_rows(p: Plan, itemsize: int, src_mod: int, dst_mod: int) -> bool:
+    """Whether ``transpose_few_rows`` takes ``p``: at most 16 rows of 1- to 8-byte elements, columns,
+    row stride and batch strides whole 16-byte words, aligned ends, and a destination compact over
+    (batch, column, row), which a plan's fresh output is unless a batch axis sits inside it."""
+    w = p.vec * itemsize
+    if p.rows > _SKINNY or w not in (1, 2, 4, 8) or src_mod or dst_mod:
+        return False
+    per = 16 // w
+    if p.cols % per or p.src_row_stride % per or any(ss % per for _, ss, _ in p.batch):
+        return False
+    expect = p.rows * p.cols
+    for size, _, ds in reversed(p.batch):
+        if size > 1 and ds != expect:
+            return False
+        expect *= size
+    return p.dst_col_stride == p.rows
+
+
 def _rows_name(w: int) -> str:
     return f"copy_rows<{_WORD_TYPES[w]}>"
 
 
 @functools.cache
-def _function(name: str) -> Any:
-    # One module per instantiation, compiled on first use (NVRTC; CuPy caches the binary on disk).
-    mod = cupy.RawModule(code=_SOURCE, options=("-std=c++17",), name_expressions=[name])
-    return mod.get_function(name)
+def _function(name: str, device: int) -> Any:
+    # One module per instantiation and device (a CUfunction belongs to one context), compiled on first use
+    # (NVRTC; CuPy caches the binary on disk).
+    with cupy.cuda.Device(device):
+        mod = cupy.RawModule(code=_SOURCE, options=("-std=c++17",), name_expressions=[name])
+        fn = mod.get_function(name)
+        return fn, fn.kernel.ptr  # the RawKernel keeps its module (and the CUfunction) alive
 
 
 def _word(nbytes: int, *addresses: int) -> int:
@@ -219,20 +284,31 @@ def transpose(x: Any, p: Plan) -> Any:
     """Materialise the permuted CuPy view ``x`` (planned by ``p``) as a new C-contiguous CuPy array."""
     out = cupy.empty(x.shape, dtype=x.dtype)
     with x.device:
-        launch(x.data.ptr, out.data.ptr, x.dtype.itemsize, p)
+        launch(x.data.ptr, out.data.ptr, x.dtype.itemsize, p, cupy.cuda.get_current_stream().ptr, x.device.id)
     return out
 
 
-def launch(src: int, dst: int, itemsize: int, p: Plan, stream: Any = None) -> None:
-    """Run ``p`` from the address ``src`` (the view's first element) into the compact ``dst``, on the
-    current device, on ``stream`` (CuPy's current stream where None; torch passes its own)."""
-    if stream is not None:
-        with stream:
-            return launch(src, dst, itemsize, p)
-    for fn, grid, block, args in _config(p, itemsize, src % 16, dst % 16):
+def launch(src: int, dst: int, itemsize: int, p: Plan, stream: int, device: int) -> None:
+    """Run ``p`` from the address ``src`` (the view's first element) into the compact ``dst`` on ``device``
+    (current), on the raw stream handle ``stream``: one driver launch per kernel, its fixed arguments packed
+    once per plan (CuPy's own kernel call spent about 8 us a launch converting them)."""
+    for name, grid, block, consts in _config(p, itemsize, src % 16, dst % 16):
+        fn = _function(name, device)[1]
         for s_off, d_off in _offsets(p, itemsize, src % 16, dst % 16):
-            fn(grid, block, (np.uintp(src + s_off), np.uintp(dst + d_off), *args))
-    return None
+            a, b = ctypes.c_uint64(src + s_off), ctypes.c_uint64(dst + d_off)
+            params = (ctypes.c_void_p * (2 + len(consts[1])))(ctypes.addressof(a), ctypes.addressof(b), *consts[1])
+            _driver.launchKernel(fn, grid[0], 1, 1, *block, 0, stream, ctypes.addressof(params), 0)
+
+
+def _pack(*args: Any) -> tuple[tuple[Any, ...], tuple[int, ...]]:
+    # The kernel's fixed arguments as C values and their addresses (the values kept alive beside them).
+    values = tuple(ctypes.c_int64(int(a)) for a in args)
+    return values, tuple(ctypes.addressof(v) for v in values)
+
+
+def kernel(p: Plan, itemsize: int, src_mod: int, dst_mod: int = 0) -> str:
+    """The kernel :func:`launch` runs for ``p`` (its template instantiation), from the same decision."""
+    return str(_config(p, itemsize, src_mod, dst_mod)[0][0])
 
 
 @functools.lru_cache(maxsize=512)
@@ -244,11 +320,9 @@ def _config(p: Plan, itemsize: int, src_mod: int, dst_mod: int) -> tuple[tuple[A
     tiled = vec_bytes <= 16
     w = vec_bytes if tiled else _word(vec_bytes, src_mod, dst_mod)
     v = vec_bytes // w
-    i64 = np.int64
     batch = [(1, 0, 0)] * (3 - len(p.batch)) + list(p.batch)
     inner = batch[-3:]
-    strides = (i64(inner[1][0]), i64(inner[2][0]), *(i64(st * v) for _, st, _ in inner),
-               *(i64(st * v) for _, _, st in inner))
+    strides = (inner[1][0], inner[2][0], *(st * v for _, st, _ in inner), *(st * v for _, _, st in inner))
     nb = inner[0][0] * inner[1][0] * inner[2][0]
     vec = 16 // w
     words = (p.rows, p.cols, p.src_row_stride, p.dst_col_stride, *(st for _, st, _ in inner),
@@ -256,27 +330,29 @@ def _config(p: Plan, itemsize: int, src_mod: int, dst_mod: int) -> tuple[tuple[A
     if tiled and w < 16 and min(p.rows, p.cols) >= _VEC_TILE and src_mod == 0 and dst_mod == 0 \
             and all(n % vec == 0 for n in words):
         nr, nc = -(-p.rows // _VEC_TILE), -(-p.cols // _VEC_TILE)
-        return ((_function(_vec_name(w)), (nr * nc * nb,), (256,),
-                 (i64(p.rows), i64(p.cols), i64(p.src_row_stride), i64(p.dst_col_stride), i64(nr), i64(nc),
-                  *strides)),)
+        return ((_vec_name(w), (nr * nc * nb,), (256, 1, 1),
+                 _pack(p.rows, p.cols, p.src_row_stride, p.dst_col_stride, nr, nc, *strides)),)
+    if tiled and few_rows(p, itemsize, src_mod, dst_mod):
+        per = 16 // w
+        ncv = p.cols // per
+        total = nb * ncv
+        return ((_few_rows_name(w, p.rows), (-(-total // 128),), (128, 1, 1),
+                 _pack(ncv, p.src_row_stride, total, *strides[:5])),)
     if tiled and min(p.rows, p.cols) <= _SKINNY:
         tr, tc = _skinny(w, p.rows, p.cols)
         nr, nc = -(-p.rows // tr), -(-p.cols // tc)
-        return ((_function(_skinny_name(w, tr, tc)), (nr * nc * nb,), (256,),
-                 (i64(p.rows), i64(p.cols), i64(p.src_row_stride), i64(p.dst_col_stride), i64(nr), i64(nc),
-                  *strides)),)
+        return ((_skinny_name(w, tr, tc), (nr * nc * nb,), (256, 1, 1),
+                 _pack(p.rows, p.cols, p.src_row_stride, p.dst_col_stride, nr, nc, *strides)),)
     if tiled:
         t, rows = _TILE[w]
         nr, nc = -(-p.rows // t), -(-p.cols // t)
-        return ((_function(_tile_name(w)), (nr * nc * nb,), (t, rows),
-                 (i64(p.rows), i64(p.cols), i64(p.src_row_stride), i64(p.dst_col_stride), i64(nr), i64(nc),
-                  *strides)),)
+        return ((_tile_name(w), (nr * nc * nb,), (t, rows, 1),
+                 _pack(p.rows, p.cols, p.src_row_stride, p.dst_col_stride, nr, nc, *strides)),)
     lanes = min(256, 1 << (v - 1).bit_length())
     per_block = max(1, 256 // lanes)
     n_rows = nb * p.rows * p.cols
-    return ((_function(_rows_name(w)), (-(-n_rows // per_block),), (lanes, per_block),
-             (i64(p.rows), i64(p.cols), i64(v), i64(p.src_row_stride * v), i64(p.dst_col_stride * v),
-              i64(n_rows), *strides)),)
+    return ((_rows_name(w), (-(-n_rows // per_block),), (lanes, per_block, 1),
+             _pack(p.rows, p.cols, v, p.src_row_stride * v, p.dst_col_stride * v, n_rows, *strides)),)
 
 
 @functools.lru_cache(maxsize=512)
