@@ -62,7 +62,7 @@ def matmul(x1: A, x2: Array, /, *, precision: Policy | None = None) -> A:
         array([ 3, 12], dtype=int16)
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1) or precision is not None:
+    if b is None or type(x2) is not type(x1) or precision is not None or b.lazy:
         return _matmul_general(x1, x2, precision)
     try:
         return b.matmul(x1, x2)
@@ -81,6 +81,8 @@ def _matmul_failed(b: Any, x1: Array, x2: Array, e: Exception) -> BaseException:
 
 def _matmul_general(x1: A, x2: Array, precision: Policy | None) -> A:
     b, x1, x2 = _pair("matmul", x1, x2)
+    if b.lazy:  # a lazy backend may refuse only when computed (dask: an inner size of 1 against another)
+        _shapes.matmul("matmul", b.name, x1.shape, x2.shape)
     try:
         if precision is None:
             return b.matmul(x1, x2)
