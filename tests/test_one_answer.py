@@ -16,6 +16,7 @@ import math
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +39,9 @@ class DaskBackend(TestBackend):
     """dask arrays in two-element chunks, read back computed."""
 
     def asarray(self, a: Any) -> Any:
-        import dask.array as da
+        import dask.array
 
+        da: Any = dask.array
         a = np.asarray(a)
         return da.from_array(a.copy(), chunks=2 if a.ndim else ())
 
@@ -85,7 +87,7 @@ def _check_order(b: TestBackend, v: list[float], descending: bool) -> None:
     np.testing.assert_array_equal(s.view(np.uint32), x[ref].view(np.uint32))
 
 
-def _check_search(b: TestBackend, v: list[float], q: list[float], side: str) -> None:
+def _check_search(b: TestBackend, v: list[float], q: list[float], side: Any) -> None:
     x1 = [v[i] for i in _argsort_ref(v, False)]
     got = b.to_numpy(ua.searchsorted(b.asarray(np.array(x1, np.float32)), b.asarray(np.array(q, np.float32)),
                                      side=side))
@@ -295,7 +297,7 @@ def _check_mismatch(b: TestBackend, m: int, k: int, d: int, n: int) -> None:
     rng = np.random.default_rng(m * 100 + k * 10 + d)
     x1 = b.asarray(rng.uniform(0.5, 2, (m, k)).astype(np.float32))
     x2 = b.asarray(rng.uniform(0.5, 2, (k + d, n)).astype(np.float32))
-    calls = {
+    calls: dict[str, Callable[[], Any]] = {
         "matmul": lambda: ua.matmul(x1, x2),
         "tensordot": lambda: ua.tensordot(x1, x2, axes=([1], [0])),
         "vecdot": lambda: ua.vecdot(x1, b.asarray(np.ones((m, k + d), np.float32))),

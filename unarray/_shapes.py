@@ -60,7 +60,7 @@ def arange_length(start: Any, stop: Any, step: Any) -> int | None:
     if not all(isinstance(v, (int, float)) for v in (start, stop, step)) or step == 0:
         return None
     try:
-        return max(0, math.ceil((stop - start) / step))
+        return max(0, int(math.ceil((stop - start) / step)))
     except (OverflowError, ValueError):  # an infinite or NaN bound: the backend refuses it
         return None
 
