@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from frontend_examples import example  # noqa: E402
+from frontend_rules import CHECKS, RULES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1] / "unarray"
 SPEC = json.loads((Path(__file__).resolve().parent / "array_api_spec.json").read_text(encoding="utf-8"))
@@ -341,7 +342,8 @@ def docstring(name: str, sig_params: list[str]) -> list[str]:
             "", "    Raises", "    ------"]
     for exc, why in RAISES:
         out += [f"    {exc}", f"        {why}"]
-    out += ["", "    Notes", "    -----", *support_note(name), "", "    Examples", "    --------",
+    rule = [*_wrap(RULES[name], 4), ""] if name in RULES else []
+    out += ["", "    Notes", "    -----", *rule, *support_note(name), "", "    Examples", "    --------",
             *run_example(example(name)), '    """']
     return out
 
@@ -400,6 +402,8 @@ def render(name: str) -> str:
         lines.append(f'    b, {arrays[0]}, {arrays[1]} = _pair("{name}", {arrays[0]}, {arrays[1]})')
     else:
         lines.append(f'    b, ({", ".join(arrays)},) = _many("{name}", ({", ".join(arrays)},), skip_none=True)')
+    if name in CHECKS:
+        lines.append(f"    {CHECKS[name]}")
     attr = name.replace(".", "_")
     result = f"b.{attr}({', '.join(call)})"
     if name in TUPLE_RESULTS:

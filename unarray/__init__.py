@@ -16,6 +16,7 @@ from unarray._dispatch import use
 from unarray._errors import (
     ArgumentError,
     ArgumentTypeError,
+    ArraySizeError,
     AxisError,
     BackendNotAvailableError,
     CompileError,
@@ -77,8 +78,8 @@ __all__ = [
     # layout
     "ascontiguousarray",
     # errors
-    "ArgumentError", "ArgumentTypeError", "AxisError", "BackendNotAvailableError", "CompileError", "DTypeError",
-    "DeviceMismatchError", "DeviceNotAvailableError", "EmptyReductionError", "HandoffError", "ShapeError",
+    "ArgumentError", "ArgumentTypeError", "ArraySizeError", "AxisError", "BackendNotAvailableError", "CompileError",
+    "DTypeError", "DeviceMismatchError", "DeviceNotAvailableError", "EmptyReductionError", "HandoffError", "ShapeError",
     "TracerHandoffError", "UnarrayError", "UnknownArrayTypeError", "UnsupportedError",
     # extensions
     "fft", "linalg", "nn",

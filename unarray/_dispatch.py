@@ -212,10 +212,18 @@ _DEVICE_WORDS = ("same device", "expected device", "not on the expected device",
 _DTYPE_WORDS = ("dtype", "not implemented for", "type promotion", "expected scalar type", "data type")
 
 
+# Arithmetic on bools that the front end refuses (add and multiply are or/and, as NumPy): the way to say it.
+_NO_BOOL = {"subtract": "ua.logical_xor(x1, x2)"}
+
+
 def recover(op: str, backend: Backend, exc: Exception, *args: Any) -> Any:
     """The result of a call whose native kernel refused the arguments, where the backend has another way to
     run it (``Backend.recover``: torch's uint16/32/64 arithmetic); else the typed error for the refusal.
     Called only after a failure, so the common call pays nothing for it."""
+    if op in _NO_BOOL and all(a is True or a is False or (type(a) not in _PY_SCALARS and
+                                                          backend.dtype_name(a) == "bool") for a in args):
+        raise DTypeError(f"the standard defines no {op} of bools (and no backend agrees on one); use "
+                         f"{_NO_BOOL[op]}, or cast to an integer dtype first", op=op, backend=backend.name) from exc
     try:
         out = backend.recover(op, exc, args)
     except Exception as e:  # the other way refused too (no standard promotion): its reason, typed

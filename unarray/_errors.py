@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 __all__ = [
     "ArgumentError",
     "ArgumentTypeError",
+    "ArraySizeError",
     "AxisError",
     "BackendNotAvailableError",
     "CompileError",
@@ -95,6 +96,11 @@ class DTypeError(UnarrayError, TypeError):
 
 class ShapeError(UnarrayError, ValueError):
     """Shapes do not fit the op (for example ``matmul`` inner dimensions)."""
+
+
+class ArraySizeError(ShapeError, MemoryError):
+    """An array would hold more bytes than a 64-bit byte offset reaches (2**63 - 1): refused before any
+    backend is asked, on every backend (also a ``MemoryError``)."""
 
 
 class EmptyReductionError(UnarrayError, ValueError):

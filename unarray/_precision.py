@@ -123,6 +123,9 @@ class precision:
             ``"bf16"`` (bfloat16 passes) or ``"fastest"`` (the backend's own
             fastest setting).
 
+    A scope is left in the context (thread, asyncio task) that entered it: leaving it in another raises
+    ``ArgumentError`` (a ``ValueError``), since restoring would overwrite that context's own policy.
+
     Examples:
         >>> import unarray as ua
         >>> with ua.precision("tf32"):
@@ -146,8 +149,19 @@ class precision:
     def __exit__(self, *exc: object) -> None:
         if self._token is None:
             _TRACED.pop()
-        else:
+            return
+        try:
             _POLICY.reset(self._token)
+        except ValueError as e:
+            # Note: another context's policy is not this scope's to restore (resetting it would overwrite
+            # whatever that context chose), so the exit is refused rather than guessed.
+            from unarray._errors import ArgumentError
+
+            raise ArgumentError(
+                "this scope was entered in another context (thread, asyncio task or contextvars.Context.run) "
+                "than the one leaving it, so it cannot restore that context's policy; open and close each "
+                "`with ua.precision(...)` inside one task or thread (the entering context keeps the scope's "
+                "policy until it leaves), or pass precision= per call", op="precision") from e
 
 
 # Note: tests set this to arbitrate even where the setting cannot change a result (a CPU with no

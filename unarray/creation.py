@@ -13,6 +13,7 @@ from __future__ import annotations
 import numbers as _numbers
 from typing import TYPE_CHECKING, Any
 
+from unarray import _shapes
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import backend_named as _backend_named
 from unarray._dispatch import default_backend as _default_backend
@@ -47,10 +48,16 @@ def _creation_backend(op: str, backend: Any, device: Any) -> tuple[Backend, Any]
         raise _fail(op, b, e) from e
 
 
-def _make(op: str, backend: Any, device: Any, dtype: Any, call: Any) -> Array:
+def _make(op: str, backend: Any, device: Any, dtype: Any, call: Any, shape: Any = None, width: int = 8) -> Array:
     b, dev = _creation_backend(op, backend, device)
     try:
-        return call(b, b.dtype(dtype), dev)
+        dt = b.dtype(dtype)
+    except Exception as e:
+        raise _fail(op, b, e) from e
+    if shape is not None:  # (a dtype left to the backend: its widest default, ``width`` bytes)
+        _shapes.addressable(op, b.name, shape, _shapes.itemsize(dt, width))
+    try:
+        return call(b, dt, dev)
     except Exception as e:
         raise _fail(op, b, e) from e
 
@@ -78,6 +85,9 @@ def zeros(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | 
 
         Raises
         ------
+        ArraySizeError
+            The array would hold more than 2**63 - 1 bytes (a ``dtype`` left out counts as 8 bytes, 16 if
+            complex): refused before the backend is asked, on every backend (also a ``MemoryError``).
         BackendNotAvailableError
             ``backend`` is unknown or not installed.
         DTypeError
@@ -94,7 +104,7 @@ def zeros(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | 
         array([[0, 0, 0],
                [0, 0, 0]], dtype=int16)
     """
-    return _make("zeros", backend, device, dtype, lambda b, dt, dev: b.zeros(shape, dtype=dt, device=dev))
+    return _make("zeros", backend, device, dtype, lambda b, dt, dev: b.zeros(shape, dtype=dt, device=dev), shape)
 
 
 def ones(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
@@ -120,6 +130,9 @@ def ones(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | N
 
         Raises
         ------
+        ArraySizeError
+            The array would hold more than 2**63 - 1 bytes (a ``dtype`` left out counts as 8 bytes, 16 if
+            complex): refused before the backend is asked, on every backend (also a ``MemoryError``).
         BackendNotAvailableError
             ``backend`` is unknown or not installed.
         DTypeError
@@ -135,7 +148,7 @@ def ones(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | N
         >>> ua.ones(2, dtype=ua.bool)
         array([ True,  True])
     """
-    return _make("ones", backend, device, dtype, lambda b, dt, dev: b.ones(shape, dtype=dt, device=dev))
+    return _make("ones", backend, device, dtype, lambda b, dt, dev: b.ones(shape, dtype=dt, device=dev), shape)
 
 
 def empty(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
@@ -161,6 +174,9 @@ def empty(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | 
 
         Raises
         ------
+        ArraySizeError
+            The array would hold more than 2**63 - 1 bytes (a ``dtype`` left out counts as 8 bytes, 16 if
+            complex): refused before the backend is asked, on every backend (also a ``MemoryError``).
         BackendNotAvailableError
             ``backend`` is unknown or not installed.
         DTypeError
@@ -176,7 +192,7 @@ def empty(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | 
         >>> ua.empty((2, 0))
         array([], shape=(2, 0), dtype=float64)
     """
-    return _make("empty", backend, device, dtype, lambda b, dt, dev: b.empty(shape, dtype=dt, device=dev))
+    return _make("empty", backend, device, dtype, lambda b, dt, dev: b.empty(shape, dtype=dt, device=dev), shape)
 
 
 def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: DTypeLike | None = None,
@@ -204,6 +220,9 @@ def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: DType
 
         Raises
         ------
+        ArraySizeError
+            The array would hold more than 2**63 - 1 bytes (a ``dtype`` left out counts as 8 bytes, 16 if
+            complex): refused before the backend is asked, on every backend (also a ``MemoryError``).
         ArgumentTypeError
             ``fill_value`` is not a number.
         BackendNotAvailableError
@@ -229,7 +248,8 @@ def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: DType
     if type(fill_value) is int and dtype is not None:
         check_int_scalar("full", backend if isinstance(backend, str) else None, fill_value, dtype)
     return _make("full", backend, device, dtype,
-                 lambda b, dt, dev: b.full(shape, fill_value, dtype=dt, device=dev))
+                 lambda b, dt, dev: b.full(shape, fill_value, dtype=dt, device=dev), shape,
+                 16 if isinstance(fill_value, complex) else 8)
 
 
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
@@ -259,6 +279,9 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
 
         Raises
         ------
+        ArraySizeError
+            The array would hold more than 2**63 - 1 bytes (a ``dtype`` left out counts as 8 bytes, 16 if
+            complex): refused before the backend is asked, on every backend (also a ``MemoryError``).
         BackendNotAvailableError
             ``backend`` is unknown or not installed.
         DTypeError
@@ -275,7 +298,8 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         array([1, 3, 5])
     """
     return _make("arange", backend, device, dtype,
-                 lambda b, dt, dev: b.arange(start, stop, step, dtype=dt, device=dev))
+                 lambda b, dt, dev: b.arange(start, stop, step, dtype=dt, device=dev),
+                 (_shapes.arange_length(start, stop, step),))
 
 
 def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *,
@@ -308,6 +332,9 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
 
         Raises
         ------
+        ArraySizeError
+            The array would hold more than 2**63 - 1 bytes (a ``dtype`` left out counts as 8 bytes, 16 if
+            complex): refused before the backend is asked, on every backend (also a ``MemoryError``).
         BackendNotAvailableError
             ``backend`` is unknown or not installed.
         DTypeError
@@ -324,7 +351,8 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
         array([0.  , 0.25, 0.5 , 0.75, 1.  ])
     """
     return _make("linspace", backend, device, dtype,
-                 lambda b, dt, dev: b.linspace(start, stop, num, dtype=dt, device=dev, endpoint=endpoint))
+                 lambda b, dt, dev: b.linspace(start, stop, num, dtype=dt, device=dev, endpoint=endpoint), (num,),
+                 16 if isinstance(start, complex) or isinstance(stop, complex) else 8)
 
 
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: DTypeLike | None = None,
@@ -354,6 +382,9 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: DTypeLi
 
         Raises
         ------
+        ArraySizeError
+            The array would hold more than 2**63 - 1 bytes (a ``dtype`` left out counts as 8 bytes, 16 if
+            complex): refused before the backend is asked, on every backend (also a ``MemoryError``).
         BackendNotAvailableError
             ``backend`` is unknown or not installed.
         DTypeError
@@ -369,7 +400,8 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: DTypeLi
                [0, 0, 1]], dtype=int8)
     """
     return _make("eye", backend, device, dtype,
-                 lambda b, dt, dev: b.eye(n_rows, n_cols, k=k, dtype=dt, device=dev))
+                 lambda b, dt, dev: b.eye(n_rows, n_cols, k=k, dtype=dt, device=dev),
+                 (n_rows, n_rows if n_cols is None else n_cols))
 
 
 def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,

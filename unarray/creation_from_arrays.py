@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from unarray import _shapes
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
@@ -27,6 +28,7 @@ def _matrices(op: str, x: Any) -> Any:
 
 def _like(op: str, x: Array, dtype: Any, device: Any, call: Any) -> Array:
     b = _one(x, op)
+    _shapes.addressable(op, b.name, x.shape, _shapes.itemsize(dtype, _shapes.itemsize(x.dtype)))
     try:
         return call(b, b.dtype(dtype), None if device is None else b.native_device(device))
     except Exception as e:

@@ -212,6 +212,10 @@ def add(x1: complex | Array, x2: complex | Array, /) -> Array:
 
     Notes
     -----
+    Arithmetic on bool, which the standard leaves undefined, has one answer on every backend (as NumPy): ``add``
+    of two bools is their logical or, ``multiply`` their logical and, both bool; ``subtract`` of two bools
+    raises ``DTypeError`` (use ``ua.logical_xor``).
+
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
@@ -2704,6 +2708,10 @@ def multiply(x1: complex | Array, x2: complex | Array, /) -> Array:
 
     Notes
     -----
+    Arithmetic on bool, which the standard leaves undefined, has one answer on every backend (as NumPy): ``add``
+    of two bools is their logical or, ``multiply`` their logical and, both bool; ``subtract`` of two bools
+    raises ``DTypeError`` (use ``ua.logical_xor``).
+
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
@@ -3569,6 +3577,10 @@ def subtract(x1: complex | Array, x2: complex | Array, /) -> Array:
 
     Notes
     -----
+    Arithmetic on bool, which the standard leaves undefined, has one answer on every backend (as NumPy): ``add``
+    of two bools is their logical or, ``multiply`` their logical and, both bool; ``subtract`` of two bools
+    raises ``DTypeError`` (use ``ua.logical_xor``).
+
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and

@@ -1103,6 +1103,9 @@ def trace(x: A, /, *, offset: int = 0, dtype: DTypeLike | None = None) -> A:
 
     Notes
     -----
+    With ``dtype=None`` the sum accumulates as ``ua.sum`` does: integer input in the default integer dtype,
+    unsigned input in the default unsigned one (uint8 gives uint64), on every backend.
+
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices

@@ -8,11 +8,14 @@ default ``"highest"`` they are float32-accurate on every backend and device.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
+from unarray import _shapes
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
 from unarray._dispatch import pair as _pair
+from unarray._errors import ShapeError
 from unarray._precision import Policy
 from unarray._typing import A, Array
 
@@ -41,7 +44,8 @@ def matmul(x1: A, x2: Array, /, *, precision: Policy | None = None) -> A:
         Raises
         ------
         ShapeError
-            The inner dimensions differ, an operand is 0-d, or batch dimensions do not broadcast.
+            The inner dimensions differ, an operand is 0-d, or batch dimensions do not broadcast; the
+            message names both shapes, on every backend.
         DeviceMismatchError
             The operands live on different devices.
         UnknownArrayTypeError
@@ -58,22 +62,33 @@ def matmul(x1: A, x2: Array, /, *, precision: Policy | None = None) -> A:
         array([ 3, 12], dtype=int16)
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1) or precision is not None:
+    if b is None or type(x2) is not type(x1) or precision is not None or b.lazy:
         return _matmul_general(x1, x2, precision)
     try:
         return b.matmul(x1, x2)
     except Exception as e:
-        raise _fail("matmul", b, e) from e
+        raise _matmul_failed(b, x1, x2, e) from e
+
+
+def _matmul_failed(b: Any, x1: Array, x2: Array, e: Exception) -> BaseException:
+    # Note: checked only once the backend refused, so the common call pays nothing for the shape rule.
+    try:
+        _shapes.matmul("matmul", b.name, x1.shape, x2.shape)
+    except ShapeError as shape_error:
+        return shape_error
+    return _fail("matmul", b, e)
 
 
 def _matmul_general(x1: A, x2: Array, precision: Policy | None) -> A:
     b, x1, x2 = _pair("matmul", x1, x2)
+    if b.lazy:  # a lazy backend may refuse only when computed (dask: an inner size of 1 against another)
+        _shapes.matmul("matmul", b.name, x1.shape, x2.shape)
     try:
         if precision is None:
             return b.matmul(x1, x2)
         return b.matmul_precision(x1, x2, precision)
     except Exception as e:
-        raise _fail("matmul", b, e) from e
+        raise _matmul_failed(b, x1, x2, e) from e
 
 
 def matrix_transpose(x: A, /) -> A:
@@ -150,6 +165,8 @@ def tensordot(x1: A, x2: Array, /, *, axes: int | tuple[Sequence[int], Sequence[
 
     Notes
     -----
+    Contracted sizes that differ raise ``ShapeError`` naming both shapes, on every backend.
+
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
@@ -164,6 +181,7 @@ def tensordot(x1: A, x2: Array, /, *, axes: int | tuple[Sequence[int], Sequence[
            [3., 3., 3., 3.]])
     """
     b, x1, x2 = _pair("tensordot", x1, x2)
+    _shapes.tensordot("tensordot", b.name, x1.shape, x2.shape, axes)
     try:
         return b.tensordot(x1, x2, axes=axes)
     except Exception as e:
@@ -210,6 +228,8 @@ def vecdot(x1: A, x2: Array, /, *, axis: int = -1) -> A:
 
     Notes
     -----
+    Sizes along ``axis`` that differ raise ``ShapeError`` naming both shapes, on every backend.
+
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
@@ -223,6 +243,7 @@ def vecdot(x1: A, x2: Array, /, *, axis: int = -1) -> A:
     array([-2., -2.])
     """
     b, x1, x2 = _pair("vecdot", x1, x2)
+    _shapes.vecdot("vecdot", b.name, x1.shape, x2.shape, axis)
     try:
         return b.vecdot(x1, x2, axis=axis)
     except Exception as e:

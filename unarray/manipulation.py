@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from unarray import _shapes
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
@@ -225,6 +226,9 @@ def broadcast_to(x: A, /, shape: tuple[int, ...]) -> A:
 
     Notes
     -----
+    A shape of more bytes than a 64-bit offset reaches raises ``ArraySizeError`` before the backend is asked, on
+    every backend.
+
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
@@ -239,6 +243,7 @@ def broadcast_to(x: A, /, shape: tuple[int, ...]) -> A:
            [1, 2, 3]])
     """
     b = _one(x, "broadcast_to")
+    _shapes.addressable("broadcast_to", b.name, shape, _shapes.itemsize(x.dtype))
     try:
         return b.broadcast_to(x, shape)
     except Exception as e:
@@ -499,6 +504,10 @@ def reshape(x: A, /, shape: tuple[int, ...], *, copy: bool | None = None) -> A:
 
     Notes
     -----
+    ``shape`` is checked once, before the backend is asked: a negative size other than one -1, more than one -1,
+    -1 next to a zero size (any size would fit) and a product other than ``x``'s size raise ``ShapeError``
+    naming both shapes, on every backend.
+
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
@@ -513,6 +522,7 @@ def reshape(x: A, /, shape: tuple[int, ...], *, copy: bool | None = None) -> A:
            [3, 4, 5]])
     """
     b = _one(x, "reshape")
+    _shapes.reshape("reshape", b.name, x.shape, shape)
     try:
         return b.reshape(x, shape, copy=copy)
     except Exception as e:

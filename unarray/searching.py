@@ -242,6 +242,9 @@ def searchsorted(
 
     Notes
     -----
+    One order on every backend, the one ``ua.sort`` gives: NaN sorts after +inf (a NaN in ``x2`` goes after
+    every non-NaN value of ``x1``, or after all of ``x1`` with ``side='right'``), -0.0 equals +0.0.
+
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and

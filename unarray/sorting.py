@@ -3,6 +3,10 @@
 ``axis`` is one int in ``[-ndim, ndim)`` (a 0-d array has none: :class:`AxisError`), the same on
 every backend; complex arrays have no order in the standard and raise :class:`DTypeError` everywhere
 (NumPy and JAX would sort them lexicographically, torch and TensorFlow refuse).
+
+One order of real values on every backend, where the standard leaves NaN and signed zeros open: NaN sorts
+after +inf (last ascending, first descending), -0.0 equals +0.0 (a stable sort keeps their input order), and
+``ua.searchsorted`` searches the same order.
 """
 
 from __future__ import annotations
@@ -19,7 +23,9 @@ __all__ = ["argsort", "sort"]
 
 
 def argsort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> A:
-    """Indices that sort ``x`` (real) along ``axis``; NaN sorts last; ties keep their order.
+    """Indices that sort ``x`` (real) along ``axis``; NaN sorts last (first when descending); ties keep their order.
+
+        The order is the same on every backend: NaN after +inf, -0.0 equal to +0.0 (kept in input order).
 
         Parameters
         ----------
@@ -64,7 +70,9 @@ def argsort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool =
 
 
 def sort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> A:
-    """Sorted copy of ``x`` (real) along ``axis``; NaN sorts last.
+    """Sorted copy of ``x`` (real) along ``axis``; NaN sorts last (first when descending).
+
+        The order is the same on every backend: NaN after +inf, -0.0 equal to +0.0 (kept in input order).
 
         Parameters
         ----------

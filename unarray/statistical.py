@@ -137,7 +137,9 @@ def mean(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
         Parameters
         ----------
         x : array
-            Input array, real or complex floating-point (integer input gives the default floating dtype).
+            Input array, real or complex floating-point; integer or bool input (which the standard leaves
+            unspecified) is read in the backend's default floating dtype, on every backend, as NumPy does: the
+            answer a user expects, where a refusal would make ``ua.mean(counts)`` fail on torch only.
         axis : int, tuple of int or None
             Axis or axes to reduce (negative ones count from the end); ``None`` (the default) reduces all,
             ``()`` reduces none.
@@ -147,7 +149,8 @@ def mean(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
         Returns
         -------
         out : array
-            The means, in the input's dtype, library and device.
+            The means, in the input's floating dtype (the default floating dtype for integer or bool input:
+            float64 on NumPy and dask, float32 on torch, TensorFlow and JAX without x64), library and device.
 
         Raises
         ------
@@ -179,7 +182,8 @@ def var(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: 
         Parameters
         ----------
         x : array
-            Input array, real floating-point.
+            Input array, real floating-point; integer or bool input is read in the backend's default floating
+            dtype, as :func:`mean` does, on every backend.
         axis : int, tuple of int or None
             Axis or axes to reduce (negative ones count from the end); ``None`` (the default) reduces all,
             ``()`` reduces none.
@@ -224,7 +228,8 @@ def std(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: 
         Parameters
         ----------
         x : array
-            Input array, real floating-point.
+            Input array, real floating-point; integer or bool input is read in the backend's default floating
+            dtype, as :func:`mean` does, on every backend.
         axis : int, tuple of int or None
             Axis or axes to reduce (negative ones count from the end); ``None`` (the default) reduces all,
             ``()`` reduces none.

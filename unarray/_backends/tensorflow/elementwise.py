@@ -196,9 +196,22 @@ def _binary(fn: Any, bad: frozenset[Any] = frozenset()) -> Any:
     return op
 
 
-add = _binary(tf.math.add)
-subtract = _binary(tf.math.subtract)
-multiply = _binary(tf.math.multiply)
+def _bool_arith(fn: Any, on_bool: Any) -> Any:
+    # Note: TF's bool arithmetic gives int8; unarray's rule (as NumPy's): or for add, and for multiply, bool.
+    def op(x1: Any, x2: Any, /) -> Any:
+        a, b = promote(x1, x2)
+        if a.dtype == bool:
+            if on_bool is None:
+                raise TypeError("the standard defines no subtraction of bools")
+            return on_bool(a, b)
+        return _arith(fn, a, b)
+
+    return op
+
+
+add = _bool_arith(tf.math.add, tf.math.logical_or)
+subtract = _bool_arith(tf.math.subtract, None)
+multiply = _bool_arith(tf.math.multiply, tf.math.logical_and)
 maximum = _binary(tf.math.maximum)
 minimum = _binary(tf.math.minimum)
 

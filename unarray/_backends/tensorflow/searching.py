@@ -44,9 +44,20 @@ def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None)
     a, b = promote(x1, x2)
     if sorter is not None:
         a = tf.gather(a, t(sorter))
+    floating = a.dtype in _FLOATS
+    if floating:
+        # Note: TF's search sends a NaN query to the front; the standard's order puts NaN after +inf: search
+        # keys where NaN is +inf, cap non-NaN queries at x1's non-NaN count, and place NaN queries after them.
+        nan_a, nan_b = tf.math.is_nan(a), tf.math.is_nan(b)
+        inf = tf.constant(math.inf, a.dtype)
+        a, b = tf.where(nan_a, inf, a), tf.where(nan_b, inf, b)
     flat = tf.reshape(b, [1, -1])
-    out = tf.searchsorted(a[None, :], flat, side=side, out_type=tf.int64)
-    return tf.reshape(out, tf.shape(b))
+    out = tf.reshape(tf.searchsorted(a[None, :], flat, side=side, out_type=tf.int64), tf.shape(b))
+    if not floating:
+        return out
+    m = tf.reduce_sum(tf.cast(tf.logical_not(nan_a), tf.int64))
+    nan_at = m if side == "left" else tf.size(a, out_type=tf.int64)
+    return tf.where(nan_b, nan_at, tf.minimum(out, m))
 
 
 def isin(x1: Any, x2: Any, /, *, invert: builtins.bool = False) -> Any:
@@ -81,9 +92,9 @@ def argsort(x: Any, /, *, axis: int = -1, descending: builtins.bool = False, sta
     else:
         idx = tf.cast(tf.argsort(k, axis=axis, stable=True), tf.int64)
     if x.dtype in _FLOATS:
-        # Note: TF orders NaN arbitrarily; the standard (like NumPy) sorts NaN last.
+        # Note: TF orders NaN arbitrarily; the standard (like NumPy) sorts NaN last, and first when descending.
         nan_at = tf.cast(take_along_axis(tf.math.is_nan(x), idx, axis=axis), tf.int8)
-        idx = take_along_axis(idx, tf.argsort(nan_at, axis=axis, stable=True), axis=axis)
+        idx = take_along_axis(idx, tf.argsort(-nan_at if descending else nan_at, axis=axis, stable=True), axis=axis)
     return idx
 
 

@@ -72,7 +72,7 @@ def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: builtins.b
 def mean(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:
     x = t(x)
     if not (x.dtype in _FLOATS or x.dtype in _COMPLEX):
-        raise DTypeError(f"mean needs a floating array, got {x.dtype.name}; cast with ua.astype first")
+        x = tf.cast(x, tf.float32)  # Note: integer and bool input gives the default floating dtype
     axes = _axes(axis, x.shape.rank)
     dims = x.shape.as_list() if x.shape.rank is not None else [None]
     reduced = dims if axes is None else [dims[a] for a in axes]
@@ -94,7 +94,7 @@ def _count(x: Any, axes: list[int] | None) -> Any:
 def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: builtins.bool = False) -> Any:
     x = t(x)
     if not (x.dtype in _FLOATS or x.dtype in _COMPLEX):
-        raise DTypeError(f"var needs a floating array, got {x.dtype.name}; cast with ua.astype first")
+        x = tf.cast(x, tf.float32)  # Note: integer and bool input gives the default floating dtype
     axes = _axes(axis, x.shape.rank)
     m = mean(x, axis=axes, keepdims=True)
     dev = x - m

@@ -28,6 +28,7 @@ from unarray._backends.torch.gaps import (
     _as_int64,
     _back,
     _emulate,
+    _floating,
     _from_ordered,
     _is_int,
     _keep,
@@ -46,6 +47,9 @@ from unarray._backends.torch.gaps import (
     _vecdot,
     _wide_uint_fallback,
     contract,
+    result_type,
+    searchsorted,
+    trace,
 )
 from unarray._backends.torch.precision import RUN as _RUN
 from unarray._backends.torch.precision import WANT as _WANT
@@ -299,6 +303,7 @@ class TorchBackend(Backend):
         return out
 
     def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        x = _floating(x)
         if axis is None and not keepdims:
             return torch.mean(x)
         if axis == ():
@@ -306,11 +311,13 @@ class TorchBackend(Backend):
         return torch.mean(x, dim=axis, keepdim=keepdims)
 
     def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        x = _floating(x)
         if axis == ():
             return torch.var(x.unsqueeze(-1), dim=-1, correction=correction)
         return torch.var(x, dim=axis, correction=correction, keepdim=keepdims)
 
     def std(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        x = _floating(x)
         if axis == ():
             return torch.std(x.unsqueeze(-1), dim=-1, correction=correction)
         return torch.std(x, dim=axis, correction=correction, keepdim=keepdims)
@@ -441,6 +448,15 @@ class TorchBackend(Backend):
 
     def expm1(self, x: Any, /) -> Any:
         return _special.complex_expm1(compat_torch, x, torch.complex) if x.is_complex() else torch.expm1(x)
+
+    def searchsorted(self, x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Any:
+        return searchsorted(x1, x2, side, sorter)
+
+    def result_type(self, *args: Any) -> Any:
+        return result_type(*args)
+
+    def linalg_trace(self, x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
+        return trace(x, offset, dtype)
 
     # Note: torch.take_along_dim wants int64 indices; the standard allows any integer dtype.
     def take_along_axis(self, x: Any, indices: Any, *, axis: int = -1) -> Any:

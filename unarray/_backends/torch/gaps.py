@@ -214,3 +214,54 @@ def _int_matmul(x1: Any, x2: Any) -> Any:
 
 
 _remainder = _wide_uint_fallback(compat_torch.remainder, "remainder")
+
+
+_XP: Any = compat_torch  # (its searchsorted and linalg are assigned at import: untyped)
+
+
+def _floating(x: Any) -> Any:
+    # Note: torch's mean/var/std refuse integer and bool input; unarray's rule is the default floating dtype.
+    return x if x.is_floating_point() or x.is_complex() else x.to(torch.get_default_dtype())
+
+
+def searchsorted(x1: Any, x2: Any, side: str, sorter: Any) -> Any:
+    # Note: torch places NaN neither first nor last (x1=[0, 1, nan] puts inf and 2 after the NaN); the standard's
+    # order puts NaN after +inf: search keys where NaN is +inf, then cap each non-NaN query at x1's non-NaN count
+    # and send each NaN query after them (left) or after all of x1 (right).
+    if not isinstance(x2, torch.Tensor):
+        dt = x1.dtype if x1.is_floating_point() or not isinstance(x2, float) else torch.get_default_dtype()
+        x2 = torch.tensor(x2, dtype=dt, device=x1.device)
+    f1, f2 = x1.is_floating_point(), x2.is_floating_point()
+    if not (f1 or f2):
+        return _XP.searchsorted(x1, x2, side=side, sorter=sorter)
+    k1 = torch.where(x1.isnan(), math.inf, x1) if f1 else x1
+    k2 = torch.where(x2.isnan(), math.inf, x2) if f2 else x2
+    r = _XP.searchsorted(k1, k2, side=side, sorter=sorter)
+    m = (~x1.isnan()).sum() if f1 else x1.shape[0]
+    if f1:
+        r = torch.minimum(r, m)
+    return torch.where(x2.isnan(), m if side == "left" else x1.shape[0], r) if f2 else r
+
+
+def result_type(*args: Any) -> Any:
+    try:
+        return compat_torch.result_type(*args)
+    except (RuntimeError, TypeError):
+        if not any((a.dtype if isinstance(a, torch.Tensor) else a) in _WIDE_UINTS for a in args):
+            raise
+    # Note: torch refuses any promotion of uint16/32/64 with another dtype; the standard's table decides.
+    py = (bool, int, float, complex)
+    scalars = [a for a in args if isinstance(a, py)]
+    dts = [a.dtype if isinstance(a, torch.Tensor) else a for a in args if not isinstance(a, py)]
+    dt = dts[0]
+    for d in dts[1:]:
+        dt = _promote(dt, d)
+    return compat_torch.result_type(torch.empty(0, dtype=dt), *scalars) if scalars else dt
+
+
+def trace(x: Any, offset: int, dtype: Any) -> Any:
+    # Note: torch's trace of unsigned input is int64; the standard's trace accumulates as sum does (uint64).
+    u = _uint_out(x, dtype)
+    if u is not None:
+        return _back(_XP.linalg.trace(_to_int64(x), offset=offset, dtype=torch.int64), u)
+    return _XP.linalg.trace(x, offset=offset, dtype=dtype)
