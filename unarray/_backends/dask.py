@@ -12,14 +12,14 @@ import sys
 from typing import Any
 
 import array_api_compat.dask.array as _compat_dask
-from array_api_compat.common._linalg import EighResult, EigResult, QRResult, SlogdetResult, SVDResult
 import dask
 import dask.array as _da
 import numpy as np
+from array_api_compat.common._linalg import EighResult, EigResult, QRResult, SlogdetResult, SVDResult
 
 from unarray import _precision
-from unarray._backends._base import Backend
 from unarray._backends import dask_chunks
+from unarray._backends._base import Backend
 from unarray._backends.dask_chunks import chunk_library, chunked_matmul, per_matrix, stable_var
 from unarray._devices import Device, parse_device
 from unarray._dtypes import DType, canonical_name
@@ -175,12 +175,11 @@ class DaskBackend(Backend):
             return compat_dask.mean(x.astype(np.float32), axis=axis, keepdims=keepdims).astype(np.float16)
         return compat_dask.mean(x, axis=axis, keepdims=keepdims)
 
-    # Note: dask's eye builds its chunks by dividing by the row count (an empty eye divides by zero).
+    # Note: dask's eye numbers its blocks by the row chunks (an empty eye divided by zero, a wide one lost blocks).
     def eye(self, n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
             device: Any = None) -> Any:
-        if n_rows == 0 or n_cols == 0:
-            return da.zeros((n_rows, n_rows if n_cols is None else n_cols), dtype=dtype or np.float64)
-        return compat_dask.eye(n_rows, n_cols, k=k, dtype=dtype, device=device)
+        self.native_device(device)
+        return dask_chunks.eye(n_rows, n_rows if n_cols is None else n_cols, k, np.float64 if dtype is None else dtype)
 
     def take_along_axis(self, x: Any, indices: Any, /, *, axis: int = -1) -> Any:
         return dask_chunks.take_along_axis(x, indices, axis)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from typing import Any
 
 import dask.array as _da
@@ -166,12 +167,24 @@ def _run_typed(*blocks: Any, _op: str, _dtypes: Any, **kw: Any) -> Any:
     return out.astype(_dtypes, copy=False)
 
 
+def _core_chunk(a: Any, ncore: int, axes: Any) -> Any:
+    if not isinstance(a, da.Array) or ncore == 0:
+        return a
+    core = range(a.ndim - ncore, a.ndim) if axes is None else [ax % a.ndim for ax in axes]
+    return a.rechunk({ax: -1 for ax in core})
+
+
 def per_matrix(op: str, signature: str, args: tuple[Any, ...], dtypes: Any, sizes: dict[str, int] | None = None,
                axes: Any = None, **kw: Any) -> Any:
     """``op`` of the chunks' backend on each matrix (or vector) of a stack: the core axes of ``signature`` are
     rechunked to one chunk, the stack axes keep theirs (dask.array.apply_gufunc), lazily."""
     dtypes = tuple(np.dtype(d) for d in dtypes) if isinstance(dtypes, tuple) else np.dtype(dtypes)
     fn = functools.partial(_run_typed, _op=op, _dtypes=dtypes, **kw)
+    # Note: the core axes are made one chunk here: apply_gufunc's own rechunk gave a graph that dask could not
+    # cull when only one of several outputs was computed ("Shapes do not align").
+    cores = [len([d for d in g.split(",") if d]) for g in re.findall(r"\(([^)]*)\)", signature.split("->")[0])]
+    args = tuple(_core_chunk(a, n, None if axes is None else axes[i]) for i, (a, n) in enumerate(zip(args, cores,
+                                                                                                      strict=True)))
     return da.apply_gufunc(fn, signature, *args, output_dtypes=dtypes, output_sizes=sizes, axes=axes,
                            allow_rechunk=True)
 
@@ -193,3 +206,14 @@ def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
     indices = indices.rechunk(tuple(-1 if d == ax else c for d, c in enumerate(x.chunks)))
     return da.map_blocks(_take_along, x, indices, axis=ax, chunks=indices.chunks, dtype=x.dtype,
                          meta=x._meta.astype(x.dtype))
+
+
+def _eye_block(k: int = 0, dtype: Any = None, block_info: Any = None) -> Any:
+    (r0, r1), (c0, c1) = block_info[None]["array-location"]
+    return np.eye(r1 - r0, c1 - c0, k=k - (c0 - r0), dtype=dtype)
+
+
+def eye(n_rows: int, n_cols: int, k: int, dtype: Any) -> Any:
+    """The standard's eye as a dask array of NumPy blocks, each the part of the diagonal that crosses it."""
+    chunks = da.core.normalize_chunks("auto", (n_rows, n_cols), dtype=dtype)
+    return da.map_blocks(_eye_block, k=k, dtype=dtype, chunks=chunks, meta=np.empty((0, 0), dtype))

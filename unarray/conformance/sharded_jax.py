@@ -25,6 +25,7 @@ returns 0 when every property held.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -343,7 +344,7 @@ def _nan_ops(axis: int | None) -> list[tuple[str, Callable[[Any], Any], Callable
 
     inf = float("inf")
     ops: list[tuple[str, Callable[[Any], Any], Callable[[np.ndarray], Any]]] = [
-        (name, lambda a, f=getattr(ua, name): f(a, axis=axis), lambda a, f=ref: f(a, axis=axis))
+        (name, functools.partial(getattr(ua, name), axis=axis), functools.partial(ref, axis=axis))
         for name, ref in (("max", np.max), ("min", np.min), ("sum", np.sum), ("prod", np.prod),
                           ("mean", np.mean), ("argmax", np.argmax), ("argmin", np.argmin))]
     ops += [("vector_norm inf", lambda a: ua.linalg.vector_norm(a, axis=axis, ord=inf),
