@@ -1,6 +1,7 @@
 """JAX arrays sharded over a mesh (NamedSharding) on 4 fake host devices: hot ops keep jax.numpy's sharding
 and equal the float64 reference, sequence-sharded attention runs the ring (values and gradients equal the
-unsharded call), ua.device describes the placement, different meshes raise DeviceMismatchError.
+unsharded call), ua.device describes the placement, different meshes raise DeviceMismatchError, and a NaN in
+one shard propagates through every reduction as it does on one device.
 
 JAX fixes its device count at import (``--xla_force_host_platform_device_count``), and this session imports
 JAX earlier, so the Hypothesis properties run once in a subprocess
@@ -20,7 +21,8 @@ import pytest
 pytest.importorskip("jax")
 pytest.importorskip("hypothesis")
 
-PROPERTIES = ("hot_ops", "attention", "attention_grad", "attention_jit", "mixed", "device", "mesh_mismatch")
+PROPERTIES = ("hot_ops", "attention", "attention_grad", "attention_jit", "mixed", "device", "mesh_mismatch",
+              "nan_reductions")
 
 
 @pytest.fixture(scope="module")

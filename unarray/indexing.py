@@ -105,9 +105,8 @@ def take_along_axis(x: A, indices: Array, /, *, axis: int = -1) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask.array has no take_along_axis
-    (UnsupportedError; compute first). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
 
     Examples
     --------

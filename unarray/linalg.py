@@ -52,9 +52,7 @@ def cholesky(x: A, /, *, upper: bool = False) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
-    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
-    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
     complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
 
     Examples
@@ -111,9 +109,7 @@ def cross(x1: A, x2: Array, /, *, axis: int = -1) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
-    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
-    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
     complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
 
     Examples
@@ -165,9 +161,7 @@ def det(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
-    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
-    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
     complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
 
     Examples
@@ -220,9 +214,7 @@ def diagonal(x: A, /, *, offset: int = 0) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
-    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
-    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
     complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
 
     Examples
@@ -274,9 +266,7 @@ def eig(x: Array, /) -> Any:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on CUDA GPUs, ROCm GPUs and TPUs: jax.numpy.linalg.eig runs on the
-    CPU only. Dask on every platform: dask.array.linalg factors single 2-D matrices split into square chunks
-    only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first (ua.to(x, 'numpy')) for stacks
-    of matrices. As for every function, on TPUs (every backend, float64 and complex128): TPUs have no float64
+    CPU only. As for every function, on TPUs (every backend, float64 and complex128): TPUs have no float64
     arithmetic; unarray refuses it (DTypeError).
 
     Examples
@@ -329,9 +319,7 @@ def eigh(x: Array, /) -> Any:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
-    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
-    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
     complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
 
     Examples
@@ -383,9 +371,7 @@ def eigvals(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on CUDA GPUs, ROCm GPUs and TPUs: jax.numpy.linalg.eigvals runs on
-    the CPU only. Dask on every platform: dask.array.linalg factors single 2-D matrices split into square chunks
-    only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first (ua.to(x, 'numpy')) for stacks
-    of matrices. As for every function, on TPUs (every backend, float64 and complex128): TPUs have no float64
+    the CPU only. As for every function, on TPUs (every backend, float64 and complex128): TPUs have no float64
     arithmetic; unarray refuses it (DTypeError).
 
     Examples
@@ -436,9 +422,7 @@ def eigvalsh(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
-    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
-    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
     complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
 
     Examples
@@ -489,9 +473,7 @@ def inv(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
-    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
-    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
     complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
 
     Examples
@@ -549,9 +531,7 @@ def matrix_norm(x: A, /, *, keepdims: bool = False, ord: float | Literal["fro", 
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
-    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
-    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
     complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
 
     Examples
@@ -604,9 +584,7 @@ def matrix_power(x: A, n: int, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
-    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
-    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
     complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
 
     Examples
@@ -660,9 +638,7 @@ def matrix_rank(x: A, /, *, rtol: float | Array | None = None) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
-    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
-    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
     complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
 
     Examples
@@ -714,9 +690,7 @@ def outer(x1: A, x2: Array, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
-    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
-    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
     complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
 
     Examples
@@ -770,9 +744,7 @@ def pinv(x: A, /, *, rtol: float | Array | None = None) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
-    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
-    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
     complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
 
     Examples
@@ -826,9 +798,7 @@ def qr(x: Array, /, *, mode: Literal["reduced", "complete"] = 'reduced') -> Any:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
-    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
-    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
     complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
 
     Examples
@@ -882,9 +852,7 @@ def slogdet(x: Array, /) -> Any:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
-    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
-    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
     complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
 
     Examples
@@ -937,9 +905,7 @@ def solve(x1: A, x2: Array, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
-    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
-    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
     complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
 
     Examples
@@ -993,9 +959,7 @@ def svd(x: Array, /, *, full_matrices: bool = True) -> Any:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
-    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
-    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
     complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
 
     Examples
@@ -1047,9 +1011,7 @@ def svdvals(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
-    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
-    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
     complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
 
     Examples
@@ -1108,9 +1070,7 @@ def trace(x: A, /, *, offset: int = 0, dtype: DTypeLike | None = None) -> A:
 
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
-    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
-    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
     complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
 
     Examples
@@ -1169,9 +1129,7 @@ def vector_norm(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask.array.linalg factors single 2-D matrices
-    split into square chunks only, and has no det, slogdet, eig, eigh, pinv or matrix_power; compute first
-    (ua.to(x, 'numpy')) for stacks of matrices. As for every function, on TPUs (every backend, float64 and
+    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
     complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
 
     Examples

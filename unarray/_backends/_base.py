@@ -33,6 +33,9 @@ class Backend:
     kernel_namespace: ClassVar[str | None] = None
     # A lazy backend (dask) leads a mixed call whatever its operand's position; others join through join().
     lazy: ClassVar[bool] = False
+    # Elementwise ops this backend corrects beyond its library's kernel: a lazy backend whose chunks are this
+    # backend's arrays runs these per chunk, so the corrections hold there too.
+    elementwise_fixes: ClassVar[frozenset[str]] = frozenset()
 
     # -- generic fallback: every other array-API name comes from xp -----------------
     def __getattr__(self, op: str) -> Any:
@@ -252,6 +255,15 @@ class Backend:
         if attention_blocked.torch_route(self, q):
             return attention_blocked.via_torch_label(self, q, k, v, mask, is_causal, layout)
         return attention_blocked.blocked_label(self, q)
+
+    # Note: axis may be left out for a 1-D x only (the standard); NumPy and JAX would flatten an N-D x.
+    def take(self, x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
+        if axis is None:
+            if x.ndim != 1:
+                raise ArgumentError(f"take without axis needs a 1-D x, got shape {tuple(x.shape)}; pass axis=",
+                                    op="take", backend=self.name)
+            axis = 0
+        return self.xp.take(x, indices, axis=axis)
 
     # Note: NumPy's diff takes prepend=None as a value to prepend (its default is a sentinel).
     def diff(self, x: Any, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None) -> Any:

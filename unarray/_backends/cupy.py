@@ -198,6 +198,7 @@ class CupyBackend(Backend):
     name = "cupy"
     xp = compat_cupy
     native = cupy
+    elementwise_fixes = frozenset({"remainder", "nextafter"})
 
     def __getattr__(self, op: str) -> Any:
         fn = super().__getattr__(op)

@@ -1,10 +1,12 @@
 # dask backend: dask.array.Array with NumPy chunks on the CPU or CuPy chunks on CUDA. The namespace is
 # array_api_compat.dask.array; the hot ops build dask graphs of their own (chunked matmul contraction,
-# a Chan combine for var/std, the blocked attention of attention_dask). Nothing here computes: every op
+# a Chan combine for var/std, the blocked attention of attention_dask), linear algebra per matrix of a stack and
+# the chunks' own backend's elementwise corrections per chunk (dask_chunks). Nothing here computes: every op
 # returns a lazy dask array, and only ua.to(x, "numpy") (counted in ua.stats()["computes"]) or the
 # caller's own compute() runs the graph. Imported only once dask is in use.
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from typing import Any
@@ -13,12 +15,15 @@ import array_api_compat.dask.array as _compat_dask
 import dask
 import dask.array as _da
 import numpy as np
+from array_api_compat.common._linalg import EighResult, EigResult, QRResult, SlogdetResult, SVDResult
 
 from unarray import _precision
+from unarray._backends import dask_chunks
 from unarray._backends._base import Backend
-from unarray._backends.dask_chunks import chunk_library, chunked_matmul, stable_var
+from unarray._backends.dask_chunks import chunk_library, chunked_matmul, per_matrix, stable_var
 from unarray._devices import Device, parse_device
-from unarray._errors import DeviceMismatchError, UnsupportedError
+from unarray._dtypes import DType, canonical_name
+from unarray._errors import DeviceMismatchError, ShapeError, UnsupportedError
 
 # (dask and array-api-compat's dask namespace ship no type hints)
 da: Any = _da
@@ -29,16 +34,29 @@ _REAL = frozenset("f")
 
 class DaskBackend(Backend):
     name = "dask"
-    holes = {"take_along_axis": "dask.array has no take_along_axis (its indices are data the graph cannot slice "
-                                "by without computing them); compute first with ua.to(x, 'numpy')"}
     xp = compat_dask
     native = da
     kernel_namespace = "dask.array"
     # Note: a dask operand leads a mixed call whatever its position; eager operands join its graph.
     lazy = True
 
+    def __getattr__(self, op: str) -> Any:
+        # Note: an elementwise op that the chunks' backend corrects (NumPy's complex expm1, CuPy's remainder)
+        # runs that backend's op per chunk: dask's own would map the uncorrected kernel.
+        if op in _chunk_fixes():
+            fn = functools.partial(dask_chunks.elementwise, op)
+            setattr(self, op, fn)
+            return fn
+        return super().__getattr__(op)
+
     def is_array_type(self, t: type) -> bool:
         return issubclass(t, da.Array)
+
+    # Note: array-api-compat's dask namespace names the standard's dtypes only; dask runs float16 chunks.
+    def dtype(self, d: Any) -> Any:
+        if d is not None and (d.name if isinstance(d, DType) else canonical_name(d)) == "float16":
+            return np.dtype(np.float16)
+        return super().dtype(d)
 
     def version(self) -> str:
         return str(getattr(dask, "__version__", "?"))
@@ -92,6 +110,13 @@ class DaskBackend(Backend):
             return "unarray chunked matmul (dask.array.blockwise per block pair + tree sum over the contraction)"
         if op in ("var", "std"):
             return f"unarray {op} (dask.array.reduction, Chan's pairwise (count, mean, M2) combine)"
+        if op.startswith("linalg.") and op.replace(".", "_") in type(self).__dict__ and op != "linalg.matrix_norm":
+            return (f"unarray per-matrix {op} (dask.array.apply_gufunc: each matrix in one chunk, the stack "
+                    "chunked as given; the chunks' NumPy or CuPy kernel per block)")
+        if op in _chunk_fixes():
+            return f"unarray per-chunk {op} (dask.array.elemwise over the chunks' backend's corrected {op})"
+        if op == "take_along_axis":
+            return "unarray take_along_axis (dask.array.map_blocks; the axis in one chunk, the others aligned)"
         return super().kernel_name(op, args, kwargs)
 
     def handoff_path(self, src: Backend, x: Any) -> str:
@@ -119,11 +144,6 @@ class DaskBackend(Backend):
     def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
         return da.transpose(x, axes)
 
-    def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        if axis == ():
-            return x.copy()
-        return compat_dask.mean(x, axis=axis, keepdims=keepdims)
-
     def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
         if x.dtype.kind not in _REAL:
             return super().var(x, axis, correction, keepdims)
@@ -139,10 +159,6 @@ class DaskBackend(Backend):
         dt = np.result_type(x1.dtype, x2.dtype)
         return da.tensordot(x1, x2, axes=axes).astype(dt, copy=False)
 
-    # Note: dask's cholesky gives the upper factor by default; the standard's default is the lower one.
-    def linalg_cholesky(self, x: Any, /, *, upper: bool = False) -> Any:
-        return da.linalg.cholesky(x, lower=not upper)
-
     # Note: dask repeats by an array of counts only after computing them (a data-dependent shape).
     def repeat(self, x: Any, repeats: Any, /, *, axis: int | None = None) -> Any:
         if isinstance(repeats, da.Array):
@@ -150,6 +166,126 @@ class DaskBackend(Backend):
                                    "cannot know without computing; compute the counts first "
                                    "(ua.to(repeats, 'numpy')) or pass an int", op="repeat", backend=self.name)
         return compat_dask.repeat(x, repeats, axis=axis)
+
+    # Note: dask's mean sums float16 chunks in float16; NumPy (the reference) accumulates them in float32.
+    def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if axis == ():
+            return x.copy()
+        if x.dtype == np.float16:
+            return compat_dask.mean(x.astype(np.float32), axis=axis, keepdims=keepdims).astype(np.float16)
+        return compat_dask.mean(x, axis=axis, keepdims=keepdims)
+
+    # Note: dask's eye numbers its blocks by the row chunks (an empty eye divided by zero, a wide one lost blocks).
+    def eye(self, n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None,
+            device: Any = None) -> Any:
+        self.native_device(device)
+        return dask_chunks.eye(n_rows, n_rows if n_cols is None else n_cols, k, np.float64 if dtype is None else dtype)
+
+    def take_along_axis(self, x: Any, indices: Any, /, *, axis: int = -1) -> Any:
+        return dask_chunks.take_along_axis(x, indices, axis)
+
+    # Note: dask's searchsorted takes no sorter; x1 put in order by it (a lazy gather) is the same search.
+    def searchsorted(self, x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Any:
+        if sorter is not None:
+            x1 = self.take(x1, sorter, axis=0)
+        return compat_dask.searchsorted(x1, x2, side=side)
+
+    # -- linalg: per matrix (the core axes in one chunk, the stack chunked as it is), through the chunks'
+    # backend; dask.array.linalg factors one 2-D matrix only, by blocks, some without pivoting across them.
+    def _square(self, op: str, x: Any) -> None:
+        if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+            raise ShapeError(f"needs square matrices (..., M, M), got shape {tuple(x.shape)}", op=op,
+                             backend=self.name)
+
+    def _matrices(self, op: str, x: Any) -> None:
+        if x.ndim < 2:
+            raise ShapeError(f"needs matrices (..., M, N), got shape {tuple(x.shape)}", op=op, backend=self.name)
+
+    def linalg_det(self, x: Any, /) -> Any:
+        self._square("linalg.det", x)
+        return per_matrix("linalg_det", "(m,m)->()", (x,), x.dtype)
+
+    def linalg_slogdet(self, x: Any, /) -> Any:
+        self._square("linalg.slogdet", x)
+        return SlogdetResult(*per_matrix("linalg_slogdet", "(m,m)->(),()", (x,), (x.dtype, _real(x.dtype))))
+
+    def linalg_inv(self, x: Any, /) -> Any:
+        self._square("linalg.inv", x)
+        return per_matrix("linalg_inv", "(m,m)->(m,m)", (x,), x.dtype)
+
+    def linalg_matrix_power(self, x: Any, n: int, /) -> Any:
+        self._square("linalg.matrix_power", x)
+        return per_matrix("linalg_matrix_power", "(m,m)->(m,m)", (x,), x.dtype, n=n)
+
+    def linalg_eigh(self, x: Any, /) -> Any:
+        self._square("linalg.eigh", x)
+        return EighResult(*per_matrix("linalg_eigh", "(m,m)->(m),(m,m)", (x,), (_real(x.dtype), x.dtype)))
+
+    def linalg_eigvalsh(self, x: Any, /) -> Any:
+        self._square("linalg.eigvalsh", x)
+        return per_matrix("linalg_eigvalsh", "(m,m)->(m)", (x,), _real(x.dtype))
+
+    def linalg_cholesky(self, x: Any, /, *, upper: bool = False) -> Any:
+        self._square("linalg.cholesky", x)
+        return per_matrix("linalg_cholesky", "(m,m)->(m,m)", (x,), x.dtype, upper=upper)
+
+    def linalg_svd(self, x: Any, /, *, full_matrices: bool = True) -> Any:
+        self._matrices("linalg.svd", x)
+        k = min(x.shape[-2:])
+        sig = "(m,n)->(m,m),(k),(n,n)" if full_matrices else "(m,n)->(m,k),(k),(k,n)"
+        return SVDResult(*per_matrix("linalg_svd", sig, (x,), (x.dtype, _real(x.dtype), x.dtype), {"k": k},
+                                     full_matrices=full_matrices))
+
+    def linalg_svdvals(self, x: Any, /) -> Any:
+        self._matrices("linalg.svdvals", x)
+        return per_matrix("linalg_svdvals", "(m,n)->(k)", (x,), _real(x.dtype), {"k": min(x.shape[-2:])})
+
+    def linalg_pinv(self, x: Any, /, *, rtol: Any = None) -> Any:
+        self._matrices("linalg.pinv", x)
+        if hasattr(rtol, "shape"):  # a tolerance per matrix of the stack
+            return per_matrix("linalg_pinv", "(m,n),()->(n,m)", (x, rtol), x.dtype, _as_kw=("rtol",))
+        return per_matrix("linalg_pinv", "(m,n)->(n,m)", (x,), x.dtype, rtol=rtol)
+
+    def linalg_matrix_rank(self, x: Any, /, *, rtol: Any = None) -> Any:
+        self._matrices("linalg.matrix_rank", x)
+        if hasattr(rtol, "shape"):
+            return per_matrix("linalg_matrix_rank", "(m,n),()->()", (x, rtol), np.int64, _as_kw=("rtol",))
+        return per_matrix("linalg_matrix_rank", "(m,n)->()", (x,), np.int64, rtol=rtol)
+
+    def linalg_qr(self, x: Any, /, *, mode: str = "reduced") -> Any:
+        self._matrices("linalg.qr", x)
+        sig = "(m,n)->(m,k),(k,n)" if mode == "reduced" else "(m,n)->(m,m),(m,n)"
+        return QRResult(*per_matrix("linalg_qr", sig, (x,), (x.dtype, x.dtype), {"k": min(x.shape[-2:])},
+                                    mode=mode))
+
+    def linalg_solve(self, x1: Any, x2: Any, /) -> Any:
+        self._square("linalg.solve", x1)
+        sig = "(m,m),(m)->(m)" if x2.ndim == 1 else "(m,m),(m,k)->(m,k)"
+        return per_matrix("linalg_solve", sig, (x1, x2), np.result_type(x1.dtype, x2.dtype))
+
+    def linalg_eig(self, x: Any, /) -> Any:
+        self._square("linalg.eig", x)
+        dt = np.result_type(x.dtype, np.complex64)
+        return EigResult(*per_matrix("linalg_eig", "(m,m)->(m),(m,m)", (x,), (dt, dt)))
+
+    def linalg_eigvals(self, x: Any, /) -> Any:
+        self._square("linalg.eigvals", x)
+        return per_matrix("linalg_eigvals", "(m,m)->(m)", (x,), np.result_type(x.dtype, np.complex64))
+
+    # Note: dask's norms by singular values take one 2-D matrix only.
+    def linalg_matrix_norm(self, x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
+        if ord not in (2, -2, "nuc"):
+            return compat_dask.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
+        self._matrices("linalg.matrix_norm", x)
+        out = per_matrix("linalg_matrix_norm", "(m,n)->()", (x,), _real(x.dtype), ord=ord)
+        return out[..., None, None] if keepdims else out
+
+    def linalg_cross(self, x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+        if x1.shape[axis] != 3 or x2.shape[axis] != 3:
+            raise ShapeError(f"needs vectors of 3 along axis {axis}, got shapes {tuple(x1.shape)} and "
+                             f"{tuple(x2.shape)}", op="linalg.cross", backend=self.name)
+        dt = np.result_type(x1.dtype, x2.dtype)
+        return per_matrix("linalg_cross", "(i),(i)->(i)", (x1, x2), dt, axes=[(axis,), (axis,), (axis,)])
 
     # -- attention: a blocked online softmax over the key chunks, as a dask graph ----------------------
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
@@ -162,6 +298,21 @@ class DaskBackend(Backend):
         from unarray._backends import attention_dask
 
         return attention_dask.label(q, k, v, layout)
+
+
+def _real(dt: Any) -> Any:
+    return np.empty(0, dt).real.dtype
+
+
+def _chunk_fixes() -> frozenset[str]:
+    from unarray._backends import numpy as numpy_backend
+
+    fixes = numpy_backend.BACKEND.elementwise_fixes
+    if "cupy" in sys.modules:
+        from unarray._backends import cupy as cupy_backend
+
+        fixes |= cupy_backend.BACKEND.elementwise_fixes
+    return fixes
 
 
 def matched_chunks(lead: Any, shape: tuple[int, ...]) -> Any:

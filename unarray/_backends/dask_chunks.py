@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from typing import Any
 
 import dask.array as _da
@@ -132,3 +133,87 @@ def stable_var(x: Any, axis: Any, correction: float, keepdims: bool, root: bool 
     return da.reduction(x, _moments, agg, axis=axes, keepdims=keepdims, dtype=x.dtype, combine=_merge,
                         concatenate=False, meta=meta,
                         name="unarray-std" if root else "unarray-var")
+
+
+# -- ops that run per chunk through the chunks' own backend (its corrections included) -----------------
+def chunk_backend(block: Any) -> Any:
+    """The unarray backend of a chunk (NumPy or CuPy): a chunk's op is that backend's op, corrections and all."""
+    if type(block).__module__.partition(".")[0] == "cupy":
+        from unarray._backends import cupy as cupy_backend
+
+        return cupy_backend.BACKEND
+    from unarray._backends import numpy as numpy_backend
+
+    return numpy_backend.BACKEND
+
+
+def _run_chunk_op(*blocks: Any, _op: str, _as_kw: tuple[str, ...] = (), **kw: Any) -> Any:
+    if _as_kw:  # trailing operands that the op takes by keyword (a tolerance per matrix)
+        kw.update(zip(_as_kw, blocks[len(blocks) - len(_as_kw):], strict=True))
+        blocks = blocks[:len(blocks) - len(_as_kw)]
+    return getattr(chunk_backend(blocks[0]), _op)(*blocks, **kw)
+
+
+def elementwise(op: str, *args: Any) -> Any:
+    """``op`` applied chunk by chunk (operands broadcast and aligned by dask), lazily."""
+    return da.core.elemwise(functools.partial(_run_chunk_op, _op=op), *args)
+
+
+def _run_typed(*blocks: Any, _op: str, _dtypes: Any, **kw: Any) -> Any:
+    out = _run_chunk_op(*blocks, _op=_op, **kw)
+    # Each block holds the declared dtype (NumPy's eig gives real eigenvalues where they all are real).
+    if isinstance(_dtypes, tuple):
+        return tuple(o.astype(d, copy=False) for o, d in zip(out, _dtypes, strict=True))
+    return out.astype(_dtypes, copy=False)
+
+
+def _core_chunk(a: Any, ncore: int, axes: Any) -> Any:
+    if not isinstance(a, da.Array) or ncore == 0:
+        return a
+    core = range(a.ndim - ncore, a.ndim) if axes is None else [ax % a.ndim for ax in axes]
+    return a.rechunk({ax: -1 for ax in core})
+
+
+def per_matrix(op: str, signature: str, args: tuple[Any, ...], dtypes: Any, sizes: dict[str, int] | None = None,
+               axes: Any = None, **kw: Any) -> Any:
+    """``op`` of the chunks' backend on each matrix (or vector) of a stack: the core axes of ``signature`` are
+    rechunked to one chunk, the stack axes keep theirs (dask.array.apply_gufunc), lazily."""
+    dtypes = tuple(np.dtype(d) for d in dtypes) if isinstance(dtypes, tuple) else np.dtype(dtypes)
+    fn = functools.partial(_run_typed, _op=op, _dtypes=dtypes, **kw)
+    # Note: the core axes are made one chunk here: apply_gufunc's own rechunk gave a graph that dask could not
+    # cull when only one of several outputs was computed ("Shapes do not align").
+    cores = [len([d for d in g.split(",") if d]) for g in re.findall(r"\(([^)]*)\)", signature.split("->")[0])]
+    args = tuple(_core_chunk(a, n, None if axes is None else axes[i]) for i, (a, n) in enumerate(zip(args, cores,
+                                                                                                      strict=True)))
+    return da.apply_gufunc(fn, signature, *args, output_dtypes=dtypes, output_sizes=sizes, axes=axes,
+                           allow_rechunk=True)
+
+
+def _take_along(x: Any, i: Any, axis: int = -1) -> Any:
+    return chunk_backend(x).take_along_axis(x, i, axis=axis)
+
+
+def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
+    """The standard's take_along_axis, lazily: ``x`` and ``indices`` broadcast over the other axes, chunked alike
+    there, and whole along ``axis`` (where an index may point anywhere)."""
+    nd = x.ndim
+    ax = axis % nd
+    shape = np.broadcast_shapes(tuple(1 if d == ax else n for d, n in enumerate(x.shape)),
+                                tuple(1 if d == ax else n for d, n in enumerate(indices.shape)))
+    x = da.broadcast_to(x, tuple(x.shape[d] if d == ax else n for d, n in enumerate(shape)))
+    indices = da.broadcast_to(indices, tuple(indices.shape[d] if d == ax else n for d, n in enumerate(shape)))
+    x = x.rechunk({ax: -1})
+    indices = indices.rechunk(tuple(-1 if d == ax else c for d, c in enumerate(x.chunks)))
+    return da.map_blocks(_take_along, x, indices, axis=ax, chunks=indices.chunks, dtype=x.dtype,
+                         meta=x._meta.astype(x.dtype))
+
+
+def _eye_block(k: int = 0, dtype: Any = None, block_info: Any = None) -> Any:
+    (r0, r1), (c0, c1) = block_info[None]["array-location"]
+    return np.eye(r1 - r0, c1 - c0, k=k - (c0 - r0), dtype=dtype)
+
+
+def eye(n_rows: int, n_cols: int, k: int, dtype: Any) -> Any:
+    """The standard's eye as a dask array of NumPy blocks, each the part of the diagonal that crosses it."""
+    chunks = da.core.normalize_chunks("auto", (n_rows, n_cols), dtype=dtype)
+    return da.map_blocks(_eye_block, k=k, dtype=dtype, chunks=chunks, meta=np.empty((0, 0), dtype))

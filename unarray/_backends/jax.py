@@ -4,6 +4,7 @@
 # is TF32/bf16) and float64 availability (x64 mode, never on TPU).
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import jax
@@ -145,6 +146,19 @@ def _guarded(fn: Any, op: str) -> Any:
     return call
 
 
+def _spread(x: Any) -> bool:
+    # A tracer may be partitioned by XLA later; a concrete array is spread when it spans several devices.
+    return isinstance(x, jax.core.Tracer) or len(x.sharding.device_set) > 1
+
+
+def _nan_kept(r: Any, x: Any, axis: Any, keepdims: bool) -> Any:
+    # Note: XLA combines per-device partial maxima and minima with a comparison that drops NaN (CPU
+    # all-reduce), so a NaN in one shard vanished; the standard propagates it, as one device does.
+    if x.dtype.kind in "biu" or not _spread(x):  # integers and bool hold no NaN (bfloat16's kind is "V")
+        return r
+    return jnp.where(jnp.any(jnp.isnan(x), axis=axis, keepdims=keepdims), jnp.nan, r)
+
+
 class JaxBackend(Backend):
     name = "jax"
     xp = jnp
@@ -280,6 +294,15 @@ class JaxBackend(Backend):
             return super().matrix_transpose(x)
         return jnp.matrix_transpose(x)
 
+    # Note: the norms that take a maximum or minimum across elements lose a shard's NaN as max does.
+    def linalg_vector_norm(self, x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:
+        r = jnp.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
+        return _nan_kept(r, x, axis, keepdims) if ord in (math.inf, -math.inf) else r
+
+    def linalg_matrix_norm(self, x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
+        r = jnp.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
+        return r if ord == "fro" else _nan_kept(r, x, (-2, -1), keepdims)
+
     # Special cases jnp misses (see _special): signed zero results of floor_divide and remainder, the sign
     # and infinities of complex sqrt, |inf + NaN j|.
     def floor_divide(self, x1: Any, x2: Any, /) -> Any:
@@ -323,13 +346,13 @@ class JaxBackend(Backend):
         if x.dtype.kind == "c":  # Note: jnp orders complex lexicographically; the standard has no order
             raise self._unordered("min", x)
         self._check_nonempty("min", x, axis)
-        return jnp.min(x, axis=axis, keepdims=keepdims)
+        return _nan_kept(jnp.min(x, axis=axis, keepdims=keepdims), x, axis, keepdims)
 
     def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
         if x.dtype.kind == "c":  # Note: jnp orders complex lexicographically; the standard has no order
             raise self._unordered("max", x)
         self._check_nonempty("max", x, axis)
-        return jnp.max(x, axis=axis, keepdims=keepdims)
+        return _nan_kept(jnp.max(x, axis=axis, keepdims=keepdims), x, axis, keepdims)
 
     def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
         if x.dtype.kind == "c":

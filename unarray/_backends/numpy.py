@@ -36,6 +36,7 @@ class NumpyBackend(Backend):
     name = "numpy"
     xp = compat_numpy
     native = np
+    elementwise_fixes = frozenset({"expm1", "nextafter"})
 
     def is_array_type(self, t: type) -> bool:
         return issubclass(t, (np.ndarray, np.generic))

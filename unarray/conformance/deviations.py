@@ -68,14 +68,9 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation("nextafter", "*", "tpu", "*", "TPUs flush float32 subnormals to zero"),
     Deviation("fft.*", "jax", "tpu", "complex64",
               "the TPU FFT computes in reduced precision (about 1e-4 relative error for float32)"),
-    Deviation("linalg.*", "dask", "*", "*",
-              "dask.array.linalg factors single 2-D matrices split into square chunks only, and has no det, "
-              "slogdet, eig, eigh, pinv or matrix_power; compute first (ua.to(x, 'numpy')) for stacks of matrices"),
     Deviation("repeat", "dask", "*", "*",
               "dask repeats by an int only: counts given as an array make a data-dependent shape "
               "(UnsupportedError; compute the counts first)"),
-    Deviation("take_along_axis", "dask", "*", "*",
-              "dask.array has no take_along_axis (UnsupportedError; compute first)"),
 )
 
 # Install commands per backend and platform ("" = not available there). unarray itself comes from its

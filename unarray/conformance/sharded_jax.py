@@ -14,7 +14,10 @@ checks, each as a named property:
 - ``attention_jit``: under ``jax.jit`` on a mesh of Explicit axes the ring is traced in (values, gradients);
 - ``mixed``: an eager NumPy array joining a sharded one gives JAX's own result sharding (no gather);
 - ``device``: ``ua.device`` describes the mesh, spec and devices, and ``ua.to(..., device=that)`` rebuilds it;
-- ``mesh_mismatch``: operands on different meshes raise ``DeviceMismatchError`` naming the op and backend.
+- ``mesh_mismatch``: operands on different meshes raise ``DeviceMismatchError`` naming the op and backend;
+- ``nan_reductions``: a NaN at a random place (so in a random shard), every reduction, cumulative op and norm
+  gives what the unsharded array gives and the float64 NumPy reference (NaN where NaN propagates, the first
+  NaN's index for argmax/argmin), eagerly and under ``jax.jit``.
 
 Prints one JSON object ``{"results": [{"property", "ok", "examples", "error"}...], "devices": n}`` and
 returns 0 when every property held.
@@ -22,6 +25,7 @@ returns 0 when every property held.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -334,6 +338,70 @@ def mixed(seed: int, spec_i: int) -> None:
         _unsplit(got, what, len(native.sharding.device_set))
 
 
+# (name, unarray call, NumPy reference) of the ops through which a NaN must propagate, per axis.
+def _nan_ops(axis: int | None) -> list[tuple[str, Callable[[Any], Any], Callable[[np.ndarray], Any]]]:
+    import unarray as ua
+
+    inf = float("inf")
+    ops: list[tuple[str, Callable[[Any], Any], Callable[[np.ndarray], Any]]] = [
+        (name, functools.partial(getattr(ua, name), axis=axis), functools.partial(ref, axis=axis))
+        for name, ref in (("max", np.max), ("min", np.min), ("sum", np.sum), ("prod", np.prod),
+                          ("mean", np.mean), ("argmax", np.argmax), ("argmin", np.argmin))]
+    ops += [("vector_norm inf", lambda a: ua.linalg.vector_norm(a, axis=axis, ord=inf),
+             lambda a: np.linalg.vector_norm(a, axis=axis, ord=inf)),
+            ("vector_norm -inf", lambda a: ua.linalg.vector_norm(a, axis=axis, ord=-inf),
+             lambda a: np.linalg.vector_norm(a, axis=axis, ord=-inf))]
+    if axis is not None:
+        ops += [("cumulative_sum", lambda a: ua.cumulative_sum(a, axis=axis), lambda a: np.cumsum(a, axis=axis)),
+                ("cumulative_prod", lambda a: ua.cumulative_prod(a, axis=axis), lambda a: np.cumprod(a, axis=axis))]
+    else:
+        ops += [("matrix_norm inf", lambda a: ua.linalg.matrix_norm(a, ord=inf),
+                 lambda a: np.linalg.matrix_norm(a, ord=inf)),
+                ("matrix_norm 1", lambda a: ua.linalg.matrix_norm(a, ord=1), lambda a: np.linalg.matrix_norm(a, ord=1))]
+    return ops
+
+
+def nan_reductions(seed: int, spec_i: int, axis: int | None, dtype: str, extra: int) -> None:
+    import jax
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    P: Any = PartitionSpec
+    mesh = _meshes()["xy"]
+    spec = [P("x", "y"), P(("x", "y"), None), P(None, ("x", "y")), P("y", None)][spec_i]
+    rng = np.random.default_rng(seed)
+    a = rng.uniform(0.5, 2.0, (8, 8)) * rng.choice([-1.0, 1.0], (8, 8))
+    a[tuple(rng.integers(0, 8, 2))] = np.nan
+    for _ in range(extra):  # more NaN, or an infinity that must not win over a NaN
+        a[tuple(rng.integers(0, 8, 2))] = rng.choice([np.nan, np.inf, -np.inf])
+    x = jax.device_put(a.astype(dtype), NamedSharding(mesh, spec))
+    plain = jax.device_put(a.astype(dtype), jax.devices()[0])
+    ref_in = np.asarray(plain, dtype=np.float64)
+    for name, ua_f, np_f in _nan_ops(axis):
+        _nan_matches(name, ua_f, np_f, x, plain, ref_in, f"{name} axis={axis} on P{tuple(spec)} {dtype}", dtype)
+
+
+def _nan_matches(name: str, ua_f: Callable[[Any], Any], np_f: Callable[[np.ndarray], Any], x: Any, plain: Any,
+                 ref_in: np.ndarray, what: str, dtype: str) -> None:
+    import jax
+
+    with np.errstate(all="ignore"):  # inf - inf and the NaN themselves
+        want = np.asarray(np_f(ref_in))
+        for how, got in (("eager", ua_f(x)), ("jit", jax.jit(ua_f)(x)), ("unsharded", ua_f(plain))):
+            g = np.asarray(got, dtype=np.float64)
+            if name.startswith("arg"):
+                if not np.array_equal(g, want):
+                    raise AssertionError(f"{what} ({how}): {g} != {want}")
+                continue
+            if not np.array_equal(np.isnan(g), np.isnan(want)):
+                raise AssertionError(f"{what} ({how}): NaN at {np.argwhere(np.isnan(g)).tolist()}, the reference "
+                                     f"has it at {np.argwhere(np.isnan(want)).tolist()}")
+            ok = ~np.isnan(want)
+            # The rounding of a sum scales with the sum of magnitudes (cancellation leaves a small result).
+            bound = np.maximum(np.abs(want), np.abs(np.asarray(np_f(np.abs(ref_in)))))[ok]
+            if not np.all((g[ok] == want[ok]) | (np.abs(g[ok] - want[ok]) <= _tol(dtype, 8) * bound)):
+                raise AssertionError(f"{what} ({how}): {g} != {want}")
+
+
 def _properties() -> list[tuple[str, Callable[..., None], Any]]:
     from hypothesis import strategies as st
 
@@ -348,6 +416,8 @@ def _properties() -> list[tuple[str, Callable[..., None], Any]]:
         ("mixed", mixed, (seeds, st.integers(0, 2))),
         ("device", device, (seeds, st.integers(0, 3))),
         ("mesh_mismatch", mesh_mismatch, (seeds,)),
+        ("nan_reductions", nan_reductions, (seeds, st.integers(0, 3), st.sampled_from([0, 1, None]),
+                                            st.sampled_from(["float32", "float64"]), st.integers(0, 3))),
     ]
 
 
