@@ -19,6 +19,7 @@ import os
 import shutil
 import site
 import subprocess
+import sys
 import sysconfig
 import textwrap
 import venv
@@ -29,7 +30,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 # What the build reads: the package, its build configuration, and the files pyproject names.
-SOURCES = ("pyproject.toml", "setup.py", "README.md", "LICENSE", "unarray")
+# The root's own modules come too: they must stay out of the wheel.
+SOURCES = ("pyproject.toml", "setup.py", "README.md", "LICENSE", "unarray", "__main__.py", "conftest.py")
 
 USER_MODULE = textwrap.dedent(
     """
@@ -54,17 +56,22 @@ def _env(tmp: Path) -> Path:
     python = target / "bin" / "python"
     inner = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"],
                            capture_output=True, text=True, check=True).stdout.strip()
+    Path(inner, "zz_tools.pth").write_text(f"{_links(tmp)}\n")  # after the install's own .pth
+    return python
+
+
+def _links(tmp: Path) -> Path:
+    # A folder of links to this interpreter's site-packages, less every unarray install and every .pth.
     links = tmp / "tools"
     links.mkdir()
     for sp in map(Path, site.getsitepackages()):
         for entry in sp.iterdir() if sp.is_dir() else ():
             name = entry.name
-            if name.startswith(("unarray", "__editable__", "__editable___")) or name.endswith(".pth"):
+            if name.startswith(("unarray", "__editable__")) or name.endswith(".pth"):
                 continue
             if not (links / name).exists():
                 (links / name).symlink_to(entry)
-    Path(inner, "zz_tools.pth").write_text(f"{links}\n")  # after the install's own .pth
-    return python
+    return links
 
 
 def _copy(tmp: Path) -> Path:
@@ -131,3 +138,25 @@ def test_wheel_ships_the_types_and_the_c_extensions(fresh: tuple[Path, Path]) ->
     # Only the package: the repository's other folders and files are not installed.
     top = {n.split("/")[0] for n in names}
     assert {t for t in top if not t.endswith(".dist-info")} == {"unarray"}, top
+
+
+def test_python_m_unarray_runs_from_the_folder_that_holds_the_clone(tmp_path: Path) -> None:
+    # The clone's folder named unarray, run from its parent: the folder is first on sys.path (a namespace
+    # package without the package's names) and its own __main__.py puts the package in its place.
+    import unarray
+
+    parent = tmp_path / "parent"
+    parent.mkdir()
+    (parent / "unarray").symlink_to(ROOT, target_is_directory=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    runs = {
+        "as installed here": ([sys.executable, "-m", "unarray"], env),
+        # No site-packages (-S), so no install of unarray can win: the namespace package is what is found.
+        "with no install": ([sys.executable, "-S", "-m", "unarray"], {**env, "PYTHONPATH": str(_links(tmp_path))}),
+    }
+    for how, (cmd, run_env) in runs.items():
+        r = subprocess.run([*cmd, "--version"], capture_output=True, text=True, cwd=parent, env=run_env, timeout=120)
+        assert r.returncode == 0 and r.stdout.strip() == f"unarray {unarray.__version__}", (how, r.stdout + r.stderr)
+        r = subprocess.run([*cmd, "check", "--backends", "foo"], capture_output=True, text=True, cwd=parent,
+                           env=run_env, timeout=120)
+        assert r.returncode == 2 and "unknown backend 'foo'" in r.stderr, (how, r.stdout + r.stderr)
