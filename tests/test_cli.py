@@ -109,6 +109,57 @@ def test_check_fails_for_a_device_that_is_not_visible(tmp_path: Path) -> None:
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.parametrize("command", ["check", "deviations"])
+def test_an_unknown_backend_is_named_with_the_known_ones(command: str, tmp_path: Path) -> None:
+    from unarray._backends import NAMES
+
+    r = _module(command, "--backends", "foo", cwd=tmp_path)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "unknown backend 'foo'" in r.stderr and all(n in r.stderr for n in NAMES), r.stderr
+    assert "no installed backend" not in r.stderr and not (tmp_path / "conformance-report").exists()
+    r = _module(command, "--backends", "nunpy", cwd=tmp_path)
+    assert r.returncode == 2 and "did you mean 'numpy'?" in r.stderr, r.stderr
+
+
+def test_a_backends_short_name_is_that_backend() -> None:
+    r = _module("deviations", "--backends", "tf")
+    assert r.returncode == 0 and r.stdout == _module("deviations", "--backends", "tensorflow").stdout
+
+
+_FRAMEWORKS = ("torch", "jax", "tensorflow", "cupy", "numba", "dask")
+
+
+def test_a_platform_without_a_driver_is_refused_before_any_framework_is_imported(tmp_path: Path) -> None:
+    absent = [p for p in ("cuda", "rocm", "tpu") if runner.no_driver(p)]
+    if not absent:
+        pytest.skip("every accelerator platform's driver is present here (or the OS is not Linux)")
+    code = ("import sys\nfrom unarray.__main__ import main\n"
+            f"rc = main(['check', '--devices', {absent[0]!r}, '--out', {str(tmp_path / 'r')!r}])\n"
+            f"print(sorted(m for m in sys.modules if m.partition('.')[0] in {_FRAMEWORKS!r}))\n"
+            "sys.exit(rc)")
+    r = _run(sys.executable, "-c", code)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert f"--devices {absent[0]}: no such device is visible here (no " in r.stderr and "driver" in r.stderr
+    assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout  # no framework was imported to find that out
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_driver_on_the_machine_leaves_the_question_to_the_frameworks(monkeypatch: pytest.MonkeyPatch) -> None:
+    import glob
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the driver files are Linux's")
+    monkeypatch.setattr(glob, "glob", lambda pattern: [])
+    for setting in runner._TPU_SETTINGS:
+        monkeypatch.delenv(setting, raising=False)
+    assert all(runner.no_driver(p) for p in ("cuda", "rocm", "tpu"))
+    assert runner.no_driver("cpu") == "" and runner.no_driver("metal-x") == ""  # never refused on the OS alone
+    monkeypatch.setattr(glob, "glob", lambda pattern: [pattern] if pattern in ("/dev/nvidiactl", "/dev/kfd") else [])
+    assert runner.no_driver("cuda") == "" and runner.no_driver("rocm") == "" and runner.no_driver("tpu")
+    monkeypatch.setenv("TPU_NAME", "my-tpu")
+    assert runner.no_driver("tpu") == ""
+
+
 def test_check_fails_for_an_unknown_op(tmp_path: Path) -> None:
     r = _module("check", "--backends", "numpy", "--ops", "matmull", "--out", str(tmp_path / "r"))
     assert r.returncode == 2 and "matmull" in r.stderr and "did you mean" in r.stderr and "matmul" in r.stderr

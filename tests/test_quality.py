@@ -79,3 +79,63 @@ def test_a_type_checker_infers_the_leading_arrays_type(tmp_path: Path) -> None:
     broken.write_text(USER_MODULE.replace("assert_type(ua.sum(j), jax.Array)", "assert_type(ua.sum(j), torch.Tensor)"))
     r = _run(sys.executable, "-m", "mypy", "--strict", str(broken))
     assert r.returncode == 1 and "Expression is of type" in r.stdout, r.stdout[-2000:]
+
+
+# A user's own generic function: ``ArrayT`` (unarray.typing) keeps the caller's array type through
+# operators and ua calls. A plain TypeVar of the user's own is refused (the operators are unknown on it):
+# the second run shows the check can fail.
+GENERIC_MODULE = '''
+from typing import assert_type
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import numpy.typing as npt
+import torch
+
+import unarray as ua
+from unarray.typing import ArrayT as A
+
+
+def energy(x: A) -> A:
+    return ua.sum(x * x)
+
+
+def layer(x: A, w: A) -> A:
+    y = ua.matmul(x, w) + 1.0
+    y = 2.0 * y - y / 3 + (-y) ** 2 + abs(y) @ ua.matrix_transpose(w)
+    return ua.maximum(y, 0.0)
+
+
+def bits(x: A) -> A:
+    return (x & x) | (x ^ x) | ~x | (x << 1) | (x >> 1) | (x // 2) | (x % 2)
+
+
+f64: npt.NDArray[np.float64] = np.ones((3, 3))
+i64: npt.NDArray[np.int64] = np.ones((3, 3), np.int64)
+assert_type(energy(f64), npt.NDArray[np.float64])
+assert_type(energy(torch.ones(3)), torch.Tensor)
+assert_type(energy(jnp.ones(3)), jax.Array)
+assert_type(layer(torch.ones(3, 3), torch.ones(3, 3)), torch.Tensor)
+assert_type(layer(f64, f64), npt.NDArray[np.float64])
+assert_type(bits(i64), npt.NDArray[np.int64])
+assert_type(bits(torch.ones(3, dtype=torch.int32)), torch.Tensor)
+'''
+
+
+def test_a_users_generic_function_keeps_the_array_type(tmp_path: Path) -> None:
+    pytest.importorskip("mypy", reason="mypy comes with the test extra (CI installs it)")
+    for lib in ("torch", "jax"):
+        pytest.importorskip(lib)
+    user = tmp_path / "generic_module.py"
+    user.write_text(GENERIC_MODULE)
+    r = _run(sys.executable, "-m", "mypy", "--strict", str(user))
+    assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
+    own = tmp_path / "own_typevar.py"
+    own.write_text(GENERIC_MODULE.replace("from unarray.typing import ArrayT as A",
+                                          'from typing import TypeVar\nA = TypeVar("A")')
+                   + "ua.concatenate([f64, f64])\n")
+    r = _run(sys.executable, "-m", "mypy", "--strict", str(own))
+    assert r.returncode == 1 and "Unsupported left operand type" in r.stdout, r.stdout[-2000:]
+    # The namespace's runtime __getattr__ (NumPy's names) is hidden from the checker: a missing name stays an error.
+    assert 'Module has no attribute "concatenate"' in r.stdout, r.stdout[-2000:]

@@ -118,3 +118,38 @@ def test_a_triton_kernel_module_is_ignored_where_torch_or_triton_is_missing(monk
         assert conftest.pytest_ignore_collect(path) is True, missing
     monkeypatch.setattr(conftest.importlib.util, "find_spec", lambda name: object())
     assert conftest.pytest_ignore_collect(path) is None
+
+
+def _setup_section() -> str:
+    return (ROOT / "README.md").read_text().split("## Set up", 1)[1].split("\n## ", 1)[0]
+
+
+def test_readme_and_tour_say_how_a_cpu_only_machine_gets_torchs_cpu_build() -> None:
+    from unarray._install import CPU
+
+    index = CPU["torch"].split("--index-url ", 1)[1]  # the CPU build the install hint names
+    section = " ".join(_setup_section().split())
+    assert "CUDA build" in section and "pip install torch==2.13.0 --index-url " + index in section
+    assert f"--extra-index-url {index}" in section
+    tour = (ROOT / "docs" / "tour.md").read_text()
+    block = tour.split("## Install", 1)[1].split("```", 2)[1]
+    lines = block.splitlines()
+    cpu_line = next(i for i, ln in enumerate(lines) if ln.startswith('pip install -e ".[cpu]"'))
+    # Before .[cpu] pulls torch from PyPI, the CPU build is installed (the same command as the hint).
+    assert any(ln.startswith(CPU["torch"]) for ln in lines[:cpu_line]), block
+    assert "CUDA build" in tour.split("## Install", 1)[1].split("\n## ", 1)[0]
+
+
+def test_readme_gives_the_docs_build_and_the_docs_extra_carries_it() -> None:
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    assert '`pip install -e ".[docs]" && python -m sphinx -W -b html docs docs/_build/html`' in readme
+    docs_extra = re.search(r"^docs = \[(.*?)\]", (ROOT / "pyproject.toml").read_text(), flags=re.M)
+    assert docs_extra is not None
+    for requirement in ("sphinx", "myst-parser"):
+        assert f'"{requirement}' in docs_extra.group(1), requirement
+    # The site needs no more than the extra gives: the extensions conf.py names are Sphinx's and MyST's.
+    conf = (ROOT / "docs" / "conf.py").read_text()
+    extensions = re.search(r"^extensions = \[(.*?)\]", conf, flags=re.M)
+    assert extensions is not None
+    for ext in re.findall(r'"([\w.]+)"', extensions.group(1)):
+        assert ext.startswith("sphinx.") or ext == "myst_parser", ext

@@ -29,6 +29,7 @@ from unarray._errors import (
     TracerHandoffError,
     UnarrayError,
     UnknownArrayTypeError,
+    UnknownNameError,
     UnsupportedError,
 )
 from unarray._precision import current as get_precision
@@ -80,7 +81,7 @@ __all__ = [
     # errors
     "ArgumentError", "ArgumentTypeError", "ArraySizeError", "AxisError", "BackendNotAvailableError", "CompileError",
     "DTypeError", "DeviceMismatchError", "DeviceNotAvailableError", "EmptyReductionError", "HandoffError", "ShapeError",
-    "TracerHandoffError", "UnarrayError", "UnknownArrayTypeError", "UnsupportedError",
+    "TracerHandoffError", "UnarrayError", "UnknownArrayTypeError", "UnknownNameError", "UnsupportedError",
     # extensions
     "fft", "linalg", "nn",
     # constants
@@ -125,3 +126,17 @@ _run_as_written(_sys.modules[__name__], linalg, fft, nn)
 # the function would compile a second time on its next call (tests/test_compile_once.py). Loading the backend costs
 # about 20 ms; torch imported later is registered on first sight, as every other library is.
 _lookup.register_torch()
+
+
+from typing import TYPE_CHECKING  # noqa: E402
+
+if not TYPE_CHECKING:  # a type checker reads no __getattr__, so ua.<typo> stays an error there
+
+    def __getattr__(name: str) -> object:
+        # A name the namespace lacks: NumPy's or torch's name (ua.concatenate) raises an AttributeError that
+        # names the standard's function (ua.concat); any other, the closest names (unarray._names).
+        from unarray._names import error
+
+        raise error(name)
+
+del TYPE_CHECKING

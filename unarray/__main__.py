@@ -47,16 +47,25 @@ def _names(values: list[str] | None) -> list[str] | None:
     return [n.strip() for v in values for n in v.split(",") if n.strip()]
 
 
+def _backend_names(values: list[str] | None) -> list[str] | None:
+    # The registry's short names (tf, np, jnp, pytorch, cp) as the backend each stands for.
+    from unarray._backends import _ALIASES
+
+    names = _names(values)
+    return None if names is None else [_ALIASES.get(n, n) for n in names]
+
+
 def _check(profile: str, backends: list[str] | None, devices: list[str] | None, ops: list[str] | None,
            out: str | None, seed: int, isolate: bool = True, jobs: int | None = None) -> int:
     from unarray.conformance import run, write_all
     from unarray.conformance.progress import Progress
-    from unarray.conformance.runner import nothing_to_run
+    from unarray.conformance.runner import nothing_to_run, unknown_backend
 
     # Note: a run that checks nothing must not pass (a GPU job that lost its GPU, a misspelt --ops).
     distributed = profile == "distributed"  # dask on a local cluster, sharded JAX, DTensor (its own runner)
     if distributed:
-        problem = nothing_to_run("quick", ["dask"], None, ops) if not backends or "dask" in backends else ""
+        problem = unknown_backend(backends) or (
+            nothing_to_run("quick", ["dask"], None, ops) if not backends or "dask" in backends else "")
     else:
         problem = nothing_to_run(profile, backends, devices, ops)
     if problem:
@@ -94,6 +103,12 @@ def _check(profile: str, backends: list[str] | None, devices: list[str] | None, 
 
 def _deviations(backends: list[str] | None) -> int:
     from unarray.conformance.deviations import by_reason
+    from unarray.conformance.runner import unknown_backend
+
+    problem = unknown_backend(backends)
+    if problem:
+        print(f"unarray deviations: {problem}", file=sys.stderr)
+        return 2
 
     for reason, where in by_reason(backends).items():
         print(f"- {reason}")
@@ -139,9 +154,9 @@ def main(argv: list[str] | None = None, prog: str = "unarray") -> int:
     if args.command == "env":
         return _report()
     if args.command == "deviations":
-        return _deviations(_names(args.backends))
+        return _deviations(_backend_names(args.backends))
     if args.command == "check":
-        return _check(args.profile, _names(args.backends), _names(args.devices), _names(args.ops), args.out,
+        return _check(args.profile, _backend_names(args.backends), _names(args.devices), _names(args.ops), args.out,
                       args.seed, not args.in_process, args.jobs)
     _report()
     print()

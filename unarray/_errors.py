@@ -27,6 +27,7 @@ __all__ = [
     "TracerHandoffError",
     "UnarrayError",
     "UnknownArrayTypeError",
+    "UnknownNameError",
     "UnsupportedError",
 ]
 
@@ -84,6 +85,12 @@ class AxisError(ArgumentError, IndexError):
 
 class UnknownArrayTypeError(UnarrayError, TypeError):
     """An argument is not an array of any backend unarray knows."""
+
+
+class UnknownNameError(UnarrayError, AttributeError):
+    """``ua.<name>`` names nothing in the namespace: a NumPy or torch name (``ua.concatenate``), whose
+    message names the standard's function to use (``ua.concat``), or a misspelling, with the closest
+    names. ``op`` is the name asked for."""
 
 
 class BackendNotAvailableError(UnarrayError, ImportError):

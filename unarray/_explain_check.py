@@ -8,7 +8,6 @@ explanation of a call that cannot happen. ``explain`` is not a hot path: the sig
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import re
 import sys
@@ -16,6 +15,7 @@ from typing import Any
 
 from unarray._errors import ArgumentError, ArgumentTypeError, UnarrayError, UnknownArrayTypeError
 from unarray._lookup import SCALARS, one
+from unarray._names import suggestion
 
 __all__ = ["resolve"]
 
@@ -62,7 +62,7 @@ def _function(op: Any) -> Any:
     known = inspect.isfunction(obj) and obj.__module__.startswith("unarray.") and op not in _NOT_OPS
     if not known:
         names = [n for n in ua.__all__ if inspect.isfunction(getattr(ua, n, None)) and n not in _NOT_OPS]
-        close = difflib.get_close_matches(op, names, n=3)
+        close = suggestion(op, names)  # NumPy's and torch's names first (ua.concatenate: concat)
         hint = f"did you mean {', '.join(close)}?" if close else "pass the name of a ua function, e.g. 'matmul'"
         why = "is not an op" if op in _NOT_OPS else "names no unarray function"
         raise ArgumentError(f"{op!r} {why}; {hint}", op="explain")

@@ -28,7 +28,8 @@ from unarray.conformance.results import Env, Result, RunReport
 from unarray.conformance.worker import _enable_x64, _parse_device, _run_worker
 from unarray.interop._paths import owned as _owned
 
-__all__ = ["Env", "Result", "RunReport", "nothing_to_run", "run", "run_case", "to_numpy"]
+__all__ = ["Env", "Result", "RunReport", "no_driver", "nothing_to_run", "run", "run_case", "to_numpy",
+           "unknown_backend"]
 
 # Backends that only take part in handoff (no array namespace of their own).
 HANDOFF_ONLY = frozenset({"numba"})
@@ -220,10 +221,14 @@ def nothing_to_run(profile: str, backends: Sequence[str] | None = None, devices:
                    ops: Sequence[str] | None = None) -> str:
     """Why a run with these filters would check nothing it was asked to ("" when all is there).
 
-    An ``--ops`` pattern that matches no op, a ``--devices`` name that matches no visible device (a
-    GPU job whose GPU is gone), or no backend and device at all."""
+    A ``--backends`` name that names no backend, an ``--ops`` pattern that matches no op, a ``--devices``
+    name that matches no visible device (a GPU job whose GPU is gone; refused before any framework is
+    imported where the machine has no driver for it), or no backend and device at all."""
     import difflib
 
+    problem = unknown_backend(backends)
+    if problem:
+        return problem
     if ops:
         names = sorted({c.op for c in all_cases(profile)} | {"handoff"})
         for p in ops:
@@ -231,6 +236,11 @@ def nothing_to_run(profile: str, backends: Sequence[str] | None = None, devices:
                 close = difflib.get_close_matches(p, names, n=3)
                 hint = f" (did you mean {', '.join(close)}?)" if close else "; patterns are fnmatch, e.g. 'linalg.*'"
                 return f"--ops {p!r} matches no op of the {profile!r} profile{hint}"
+    for d in devices or ():
+        why = no_driver(platform_of(d))
+        if why:
+            return (f"--devices {d}: no such device is visible here ({why}; python -m unarray env lists the "
+                    "visible devices); nothing would run on it")
     envs, _rows, _unavailable = plan(backends, None)
     if devices:
         for d in devices:
@@ -240,6 +250,50 @@ def nothing_to_run(profile: str, backends: Sequence[str] | None = None, devices:
     if not any(e.backend not in HANDOFF_ONLY for e in envs) and not (backends and set(backends) <= HANDOFF_ONLY):
         return "no installed backend can run (see python -m unarray env)"
     return ""
+
+
+def unknown_backend(backends: Sequence[str] | None) -> str:
+    """The refusal of a ``--backends`` name that names no backend ("" when all are known)."""
+    import difflib
+
+    from unarray._backends import NAMES
+
+    for b in backends or ():
+        if b not in NAMES:
+            close = difflib.get_close_matches(b, NAMES, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            return f"--backends: unknown backend {b!r} ({hint}known: {', '.join(NAMES)})"
+    return ""
+
+
+# What a platform's driver leaves on a Linux machine: with none of these, no framework can see such a device.
+_DRIVER_FILES = {
+    "cuda": ("/dev/nvidiactl", "/dev/nvidia[0-9]*", "/proc/driver/nvidia", "/dev/dxg", "/dev/nvhost-*", "/dev/nvmap"),
+    "rocm": ("/dev/kfd",),
+    "tpu": ("/dev/accel*", "/dev/vfio/*"),
+}
+
+# A TPU reached over the network (Colab, a pod's worker) leaves no device file, only these settings.
+_TPU_SETTINGS = ("TPU_NAME", "COLAB_TPU_ADDR", "TPU_WORKER_HOSTNAMES", "TPU_ACCELERATOR_TYPE")
+
+
+def no_driver(platform: str) -> str:
+    """Why no device of ``platform`` can be visible here, read from the OS alone (no framework imported);
+    "" where one may be (then the frameworks are asked)."""
+    import glob
+    import os
+
+    if platform == "mps":
+        return "" if sys.platform == "darwin" else "Apple's Metal devices exist on macOS only"
+    if platform not in _DRIVER_FILES or not sys.platform.startswith("linux"):
+        return ""
+    if platform == "tpu" and any(k in os.environ for k in _TPU_SETTINGS):
+        return ""  # a TPU reached over the network, or a TPU VM's settings
+    files = _DRIVER_FILES[platform]
+    if any(glob.glob(f) for f in files):
+        return ""
+    name = {"cuda": "CUDA", "rocm": "ROCm", "tpu": "TPU"}[platform]
+    return f"no {name} driver on this machine: none of {', '.join(files)} exists"
 
 
 def handoff_checks(envs: list[Env]) -> list[tuple[str, str, Any, str, bool]]:
