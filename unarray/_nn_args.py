@@ -72,7 +72,7 @@ def check_bool(op: str, backend: str, name: str, value: Any, hint: str) -> bool:
 
 def result_dtype(op: str, b: Any, x: Any, params: dict[str, Any]) -> str:
     """The standard's promoted dtype of ``x`` and the array ``params`` (Python scalars take no part)."""
-    out = b.dtype_name(x)
+    out: str = b.dtype_name(x)
     for name, p in params.items():
         if p is None or type(p) in (int, float):
             continue

@@ -14,8 +14,8 @@ from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
-from unarray._explanation import PLANNERS
 from unarray._errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
+from unarray._explanation import PLANNERS
 from unarray._typing import A, Array
 
 __all__ = ["gelu", "layer_norm", "log_softmax", "logsumexp", "rms_norm", "scaled_dot_product_attention", "silu",

@@ -195,7 +195,7 @@ def _trailing_shape(x: Any, axes: tuple[int, ...], *params: Any) -> tuple[int, .
 def _precisions(b: Any, x: Any, out: str, ops: tuple[Any, ...]) -> tuple[Any, Any, str]:
     # The dtype the statistics run in (float32 for half dtypes), the result's, and how explain says so.
     name = "float32" if out in HALF else out
-    note = "" if name == out == b.dtype_name(x) else f" (in {name})" if name == out else f" (in {name}, rounded to {out})"
+    note = f" (in {name}, rounded to {out})" if name != out else "" if out == b.dtype_name(x) else f" (in {out})"
     return _dtype(b, name, ops), _dtype(b, out, ops), note
 
 
