@@ -4,8 +4,6 @@ unarray/_backends/_nn.py)."""
 
 from __future__ import annotations
 
-import math
-import numbers
 from typing import Any
 
 from unarray import _axes
@@ -14,7 +12,7 @@ from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
-from unarray._errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
+from unarray._errors import DTypeError
 from unarray._explanation import PLANNERS
 from unarray._typing import A, Array
 
@@ -116,98 +114,11 @@ def scaled_dot_product_attention(
     b = _BY_TYPE.get(t) if (type(k) is t and type(v) is t and (mask is None or type(mask) is t)) else None
     if b is None:
         b, (q, k, v, mask) = _many(_OP, (q, k, v, mask), skip_none=True)
-    scale = _check(b.name, q, k, v, mask, is_causal, scale, layout, b.dtype_name)
+    scale = _args.check_attention(b.name, q, k, v, mask, is_causal, scale, layout, b.dtype_name)
     try:
         return b.scaled_dot_product_attention(q, k, v, mask, bool(is_causal), scale, layout, precision)
     except Exception as e:
         raise _fail(_OP, b, e) from e
-
-
-def _check(backend: str, q: Any, k: Any, v: Any, mask: Any, is_causal: Any, scale: Any, layout: str,
-           dtype_name: Any) -> float:
-    if layout not in ("bhsd", "bshd"):
-        raise ArgumentError(f"layout must be 'bhsd' or 'bshd', got {layout!r}", op=_OP, backend=backend)
-    _check_causal(backend, is_causal)
-    names = (dtype_name(q), dtype_name(k), dtype_name(v))
-    if not (names[0] == names[1] == names[2]) or names[0] not in _FLOATS:
-        raise DTypeError(f"q, k, v must share one floating dtype ({', '.join(_FLOATS)}); got {', '.join(names)}; "
-                         "cast with ua.astype", op=_OP, backend=backend)
-    shapes = (tuple(q.shape), tuple(k.shape), tuple(v.shape))
-    rank = len(shapes[0])
-    if rank < 3 or len(shapes[1]) != rank or len(shapes[2]) != rank:
-        raise ShapeError(f"q, k, v need the same rank >= 3 ((*B, H, S, D) for {layout!r}); got shapes "
-                         f"{shapes[0]}, {shapes[1]}, {shapes[2]}", op=_OP, backend=backend)
-    (qs, ks, vs) = shapes
-    h, s = (-3, -2) if layout == "bhsd" else (-2, -3)
-    problem = None
-    # Note: a dimension unknown while tracing (None inside tf.function) is checked by the kernel at run time.
-    if not (_same(qs[:-3], ks[:-3]) and _same(ks[:-3], vs[:-3])):
-        problem = "batch dimensions *B differ"
-    elif not (_same((ks[h], ks[s]), (vs[h], vs[s]))):
-        problem = "k and v differ in heads Hk or length Sk"
-    elif not _same(qs[-1:], ks[-1:]):
-        problem = "q and k differ in head dimension D"
-    elif ks[h] == 0 or (qs[h] is not None and ks[h] is not None and qs[h] % ks[h] != 0):
-        problem = f"query heads Hq={qs[h]} are not a multiple of key/value heads Hk={ks[h]}"
-    if problem is not None:
-        raise ShapeError(f"{problem}: q {qs}, k {ks}, v {vs} (layout {layout!r}: q (*B, {_legend(layout, 'q')}), "
-                         f"k (*B, {_legend(layout, 'k')}), v (*B, {_legend(layout, 'v')}))", op=_OP, backend=backend)
-    if mask is not None:
-        _check_mask(backend, mask, qs[:-3] + (qs[h], qs[s], ks[s]), dtype_name)
-    if scale is None:
-        if qs[-1] is None:
-            raise ShapeError(f"the head dimension D of q {qs} is unknown while tracing, so the default scale "
-                             "1/sqrt(D) cannot be set; pass scale= or trace with D known", op=_OP, backend=backend)
-        return 1.0 / math.sqrt(qs[-1]) if qs[-1] else 1.0
-    return _check_scale(backend, scale)
-
-
-def _check_causal(backend: str, is_causal: Any) -> None:
-    # A Python bool or a NumPy bool scalar; never an array (even 0-d: it may be a traced value).
-    if not (isinstance(is_causal, bool) or _numpy_scalar(is_causal)):
-        raise ArgumentTypeError(f"is_causal must be a bool (Python or NumPy scalar), got {type(is_causal).__name__}; "
-                                "for a 0-d array pass bool(x) outside any trace", op=_OP, backend=backend)
-
-
-def _check_scale(backend: str, scale: Any) -> float:
-    # numbers.Real covers Python ints and floats and NumPy's scalars (NumPy registers them); not bool, not arrays.
-    if isinstance(scale, bool) or _numpy_scalar(scale) or not isinstance(scale, numbers.Real):
-        raise ArgumentTypeError(f"scale must be a real number (Python or NumPy scalar) or None, got "
-                                f"{type(scale).__name__}; for a 0-d array pass float(x) outside any trace", op=_OP,
-                                backend=backend)
-    value = float(scale)
-    if not math.isfinite(value):
-        raise ArgumentError(f"scale must be finite, got {value}: every score would be NaN or infinite", op=_OP,
-                            backend=backend)
-    return value
-
-
-def _numpy_scalar(x: Any) -> bool:
-    # NumPy's bool scalar (np.bool_, named "bool" since NumPy 2), told apart without importing NumPy.
-    t = type(x)
-    return t.__module__ == "numpy" and t.__name__ in ("bool", "bool_")
-
-
-def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    return len(a) == len(b) and all(m is None or n is None or m == n for m, n in zip(a, b, strict=True))
-
-
-def _check_mask(backend: str, mask: Any, target: tuple[int, ...], dtype_name: Any) -> None:
-    name = dtype_name(mask)
-    if name != "bool" and name not in _FLOATS:
-        raise DTypeError(f"mask must be boolean (True = attend) or floating (additive), got {name}", op=_OP,
-                         backend=backend)
-    ms = tuple(mask.shape)
-    fits = len(ms) <= len(target) and all(m in (1, t) or m is None or t is None
-                                          for m, t in zip(ms[::-1], target[::-1], strict=False))
-    if not fits:
-        raise ShapeError(f"mask of shape {ms} does not broadcast to (*B, Hq, Sq, Sk) = {target}", op=_OP,
-                         backend=backend)
-
-
-def _legend(layout: str, which: str) -> str:
-    h, s, d = {"q": ("Hq", "Sq", "D"), "k": ("Hk", "Sk", "D"), "v": ("Hk", "Sk", "Dv")}[which]
-    return f"{h}, {s}, {d}" if layout == "bhsd" else f"{s}, {h}, {d}"
 
 
 # -- the building blocks around attention (semantics and kernels: unarray/_backends/_nn.py) -------------
