@@ -72,7 +72,7 @@ def _function(op: Any) -> Any:
 def _lead(fn: Any) -> str | None:
     # The parameter whose array picks the backend: the first array-only one, unless the front end
     # dispatches over all its operands (_many: Python scalars there take no part, as in ua.where).
-    if "_many" in fn.__code__.co_names:
+    if "_many" in inspect.unwrap(fn).__code__.co_names:  # the function under a signature guard
         return None
     return next((n for n in fn.__annotations__ if _annotation(fn, n) == "Array"), None)
 

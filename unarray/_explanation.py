@@ -5,11 +5,18 @@ A module of its own so that the explaining modules (introspection, jit) share it
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from unarray._devices import Device
 
-__all__ = ["Explanation"]
+__all__ = ["PLANNERS", "Explanation"]
+
+# Ops whose front end decides the call in a planner of its own (op name -> a function taking the op's
+# arguments and returning (backend, plan), ``plan.kernel`` naming what runs): the call runs that plan
+# and ua.explain prints its kernel, so the report is the decision, not a second derivation of it.
+PLANNERS: dict[str, Callable[..., tuple[Any, Any]]] = {}
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from unarray._devices import Device
 from unarray._dispatch import leader, many, one, same_device
 from unarray._dtypes import DTYPES
 from unarray._errors import ArgumentError
-from unarray._explanation import Explanation
+from unarray._explanation import PLANNERS, Explanation
 from unarray._lookup import SCALARS
 from unarray._typing import Array
 
@@ -269,7 +269,9 @@ def explain(op: str | Callable[..., Any], *args: Any, **kwargs: Any) -> Explanat
         prec = lead.precision_used(_precision.resolve(kwargs.get("precision")), arrays[0])
     elif op in _PRECISION_OPS:
         prec = f"{lead.dtype_name(arrays[0])} (the policy applies to float32 only)"
-    return Explanation(op, lead.name, dev, lead.kernel_name(op, args, kwargs), prec, tuple(handoffs), copies)
+    planner = PLANNERS.get(op)
+    kernel = planner(*args, **kwargs)[1].kernel if planner is not None else lead.kernel_name(op, args, kwargs)
+    return Explanation(op, lead.name, dev, kernel, prec, tuple(handoffs), copies)
 
 
 _KINDS = {

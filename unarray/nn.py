@@ -4,25 +4,26 @@ unarray/_backends/_nn.py)."""
 
 from __future__ import annotations
 
-import math
-import numbers
 from typing import Any
 
 from unarray import _axes
+from unarray import _nn_args as _args
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
-from unarray._errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
+from unarray._errors import DTypeError
+from unarray._explanation import PLANNERS
 from unarray._typing import A, Array
 
 __all__ = ["gelu", "layer_norm", "log_softmax", "logsumexp", "rms_norm", "scaled_dot_product_attention", "silu",
            "softmax"]
 
 _OP = "scaled_dot_product_attention"
-_FLOATS = ("float16", "bfloat16", "float32", "float64")
+_FLOATS = _args.FLOATS
 
 
+@_args.keywords(3, "pass mask=... (torch's attn_mask), is_causal=..., scale=...; there is no dropout")
 def scaled_dot_product_attention(
     q: A, k: Array, v: Array, /, *, mask: Array | None = None, is_causal: bool = False,
     scale: float | None = None, layout: str = "bhsd", precision: str | None = None,
@@ -113,132 +114,116 @@ def scaled_dot_product_attention(
     b = _BY_TYPE.get(t) if (type(k) is t and type(v) is t and (mask is None or type(mask) is t)) else None
     if b is None:
         b, (q, k, v, mask) = _many(_OP, (q, k, v, mask), skip_none=True)
-    scale = _check(b.name, q, k, v, mask, is_causal, scale, layout, b.dtype_name)
+    scale = _args.check_attention(b.name, q, k, v, mask, is_causal, scale, layout, b.dtype_name)
     try:
         return b.scaled_dot_product_attention(q, k, v, mask, bool(is_causal), scale, layout, precision)
     except Exception as e:
         raise _fail(_OP, b, e) from e
 
 
-def _check(backend: str, q: Any, k: Any, v: Any, mask: Any, is_causal: Any, scale: Any, layout: str,
-           dtype_name: Any) -> float:
-    if layout not in ("bhsd", "bshd"):
-        raise ArgumentError(f"layout must be 'bhsd' or 'bshd', got {layout!r}", op=_OP, backend=backend)
-    _check_causal(backend, is_causal)
-    names = (dtype_name(q), dtype_name(k), dtype_name(v))
-    if not (names[0] == names[1] == names[2]) or names[0] not in _FLOATS:
-        raise DTypeError(f"q, k, v must share one floating dtype ({', '.join(_FLOATS)}); got {', '.join(names)}; "
-                         "cast with ua.astype", op=_OP, backend=backend)
-    shapes = (tuple(q.shape), tuple(k.shape), tuple(v.shape))
-    rank = len(shapes[0])
-    if rank < 3 or len(shapes[1]) != rank or len(shapes[2]) != rank:
-        raise ShapeError(f"q, k, v need the same rank >= 3 ((*B, H, S, D) for {layout!r}); got shapes "
-                         f"{shapes[0]}, {shapes[1]}, {shapes[2]}", op=_OP, backend=backend)
-    (qs, ks, vs) = shapes
-    h, s = (-3, -2) if layout == "bhsd" else (-2, -3)
-    problem = None
-    # Note: a dimension unknown while tracing (None inside tf.function) is checked by the kernel at run time.
-    if not (_same(qs[:-3], ks[:-3]) and _same(ks[:-3], vs[:-3])):
-        problem = "batch dimensions *B differ"
-    elif not (_same((ks[h], ks[s]), (vs[h], vs[s]))):
-        problem = "k and v differ in heads Hk or length Sk"
-    elif not _same(qs[-1:], ks[-1:]):
-        problem = "q and k differ in head dimension D"
-    elif ks[h] == 0 or (qs[h] is not None and ks[h] is not None and qs[h] % ks[h] != 0):
-        problem = f"query heads Hq={qs[h]} are not a multiple of key/value heads Hk={ks[h]}"
-    if problem is not None:
-        raise ShapeError(f"{problem}: q {qs}, k {ks}, v {vs} (layout {layout!r}: q (*B, {_legend(layout, 'q')}), "
-                         f"k (*B, {_legend(layout, 'k')}), v (*B, {_legend(layout, 'v')}))", op=_OP, backend=backend)
-    if mask is not None:
-        _check_mask(backend, mask, qs[:-3] + (qs[h], qs[s], ks[s]), dtype_name)
-    if scale is None:
-        if qs[-1] is None:
-            raise ShapeError(f"the head dimension D of q {qs} is unknown while tracing, so the default scale "
-                             "1/sqrt(D) cannot be set; pass scale= or trace with D known", op=_OP, backend=backend)
-        return 1.0 / math.sqrt(qs[-1]) if qs[-1] else 1.0
-    return _check_scale(backend, scale)
-
-
-def _check_causal(backend: str, is_causal: Any) -> None:
-    # A Python bool or a NumPy bool scalar; never an array (even 0-d: it may be a traced value).
-    if not (isinstance(is_causal, bool) or _numpy_scalar(is_causal)):
-        raise ArgumentTypeError(f"is_causal must be a bool (Python or NumPy scalar), got {type(is_causal).__name__}; "
-                                "for a 0-d array pass bool(x) outside any trace", op=_OP, backend=backend)
-
-
-def _check_scale(backend: str, scale: Any) -> float:
-    # numbers.Real covers Python ints and floats and NumPy's scalars (NumPy registers them); not bool, not arrays.
-    if isinstance(scale, bool) or _numpy_scalar(scale) or not isinstance(scale, numbers.Real):
-        raise ArgumentTypeError(f"scale must be a real number (Python or NumPy scalar) or None, got "
-                                f"{type(scale).__name__}; for a 0-d array pass float(x) outside any trace", op=_OP,
-                                backend=backend)
-    value = float(scale)
-    if not math.isfinite(value):
-        raise ArgumentError(f"scale must be finite, got {value}: every score would be NaN or infinite", op=_OP,
-                            backend=backend)
-    return value
-
-
-def _numpy_scalar(x: Any) -> bool:
-    # NumPy's bool scalar (np.bool_, named "bool" since NumPy 2), told apart without importing NumPy.
-    t = type(x)
-    return t.__module__ == "numpy" and t.__name__ in ("bool", "bool_")
-
-
-def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
-    return len(a) == len(b) and all(m is None or n is None or m == n for m, n in zip(a, b, strict=True))
-
-
-def _check_mask(backend: str, mask: Any, target: tuple[int, ...], dtype_name: Any) -> None:
-    name = dtype_name(mask)
-    if name != "bool" and name not in _FLOATS:
-        raise DTypeError(f"mask must be boolean (True = attend) or floating (additive), got {name}", op=_OP,
-                         backend=backend)
-    ms = tuple(mask.shape)
-    fits = len(ms) <= len(target) and all(m in (1, t) or m is None or t is None
-                                          for m, t in zip(ms[::-1], target[::-1], strict=False))
-    if not fits:
-        raise ShapeError(f"mask of shape {ms} does not broadcast to (*B, Hq, Sq, Sk) = {target}", op=_OP,
-                         backend=backend)
-
-
-def _legend(layout: str, which: str) -> str:
-    h, s, d = {"q": ("Hq", "Sq", "D"), "k": ("Hk", "Sk", "D"), "v": ("Hk", "Sk", "Dv")}[which]
-    return f"{h}, {s}, {d}" if layout == "bhsd" else f"{s}, {h}, {d}"
-
-
-# -- the building blocks around attention (semantics: unarray/_backends/_nn.py) --------------------------
+# -- the building blocks around attention (semantics and kernels: unarray/_backends/_nn.py) -------------
 def _float_input(op: str, x: Any) -> Any:
     b = _BY_TYPE.get(type(x)) or _one(x, op)
+    _check_float(op, b, x)
+    return b
+
+
+def _check_float(op: str, b: Any, x: Any) -> None:
     name = b.dtype_name(x)
     if name not in _FLOATS:
         raise DTypeError(f"{op} takes a real floating-point array, got {name}; cast first (ua.astype(x, ua.float32))",
                          op=op, backend=b.name)
-    return b
 
 
-def _call(op: str, b: Any, *args: Any) -> Any:
+def _with_params(op: str, x: Any, params: dict[str, Any]) -> tuple[Any, Any, list[Any], str]:
+    # x with its weight and bias: one library (the leader rule), x floating, the result's promoted dtype.
+    if all(p is None for p in params.values()):
+        b = _float_input(op, x)
+        return b, x, list(params.values()), b.dtype_name(x)
+    b, (x, *rest) = _many(op, (x, *params.values()), skip_none=True)
+    _check_float(op, b, x)
+    return b, x, rest, _args.result_dtype(op, b, x, dict(zip(params, rest, strict=True)))
+
+
+def _plan(op: str, b: Any, *args: Any) -> tuple[Any, Any]:
+    # The backend and the plan of the call (the kernel it enters, named for ua.explain, and the call).
     # Note: the definitions load on first use (importing unarray imports no framework, NumPy included).
-    # NaN and infinities in, NaN out is these functions' stated result: NumPy's floating-point warnings
-    # about producing it are silenced (other libraries give none).
     from unarray._backends import _nn
 
     try:
+        return b, getattr(_nn, op)(b, *args)
+    except Exception as e:
+        raise _fail(f"nn.{op}", b, e) from e
+
+
+def _run(op: str, b: Any, plan: Any) -> Any:
+    # NaN and infinities in, NaN out is these functions' stated result: NumPy's floating-point warnings
+    # about producing it are silenced (other libraries give none).
+    try:
         if b.name == "numpy":
             with b.native.errstate(all="ignore"):
-                return getattr(_nn, op)(b, *args)
-        return getattr(_nn, op)(b, *args)
+                return plan.run()
+        return plan.run()
     except Exception as e:
-        raise _fail(op, b, e) from e
+        raise _fail(f"nn.{op}", b, e) from e
 
 
+def _plan_softmax(x: Any, /, *, axis: int = -1) -> tuple[Any, Any]:
+    b = _float_input("nn.softmax", x)
+    return _plan("softmax", b, x, _axes.one("nn.softmax", b, x, axis))
+
+
+def _plan_log_softmax(x: Any, /, *, axis: int = -1) -> tuple[Any, Any]:
+    b = _float_input("nn.log_softmax", x)
+    return _plan("log_softmax", b, x, _axes.one("nn.log_softmax", b, x, axis))
+
+
+def _plan_logsumexp(x: Any, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False
+                    ) -> tuple[Any, Any]:
+    b = _float_input("nn.logsumexp", x)
+    axes = tuple(range(len(x.shape))) if axis is None else _axes.many("nn.logsumexp", b, x, axis)
+    return _plan("logsumexp", b, x, (axes,) if isinstance(axes, int) else axes, keepdims)
+
+
+def _norm_axes(op: str, b: Any, x: Any, axis: int | tuple[int, ...]) -> tuple[int, ...]:
+    axes = _axes.many(op, b, x, axis)
+    return (axes,) if isinstance(axes, int) else tuple(sorted(axes))
+
+
+def _plan_layer_norm(x: Any, /, *, axis: int | tuple[int, ...] = -1, weight: Any = None, bias: Any = None,
+                     eps: float = 1e-5) -> tuple[Any, Any]:
+    b, x, (weight, bias), out = _with_params("nn.layer_norm", x, {"weight": weight, "bias": bias})
+    e = _args.check_eps("nn.layer_norm", b.name, eps)
+    return _plan("layer_norm", b, x, _norm_axes("nn.layer_norm", b, x, axis), weight, bias, e, out)
+
+
+def _plan_rms_norm(x: Any, /, *, axis: int | tuple[int, ...] = -1, weight: Any = None, eps: float | None = None
+                   ) -> tuple[Any, Any]:
+    b, x, (weight,), out = _with_params("nn.rms_norm", x, {"weight": weight})
+    e = _args.check_eps("nn.rms_norm", b.name, eps, allow_none=True)
+    return _plan("rms_norm", b, x, _norm_axes("nn.rms_norm", b, x, axis), weight, e, out)
+
+
+def _plan_gelu(x: Any, /, *, approximate: bool = False) -> tuple[Any, Any]:
+    b = _float_input("nn.gelu", x)
+    tanh = _args.check_bool("nn.gelu", b.name, "approximate", approximate,
+                            "pass approximate=True for torch's approximate='tanh', False for 'none'")
+    return _plan("gelu", b, x, tanh)
+
+
+def _plan_silu(x: Any, /) -> tuple[Any, Any]:
+    return _plan("silu", _float_input("nn.silu", x), x)
+
+
+@_args.keywords(1, "pass axis=... (torch's dim)")
 def softmax(x: A, /, *, axis: int = -1) -> A:
     """``exp(x - max) / sum(exp(x - max))`` along ``axis``, on the backend's own kernel where it has one.
 
         Parameters
         ----------
         x : array
-            A real floating-point array.
+            A real floating-point array. float16 and bfloat16 are computed in float32 and the result rounded
+            once to their dtype (as torch's kernels do), on every backend.
         axis : int
             The axis normalised over. Default ``-1``.
 
@@ -247,6 +232,7 @@ def softmax(x: A, /, *, axis: int = -1) -> A:
         out : array
             An array like ``x`` whose slices along ``axis`` sum to 1. A slice holding a NaN or ``+inf``, or
             only ``-inf``, is NaN throughout (as torch and JAX give); ``-inf`` elsewhere gives 0.
+            ``ua.explain("nn.softmax", x)`` names the kernel the call enters.
 
         Raises
         ------
@@ -256,6 +242,8 @@ def softmax(x: A, /, *, axis: int = -1) -> A:
             ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``).
         AxisError
             ``axis`` is out of range.
+        ArgumentTypeError
+            more than one positional argument (``axis`` is keyword-only: torch's ``dim``).
 
         Examples
         --------
@@ -263,17 +251,17 @@ def softmax(x: A, /, *, axis: int = -1) -> A:
         >>> ua.nn.softmax(np.array([0.0, np.log(3.0), -np.inf])).round(6)
         array([0.25, 0.75, 0.  ])
     """
-    b = _float_input("softmax", x)
-    return _call("softmax", b, x, _axes.one("softmax", b, x, axis))
+    return _run("softmax", *_plan_softmax(x, axis=axis))
 
 
+@_args.keywords(1, "pass axis=... (torch's dim)")
 def log_softmax(x: A, /, *, axis: int = -1) -> A:
     """``(x - max) - log(sum(exp(x - max)))`` along ``axis``: the logarithm of :func:`softmax`, computed stably.
 
         Parameters
         ----------
         x : array
-            A real floating-point array.
+            A real floating-point array; float16 and bfloat16 are computed in float32 and rounded once.
         axis : int
             The axis normalised over. Default ``-1``.
 
@@ -291,6 +279,8 @@ def log_softmax(x: A, /, *, axis: int = -1) -> A:
             ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``).
         AxisError
             ``axis`` is out of range.
+        ArgumentTypeError
+            more than one positional argument (``axis`` is keyword-only: torch's ``dim``).
 
         Examples
         --------
@@ -298,19 +288,20 @@ def log_softmax(x: A, /, *, axis: int = -1) -> A:
         >>> ua.nn.log_softmax(np.array([0.0, 0.0])).round(6)
         array([-0.693147, -0.693147])
     """
-    b = _float_input("log_softmax", x)
-    return _call("log_softmax", b, x, _axes.one("log_softmax", b, x, axis))
+    return _run("log_softmax", *_plan_log_softmax(x, axis=axis))
 
 
+@_args.keywords(1, "pass axis=... (torch's dim) and keepdims=... (torch's keepdim)")
 def logsumexp(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> A:
     """``log(sum(exp(x)))`` over ``axis`` (all axes when ``None``), without overflow.
 
         Parameters
         ----------
         x : array
-            A real floating-point array.
+            A real floating-point array; float16 and bfloat16 are summed in float32 and rounded once.
         axis : int, tuple of int or None
-            Axis or axes to reduce; ``None`` (the default) reduces all.
+            Axis or axes to reduce; ``None`` (the default) reduces all. ``()`` reduces over no axis, as the
+            standard's reductions do: every element is a slice of its own, so the result equals ``x``.
         keepdims : bool
             Keep the reduced axes with length one. Default ``False``.
 
@@ -328,6 +319,8 @@ def logsumexp(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims: b
             ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``).
         AxisError
             An axis is out of range or repeated.
+        ArgumentTypeError
+            more than one positional argument (``axis`` and ``keepdims`` are keyword-only).
 
         Examples
         --------
@@ -335,16 +328,11 @@ def logsumexp(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims: b
         >>> float(ua.nn.logsumexp(np.array([1000.0, 1000.0])))
         1000.6931471805599
     """
-    b = _float_input("logsumexp", x)
-    axes = tuple(range(len(x.shape))) if axis is None else _axes.many("logsumexp", b, x, axis)
-    return _call("logsumexp", b, x, (axes,) if isinstance(axes, int) else axes, keepdims)
+    return _run("logsumexp", *_plan_logsumexp(x, axis=axis, keepdims=keepdims))
 
 
-def _norm_axes(op: str, b: Any, x: Any, axis: int | tuple[int, ...]) -> tuple[int, ...]:
-    axes = _axes.many(op, b, x, axis)
-    return (axes,) if isinstance(axes, int) else tuple(sorted(axes))
-
-
+@_args.keywords(1, "pass axis=... for the normalised axes (normalized_shape is torch's: axis=(-2, -1) for the "
+                   "last two), weight=..., bias=..., eps=...")
 def layer_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | None = None,
                bias: Array | None = None, eps: float = 1e-5) -> A:
     """``(x - mean) / sqrt(var + eps) * weight + bias``, the mean and (biased) variance over ``axis``.
@@ -352,29 +340,39 @@ def layer_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | Non
         Parameters
         ----------
         x : array
-            A real floating-point array.
+            A real floating-point array. float16 and bfloat16 are computed in float32 (the mean and variance
+            accumulate there, as torch's kernels do) and the result is rounded once, on every backend.
         axis : int or tuple of int
             The axes normalised over (torch's fused kernel runs where they are the trailing ones). Default ``-1``.
+            ``()`` normalises over no axis: every element is a slice of its own (its mean is itself, its
+            variance 0), so the result is ``0 * weight + bias`` (NaN where ``x`` is not finite).
         weight : array, optional
-            Broadcast against ``x`` and multiplied in; ``None`` is 1.
+            A real floating array broadcast against ``x`` and multiplied in; ``None`` is 1.
         bias : array, optional
-            Broadcast against ``x`` and added; ``None`` is 0.
+            A real floating array broadcast against ``x`` and added; ``None`` is 0.
         eps : float
-            Added to the variance. Default ``1e-5``.
+            Added to the variance: a finite real number ``>= 0`` (Python or NumPy scalar). Default ``1e-5``.
 
         Returns
         -------
         out : array
-            An array like ``x``, of its library and device.
+            An array of ``x``'s library and device whose dtype is the standard's promotion of ``x``, ``weight``
+            and ``bias`` (as the composition ``normalised * weight + bias`` has): float32 ``x`` with a float64
+            ``weight`` gives float64. The normalisation runs in that dtype (float32 where it is half).
 
         Raises
         ------
         UnknownArrayTypeError
             ``x`` is not an array of a supported library.
         DTypeError
-            ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``).
+            ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``), or ``weight`` or
+            ``bias`` is not floating or does not promote with ``x`` (float16 with bfloat16).
         AxisError
             An axis is out of range or repeated.
+        ArgumentTypeError
+            ``eps`` is not a real number, or more than one positional argument (the rest are keyword-only).
+        ArgumentError
+            ``eps`` is negative, NaN or infinite.
 
         Examples
         --------
@@ -382,38 +380,47 @@ def layer_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | Non
         >>> ua.nn.layer_norm(np.array([[1.0, 3.0]]), eps=0.0)
         array([[-1.,  1.]])
     """
-    b = _float_input("layer_norm", x)
-    return _call("layer_norm", b, x, _norm_axes("layer_norm", b, x, axis), weight, bias, eps)
+    return _run("layer_norm", *_plan_layer_norm(x, axis=axis, weight=weight, bias=bias, eps=eps))
 
 
+@_args.keywords(1, "pass axis=... for the normalised axes (normalized_shape is torch's: axis=(-2, -1) for the "
+                   "last two), weight=..., eps=...")
 def rms_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | None = None,
              eps: float | None = None) -> A:
-    """``x / sqrt(mean(x**2) + eps) * weight`` over ``axis``; ``eps=None`` is the dtype's ``finfo(...).eps``.
+    """``x / sqrt(mean(x**2) + eps) * weight`` over ``axis``; ``eps=None`` is ``x``'s dtype's ``finfo(...).eps``.
 
         Parameters
         ----------
         x : array
-            A real floating-point array.
+            A real floating-point array; float16 and bfloat16 are computed in float32 (the mean square
+            accumulates there) and the result rounded once, on every backend.
         axis : int or tuple of int
-            The axes normalised over. Default ``-1``.
+            The axes normalised over. Default ``-1``. ``()`` normalises every element on its own:
+            ``x / sqrt(x**2 + eps)``.
         weight : array, optional
-            Broadcast against ``x`` and multiplied in; ``None`` is 1.
+            A real floating array broadcast against ``x`` and multiplied in; ``None`` is 1.
         eps : float, optional
-            Added to the mean square; by default the dtype's machine epsilon.
+            Added to the mean square: a finite real number ``>= 0``; by default the machine epsilon of ``x``'s
+            dtype (``2**-7`` for bfloat16, ``2**-10`` for float16, ``2**-23`` for float32).
 
         Returns
         -------
         out : array
-            An array like ``x``, of its library and device.
+            An array of ``x``'s library and device, of the standard's promoted dtype of ``x`` and ``weight``.
 
         Raises
         ------
         UnknownArrayTypeError
             ``x`` is not an array of a supported library.
         DTypeError
-            ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``).
+            ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``), or ``weight`` is not
+            floating or does not promote with ``x``.
         AxisError
             An axis is out of range or repeated.
+        ArgumentTypeError
+            ``eps`` is not a real number or None, or more than one positional argument.
+        ArgumentError
+            ``eps`` is negative, NaN or infinite.
 
         Examples
         --------
@@ -421,24 +428,26 @@ def rms_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | None 
         >>> ua.nn.rms_norm(np.array([3.0, 4.0]), eps=0.0).round(6)
         array([0.848528, 1.131371])
     """
-    b = _float_input("rms_norm", x)
-    return _call("rms_norm", b, x, _norm_axes("rms_norm", b, x, axis), weight, eps)
+    return _run("rms_norm", *_plan_rms_norm(x, axis=axis, weight=weight, eps=eps))
 
 
+@_args.keywords(1, "pass approximate=True for torch's approximate='tanh'")
 def gelu(x: A, /, *, approximate: bool = False) -> A:
     """``x * (1 + erf(x / sqrt(2))) / 2``; ``approximate=True`` takes the tanh form (JAX's default, not unarray's).
 
         Parameters
         ----------
         x : array
-            A real floating-point array.
+            A real floating-point array; float16 and bfloat16 are computed in float32 and rounded once.
         approximate : bool
             Use ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``. Default ``False`` (exact).
+            A bool: torch's strings (``'tanh'``, ``'none'``) are refused, both being true.
 
         Returns
         -------
         out : array
-            An array like ``x``, of its library and device.
+            An array like ``x``, of its library and device. The formula in IEEE arithmetic: ``+inf`` gives
+            ``+inf``; ``-inf`` gives NaN (``-inf * 0``) and NaN gives NaN, in both forms on every backend.
 
         Raises
         ------
@@ -446,6 +455,8 @@ def gelu(x: A, /, *, approximate: bool = False) -> A:
             ``x`` is not an array of a supported library.
         DTypeError
             ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``).
+        ArgumentTypeError
+            ``approximate`` is not a bool, or more than one positional argument.
 
         Examples
         --------
@@ -453,22 +464,23 @@ def gelu(x: A, /, *, approximate: bool = False) -> A:
         >>> ua.nn.gelu(np.array([-1.0, 0.0, 1.0])).round(6)
         array([-0.158655,  0.      ,  0.841345])
     """
-    b = _float_input("gelu", x)
-    return _call("gelu", b, x, approximate)
+    return _run("gelu", *_plan_gelu(x, approximate=approximate))
 
 
+@_args.keywords(1, "silu takes no options (results are new arrays: torch's inplace has no counterpart)")
 def silu(x: A, /) -> A:
     """``x * sigmoid(x)`` (swish).
 
         Parameters
         ----------
         x : array
-            A real floating-point array.
+            A real floating-point array; float16 and bfloat16 are computed in float32 and rounded once.
 
         Returns
         -------
         out : array
-            An array like ``x``, of its library and device.
+            An array like ``x``, of its library and device: ``x / (1 + exp(-x))`` in IEEE arithmetic
+            (``+inf`` gives ``+inf``; ``-inf`` and NaN give NaN).
 
         Raises
         ------
@@ -476,6 +488,8 @@ def silu(x: A, /) -> A:
             ``x`` is not an array of a supported library.
         DTypeError
             ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``).
+        ArgumentTypeError
+            more than one positional argument.
 
         Examples
         --------
@@ -483,5 +497,10 @@ def silu(x: A, /) -> A:
         >>> ua.nn.silu(np.array([0.0, 1.0])).round(6)
         array([0.      , 0.731059])
     """
-    b = _float_input("silu", x)
-    return _call("silu", b, x)
+    return _run("silu", *_plan_silu(x))
+
+
+# ua.explain("nn.<op>", ...) prints the kernel of the plan the call runs.
+PLANNERS.update({"nn.softmax": _plan_softmax, "nn.log_softmax": _plan_log_softmax, "nn.logsumexp": _plan_logsumexp,
+                 "nn.layer_norm": _plan_layer_norm, "nn.rms_norm": _plan_rms_norm, "nn.gelu": _plan_gelu,
+                 "nn.silu": _plan_silu})

@@ -1,0 +1,179 @@
+"""The arguments of ``ua.nn``'s functions, checked once in the front end for every backend.
+
+Attention's shapes, mask, ``is_causal`` and ``scale`` against its shape legend (``check_attention``).
+
+A torch-style positional call (``layer_norm(x, (4,))``) is a typed error naming the keyword to use;
+``eps`` is a finite non-negative real number; ``approximate`` is a bool (torch's strings are refused:
+both are truthy); ``weight`` and ``bias`` are floating and promote with ``x`` as the standard's
+promotion rules say.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
+
+from unarray._dispatch import BY_TYPE
+from unarray._dtypes import promote_names
+from unarray._errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
+
+__all__ = ["FLOATS", "check_attention", "check_bool", "check_eps", "keywords", "result_dtype"]
+
+FLOATS = ("float16", "bfloat16", "float32", "float64")
+_OP = "scaled_dot_product_attention"
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def keywords(positional: int, hint: str) -> Callable[[_F], _F]:
+    """Refuse more than ``positional`` positional arguments with an ``ArgumentTypeError`` saying ``hint``."""
+
+    def mark(fn: _F) -> _F:
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if len(args) > positional:
+                raise _positional(fn.__name__, positional, args, hint)
+            return fn(*args, **kwargs)
+
+        return cast(_F, call)
+
+    return mark
+
+
+def _positional(name: str, n: int, args: tuple[Any, ...], hint: str) -> ArgumentTypeError:
+    b = BY_TYPE.get(type(args[0])) if args else None
+    taken = "x" if n == 1 else "q, k, v" if n == 3 else f"{n} arrays"
+    return ArgumentTypeError(f"takes {taken} as the only positional argument{'s' if n > 1 else ''}, got {len(args)} "
+                             f"positional arguments; the rest are keyword-only: {hint}", op=f"nn.{name}",
+                             backend=None if b is None else b.name)
+
+
+def check_eps(op: str, backend: str, eps: Any, allow_none: bool = False) -> float | None:
+    """``eps`` as a float: a Python or NumPy real scalar, finite and non-negative (``None`` where allowed)."""
+    if eps is None and allow_none:
+        return None
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
+        raise ArgumentTypeError(f"eps must be a real number (a Python or NumPy scalar), got {type(eps).__name__} "
+                                f"{eps!r}; pass a float, e.g. eps=1e-5 (for a 0-d array, float(x) outside any trace)",
+                                op=op, backend=backend)
+    value = float(eps)
+    if not (math.isfinite(value) and value >= 0):
+        raise ArgumentError(f"eps must be finite and >= 0, got {value}: it is added to a variance", op=op,
+                            backend=backend)
+    return value
+
+
+def check_bool(op: str, backend: str, name: str, value: Any, hint: str) -> bool:
+    """A Python bool or a NumPy bool scalar; anything else (a string such as torch's ``'tanh'``) is refused."""
+    if isinstance(value, bool) or _numpy_scalar(value):
+        return bool(value)
+    raise ArgumentTypeError(f"{name} must be a bool, got {type(value).__name__} {value!r}; {hint}", op=op,
+                            backend=backend)
+
+
+def result_dtype(op: str, b: Any, x: Any, params: dict[str, Any]) -> str:
+    """The standard's promoted dtype of ``x`` and the array ``params`` (Python scalars take no part)."""
+    out: str = b.dtype_name(x)
+    for name, p in params.items():
+        if p is None or type(p) in (int, float):
+            continue
+        if isinstance(p, (bool, complex)):
+            raise ArgumentTypeError(f"{name} must be an array or a real number, got {type(p).__name__}", op=op,
+                                    backend=b.name)
+        have = b.dtype_name(p)
+        promoted = promote_names(out, have) if have in FLOATS else None
+        if promoted is None:
+            raise DTypeError(f"{name} has dtype {have}, which does not promote with x's {b.dtype_name(x)} to a "
+                             f"real floating dtype; cast it (ua.astype({name}, x.dtype))", op=op, backend=b.name)
+        out = promoted
+    return out
+
+
+# -- scaled_dot_product_attention ---------------------------------------------------------------
+def check_attention(backend: str, q: Any, k: Any, v: Any, mask: Any, is_causal: Any, scale: Any, layout: str,
+           dtype_name: Any) -> float:
+    if layout not in ("bhsd", "bshd"):
+        raise ArgumentError(f"layout must be 'bhsd' or 'bshd', got {layout!r}", op=_OP, backend=backend)
+    _check_causal(backend, is_causal)
+    names = (dtype_name(q), dtype_name(k), dtype_name(v))
+    if not (names[0] == names[1] == names[2]) or names[0] not in FLOATS:
+        raise DTypeError(f"q, k, v must share one floating dtype ({', '.join(FLOATS)}); got {', '.join(names)}; "
+                         "cast with ua.astype", op=_OP, backend=backend)
+    shapes = (tuple(q.shape), tuple(k.shape), tuple(v.shape))
+    rank = len(shapes[0])
+    if rank < 3 or len(shapes[1]) != rank or len(shapes[2]) != rank:
+        raise ShapeError(f"q, k, v need the same rank >= 3 ((*B, H, S, D) for {layout!r}); got shapes "
+                         f"{shapes[0]}, {shapes[1]}, {shapes[2]}", op=_OP, backend=backend)
+    (qs, ks, vs) = shapes
+    h, s = (-3, -2) if layout == "bhsd" else (-2, -3)
+    problem = None
+    # Note: a dimension unknown while tracing (None inside tf.function) is checked by the kernel at run time.
+    if not (_same(qs[:-3], ks[:-3]) and _same(ks[:-3], vs[:-3])):
+        problem = "batch dimensions *B differ"
+    elif not (_same((ks[h], ks[s]), (vs[h], vs[s]))):
+        problem = "k and v differ in heads Hk or length Sk"
+    elif not _same(qs[-1:], ks[-1:]):
+        problem = "q and k differ in head dimension D"
+    elif ks[h] == 0 or (qs[h] is not None and ks[h] is not None and qs[h] % ks[h] != 0):
+        problem = f"query heads Hq={qs[h]} are not a multiple of key/value heads Hk={ks[h]}"
+    if problem is not None:
+        raise ShapeError(f"{problem}: q {qs}, k {ks}, v {vs} (layout {layout!r}: q (*B, {_legend(layout, 'q')}), "
+                         f"k (*B, {_legend(layout, 'k')}), v (*B, {_legend(layout, 'v')}))", op=_OP, backend=backend)
+    if mask is not None:
+        _check_mask(backend, mask, qs[:-3] + (qs[h], qs[s], ks[s]), dtype_name)
+    if scale is None:
+        if qs[-1] is None:
+            raise ShapeError(f"the head dimension D of q {qs} is unknown while tracing, so the default scale "
+                             "1/sqrt(D) cannot be set; pass scale= or trace with D known", op=_OP, backend=backend)
+        return 1.0 / math.sqrt(qs[-1]) if qs[-1] else 1.0
+    return _check_scale(backend, scale)
+
+
+def _check_causal(backend: str, is_causal: Any) -> None:
+    # A Python bool or a NumPy bool scalar; never an array (even 0-d: it may be a traced value).
+    if not (isinstance(is_causal, bool) or _numpy_scalar(is_causal)):
+        raise ArgumentTypeError(f"is_causal must be a bool (Python or NumPy scalar), got {type(is_causal).__name__}; "
+                                "for a 0-d array pass bool(x) outside any trace", op=_OP, backend=backend)
+
+
+def _check_scale(backend: str, scale: Any) -> float:
+    # numbers.Real covers Python ints and floats and NumPy's scalars (NumPy registers them); not bool, not arrays.
+    if isinstance(scale, bool) or _numpy_scalar(scale) or not isinstance(scale, numbers.Real):
+        raise ArgumentTypeError(f"scale must be a real number (Python or NumPy scalar) or None, got "
+                                f"{type(scale).__name__}; for a 0-d array pass float(x) outside any trace", op=_OP,
+                                backend=backend)
+    value = float(scale)
+    if not math.isfinite(value):
+        raise ArgumentError(f"scale must be finite, got {value}: every score would be NaN or infinite", op=_OP,
+                            backend=backend)
+    return value
+
+
+def _numpy_scalar(x: Any) -> bool:
+    # NumPy's bool scalar (np.bool_, named "bool" since NumPy 2), told apart without importing NumPy.
+    t = type(x)
+    return t.__module__ == "numpy" and t.__name__ in ("bool", "bool_")
+
+
+def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    return len(a) == len(b) and all(m is None or n is None or m == n for m, n in zip(a, b, strict=True))
+
+
+def _check_mask(backend: str, mask: Any, target: tuple[int, ...], dtype_name: Any) -> None:
+    name = dtype_name(mask)
+    if name != "bool" and name not in FLOATS:
+        raise DTypeError(f"mask must be boolean (True = attend) or floating (additive), got {name}", op=_OP,
+                         backend=backend)
+    ms = tuple(mask.shape)
+    fits = len(ms) <= len(target) and all(m in (1, t) or m is None or t is None
+                                          for m, t in zip(ms[::-1], target[::-1], strict=False))
+    if not fits:
+        raise ShapeError(f"mask of shape {ms} does not broadcast to (*B, Hq, Sq, Sk) = {target}", op=_OP,
+                         backend=backend)
+
+
+def _legend(layout: str, which: str) -> str:
+    h, s, d = {"q": ("Hq", "Sq", "D"), "k": ("Hk", "Sk", "D"), "v": ("Hk", "Sk", "Dv")}[which]
+    return f"{h}, {s}, {d}" if layout == "bhsd" else f"{s}, {h}, {d}"
