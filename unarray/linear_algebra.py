@@ -72,10 +72,12 @@ def matmul(x1: A, x2: Array, /, *, precision: Policy | None = None) -> A:
 
 def _matmul_failed(b: Any, x1: Array, x2: Array, e: Exception) -> BaseException:
     # Note: checked only once the backend refused, so the common call pays nothing for the shape rule.
-    try:
-        _shapes.matmul("matmul", b.name, x1.shape, x2.shape)
-    except ShapeError as shape_error:
-        return shape_error
+    s1, s2 = getattr(x1, "shape", None), getattr(x2, "shape", None)
+    if s1 is not None and s2 is not None:
+        try:
+            _shapes.matmul("matmul", b.name, s1, s2)
+        except ShapeError as shape_error:
+            return shape_error
     return _fail("matmul", b, e)
 
 
