@@ -39,13 +39,13 @@ def _np_writable(x: Any) -> Any:
     # buffer, so a writable alias of the same memory (keeping x alive) is safe to hand it.
     if x.flags.writeable:
         return x
-    import ctypes
-
-    nbytes = max(1, x.nbytes)
-    lo = x.__array_interface__["data"][0]
-    buf = (ctypes.c_char * nbytes).from_address(lo)
+    # The bytes the view spans (a strided or reversed view reaches beyond its nbytes either side).
+    ends = [st * (n - 1) for st, n in zip(x.strides, x.shape, strict=True)] if x.size else []
+    low = sum(e for e in ends if e < 0)
+    span = max(1, sum(e for e in ends if e > 0) - low + x.itemsize) if x.size else 1
+    buf: Any = (ctypes.c_char * span).from_address(x.__array_interface__["data"][0] + low)
     buf._keep = x
-    return np.ndarray(x.shape, x.dtype, buffer=buf, strides=x.strides)
+    return np.ndarray(x.shape, x.dtype, buffer=buf, offset=-low, strides=x.strides)
 
 
 class _ArrayStruct(ctypes.Structure):
@@ -368,12 +368,12 @@ _EAGER: list[type] = []
 UNCACHEABLE: set[type] = set()
 
 
-def _eager() -> type:
+def _is_eager(x: Any) -> bool:
     if not _EAGER:
         from tensorflow.python.framework.ops import EagerTensor
 
         _EAGER.append(EagerTensor)
-    return _EAGER[0]
+    return type(x) is _EAGER[0]
 
 
 _VARIABLE = ("a tf.Variable changes in place, and what is handed over is its current value, which a later "
@@ -390,7 +390,7 @@ def _snapshot(x: Any, conv: Callable[[Any], Any]) -> Snapshot:
 def tf_to_np(x: Any) -> Any:
     # np.asarray(tf_cpu_tensor) 0.66 us, EagerTensor._numpy() 0.45 us, both zero-copy on the CPU;
     # Tensor.numpy() 92 us (a copy). Note: read-only, as EagerTensors are immutable.
-    if type(x) is not (_EAGER[0] if _EAGER else _eager()):
+    if not _is_eager(x):
         raise _snapshot(x, tf_to_np)
     dev = x.device
     cpu = _TF_ON_CPU.get(dev)
@@ -407,7 +407,7 @@ def tf_to_np(x: Any) -> Any:
 def tf_to_torch(x: Any) -> Any:
     # torch.utils.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(t)) 1.08 us; the calls they end
     # in 0.86 us.
-    if type(x) is not (_EAGER[0] if _EAGER else _eager()):
+    if not _is_eager(x):
         raise _snapshot(x, tf_to_torch)
     return torch_from_capsule(tf_capsule(x))
 
@@ -415,7 +415,7 @@ def tf_to_torch(x: Any) -> Any:
 def tf_to_jax(x: Any) -> Any:
     # jnp.from_dlpack(t) 15.4 us, the import 4.1 us (TF >= 2.16 exports __dlpack__, without a
     # stream argument); older TF gives only a capsule, wrapped as a producer object. Both zero-copy.
-    if type(x) is not (_EAGER[0] if _EAGER else _eager()):
+    if not _is_eager(x):
         raise _snapshot(x, tf_to_jax)
     if hasattr(x, "__dlpack__"):
         return jax_from_dlpack(x, stream_ok=False)

@@ -215,7 +215,7 @@ def copy_for(src: str, dst: str, x: Any) -> tuple[Any, str]:
     handoff to JAX): 256 KiB, 37 us through NumPy against 94 us by clone on the H100 host; 4 MiB, 518
     against 96 us there (16 threads), 1137 against 1656 us on the 2-core VM. A dtype NumPy lacks
     (bfloat16) takes the clone."""
-    if src == "jax" and len(getattr(x, "_arrays", ())) > 1:  # a sharded array (jax_single refused it): gathered on the host
+    if src == "jax" and len(getattr(x, "_arrays", ())) > 1:  # sharded (jax_single refused it): gathered on the host
         return gathered(x), "numpy"
     torch = mod("torch") if src == "torch" else None
     if (torch is not None and dst in ("jax", "tensorflow") and x.device.type == "cpu"

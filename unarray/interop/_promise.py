@@ -52,8 +52,8 @@ def _host(src: str, x: Any) -> Any:
 
 
 def _checksum(src: str, x: Any) -> int:
-    a = np.ascontiguousarray(_host(src, x))
-    return zlib.crc32(a.reshape(-1).view(np.uint8)) if a.size else 0
+    a: Any = np.ascontiguousarray(_host(src, x)).reshape(-1).view(np.uint8)  # (the stubs: no Buffer)
+    return zlib.crc32(a) if a.size else 0
 
 
 def record(x: Any, src: str, dst: str, op: str) -> None:
