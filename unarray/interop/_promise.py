@@ -127,9 +127,10 @@ def checking_readonly() -> Iterator[None]:
     and on for the whole process with ``UNARRAY_CHECK_READONLY=1``. It costs a checksum of the array per
     promised handoff (cache hits included): for debugging, not for production.
 
-    Yields
-    ------
-    None
+    Returns
+    -------
+    out : context manager
+        Turns the check on for the ``with`` block; yields nothing.
 
     Raises
     ------
