@@ -35,10 +35,15 @@ def test_a_misspelt_op_is_refused_with_the_name_it_meant() -> None:
         ua.explain("matmull", X, X.T)
 
 
-@pytest.mark.parametrize("op", ["to", "from_dlpack"])
+@pytest.mark.parametrize("op", ["from_dlpack"])
 def test_handoff_is_not_an_op(op: str) -> None:
     with pytest.raises(ua.ArgumentError, match=rf"'{op}' is a handoff, not an op.*ua\.stats\(\)"):
         ua.explain(op, X, "numpy")
+
+
+def test_to_is_explained_as_a_handoff() -> None:
+    e = ua.explain("to", X, "numpy")
+    assert e.op == "to" and e.backend == "numpy" and e.copies == 0
 
 
 @pytest.mark.parametrize("op", ["use", "explain", "stats", "backends"])

@@ -27,7 +27,7 @@ def test_c_hot_path_is_built_and_is_ua_to() -> None:
     # pip builds the extension wherever a C compiler is found (CI has one): ua.to is then the C function.
     assert _routes.speedups is not None
     assert inspect.isbuiltin(ua.to) and ua.to is interop.to
-    assert str(inspect.signature(ua.to)) == "(x, backend, *, device=None, copy=None, chunks=None)"
+    assert str(inspect.signature(ua.to)) == "(x, backend, *, device=None, copy=None, chunks=None, readonly=False)"
     assert ua.to.__module__ == "unarray.interop" and ua.to.__doc__.startswith("Hand ``x`` to another library")
 
 
@@ -558,7 +558,7 @@ def test_a_guard_that_says_no_leaves_the_decision_to_the_reads() -> None:
                 raise self.answer
             return self.answer
 
-    same, other = (t.shape, t.stride(), t.dtype), (torch.Size([4]), (1,), t.dtype)
+    same, other = (t.shape, t.stride(), t.dtype, False), (torch.Size([4]), (1,), t.dtype, False)
     cases = [(Guard(True), other, "view"),  # the guard's yes is final (reads skipped)
              (Guard(False), same, "view"), (None, same, "view"),  # no guard's yes: the reads decide
              (Guard(False), other, "missed"), (None, other, "missed"),

@@ -25,6 +25,7 @@ from unarray._errors import (
     DTypeError,
     EmptyReductionError,
     HandoffError,
+    ReadOnlyViolationError,
     ShapeError,
     TracerHandoffError,
     UnarrayError,
@@ -50,7 +51,7 @@ from unarray.elementwise import (
     sin, sinh, sqrt, square, subtract, tan, tanh, trunc,
 )
 from unarray.indexing import take, take_along_axis
-from unarray.interop import from_dlpack, stats, to
+from unarray.interop import checking_readonly, from_dlpack, stats, to, verify_readonly
 from unarray.introspection import BackendInfo, Explanation, backend_of, backends, device, explain, namespace
 from unarray.introspection import Info as _Info
 from unarray.introspection import array_namespace_info as _array_namespace_info
@@ -74,14 +75,15 @@ __array_api_version__ = "2025.12"
 __all__ = [
     # introspection, interop, policy
     "BackendInfo", "Device", "MeshDevice", "ShardedDevice", "Explanation", "backend_of", "backends", "device", "explain", "from_dlpack",
-    "get_precision", "namespace", "precision", "stats", "to", "use", "scaled_dot_product_attention", "jit",
+    "get_precision", "namespace", "precision", "stats", "to", "use", "checking_readonly", "verify_readonly", "scaled_dot_product_attention", "jit",
     "JitFallbackWarning",
     # layout
     "ascontiguousarray",
     # errors
     "ArgumentError", "ArgumentTypeError", "ArraySizeError", "AxisError", "BackendNotAvailableError", "CompileError",
-    "DTypeError", "DeviceMismatchError", "DeviceNotAvailableError", "EmptyReductionError", "HandoffError", "ShapeError",
-    "TracerHandoffError", "UnarrayError", "UnknownArrayTypeError", "UnknownNameError", "UnsupportedError",
+    "DTypeError", "DeviceMismatchError", "DeviceNotAvailableError", "EmptyReductionError", "HandoffError",
+    "ReadOnlyViolationError", "ShapeError", "TracerHandoffError", "UnarrayError", "UnknownArrayTypeError",
+    "UnknownNameError", "UnsupportedError",
     # extensions
     "fft", "linalg", "nn",
     # constants

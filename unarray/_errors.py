@@ -127,6 +127,11 @@ class HandoffError(UnarrayError, BufferError):
     """Data cannot move between libraries as asked (for example ``copy=False`` but a copy is needed)."""
 
 
+class ReadOnlyViolationError(HandoffError):
+    """Memory handed over under ``ua.to(..., readonly=True)`` was written to: the promise was broken
+    (raised where the read-only check is on: ``UNARRAY_CHECK_READONLY=1`` or ``ua.checking_readonly()``)."""
+
+
 class TracerHandoffError(HandoffError, TypeError):
     """A traced value (``jax.jit``, ``tf.function``) cannot leave its framework."""
 

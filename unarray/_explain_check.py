@@ -1,7 +1,7 @@
 """What ``ua.explain`` refuses: the calls that ``ua.<op>`` itself would refuse before running.
 
-An op name that names no ``ua`` function, the handoff functions (``to``, ``from_dlpack``: a data
-move, not an op), and arguments that do not fit the op's signature or are not arrays where the op
+An op name that names no ``ua`` function, ``from_dlpack`` (a data move, not an op; ``to`` is explained
+as a handoff), and arguments that do not fit the op's signature or are not arrays where the op
 takes arrays. Each refusal is a typed error naming ``explain``, the op and the fix, instead of an
 explanation of a call that cannot happen. ``explain`` is not a hot path: the signature is read here.
 """
@@ -21,8 +21,9 @@ __all__ = ["resolve"]
 
 # Public callables of the namespace that are not ops on arrays.
 _NOT_OPS = frozenset({"explain", "use", "precision", "backends", "backend_of", "namespace", "device", "stats",
+                      "checking_readonly", "verify_readonly",
                       "__array_namespace_info__"})
-_HANDOFF = frozenset({"to", "from_dlpack"})
+_HANDOFF = frozenset({"from_dlpack"})  # ua.to is explained: interop._public.explain_to
 # Parameter annotations (as written, ``from __future__ import annotations``) that take arrays only,
 # arrays or Python scalars, and sequences of arrays.
 _SCALAR_WORDS = frozenset({"Array", "bool", "int", "float", "complex", "None"})

@@ -19,8 +19,8 @@ from unarray._dispatch import backend_named as _backend_named
 from unarray._dispatch import default_backend as _default_backend
 from unarray._dispatch import fail as _fail
 from unarray._dtypes import check_int_scalar
-from unarray._errors import ArgumentTypeError, DTypeError
-from unarray._lookup import _ROOTS
+from unarray._errors import ArgumentTypeError, DTypeError, UnknownArrayTypeError
+from unarray._lookup import _ROOTS, resolve_type
 from unarray._lookup import SCALARS as _SCALARS
 from unarray._typing import Array, DeviceLike, DTypeLike
 
@@ -449,17 +449,15 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
         array([[1., 2.],
                [3., 4.]], dtype=float32)
     """
-    if backend is None and not isinstance(obj, (*_SCALARS, list, tuple)):
-        b = _BY_TYPE.get(type(obj))
-        if b is not None:
-            backend = b.name
-    if backend is not None and not isinstance(obj, (*_SCALARS, list, tuple)):
-        src = _BY_TYPE.get(type(obj))
+    src = None if isinstance(obj, (*_SCALARS, list, tuple)) else _library_of(obj)
+    if backend is None and src is not None:
+        backend = src.name
+    if backend is not None and src is not None:
         target = _backend_named(backend, "asarray")
         if src is not None and src is not target:
             from unarray.interop import to
 
-            obj = to(obj, target.name, copy=copy)
+            obj = to(obj, target.name, copy=copy, _op="asarray")
     if type(obj) is int and dtype is not None:
         check_int_scalar("asarray", None, obj, dtype)
     b, dev = _creation_backend("asarray", backend, device)
@@ -472,6 +470,19 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
                          f"not have; pass numbers (bool, int, float, complex) or an array of them",
                          op="asarray", backend=b.name)
     return out
+
+
+def _library_of(obj: Any) -> Any:
+    # Note: the library of an array of a type not looked up before (a first np.memmap) too: another
+    # library's array always moves through ua.to, whose rules (a read-only source is copied for torch,
+    # copy=False refuses a copy) hold for asarray as for every handoff.
+    b = _BY_TYPE.get(type(obj))
+    if b is None:
+        try:
+            b = resolve_type(type(obj), "asarray")
+        except UnknownArrayTypeError:
+            return None
+    return b
 
 
 # NumPy kinds with no array API dtype: object, str, bytes, datetime, timedelta (void stays: ml_dtypes' bfloat16).

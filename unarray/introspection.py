@@ -236,6 +236,10 @@ def explain(op: str | Callable[..., Any], *args: Any, **kwargs: Any) -> Explanat
 
     if isinstance(op, jit):  # a ua.jit function: its compiler, cache entry and fallbacks
         return op.explain(*args, **kwargs)
+    if op == "to":  # a handoff: its path, its copies, the readonly promise it rests on
+        from unarray.interop._public import explain_to
+
+        return explain_to(*args, **kwargs)
     resolve(op, args, kwargs)  # what the call itself would refuse (its name, its argument types)
     op = cast(str, op)  # resolve refused anything but the name of an op
     arrays = _array_args(args)

@@ -20,7 +20,8 @@ of a handoff finds it by the module's name):
   ``_entry_points``: the raw DLPack calls the public wrappers end in.
 - ``_refusals``: what is refused before any converter runs; ``_moves``: device
   changes; ``_dask``: to and from the lazy backend; ``_compile_watch``: the
-  torch.compile polyfill of the C ``ua.to``; ``_common``: counters, lock, refusals.
+  torch.compile polyfill of the C ``ua.to``; ``_common``: counters, lock, refusals;
+  ``_promise``: the check of ``readonly=True`` promises (``ua.checking_readonly``).
 
 The rule: the package imports no framework at import time and no front-end or
 dispatch module (dispatch imports it to hand mixed operands over); backends are
@@ -30,6 +31,7 @@ reached through the registry (``unarray._backends.get``), never imported.
 from __future__ import annotations
 
 from unarray.interop._dlpack import from_dlpack
+from unarray.interop._promise import checking_readonly, verify_readonly
 from unarray.interop._public import stats, to
 
-__all__ = ["from_dlpack", "stats", "to"]
+__all__ = ["checking_readonly", "from_dlpack", "stats", "to", "verify_readonly"]

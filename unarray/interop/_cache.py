@@ -42,7 +42,9 @@ _stores = [0]
 def _sig_torch(x: Any) -> Any:
     # Note: resize_()/set_() change the pointer, shape or strides in place: all are checked (a
     # move to another device through set_() changes the pointer too, so the device is not read).
-    return (x.data_ptr(), x.shape, x.stride(), x.dtype)
+    # requires_grad: a tensor that gains it must meet the refusal a fresh handoff gives (store keeps none
+    # that has it).
+    return (x.data_ptr(), x.shape, x.stride(), x.dtype, x.requires_grad)
 
 
 def sig_numpy(x: Any) -> Any:
@@ -76,7 +78,7 @@ SIGNATURES: dict[str, Callable[[Any], Any] | None] = {
 # compared as read (tests/test_speedups.py holds them equal to the functions above); call None reads
 # an ndarray's data pointer (0 for anything else), where the C module was built with NumPy's headers.
 SIGNATURE_READS: dict[str, tuple[tuple[str, bool | None], ...]] = {
-    "torch": (("data_ptr", True), ("shape", False), ("stride", True), ("dtype", False)),
+    "torch": (("data_ptr", True), ("shape", False), ("stride", True), ("dtype", False), ("requires_grad", False)),
     "numpy": (("data", None), ("shape", False), ("strides", False), ("dtype", False)),
     "jax": (("is_deleted", True),),
     "cupy": (("shape", False),),
@@ -84,7 +86,8 @@ SIGNATURE_READS: dict[str, tuple[tuple[str, bool | None], ...]] = {
 
 
 class CheckedSig(tuple[Any, ...]):
-    """A torch tensor's signature for the C route: (data_ptr, metadata guard, shape, strides, dtype).
+    """A torch tensor's signature for the C route: (data_ptr, metadata guard, shape, strides, dtype,
+    requires_grad).
 
     The guard is torch's own tensor-metadata check (torch._C._dynamo.guards.TensorGuards, the check
     torch.compile runs before reusing a compiled graph): one C++ call compares sizes, strides, dtype,
@@ -92,8 +95,8 @@ class CheckedSig(tuple[Any, ...]):
     VM 180 against 290 ns per torch signature, in C). The C route reads data_ptr() and calls
     guard.check(x) (CHECKED_READS); where the guard says no, which it also does when only the
     thread's autograd state differs from the store's (inference_mode, no_grad on a tensor that
-    requires grad), shape, strides and dtype are read and compared as without it. Python compares
-    pointer, shape, strides and dtype."""
+    requires grad), shape, strides, dtype and requires_grad are read and compared as without it. Python
+    compares pointer, shape, strides, dtype and requires_grad."""
 
     __slots__ = ()
 
@@ -178,7 +181,9 @@ def hit(x: Any, r: Route) -> Any:
 
 
 def store(x: Any, r: Route, out: Any, added_refs: int) -> None:
-    if type(x) in UNCACHEABLE:
+    # Note: a tensor requiring grad went over detached under no_grad; under grad mode it is refused, so
+    # its view is never served from here.
+    if type(x) in UNCACHEABLE or getattr(x, "requires_grad", False):
         return
     key = id(x)
     sig = None if r.sig is None else r.sig(x)

@@ -49,6 +49,21 @@ class Immutable(NeedsCopy):
         self.alias = alias
 
 
+class Snapshot(NeedsCopy):
+    """The source's value changes in place (a tf.Variable): what is handed over, made and held in
+    ``value``, is its current value, which a later ``assign`` does not reach (TensorFlow copies the
+    buffer on that write). A snapshot is a copy: counted, or refused under copy=False."""
+
+    def __init__(self, reason: str, value: Any):
+        super().__init__(reason)
+        self.value = value
+
+
+class Gather(NeedsCopy):
+    """The source is one array spread over several devices (a sharded JAX array): another library
+    gets it gathered into one buffer, a copy (counted, or refused under copy=False)."""
+
+
 class OtherDevice(NeedsCopy):
     """The target cannot hold arrays on the source's device: a move the caller asks for (device=)."""
 

@@ -14,7 +14,16 @@ import ctypes
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from unarray.interop._common import LazyNumpy, NeedsCopy, OtherDevice, jax_dlpack_device, mod, torch_raw_stream
+from unarray.interop._common import (
+    Gather,
+    LazyNumpy,
+    NeedsCopy,
+    OtherDevice,
+    Snapshot,
+    jax_dlpack_device,
+    mod,
+    torch_raw_stream,
+)
 from unarray.interop._entry_points import jax_capsule, jax_from_dlpack, tf_capsule, tf_from_capsule, torch_from_capsule
 from unarray.interop._refusals import capsule_data, check_torch, ml_dtype_name
 
@@ -30,13 +39,13 @@ def _np_writable(x: Any) -> Any:
     # buffer, so a writable alias of the same memory (keeping x alive) is safe to hand it.
     if x.flags.writeable:
         return x
-    import ctypes
-
-    nbytes = max(1, x.nbytes)
-    lo = x.__array_interface__["data"][0]
-    buf = (ctypes.c_char * nbytes).from_address(lo)
+    # The bytes the view spans (a strided or reversed view reaches beyond its nbytes either side).
+    ends = [st * (n - 1) for st, n in zip(x.strides, x.shape, strict=True)] if x.size else []
+    low = sum(e for e in ends if e < 0)
+    span = max(1, sum(e for e in ends if e > 0) - low + x.itemsize) if x.size else 1
+    buf: Any = (ctypes.c_char * span).from_address(x.__array_interface__["data"][0] + low)
     buf._keep = x
-    return np.ndarray(x.shape, x.dtype, buffer=buf, strides=x.strides)
+    return np.ndarray(x.shape, x.dtype, buffer=buf, offset=-low, strides=x.strides)
 
 
 class _ArrayStruct(ctypes.Structure):
@@ -60,9 +69,10 @@ def np_ptr(x: Any) -> int:
 
 def _torch_plain(x: Any) -> Any:
     # Note: conjugate-view and negative-view tensors refuse DLPack/numpy export (a copy resolves the bit);
-    # one that requires grad is refused (refusals._torch), as torch's own export refuses it.
+    # one that requires grad is refused while grad mode is on (refusals._torch), else exported detached.
     if x.requires_grad:
         check_torch(x, "another library")
+        x = x.detach()
     if x.is_conj() or x.is_neg():
         raise NeedsCopy("torch tensor carries a lazy conjugate/negation bit")
     return x
@@ -122,6 +132,12 @@ def np_to_torch(x: Any) -> Any:
 # memmap) kills the process: a read-only array is copied (counted), or refused under copy=False.
 _READ_ONLY = ("torch tensors cannot be read-only, and this NumPy array is (a write would crash or change the "
               "owner's data)")
+
+
+def np_to_torch_promised(x: Any) -> Any:
+    # ua.to(..., readonly=True): the caller promised not to write, so a read-only array is aliased too
+    # (a writable alias of the same memory: torch.from_numpy would warn on the read-only flag).
+    return np_to_torch(x if x.flags.writeable else _np_writable(x))
 
 
 def np_to_torch_first() -> Callable[[Any], Any]:
@@ -229,13 +245,46 @@ def _jax_platform(x: Any) -> str:
 
         raise HandoffError("this JAX array has been deleted (donated to a jitted call, or .delete()): there is "
                            "no data to hand over; hand over the array before donating it", backend="jax")
+    if len(getattr(x, "_arrays", ())) > 1:  # several devices hold it
+        if not x.is_fully_replicated:
+            raise Gather(f"this JAX array is sharded over {len(x._arrays)} devices ({x.sharding}); another "
+                         "library gets it gathered into one buffer")
+        raise _Replicated(x.addressable_data(0))
     return str(x.platform())
+
+
+class _Replicated(Exception):
+    # A JAX array every one of whose devices holds all of it: one device's copy is handed over instead.
+    def __init__(self, one: Any):
+        self.one = one
+
+
+def jax_single(x: Any) -> tuple[Any, str]:
+    """(x on one device, its platform): a replicated array's first device's copy (zero-copy); a sharded
+    one raises Gather."""
+    try:
+        return x, _jax_platform(x)
+    except _Replicated as r:
+        return r.one, _jax_platform(r.one)
+
+
+def gathered(x: Any) -> Any:
+    """A sharded JAX array gathered into one host buffer (the copy Gather asks for), where it lives on the CPU."""
+    if any(d.platform != "cpu" for d in x.sharding.device_set):
+        from unarray._errors import HandoffError
+
+        raise HandoffError(f"this JAX array is sharded over {len(x._arrays)} {x.sharding} devices; handing it to "
+                           "another library would gather it across devices; gather it where it should live first "
+                           "(jax.device_put(x, jax.devices()[0])), or pass device='cpu' to gather it on the host",
+                           backend="jax")
+    return aligned_copy(np.asarray(x))
 
 
 def jax_to_np(x: Any) -> Any:
     # np.asarray(jax) 0.80 us (a read-only view; JAX arrays are immutable) vs np.from_dlpack 2.65 us.
     # On an accelerator np.asarray would copy to the host: that is a device change (ua.to device="cpu").
-    if _jax_platform(x) != "cpu":
+    x, platform = jax_single(x)
+    if platform != "cpu":
         raise OtherDevice("NumPy arrays live on the CPU")
     return np.asarray(x)
 
@@ -245,7 +294,8 @@ def jax_to_torch(x: Any) -> Any:
     # names torch's current stream, as torch.from_dlpack does, so JAX orders its work before it.
     # Note: the result is a writable alias of an immutable JAX buffer (as torch.from_dlpack's is): the
     # route copies it (_paths.owned), so that no write through it can change the JAX array.
-    if _jax_platform(x) == "cpu":
+    x, platform = jax_single(x)
+    if platform == "cpu":
         cap = jax_capsule(x)
     else:
         kind, index = jax_dlpack_device(x)
@@ -284,7 +334,8 @@ def torch_to_tf(x: Any) -> Any:
 
 
 def jax_to_tf(x: Any) -> Any:
-    cpu = _jax_platform(x) == "cpu"
+    x, platform = jax_single(x)
+    cpu = platform == "cpu"
     if x.unsafe_buffer_pointer() % TF_ALIGN and x.size:
         raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
     cap = jax_capsule(x) if cpu else None
@@ -317,23 +368,30 @@ _EAGER: list[type] = []
 UNCACHEABLE: set[type] = set()
 
 
-def tf_value(x: Any) -> Any:
-    # Note: a tf.Variable hands over its current value: ReadVariableOp's tensor shares the variable's
-    # buffer, and TF copies on the next write while that tensor lives (a zero-copy snapshot).
+def _is_eager(x: Any) -> bool:
     if not _EAGER:
         from tensorflow.python.framework.ops import EagerTensor
 
         _EAGER.append(EagerTensor)
-    if type(x) is _EAGER[0]:
-        return x
+    return type(x) is _EAGER[0]
+
+
+_VARIABLE = ("a tf.Variable changes in place, and what is handed over is its current value, which a later "
+             "assign does not reach (TensorFlow copies the buffer on that write)")
+
+
+def _snapshot(x: Any, conv: Callable[[Any], Any]) -> Snapshot:
+    # Note: a tf.Variable hands over its current value: ReadVariableOp's tensor shares the variable's
+    # buffer until the next write, which copies it: a copy deferred, counted as one (_routes._refused).
     UNCACHEABLE.add(type(x))
-    return mod("tensorflow").convert_to_tensor(x)
+    return Snapshot(_VARIABLE, conv(mod("tensorflow").convert_to_tensor(x)))
 
 
 def tf_to_np(x: Any) -> Any:
     # np.asarray(tf_cpu_tensor) 0.66 us, EagerTensor._numpy() 0.45 us, both zero-copy on the CPU;
     # Tensor.numpy() 92 us (a copy). Note: read-only, as EagerTensors are immutable.
-    x = tf_value(x)
+    if not _is_eager(x):
+        raise _snapshot(x, tf_to_np)
     dev = x.device
     cpu = _TF_ON_CPU.get(dev)
     if cpu is None:
@@ -349,13 +407,16 @@ def tf_to_np(x: Any) -> Any:
 def tf_to_torch(x: Any) -> Any:
     # torch.utils.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(t)) 1.08 us; the calls they end
     # in 0.86 us.
-    return torch_from_capsule(tf_capsule(tf_value(x)))
+    if not _is_eager(x):
+        raise _snapshot(x, tf_to_torch)
+    return torch_from_capsule(tf_capsule(x))
 
 
 def tf_to_jax(x: Any) -> Any:
     # jnp.from_dlpack(t) 15.4 us, the import 4.1 us (TF >= 2.16 exports __dlpack__, without a
     # stream argument); older TF gives only a capsule, wrapped as a producer object. Both zero-copy.
-    x = tf_value(x)
+    if not _is_eager(x):
+        raise _snapshot(x, tf_to_jax)
     if hasattr(x, "__dlpack__"):
         return jax_from_dlpack(x, stream_ok=False)
     return jax_from_dlpack(_Capsule(tf_capsule(x), x.__dlpack_device__()), stream_ok=False)

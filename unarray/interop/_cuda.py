@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from unarray._errors import DTypeError
 from unarray.interop._common import STATS, LazyNumpy, OtherDevice, jax_dlpack_device, lock, mod, torch_raw_stream
-from unarray.interop._cpu import _jax_platform, _ml_dtype, _torch_plain, to_jax
+from unarray.interop._cpu import _ml_dtype, _torch_plain, jax_single, to_jax
 from unarray.interop._entry_points import jax_capsule, torch_from_capsule
 from unarray.interop._streams import _consumer_stream, count_cai_wait, torch_stream_wait
 
@@ -100,7 +100,8 @@ def jax_to_numba(x: Any) -> Any:
     # (benchmarks/gpu/jax_numba_diag.py). JAX's DLPack export with Numba's stream makes that stream
     # wait for the array instead (no host synchronize), and its capsule, the view's owner, holds the
     # buffer for as long as the view lives; the interface then only describes the memory.
-    if _jax_platform(x) == "cpu":
+    x, platform = jax_single(x)
+    if platform == "cpu":
         raise OtherDevice("Numba device arrays live on the GPU")
     stream = _consumer_stream("numba") or 1  # DLPack's 1: the legacy default stream
     cap = jax_capsule(x, stream)
@@ -239,7 +240,8 @@ def numba_to_torch(x: Any) -> Any:
 def jax_to_cupy(x: Any) -> Any:
     # cupy.from_dlpack(jax) 8.4 us (H100) goes through JAX's Python __dlpack__; here CuPy gets the
     # export JAX's wrapper ends in (_entry_points.py), still naming CuPy's stream for JAX to order.
-    if _jax_platform(x) == "cpu":
+    x, platform = jax_single(x)
+    if platform == "cpu":
         raise OtherDevice("CuPy arrays live on the GPU")
     return mod("cupy").from_dlpack(_JaxExport(x))
 

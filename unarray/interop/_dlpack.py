@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from unarray._errors import HandoffError, UnarrayError, UnknownArrayTypeError
-from unarray._lookup import backend_named, default_backend
+from unarray._lookup import backend_named, default_backend, one
 from unarray._typing import Array, DeviceLike
 from unarray.interop._common import STATS, NeedsCopy, lock
 from unarray.interop._cpu import capsule_to_tf
@@ -21,11 +21,14 @@ __all__ = ["from_dlpack"]
 
 def from_dlpack(x: Any, /, *, backend: Any = None, device: DeviceLike | None = None,
                 copy: bool | None = None) -> Array:
-    """An array of ``backend`` (the default backend if omitted) from any DLPack producer.
+    """An array of ``backend`` from any DLPack producer.
 
-    Arrays of a supported library take the same path as :func:`to` (fastest
-    pair path, cache, copy accounting); any other object with ``__dlpack__``
-    goes to the backend's own ``from_dlpack``.
+    Without ``backend``, an array of a supported library stays with its own
+    library (moved to ``device`` and copied as asked, like the standard's
+    ``xp.from_dlpack`` of the producer's namespace); another producer goes to
+    the default backend (``ua.use``). Arrays of a supported library take the
+    same path as :func:`to` (fastest pair path, cache, copy accounting); any
+    other object with ``__dlpack__`` goes to the backend's own ``from_dlpack``.
 
     Parameters
     ----------
@@ -33,7 +36,8 @@ def from_dlpack(x: Any, /, *, backend: Any = None, device: DeviceLike | None = N
         an array of a supported library, or any object with ``__dlpack__``
         and ``__dlpack_device__``.
     backend : str or module, optional
-        the target library; the default backend (``ua.use``) if omitted.
+        the target library; if omitted, ``x``'s own library where it is an array
+        of one, else the default backend (``ua.use``).
     device : device, optional
         the target device; by default ``x``'s own.
     copy : bool, optional
@@ -42,7 +46,7 @@ def from_dlpack(x: Any, /, *, backend: Any = None, device: DeviceLike | None = N
     Returns
     -------
     out : array
-        An array of ``backend``.
+        An array of ``backend`` (or of the library chosen as above).
 
     Raises
     ------
@@ -61,7 +65,12 @@ def from_dlpack(x: Any, /, *, backend: Any = None, device: DeviceLike | None = N
     >>> ua.from_dlpack(np.ones(2), backend="numpy").tolist()
     [1.0, 1.0]
     """
-    b = backend_named(default_backend()[0] if backend is None else backend, "from_dlpack")
+    if backend is None:
+        try:
+            backend = one(x, "from_dlpack").name  # an array of a known library: its own
+        except UnknownArrayTypeError:
+            backend = default_backend()[0]
+    b = backend_named(backend, "from_dlpack")
     try:
         return to(x, b.name, device=device, copy=copy, _op="from_dlpack")
     except UnknownArrayTypeError:

@@ -14,15 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 from unarray import _backends
 from unarray._kernels.layout_route import contiguous
-from unarray.interop._common import Immutable, LazyNumpy, NeedsCopy, mod
+from unarray.interop._common import Immutable, LazyNumpy, NeedsCopy, Snapshot, mod
 from unarray.interop._cpu import (
     aligned_copy,
+    gathered,
     jax_to_np,
     jax_to_tf,
     jax_to_torch,
     np_to_jax,
     np_to_tf,
     np_to_torch,
+    np_to_torch_promised,
     tf_to_jax,
     tf_to_np,
     tf_to_torch,
@@ -126,11 +128,30 @@ def refusing_alias(conv: Callable[[Any], Any], src: str, dst: str) -> Callable[[
               f"would change the {src} array")
 
     def refuse(x: Any) -> Any:
-        raise Immutable(reason, conv(x))
+        try:
+            alias = conv(x)
+        except Snapshot as e:  # a tf.Variable's current value: the target's copy of it all the same
+            alias = e.value
+        raise Immutable(reason, alias)
 
     refuse.__name__ = conv.__name__  # what ua.explain names (path_name)
     refuse.__module__ = conv.__module__
     return refuse
+
+
+# -- the caller's promise not to write (ua.to(..., readonly=True)) ----------------------------
+# Where the target cannot hold read-only memory, the promise makes the alias the handoff's result:
+# the pair's own converter (an immutable source's alias), or a read-only NumPy array's alias.
+PROMISED: dict[tuple[str, str], Callable[[Any], Any]] = {("numpy", "torch"): np_to_torch_promised}
+
+
+def promised(src: str, dst: str) -> bool:
+    """Whether ``readonly=True`` changes this pair's handoff (a copy becomes the alias)."""
+    return owned(src, dst) or (src, dst) in PROMISED
+
+
+def promised_path(src: str, dst: str) -> Callable[[Any], Any]:
+    return PROMISED.get((src, dst)) or path(src, dst)
 
 
 def owned_copy(dst: str, alias: Any) -> Any:
@@ -194,6 +215,8 @@ def copy_for(src: str, dst: str, x: Any) -> tuple[Any, str]:
     handoff to JAX): 256 KiB, 37 us through NumPy against 94 us by clone on the H100 host; 4 MiB, 518
     against 96 us there (16 threads), 1137 against 1656 us on the 2-core VM. A dtype NumPy lacks
     (bfloat16) takes the clone."""
+    if src == "jax" and len(getattr(x, "_arrays", ())) > 1:  # sharded (jax_single refused it): gathered on the host
+        return gathered(x), "numpy"
     torch = mod("torch") if src == "torch" else None
     if (torch is not None and dst in ("jax", "tensorflow") and x.device.type == "cpu"
             and (x.numel() * x.element_size() <= 1 << 20 or torch.get_num_threads() <= 2)):

@@ -13,11 +13,12 @@ from collections.abc import Callable
 from typing import Any
 
 from unarray._errors import ArgumentError, UnarrayError
+from unarray._explanation import Explanation
 from unarray._lookup import backend_named, one
 from unarray._typing import Array, DeviceLike
-from unarray.interop import _cache, _compile_watch, _dask, _moves
+from unarray.interop import _cache, _compile_watch, _dask, _moves, _promise
 from unarray.interop._common import STATS, OtherDevice, lock
-from unarray.interop._paths import compact_copy
+from unarray.interop._paths import compact_copy, kind_after_copy, path, path_name, promised
 from unarray.interop._refusals import check_source
 from unarray.interop._routes import (
     BY_NAMES,
@@ -38,7 +39,17 @@ __all__ = ["stats", "to"]
 _DST: dict[str, Any] = {}
 # (source type, target name) -> the route's handoff function (_routes.fast): after the first handoff of
 # a pair, a call with neither device nor copy given is a dict lookup and that one function.
-_FAST: dict[tuple[type, str], Callable[[Any, str], Any]] = {}
+# (source type, target name, True): the same for readonly=True.
+_FAST: dict[tuple[Any, ...], Callable[[Any, str], Any]] = {}
+
+
+def _drop_promised() -> None:
+    # The read-only check switched on or off: promise routes register anew (checked or not).
+    for k in [k for k in _FAST if len(k) == 3]:
+        _FAST.pop(k, None)
+
+
+_promise.ON_SWITCH.append(_drop_promised)
 
 
 def stats(reset: bool = False) -> dict[str, int]:
@@ -85,7 +96,7 @@ def stats(reset: bool = False) -> dict[str, int]:
 
 
 def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool | None = None,
-       chunks: Any = None, _op: str = "to") -> Array:
+       chunks: Any = None, readonly: bool = False, _op: str = "to") -> Array:
     """Hand ``x`` to another library (and, on request, another device).
 
     The fastest measured path per pair of libraries is used (DLPack,
@@ -116,6 +127,15 @@ def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool |
         default; a dask array is rechunked lazily). Handing a dask array to
         another library computes it (with the caller's dask scheduler),
         counted in ``stats()["computes"]`` and refused under ``copy=False``.
+    readonly : bool
+        ``True`` is the caller's promise that nothing writes through the result (for code that
+        only reads). Where the target has no read-only arrays (torch, CuPy, Numba) and ``x``'s
+        memory is immutable or read-only (a JAX array, a TensorFlow tensor, a read-only NumPy
+        array), the result is then the zero-copy alias instead of a copy, and repeated handoffs
+        are served from the cache. A write through it changes ``x`` (a JAX array, a cached
+        TensorFlow constant) or crashes (a read-only memory map): ``ua.checking_readonly()``
+        or ``UNARRAY_CHECK_READONLY=1`` checks the promise. Elsewhere it changes nothing.
+        Default ``False``.
 
     Returns
     -------
@@ -135,15 +155,25 @@ def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool |
         a NumPy masked array (pass ``x.filled(...)`` or ``x.data``).
     DeviceNotAvailableError
         ``device`` names a device the target cannot reach here.
+    ReadOnlyViolationError
+        with the read-only check on, an earlier ``readonly=True`` handoff of ``x`` was written to.
     ArgumentError
-        ``copy`` is not True, False or None; ``device`` cannot be read.
+        ``copy`` is not True, False or None; ``readonly`` is not a bool; ``device`` cannot be read.
 
     Notes
     -----
     A target without read-only arrays (torch, CuPy, Numba) gets a copy (counted; refused
     under ``copy=False``) of memory its owner made read-only or immutable: a read-only NumPy array,
-    a JAX array, a TensorFlow tensor. Writing through an alias would crash or change the owner's
-    data. An immutable source's NumPy view (TensorFlow, JAX) is a read-only alias.
+    a JAX array, a TensorFlow tensor, unless the caller promises ``readonly=True``. Writing through
+    an alias would crash or change the owner's data. An immutable source's NumPy view (TensorFlow,
+    JAX) is a read-only alias.
+
+    A ``tf.Variable`` hands over its current value, which a later ``assign`` does not reach: one
+    copy (counted; refused under ``copy=False``). A JAX array sharded over several devices is
+    gathered into one buffer for another library: one copy (counted; refused under ``copy=False``);
+    a replicated one hands over one device's copy, zero-copy. A torch tensor that requires grad is
+    refused while grad mode is on, and handed over detached under ``torch.no_grad()`` or
+    ``torch.inference_mode()``, from the cache or not.
 
     Examples
     --------
@@ -153,23 +183,26 @@ def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool |
     >>> y is x
     True
     """
-    if device is None and copy is None and chunks is None:
+    if device is None and copy is None and chunks is None and (readonly is False or readonly is True):
         try:
-            f = _FAST.get((type(x), backend))
+            f = _FAST.get((type(x), backend) if readonly is False else (type(x), backend, True))
         except TypeError:  # an unhashable backend: _to names the error
             f = None
         if f is not None:
             return f(x, _op)
-    return _to(x, backend, device, copy, _op, chunks)
+    return _to(x, backend, device, copy, _op, chunks, readonly)
 
 
 # Their public home, where help(), doctest and the docs find them (this module is how they are built).
 stats.__module__ = to.__module__ = "unarray.interop"
 
 
-def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str, chunks: Any = None) -> Any:
+def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str, chunks: Any = None,
+        readonly: bool = False) -> Any:
     if copy is not None and copy is not True and copy is not False:
         copy = _as_copy(copy, backend, op)
+    if readonly is not False and readonly is not True:
+        readonly = _as_flag(readonly, backend, op)
     src = one(x, op)
     dst = _DST.get(backend) if isinstance(backend, str) else None
     if dst is None:
@@ -184,7 +217,7 @@ def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str, chunks: A
             with lock:
                 STATS["zero_copy"] += 1
         if copy is None and type(backend) is str:
-            _FAST[(type(x), backend)] = _same
+            _FAST[(type(x), backend, True) if readonly else (type(x), backend)] = _same
         return x
     if src.compiling is not None and src.compiling():
         # A torch.compile trace: the handoff runs eagerly on the real tensor (a graph break, as for
@@ -199,19 +232,49 @@ def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str, chunks: A
         if want != here:
             _moves.reachable(dst, want, op)
             return _moves.move(x, src, dst, here, want, copy, op, to)
-    if src is dst:
-        return count_copy(s, x, compact_copy(s, x))
-    r = route(src, d, _to)
+    if src is dst:  # a copy within the library (one made through another library comes back)
+        mid, kind = compact_copy(s, x), kind_after_copy(s)
+        return count_copy(s, x, mid if kind == s else path(kind, s)(mid))
+    promise = readonly and promised(s, d)
+    r = route(src, d, _to, promise)
     if copy is None and type(backend) is str:
-        _FAST[(type(x), backend)] = r.fast
+        f = _checked(r.fast, s, d) if promise and _promise.CHECKING[0] else r.fast
+        _FAST[(type(x), backend, True) if readonly else (type(x), backend)] = f
     if copy is True:
         return copy_then_convert(x, s, d, op)
+    if promise and _promise.CHECKING[0]:
+        out = _handoff(x, r, copy, op)
+        _promise.record(x, s, d, op)
+        return out
+    return _handoff(x, r, copy, op)
+
+
+def _handoff(x: Any, r: Any, copy: bool | None, op: str) -> Any:
     if r.cached:
         out = _cache.hit(x, r)
         if out is not None:
             r.counts[1] += 1
             return out
     return convert(x, r, copy, op, r.cached and (id(x) in _cache.CACHE or _cache.admit(id(x))))
+
+
+def _checked(fast: Callable[[Any, str], Any], s: str, d: str) -> Callable[[Any, str], Any]:
+    # A promise route while the read-only check is on: the last promise verified, this one recorded.
+    def checked(x: Any, op: str) -> Any:
+        out = fast(x, op)
+        _promise.record(x, s, d, op)
+        return out
+
+    return checked
+
+
+def _as_flag(value: Any, backend: Any, op: str) -> bool:
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(value, np.bool_):
+        return bool(value)
+    name = backend if isinstance(backend, str) else getattr(backend, "__name__", None)
+    raise ArgumentError(f"readonly must be True or False, got {value!r}; pass readonly=True to promise that nothing "
+                        "writes through the result, or leave it out", op=op, backend=name)
 
 
 def _as_copy(copy: Any, backend: Any, op: str) -> bool:
@@ -253,6 +316,55 @@ def copy_reason(x: Any, backend: str, op: str) -> str | None:
     return None
 
 
+def explain_to(x: Any, backend: Any, *, device: Any = None, copy: bool | None = None, chunks: Any = None,
+               readonly: bool = False) -> Explanation:
+    """What ``ua.to(x, backend, ...)`` would do (ua.explain("to", ...)): the path, and whether it copies and
+    why; with ``readonly=True`` where it changes the handoff, the promise it rests on. Nothing is counted
+    or stored: the converter runs as the handoff would, and its view is dropped."""
+    op = "to"
+    if readonly is not False and readonly is not True:
+        readonly = _as_flag(readonly, backend, op)
+    src, dst = one(x, op), backend_named(backend, op)
+    s, d = src.name, dst.name
+    here = src.placement_of(x)
+    if device is not None and not (src.lazy or dst.lazy):
+        want = _moves.as_device(device, dst, op)
+        if want != here:
+            _moves.reachable(dst, want, op)
+            if copy is False:
+                raise ArgumentError(f"moving from {here} to {want} needs a copy, but copy=False", op=op, backend=d)
+            return Explanation(op, d, want, "device move", None, (f"{s} -> {d}: one copy (a move from {here} to "
+                                                                   f"{want})",), 1)
+    if src is dst:
+        copied = copy is True
+        line = f"{s} -> {d}: one copy (copy=True)" if copied else f"{s} -> {d}: the array itself"
+        return Explanation(op, d, here, "same library", None, (line,), int(copied))
+    kernel = path_name(s, d) if not (src.lazy or dst.lazy) else "dask (wrap, or compute)"
+    if copy is True:
+        return Explanation(op, d, here, kernel, None, (f"{s} -> {d}: one copy (copy=True)",), 1)
+    if readonly and promised(s, d):
+        line = (f"{s} -> {d} via {kernel}: zero-copy alias on the caller's readonly=True promise (nothing may "
+                "write through it; ua.checking_readonly() or UNARRAY_CHECK_READONLY=1 checks it)")
+        return Explanation(op, d, here, kernel, None, (line,), 0)
+    why = copy_reason(x, d, op)
+    if why is None:
+        return Explanation(op, d, here, kernel, None, (f"{s} -> {d} via {kernel}: zero-copy",), 0)
+    if copy is False:
+        raise ArgumentError(f"{d} cannot alias this {s} array ({why}), so ua.to would refuse copy=False",
+                            op=op, backend=d)
+    hint = "; readonly=True would alias it" if promised(s, d) and _aliases(x, s, d) else ""
+    return Explanation(op, d, here, kernel, None, (f"{s} -> {d}: one copy ({why}){hint}",), 1)
+
+
+def _aliases(x: Any, s: str, d: str) -> bool:
+    # Whether the promise route's converter takes x (the view is dropped).
+    try:
+        route(one(x, "to"), d, _to, True).conv(x)
+    except REFUSALS:
+        return False
+    return True
+
+
 def _same(x: Any, op: str) -> Any:
     # A handoff to x's own library: x itself.
     STATS["zero_copy"] += 1
@@ -260,10 +372,10 @@ def _same(x: Any, op: str) -> Any:
 
 
 def _traced_to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool | None = None,
-               chunks: Any = None, _op: str = "to") -> Array:
+               chunks: Any = None, readonly: bool = False, _op: str = "to") -> Array:
     # What torch.compile traces in place of the C ua.to (torch.compiler.substitute_in_graph, registered
     # by the torch backend): the Python path, which runs the handoff eagerly (a graph break).
-    return _to(x, backend, device, copy, _op, chunks)
+    return _to(x, backend, device, copy, _op, chunks, readonly)
 
 
 if speedups is not None:

@@ -58,14 +58,14 @@ def _torch(x: Any, dst: str) -> None:
             f"{tuple(x.placements)}, so handing it to {dst} would need a gather or would drop the other shards; "
             "pass x.full_tensor() (gathers the whole array on every rank) or x.to_local() (this rank's shard)",
             backend=dst)
-    if x.requires_grad:
-        # Note: torch's own .numpy() and __dlpack__ refuse this too: a writable alias outside autograd
-        # lets a write corrupt a later backward().
-        raise HandoffError(
-            f"this torch tensor requires grad, so handing it to {dst} would escape autograd (torch's .numpy() and "
-            "__dlpack__ refuse it too); pass x.detach() (or x.detach().clone() for an independent copy)",
-            backend=dst)
     torch = sys.modules["torch"]
+    if x.requires_grad and torch.is_grad_enabled():
+        # Note: as torch's own .numpy(): a writable alias outside autograd lets a write corrupt a later
+        # backward(). Under torch.no_grad() or torch.inference_mode() the tensor goes over detached.
+        raise HandoffError(
+            f"this torch tensor requires grad, so handing it to {dst} would escape autograd (torch's .numpy() "
+            "refuses it too); pass x.detach() (or x.detach().clone() for an independent copy), or hand it over "
+            "under torch.no_grad()", backend=dst)
     if x.layout is not torch.strided:
         raise HandoffError(
             f"a torch tensor with layout {x.layout} has no dense buffer to share with {dst}; pass x.to_dense()",

@@ -15,10 +15,10 @@ from typing import Any
 from unarray import _native
 from unarray._errors import HandoffError, TracerHandoffError, UnarrayError
 from unarray.interop import _cache
-from unarray.interop._common import STATS, Immutable, NeedsCopy, OtherDevice, lock, mod
+from unarray.interop._common import STATS, Immutable, NeedsCopy, OtherDevice, Snapshot, lock, mod
 from unarray.interop._cpu import _TF_ON_CPU, TF_ALIGN, np_to_torch_first
 from unarray.interop._entry_points import tf_from_export
-from unarray.interop._paths import copy_for, nbytes, owned, owned_copy, path, refusing_alias
+from unarray.interop._paths import copy_for, nbytes, owned, owned_copy, path, promised_path, refusing_alias
 from unarray.interop._refusals import check_source
 from unarray.interop._streams import ORDER_READS, STREAM_ORDERED
 
@@ -90,14 +90,19 @@ def _first_refused() -> Callable[[Any], Any]:
 class Route:
     """What ua.to does for one (source library, target library): converter, cache keys, stream order."""
 
-    __slots__ = ("cached", "compiling", "conv", "counts", "dst", "fast", "first", "order", "osig", "sig", "src")
+    __slots__ = ("cached", "compiling", "conv", "counts", "dst", "fast", "first", "order", "osig", "promise", "sig",
+                 "src")
 
-    def __init__(self, src: str, dst: str, compiling: Callable[[], bool] | None):
-        self.src, self.dst, self.conv = src, dst, path(src, dst)
-        if owned(src, dst):
+    def __init__(self, src: str, dst: str, compiling: Callable[[], bool] | None, promise: bool = False):
+        # promise: the route of ua.to(..., readonly=True) for a pair where the promise makes the alias the
+        # result (_paths.promised); cached like any pair whose converter costs more than a lookup.
+        self.src, self.dst, self.conv, self.promise = src, dst, path(src, dst), promise
+        if promise:
+            self.conv = promised_path(src, dst)
+        elif owned(src, dst):
             self.conv = refusing_alias(self.conv, src, dst)
-        self.cached = (src, dst) not in UNCACHED and not owned(src, dst)
-        first = _first_refused if owned(src, dst) else FIRST.get((src, dst))
+        self.cached = promise or ((src, dst) not in UNCACHED and not owned(src, dst))
+        first = None if promise else _first_refused if owned(src, dst) else FIRST.get((src, dst))
         self.first = self.conv if first is None else first()
         self.sig = _cache.SIGNATURES.get(src, _cache.sig_numpy)
         self.osig = _cache.SIGNATURES.get(dst, _cache.sig_numpy)
@@ -110,17 +115,19 @@ class Route:
 
 
 # (source name, target name) -> its route, made once (ua.stats reads their counters).
-BY_NAMES: dict[tuple[str, str], Route] = {}
+# A promise route (readonly=True) is keyed (source name, target name, True).
+BY_NAMES: dict[tuple[Any, ...], Route] = {}
 _refs = sys.getrefcount
 
 
-def route(src: Any, d: str, traced: Callable[..., Any]) -> Route:
-    r = BY_NAMES.get((src.name, d))
+def route(src: Any, d: str, traced: Callable[..., Any], promise: bool = False) -> Route:
+    key = (src.name, d, True) if promise else (src.name, d)
+    r = BY_NAMES.get(key)
     if r is None:
-        r = Route(src.name, d, src.compiling)
+        r = Route(src.name, d, src.compiling, promise)
         r.fast = fast(r, traced)
         with lock:
-            BY_NAMES[(src.name, d)] = r
+            BY_NAMES[key] = r
     return r
 
 
@@ -133,7 +140,7 @@ def fast(r: Route, traced: Callable[..., Any]) -> Callable[[Any, str], Any]:
     # the route is a speedups.Handoff doing the steps below.
     counts, compiling, dst, slow = r.counts, r.compiling, r.dst, _slow(r, traced)
     if speedups is not None:
-        make = GUARDED.get((r.src, dst))
+        make = None if r.promise else GUARDED.get((r.src, dst))
         guarded = None if make is None else make(speedups)
         guard, first = (None, r.first) if guarded is None else guarded
         seen = _cache.SEEN if r.cached and guarded is not None else None  # a first sight: guard + first in C
@@ -163,6 +170,8 @@ def fast(r: Route, traced: Callable[..., Any]) -> Callable[[Any, str], Any]:
     cache, sig, osig, order = _cache.CACHE, r.sig, r.osig, r.order
 
     def cached(x: Any, op: str) -> Any:
+        if compiling is not None and compiling():  # before the cache: a trace cannot compare pointers
+            return traced(x, dst, None, None, op)
         e = cache.get(id(x))
         if e is not None and e[0]() is x and (sig is None or e[1] == sig(x)):
             h = e[2].get(dst)
@@ -232,6 +241,8 @@ def _refused(x: Any, r: Route, e: BaseException, copy: bool | None, op: str) -> 
                            "copy=False; pass copy=None to allow one copy", op=op, backend=r.dst) from None
     if isinstance(e, Immutable):
         return count_copy(r.src, x, owned_copy(r.dst, e.alias))
+    if isinstance(e, Snapshot):  # a tf.Variable's current value
+        return count_copy(r.src, x, e.value)
     return copy_then_convert(x, r.src, r.dst, op)
 
 

@@ -42,7 +42,7 @@ static PyObject *FAST;      /* dict: (source type, target name) -> route (Handof
 static PyObject *PYTO;      /* interop's Python ua.to: everything off the fast path */
 static PyObject *CACHE;     /* dict: id(x) -> [weakref, signature, {target: (view, view signature[, device])}, refs] */
 static PyObject *REFUSALS;  /* exception types a native entry point refuses an array with */
-static PyObject *S_DEVICE, *S_COPY, *S_OP, *S_TO, *S_GET_DEVICE;
+static PyObject *S_DEVICE, *S_COPY, *S_OP, *S_TO, *S_GET_DEVICE, *S_READONLY;
 /* The last (type, backend) looked up and its route: a loop handing over one kind of array skips the
  * key tuple and the dict lookup. FAST's entries never change once set (one route per pair). */
 static PyObject *LAST_TYPE, *LAST_BACKEND, *LAST_ROUTE;
@@ -624,8 +624,10 @@ is_name(PyObject *name, PyObject *interned)
 static PyObject *
 to(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
 {
-    /* ua.to(x, backend, *, device=None, copy=None): the route for (type(x), backend), else Python. */
+    /* ua.to(x, backend, *, device=None, copy=None, readonly=False): the route for (type(x), backend), or
+     * for (type(x), backend, True) with readonly=True (the promise routes), else Python. */
     PyObject *op = S_TO;
+    int readonly = 0;
     if (nargs != 2 || FAST == NULL)
         goto python;
     if (kwnames != NULL) {
@@ -633,13 +635,31 @@ to(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
             PyObject *name = PyTuple_GET_ITEM(kwnames, i), *value = args[nargs + i];
             if (is_name(name, S_OP))
                 op = value;
+            else if (is_name(name, S_READONLY) && (value == Py_True || value == Py_False))
+                readonly = value == Py_True;
             else if (value != Py_None || !(is_name(name, S_DEVICE) || is_name(name, S_COPY)))
                 goto python;
         }
     }
     PyObject *type = (PyObject *)Py_TYPE(args[0]), *backend = args[1], *route;
-    if (type == LAST_TYPE && backend == LAST_BACKEND) {
+    if (!readonly && type == LAST_TYPE && backend == LAST_BACKEND) {
         route = Py_NewRef(LAST_ROUTE);
+    } else if (readonly) {
+        /* (no LAST_ for promises: the read-only check swaps their routes in FAST) */
+        PyObject *key = PyTuple_Pack(3, type, backend, Py_True);
+        if (key == NULL)
+            return NULL;
+        route = PyDict_GetItemWithError(FAST, key);
+        Py_DECREF(key);
+        if (route == NULL) {
+            if (PyErr_Occurred()) {
+                if (!PyErr_ExceptionMatches(PyExc_TypeError))
+                    return NULL;
+                PyErr_Clear();
+            }
+            goto python;
+        }
+        Py_INCREF(route);
     } else {
         PyObject *key = PyTuple_Pack(2, type, backend);
         if (key == NULL)
@@ -793,8 +813,10 @@ install(PyObject *module, PyObject *args)
         if (doc == NULL)
             return NULL;
         PyObject *full = PyUnicode_Check(doc)
-            ? PyUnicode_FromFormat("to($module, x, backend, *, device=None, copy=None, chunks=None)\n--\n\n%U", doc)
-            : PyUnicode_FromString("to($module, x, backend, *, device=None, copy=None, chunks=None)\n--\n\n");
+            ? PyUnicode_FromFormat("to($module, x, backend, *, device=None, copy=None, chunks=None, readonly=False)"
+                                   "\n--\n\n%U", doc)
+            : PyUnicode_FromString("to($module, x, backend, *, device=None, copy=None, chunks=None, readonly=False)"
+                                   "\n--\n\n");
         Py_DECREF(doc);
         if (full == NULL)
             return NULL;
@@ -848,7 +870,8 @@ PyInit__speedups(void)
     S_OP = PyUnicode_InternFromString("_op");
     S_TO = PyUnicode_InternFromString("to");
     S_GET_DEVICE = PyUnicode_InternFromString("get_device");
-    if (!S_DEVICE || !S_COPY || !S_OP || !S_TO || !S_GET_DEVICE)
+    S_READONLY = PyUnicode_InternFromString("readonly");
+    if (!S_DEVICE || !S_COPY || !S_OP || !S_TO || !S_GET_DEVICE || !S_READONLY)
         return NULL;
 #ifdef UNARRAY_NUMPY
     if (PyType_Ready(&BufferOwnerType) < 0)
