@@ -13,13 +13,16 @@ from __future__ import annotations
 import numbers as _numbers
 from typing import TYPE_CHECKING, Any
 
+from unarray._devices import Device as _Device
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import backend_named as _backend_named
 from unarray._dispatch import default_backend as _default_backend
 from unarray._dispatch import fail as _fail
 from unarray._dtypes import check_int_scalar
 from unarray._errors import ArgumentTypeError, DTypeError
+from unarray._errors import UnknownArrayTypeError as _UnknownArrayTypeError
 from unarray._lookup import _ROOTS
+from unarray._lookup import resolve_type as _resolve_type
 from unarray._lookup import SCALARS as _SCALARS
 from unarray._typing import Array, DeviceLike, DTypeLike
 
@@ -33,7 +36,8 @@ Shape = int | tuple[int, ...]
 
 def _creation_backend(op: str, backend: Any, device: Any) -> tuple[Backend, Any]:
     if backend is None and device is not None and not isinstance(device, str):
-        root = _ROOTS.get(type(device).__module__.partition(".")[0])
+        # Note: a device names its library (ua.device(t).library, torch.device): creation on it stays there.
+        root = device.library if isinstance(device, _Device) else _ROOTS.get(type(device).__module__.partition(".")[0])
         if root is not None:
             backend = root
     if backend is None:
@@ -376,8 +380,14 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
             copy: bool | None = None, backend: Any = None) -> Array:
     """Convert ``obj`` (an array of any library, a scalar, a nested sequence, a buffer) to an array.
 
-        An array stays with its own library unless ``backend=`` names another; then
-        it moves through :func:`unarray.to` (zero-copy where possible).
+        The rule for the library of the result, the same whatever unarray has seen before:
+
+        - an array (of any supported library, a JAX tracer or a dask array included) stays with its own
+          library unless ``backend=`` names another; then it moves through :func:`unarray.to` (zero-copy
+          where possible). A tracer is returned as it is, never converted.
+        - anything else (Python scalars, nested sequences, buffers) goes to ``backend=``, else to the library of
+          ``device=`` where that names one (``ua.device(t)``, ``torch.device``), else to the default set
+          by :class:`unarray.use` (NumPy unless set).
 
         Parameters
         ----------
@@ -417,14 +427,12 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
         array([[1., 2.],
                [3., 4.]], dtype=float32)
     """
-    if backend is None and not isinstance(obj, (*_SCALARS, list, tuple)):
-        b = _BY_TYPE.get(type(obj))
-        if b is not None:
-            backend = b.name
-    if backend is not None and not isinstance(obj, (*_SCALARS, list, tuple)):
-        src = _BY_TYPE.get(type(obj))
+    src = None if isinstance(obj, (*_SCALARS, list, tuple)) else _source(obj)
+    if backend is None and src is not None:
+        backend = src.name
+    elif backend is not None and src is not None:
         target = _backend_named(backend, "asarray")
-        if src is not None and src is not target:
+        if src.name != target.name:
             from unarray.interop import to
 
             obj = to(obj, target.name, copy=copy)
@@ -440,6 +448,17 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
                          f"not have; pass numbers (bool, int, float, complex) or an array of them",
                          op="asarray", backend=b.name)
     return out
+
+
+def _source(obj: Any) -> Any:
+    # The backend of an array of any supported library, seen before or not; None for anything else.
+    b = _BY_TYPE.get(type(obj))
+    if b is not None:
+        return b
+    try:
+        return _resolve_type(type(obj), "asarray")
+    except _UnknownArrayTypeError:
+        return None
 
 
 # NumPy kinds with no array API dtype: object, str, bytes, datetime, timedelta (void stays: ml_dtypes' bfloat16).

@@ -13,7 +13,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from unarray._backends import _special
 from unarray._backends._base import Backend
-from unarray._devices import Device, ShardedDevice
+from unarray._devices import Device, ShardedDevice, register_native
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES
 from unarray._errors import DTypeError
 from unarray._precision import _POLICY
@@ -385,3 +385,4 @@ class JaxBackend(Backend):
 
 
 BACKEND = JaxBackend()
+register_native(jax.Device, device_from_jax)
