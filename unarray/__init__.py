@@ -49,7 +49,9 @@ from unarray.elementwise import (
 )
 from unarray.indexing import take, take_along_axis
 from unarray.interop import from_dlpack, stats, to
-from unarray.introspection import BackendInfo, Explanation, backend_of, backends, device, explain, namespace
+from unarray.bound import BoundNamespace, array_namespace, namespace
+from unarray.bound import publish as _publish
+from unarray.introspection import BackendInfo, Explanation, backend_of, backends, device, explain
 from unarray.introspection import Info as _Info
 from unarray.introspection import array_namespace_info as _array_namespace_info
 from unarray.jit import JitFallbackWarning, jit
@@ -71,9 +73,9 @@ __array_api_version__ = "2025.12"
 
 __all__ = [
     # introspection, interop, policy
-    "BackendInfo", "Device", "MeshDevice", "ShardedDevice", "Explanation", "backend_of", "backends", "device", "explain", "from_dlpack",
-    "get_precision", "namespace", "precision", "stats", "to", "use", "scaled_dot_product_attention", "jit",
-    "JitFallbackWarning",
+    "BackendInfo", "BoundNamespace", "Device", "MeshDevice", "ShardedDevice", "Explanation", "array_namespace",
+    "backend_of", "backends", "device", "explain", "from_dlpack", "get_precision", "precision", "stats", "to", "use",
+    "scaled_dot_product_attention", "jit", "JitFallbackWarning",
     # layout
     "ascontiguousarray",
     # errors
@@ -115,6 +117,9 @@ def __array_namespace_info__() -> _Info:
     """The inspection API of the default backend and device (``ua.use``), NumPy when nothing is set."""
     return _array_namespace_info()
 
+
+# Every namespace ua.array_namespace returns holds these public names (creation re-bound to its library).
+_publish(_sys.modules[__name__])
 
 # tf.function runs unarray's functions as written (typed errors stay typed); see _dispatch.run_as_written.
 _run_as_written(_sys.modules[__name__], linalg, fft, nn)

@@ -20,8 +20,8 @@ from unarray._lookup import SCALARS, one
 __all__ = ["resolve"]
 
 # Public callables of the namespace that are not ops on arrays.
-_NOT_OPS = frozenset({"explain", "use", "precision", "backends", "backend_of", "namespace", "device", "stats",
-                      "__array_namespace_info__"})
+_NOT_OPS = frozenset({"explain", "use", "precision", "backends", "backend_of", "namespace", "array_namespace",
+                      "device", "stats", "__array_namespace_info__"})
 _HANDOFF = frozenset({"to", "from_dlpack"})
 # Parameter annotations (as written, ``from __future__ import annotations``) that take arrays only,
 # arrays or Python scalars, and sequences of arrays.

@@ -22,8 +22,8 @@ from unarray._dtypes import check_int_scalar
 from unarray._errors import ArgumentTypeError, DTypeError
 from unarray._errors import UnknownArrayTypeError as _UnknownArrayTypeError
 from unarray._lookup import _ROOTS
-from unarray._lookup import resolve_type as _resolve_type
 from unarray._lookup import SCALARS as _SCALARS
+from unarray._lookup import resolve_type as _resolve_type
 from unarray._typing import Array, DeviceLike, DTypeLike
 
 if TYPE_CHECKING:

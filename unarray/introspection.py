@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from unarray import _backends, _precision
 from unarray._devices import Device
-from unarray._dispatch import leader, many, one, same_device
+from unarray._dispatch import leader, one, same_device
 from unarray._dtypes import DTYPES
 from unarray._errors import ArgumentError
 from unarray._explanation import Explanation
@@ -20,7 +20,7 @@ from unarray._lookup import SCALARS
 from unarray._typing import Array
 
 __all__ = ["BackendInfo", "Explanation", "Info", "array_namespace_info", "backend_of", "backends", "device",
-           "explain", "namespace"]
+           "explain", "with_library"]
 
 
 def backend_of(x: Array) -> str:
@@ -48,36 +48,6 @@ def backend_of(x: Array) -> str:
         'numpy'
     """
     return one(x, "backend_of").name
-
-
-def namespace(*arrays: Array) -> Any:
-    """The array-API namespace of the leading array's backend (``array_api_compat.torch``, ``jax.numpy``...).
-
-        Parameters
-        ----------
-        *arrays : array
-            Arrays of supported libraries; the first one leads.
-
-        Returns
-        -------
-        out : module
-            The namespace the backend runs the standard's functions with.
-
-        Raises
-        ------
-        UnknownArrayTypeError
-            An argument is not an array of a supported library.
-        ArgumentTypeError
-            No array is given.
-
-        Examples
-        --------
-        >>> import numpy as np, unarray as ua
-        >>> ua.namespace(np.zeros(2)).__name__
-        'array_api_compat.numpy'
-    """
-    b, _ = many("namespace", arrays)
-    return b.xp
 
 
 def device(x: Array, /) -> Device:

@@ -33,6 +33,8 @@ class Backend:
     kernel_namespace: ClassVar[str | None] = None
     # A lazy backend (dask) leads a mixed call whatever its operand's position; others join through join().
     lazy: ClassVar[bool] = False
+    # Arrays that cannot be written in place (JAX, TensorFlow): ua.at returns a new array there.
+    immutable: ClassVar[bool] = False
 
     # -- generic fallback: every other array-API name comes from xp -----------------
     def __getattr__(self, op: str) -> Any:

@@ -150,6 +150,7 @@ class JaxBackend(Backend):
     xp = jnp
     native = jax
     kernel_namespace = "jax.numpy"
+    immutable = True
 
     def __getattr__(self, op: str) -> Any:
         fn = super().__getattr__(op)

@@ -142,6 +142,7 @@ class TensorflowBackend(Backend):
     native = tf
     holes = HOLES
     dtype_holes = DTYPE_HOLES
+    immutable = True
 
     def __getattr__(self, op: str) -> Any:
         try:
