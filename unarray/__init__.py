@@ -47,6 +47,7 @@ from unarray.elementwise import (
     multiply, negative, nextafter, not_equal, positive, pow, real, reciprocal, remainder, round, sign, signbit,
     sin, sinh, sqrt, square, subtract, tan, tanh, trunc,
 )
+from unarray.generic import apply_numpy, at
 from unarray.indexing import take, take_along_axis
 from unarray.interop import from_dlpack, stats, to
 from unarray.bound import BoundNamespace, array_namespace, namespace
@@ -78,6 +79,8 @@ __all__ = [
     "scaled_dot_product_attention", "jit", "JitFallbackWarning",
     # layout
     "ascontiguousarray",
+    # generic code on immutable and lazy arrays
+    "at", "apply_numpy",
     # errors
     "ArgumentError", "ArgumentTypeError", "AxisError", "BackendNotAvailableError", "CompileError", "DTypeError",
     "DeviceMismatchError", "DeviceNotAvailableError", "EmptyReductionError", "HandoffError", "ShapeError",

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from unarray._backends import _special
+from unarray._backends import _special, updates
 from unarray._backends._base import Backend
 from unarray._devices import Device, ShardedDevice, register_native
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES
@@ -248,6 +248,12 @@ class JaxBackend(Backend):
     def creation_device(self, x: Any) -> dict[str, Any]:
         # A tracer has no committed device: its computation decides placement.
         return {} if isinstance(x, jax.core.Tracer) else {"device": x.device}
+
+    def at_update(self, x: Any, idx: Any, op: str, v: Any, in_place: bool) -> Any:
+        return updates.jax_update(x, idx, op, v)
+
+    def apply_numpy(self, call: Any, arrays: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
+        return jax.pure_callback(call, jax.ShapeDtypeStruct(shape, dtype), *arrays)
 
     def is_tracer(self, x: Any) -> bool:
         return isinstance(x, jax.core.Tracer)
