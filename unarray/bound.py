@@ -94,7 +94,7 @@ class BoundNamespace:
     lazy: bool
     immutable: bool
 
-    def __init__(self, b: Backend, device: Device | None, raw_device: Any = None) -> None:
+    def __init__(self, b: Any, device: Device | None, raw_device: Any = None) -> None:
         self.__dict__.update(_PUBLIC)
         self.backend, self.device, self.lazy, self.immutable = b.name, device, b.lazy, b.immutable
         self.__name__ = "unarray"

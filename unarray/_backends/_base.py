@@ -271,7 +271,7 @@ class Backend:
         return updates.numpy_update(out, idx, op, self.xp.asarray(v, dtype=x.dtype))
 
     def to_numpy(self, x: Any) -> Any:
-        return updates.np.asarray(x)
+        return updates.host(x)
 
     def apply_numpy(self, call: Any, arrays: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
         out = call(*[self.to_numpy(a) for a in arrays])

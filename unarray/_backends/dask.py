@@ -126,7 +126,7 @@ class DaskBackend(Backend):
         return self.apply_numpy(run, [x, v, *found], tuple(x.shape), x.dtype).rechunk(x.chunks)
 
     def apply_numpy(self, call: Any, arrays: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
-        return da.from_delayed(dask.delayed(call, pure=False)(*arrays), shape, dtype=dtype)
+        return da.from_delayed(dask.delayed(call, pure=False)(*arrays), shape, dtype=dtype)  # type: ignore[attr-defined]
 
     # -- hot ops ---------------------------------------------------------------------------------------
     def matmul(self, x1: Any, x2: Any) -> Any:

@@ -253,7 +253,7 @@ class JaxBackend(Backend):
         return updates.jax_update(x, idx, op, v)
 
     def apply_numpy(self, call: Any, arrays: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
-        return jax.pure_callback(call, jax.ShapeDtypeStruct(shape, dtype), *arrays)
+        return jax.pure_callback(call, jax.ShapeDtypeStruct(shape, dtype), *arrays)  # type: ignore[no-untyped-call]
 
     def is_tracer(self, x: Any) -> bool:
         return isinstance(x, jax.core.Tracer)

@@ -13,6 +13,10 @@ import numpy as np
 UFUNC = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
 
 
+def host(x: Any) -> Any:
+    return np.asarray(x)
+
+
 def is_mask(part: Any) -> bool:
     return getattr(getattr(part, "dtype", None), "name", str(getattr(part, "dtype", ""))) in ("bool", "torch.bool")
 
