@@ -182,15 +182,15 @@ def array_namespace(*arrays: Any, api_version: str | None = None) -> BoundNamesp
         >>> xp is ua.array_namespace(np.zeros(1))
         True
     """
+    if api_version is not None and api_version not in _VERSIONS:
+        raise ArgumentError(f"api_version must be one of {', '.join(_VERSIONS)} or None; got {api_version!r}",
+                            op="array_namespace")
     if len(arrays) == 1:
         x = arrays[0]
         try:  # the common call: one array, of a type and device seen before
             return _BY_DEVICE[type(x), x.device]
         except Exception:  # noqa: BLE001 - not seen yet, no .device, a tracer's or an unhashable device: the full way
             pass
-    if api_version is not None and api_version not in _VERSIONS:
-        raise ArgumentError(f"api_version must be one of {', '.join(_VERSIONS)} or None; got {api_version!r}",
-                            op="array_namespace")
     xs = [a for a in arrays if type(a) not in _PASSIVE]
     if not xs:
         name, where = default_backend()
