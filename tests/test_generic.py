@@ -51,11 +51,11 @@ def _updates(draw: st.DrawFn) -> tuple[np.ndarray, str, Any, str, Any]:
     return x, kind, idx, op, value
 
 
-def _index_for(lib: Lib, idx: Any) -> Any:
+def _index_for(owner: Lib, idx: Any) -> Any:
     # Index arrays in the array's own library (a NumPy index is handed over by ua.at itself: tested apart).
     if isinstance(idx, tuple):
-        return tuple(_index_for(lib, p) for p in idx)
-    return lib.asarray(idx) if isinstance(idx, np.ndarray) else idx
+        return tuple(_index_for(owner, p) for p in idx)
+    return owner.asarray(idx) if isinstance(idx, np.ndarray) else idx
 
 
 @given(case=_updates())

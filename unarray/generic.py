@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Generic, cast
 
-import numpy as np
-
 from unarray._dispatch import many, one
 from unarray._dtypes import DTYPES, DType, canonical_name
 from unarray._errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
@@ -183,6 +181,8 @@ def apply_numpy(fn: Callable[..., Any], *arrays: Array, shape: tuple[int, ...], 
         >>> ua.apply_numpy(np.sort, np.array([3.0, 1.0, 2.0]), shape=(3,), dtype=ua.float64)
         array([1., 2., 3.])
     """
+    import numpy as np  # Note: here, not at the top: importing unarray imports no array library
+
     if not arrays:
         raise ArgumentTypeError("needs at least one array argument", op="apply_numpy")
     b, xs = many("apply_numpy", arrays)
@@ -208,6 +208,8 @@ def apply_numpy(fn: Callable[..., Any], *arrays: Array, shape: tuple[int, ...], 
 
 def read_only(a: Any) -> Any:
     # What fn receives: a write raises in fn instead of reaching the caller's data.
+    import numpy as np
+
     a = np.asarray(a)
     if a.flags.writeable:
         a = a.view()
