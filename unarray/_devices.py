@@ -34,7 +34,10 @@ def _from_native(obj: object) -> Device | None:
     for klass in type(obj).__mro__:
         convert = _NATIVE.get(klass)
         if convert is not None:
-            return convert(obj)
+            try:
+                return convert(obj)
+            except Exception:  # noqa: BLE001 - a device this process cannot reach (torch "cuda" without CUDA)
+                return None
     return None
 
 
@@ -277,9 +280,6 @@ def parse_device(spec: object) -> Device | None:
     """
     if spec is None or isinstance(spec, Device):
         return spec
-    native = _from_native(spec) if not isinstance(spec, (str, tuple)) else None
-    if native is not None:
-        return native
     if isinstance(spec, str):
         return _parse_string(spec)
     if isinstance(spec, tuple) and len(spec) == 2:
