@@ -240,6 +240,9 @@ def _introspection(p: Profile) -> Iterator[Case]:
                        **true)
     yield from _simple("get_precision", "inside ua.precision('tf32')", "float", p, x1,
                        call=lambda ua, a, kw, env: _precision_scope(ua), **true)
+    yield from _simple("apply_numpy", "np.sort, shape and dtype stated", "float", p, _x(2),
+                       call=lambda ua, a, kw: ua.apply_numpy(np.sort, a[0], shape=tuple(a[0].shape), dtype=a[0].dtype),
+                       ref=lambda x: np.sort(x), compare="exact")
     yield from _simple("from_dlpack", "round trip into the same backend", "float", p, x1,
                        call=lambda ua, a, kw, env: ua.from_dlpack(a[0], backend=env.backend), ref=lambda x: x,
                        with_env=True)
