@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import doctest
 import importlib.util
+import os
 import re
 import warnings
 from pathlib import Path
@@ -22,15 +23,17 @@ from tests._support import BACKEND_PARAMS, make_backend
 from unarray import _lookup
 
 ROOT = Path(__file__).resolve().parents[1]
-LIBS = [*BACKEND_PARAMS["cpu"], "dask"]
+# The backend fixture's libraries on the devices the run asks for (UNARRAY_TEST_DEVICE=gpu: torch-cuda, CuPy and
+# JAX on the GPU), plus dask.
+LIBS = [*BACKEND_PARAMS[os.environ.get("UNARRAY_TEST_DEVICE", "cpu")], "dask"]
 
 
 class Lib:
-    """Make and read arrays of one library (the four of the backend fixture, plus dask)."""
+    """Make and read arrays of one library (those of the backend fixture, plus dask)."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.tb = None if name == "dask" else make_backend(name)
+    def __init__(self, param: str) -> None:
+        self.name = param.partition("-")[0]
+        self.tb = None if param == "dask" else make_backend(param)
 
     def asarray(self, a: Any, dtype: Any = None) -> Any:
         a = np.asarray(a, dtype=dtype)
@@ -50,14 +53,18 @@ class Lib:
 
     @property
     def float_dtype(self) -> Any:
-        return np.float32 if self.name in ("jax", "tensorflow", "torch") else np.float64
+        return np.float32 if self.name in ("jax", "tensorflow", "torch", "cupy") else np.float64
 
 
 @pytest.fixture(params=LIBS)
 def lib(request: pytest.FixtureRequest) -> Lib:
-    if importlib.util.find_spec(request.param) is None:
-        pytest.skip(f"{request.param} is not installed")
-    return Lib(request.param)
+    module = request.param.partition("-")[0]
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not installed")
+    made = Lib(request.param)
+    if made.name != "dask" and made.tb is None:
+        pytest.skip(f"{request.param}: no such device here")
+    return made
 
 
 # -- the bound namespace ------------------------------------------------------------------------------------------
