@@ -121,7 +121,9 @@ def test_mixed_inputs_follow_the_leader_rule() -> None:
 
 
 def test_no_array_gives_the_default_backend() -> None:
-    assert ua.array_namespace().backend == "numpy"
+    assert ua.array_namespace() is ua.array_namespace(np.ones(1))  # one namespace per backend and device
+    with ua.use("numpy", device="cpu"):
+        assert ua.array_namespace() is ua.array_namespace(np.ones(1))
     pytest.importorskip("torch")
     with ua.use("torch"):
         xp = ua.array_namespace(1.0, None)

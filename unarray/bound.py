@@ -34,7 +34,9 @@ _FFT_CREATION = ("fftfreq", "rfftfreq")
 
 # unarray's public names (functions, dtypes, constants, extensions), filled by unarray/__init__.py.
 _PUBLIC: dict[str, Any] = {}
-_CACHE: dict[tuple[str, Device | str | None, bool], BoundNamespace] = {}
+_CACHE: dict[tuple[str, Device | None, bool], BoundNamespace] = {}
+# (backend, the ua.use device as written) -> the namespace of the device it names.
+_DEFAULTS: dict[tuple[str, str | None], BoundNamespace] = {}
 # (array type, the array's own .device) -> its namespace: the lookup of array_namespace(x) for a known x.
 _BY_DEVICE: dict[tuple[type, Any], BoundNamespace] = {}
 
@@ -94,18 +96,17 @@ class BoundNamespace:
     lazy: bool
     immutable: bool
 
-    def __init__(self, b: Any, device: Device | None, raw_device: Any = None) -> None:
+    def __init__(self, b: Any, device: Device | None) -> None:
         self.__dict__.update(_PUBLIC)
         self.backend, self.device, self.lazy, self.immutable = b.name, device, b.lazy, b.immutable
         self.__name__ = "unarray"
-        where = device if device is not None else raw_device
         for name in _CREATION:
-            setattr(self, name, _bound(_PUBLIC[name], b.name, where))
+            setattr(self, name, _bound(_PUBLIC[name], b.name, device))
         fft = _PUBLIC["fft"]
         self.fft = types.SimpleNamespace(**{n: getattr(fft, n) for n in fft.__all__})
         for name in _FFT_CREATION:
-            setattr(self.fft, name, _bound(getattr(fft, name), b.name, where))
-        info = Info(b, where)
+            setattr(self.fft, name, _bound(getattr(fft, name), b.name, device))
+        info = Info(b, device)
         self.__array_namespace_info__ = lambda: info
 
     def __repr__(self) -> str:
@@ -209,16 +210,17 @@ def array_namespace(*arrays: Any, api_version: str | None = None) -> BoundNamesp
 
 
 def _namespace(b: Backend, where: Any, source: str) -> BoundNamespace:
-    key = (b.name, where if where is None or isinstance(where, Device) else str(where), source == "traced")
+    if source == "default":  # the default device, or one named by ua.use ("cuda:0"): where creation puts it
+        named = (b.name, None if where is None else str(where))
+        ns = _DEFAULTS.get(named)
+        if ns is None:
+            ns = _DEFAULTS[named] = _namespace(b, Info(b, where).default_device(), "array")
+        return ns
+    key = (b.name, where, source == "traced")
     ns = _CACHE.get(key)
     if ns is None:
         real = backend_named(b.name, "array_namespace")  # the backend itself, not a view of an array subclass
-        if source == "traced":
-            ns = BoundNamespace(real, None)
-        elif isinstance(where, Device):
-            ns = BoundNamespace(real, with_library(where, real.name))
-        else:  # the default device, or one named by ua.use ("cuda:0"): where creation puts it
-            ns = BoundNamespace(real, Info(real, where).default_device(), where)
+        ns = BoundNamespace(real, None if source == "traced" else with_library(where, real.name))
         ns = _CACHE.setdefault(key, ns)
     return ns
 
