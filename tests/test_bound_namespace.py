@@ -92,6 +92,15 @@ def test_explicit_backend_and_device_still_win(lib: Lib) -> None:
     assert type(xp.zeros(2, device=ua.device(np.zeros(1)))) is np.ndarray  # a device of NumPy's: NumPy
 
 
+def test_bound_asarray_hands_other_arrays_to_the_bound_library(lib: Lib) -> None:
+    xp = ua.array_namespace(lib.asarray([1.0], lib.float_dtype))
+    a = np.array([1.0, 2.0], dtype=lib.float_dtype)
+    out = xp.asarray(a)
+    assert ua.backend_of(out) == lib.name and ua.device(out) == xp.device
+    np.testing.assert_array_equal(lib.to_numpy(out), a)
+    assert type(ua.asarray(a)) is np.ndarray  # the module's asarray keeps an array in its library
+
+
 def test_info_describes_the_bound_backend_and_device(lib: Lib) -> None:
     xp = ua.array_namespace(lib.asarray([1.0], lib.float_dtype))
     info = xp.__array_namespace_info__()

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from unarray._devices import Device
 from unarray._dispatch import backend_named, default_backend, leader, one
 from unarray._errors import ArgumentError
-from unarray._lookup import _PASSIVE
+from unarray._lookup import _PASSIVE, of_array
 from unarray.introspection import Info, with_library
 
 if TYPE_CHECKING:
@@ -61,7 +61,7 @@ class BoundNamespace:
       bound device; an explicit ``device=`` or ``backend=`` still wins (a device that names its own
       library, ``torch.device`` or a ``ua.Device`` from another library's array, creates there).
       ``asarray`` hands an array of another library to the bound one (:func:`unarray.to`, zero-copy
-      where it can).
+      where it can) and keeps its device: only lists, scalars and buffers go to the bound device.
     - ``__array_namespace_info__()`` describes the bound backend and device: its devices, its default
       dtypes, and only the dtypes that device holds (no float64 on a TPU).
 
@@ -102,6 +102,7 @@ class BoundNamespace:
         self.__name__ = "unarray"
         for name in _CREATION:
             setattr(self, name, _bound(_PUBLIC[name], b.name, device))
+        self.asarray = _bound_asarray(_PUBLIC["asarray"], b.name, device)
         fft = _PUBLIC["fft"]
         self.fft = types.SimpleNamespace(**{n: getattr(fft, n) for n in fft.__all__})
         for name in _FFT_CREATION:
@@ -129,6 +130,20 @@ def _bound(fn: Callable[..., Any], backend: str, device: Any) -> Callable[..., A
 
     bound_backend, bound_device = backend, device
     return call
+
+
+def _bound_asarray(fn: Callable[..., Any], backend: str, device: Any) -> Callable[..., Any]:
+    # Note: an array keeps its device (only its library changes); lists, scalars and buffers go to the bound device.
+    @functools.wraps(fn)
+    def asarray(obj: Any, /, *, device: Any = None, backend: Any = None, **kwargs: Any) -> Any:
+        if backend is None and (device is None or _library(device) is None):
+            backend = bound_backend
+            if device is None and of_array(obj) is None:
+                device = bound_device
+        return fn(obj, device=device, backend=backend, **kwargs)
+
+    bound_backend, bound_device = backend, device
+    return asarray
 
 
 def _library(device: Any) -> str | None:

@@ -14,16 +14,14 @@ import numbers as _numbers
 from typing import TYPE_CHECKING, Any
 
 from unarray._devices import Device as _Device
-from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import backend_named as _backend_named
 from unarray._dispatch import default_backend as _default_backend
 from unarray._dispatch import fail as _fail
 from unarray._dtypes import check_int_scalar
 from unarray._errors import ArgumentTypeError, DTypeError
-from unarray._errors import UnknownArrayTypeError as _UnknownArrayTypeError
 from unarray._lookup import _ROOTS
 from unarray._lookup import SCALARS as _SCALARS
-from unarray._lookup import resolve_type as _resolve_type
+from unarray._lookup import of_array as _of_array
 from unarray._typing import Array, DeviceLike, DTypeLike
 
 if TYPE_CHECKING:
@@ -427,7 +425,7 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
         array([[1., 2.],
                [3., 4.]], dtype=float32)
     """
-    src = None if isinstance(obj, (*_SCALARS, list, tuple)) else _source(obj)
+    src = None if isinstance(obj, (*_SCALARS, list, tuple)) else _of_array(obj)
     if backend is None and src is not None:
         backend = src.name
     elif backend is not None and src is not None:
@@ -448,17 +446,6 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
                          f"not have; pass numbers (bool, int, float, complex) or an array of them",
                          op="asarray", backend=b.name)
     return out
-
-
-def _source(obj: Any) -> Any:
-    # The backend of an array of any supported library, seen before or not; None for anything else.
-    b = _BY_TYPE.get(type(obj))
-    if b is not None:
-        return b
-    try:
-        return _resolve_type(type(obj), "asarray")
-    except _UnknownArrayTypeError:
-        return None
 
 
 # NumPy kinds with no array API dtype: object, str, bytes, datetime, timedelta (void stays: ml_dtypes' bfloat16).
