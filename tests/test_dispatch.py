@@ -98,8 +98,8 @@ def test_backend_of_and_device(backend: TestBackend) -> None:
     assert ua.backend_of(x) == backend.name
     assert ua.device(x) == backend.ua_device
     assert ua.device(x).kind == ("cpu" if backend.device == "cpu" else ua.device(x).kind) != "tpu"
-    assert ua.namespace(x) is not None
-    assert ua.namespace(x).sum is not None
+    xp = ua.array_namespace(x)
+    assert xp.backend == backend.name and xp.sum is ua.sum
 
 
 # -- ua.use ---------------------------------------------------------------------------------------------------------

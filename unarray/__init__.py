@@ -50,9 +50,12 @@ from unarray.elementwise import (
     multiply, negative, nextafter, not_equal, positive, pow, real, reciprocal, remainder, round, sign, signbit,
     sin, sinh, sqrt, square, subtract, tan, tanh, trunc,
 )
+from unarray.generic import apply_numpy, at
 from unarray.indexing import take, take_along_axis
 from unarray.interop import checking_readonly, from_dlpack, stats, to, verify_readonly
-from unarray.introspection import BackendInfo, Explanation, backend_of, backends, device, explain, namespace
+from unarray.bound import BoundNamespace, array_namespace, namespace
+from unarray.bound import publish as _publish
+from unarray.introspection import BackendInfo, Explanation, backend_of, backends, device, explain
 from unarray.introspection import Info as _Info
 from unarray.introspection import array_namespace_info as _array_namespace_info
 from unarray.jit import JitFallbackWarning, jit
@@ -74,11 +77,13 @@ __array_api_version__ = "2025.12"
 
 __all__ = [
     # introspection, interop, policy
-    "BackendInfo", "Device", "MeshDevice", "ShardedDevice", "Explanation", "backend_of", "backends", "device", "explain", "from_dlpack",
-    "get_precision", "namespace", "precision", "stats", "to", "use", "checking_readonly", "verify_readonly", "scaled_dot_product_attention", "jit",
-    "JitFallbackWarning",
+    "BackendInfo", "BoundNamespace", "Device", "MeshDevice", "ShardedDevice", "Explanation", "array_namespace",
+    "backend_of", "backends", "device", "explain", "from_dlpack", "get_precision", "precision", "stats", "to", "use",
+    "checking_readonly", "verify_readonly", "scaled_dot_product_attention", "jit", "JitFallbackWarning",
     # layout
     "ascontiguousarray",
+    # generic code on immutable and lazy arrays
+    "at", "apply_numpy",
     # errors
     "ArgumentError", "ArgumentTypeError", "ArraySizeError", "AxisError", "BackendNotAvailableError", "CompileError",
     "DTypeError", "DeviceMismatchError", "DeviceNotAvailableError", "EmptyReductionError", "HandoffError",
@@ -119,6 +124,9 @@ def __array_namespace_info__() -> _Info:
     """The inspection API of the default backend and device (``ua.use``), NumPy when nothing is set."""
     return _array_namespace_info()
 
+
+# Every namespace ua.array_namespace returns holds these public names (creation re-bound to its library).
+_publish(_sys.modules[__name__])
 
 # tf.function runs unarray's functions as written (typed errors stay typed); see _dispatch.run_as_written.
 _run_as_written(_sys.modules[__name__], linalg, fft, nn)

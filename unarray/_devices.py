@@ -7,10 +7,38 @@ ua.device(c)``) and capability rules can be stated once (no float64 on TPU).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Any
 
-__all__ = ["DLDeviceType", "Device", "MeshDevice", "ShardedDevice", "parse_device"]
+__all__ = ["DLDeviceType", "Device", "MeshDevice", "ShardedDevice", "parse_device", "register_native"]
+
+# A library's own device type -> its Device, filled by each backend module when it loads (so this module
+# imports no framework): how ``Device.__eq__`` reads ``torch.device("cuda", 0)`` or a ``jax.Device``.
+_NATIVE: dict[type, Callable[[Any], Device]] = {}
+
+
+def register_native(t: type, convert: Callable[[Any], Device]) -> None:
+    """Teach :class:`Device` to read ``t``, a library's own device type (called by that library's backend)."""
+    _NATIVE[t] = convert
+
+
+def _from_native(obj: object) -> Device | None:
+    # A library's own device object (or device string) as a Device; None where it names none.
+    if isinstance(obj, str):
+        try:
+            return _parse_string(obj)
+        except Exception:  # noqa: BLE001 - a string that names no device equals no device
+            return None
+    for klass in type(obj).__mro__:
+        convert = _NATIVE.get(klass)
+        if convert is not None:
+            try:
+                return convert(obj)
+            except Exception:  # noqa: BLE001 - a device this process cannot reach (torch "cuda" without CUDA)
+                return None
+    return None
 
 
 class DLDeviceType(IntEnum):
@@ -74,9 +102,19 @@ _NO_FLOAT64 = frozenset({"tpu", "mps"})
 class Device:
     """Where an array lives, the same for every library.
 
+    Two devices are equal when ``kind`` and ``index`` are; the library does not count, so arrays of
+    different libraries on one GPU are on the same device. A device also equals the libraries' own
+    objects for the same place (``torch.device("cuda", 0)``, a ``jax.Device``, NumPy's ``"cpu"``,
+    TensorFlow's ``"/job:localhost/replica:0/task:0/device:CPU:0"``), so ``ua.device(x) == x.device``
+    holds. (Its hash is that of ``(kind, index)``: a native object equal to it may hash differently, so
+    do not mix the two as keys of one dict.)
+
     Attributes:
         kind: ``"cpu"``, ``"cuda"``, ``"rocm"``, ``"tpu"``, ``"mps"``, ...
         index: the device ordinal within its kind (0 for the CPU).
+        library: the backend whose arrays live there (``"torch"``), or None. ``ua.device(x)`` and
+            ``__array_namespace_info__().devices()`` set it, so that creation on the device stays in that
+            library: ``ua.zeros(3, device=ua.device(t))`` is a torch tensor for a torch tensor ``t``.
 
     Examples:
         >>> import unarray as ua
@@ -86,10 +124,25 @@ class Device:
         'rocm'
         >>> ua.Device("cpu").dlpack
         (1, 0)
+        >>> ua.Device("cpu", library="numpy") == ua.Device("cpu") == "cpu"
+        True
     """
 
     kind: str
     index: int = 0
+    library: str | None = field(default=None, compare=False, kw_only=True)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Device):
+            # Note: a ShardedDevice or MeshDevice (which compare by their own fields) never equals a single device.
+            return type(other) is type(self) and self.kind == other.kind and self.index == other.index
+        native = _from_native(other)
+        if native is None:
+            return NotImplemented
+        return type(self) is Device and self.kind == native.kind and self.index == native.index
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.index))
 
     def __repr__(self) -> str:
         return f"Device({str(self)!r})"
@@ -256,3 +309,4 @@ def _bad_device(spec: object, why: str) -> Exception:
     from unarray._errors import ArgumentError
 
     return ArgumentError(f"cannot read device {spec!r}: {why}")
+

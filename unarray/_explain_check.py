@@ -20,9 +20,8 @@ from unarray._names import suggestion
 __all__ = ["resolve"]
 
 # Public callables of the namespace that are not ops on arrays.
-_NOT_OPS = frozenset({"explain", "use", "precision", "backends", "backend_of", "namespace", "device", "stats",
-                      "checking_readonly", "verify_readonly",
-                      "__array_namespace_info__"})
+_NOT_OPS = frozenset({"explain", "use", "precision", "backends", "backend_of", "namespace", "array_namespace",
+                      "device", "stats", "checking_readonly", "verify_readonly", "__array_namespace_info__"})
 _HANDOFF = frozenset({"from_dlpack"})  # ua.to is explained: interop._public.explain_to
 # Parameter annotations (as written, ``from __future__ import annotations``) that take arrays only,
 # arrays or Python scalars, and sequences of arrays.

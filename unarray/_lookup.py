@@ -22,7 +22,8 @@ from unarray._errors import ArgumentTypeError, UnknownArrayTypeError
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
 
-__all__ = ["BY_TYPE", "SCALARS", "backend_named", "default_backend", "one", "register_torch", "resolve_type", "use"]
+__all__ = ["BY_TYPE", "SCALARS", "backend_named", "default_backend", "of_array", "one", "register_torch",
+           "resolve_type", "use"]
 
 # Top-level module of a type -> backend name. jaxlib owns the concrete jax.Array class.
 _ROOTS = {
@@ -59,6 +60,19 @@ def resolve_type(t: type, op: str | None = None) -> Backend:
         f"({', '.join(_backends.NAMES)}); convert it first, e.g. ua.asarray(x)",
         op=op,
     )
+
+
+def of_array(x: Any) -> Backend | None:
+    """The backend of ``x`` if it is an array of a supported library (seen before or not), else None."""
+    b = BY_TYPE.get(type(x))
+    if b is not None:
+        return b
+    if type(x) in _PASSIVE or type(x) in (list, tuple):
+        return None
+    try:
+        return resolve_type(type(x))
+    except UnknownArrayTypeError:
+        return None
 
 
 def register_torch() -> None:

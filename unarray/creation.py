@@ -14,14 +14,15 @@ import numbers as _numbers
 from typing import TYPE_CHECKING, Any
 
 from unarray import _shapes
-from unarray._dispatch import BY_TYPE as _BY_TYPE
+from unarray._devices import Device as _Device
 from unarray._dispatch import backend_named as _backend_named
 from unarray._dispatch import default_backend as _default_backend
 from unarray._dispatch import fail as _fail
 from unarray._dtypes import check_int_scalar
-from unarray._errors import ArgumentTypeError, DTypeError, UnknownArrayTypeError
-from unarray._lookup import _ROOTS, resolve_type
+from unarray._errors import ArgumentTypeError, DTypeError
+from unarray._lookup import _ROOTS
 from unarray._lookup import SCALARS as _SCALARS
+from unarray._lookup import of_array as _of_array
 from unarray._typing import Array, DeviceLike, DTypeLike
 
 if TYPE_CHECKING:
@@ -34,7 +35,8 @@ Shape = int | tuple[int, ...]
 
 def _creation_backend(op: str, backend: Any, device: Any) -> tuple[Backend, Any]:
     if backend is None and device is not None and not isinstance(device, str):
-        root = _ROOTS.get(type(device).__module__.partition(".")[0])
+        # Note: a device names its library (ua.device(t).library, torch.device): creation on it stays there.
+        root = device.library if isinstance(device, _Device) else _ROOTS.get(type(device).__module__.partition(".")[0])
         if root is not None:
             backend = root
     if backend is None:
@@ -408,8 +410,14 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
             copy: bool | None = None, backend: Any = None) -> Array:
     """Convert ``obj`` (an array of any library, a scalar, a nested sequence, a buffer) to an array.
 
-        An array stays with its own library unless ``backend=`` names another; then
-        it moves through :func:`unarray.to` (zero-copy where possible).
+        The rule for the library of the result, the same whatever unarray has seen before:
+
+        - an array (of any supported library, a JAX tracer or a dask array included) stays with its own
+          library unless ``backend=`` names another; then it moves through :func:`unarray.to` (zero-copy
+          where possible). A tracer is returned as it is, never converted.
+        - anything else (Python scalars, nested sequences, buffers) goes to ``backend=``, else to the library of
+          ``device=`` where that names one (``ua.device(t)``, ``torch.device``), else to the default set
+          by :class:`unarray.use` (NumPy unless set).
 
         Parameters
         ----------
@@ -449,12 +457,12 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
         array([[1., 2.],
                [3., 4.]], dtype=float32)
     """
-    src = None if isinstance(obj, (*_SCALARS, list, tuple)) else _library_of(obj)
+    src = None if isinstance(obj, (*_SCALARS, list, tuple)) else _of_array(obj)
     if backend is None and src is not None:
         backend = src.name
-    if backend is not None and src is not None:
+    elif backend is not None and src is not None:
         target = _backend_named(backend, "asarray")
-        if src is not None and src is not target:
+        if src.name != target.name:
             from unarray.interop import to
 
             obj = to(obj, target.name, copy=copy, _op="asarray")
@@ -470,19 +478,6 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
                          f"not have; pass numbers (bool, int, float, complex) or an array of them",
                          op="asarray", backend=b.name)
     return out
-
-
-def _library_of(obj: Any) -> Any:
-    # Note: the library of an array of a type not looked up before (a first np.memmap) too: another
-    # library's array always moves through ua.to, whose rules (a read-only source is copied for torch,
-    # copy=False refuses a copy) hold for asarray as for every handoff.
-    b = _BY_TYPE.get(type(obj))
-    if b is None:
-        try:
-            b = resolve_type(type(obj), "asarray")
-        except UnknownArrayTypeError:
-            return None
-    return b
 
 
 # NumPy kinds with no array API dtype: object, str, bytes, datetime, timedelta (void stays: ml_dtypes' bfloat16).

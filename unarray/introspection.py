@@ -3,6 +3,7 @@ and what a call would do (``ua.explain``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.metadata
 import sys
 from collections.abc import Callable
@@ -11,7 +12,7 @@ from typing import Any, cast
 
 from unarray import _backends, _precision
 from unarray._devices import Device
-from unarray._dispatch import leader, many, one, same_device
+from unarray._dispatch import leader, one, same_device
 from unarray._dtypes import DTYPES
 from unarray._errors import ArgumentError
 from unarray._explanation import PLANNERS, Explanation
@@ -19,7 +20,7 @@ from unarray._lookup import SCALARS
 from unarray._typing import Array
 
 __all__ = ["BackendInfo", "Explanation", "Info", "array_namespace_info", "backend_of", "backends", "device",
-           "explain", "namespace"]
+           "explain", "with_library"]
 
 
 def backend_of(x: Array) -> str:
@@ -49,36 +50,6 @@ def backend_of(x: Array) -> str:
     return one(x, "backend_of").name
 
 
-def namespace(*arrays: Array) -> Any:
-    """The array-API namespace of the leading array's backend (``array_api_compat.torch``, ``jax.numpy``...).
-
-        Parameters
-        ----------
-        *arrays : array
-            Arrays of supported libraries; the first one leads.
-
-        Returns
-        -------
-        out : module
-            The namespace the backend runs the standard's functions with.
-
-        Raises
-        ------
-        UnknownArrayTypeError
-            An argument is not an array of a supported library.
-        ArgumentTypeError
-            No array is given.
-
-        Examples
-        --------
-        >>> import numpy as np, unarray as ua
-        >>> ua.namespace(np.zeros(2)).__name__
-        'array_api_compat.numpy'
-    """
-    b, _ = many("namespace", arrays)
-    return b.xp
-
-
 def device(x: Array, /) -> Device:
     """Where ``x`` lives, as a backend-neutral :class:`Device`.
 
@@ -93,7 +64,9 @@ def device(x: Array, /) -> Device:
         Returns
         -------
         out : Device
-            The device: ``kind`` (``"cpu"``, ``"cuda"``, ``"rocm"``, ``"tpu"``...) and ``index``.
+            The device: ``kind`` (``"cpu"``, ``"cuda"``, ``"rocm"``, ``"tpu"``...), ``index``, and ``library``
+            (``x``'s backend), so that ``ua.zeros(3, device=ua.device(x))`` is an array of ``x``'s library on
+            ``x``'s device. It equals ``x``'s own device object (``ua.device(x) == x.device``).
 
         Raises
         ------
@@ -105,8 +78,25 @@ def device(x: Array, /) -> Device:
         >>> import numpy as np, unarray as ua
         >>> ua.device(np.zeros(2))
         Device('cpu')
+        >>> ua.device(np.zeros(2)).library
+        'numpy'
     """
-    return one(x, "device").placement_of(x)
+    b = one(x, "device")
+    return with_library(b.placement_of(x), b.name)
+
+
+_WITH_LIBRARY: dict[tuple[Device, str], Device] = {}
+
+
+def with_library(d: Device, name: str) -> Device:
+    """``d`` carrying the backend ``name`` (one object per device and backend)."""
+    if d.library == name:
+        return d
+    try:
+        return _WITH_LIBRARY[d, name]
+    except KeyError:
+        out = _WITH_LIBRARY[d, name] = dataclasses.replace(d, library=name)
+        return out
 
 
 @dataclass(frozen=True)
@@ -320,17 +310,19 @@ class Info:
 
     def default_device(self) -> Device:
         """Where creation functions allocate by default (the :func:`unarray.use` device, else the backend's)."""
-        return self._where(self._device)
+        return with_library(self._where(self._device), self._backend.name)
 
     def devices(self) -> tuple[Device, ...]:
-        """The devices the backend can use here, as a tuple."""
-        return tuple(self._backend.devices())
+        """The devices the backend can use here, as a tuple (each carries the backend as its ``library``)."""
+        return tuple(with_library(d, self._backend.name) for d in self._backend.devices())
 
     def dtypes(self, *, device: Any = None, kind: str | tuple[str, ...] | None = None) -> dict[str, Any]:
-        """The standard's dtypes that the backend holds on ``device`` (default: the default device), by ``kind``."""
+        """The standard's dtypes that the backend holds on ``device`` (default: the default device), by ``kind``.
+
+        Only the standard's dtypes: ``ua.float16`` and ``ua.bfloat16`` exist as extensions but are not listed."""
         wanted = self._kinds(kind)
         return {n: DTYPES[n] for n in self._backend.dtype_names(self._where(device))
-                if _dtype_kind(n) in wanted}
+                if n in _STANDARD and _dtype_kind(n) in wanted}
 
     def default_dtypes(self, *, device: Any = None) -> dict[str, Any]:
         """``"real floating"``, ``"complex floating"``, ``"integral"`` and ``"indexing"`` defaults on ``device``."""
@@ -361,6 +353,11 @@ class Info:
                                     op="__array_namespace_info__().dtypes")
             out.update(_KINDS[k])
         return out
+
+
+# The standard's (2025.12) dtypes: float16 and bfloat16 are extensions.
+_STANDARD = frozenset(("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32",
+                       "float64", "complex64", "complex128"))
 
 
 def _dtype_kind(name: str) -> str:

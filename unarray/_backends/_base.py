@@ -14,7 +14,7 @@ import math
 from typing import Any, ClassVar, cast
 
 from unarray import _precision
-from unarray._backends import attention_blocked
+from unarray._backends import attention_blocked, updates
 from unarray._devices import Device
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES, DType, canonical_name
 from unarray._errors import ArgumentError, DTypeError, EmptyReductionError, UnsupportedError
@@ -36,6 +36,8 @@ class Backend:
     # Elementwise ops this backend corrects beyond its library's kernel: a lazy backend whose chunks are this
     # backend's arrays runs these per chunk, so the corrections hold there too.
     elementwise_fixes: ClassVar[frozenset[str]] = frozenset()
+    # Arrays that cannot be written in place (JAX, TensorFlow): ua.at returns a new array there.
+    immutable: ClassVar[bool] = False
 
     # -- generic fallback: every other array-API name comes from xp -----------------
     def __getattr__(self, op: str) -> Any:
@@ -269,6 +271,23 @@ class Backend:
     def diff(self, x: Any, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None) -> Any:
         kw = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
         return self.xp.diff(x, axis=axis, n=n, **kw)
+
+    # -- what generic code needs on immutable and lazy arrays (ua.at, ua.apply_numpy) ---------------
+    def writable(self, x: Any) -> bool:
+        """Whether ``x`` may be written in place (``ua.at(..., copy=False)``)."""
+        flags = getattr(x, "flags", None)
+        return not (self.immutable or self.lazy) and (flags is None or bool(flags.writeable))
+
+    def at_update(self, x: Any, idx: Any, op: str, v: Any, in_place: bool) -> Any:
+        out = x if in_place else x.copy()
+        return updates.numpy_update(out, idx, op, self.xp.asarray(v, dtype=x.dtype))
+
+    def to_numpy(self, x: Any) -> Any:
+        return updates.host(x)
+
+    def apply_numpy(self, call: Any, arrays: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
+        out = call(*[self.to_numpy(a) for a in arrays])
+        return self.xp.asarray(out, **(self.creation_device(arrays[0]) if arrays else {}))
 
     # -- helpers ---------------------------------------------------------------------------
     def _unordered(self, op: str, x: Any) -> DTypeError:

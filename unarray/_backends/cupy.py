@@ -19,7 +19,7 @@ import cupy
 from unarray import _precision
 from unarray._backends import _special, attention_blocked
 from unarray._backends._base import Backend
-from unarray._devices import Device, parse_device
+from unarray._devices import Device, parse_device, register_native
 from unarray._errors import ArgumentError, DeviceMismatchError
 
 _XP: Any = compat_cupy
@@ -419,3 +419,4 @@ class CupyBackend(Backend):
         return f"{super().attention_kernel(q, k, v, mask, is_causal, layout)}; cudnn sdpa not used: {why}"
 
 BACKEND = CupyBackend()
+register_native(cupy.cuda.Device, lambda d: device_from_id(d.id))

@@ -18,7 +18,7 @@ import numpy as np
 from array_api_compat.common._linalg import EighResult, EigResult, QRResult, SlogdetResult, SVDResult
 
 from unarray import _precision
-from unarray._backends import dask_chunks
+from unarray._backends import dask_chunks, updates
 from unarray._backends._base import Backend
 from unarray._backends.dask_chunks import chunk_library, chunked_matmul, per_matrix, stable_var
 from unarray._devices import Device, parse_device
@@ -131,6 +131,26 @@ class DaskBackend(Backend):
         where = "cupy" if chunk_library(lead_x) == "cupy" else "numpy"
         arr = handoff(x, where, _op=op)
         return wrap(arr, matched_chunks(lead_x, tuple(arr.shape)))
+
+    # -- ua.at: a mask with one value stays chunked (where); any other index is one NumPy task over the array ----
+    def at_update(self, x: Any, idx: Any, op: str, v: Any, in_place: bool) -> Any:
+        mask = updates.mask_of(idx, x.ndim)
+        if mask is not None and np.ndim(v) == 0:
+            v = v.astype(x.dtype) if isinstance(v, da.Array) else np.asarray(v, dtype=x.dtype)
+            return da.where(mask, v if op == "set" else updates.apply(da, op, x, v), x).astype(x.dtype, copy=False)
+        parts = idx if isinstance(idx, tuple) else (idx,)
+        found = [p for p in parts if hasattr(p, "shape")]
+
+        def run(xn: Any, vn: Any, *arrays: Any) -> Any:
+            it = iter(arrays)
+            ix = tuple(next(it) if hasattr(p, "shape") else p for p in parts)
+            return updates.numpy_update(np.array(xn), ix if isinstance(idx, tuple) else ix[0], op,
+                                        np.asarray(vn, dtype=xn.dtype))
+
+        return self.apply_numpy(run, [x, v, *found], tuple(x.shape), x.dtype).rechunk(x.chunks)
+
+    def apply_numpy(self, call: Any, arrays: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
+        return da.from_delayed(dask.delayed(call, pure=False)(*arrays), shape, dtype=dtype)  # type: ignore[attr-defined]
 
     # -- hot ops ---------------------------------------------------------------------------------------
     def matmul(self, x1: Any, x2: Any) -> Any:

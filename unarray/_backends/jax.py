@@ -12,9 +12,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from unarray._backends import _special
+from unarray._backends import _special, updates
 from unarray._backends._base import Backend
-from unarray._devices import Device, ShardedDevice
+from unarray._devices import Device, ShardedDevice, register_native
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES
 from unarray._errors import DTypeError
 from unarray._precision import _POLICY
@@ -164,6 +164,7 @@ class JaxBackend(Backend):
     xp = jnp
     native = jax
     kernel_namespace = "jax.numpy"
+    immutable = True
 
     def __getattr__(self, op: str) -> Any:
         fn = super().__getattr__(op)
@@ -261,6 +262,12 @@ class JaxBackend(Backend):
     def creation_device(self, x: Any) -> dict[str, Any]:
         # A tracer has no committed device: its computation decides placement.
         return {} if isinstance(x, jax.core.Tracer) else {"device": x.device}
+
+    def at_update(self, x: Any, idx: Any, op: str, v: Any, in_place: bool) -> Any:
+        return updates.jax_update(x, idx, op, v)
+
+    def apply_numpy(self, call: Any, arrays: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
+        return jax.pure_callback(call, jax.ShapeDtypeStruct(shape, dtype), *arrays)  # type: ignore[no-untyped-call]
 
     def is_tracer(self, x: Any) -> bool:
         return isinstance(x, jax.core.Tracer)
@@ -408,3 +415,4 @@ class JaxBackend(Backend):
 
 
 BACKEND = JaxBackend()
+register_native(jax.Device, device_from_jax)

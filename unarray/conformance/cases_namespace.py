@@ -229,8 +229,8 @@ def _introspection(p: Profile) -> Iterator[Case]:
                        call=lambda ua, a, kw, env: ua.backend_of(a[0]) == env.backend, **true)
     yield from _simple("device", "names the device", "float", p, x1,
                        call=lambda ua, a, kw, env: ua.device(a[0]) == env.device, **true)
-    yield from _simple("namespace", "has the namespace's sum", "float", p, x1,
-                       call=lambda ua, a, kw, env: hasattr(ua.namespace(a[0]), "sum"), **true)
+    yield from _simple("array_namespace", "is bound to the array's backend", "float", p, x1,
+                       call=lambda ua, a, kw, env: ua.array_namespace(a[0]).backend == env.backend, **true)
     yield from _simple("explain", "matmul names backend and device", "float", p,
                        lambda r, d: ((arr(r, (3, 3), d), arr(r, (3, 3), d)), {}),
                        call=lambda ua, a, kw, env: (lambda e: e.backend == env.backend and e.device == env.device)(
@@ -240,6 +240,9 @@ def _introspection(p: Profile) -> Iterator[Case]:
                        **true)
     yield from _simple("get_precision", "inside ua.precision('tf32')", "float", p, x1,
                        call=lambda ua, a, kw, env: _precision_scope(ua), **true)
+    yield from _simple("apply_numpy", "np.sort, shape and dtype stated", "float", p, _x(2),
+                       call=lambda ua, a, kw: ua.apply_numpy(np.sort, a[0], shape=tuple(a[0].shape), dtype=a[0].dtype),
+                       ref=lambda x: np.sort(x), compare="exact")
     yield from _simple("from_dlpack", "round trip into the same backend", "float", p, x1,
                        call=lambda ua, a, kw, env: ua.from_dlpack(a[0], backend=env.backend), ref=lambda x: x,
                        with_env=True)

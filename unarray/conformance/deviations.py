@@ -71,6 +71,16 @@ DEVIATIONS: tuple[Deviation, ...] = (
     Deviation("repeat", "dask", "*", "*",
               "dask repeats by an int only: counts given as an array make a data-dependent shape "
               "(UnsupportedError; compute the counts first)"),
+    Deviation("at.*", "tensorflow", "*", "*",
+              "ua.at scatters to basic indices, one boolean mask, or integer arrays for the leading axes; an index "
+              "mixing slices and integer arrays is refused (UnsupportedError; index in two steps)"),
+    Deviation("at.*", "dask", "*", "*",
+              "ua.at with an index other than a full-shape mask and one value runs as one NumPy task over the "
+              "whole array (lazy, but one chunk's memory and no parallelism)"),
+    *(Deviation("at.*", name, "*", "*",
+                "ua.at(..., copy=False) writes in place on NumPy, CuPy and torch arrays only; JAX and TensorFlow "
+                "arrays (immutable) and dask arrays (a graph) refuse it (ArgumentError; leave copy unset)")
+      for name in ("jax", "tensorflow", "dask")),
 )
 
 # Install commands per backend and platform ("" = not available there). unarray itself comes from its

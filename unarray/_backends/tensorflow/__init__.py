@@ -16,6 +16,7 @@ from typing import Any
 import tensorflow as tf
 
 from unarray import _precision
+from unarray._backends import updates
 from unarray._backends._base import Backend
 from unarray._backends.tensorflow import creation, dtypes, fast, linalg, linear_algebra, manipulation, statistical
 from unarray._backends.tensorflow.xp import XP
@@ -142,6 +143,7 @@ class TensorflowBackend(Backend):
     native = tf
     holes = HOLES
     dtype_holes = DTYPE_HOLES
+    immutable = True
 
     def __getattr__(self, op: str) -> Any:
         try:
@@ -213,6 +215,15 @@ class TensorflowBackend(Backend):
 
     def to_device(self, x: Any, device: Any) -> Any:
         return manipulation.to_device(x, device)
+
+    def at_update(self, x: Any, idx: Any, op: str, v: Any, in_place: bool) -> Any:
+        return updates.tf_update(dtypes.t(x), idx, op, v)
+
+    def apply_numpy(self, call: Any, arrays: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
+        # Note: tf.numpy_function runs eagerly and inside tf.function alike.
+        out = tf.numpy_function(call, [dtypes.t(a) for a in arrays], Tout=tf.as_dtype(dtype), stateful=False)
+        out.set_shape(shape)
+        return out
 
     def data_ptr(self, x: Any) -> int:
         # Best effort: TF exposes no pointer; a CPU tensor's buffer is visible through DLPack to NumPy.

@@ -66,8 +66,9 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: builtin
     with _Place(device):
         if isinstance(obj, np.ndarray) and dtype is not None and dtype != bfloat16:
             obj = obj.astype(dtype.as_numpy_dtype, copy=False)
-        elif isinstance(obj, (list, tuple)) and dtype is not None:
-            # Note: tf.constant refuses sequences of mixed Python types ([1, 2j, 3]); NumPy converts them.
+        elif isinstance(obj, (list, tuple, builtins.bool, int, float, complex, np.generic)) and dtype is not None:
+            # Note: tf.constant refuses sequences of mixed Python types ([1, 2j, 3]) and a number of another kind
+            # (1 as bool); NumPy converts them.
             obj = np.asarray(obj, dtype=dtype.as_numpy_dtype)
         return const(obj, dtype)
 

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from unarray import _dtypes, _precision
-from unarray._backends import _special
+from unarray._backends import _special, updates
 from unarray._backends._base import Backend
 from unarray._backends.torch import devices as _devices
 from unarray._backends.torch import precision as _tp
@@ -145,6 +145,13 @@ class TorchBackend(Backend):
             kind = "cuda" if device.kind in ("cuda", "rocm") else device.kind
             return torch.device(kind) if kind == "cpu" else torch.device(kind, device.index)
         return torch.device(device)
+
+    def at_update(self, x: Any, idx: Any, op: str, v: Any, in_place: bool) -> Any:
+        return updates.torch_update(x, idx, op, v, in_place)
+
+    def apply_numpy(self, call: Any, arrays: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
+        out = np.require(call(*[a.detach().cpu().numpy() for a in arrays]), requirements=["C", "W"])
+        return torch.from_numpy(out).to(arrays[0].device if arrays else "cpu")
 
     def devices(self) -> list[Device]:
         out = [Device("cpu")]

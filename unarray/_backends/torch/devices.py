@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from unarray._devices import Device
+from unarray._devices import Device, register_native
 
 # A ROCm (HIP) build of torch: its "cuda" devices are ROCm devices.
 HIP = getattr(torch.version, "hip", None) is not None
@@ -29,6 +29,9 @@ def _as_device(d: Any) -> Device:
         out = Device(d.type, d.index or 0)
     _device_cache[d] = out
     return out
+
+
+register_native(torch.device, _as_device)
 
 
 def _is_dtensor(x: Any) -> bool:

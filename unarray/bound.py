@@ -1,0 +1,270 @@
+"""``ua.array_namespace``: unarray's namespace bound to the caller's library and device.
+
+Generic code written the way the ecosystem writes it (``xp = array_namespace(x)``) gets one namespace
+per (backend, device): every function of ``unarray`` as it is at module level (so a call costs what
+``ua.f`` costs), creation functions that allocate in the bound library on the bound device, and an
+``__array_namespace_info__`` describing that library and device.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from unarray._devices import Device
+from unarray._dispatch import backend_named, default_backend, leader, one
+from unarray._errors import ArgumentError
+from unarray._lookup import _PASSIVE, of_array
+from unarray.introspection import Info, with_library
+
+if TYPE_CHECKING:
+    from unarray._backends._base import Backend
+
+__all__ = ["BoundNamespace", "array_namespace", "namespace", "publish"]
+
+# The versions of the standard a caller may ask for: this namespace implements the newest, which keeps
+# the older ones' functions and semantics.
+_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
+# Creation functions with no array argument: bound to the namespace's backend and device.
+_CREATION = ("arange", "asarray", "empty", "eye", "full", "linspace", "ones", "zeros")
+_FFT_CREATION = ("fftfreq", "rfftfreq")
+
+# unarray's public names (functions, dtypes, constants, extensions), filled by unarray/__init__.py.
+_PUBLIC: dict[str, Any] = {}
+_CACHE: dict[tuple[str, Device | None, bool], BoundNamespace] = {}
+# (backend, the ua.use device as written) -> the namespace of the device it names.
+_DEFAULTS: dict[tuple[str, str | None], BoundNamespace] = {}
+# (array type, the array's own .device) -> its namespace: the lookup of array_namespace(x) for a known x.
+_BY_DEVICE: dict[tuple[type, Any], BoundNamespace] = {}
+
+
+def publish(module: types.ModuleType) -> None:
+    """Take the public names of ``module`` (unarray itself) as the contents of every bound namespace."""
+    _PUBLIC.update({n: getattr(module, n) for n in module.__all__})
+    _PUBLIC["__array_api_version__"] = module.__array_api_version__
+
+
+class BoundNamespace:
+    """unarray's namespace bound to one backend and device: what :func:`array_namespace` returns.
+
+    Every standard function, constant and dtype, and unarray's extras (``nn``, ``linalg``, ``fft``,
+    ``scaled_dot_product_attention``, ``at``, ``apply_numpy``, ``to``, ``jit``, ``precision``,
+    ``explain``...), are unarray's own module-level objects: they dispatch on their array arguments
+    as ``ua.f`` does, with unarray's semantics (precision policy, corrections). What differs is what
+    has no array to dispatch on:
+
+    - the creation functions (``asarray``, ``zeros``, ``ones``, ``empty``, ``full``, ``arange``,
+      ``linspace``, ``eye``, ``fft.fftfreq``, ``fft.rfftfreq``) allocate in the bound backend on the
+      bound device; an explicit ``device=`` or ``backend=`` still wins (a device that names its own
+      library, ``torch.device`` or a ``ua.Device`` from another library's array, creates there).
+      ``asarray`` hands an array of another library to the bound one (:func:`unarray.to`, zero-copy
+      where it can) and keeps its device: only lists, scalars and buffers go to the bound device.
+    - ``__array_namespace_info__()`` describes the bound backend and device: its devices, its default
+      dtypes, and only the dtypes that device holds (no float64 on a TPU).
+
+    Attributes
+    ----------
+    backend : str
+        The bound backend's name (``"numpy"``, ``"torch"``, ``"jax"``, ``"tensorflow"``, ``"dask"``,
+        ``"cupy"``).
+    device : Device or None
+        Where creation allocates (carrying ``library``); None when bound to a traced array (the trace
+        places what it creates).
+    lazy : bool
+        Whether the backend's arrays are lazy (dask): their values are known only once computed.
+    immutable : bool
+        Whether the backend's arrays cannot be written in place (JAX, TensorFlow): use
+        :func:`unarray.at` for indexed updates in code meant for every backend.
+
+    Examples
+    --------
+    >>> import numpy as np, unarray as ua
+    >>> xp = ua.array_namespace(np.ones(3))
+    >>> xp
+    <unarray namespace bound to numpy on cpu>
+    >>> xp.backend, xp.lazy, xp.immutable, xp.sum is ua.sum
+    ('numpy', False, False, True)
+    >>> type(xp.zeros(2, device=xp.device)).__name__
+    'ndarray'
+    """
+
+    backend: str
+    device: Device | None
+    lazy: bool
+    immutable: bool
+
+    def __init__(self, b: Any, device: Device | None) -> None:
+        self.__dict__.update(_PUBLIC)
+        self.backend, self.device, self.lazy, self.immutable = b.name, device, b.lazy, b.immutable
+        self.__name__ = "unarray"
+        for name in _CREATION:
+            setattr(self, name, _bound(_PUBLIC[name], b.name, device))
+        self.asarray = _bound_asarray(_PUBLIC["asarray"], b.name, device)
+        fft = _PUBLIC["fft"]
+        self.fft = types.SimpleNamespace(**{n: getattr(fft, n) for n in fft.__all__})
+        for name in _FFT_CREATION:
+            setattr(self.fft, name, _bound(getattr(fft, name), b.name, device))
+        info = Info(b, device)
+        self.__array_namespace_info__ = lambda: info
+
+    def __repr__(self) -> str:
+        where = "the trace's device" if self.device is None else str(self.device)
+        return f"<unarray namespace bound to {self.backend} on {where}>"
+
+    def __getattr__(self, name: str) -> Any:
+        # Reached only for a name the namespace lacks (every public name is set in __init__).
+        raise AttributeError(f"unarray's namespace has no {name!r}; see dir(ua.array_namespace(x))")
+
+
+def _bound(fn: Callable[..., Any], backend: str, device: Any) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def call(*args: Any, device: Any = None, backend: Any = None, **kwargs: Any) -> Any:
+        if backend is None and (device is None or _library(device) is None):
+            backend = bound_backend
+            if device is None:
+                device = bound_device
+        return fn(*args, device=device, backend=backend, **kwargs)
+
+    bound_backend, bound_device = backend, device
+    return call
+
+
+def _bound_asarray(fn: Callable[..., Any], backend: str, device: Any) -> Callable[..., Any]:
+    # Note: an array keeps its device (only its library changes); lists, scalars and buffers go to the bound device.
+    @functools.wraps(fn)
+    def asarray(obj: Any, /, *, device: Any = None, backend: Any = None, **kwargs: Any) -> Any:
+        if backend is None and (device is None or _library(device) is None):
+            backend = bound_backend
+            if device is None and of_array(obj) is None:
+                device = bound_device
+        return fn(obj, device=device, backend=backend, **kwargs)
+
+    bound_backend, bound_device = backend, device
+    return asarray
+
+
+def _library(device: Any) -> str | None:
+    # The library a device object names (a ua.Device from ua.device(x), torch.device); None for a string.
+    if isinstance(device, Device):
+        return device.library
+    return None if isinstance(device, str) else type(device).__module__.partition(".")[0]
+
+
+def array_namespace(*arrays: Any, api_version: str | None = None) -> BoundNamespace:
+    """unarray's namespace bound to the backend and device of ``arrays``: ``xp = ua.array_namespace(x)``.
+
+        The namespace generic code asks for (the name the ecosystem uses: array-api-compat, SciPy,
+        scikit-learn). Its functions are unarray's own, so code written against it keeps unarray's
+        semantics on every backend; its creation functions and ``__array_namespace_info__`` are bound
+        to the arrays' library and device (see :class:`BoundNamespace`). One namespace object per
+        (backend, device), cached: a later call costs a type and device lookup and a dict lookup.
+
+        Parameters
+        ----------
+        *arrays : array, Python scalar or None
+            The arrays whose library the namespace serves. Python scalars and None are ignored. Of
+            arrays of several libraries, the one a call on them would be led by leads (the first, unless
+            a traced, lazy or distributed one comes later). With no array: the default backend and
+            device (:class:`unarray.use`, NumPy on the CPU unless set).
+        api_version : str, optional
+            The version of the standard the caller is written against (``"2021.12"`` to ``"2025.12"``);
+            the namespace implements 2025.12. Default: the newest.
+
+        Returns
+        -------
+        out : BoundNamespace
+            The namespace, with ``.backend``, ``.device``, ``.lazy`` and ``.immutable`` saying what it is
+            bound to.
+
+        Raises
+        ------
+        UnknownArrayTypeError
+            An argument is not an array of a supported library.
+        ArgumentError
+            ``api_version`` is not a version of the standard.
+
+        Examples
+        --------
+        >>> import numpy as np, unarray as ua
+        >>> x = np.array([1.0, 2.0, 4.0])
+        >>> xp = ua.array_namespace(x, 2.0, None)
+        >>> xp.backend, xp.device
+        ('numpy', Device('cpu'))
+        >>> xp.mean(x / xp.max(x)) == ua.mean(x / ua.max(x))
+        np.True_
+        >>> xp is ua.array_namespace(np.zeros(1))
+        True
+    """
+    if api_version is not None and api_version not in _VERSIONS:
+        raise ArgumentError(f"api_version must be one of {', '.join(_VERSIONS)} or None; got {api_version!r}",
+                            op="array_namespace")
+    if len(arrays) == 1:
+        x = arrays[0]
+        try:  # the common call: one array, of a type and device seen before
+            return _BY_DEVICE[type(x), x.device]
+        except Exception:  # noqa: BLE001 - not seen yet, no .device, a tracer's or an unhashable device: the full way
+            pass
+    xs = [a for a in arrays if type(a) not in _PASSIVE]
+    if not xs:
+        name, where = default_backend()
+        return _namespace(backend_named(name, "array_namespace"), where, "default")
+    x = xs[leader("array_namespace", xs)] if len(xs) > 1 else xs[0]
+    b = one(x, "array_namespace")
+    if b.is_tracer(x):
+        return _namespace(b, None, "traced")
+    ns = _namespace(b, b.device_of(x), "array")
+    if len(arrays) == 1:
+        try:
+            _BY_DEVICE[type(x), x.device] = ns
+        except Exception:  # noqa: BLE001 - no .device or an unhashable one: this array takes the full way
+            pass
+    return ns
+
+
+def _namespace(b: Backend, where: Any, source: str) -> BoundNamespace:
+    if source == "default":  # the default device, or one named by ua.use ("cuda:0"): where creation puts it
+        named = (b.name, None if where is None else str(where))
+        ns = _DEFAULTS.get(named)
+        if ns is None:
+            ns = _DEFAULTS[named] = _namespace(b, Info(b, where).default_device(), "array")
+        return ns
+    key = (b.name, where, source == "traced")
+    ns = _CACHE.get(key)
+    if ns is None:
+        real = backend_named(b.name, "array_namespace")  # the backend itself, not a view of an array subclass
+        ns = BoundNamespace(real, None if source == "traced" else with_library(where, real.name))
+        ns = _CACHE.setdefault(key, ns)
+    return ns
+
+
+def namespace(*arrays: Any) -> BoundNamespace:
+    """Deprecated: use :func:`array_namespace`, which this now returns (it warns).
+
+        ``ua.namespace`` returned the library's own array-API namespace (``array_api_compat.torch``),
+        whose functions lack unarray's semantics; ``ua.array_namespace`` returns unarray's namespace bound
+        to the arrays' library.
+
+        Parameters
+        ----------
+        *arrays : array
+            As :func:`array_namespace`.
+
+        Returns
+        -------
+        out : BoundNamespace
+            ``ua.array_namespace(*arrays)``.
+
+        Examples
+        --------
+        >>> import warnings, numpy as np, unarray as ua
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", DeprecationWarning)
+        ...     ua.namespace(np.zeros(2)) is ua.array_namespace(np.zeros(2))
+        True
+    """
+    warnings.warn("ua.namespace is deprecated and will be removed: use ua.array_namespace(*arrays), the "
+                  "namespace generic code asks for", DeprecationWarning, stacklevel=2)
+    return array_namespace(*arrays)
