@@ -19,6 +19,7 @@ from unarray._backends import _special, updates
 from unarray._backends._base import Backend
 from unarray._backends.torch import devices as _devices
 from unarray._backends.torch import precision as _tp
+from unarray._backends.torch import sets as _sets
 from unarray._backends.torch.devices import _as_device, _empty_shard_guard, _is_dtensor, _mesh_device
 from unarray._backends.torch.gaps import (
     _SMALL_UINTS,
@@ -40,10 +41,6 @@ from unarray._backends.torch.gaps import (
     _tensordot,
     _to_int64,
     _uint_out,
-    _unique,
-    _UniqueAll,
-    _UniqueCounts,
-    _UniqueInverse,
     _vecdot,
     _wide_uint_fallback,
     contract,
@@ -469,27 +466,11 @@ class TorchBackend(Backend):
     def take_along_axis(self, x: Any, indices: Any, *, axis: int = -1) -> Any:
         return torch.take_along_dim(x, indices.to(torch.int64), dim=axis)
 
-    # Note: torch.unique has no complex kernel: complex values are found as unique (real, imag) rows.
-    def unique_values(self, x: Any) -> Any:
-        return _unique(x)[0] if x.is_complex() else compat_torch.unique_values(x)
-
-    def unique_counts(self, x: Any) -> Any:
-        return compat_torch.unique_counts(x) if not x.is_complex() else _UniqueCounts(*_unique(x)[::2])
-
-    def unique_inverse(self, x: Any) -> Any:
-        if not x.is_complex():
-            return compat_torch.unique_inverse(x)
-        values, inverse, _ = _unique(x)
-        return _UniqueInverse(values, inverse.reshape(x.shape))
-
-    # Note: array-api-compat has no unique_all for torch; first indices come from a scatter-min.
-    def unique_all(self, x: Any) -> Any:
-        flat = x.reshape(-1)
-        values, inverse, counts = _unique(flat)
-        pos = torch.arange(flat.numel(), device=x.device)
-        first = torch.full(values.shape, flat.numel(), dtype=torch.int64, device=x.device)
-        first = first.scatter_reduce(0, inverse, pos, "amin")
-        return _UniqueAll(values, first, inverse.reshape(x.shape), counts)
+    # The set functions: torch.unique lacks complex values and unique_all (sets.py).
+    unique_values = staticmethod(_sets.unique_values)
+    unique_counts = staticmethod(_sets.unique_counts)
+    unique_inverse = staticmethod(_sets.unique_inverse)
+    unique_all = staticmethod(_sets.unique_all)
 
     # Note: torch.fft.ihfft returns a lazily conjugated view, which DLPack and .numpy() refuse.
     def fft_ihfft(self, x: Any, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
