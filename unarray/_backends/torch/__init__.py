@@ -105,6 +105,25 @@ def register_traced_to(to: Any, traced_to: Any) -> None:
 
 
 
+# compat's two-argument wrapper (x1, x2 -> its promotion fix, then torch's function), read from one of them.
+_TWO_ARG = getattr(compat_torch.add, "__code__", None)
+
+
+def _one_dtype_native(fn: Any) -> Any:
+    # Note: compat's wrapper fixes torch's promotion of a 0-d tensor beside another dtype; with one dtype on
+    # both tensors it has nothing to fix, so torch's function runs at once (a Python scalar has no dtype).
+    native, general = fn.__wrapped__, fn
+
+    def call(x1: Any, x2: Any, /) -> Any:
+        try:
+            same = x1.dtype is x2.dtype
+        except AttributeError:
+            same = False
+        return native(x1, x2) if same else general(x1, x2)
+
+    return call
+
+
 class TorchBackend(Backend):
     name = "torch"
     xp = compat_torch
@@ -114,6 +133,9 @@ class TorchBackend(Backend):
         fn = super().__getattr__(op)
         if op in _WRAPPED:
             fn = _wide_uint_fallback(fn, op)
+            setattr(self, op, fn)
+        elif _TWO_ARG is not None and getattr(fn, "__code__", None) is _TWO_ARG and hasattr(fn, "__wrapped__"):
+            fn = _one_dtype_native(fn)
             setattr(self, op, fn)
         return fn
 
@@ -303,6 +325,8 @@ class TorchBackend(Backend):
         return out
 
     def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if axis is None and not keepdims and x.is_floating_point():  # the common call: nothing to correct
+            return torch.mean(x)
         x = _floating(x)
         if axis is None and not keepdims:
             return torch.mean(x)
@@ -368,7 +392,7 @@ class TorchBackend(Backend):
             raise
 
     def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
-        if _is_dtensor(x):
+        if type(x) is not torch.Tensor and _is_dtensor(x):
             _empty_shard_guard(x, axis, "argmax")
         try:
             if axis is None and not keepdims and x.dtype not in _WIDE_UINTS:
