@@ -165,3 +165,21 @@ def test_same_type_call_reads_the_type_cache_inline() -> None:
     assert ua.add(a, 1.0).tolist() == [1.0, 2.0, 3.0]
     with pytest.raises(ua.ArgumentTypeError):
         ua.add(1.0, 2.0)
+
+
+def test_torch_compile_traces_the_fast_paths_without_a_break() -> None:
+    torch = pytest.importorskip("torch")
+
+    def f(x: Any, y: Any, i: Any) -> Any:
+        # one dtype (torch's kernel at once), two dtypes with a 0-d operand (compat's promotion fix), reductions
+        s = ua.add(x, y) + ua.multiply(x, y) + ua.subtract(y, x) + ua.maximum(x, y)
+        s = s + ua.astype(ua.less(x, y), x.dtype) + ua.add(i, x)
+        return ua.matmul(s, ua.astype(y, s.dtype)) + ua.sum(s) + ua.mean(s) + ua.astype(ua.argmax(s), s.dtype)
+
+    g = torch.Generator().manual_seed(3)
+    x, y = torch.randn(4, 4, generator=g), torch.randn(4, 4, generator=g)
+    i = torch.tensor(2.0, dtype=torch.float64)
+    want = f(x, y, i)
+    got = torch.compile(f, fullgraph=True, backend="eager")(x, y, i)
+    assert got.dtype == want.dtype == torch.float64  # the standard's promotion of a 0-d float64 with float32
+    torch.testing.assert_close(got, want)
