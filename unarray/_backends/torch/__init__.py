@@ -31,9 +31,11 @@ from unarray._backends.torch.gaps import (
     _floating,
     _from_ordered,
     _is_int,
+    _is_two_arg,
     _keep,
     _matmul_general,
     _no_int_gemm,
+    _one_dtype_native,
     _ordered,
     _promote,
     _remainder,
@@ -105,25 +107,6 @@ def register_traced_to(to: Any, traced_to: Any) -> None:
 
 
 
-# compat's two-argument wrapper (x1, x2 -> its promotion fix, then torch's function), read from one of them.
-_TWO_ARG = getattr(compat_torch.add, "__code__", None)
-
-
-def _one_dtype_native(fn: Any) -> Any:
-    # Note: compat's wrapper fixes torch's promotion of a 0-d tensor beside another dtype; with one dtype on
-    # both tensors it has nothing to fix, so torch's function runs at once (a Python scalar has no dtype).
-    native, general = fn.__wrapped__, fn
-
-    def call(x1: Any, x2: Any, /) -> Any:
-        try:
-            same = x1.dtype is x2.dtype
-        except AttributeError:
-            same = False
-        return native(x1, x2) if same else general(x1, x2)
-
-    return call
-
-
 class TorchBackend(Backend):
     name = "torch"
     xp = compat_torch
@@ -134,7 +117,7 @@ class TorchBackend(Backend):
         if op in _WRAPPED:
             fn = _wide_uint_fallback(fn, op)
             setattr(self, op, fn)
-        elif _TWO_ARG is not None and getattr(fn, "__code__", None) is _TWO_ARG and hasattr(fn, "__wrapped__"):
+        elif _is_two_arg(fn):
             fn = _one_dtype_native(fn)
             setattr(self, op, fn)
         return fn
@@ -325,9 +308,7 @@ class TorchBackend(Backend):
         return out
 
     def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        if axis is None and not keepdims and x.is_floating_point():  # the common call: nothing to correct
-            return torch.mean(x)
-        x = _floating(x)
+        x = x if x.is_floating_point() else _floating(x)  # (the common call without a helper's frame)
         if axis is None and not keepdims:
             return torch.mean(x)
         if axis == ():
