@@ -3,10 +3,15 @@
 On tiny arrays the kernel is cheap, so the table shows what the layer adds.
 For each backend and op, the three callables are timed interleaved in one
 run (``timeit`` with many calls per sample, median of the samples after a
-warm-up). GPU backends are synchronised after each sample's loop; the layer's
-cost is host-side, so the loop is what it pays.
+warm-up; ``--stat min`` takes the fastest sample instead, the steadier figure on
+a loaded machine). GPU backends are synchronised after each sample's loop; the
+layer's cost is host-side, so the loop is what it pays.
 
-    python benchmarks/dispatch.py [--backends numpy,torch,jax,tensorflow,cupy] [--out DIR]
+    python benchmarks/dispatch.py [--backends numpy,torch,jax,tensorflow,cupy] [--ops matmul,sum,add]
+                                  [--size 16] [--stat min] [--tree CHECKOUT] [--out DIR]
+
+``--tree`` times the unarray of another checkout (an earlier commit) with this
+harness, so a before/after pair is two runs of one script.
 
 array-api-compat is timed as a library author uses it: ``xp =
 array_namespace(*arrays); xp.<op>(...)`` ("compat") and with the namespace
@@ -26,20 +31,30 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+def _tree() -> str:
+    # The checkout whose unarray is timed: --tree's, read before unarray is imported.
+    if "--tree" in sys.argv[1:-1]:
+        return str(Path(sys.argv[sys.argv.index("--tree") + 1]).resolve())
+    return str(Path(__file__).resolve().parents[1])
+
+
+sys.path.insert(0, _tree())
 
 import unarray as ua  # noqa: E402
 
 OPS = ("matmul", "sum", "permute_dims", "mean", "argmax")
+# The binary element-wise ops timed on request (--ops): each is the standard's name in every library.
+BINARY = ("add", "subtract", "multiply", "divide", "maximum", "less")
 
 
-def _setup(backend: str) -> tuple[Any, Any, dict[str, Callable[[], Any]], Callable[[Any], None]]:
-    """(a, b, native callables, sync) for ``backend``: a is (4, 4) float32, b is (4, 4) float32."""
+def _setup(backend: str, n: int = 4) -> tuple[Any, Any, dict[str, Callable[[], Any]], Callable[[Any], None]]:
+    """(a, b, native callables, sync) for ``backend``: a and b are (n, n) float32."""
     import numpy as np
 
     rng = np.random.default_rng(0)
-    a0 = rng.standard_normal((4, 4)).astype(np.float32)
-    b0 = rng.standard_normal((4, 4)).astype(np.float32)
+    a0 = rng.standard_normal((n, n)).astype(np.float32)
+    b0 = rng.standard_normal((n, n)).astype(np.float32)
     sync: Callable[[Any], None] = lambda last: None
     if backend == "numpy":
         a, b = a0, b0
@@ -49,6 +64,7 @@ def _setup(backend: str) -> tuple[Any, Any, dict[str, Callable[[], Any]], Callab
             "permute_dims": lambda: np.permute_dims(a, (1, 0)),
             "mean": lambda: np.mean(a),
             "argmax": lambda: np.argmax(a),
+            **_binary(np, a, b),
         }
     elif backend in ("torch", "torch-cuda"):
         import torch
@@ -63,6 +79,7 @@ def _setup(backend: str) -> tuple[Any, Any, dict[str, Callable[[], Any]], Callab
             "permute_dims": lambda: torch.permute(a, (1, 0)),
             "mean": lambda: torch.mean(a),
             "argmax": lambda: torch.argmax(a),
+            **_binary(torch, a, b),
         }
     elif backend in ("jax", "jax-gpu"):
         import jax
@@ -79,6 +96,7 @@ def _setup(backend: str) -> tuple[Any, Any, dict[str, Callable[[], Any]], Callab
             "permute_dims": lambda: jnp.permute_dims(a, (1, 0)),
             "mean": lambda: jnp.mean(a),
             "argmax": lambda: jnp.argmax(a),
+            **_binary(jnp, a, b),
         }
     elif backend == "tensorflow":
         import tensorflow as tf
@@ -101,11 +119,20 @@ def _setup(backend: str) -> tuple[Any, Any, dict[str, Callable[[], Any]], Callab
             "permute_dims": lambda: cupy.transpose(a, (1, 0)),
             "mean": lambda: cupy.mean(a),
             "argmax": lambda: cupy.argmax(a),
+            **_binary(cupy, a, b),
         }
         sync = lambda last: cupy.cuda.get_current_stream().synchronize()
     else:
         raise SystemExit(f"unknown backend {backend}")
     return a, b, native, sync
+
+
+def _binary(ns: Any, a: Any, b: Any) -> dict[str, Callable[[], Any]]:
+    # Bound through a helper: a lambda in a loop would see the last op only.
+    def call(fn: Callable[[Any, Any], Any]) -> Callable[[], Any]:
+        return lambda: fn(a, b)
+
+    return {op: call(getattr(ns, op)) for op in BINARY if hasattr(ns, op)}
 
 
 def _ua_calls(a: Any, b: Any) -> dict[str, Callable[[], Any]]:
@@ -115,6 +142,7 @@ def _ua_calls(a: Any, b: Any) -> dict[str, Callable[[], Any]]:
         "permute_dims": lambda: ua.permute_dims(a, (1, 0)),
         "mean": lambda: ua.mean(a),
         "argmax": lambda: ua.argmax(a),
+        **_binary(ua, a, b),
     }
 
 
@@ -140,7 +168,13 @@ def _compat_calls(a: Any, b: Any) -> tuple[dict[str, Callable[[], Any]], dict[st
         "permute_dims": lambda: xp.permute_dims(a, (1, 0)),
         "mean": lambda: xp.mean(a),
         "argmax": lambda: xp.argmax(a),
+        **_binary(xp, a, b),
     }
+
+    def full_binary(op: str) -> Callable[[], Any]:
+        return lambda: getattr(array_namespace(a, b), op)(a, b)
+
+    full.update({op: full_binary(op) for op in BINARY})
     return full, hoisted
 
 
@@ -154,12 +188,15 @@ def _time(fn: Callable[[], Any], sync: Callable[[Any], None], number: int) -> fl
     return timeit.timeit(loop, number=1) / number * 1e6
 
 
-def bench_backend(backend: str, repeats: int, number: int) -> list[dict[str, Any]]:
-    a, b, native, sync = _setup(backend)
+def bench_backend(
+    backend: str, repeats: int, number: int, ops: tuple[str, ...] = OPS, n: int = 4, stat: str = "median"
+) -> list[dict[str, Any]]:
+    a, b, native, sync = _setup(backend, n)
     mine = _ua_calls(a, b)
     compat = _compat_calls(a, b)
+    pick = min if stat == "min" else statistics.median
     rows = []
-    for op in OPS:
+    for op in ops:
         contenders = {"native": native[op], "unarray": mine[op]}
         if compat is not None:
             contenders["compat"] = compat[0][op]
@@ -173,7 +210,7 @@ def bench_backend(backend: str, repeats: int, number: int) -> list[dict[str, Any
         for _ in range(repeats):  # interleaved so drift hits every contender alike
             for name, fn in contenders.items():
                 samples[name].append(_time(fn, sync, number))
-        med = {k: statistics.median(v) for k, v in samples.items()}
+        med = {k: pick(v) for k, v in samples.items()}
         row = {"backend": backend, "op": op, **{f"{k}_us": round(v, 3) for k, v in med.items()}}
         row["overhead_us"] = round(med["unarray"] - med["native"], 3)
         row["ratio_vs_native"] = round(med["unarray"] / med["native"], 3)
@@ -225,16 +262,22 @@ def main() -> None:
     p.add_argument("--backends", default="numpy,torch,jax")
     p.add_argument("--repeats", type=int, default=15)
     p.add_argument("--number", type=int, default=2000)
+    p.add_argument("--ops", default=",".join(OPS), help=f"comma-separated, of {', '.join(OPS + BINARY)}")
+    p.add_argument("--size", type=int, default=4, help="the arrays are (size, size) float32")
+    p.add_argument("--stat", choices=("median", "min"), default="median", help="of the samples")
+    p.add_argument("--tree", default=None, help="a checkout whose unarray to time (default: this one)")
     p.add_argument("--out", default=None, help="directory for dispatch_<tag>.json/.md")
     p.add_argument("--tag", default="cpu")
     args = p.parse_args()
     rows: list[dict[str, Any]] = []
     for backend in args.backends.split(","):
         try:
-            rows += bench_backend(backend.strip(), args.repeats, args.number)
+            rows += bench_backend(backend.strip(), args.repeats, args.number, tuple(args.ops.split(",")), args.size,
+                                  args.stat)
         except Exception as e:  # one missing backend must not lose the others
             print(f"{backend}: skipped ({type(e).__name__}: {e})", file=sys.stderr)
     info = machine()
+    info.update(size=f"{args.size}x{args.size}", stat=args.stat, unarray_tree=str(Path(ua.__file__).parents[1]))
     md = to_markdown(rows, info)
     print(md)
     if args.out:

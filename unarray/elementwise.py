@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import overload
 
+from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
@@ -59,7 +60,7 @@ def abs(x: A, /) -> A:
     >>> ua.abs(np.array([-1.5, 0.0, 2.0]))
     array([1.5, 0. , 2. ])
     """
-    b = _one(x, "abs")
+    b = _BY_TYPE.get(type(x)) or _one(x, "abs")
     try:
         return b.abs(x)
     except Exception as e:
@@ -110,7 +111,7 @@ def acos(x: A, /) -> A:
     >>> ua.acos(np.array([-0.5, 0.0, 0.5]))
     array([2.0943951 , 1.57079633, 1.04719755])
     """
-    b = _one(x, "acos")
+    b = _BY_TYPE.get(type(x)) or _one(x, "acos")
     try:
         return b.acos(x)
     except Exception as e:
@@ -162,7 +163,7 @@ def acosh(x: A, /) -> A:
     >>> ua.acosh(np.array([1.0, 2.0, 4.0]))
     array([0.        , 1.3169579 , 2.06343707])
     """
-    b = _one(x, "acosh")
+    b = _BY_TYPE.get(type(x)) or _one(x, "acosh")
     try:
         return b.acosh(x)
     except Exception as e:
@@ -228,7 +229,9 @@ def add(x1: complex | Array, x2: complex | Array, /) -> Array:
     >>> ua.add(np.array([0.5, 1.0, 2.0]), np.array([1.0, -1.0, 0.5]))
     array([1.5, 0. , 2.5])
     """
-    b, x1, x2 = _pair("add", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("add", x1, x2)
     try:
         return b.add(x1, x2)
     except Exception as e:
@@ -279,7 +282,7 @@ def asin(x: A, /) -> A:
     >>> ua.asin(np.array([-0.5, 0.0, 0.5]))
     array([-0.52359878,  0.        ,  0.52359878])
     """
-    b = _one(x, "asin")
+    b = _BY_TYPE.get(type(x)) or _one(x, "asin")
     try:
         return b.asin(x)
     except Exception as e:
@@ -331,7 +334,7 @@ def asinh(x: A, /) -> A:
     >>> ua.asinh(np.array([0.5, 1.0, 2.0]))
     array([0.48121183, 0.88137359, 1.44363548])
     """
-    b = _one(x, "asinh")
+    b = _BY_TYPE.get(type(x)) or _one(x, "asinh")
     try:
         return b.asinh(x)
     except Exception as e:
@@ -382,7 +385,7 @@ def atan(x: A, /) -> A:
     >>> ua.atan(np.array([-0.5, 0.0, 0.5]))
     array([-0.46364761,  0.        ,  0.46364761])
     """
-    b = _one(x, "atan")
+    b = _BY_TYPE.get(type(x)) or _one(x, "atan")
     try:
         return b.atan(x)
     except Exception as e:
@@ -446,7 +449,9 @@ def atan2(x1: float | Array, x2: float | Array, /) -> Array:
     >>> ua.atan2(np.array([1.0, -1.0, 0.0]), np.array([1.0, 1.0, -1.0]))
     array([ 0.78539816, -0.78539816,  3.14159265])
     """
-    b, x1, x2 = _pair("atan2", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("atan2", x1, x2)
     try:
         return b.atan2(x1, x2)
     except Exception as e:
@@ -498,7 +503,7 @@ def atanh(x: A, /) -> A:
     >>> ua.atanh(np.array([-0.5, 0.0, 0.5]))
     array([-0.54930614,  0.        ,  0.54930614])
     """
-    b = _one(x, "atanh")
+    b = _BY_TYPE.get(type(x)) or _one(x, "atanh")
     try:
         return b.atanh(x)
     except Exception as e:
@@ -560,7 +565,9 @@ def bitwise_and(x1: int | Array, x2: int | Array, /) -> Array:
     >>> ua.bitwise_and(np.array([12, 10, 6]), np.array([10, 3, 4]))
     array([8, 2, 4])
     """
-    b, x1, x2 = _pair("bitwise_and", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("bitwise_and", x1, x2)
     try:
         return b.bitwise_and(x1, x2)
     except Exception as e:
@@ -622,7 +629,9 @@ def bitwise_left_shift(x1: int | Array, x2: int | Array, /) -> Array:
     >>> ua.bitwise_left_shift(np.array([1, 3, 5]), np.array([1, 2, 3]))
     array([ 2, 12, 40])
     """
-    b, x1, x2 = _pair("bitwise_left_shift", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("bitwise_left_shift", x1, x2)
     try:
         return b.bitwise_left_shift(x1, x2)
     except Exception as e:
@@ -672,7 +681,7 @@ def bitwise_invert(x: A, /) -> A:
     >>> ua.bitwise_invert(np.array([0, 5, -6]))
     array([-1, -6,  5])
     """
-    b = _one(x, "bitwise_invert")
+    b = _BY_TYPE.get(type(x)) or _one(x, "bitwise_invert")
     try:
         return b.bitwise_invert(x)
     except Exception as e:
@@ -734,7 +743,9 @@ def bitwise_or(x1: int | Array, x2: int | Array, /) -> Array:
     >>> ua.bitwise_or(np.array([12, 10, 6]), np.array([10, 3, 4]))
     array([14, 11,  6])
     """
-    b, x1, x2 = _pair("bitwise_or", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("bitwise_or", x1, x2)
     try:
         return b.bitwise_or(x1, x2)
     except Exception as e:
@@ -796,7 +807,9 @@ def bitwise_right_shift(x1: int | Array, x2: int | Array, /) -> Array:
     >>> ua.bitwise_right_shift(np.array([16, 12, 5]), np.array([1, 2, 3]))
     array([8, 3, 0])
     """
-    b, x1, x2 = _pair("bitwise_right_shift", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("bitwise_right_shift", x1, x2)
     try:
         return b.bitwise_right_shift(x1, x2)
     except Exception as e:
@@ -858,7 +871,9 @@ def bitwise_xor(x1: int | Array, x2: int | Array, /) -> Array:
     >>> ua.bitwise_xor(np.array([12, 10, 6]), np.array([10, 3, 4]))
     array([6, 9, 2])
     """
-    b, x1, x2 = _pair("bitwise_xor", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("bitwise_xor", x1, x2)
     try:
         return b.bitwise_xor(x1, x2)
     except Exception as e:
@@ -909,7 +924,7 @@ def ceil(x: A, /) -> A:
     >>> ua.ceil(np.array([-1.5, 0.25, 2.5]))
     array([-1.,  1.,  3.])
     """
-    b = _one(x, "ceil")
+    b = _BY_TYPE.get(type(x)) or _one(x, "ceil")
     try:
         return b.ceil(x)
     except Exception as e:
@@ -1017,7 +1032,7 @@ def conj(x: A, /) -> A:
     >>> ua.conj(np.array([1.0 + 2.0j, -3.0 - 0.5j]))
     array([ 1.-2.j , -3.+0.5j])
     """
-    b = _one(x, "conj")
+    b = _BY_TYPE.get(type(x)) or _one(x, "conj")
     try:
         return b.conj(x)
     except Exception as e:
@@ -1079,7 +1094,9 @@ def copysign(x1: float | Array, x2: float | Array, /) -> Array:
     >>> ua.copysign(np.array([0.5, 1.0, 2.0]), np.array([-1.0, 1.0, -0.0]))
     array([-0.5,  1. , -2. ])
     """
-    b, x1, x2 = _pair("copysign", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("copysign", x1, x2)
     try:
         return b.copysign(x1, x2)
     except Exception as e:
@@ -1130,7 +1147,7 @@ def cos(x: A, /) -> A:
     >>> ua.cos(np.array([0.5, 1.0, 2.0]))
     array([ 0.87758256,  0.54030231, -0.41614684])
     """
-    b = _one(x, "cos")
+    b = _BY_TYPE.get(type(x)) or _one(x, "cos")
     try:
         return b.cos(x)
     except Exception as e:
@@ -1182,7 +1199,7 @@ def cosh(x: A, /) -> A:
     >>> ua.cosh(np.array([0.5, 1.0, 2.0]))
     array([1.12762597, 1.54308063, 3.76219569])
     """
-    b = _one(x, "cosh")
+    b = _BY_TYPE.get(type(x)) or _one(x, "cosh")
     try:
         return b.cosh(x)
     except Exception as e:
@@ -1244,7 +1261,9 @@ def divide(x1: complex | Array, x2: complex | Array, /) -> Array:
     >>> ua.divide(np.array([0.5, 1.0, 2.0]), np.array([2.0, -4.0, 0.5]))
     array([ 0.25, -0.25,  4.  ])
     """
-    b, x1, x2 = _pair("divide", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("divide", x1, x2)
     try:
         return b.divide(x1, x2)
     except Exception as e:
@@ -1305,7 +1324,9 @@ def equal(x1: complex | Array, x2: complex | Array, /) -> Array:
     >>> ua.equal(np.array([0.5, 1.0, 2.0]), np.array([0.5, 2.0, 2.0]))
     array([ True, False,  True])
     """
-    b, x1, x2 = _pair("equal", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("equal", x1, x2)
     try:
         return b.equal(x1, x2)
     except Exception as e:
@@ -1357,7 +1378,7 @@ def exp(x: A, /) -> A:
     >>> ua.exp(np.array([0.5, 1.0, 2.0]))
     array([1.64872127, 2.71828183, 7.3890561 ])
     """
-    b = _one(x, "exp")
+    b = _BY_TYPE.get(type(x)) or _one(x, "exp")
     try:
         return b.exp(x)
     except Exception as e:
@@ -1408,7 +1429,7 @@ def expm1(x: A, /) -> A:
     >>> ua.expm1(np.array([1e-10, 0.5, 1.0]))
     array([1.00000000e-10, 6.48721271e-01, 1.71828183e+00])
     """
-    b = _one(x, "expm1")
+    b = _BY_TYPE.get(type(x)) or _one(x, "expm1")
     try:
         return b.expm1(x)
     except Exception as e:
@@ -1459,7 +1480,7 @@ def floor(x: A, /) -> A:
     >>> ua.floor(np.array([-1.5, 0.25, 2.5]))
     array([-2.,  0.,  2.])
     """
-    b = _one(x, "floor")
+    b = _BY_TYPE.get(type(x)) or _one(x, "floor")
     try:
         return b.floor(x)
     except Exception as e:
@@ -1522,7 +1543,9 @@ def floor_divide(x1: float | Array, x2: float | Array, /) -> Array:
     >>> ua.floor_divide(np.array([7.0, -7.0, 7.5]), np.array([2.0, 2.0, -2.0]))
     array([ 3., -4., -4.])
     """
-    b, x1, x2 = _pair("floor_divide", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("floor_divide", x1, x2)
     try:
         return b.floor_divide(x1, x2)
     except Exception as e:
@@ -1584,7 +1607,9 @@ def greater(x1: float | Array, x2: float | Array, /) -> Array:
     >>> ua.greater(np.array([0.5, 1.0, 2.0]), np.array([0.5, 2.0, 1.0]))
     array([False, False,  True])
     """
-    b, x1, x2 = _pair("greater", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("greater", x1, x2)
     try:
         return b.greater(x1, x2)
     except Exception as e:
@@ -1646,7 +1671,9 @@ def greater_equal(x1: float | Array, x2: float | Array, /) -> Array:
     >>> ua.greater_equal(np.array([0.5, 1.0, 2.0]), np.array([0.5, 2.0, 1.0]))
     array([ True, False,  True])
     """
-    b, x1, x2 = _pair("greater_equal", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("greater_equal", x1, x2)
     try:
         return b.greater_equal(x1, x2)
     except Exception as e:
@@ -1708,7 +1735,9 @@ def hypot(x1: float | Array, x2: float | Array, /) -> Array:
     >>> ua.hypot(np.array([3.0, 5.0, 8.0]), np.array([4.0, 12.0, 15.0]))
     array([ 5., 13., 17.])
     """
-    b, x1, x2 = _pair("hypot", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("hypot", x1, x2)
     try:
         return b.hypot(x1, x2)
     except Exception as e:
@@ -1758,7 +1787,7 @@ def imag(x: A, /) -> A:
     >>> ua.imag(np.array([1.0 + 2.0j, -3.0 - 0.5j]))
     array([ 2. , -0.5])
     """
-    b = _one(x, "imag")
+    b = _BY_TYPE.get(type(x)) or _one(x, "imag")
     try:
         return b.imag(x)
     except Exception as e:
@@ -1808,7 +1837,7 @@ def isfinite(x: A, /) -> A:
     >>> ua.isfinite(np.array([1.0, np.inf, np.nan]))
     array([ True, False, False])
     """
-    b = _one(x, "isfinite")
+    b = _BY_TYPE.get(type(x)) or _one(x, "isfinite")
     try:
         return b.isfinite(x)
     except Exception as e:
@@ -1858,7 +1887,7 @@ def isinf(x: A, /) -> A:
     >>> ua.isinf(np.array([1.0, -np.inf, np.nan]))
     array([False,  True, False])
     """
-    b = _one(x, "isinf")
+    b = _BY_TYPE.get(type(x)) or _one(x, "isinf")
     try:
         return b.isinf(x)
     except Exception as e:
@@ -1908,7 +1937,7 @@ def isnan(x: A, /) -> A:
     >>> ua.isnan(np.array([1.0, np.inf, np.nan]))
     array([False, False,  True])
     """
-    b = _one(x, "isnan")
+    b = _BY_TYPE.get(type(x)) or _one(x, "isnan")
     try:
         return b.isnan(x)
     except Exception as e:
@@ -1970,7 +1999,9 @@ def less(x1: float | Array, x2: float | Array, /) -> Array:
     >>> ua.less(np.array([0.5, 1.0, 2.0]), np.array([0.5, 2.0, 1.0]))
     array([False,  True, False])
     """
-    b, x1, x2 = _pair("less", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("less", x1, x2)
     try:
         return b.less(x1, x2)
     except Exception as e:
@@ -2032,7 +2063,9 @@ def less_equal(x1: float | Array, x2: float | Array, /) -> Array:
     >>> ua.less_equal(np.array([0.5, 1.0, 2.0]), np.array([0.5, 2.0, 1.0]))
     array([ True,  True, False])
     """
-    b, x1, x2 = _pair("less_equal", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("less_equal", x1, x2)
     try:
         return b.less_equal(x1, x2)
     except Exception as e:
@@ -2083,7 +2116,7 @@ def log(x: A, /) -> A:
     >>> ua.log(np.array([0.5, 1.0, 2.0]))
     array([-0.69314718,  0.        ,  0.69314718])
     """
-    b = _one(x, "log")
+    b = _BY_TYPE.get(type(x)) or _one(x, "log")
     try:
         return b.log(x)
     except Exception as e:
@@ -2134,7 +2167,7 @@ def log1p(x: A, /) -> A:
     >>> ua.log1p(np.array([1e-10, 0.5, 1.0]))
     array([1.00000000e-10, 4.05465108e-01, 6.93147181e-01])
     """
-    b = _one(x, "log1p")
+    b = _BY_TYPE.get(type(x)) or _one(x, "log1p")
     try:
         return b.log1p(x)
     except Exception as e:
@@ -2185,7 +2218,7 @@ def log2(x: A, /) -> A:
     >>> ua.log2(np.array([0.5, 1.0, 8.0]))
     array([-1.,  0.,  3.])
     """
-    b = _one(x, "log2")
+    b = _BY_TYPE.get(type(x)) or _one(x, "log2")
     try:
         return b.log2(x)
     except Exception as e:
@@ -2236,7 +2269,7 @@ def log10(x: A, /) -> A:
     >>> ua.log10(np.array([0.1, 1.0, 1000.0]))
     array([-1.,  0.,  3.])
     """
-    b = _one(x, "log10")
+    b = _BY_TYPE.get(type(x)) or _one(x, "log10")
     try:
         return b.log10(x)
     except Exception as e:
@@ -2298,7 +2331,9 @@ def logaddexp(x1: float | Array, x2: float | Array, /) -> Array:
     >>> ua.logaddexp(np.array([0.5, 1.0, 2.0]), np.array([0.5, -1.0, 1000.0]))
     array([   1.19314718,    1.12692801, 1000.        ])
     """
-    b, x1, x2 = _pair("logaddexp", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("logaddexp", x1, x2)
     try:
         return b.logaddexp(x1, x2)
     except Exception as e:
@@ -2360,7 +2395,9 @@ def logical_and(x1: bool | Array, x2: bool | Array, /) -> Array:
     >>> ua.logical_and(np.array([True, True, False, False]), np.array([True, False, True, False]))
     array([ True, False, False, False])
     """
-    b, x1, x2 = _pair("logical_and", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("logical_and", x1, x2)
     try:
         return b.logical_and(x1, x2)
     except Exception as e:
@@ -2410,7 +2447,7 @@ def logical_not(x: A, /) -> A:
     >>> ua.logical_not(np.array([True, True, False, False]))
     array([False, False,  True,  True])
     """
-    b = _one(x, "logical_not")
+    b = _BY_TYPE.get(type(x)) or _one(x, "logical_not")
     try:
         return b.logical_not(x)
     except Exception as e:
@@ -2472,7 +2509,9 @@ def logical_or(x1: bool | Array, x2: bool | Array, /) -> Array:
     >>> ua.logical_or(np.array([True, True, False, False]), np.array([True, False, True, False]))
     array([ True,  True,  True, False])
     """
-    b, x1, x2 = _pair("logical_or", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("logical_or", x1, x2)
     try:
         return b.logical_or(x1, x2)
     except Exception as e:
@@ -2534,7 +2573,9 @@ def logical_xor(x1: bool | Array, x2: bool | Array, /) -> Array:
     >>> ua.logical_xor(np.array([True, True, False, False]), np.array([True, False, True, False]))
     array([False,  True,  True, False])
     """
-    b, x1, x2 = _pair("logical_xor", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("logical_xor", x1, x2)
     try:
         return b.logical_xor(x1, x2)
     except Exception as e:
@@ -2596,7 +2637,9 @@ def maximum(x1: float | Array, x2: float | Array, /) -> Array:
     >>> ua.maximum(np.array([-1.5, 0.25, 2.5]), np.array([0.0, 1.0, np.nan]))
     array([ 0.,  1., nan])
     """
-    b, x1, x2 = _pair("maximum", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("maximum", x1, x2)
     try:
         return b.maximum(x1, x2)
     except Exception as e:
@@ -2658,7 +2701,9 @@ def minimum(x1: float | Array, x2: float | Array, /) -> Array:
     >>> ua.minimum(np.array([-1.5, 0.25, 2.5]), np.array([0.0, 1.0, np.nan]))
     array([-1.5 ,  0.25,   nan])
     """
-    b, x1, x2 = _pair("minimum", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("minimum", x1, x2)
     try:
         return b.minimum(x1, x2)
     except Exception as e:
@@ -2724,7 +2769,9 @@ def multiply(x1: complex | Array, x2: complex | Array, /) -> Array:
     >>> ua.multiply(np.array([0.5, 1.0, 2.0]), np.array([2.0, -3.0, 0.25]))
     array([ 1. , -3. ,  0.5])
     """
-    b, x1, x2 = _pair("multiply", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("multiply", x1, x2)
     try:
         return b.multiply(x1, x2)
     except Exception as e:
@@ -2774,7 +2821,7 @@ def negative(x: A, /) -> A:
     >>> ua.negative(np.array([-1.5, 0.25, 2.5]))
     array([ 1.5 , -0.25, -2.5 ])
     """
-    b = _one(x, "negative")
+    b = _BY_TYPE.get(type(x)) or _one(x, "negative")
     try:
         return b.negative(x)
     except Exception as e:
@@ -2837,7 +2884,9 @@ def nextafter(x1: float | Array, x2: float | Array, /) -> Array:
     >>> ua.nextafter(np.array([1.0, 1.0], dtype=np.float32), np.array([2.0, 0.0], dtype=np.float32))
     array([1.0000001 , 0.99999994], dtype=float32)
     """
-    b, x1, x2 = _pair("nextafter", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("nextafter", x1, x2)
     try:
         return b.nextafter(x1, x2)
     except Exception as e:
@@ -2898,7 +2947,9 @@ def not_equal(x1: complex | Array, x2: complex | Array, /) -> Array:
     >>> ua.not_equal(np.array([0.5, 1.0, 2.0]), np.array([0.5, 2.0, 2.0]))
     array([False,  True, False])
     """
-    b, x1, x2 = _pair("not_equal", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("not_equal", x1, x2)
     try:
         return b.not_equal(x1, x2)
     except Exception as e:
@@ -2948,7 +2999,7 @@ def positive(x: A, /) -> A:
     >>> ua.positive(np.array([-1.5, 0.25, 2.5]))
     array([-1.5 ,  0.25,  2.5 ])
     """
-    b = _one(x, "positive")
+    b = _BY_TYPE.get(type(x)) or _one(x, "positive")
     try:
         return b.positive(x)
     except Exception as e:
@@ -3012,7 +3063,9 @@ def pow(x1: complex | Array, x2: complex | Array, /) -> Array:
     >>> ua.pow(np.array([0.5, 1.0, 2.0]), np.array([2.0, 3.0, -1.0]))
     array([0.25, 1.  , 0.5 ])
     """
-    b, x1, x2 = _pair("pow", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("pow", x1, x2)
     try:
         return b.pow(x1, x2)
     except Exception as e:
@@ -3062,7 +3115,7 @@ def real(x: A, /) -> A:
     >>> ua.real(np.array([1.0 + 2.0j, -3.0 - 0.5j]))
     array([ 1., -3.])
     """
-    b = _one(x, "real")
+    b = _BY_TYPE.get(type(x)) or _one(x, "real")
     try:
         return b.real(x)
     except Exception as e:
@@ -3112,7 +3165,7 @@ def reciprocal(x: A, /) -> A:
     >>> ua.reciprocal(np.array([0.5, 4.0, -2.0]))
     array([ 2.  ,  0.25, -0.5 ])
     """
-    b = _one(x, "reciprocal")
+    b = _BY_TYPE.get(type(x)) or _one(x, "reciprocal")
     try:
         return b.reciprocal(x)
     except Exception as e:
@@ -3174,7 +3227,9 @@ def remainder(x1: float | Array, x2: float | Array, /) -> Array:
     >>> ua.remainder(np.array([7.0, -7.0, 7.5]), np.array([2.0, 2.0, -2.0]))
     array([ 1. ,  1. , -0.5])
     """
-    b, x1, x2 = _pair("remainder", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("remainder", x1, x2)
     try:
         return b.remainder(x1, x2)
     except Exception as e:
@@ -3224,7 +3279,7 @@ def round(x: A, /) -> A:
     >>> ua.round(np.array([0.5, 1.5, -2.7]))
     array([ 0.,  2., -3.])
     """
-    b = _one(x, "round")
+    b = _BY_TYPE.get(type(x)) or _one(x, "round")
     try:
         return b.round(x)
     except Exception as e:
@@ -3274,7 +3329,7 @@ def sign(x: A, /) -> A:
     >>> ua.sign(np.array([-2.0, 0.0, 3.0]))
     array([-1.,  0.,  1.])
     """
-    b = _one(x, "sign")
+    b = _BY_TYPE.get(type(x)) or _one(x, "sign")
     try:
         return b.sign(x)
     except Exception as e:
@@ -3324,7 +3379,7 @@ def signbit(x: A, /) -> A:
     >>> ua.signbit(np.array([-1.0, -0.0, 2.0]))
     array([ True,  True, False])
     """
-    b = _one(x, "signbit")
+    b = _BY_TYPE.get(type(x)) or _one(x, "signbit")
     try:
         return b.signbit(x)
     except Exception as e:
@@ -3375,7 +3430,7 @@ def sin(x: A, /) -> A:
     >>> ua.sin(np.array([0.5, 1.0, 2.0]))
     array([0.47942554, 0.84147098, 0.90929743])
     """
-    b = _one(x, "sin")
+    b = _BY_TYPE.get(type(x)) or _one(x, "sin")
     try:
         return b.sin(x)
     except Exception as e:
@@ -3427,7 +3482,7 @@ def sinh(x: A, /) -> A:
     >>> ua.sinh(np.array([0.5, 1.0, 2.0]))
     array([0.52109531, 1.17520119, 3.62686041])
     """
-    b = _one(x, "sinh")
+    b = _BY_TYPE.get(type(x)) or _one(x, "sinh")
     try:
         return b.sinh(x)
     except Exception as e:
@@ -3477,7 +3532,7 @@ def square(x: A, /) -> A:
     >>> ua.square(np.array([-1.5, 0.25, 2.5]))
     array([2.25  , 0.0625, 6.25  ])
     """
-    b = _one(x, "square")
+    b = _BY_TYPE.get(type(x)) or _one(x, "square")
     try:
         return b.square(x)
     except Exception as e:
@@ -3527,7 +3582,7 @@ def sqrt(x: A, /) -> A:
     >>> ua.sqrt(np.array([0.25, 4.0, 9.0]))
     array([0.5, 2. , 3. ])
     """
-    b = _one(x, "sqrt")
+    b = _BY_TYPE.get(type(x)) or _one(x, "sqrt")
     try:
         return b.sqrt(x)
     except Exception as e:
@@ -3593,7 +3648,9 @@ def subtract(x1: complex | Array, x2: complex | Array, /) -> Array:
     >>> ua.subtract(np.array([0.5, 1.0, 2.0]), np.array([1.0, -1.0, 0.5]))
     array([-0.5,  2. ,  1.5])
     """
-    b, x1, x2 = _pair("subtract", x1, x2)
+    b = _BY_TYPE.get(type(x1))
+    if b is None or type(x2) is not type(x1):
+        b, x1, x2 = _pair("subtract", x1, x2)
     try:
         return b.subtract(x1, x2)
     except Exception as e:
@@ -3644,7 +3701,7 @@ def tan(x: A, /) -> A:
     >>> ua.tan(np.array([-0.5, 0.0, 0.5]))
     array([-0.54630249,  0.        ,  0.54630249])
     """
-    b = _one(x, "tan")
+    b = _BY_TYPE.get(type(x)) or _one(x, "tan")
     try:
         return b.tan(x)
     except Exception as e:
@@ -3696,7 +3753,7 @@ def tanh(x: A, /) -> A:
     >>> ua.tanh(np.array([0.5, 1.0, 2.0]))
     array([0.46211716, 0.76159416, 0.96402758])
     """
-    b = _one(x, "tanh")
+    b = _BY_TYPE.get(type(x)) or _one(x, "tanh")
     try:
         return b.tanh(x)
     except Exception as e:
@@ -3747,7 +3804,7 @@ def trunc(x: A, /) -> A:
     >>> ua.trunc(np.array([-1.5, 0.25, 2.5]))
     array([-1.,  0.,  2.])
     """
-    b = _one(x, "trunc")
+    b = _BY_TYPE.get(type(x)) or _one(x, "trunc")
     try:
         return b.trunc(x)
     except Exception as e:

@@ -126,7 +126,30 @@ def _wide_int(v: Any, args: tuple[Any, ...]) -> Any:
 _ARRAY_TYPES = frozenset({type(jnp.zeros(0))})
 
 
+# The element-wise ops of two arrays among them: the front end passes exactly (x1, x2).
+_BINARY = frozenset({
+    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow", "maximum", "minimum",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "equal",
+    "not_equal", "less", "less_equal", "greater", "greater_equal", "atan2", "copysign", "hypot", "logaddexp",
+    "nextafter",
+})
+
+
 def _guarded(fn: Any, op: str) -> Any:
+    call = _guarded_any(fn, op)
+    if op not in _BINARY:
+        return call
+
+    def binary(x1: Any, x2: Any, /) -> Any:
+        t1 = type(x1)
+        if t1 is type(x2) and t1 in _ARRAY_TYPES and x1.dtype is x2.dtype:
+            return fn(x1, x2)  # the common call: one dtype, nothing to promote
+        return call(x1, x2)
+
+    return binary
+
+
+def _guarded_any(fn: Any, op: str) -> Any:
     name = op.replace("linalg_", "linalg.")
 
     def call(*args: Any, **kwargs: Any) -> Any:

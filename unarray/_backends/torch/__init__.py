@@ -32,9 +32,11 @@ from unarray._backends.torch.gaps import (
     _floating,
     _from_ordered,
     _is_int,
+    _is_two_arg,
     _keep,
     _matmul_general,
     _no_int_gemm,
+    _one_dtype_native,
     _ordered,
     _promote,
     _remainder,
@@ -111,6 +113,9 @@ class TorchBackend(Backend):
         fn = super().__getattr__(op)
         if op in _WRAPPED:
             fn = _wide_uint_fallback(fn, op)
+            setattr(self, op, fn)
+        elif _is_two_arg(fn):
+            fn = _one_dtype_native(fn)
             setattr(self, op, fn)
         return fn
 
@@ -307,7 +312,7 @@ class TorchBackend(Backend):
         return out
 
     def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        x = _floating(x)
+        x = x if x.is_floating_point() else _floating(x)  # (the common call without a helper's frame)
         if axis is None and not keepdims:
             return torch.mean(x)
         if axis == ():
@@ -372,7 +377,7 @@ class TorchBackend(Backend):
             raise
 
     def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
-        if _is_dtensor(x):
+        if type(x) is not torch.Tensor and _is_dtensor(x):
             _empty_shard_guard(x, axis, "argmax")
         try:
             if axis is None and not keepdims and x.dtype not in _WIDE_UINTS:

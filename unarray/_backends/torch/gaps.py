@@ -86,6 +86,29 @@ def _scalar_as(v: Any, dtype: Any, ordering: bool) -> Any:
     return v - 2**64 if v >= 2**63 else v
 
 
+# compat's two-argument wrapper (x1, x2 -> its promotion fix, then torch's function), read from one of them.
+_TWO_ARG = getattr(compat_torch.add, "__code__", None)
+
+
+def _is_two_arg(fn: Any) -> bool:
+    return _TWO_ARG is not None and getattr(fn, "__code__", None) is _TWO_ARG and hasattr(fn, "__wrapped__")
+
+
+def _one_dtype_native(fn: Any) -> Any:
+    # Note: compat's wrapper fixes torch's promotion of a 0-d tensor beside another dtype; with one dtype on
+    # both tensors it has nothing to fix, so torch's function runs at once (a Python scalar has no dtype).
+    native, general = fn.__wrapped__, fn
+
+    def call(x1: Any, x2: Any, /) -> Any:
+        try:
+            same = x1.dtype is x2.dtype
+        except AttributeError:
+            same = False
+        return native(x1, x2) if same else general(x1, x2)
+
+    return call
+
+
 def _wide_uint_fallback(fn: Any, op: str) -> Any:
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
