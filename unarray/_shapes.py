@@ -81,7 +81,7 @@ def reshape(op: str, backend: str | None, before: Any, shape: Any) -> None:
         raise refuse("a size is negative; give sizes >= 0, or -1 for the one size that fits")
     if new.count(-1) > 1:
         raise refuse("only one size can be -1")
-    known = math.prod(d for d in new if d != -1)
+    known = math.prod([d for d in new if d != -1])  # a list: torch.compile breaks its graph on a generator here
     if -1 in new:
         if known == 0:
             raise refuse("-1 next to a zero size fits any size; give every size")

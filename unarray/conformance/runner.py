@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from unarray._devices import _TPU_SETTINGS, no_driver  # noqa: F401 - this module's names for the driver rule
 from unarray.conformance.cases import Case, all_cases, select_cases
 from unarray.conformance.check import _handoff_form, _short, handoff_case, run_case, to_numpy
 from unarray.conformance.deviations import platform_of
@@ -264,36 +265,6 @@ def unknown_backend(backends: Sequence[str] | None) -> str:
             hint = f"did you mean {close[0]!r}? " if close else ""
             return f"--backends: unknown backend {b!r} ({hint}known: {', '.join(NAMES)})"
     return ""
-
-
-# What a platform's driver leaves on a Linux machine: with none of these, no framework can see such a device.
-_DRIVER_FILES = {
-    "cuda": ("/dev/nvidiactl", "/dev/nvidia[0-9]*", "/proc/driver/nvidia", "/dev/dxg", "/dev/nvhost-*", "/dev/nvmap"),
-    "rocm": ("/dev/kfd",),
-    "tpu": ("/dev/accel*", "/dev/vfio/*"),
-}
-
-# A TPU reached over the network (Colab, a pod's worker) leaves no device file, only these settings.
-_TPU_SETTINGS = ("TPU_NAME", "COLAB_TPU_ADDR", "TPU_WORKER_HOSTNAMES", "TPU_ACCELERATOR_TYPE")
-
-
-def no_driver(platform: str) -> str:
-    """Why no device of ``platform`` can be visible here, read from the OS alone (no framework imported);
-    "" where one may be (then the frameworks are asked)."""
-    import glob
-    import os
-
-    if platform == "mps":
-        return "" if sys.platform == "darwin" else "Apple's Metal devices exist on macOS only"
-    if platform not in _DRIVER_FILES or not sys.platform.startswith("linux"):
-        return ""
-    if platform == "tpu" and any(k in os.environ for k in _TPU_SETTINGS):
-        return ""  # a TPU reached over the network, or a TPU VM's settings
-    files = _DRIVER_FILES[platform]
-    if any(glob.glob(f) for f in files):
-        return ""
-    name = {"cuda": "CUDA", "rocm": "ROCm", "tpu": "TPU"}[platform]
-    return f"no {name} driver on this machine: none of {', '.join(files)} exists"
 
 
 def handoff_checks(envs: list[Env]) -> list[tuple[str, str, Any, str, bool]]:
