@@ -11,6 +11,7 @@ between graphs); ``python -m unarray env`` imports no framework whose devices th
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -157,3 +158,19 @@ def test_a_driver_on_the_machine_leaves_the_devices_to_the_frameworks(monkeypatc
     assert _backends.known_devices("cupy") is None  # CuPy is asked: it says why it cannot run
     monkeypatch.setattr(glob, "glob", lambda pattern: [pattern] if pattern == "/dev/nvidiactl" else [])
     assert _backends.known_devices("tensorflow") is None and _backends.known_devices("numba") is None
+
+
+def test_a_framework_that_fails_to_import_in_its_worker_is_one_unavailable_row(tmp_path: Path) -> None:
+    # The parent leaves the import to the worker where the OS tells the devices: a broken install is still
+    # reported once, by name, and fails the run.
+    fake = tmp_path / "site" / "tensorflow"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('this tensorflow is broken')\n")
+    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path / 'site'}"}
+    r = subprocess.run([sys.executable, "-m", "unarray", "check", "--backends", "tensorflow", "--ops", "add",
+                        "--out", str(tmp_path / "r")], cwd=tmp_path, capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert r.returncode == 1, r.stdout + r.stderr
+    rows = json.loads((tmp_path / "r" / "report.json").read_text())["results"]
+    assert [x["op"] for x in rows] == ["(backend)"], rows
+    assert rows[0]["status"] in ("unavailable", "error") and "this tensorflow is broken" in rows[0]["message"]
