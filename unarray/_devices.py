@@ -310,3 +310,39 @@ def _bad_device(spec: object, why: str) -> Exception:
 
     return ArgumentError(f"cannot read device {spec!r}: {why}")
 
+
+# What a platform's driver leaves on a Linux machine: with none of these, no framework can see such a device.
+_DRIVER_FILES = {
+    "cuda": ("/dev/nvidiactl", "/dev/nvidia[0-9]*", "/proc/driver/nvidia", "/dev/dxg", "/dev/nvhost-*", "/dev/nvmap"),
+    "rocm": ("/dev/kfd",),
+    "tpu": ("/dev/accel*", "/dev/vfio/*"),
+}
+
+# A TPU reached over the network (Colab, a pod's worker) leaves no device file, only these settings.
+_TPU_SETTINGS = ("TPU_NAME", "COLAB_TPU_ADDR", "TPU_WORKER_HOSTNAMES", "TPU_ACCELERATOR_TYPE")
+
+
+def no_driver(platform: str) -> str:
+    """Why no device of ``platform`` can be visible here, read from the OS alone (no framework imported);
+    "" where one may be (then the frameworks are asked)."""
+    import glob
+    import os
+    import sys
+
+    if platform == "mps":
+        return "" if sys.platform == "darwin" else "Apple's Metal devices exist on macOS only"
+    if platform not in _DRIVER_FILES or not sys.platform.startswith("linux"):
+        return ""
+    if platform == "tpu" and any(k in os.environ for k in _TPU_SETTINGS):
+        return ""  # a TPU reached over the network, or a TPU VM's settings
+    files = _DRIVER_FILES[platform]
+    if any(glob.glob(f) for f in files):
+        return ""
+    name = {"cuda": "CUDA", "rocm": "ROCm", "tpu": "TPU"}[platform]
+    return f"no {name} driver on this machine: none of {', '.join(files)} exists"
+
+
+def accelerator_free() -> bool:
+    """True where the OS alone shows that no GPU or TPU can be visible (Linux with none of their drivers): there
+    every framework's devices are the CPU's, known without importing it."""
+    return all(no_driver(p) for p in ("cuda", "rocm", "tpu"))

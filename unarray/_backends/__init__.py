@@ -15,8 +15,10 @@ step of the handoff (a graph break, a dask join) the caller passes it in.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from typing import TYPE_CHECKING, Any
 
+from unarray._devices import Device, accelerator_free
 from unarray._errors import BackendNotAvailableError
 
 if TYPE_CHECKING:
@@ -35,7 +37,19 @@ DISTRIBUTIONS = {
     "dask": ("dask",),
 }
 
+# Backends whose devices are accelerators only (Numba's are CUDA GPUs; CuPy is asked even so: it says why not).
+_ACCELERATOR_ONLY = frozenset({"numba"})
+
 _LOADED: dict[str, Backend] = {}
+
+
+def known_devices(name: str) -> tuple[Device, ...] | None:
+    """The devices backend ``name`` would list, where they are known without importing its framework: on a
+    machine whose OS shows no GPU or TPU driver, the CPU (none for a GPU-only backend). None where only the
+    framework can tell, where it is imported already, and for NumPy (the default backend): then it is asked."""
+    if name in _LOADED or name in sys.modules or name in ("numpy", "cupy") or not accelerator_free():
+        return None
+    return () if name in _ACCELERATOR_ONLY else (Device("cpu"),)
 
 
 def get(name: str, op: str | None = None) -> Backend:

@@ -1,20 +1,41 @@
 # NumPy backend. NumPy >= 2.1 follows the array API standard for the hot ops, so
-# most of them are the NumPy functions themselves (no extra frame); the generic
-# rest comes from array_api_compat.numpy. Imported only once NumPy is in use.
+# most of them are the NumPy functions themselves (no extra frame); the names that
+# array_api_compat.numpy wraps come from it, imported on the first such call (its
+# `from numpy import *` loads f2py, testing, ma, random...: a tenth of a second).
+# Imported only once NumPy is in use.
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
-import array_api_compat.numpy as compat_numpy
 import numpy as np
 
 from unarray._backends import _special
 from unarray._backends._base import Backend
 from unarray._devices import Device
-from unarray._errors import ArgumentTypeError, DeviceMismatchError
+from unarray._dtypes import DType, canonical_name
+from unarray._errors import ArgumentTypeError, DeviceMismatchError, DTypeError
 
 _CPU = Device("cpu")
+# The standard's names whose array_api_compat.numpy function is not NumPy's own (every other name it
+# re-exports from NumPy unchanged: tests/test_first_use.py holds both halves against the installed versions).
+COMPAT_WRAPPED = frozenset({
+    "arange", "argsort", "asarray", "astype", "ceil", "clip", "count_nonzero", "cumulative_prod",
+    "cumulative_sum", "empty", "empty_like", "eye", "finfo", "floor", "full", "full_like", "iinfo", "linspace",
+    "matmul", "matrix_transpose", "nonzero", "ones", "ones_like", "permute_dims", "sign", "sort", "std",
+    "take_along_axis", "tensordot", "trunc", "unique_all", "unique_counts", "unique_inverse", "unique_values",
+    "var", "zeros", "zeros_like",
+})
+_compat: Any = None
+
+
+def compat_namespace() -> Any:
+    """array_api_compat.numpy, imported on first use."""
+    global _compat
+    if _compat is None:
+        _compat = importlib.import_module("array_api_compat.numpy")
+    return _compat
 # Complex dtype classes: one type() and a set lookup, cheaper than dtype.kind on the hot reductions.
 _COMPLEX = frozenset({np.dtypes.Complex64DType, np.dtypes.Complex128DType, np.dtypes.CLongDoubleDType})
 _add_reduce: Any = np.add.reduce
@@ -34,9 +55,22 @@ def _count(shape: tuple[int, ...], axis: int | tuple[int, ...]) -> int:
 
 class NumpyBackend(Backend):
     name = "numpy"
-    xp = compat_numpy
     native = np
     elementwise_fixes = frozenset({"expm1", "nextafter"})
+
+    @property
+    def xp(self) -> Any:
+        return compat_namespace()
+
+    def __getattr__(self, op: str) -> Any:
+        # A name array_api_compat re-exports unchanged is NumPy's own: served without importing array_api_compat.
+        if not op.startswith("_") and op not in COMPAT_WRAPPED and op not in self.holes and \
+                op.partition("_")[0] not in ("linalg", "fft"):
+            fn = getattr(np, op, None)
+            if callable(fn):
+                setattr(self, op, fn)
+                return fn
+        return super().__getattr__(op)
 
     def is_array_type(self, t: type) -> bool:
         return issubclass(t, (np.ndarray, np.generic))
@@ -65,7 +99,11 @@ class NumpyBackend(Backend):
     def dtype(self, d: Any) -> Any:
         if d is None:
             return None
-        return super().dtype(d)
+        # Note: the dtypes are NumPy's own in array_api_compat too: read here without importing it.
+        name = d.name if isinstance(d, DType) else canonical_name(d)
+        if name is None:
+            raise DTypeError(f"{d!r} is not a dtype", backend=self.name)
+        return getattr(np, name)
 
     def data_ptr(self, x: Any) -> int:
         return int(x.__array_interface__["data"][0])
@@ -156,7 +194,7 @@ class NumpyBackend(Backend):
         if x.dtype.kind != "c":
             return np.expm1(x)
         with np.errstate(all="ignore"):
-            return _special.complex_expm1(compat_numpy, x, _complex)
+            return _special.complex_expm1(compat_namespace(), x, _complex)
 
     # Note: NumPy's float16 nextafter(-0.0, +0.0) gives -0.0; the standard: x2 where x1 == x2.
     def nextafter(self, x1: Any, x2: Any, /) -> Any:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from unarray._devices import _TPU_SETTINGS, no_driver  # noqa: F401 - this module's names for the driver rule
 from unarray.conformance.cases import Case, all_cases, select_cases
 from unarray.conformance.check import _handoff_form, _short, handoff_case, run_case, to_numpy
 from unarray.conformance.deviations import platform_of
@@ -44,13 +45,16 @@ def _environment() -> dict[str, str]:
             "system": platform.system(), "numpy": np.__version__}
 
 
-def plan(backends: Sequence[str] | None = None, devices: Sequence[str] | None = None,
+def plan(backends: Sequence[str] | None = None, devices: Sequence[str] | None = None, ask: bool = True,
          ) -> tuple[list[Env], list[dict[str, Any]], list[Result]]:
-    """The (backend, device) pairs to run, the backend rows of the report, and unavailability results."""
+    """The (backend, device) pairs to run, the backend rows of the report, and unavailability results.
+
+    With ``ask=False`` (the cases run in worker processes, which import their framework and report one that
+    fails to) a framework whose devices the OS already tells is not imported here."""
     import unarray as ua
 
     wanted = [b for b in backends or ()]
-    if "jax" in (wanted or ["jax"]):
+    if ask and "jax" in (wanted or ["jax"]):
         from unarray import _backends
 
         if _backends.installed("jax"):
@@ -61,7 +65,7 @@ def plan(backends: Sequence[str] | None = None, devices: Sequence[str] | None = 
     for info in ua.backends(probe=False):
         if wanted and info.name not in wanted:
             continue
-        info = _probe(info)
+        info = _probe(info, ask)
         rows.append({"name": info.name, "installed": info.installed, "version": info.version,
                      "usable": bool(info.usable), "devices": [str(d) for d in info.devices], "error": info.error})
         if not info.installed or not info.usable:
@@ -77,13 +81,16 @@ def plan(backends: Sequence[str] | None = None, devices: Sequence[str] | None = 
     return envs, rows, unavailable
 
 
-def _probe(info: Any) -> Any:
+def _probe(info: Any, ask: bool = True) -> Any:
     # Note: like ua.backends(probe=True) for one backend, so unselected frameworks are never imported.
     from unarray import _backends
     from unarray.introspection import BackendInfo
 
     if not info.installed:
         return info
+    known = None if ask else _backends.known_devices(info.name)
+    if known is not None:
+        return BackendInfo(info.name, True, info.version, info.loaded, True, known)
     try:
         devs = tuple(_backends.get(info.name).devices())
         return BackendInfo(info.name, True, info.version, True, True, devs)
@@ -113,7 +120,8 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
     t0 = time.perf_counter()
     if parallel is None:
         parallel = default_jobs()
-    envs, rows, unavailable = plan(backends, devices)
+    # Note: the workers import the frameworks; the parent imports one only where the OS cannot tell its devices.
+    envs, rows, unavailable = plan(backends, devices, ask=not isolate or cases is not None)
     report = RunReport(profile, seed, list(unavailable), rows, environment=_environment())
     case_list = list(cases) if cases is not None else select_cases(profile, ops)
     op_envs = [e for e in envs if e.backend not in HANDOFF_ONLY]
@@ -241,7 +249,7 @@ def nothing_to_run(profile: str, backends: Sequence[str] | None = None, devices:
         if why:
             return (f"--devices {d}: no such device is visible here ({why}; python -m unarray env lists the "
                     "visible devices); nothing would run on it")
-    envs, _rows, _unavailable = plan(backends, None)
+    envs, _rows, _unavailable = plan(backends, None, ask=False)
     if devices:
         for d in devices:
             if not any(platform_of(e.device) == d or str(e.device) == d for e in envs):
@@ -264,36 +272,6 @@ def unknown_backend(backends: Sequence[str] | None) -> str:
             hint = f"did you mean {close[0]!r}? " if close else ""
             return f"--backends: unknown backend {b!r} ({hint}known: {', '.join(NAMES)})"
     return ""
-
-
-# What a platform's driver leaves on a Linux machine: with none of these, no framework can see such a device.
-_DRIVER_FILES = {
-    "cuda": ("/dev/nvidiactl", "/dev/nvidia[0-9]*", "/proc/driver/nvidia", "/dev/dxg", "/dev/nvhost-*", "/dev/nvmap"),
-    "rocm": ("/dev/kfd",),
-    "tpu": ("/dev/accel*", "/dev/vfio/*"),
-}
-
-# A TPU reached over the network (Colab, a pod's worker) leaves no device file, only these settings.
-_TPU_SETTINGS = ("TPU_NAME", "COLAB_TPU_ADDR", "TPU_WORKER_HOSTNAMES", "TPU_ACCELERATOR_TYPE")
-
-
-def no_driver(platform: str) -> str:
-    """Why no device of ``platform`` can be visible here, read from the OS alone (no framework imported);
-    "" where one may be (then the frameworks are asked)."""
-    import glob
-    import os
-
-    if platform == "mps":
-        return "" if sys.platform == "darwin" else "Apple's Metal devices exist on macOS only"
-    if platform not in _DRIVER_FILES or not sys.platform.startswith("linux"):
-        return ""
-    if platform == "tpu" and any(k in os.environ for k in _TPU_SETTINGS):
-        return ""  # a TPU reached over the network, or a TPU VM's settings
-    files = _DRIVER_FILES[platform]
-    if any(glob.glob(f) for f in files):
-        return ""
-    name = {"cuda": "CUDA", "rocm": "ROCm", "tpu": "TPU"}[platform]
-    return f"no {name} driver on this machine: none of {', '.join(files)} exists"
 
 
 def handoff_checks(envs: list[Env]) -> list[tuple[str, str, Any, str, bool]]:

@@ -54,6 +54,13 @@ def _run_worker(spec: dict[str, Any], labels: list[tuple[str, str, str]], env: E
             current, started = start, False
             assert proc.stdout is not None
             for line in proc.stdout:
+                if line.startswith("UNAVAILABLE "):  # the backend's framework failed to import: one row says so
+                    why = _short(json.loads(line[12:]))
+                    r = Result("(backend)", "import and devices", "-", env.backend, "-", "-", "unavailable", None, why)
+                    out.append(r)
+                    record(r)
+                    proc.wait()
+                    return out
                 if line.startswith("START "):
                     current, started = int(line.split()[1]), True
                 elif line.startswith("RESULT "):
@@ -95,6 +102,13 @@ def _worker(spec: dict[str, Any]) -> None:
     if spec["mode"] == "cases":
         if spec["backend"] == "jax":
             _enable_x64()
+        from unarray import _backends
+
+        try:
+            _backends.get(spec["backend"])
+        except Exception as e:  # the parent did not import it (its devices were known): the report says why
+            print("UNAVAILABLE " + json.dumps(f"{type(e).__name__}: {e}"), flush=True)
+            return
         env = Env(spec["backend"], _parse_device(spec["device"]))
         shard, n = spec.get("shard", (0, 1))
         chosen = select_cases(spec["profile"], spec["ops"] or None)[shard::n]
