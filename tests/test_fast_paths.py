@@ -183,3 +183,17 @@ def test_torch_compile_traces_the_fast_paths_without_a_break() -> None:
     got = torch.compile(f, fullgraph=True, backend="eager")(x, y, i)
     assert got.dtype == want.dtype == torch.float64  # the standard's promotion of a 0-d float64 with float32
     torch.testing.assert_close(got, want)
+
+
+@pytest.mark.parametrize(("d1", "d2"), [("float64", "float32"), ("float32", "float64"), ("int32", "int64"),
+                                        ("float32", "int16")])
+def test_torch_compile_traces_a_mixed_dtype_matmul(d1: str, d2: str) -> None:
+    # torch.matmul refuses mixed dtypes; eagerly the refusal was caught and promoted, inside a trace it cannot be.
+    torch = pytest.importorskip("torch")
+    g = torch.Generator().manual_seed(5)
+    x = (torch.randn(3, 4, generator=g) * 4).to(getattr(torch, d1))
+    y = (torch.randn(4, 2, generator=g) * 4).to(getattr(torch, d2))
+    want = ua.matmul(x, y)
+    got = torch.compile(lambda a, b: ua.matmul(a, b), fullgraph=True, backend="eager")(x, y)
+    assert got.dtype == want.dtype == torch.promote_types(x.dtype, y.dtype)
+    torch.testing.assert_close(got, want)

@@ -213,6 +213,8 @@ class TorchBackend(Backend):
                 # Note: same dtypes (the common case) need none of _matmul_general's promotion.
                 fn = torch.matmul if x2.dtype is d else _matmul_general
                 return _RUN(_WANT[cpu, _POLICY.get()], fn, x1, x2)
+        if x2.dtype is not d:  # torch refuses mixed dtypes, and inside a trace that refusal cannot be caught
+            return _matmul_general(x1, x2)
         try:
             return torch.matmul(x1, x2)
         except RuntimeError:
