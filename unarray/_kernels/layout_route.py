@@ -17,7 +17,7 @@ from unarray._errors import UnsupportedError
 
 __all__ = ["contiguous", "kernel_name", "route"]
 
-# The route rule, from the H100 run of benchmarks/gpu/layout_gpu.py (its table: docs/performance.md):
+# The route rule, from the H100 run of benchmarks/gpu/layout_gpu.py (benchmarks/results/h100/layout/):
 #
 # - Below KERNEL_MIN_BYTES the native copy wins: there a call costs its launch from Python, not its bytes
 #   (the CUDA C kernel's call about 22 us against torch's .contiguous() 14 us; Triton's about 95 us). A
