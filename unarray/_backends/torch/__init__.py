@@ -55,9 +55,9 @@ from unarray._precision import _POLICY
 
 _F32 = torch.float32
 _C64 = torch.complex64
-_compiling = torch.compiler.is_compiling
-if not _precision._IS_COMPILING:  # (set on loading, which a first call inside a trace runs for real)
-    _precision._IS_COMPILING.append(_compiling)
+_compiling = _tp.compiling
+# (set on loading, which a first call inside a trace runs for real; replaces the core's stand-in)
+_precision._IS_COMPILING[:] = [_compiling]
 # Every torch dtype named now: a name looked up inside a compiled trace is then never written there.
 _dtypes.remember(d for d in vars(torch).values() if isinstance(d, torch.dtype))
 _CPU_REDUCES = _tp._CPU_REDUCES  # a float32 CPU matmul runs under the precision switch (_tp.matters)
@@ -157,7 +157,7 @@ class TorchBackend(Backend):
     def data_ptr(self, x: Any) -> int:
         return int(x.data_ptr())
 
-    compiling = staticmethod(torch.compiler.is_compiling)
+    compiling = staticmethod(_tp.compiling)
 
     # Note: inside torch.compile every tensor is traced, so it leads an eager operand of another library.
     def is_tracer(self, x: Any) -> bool:

@@ -165,7 +165,7 @@ def compile_held(fn: Callable[..., Any], want: tuple[str, str] | None, **options
     """torch.compile of ``fn`` for one ua.jit entry, called as ``run(args, kwargs)``: traced under the marker of
     ``want`` (the device kind and policy of the call) and run inside the precision switch held at ``want``;
     ``None``: as a user's own torch.compile (the custom ops carry the policy)."""
-    held, is_compiling = _tp._HELD, torch.compiler.is_compiling
+    held, is_compiling = _tp._HELD, _tp.compiling
 
     def traced(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         # Note: the arguments come packed (a tuple and a dict): no repacking at each of the call's levels. The
