@@ -52,7 +52,7 @@ from unarray.interop import from_dlpack, stats, to
 from unarray.introspection import BackendInfo, Explanation, backend_of, backends, device, explain, namespace
 from unarray.introspection import Info as _Info
 from unarray.introspection import array_namespace_info as _array_namespace_info
-from unarray.jit import JitFallbackWarning, jit
+from unarray.jit import JitFallbackWarning, JitGraphBreakWarning, JitStateWarning, jit
 from unarray.layout import ascontiguousarray
 from unarray.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 from unarray.manipulation import (
@@ -74,6 +74,8 @@ __all__ = [
     "BackendInfo", "Device", "MeshDevice", "ShardedDevice", "Explanation", "backend_of", "backends", "device", "explain", "from_dlpack",
     "get_precision", "namespace", "precision", "stats", "to", "use", "scaled_dot_product_attention", "jit",
     "JitFallbackWarning",
+    "JitGraphBreakWarning",
+    "JitStateWarning",
     # layout
     "ascontiguousarray",
     # errors

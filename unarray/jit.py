@@ -14,7 +14,7 @@ Nothing here imports a framework: the compiler is imported when the first call o
 from __future__ import annotations
 
 import functools
-import inspect
+import os
 import threading
 import warnings
 from collections.abc import Callable, Hashable, Sequence
@@ -22,21 +22,33 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from unarray import _dispatch, _precision
+from unarray._jit_keys import JitStateWarning, Reads, static_positions, typed
 from unarray._errors import ArgumentError, ArgumentTypeError, CompileError, UnarrayError, UnknownArrayTypeError
 from unarray._explanation import Explanation
 from unarray._lookup import BY_TYPE, SCALARS
 
-__all__ = ["JitExplanation", "JitFallbackWarning", "jit"]
+__all__ = ["JitExplanation", "JitFallbackWarning", "JitGraphBreakWarning", "JitStateWarning", "jit"]
 
 _NAMES = ("jax", "torch", "tensorflow", "eager")
 # The backends whose library has a compiler of its own (backend name -> compiler name).
 _NATIVE = {"jax": "jax", "torch": "torch", "tensorflow": "tensorflow"}
 _LABEL = {"jax": "jax.jit", "torch": "torch.compile", "tensorflow": "tf.function", "eager": "eager"}
 _PASSIVE = frozenset((*SCALARS, type(None), str, bytes))
+_HERE = os.path.dirname(os.path.abspath(__file__))  # unarray's own frames, left out of what broke a graph
 
 
 class JitFallbackWarning(UserWarning):
     """A :class:`jit` function could not be compiled for its arguments and runs eagerly instead."""
+
+
+class JitGraphBreakWarning(UserWarning):
+    """``torch.compile`` split a :class:`jit` function at a graph break: the step there runs eagerly, the rest
+    compiled (no fallback: the call is still compiled)."""
+
+
+# Options each compiler takes as a flag but would take any value for silently (truthiness).
+_FLAGS = {"jax": ("inline", "keep_unused"), "tensorflow": ("jit_compile", "reduce_retracing", "autograph"),
+          "torch": ("dynamic",)}
 
 
 @dataclass(frozen=True)
@@ -72,6 +84,7 @@ class _Entry:
     fallback: str | None = None  # set once the compiler failed: the call runs eagerly from then on
     calls: int = 0
     packed: bool = False  # run takes (args, kwargs) as two objects (torch's: no repacking at each level)
+    rebuild: Callable[[dict[str, Any]], Callable[..., Any]] | None = None  # the compiler with other options
 
 
 @dataclass
@@ -178,9 +191,10 @@ class jit:
         self._cache: dict[Hashable, _Entry] = {}
         self._lock = threading.Lock()
         self._stats = _Stats()
+        self._reads: Reads | None = None  # what fn reads, for the compilers that bake it into a trace
         if fn is not None:
             functools.update_wrapper(self, fn)
-            self._positions = _static_positions(fn, self._nums, self._names)
+            self._positions = static_positions(fn, self._nums, self._names, lambda m: ArgumentError(m, op="jit"))
 
     # -- calling ------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -219,13 +233,17 @@ class jit:
         return _map(out, lambda x: _to(x, lead.name))
 
     def _failed(self, entry: _Entry, lead: Any, e: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if isinstance(e, Warning):
+            raise e  # one of ua.jit's warnings, made an error by the caller's filter
         name = getattr(self._fn, "__qualname__", repr(self._fn))
-        why = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}".rstrip(": ")
+        if entry.rebuild is not None and not isinstance(e, UnarrayError) and entry.calls == 1:
+            self._check_options(entry, lead, e, args, kwargs)
+        why = _what_broke(e)
         if self.fullgraph:
             if isinstance(e, UnarrayError):
                 raise e  # typed already: the function's own error, or one saying what tracing lacks
             raise CompileError(f"{entry.label} could not compile {name} for these arguments ({why}); make the "
-                               "function traceable, or leave fullgraph=False to fall back to eager execution "
+                               "function traceable there, or leave fullgraph=False to fall back to eager execution "
                                "with a warning", op="jit", backend=lead.name) from e
         assert self._fn is not None
         # Note: an error the function raises eagerly too is raised as it is (so such a call runs twice).
@@ -237,6 +255,27 @@ class jit:
             f"arguments from now on. For the compiler's full error, compile with ua.jit({name}, fullgraph=True)"),
             stacklevel=4)
         return out
+
+    def _check_options(self, entry: _Entry, lead: Any, e: Exception, args: tuple[Any, ...],
+                       kwargs: dict[str, Any]) -> None:
+        # jax.jit takes its options and fails on the first call: if it compiles without them, the options are what
+        # it refused (backend=, compiler_options=): a typed error naming them instead of a fallback. (torch.compile
+        # and tf.function check theirs when built; a failure at the call is the compiler's, on this function.)
+        assert entry.rebuild is not None
+        opts = self._options_for(entry.compiler)
+
+        def compiles(o: dict[str, Any]) -> bool:
+            try:
+                run = entry.rebuild(o)  # type: ignore[misc]
+                a, k = (args, kwargs) if entry.target is None else self._hand(args, kwargs, entry.target)
+                run(a, k) if entry.packed else run(*a, **k)
+            except Exception:
+                return False
+            return True
+
+        if compiles({}):
+            bad = [k for k in opts if not compiles({k: opts[k]})]
+            raise self._refused(entry.compiler, opts, lead.name, e, bad) from e
 
     # -- the cache key --------------------------------------------------------------------------
     def _leader(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
@@ -287,7 +326,31 @@ class jit:
             static += tuple([(n, kwargs[n]) for n in self._names if n in kwargs])
         default = _dispatch.default_backend()
         where = lead.device_of(leaf) if leaf is not None else default[1]
-        return (lead.name, where, static, _precision.current(), default), static
+        # Note: static values keyed by type too: 1, True and 1.0 are equal with one hash, and a trace of one
+        # is not the trace of another (a branch on isinstance, a bool used as an index).
+        key: tuple[Any, ...] = (lead.name, where, tuple([(n, typed(v)) for n, v in static]) if static else static,
+                                _precision.current(), default)
+        kind = lead.name if self._compiler is None else self._compiler
+        if kind == "jax" or kind == "tensorflow":
+            reads = self._reads
+            if reads is None or reads.watched or kind == "tensorflow":
+                key = self._traced_key(kind, key, args, kwargs)
+        return key, static
+
+    def _traced_key(self, kind: str, key: tuple[Any, ...], args: tuple[Any, ...],
+                    kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        # jax.jit and tf.function read fn's globals and closure variables once, while tracing: the entry is keyed
+        # on their values (unarray/_jit_keys.py). tf.function also bakes in every Python argument by equality: the
+        # non-static ones are keyed by type as the static ones are.
+        reads = self._reads
+        if reads is None:
+            assert self._fn is not None
+            reads = self._reads = Reads(self._fn, kind)
+        if reads.watched:
+            key += (reads.key(),)
+        if kind == "tensorflow":
+            key += (tuple([type(a) for a in args]), tuple([(n, type(v)) for n, v in kwargs.items()]))
+        return key
 
     def _entry(self, key: Any, static: tuple[tuple[str, Any], ...], lead: Any) -> _Entry | None:
         try:
@@ -321,6 +384,10 @@ class jit:
             where, policy = key[1], key[3]  # type: ignore[index]
             entry = _Entry(self._build(kind, opts, lead.name, where, policy), kind, self._label(kind, opts), reason,
                            target, packed=kind == "torch")
+            if opts and kind == "jax":  # (jax.jit checks some options, backend= among them, at the first call only)
+                entry.rebuild = lambda o: self._build(kind, o, lead.name, where, policy)
+            if kind == "torch" and not self.fullgraph:
+                entry.run = self._watch_breaks(entry, lead.name)
             self._cache[key] = entry
             self._stats.misses += 1
             self._stats.compilers.append(kind)
@@ -348,43 +415,89 @@ class jit:
         return f"{kind_label}({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
 
     def _build(self, kind: str, opts: dict[str, Any], backend: str, where: Any, policy: str) -> Callable[..., Any]:
+        for k, v in opts.items():
+            if k in _FLAGS.get(kind, ()) and not (v is None or isinstance(v, bool)):
+                raise ArgumentTypeError(f"{_LABEL[kind]} takes {k}=True or False (or None), got {k}={v!r}; pass "
+                                        f"{kind}={{{k!r}: True}} or leave it out", op="jit", backend=backend)
+        try:
+            return self._construct(kind, opts, where, policy)
+        except UnarrayError:
+            raise
+        except Exception as e:
+            raise self._refused(kind, opts, backend, e, [k for k in opts if not self._takes(kind, k, opts[k])]) from e
+
+    def _takes(self, kind: str, k: str, v: Any) -> bool:
+        try:
+            self._construct(kind, {k: v}, None, "highest")
+        except Exception:
+            return False
+        return True
+
+    def _refused(self, kind: str, opts: dict[str, Any], backend: str, e: BaseException, bad: list[str]) -> UnarrayError:
+        # The options named one by one where each alone is refused; else all of them (refused together).
+        bad = bad or list(opts)
+        shown = ", ".join(f"{k}={opts[k]!r}" for k in bad)
+        label = _LABEL.get(kind, getattr(self._compiler, "__qualname__", "the compiler"))
+        why = f"{type(e).__name__}: {_first_line(e)}"
+        cls = ArgumentTypeError if isinstance(e, TypeError) else ArgumentError
+        return cls(f"{label} refused the option{'s' if len(bad) > 1 else ''} {shown} ({why}); pass an option and "
+                   f"value {label} takes (ua.jit(fn, {kind}={{...}}) for that compiler only), or leave "
+                   f"{'them' if len(bad) > 1 else 'it'} out", op="jit", backend=backend)
+
+    def _construct(self, kind: str, opts: dict[str, Any], where: Any, policy: str) -> Callable[..., Any]:
         fn = self._fn
         assert fn is not None
-        try:
-            if kind == "eager":
-                return fn
-            if kind == "callable":
-                return self._compiler(fn, **opts)  # type: ignore[misc, operator, no-any-return]
-            if kind == "jax":
-                import jax
+        if kind == "eager":
+            return fn
+        if kind == "callable":
+            return self._compiler(fn, **opts)  # type: ignore[misc, operator, no-any-return]
+        if kind == "jax":
+            import jax
 
-                # A fresh function per cache entry: jax's trace cache is keyed on the function, and the
-                # policy (read while tracing) differs between entries.
-                @functools.wraps(fn)
-                def traced(*a: Any, **k: Any) -> Any:
-                    return fn(*a, **k)
+            # A fresh function per cache entry: jax's trace cache is keyed on the function, and the
+            # policy (read while tracing) differs between entries.
+            @functools.wraps(fn)
+            def traced(*a: Any, **k: Any) -> Any:
+                return fn(*a, **k)
 
-                return jax.jit(traced, static_argnums=self._nums or None, static_argnames=self._names or None,
-                               **opts)
-            if kind == "torch":
-                from unarray._backends.torch import compiled as _torch_compiled
+            return jax.jit(traced, static_argnums=self._nums or None, static_argnames=self._names or None, **opts)
+        if kind == "torch":
+            from unarray._backends.torch import compiled as _torch_compiled
 
-                # Note: the compiled call runs inside unarray's precision switch, held at this entry's policy
-                # for the device of its leading array, and the ops under that policy trace as plain torch ops
-                # (fusable); see unarray/_backends/torch/precision.py, "ua.jit's boundary". No device (no
-                # array argument): the graph carries the policy in its custom ops, as under torch.compile.
-                kind_of = getattr(where, "kind", None)
-                want = None if kind_of is None else ("cpu" if kind_of == "cpu" else "cuda", policy)
-                return _torch_compiled.compile_held(fn, want, fullgraph=self.fullgraph, **opts)
-            import tensorflow as tf
+            # Note: the compiled call runs inside unarray's precision switch, held at this entry's policy
+            # for the device of its leading array, and the ops under that policy trace as plain torch ops
+            # (fusable); see unarray/_backends/torch/precision.py, "ua.jit's boundary". No device (no
+            # array argument): the graph carries the policy in its custom ops, as under torch.compile.
+            kind_of = getattr(where, "kind", None)
+            want = None if kind_of is None else ("cpu" if kind_of == "cpu" else "cuda", policy)
+            return _torch_compiled.compile_held(fn, want, fullgraph=self.fullgraph, **opts)
+        import tensorflow as tf
 
-            # A fresh tf.function per cache entry: the TF32 scope is read while tracing. Note: no
-            # reduce_retracing by default: it traces with unknown dimensions (None) after a second shape,
-            # and ops that lay out blocks from the shapes (attention) need them known.
-            return tf.function(fn, **opts)  # type: ignore[no-any-return]
-        except (TypeError, ValueError) as e:
-            raise ArgumentTypeError(f"{_LABEL.get(kind, 'the compiler')} refused the options {opts} ({e}); pass "
-                                    "options it takes", op="jit", backend=backend) from e
+        # A fresh tf.function per cache entry: the TF32 scope is read while tracing. Note: no
+        # reduce_retracing by default: it traces with unknown dimensions (None) after a second shape,
+        # and ops that lay out blocks from the shapes (attention) need them known.
+        return tf.function(fn, **opts)  # type: ignore[no-any-return]
+
+    def _watch_breaks(self, entry: _Entry, backend: str) -> Callable[..., Any]:
+        # The first call of a torch entry (its compile) is watched for graph breaks, which torch.compile takes
+        # silently: each is reported once (JitGraphBreakWarning); later calls run entry's compiled function as is.
+        from unarray._backends.torch import compiled as _torch_compiled
+
+        run, name = entry.run, getattr(self._fn, "__qualname__", repr(self._fn))
+
+        def first(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            before = _torch_compiled.graph_breaks()
+            try:
+                return run(args, kwargs)
+            finally:
+                entry.run = run
+                for why in _torch_compiled.breaks_since(before):
+                    warnings.warn(JitGraphBreakWarning(
+                        f"ua.jit [{backend}]: torch.compile split {name} at a graph break ({why}); the code around "
+                        "it runs compiled, the break runs eagerly. Move that step out of the function, or compile "
+                        f"with ua.jit({name}, fullgraph=True) to have it raised where it happens"), stacklevel=3)
+
+        return first
 
     def _hand(self, args: tuple[Any, ...], kwargs: dict[str, Any], target: str) -> tuple[tuple[Any, ...],
                                                                                          dict[str, Any]]:
@@ -433,23 +546,22 @@ class jit:
         return self if obj is None else functools.partial(self, obj)  # as a method: bound like a function
 
 
-def _static_positions(fn: Callable[..., Any], nums: tuple[int, ...], names: tuple[str, ...]) -> dict[int, str | None]:
-    # Position -> name of each static argument passed positionally (names resolved through the signature).
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    by_name = {p.name for p in params}
-    takes_kw = any(p.kind is p.VAR_KEYWORD for p in params)
-    for n in names:
-        if params and n not in by_name and not takes_kw:
-            raise ArgumentError(f"static_argnames names {n!r}, which is not a parameter of "
-                                f"{getattr(fn, '__qualname__', fn)}; its parameters are {sorted(by_name)}",
-                                op="jit")
-    out: dict[int, str | None] = {i: positional[i] if i < len(positional) else None for i in nums}
-    out.update({positional.index(n): n for n in names if n in positional})
-    return out
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def _what_broke(e: BaseException) -> str:
+    # The compiler's reason in one line, and for torch.compile the step that broke the graph: unarray's reason
+    # where unarray broke it (a handoff), and the innermost line of the caller's code it names.
+    text = str(e)
+    why = f"{type(e).__name__}: {_first_line(e)}".rstrip(": ")
+    start = text.find("(reason: unarray: ")
+    if start >= 0:
+        why += " (" + text[start + 9:text.find(")", start)] + ")"
+    frames = [ln.strip() for ln in text.split("from user code:", 1)[-1].splitlines() if ln.strip().startswith("File")]
+    mine = [f for f in frames if _HERE not in f] if "from user code:" in text else []
+    return why + (f", at {mine[-1]}" if mine else "")
 
 
 def _arrays(x: Any, out: list[Any]) -> None:
