@@ -46,6 +46,7 @@ from unarray._backends.torch.gaps import (
     _vecdot,
     _wide_uint_fallback,
     contract,
+    scalar_wrappers,
 )
 from unarray._backends.torch.precision import RUN as _RUN
 from unarray._backends.torch.precision import WANT as _WANT
@@ -58,6 +59,7 @@ _C64 = torch.complex64
 _compiling = _tp.compiling
 # (set on loading, which a first call inside a trace runs for real; replaces the core's stand-in)
 _precision._IS_COMPILING[:] = [_compiling]
+_SCALAR_OPS = scalar_wrappers(compat_torch, _compiling)  # compat's ops taking Python scalars, traceable
 # Every torch dtype named now: a name looked up inside a compiled trace is then never written there.
 _dtypes.remember(d for d in vars(torch).values() if isinstance(d, torch.dtype))
 _CPU_REDUCES = _tp._CPU_REDUCES  # a float32 CPU matmul runs under the precision switch (_tp.matters)
@@ -110,6 +112,9 @@ class TorchBackend(Backend):
         fn = super().__getattr__(op)
         if op in _WRAPPED:
             fn = _wide_uint_fallback(fn, op)
+            setattr(self, op, fn)
+        elif op in _SCALAR_OPS:
+            fn = _SCALAR_OPS[op]
             setattr(self, op, fn)
         return fn
 

@@ -1,6 +1,6 @@
 # What torch lacks natively and the torch backend fills in: the wide unsigned integers (uint16/32/64 have
 # no kernels and no promotion: computed in int64), integer GEMM (none on CUDA), tensordot as one GEMM, the
-# standard's matmul promotion, and unique's named results.
+# standard's matmul promotion, unique's named results, and Python scalar operands under torch.compile.
 from __future__ import annotations
 
 import math
@@ -214,3 +214,69 @@ def _int_matmul(x1: Any, x2: Any) -> Any:
 
 
 _remainder = _wide_uint_fallback(compat_torch.remainder, "remainder")
+
+
+# -- Python scalar operands under torch.compile ------------------------------------------------------------------
+# Note: for the torch functions that take no Python scalar (maximum, atan2, logical_and, a comparison's left
+# operand...), array-api-compat makes the scalar a tensor of torch.result_type(scalar, x), a call Dynamo cannot
+# trace (it returns a dtype: "torch.* op returned non-Tensor", a graph break). Inside a trace the backend makes
+# the same tensor with the same dtype, read from x.dtype by torch's rule for a scalar beside a tensor below, and
+# gives x that dtype too (what compat's promotion would then do, with a second result_type call).
+_COMPLEX_OF = {torch.float16: torch.complex32, torch.bfloat16: torch.complex64, torch.float32: torch.complex64,
+               torch.float64: torch.complex128}
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def scalar_dtype(s: Any, dt: Any) -> Any:
+    """torch.result_type(s, x) for a Python scalar ``s`` and a tensor ``x`` of dtype ``dt``, traceable."""
+    t = type(s)
+    if t is bool or dt.is_complex or (t is not complex and dt.is_floating_point):
+        return dt
+    if dt.is_floating_point:
+        return _COMPLEX_OF.get(dt, torch.complex128)
+    if t is int:
+        return torch.int64 if dt is torch.bool else dt
+    default = torch.get_default_dtype()
+    return default if t is float else _COMPLEX_OF[default]
+
+
+def _scalar_positions(fn: Any) -> tuple[bool, bool]:
+    # Which operands compat's two-argument wrapper makes tensors when Python scalars (its closure's flags).
+    code, cells = getattr(fn, "__code__", None), getattr(fn, "__closure__", None)
+    if code is None or not cells:
+        return False, False
+    flags = {n: c.cell_contents for n, c in zip(code.co_freevars, cells, strict=True) if n.startswith("scalar_x")}
+    return bool(flags.get("scalar_x1")), bool(flags.get("scalar_x2"))
+
+
+def traceable_scalars(fn: Any, compiling: Any) -> Any:
+    """``fn`` (compat's two-argument function), taking Python scalar operands inside a torch.compile trace too."""
+    s1, s2 = _scalar_positions(fn)
+    if not (s1 or s2):
+        return fn
+
+    def call(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
+        if ((s1 and type(x1) in _PY_SCALARS) or (s2 and type(x2) in _PY_SCALARS)) and compiling():
+            if type(x1) in _PY_SCALARS:
+                dt = scalar_dtype(x1, x2.dtype)
+                x1, x2 = torch.asarray(x1, dtype=dt, device=x2.device), x2.to(dt)
+            else:
+                dt = scalar_dtype(x2, x1.dtype)
+                x1, x2 = x1.to(dt), torch.asarray(x2, dtype=dt, device=x1.device)
+        return fn(x1, x2, **kwargs)
+
+    call.__name__ = call.__qualname__ = getattr(fn, "__name__", "call")
+    call.__doc__ = fn.__doc__
+    return call
+
+
+def scalar_wrappers(ns: Any, compiling: Any) -> dict[str, Any]:
+    """:func:`traceable_scalars` of each function of ``ns`` that needs it, by name. Note: built on import, never
+    inside a trace: Dynamo cannot follow a closure's cells read while it traces (compat's flags)."""
+    out = {}
+    for name, fn in vars(ns).items():
+        if not name.startswith("_") and callable(fn) and not isinstance(fn, type):
+            wrapped = traceable_scalars(fn, compiling)
+            if wrapped is not fn:
+                out[name] = wrapped
+    return out
