@@ -503,7 +503,8 @@ def test_options_the_compiler_refuses_are_a_typed_error(backend: TestBackend) ->
     if compiler is not None:
         pytest.importorskip("jax")
     f = ua.jit(lambda x: ua.exp(x), compiler=compiler, no_such_option=1)
-    with pytest.raises(ua.ArgumentTypeError, match=r"ua\.jit \[\w+\]: .*refused the option no_such_option=1 .*leave it out"):
+    refused = r"ua\.jit \[\w+\]: .*refused the option no_such_option=1 .*leave it out"
+    with pytest.raises(ua.ArgumentTypeError, match=refused):
         f(backend.asarray(np.ones(2, np.float32)))
 
 

@@ -14,7 +14,6 @@ Nothing here imports a framework: the compiler is imported when the first call o
 from __future__ import annotations
 
 import functools
-import os
 import threading
 import warnings
 from collections.abc import Callable, Hashable, Sequence
@@ -22,9 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from unarray import _dispatch, _precision
-from unarray._jit_keys import JitStateWarning, Reads, static_positions, typed
+from unarray import _jit_compilers as _jc
 from unarray._errors import ArgumentError, ArgumentTypeError, CompileError, UnarrayError, UnknownArrayTypeError
 from unarray._explanation import Explanation
+from unarray._jit_compilers import LABEL as _LABEL
+from unarray._jit_compilers import JitGraphBreakWarning
+from unarray._jit_keys import JitStateWarning, Reads, static_positions, typed
 from unarray._lookup import BY_TYPE, SCALARS
 
 __all__ = ["JitExplanation", "JitFallbackWarning", "JitGraphBreakWarning", "JitStateWarning", "jit"]
@@ -32,23 +34,11 @@ __all__ = ["JitExplanation", "JitFallbackWarning", "JitGraphBreakWarning", "JitS
 _NAMES = ("jax", "torch", "tensorflow", "eager")
 # The backends whose library has a compiler of its own (backend name -> compiler name).
 _NATIVE = {"jax": "jax", "torch": "torch", "tensorflow": "tensorflow"}
-_LABEL = {"jax": "jax.jit", "torch": "torch.compile", "tensorflow": "tf.function", "eager": "eager"}
 _PASSIVE = frozenset((*SCALARS, type(None), str, bytes))
-_HERE = os.path.dirname(os.path.abspath(__file__))  # unarray's own frames, left out of what broke a graph
 
 
 class JitFallbackWarning(UserWarning):
     """A :class:`jit` function could not be compiled for its arguments and runs eagerly instead."""
-
-
-class JitGraphBreakWarning(UserWarning):
-    """``torch.compile`` split a :class:`jit` function at a graph break: the step there runs eagerly, the rest
-    compiled (no fallback: the call is still compiled)."""
-
-
-# Options each compiler takes as a flag but would take any value for silently (truthiness).
-_FLAGS = {"jax": ("inline", "keep_unused"), "tensorflow": ("jit_compile", "reduce_retracing", "autograph"),
-          "torch": ("dynamic",)}
 
 
 @dataclass(frozen=True)
@@ -112,6 +102,15 @@ class jit:
     ``fullgraph=True`` a :class:`CompileError` is raised instead.
     An error the function raises eagerly too (a :class:`ShapeError` of its own ops) is raised as it is.
     Inside another trace (``ua.jit`` in ``jax.jit``, in ``torch.compile``) ``fn`` is traced as written.
+
+    A compiled call gives the eager call's answer on every backend. Static arguments are keyed by type and value
+    (``1``, ``True`` and ``1.0`` are three entries). ``jax.jit`` and ``tf.function`` read a function's globals
+    and closure variables once, while tracing; for those entries ``ua.jit`` reads them again at each call and keys
+    on their values (numbers, strings, tuples and small dicts, lists and sets by contents, so a change compiles
+    anew; anything else by identity, with a :class:`JitStateWarning` the first time, since a change made to it
+    in place is not seen). The rule, and why ``ua.jit`` keys instead of freezing state at the first trace, is in
+    ``docs/jit.md``. A graph break under ``torch.compile`` is reported once per entry
+    (:class:`JitGraphBreakWarning`); with ``fullgraph=True`` it is a :class:`CompileError` saying what broke.
     A torch entry is guarded on everything its result depends on (the arguments, the caller's globals,
     torch's global state; the policy, the default backend and the device are the cache key), not on
     unarray's own modules, which hold nothing a call can change (see ``unarray/_backends/torch/compiled.py``).
@@ -148,9 +147,10 @@ class jit:
     Raises
     ------
     ArgumentError
-        ``compiler`` is an unknown name, or a static argument name is not a parameter of ``fn``.
+        ``compiler`` is an unknown name, a static argument name is not a parameter of ``fn``, or the compiler
+        refuses an option's value (named in the message), when built or on the first call.
     ArgumentTypeError
-        A static argument value is not hashable, or the compiler refuses ``options``.
+        A static argument value is not hashable, or the compiler refuses an option's name or type.
     CompileError
         With ``fullgraph=True``, where the compiler fails (``__cause__`` is its error).
     BackendNotAvailableError
@@ -160,6 +160,10 @@ class jit:
     -----
     JitFallbackWarning
         The compiler failed and the call ran eagerly (once per cache entry).
+    JitGraphBreakWarning
+        ``torch.compile`` split the function at a graph break (once per cache entry, on its first call).
+    JitStateWarning
+        A ``jax.jit`` or ``tf.function`` entry reads state it can key by identity only (once per function).
 
     Examples
     --------
@@ -238,7 +242,7 @@ class jit:
         name = getattr(self._fn, "__qualname__", repr(self._fn))
         if entry.rebuild is not None and not isinstance(e, UnarrayError) and entry.calls == 1:
             self._check_options(entry, lead, e, args, kwargs)
-        why = _what_broke(e)
+        why = _jc.what_broke(e)
         if self.fullgraph:
             if isinstance(e, UnarrayError):
                 raise e  # typed already: the function's own error, or one saying what tracing lacks
@@ -275,7 +279,7 @@ class jit:
 
         if compiles({}):
             bad = [k for k in opts if not compiles({k: opts[k]})]
-            raise self._refused(entry.compiler, opts, lead.name, e, bad) from e
+            raise _jc.refused(entry.compiler, opts, lead.name, e, bad, self._compiler) from e
 
     # -- the cache key --------------------------------------------------------------------------
     def _leader(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
@@ -387,7 +391,7 @@ class jit:
             if opts and kind == "jax":  # (jax.jit checks some options, backend= among them, at the first call only)
                 entry.rebuild = lambda o: self._build(kind, o, lead.name, where, policy)
             if kind == "torch" and not self.fullgraph:
-                entry.run = self._watch_breaks(entry, lead.name)
+                entry.run = _jc.watch_breaks(entry, getattr(self._fn, "__qualname__", repr(self._fn)), lead.name)
             self._cache[key] = entry
             self._stats.misses += 1
             self._stats.compilers.append(kind)
@@ -415,89 +419,9 @@ class jit:
         return f"{kind_label}({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
 
     def _build(self, kind: str, opts: dict[str, Any], backend: str, where: Any, policy: str) -> Callable[..., Any]:
-        for k, v in opts.items():
-            if k in _FLAGS.get(kind, ()) and not (v is None or isinstance(v, bool)):
-                raise ArgumentTypeError(f"{_LABEL[kind]} takes {k}=True or False (or None), got {k}={v!r}; pass "
-                                        f"{kind}={{{k!r}: True}} or leave it out", op="jit", backend=backend)
-        try:
-            return self._construct(kind, opts, where, policy)
-        except UnarrayError:
-            raise
-        except Exception as e:
-            raise self._refused(kind, opts, backend, e, [k for k in opts if not self._takes(kind, k, opts[k])]) from e
-
-    def _takes(self, kind: str, k: str, v: Any) -> bool:
-        try:
-            self._construct(kind, {k: v}, None, "highest")
-        except Exception:
-            return False
-        return True
-
-    def _refused(self, kind: str, opts: dict[str, Any], backend: str, e: BaseException, bad: list[str]) -> UnarrayError:
-        # The options named one by one where each alone is refused; else all of them (refused together).
-        bad = bad or list(opts)
-        shown = ", ".join(f"{k}={opts[k]!r}" for k in bad)
-        label = _LABEL.get(kind, getattr(self._compiler, "__qualname__", "the compiler"))
-        why = f"{type(e).__name__}: {_first_line(e)}"
-        cls = ArgumentTypeError if isinstance(e, TypeError) else ArgumentError
-        return cls(f"{label} refused the option{'s' if len(bad) > 1 else ''} {shown} ({why}); pass an option and "
-                   f"value {label} takes (ua.jit(fn, {kind}={{...}}) for that compiler only), or leave "
-                   f"{'them' if len(bad) > 1 else 'it'} out", op="jit", backend=backend)
-
-    def _construct(self, kind: str, opts: dict[str, Any], where: Any, policy: str) -> Callable[..., Any]:
-        fn = self._fn
-        assert fn is not None
-        if kind == "eager":
-            return fn
-        if kind == "callable":
-            return self._compiler(fn, **opts)  # type: ignore[misc, operator, no-any-return]
-        if kind == "jax":
-            import jax
-
-            # A fresh function per cache entry: jax's trace cache is keyed on the function, and the
-            # policy (read while tracing) differs between entries.
-            @functools.wraps(fn)
-            def traced(*a: Any, **k: Any) -> Any:
-                return fn(*a, **k)
-
-            return jax.jit(traced, static_argnums=self._nums or None, static_argnames=self._names or None, **opts)
-        if kind == "torch":
-            from unarray._backends.torch import compiled as _torch_compiled
-
-            # Note: the compiled call runs inside unarray's precision switch, held at this entry's policy
-            # for the device of its leading array, and the ops under that policy trace as plain torch ops
-            # (fusable); see unarray/_backends/torch/precision.py, "ua.jit's boundary". No device (no
-            # array argument): the graph carries the policy in its custom ops, as under torch.compile.
-            kind_of = getattr(where, "kind", None)
-            want = None if kind_of is None else ("cpu" if kind_of == "cpu" else "cuda", policy)
-            return _torch_compiled.compile_held(fn, want, fullgraph=self.fullgraph, **opts)
-        import tensorflow as tf
-
-        # A fresh tf.function per cache entry: the TF32 scope is read while tracing. Note: no
-        # reduce_retracing by default: it traces with unknown dimensions (None) after a second shape,
-        # and ops that lay out blocks from the shapes (attention) need them known.
-        return tf.function(fn, **opts)  # type: ignore[no-any-return]
-
-    def _watch_breaks(self, entry: _Entry, backend: str) -> Callable[..., Any]:
-        # The first call of a torch entry (its compile) is watched for graph breaks, which torch.compile takes
-        # silently: each is reported once (JitGraphBreakWarning); later calls run entry's compiled function as is.
-        from unarray._backends.torch import compiled as _torch_compiled
-
-        run, name = entry.run, getattr(self._fn, "__qualname__", repr(self._fn))
-
-        def first(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-            before = _torch_compiled.graph_breaks()
-            try:
-                return run(args, kwargs)
-            finally:
-                entry.run = run
-                for why in _torch_compiled.breaks_since(before):
-                    warnings.warn(JitGraphBreakWarning(
-                        f"ua.jit [{backend}]: torch.compile split {name} at a graph break ({why}); the code around "
-                        "it runs compiled, the break runs eagerly. Move that step out of the function, or compile "
-                        f"with ua.jit({name}, fullgraph=True) to have it raised where it happens"), stacklevel=3)
-
-        return first
+        assert self._fn is not None
+        return _jc.build(kind, self._fn, opts, backend=backend, where=where, policy=policy, nums=self._nums,
+                         names=self._names, fullgraph=self.fullgraph, compiler=self._compiler)
 
     def _hand(self, args: tuple[Any, ...], kwargs: dict[str, Any], target: str) -> tuple[tuple[Any, ...],
                                                                                          dict[str, Any]]:
@@ -544,24 +468,6 @@ class jit:
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         return self if obj is None else functools.partial(self, obj)  # as a method: bound like a function
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip()
-    return text.splitlines()[0] if text else ""
-
-
-def _what_broke(e: BaseException) -> str:
-    # The compiler's reason in one line, and for torch.compile the step that broke the graph: unarray's reason
-    # where unarray broke it (a handoff), and the innermost line of the caller's code it names.
-    text = str(e)
-    why = f"{type(e).__name__}: {_first_line(e)}".rstrip(": ")
-    start = text.find("(reason: unarray: ")
-    if start >= 0:
-        why += " (" + text[start + 9:text.find(")", start)] + ")"
-    frames = [ln.strip() for ln in text.split("from user code:", 1)[-1].splitlines() if ln.strip().startswith("File")]
-    mine = [f for f in frames if _HERE not in f] if "from user code:" in text else []
-    return why + (f", at {mine[-1]}" if mine else "")
 
 
 def _arrays(x: Any, out: list[Any]) -> None:
