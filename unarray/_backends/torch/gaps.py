@@ -255,19 +255,31 @@ def traceable_scalars(fn: Any, compiling: Any) -> Any:
     if not (s1 or s2):
         return fn
 
-    def call(x1: Any, x2: Any, /, **kwargs: Any) -> Any:
-        if ((s1 and type(x1) in _PY_SCALARS) or (s2 and type(x2) in _PY_SCALARS)) and compiling():
-            if type(x1) in _PY_SCALARS:
-                dt = scalar_dtype(x1, x2.dtype)
-                x1, x2 = torch.asarray(x1, dtype=dt, device=x2.device), x2.to(dt)
-            else:
-                dt = scalar_dtype(x2, x1.dtype)
-                x1, x2 = x1.to(dt), torch.asarray(x2, dtype=dt, device=x1.device)
-        return fn(x1, x2, **kwargs)
+    py = frozenset(_PY_SCALARS)
+    if s1 and s2:
+        def call(x1: Any, x2: Any, /) -> Any:
+            if (type(x1) in py or type(x2) in py) and compiling():
+                x1, x2 = _operands(x1, x2)
+            return fn(x1, x2)
+    else:
+        def call(x1: Any, x2: Any, /) -> Any:
+            if type(x1 if s1 else x2) in py and compiling():
+                x1, x2 = _operands(x1, x2)
+            return fn(x1, x2)
 
     call.__name__ = call.__qualname__ = getattr(fn, "__name__", "call")
     call.__doc__ = fn.__doc__
     return call
+
+
+def _operands(x1: Any, x2: Any) -> tuple[Any, Any]:
+    # The Python scalar among x1, x2 as compat makes it (a tensor of torch's result type), and the tensor in
+    # that dtype too (compat's promotion would cast it next, through another result_type call).
+    if type(x1) in _PY_SCALARS:
+        dt = scalar_dtype(x1, x2.dtype)
+        return torch.asarray(x1, dtype=dt, device=x2.device), x2.to(dt)
+    dt = scalar_dtype(x2, x1.dtype)
+    return x1.to(dt), torch.asarray(x2, dtype=dt, device=x1.device)
 
 
 def scalar_wrappers(ns: Any, compiling: Any) -> dict[str, Any]:
