@@ -35,6 +35,7 @@ _NAMES = ("jax", "torch", "tensorflow", "eager")
 # The backends whose library has a compiler of its own (backend name -> compiler name).
 _NATIVE = {"jax": "jax", "torch": "torch", "tensorflow": "tensorflow"}
 _PASSIVE = frozenset((*SCALARS, type(None), str, bytes))
+_BAKES = frozenset(("jax", "tensorflow"))  # the compilers that read fn's globals once, while tracing
 
 
 class JitFallbackWarning(UserWarning):
@@ -332,13 +333,15 @@ class jit:
         where = lead.device_of(leaf) if leaf is not None else default[1]
         # Note: static values keyed by type too: 1, True and 1.0 are equal with one hash, and a trace of one
         # is not the trace of another (a branch on isinstance, a bool used as an index).
-        key: tuple[Any, ...] = (lead.name, where, tuple([(n, typed(v)) for n, v in static]) if static else static,
-                                _precision.current(), default)
-        kind = lead.name if self._compiler is None else self._compiler
-        if kind == "jax" or kind == "tensorflow":
+        kind = lead.name
+        key = (kind, where, tuple([(n, typed(v)) for n, v in static]) if static else static, _precision.current(),
+               default)
+        if self._compiler is not None:
+            kind = self._compiler
+        if kind in _BAKES:
             reads = self._reads
             if reads is None or reads.watched or kind == "tensorflow":
-                key = self._traced_key(kind, key, args, kwargs)
+                return self._traced_key(kind, key, args, kwargs), static
         return key, static
 
     def _traced_key(self, kind: str, key: tuple[Any, ...], args: tuple[Any, ...],
