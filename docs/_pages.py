@@ -40,6 +40,8 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "unarray.nn": ("unarray", "Attention"),
     "unarray.layout": ("unarray", "Layout"),
     "unarray.jit": ("unarray", "Compilation"),
+    "unarray._jit_keys": ("unarray", "Compilation"),
+    "unarray._jit_compilers": ("unarray", "Compilation"),
 }
 PAGES = {
     "standard": ("The standard's functions", "The array API standard's functions, grouped as the standard "

@@ -1,6 +1,7 @@
-"""Threads x backends x precision policies: 8 threads call matmul-like ops with mixed policies;
-every result is bitwise the single-threaded result for its policy, and the frameworks' global
-settings are what they were once the threads join (issue 16 class 4).
+"""Threads x backends x precision policies: 8 threads call matmul-like ops with mixed policies, eagerly
+and through ``ua.jit`` (compiled, the first compiles made by the threads themselves); every result is
+bitwise the single-threaded result for its policy, and the frameworks' global settings are what they
+were once the threads join (issue 16 class 4).
 
 A few seconds by default; ``UNARRAY_STRESS_SECONDS=60`` runs longer.
 """
@@ -106,6 +107,54 @@ def test_threads_mixed_policies(lib: str, forced: bool, monkeypatch: pytest.Monk
             torch.backends.cuda.matmul.fp32_precision = "none"
         return
     _stress(backend)
+
+
+def _jitted() -> Any:
+    # A fresh ua.jit function: its entries (one per policy) are compiled by whichever thread calls first.
+    def f(a: Any, b: Any) -> Any:
+        return (ua.matmul(a, b),)
+
+    return ua.jit(f, torch={"backend": "eager"})
+
+
+def _jit_work(f: Any, policy: str, a: Any, b: Any) -> list[np.ndarray]:
+    with ua.precision(policy):  # type: ignore[arg-type]
+        out = f(a, b)
+    return [np.asarray(ua.to(x, "numpy", device="cpu")) for x in out]
+
+
+@pytest.mark.parametrize("lib", ["numpy", "torch", "jax", "tensorflow"])
+def test_threads_mixed_policies_jit(lib: str) -> None:
+    # One thread's policy never reaches another thread's compiled result: the policy is read by each call, and
+    # a thread tracing or compiling changes nothing another thread reads.
+    pytest.importorskip(lib)
+    rng = np.random.default_rng(4)
+    # Note: a long inner dimension: the CPU's reduced-precision matmul paths, where it has them, change the result.
+    a, b = (ua.asarray(rng.standard_normal(s, dtype=np.float32), backend=lib) for s in ((16, 512), (512, 16)))
+    # Note: a single matmul compiles to the kernel its eager call runs, so eager results are the reference.
+    expected = {p: _jit_work(lambda a, b: (ua.matmul(a, b),), p, a, b) for p in POLICIES}
+    f = _jitted()
+    before = _state(lib)
+    errors: list[str] = []
+    stop = time.monotonic() + SECONDS / 2  # (the compiles come on top)
+
+    def run(i: int) -> None:
+        n = 0
+        while time.monotonic() < stop or n < 4:
+            policy = POLICIES[(i + n) % len(POLICIES)]
+            for got, want in zip(_jit_work(f, policy, a, b), expected[policy], strict=True):
+                if not np.array_equal(got, want):
+                    errors.append(f"thread {i}, call {n}, {policy}: ua.jit result differs from the single-threaded one")
+            n += 1
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(THREADS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:5]
+    assert _state(lib) == before
+    assert f.cache_info()["entries"] == len(POLICIES)
 
 
 @pytest.mark.gpu

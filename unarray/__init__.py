@@ -58,7 +58,7 @@ from unarray.bound import publish as _publish
 from unarray.introspection import BackendInfo, Explanation, backend_of, backends, device, explain
 from unarray.introspection import Info as _Info
 from unarray.introspection import array_namespace_info as _array_namespace_info
-from unarray.jit import JitFallbackWarning, jit
+from unarray.jit import JitFallbackWarning, JitGraphBreakWarning, JitStateWarning, jit
 from unarray.layout import ascontiguousarray
 from unarray.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 from unarray.manipulation import (
@@ -80,6 +80,7 @@ __all__ = [
     "BackendInfo", "BoundNamespace", "Device", "MeshDevice", "ShardedDevice", "Explanation", "array_namespace",
     "backend_of", "backends", "device", "explain", "from_dlpack", "get_precision", "precision", "stats", "to", "use",
     "checking_readonly", "verify_readonly", "scaled_dot_product_attention", "jit", "JitFallbackWarning",
+    "JitGraphBreakWarning", "JitStateWarning",
     # layout
     "ascontiguousarray",
     # generic code on immutable and lazy arrays

@@ -57,19 +57,23 @@ _POLICY: contextvars.ContextVar[str] = contextvars.ContextVar("unarray_precision
 _TRACED: list[str] = []
 
 
-# torch.compiler.is_compiling, once torch is loaded. Note: read from here, not from sys.modules, inside a
+# Whether this thread is being traced, once torch is loaded: the torch backend's compiling() (its module sets it
+# on loading), or until then torch.compiler.is_dynamo_compiling, which only Dynamo's trace sees true. Never
+# torch.compiler.is_compiling alone: a process-wide flag, true in every thread while one thread compiles, so
+# another thread's policy scope went to the traced list and its ops read the compiling thread's policy.
+# Note: read from here, not from sys.modules, inside a
 # trace: dynamo wraps a dict it reads (all of sys.modules), guarding on it and iterating it while other code
 # imports; on the H100 that failed a ua.jit compile with "dictionary changed size during iteration".
 _IS_COMPILING: list[Any] = []
 
 
 def tracing() -> bool:
-    """Whether torch.compile is tracing this code (no import: torch only if it is loaded)."""
+    """Whether torch.compile is tracing this code in this thread (no import: torch only if it is loaded)."""
     if not _IS_COMPILING:
         torch = sys.modules.get("torch")
         if torch is None:
             return False
-        _IS_COMPILING.append(torch.compiler.is_compiling)
+        _IS_COMPILING.append(torch.compiler.is_dynamo_compiling)
     return bool(_IS_COMPILING[0]())
 
 

@@ -14,7 +14,6 @@ Nothing here imports a framework: the compiler is imported when the first call o
 from __future__ import annotations
 
 import functools
-import inspect
 import threading
 import warnings
 from collections.abc import Callable, Hashable, Sequence
@@ -22,17 +21,21 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from unarray import _dispatch, _precision
+from unarray import _jit_compilers as _jc
 from unarray._errors import ArgumentError, ArgumentTypeError, CompileError, UnarrayError, UnknownArrayTypeError
 from unarray._explanation import Explanation
+from unarray._jit_compilers import LABEL as _LABEL
+from unarray._jit_compilers import JitGraphBreakWarning
+from unarray._jit_keys import JitStateWarning, Reads, static_positions, typed
 from unarray._lookup import BY_TYPE, SCALARS
 
-__all__ = ["JitExplanation", "JitFallbackWarning", "jit"]
+__all__ = ["JitExplanation", "JitFallbackWarning", "JitGraphBreakWarning", "JitStateWarning", "jit"]
 
 _NAMES = ("jax", "torch", "tensorflow", "eager")
 # The backends whose library has a compiler of its own (backend name -> compiler name).
 _NATIVE = {"jax": "jax", "torch": "torch", "tensorflow": "tensorflow"}
-_LABEL = {"jax": "jax.jit", "torch": "torch.compile", "tensorflow": "tf.function", "eager": "eager"}
 _PASSIVE = frozenset((*SCALARS, type(None), str, bytes))
+_BAKES = frozenset(("jax", "tensorflow"))  # the compilers that read fn's globals once, while tracing
 
 
 class JitFallbackWarning(UserWarning):
@@ -72,6 +75,7 @@ class _Entry:
     fallback: str | None = None  # set once the compiler failed: the call runs eagerly from then on
     calls: int = 0
     packed: bool = False  # run takes (args, kwargs) as two objects (torch's: no repacking at each level)
+    rebuild: Callable[[dict[str, Any]], Callable[..., Any]] | None = None  # the compiler with other options
 
 
 @dataclass
@@ -99,6 +103,15 @@ class jit:
     ``fullgraph=True`` a :class:`CompileError` is raised instead.
     An error the function raises eagerly too (a :class:`ShapeError` of its own ops) is raised as it is.
     Inside another trace (``ua.jit`` in ``jax.jit``, in ``torch.compile``) ``fn`` is traced as written.
+
+    A compiled call gives the eager call's answer on every backend. Static arguments are keyed by type and value
+    (``1``, ``True`` and ``1.0`` are three entries). ``jax.jit`` and ``tf.function`` read a function's globals
+    and closure variables once, while tracing; for those entries ``ua.jit`` reads them again at each call and keys
+    on their values (numbers, strings, tuples and small dicts, lists and sets by contents, so a change compiles
+    anew; anything else by identity, with a :class:`JitStateWarning` the first time, since a change made to it
+    in place is not seen). The rule, and why ``ua.jit`` keys instead of freezing state at the first trace, is in
+    ``docs/jit.md``. A graph break under ``torch.compile`` is reported once per entry
+    (:class:`JitGraphBreakWarning`); with ``fullgraph=True`` it is a :class:`CompileError` saying what broke.
     A torch entry is guarded on everything its result depends on (the arguments, the caller's globals,
     torch's global state; the policy, the default backend and the device are the cache key), not on
     unarray's own modules, which hold nothing a call can change (see ``unarray/_backends/torch/compiled.py``).
@@ -135,9 +148,10 @@ class jit:
     Raises
     ------
     ArgumentError
-        ``compiler`` is an unknown name, or a static argument name is not a parameter of ``fn``.
+        ``compiler`` is an unknown name, a static argument name is not a parameter of ``fn``, or the compiler
+        refuses an option's value (named in the message), when built or on the first call.
     ArgumentTypeError
-        A static argument value is not hashable, or the compiler refuses ``options``.
+        A static argument value is not hashable, or the compiler refuses an option's name or type.
     CompileError
         With ``fullgraph=True``, where the compiler fails (``__cause__`` is its error).
     BackendNotAvailableError
@@ -147,6 +161,10 @@ class jit:
     -----
     JitFallbackWarning
         The compiler failed and the call ran eagerly (once per cache entry).
+    JitGraphBreakWarning
+        ``torch.compile`` split the function at a graph break (once per cache entry, on its first call).
+    JitStateWarning
+        A ``jax.jit`` or ``tf.function`` entry reads state it can key by identity only (once per function).
 
     Examples
     --------
@@ -178,9 +196,10 @@ class jit:
         self._cache: dict[Hashable, _Entry] = {}
         self._lock = threading.Lock()
         self._stats = _Stats()
+        self._reads: Reads | None = None  # what fn reads, for the compilers that bake it into a trace
         if fn is not None:
             functools.update_wrapper(self, fn)
-            self._positions = _static_positions(fn, self._nums, self._names)
+            self._positions = static_positions(fn, self._nums, self._names, lambda m: ArgumentError(m, op="jit"))
 
     # -- calling ------------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -219,13 +238,17 @@ class jit:
         return _map(out, lambda x: _to(x, lead.name))
 
     def _failed(self, entry: _Entry, lead: Any, e: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if isinstance(e, Warning):
+            raise e  # one of ua.jit's warnings, made an error by the caller's filter
         name = getattr(self._fn, "__qualname__", repr(self._fn))
-        why = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}".rstrip(": ")
+        if entry.rebuild is not None and not isinstance(e, UnarrayError) and entry.calls == 1:
+            self._check_options(entry, lead, e, args, kwargs)
+        why = _jc.what_broke(e)
         if self.fullgraph:
             if isinstance(e, UnarrayError):
                 raise e  # typed already: the function's own error, or one saying what tracing lacks
             raise CompileError(f"{entry.label} could not compile {name} for these arguments ({why}); make the "
-                               "function traceable, or leave fullgraph=False to fall back to eager execution "
+                               "function traceable there, or leave fullgraph=False to fall back to eager execution "
                                "with a warning", op="jit", backend=lead.name) from e
         assert self._fn is not None
         # Note: an error the function raises eagerly too is raised as it is (so such a call runs twice).
@@ -237,6 +260,27 @@ class jit:
             f"arguments from now on. For the compiler's full error, compile with ua.jit({name}, fullgraph=True)"),
             stacklevel=4)
         return out
+
+    def _check_options(self, entry: _Entry, lead: Any, e: Exception, args: tuple[Any, ...],
+                       kwargs: dict[str, Any]) -> None:
+        # jax.jit takes its options and fails on the first call: if it compiles without them, the options are what
+        # it refused (backend=, compiler_options=): a typed error naming them instead of a fallback. (torch.compile
+        # and tf.function check theirs when built; a failure at the call is the compiler's, on this function.)
+        assert entry.rebuild is not None
+        opts = self._options_for(entry.compiler)
+
+        def compiles(o: dict[str, Any]) -> bool:
+            try:
+                run = entry.rebuild(o)  # type: ignore[misc]
+                a, k = (args, kwargs) if entry.target is None else self._hand(args, kwargs, entry.target)
+                run(a, k) if entry.packed else run(*a, **k)
+            except Exception:
+                return False
+            return True
+
+        if compiles({}):
+            bad = [k for k in opts if not compiles({k: opts[k]})]
+            raise _jc.refused(entry.compiler, opts, lead.name, e, bad, self._compiler) from e
 
     # -- the cache key --------------------------------------------------------------------------
     def _leader(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
@@ -287,7 +331,33 @@ class jit:
             static += tuple([(n, kwargs[n]) for n in self._names if n in kwargs])
         default = _dispatch.default_backend()
         where = lead.device_of(leaf) if leaf is not None else default[1]
-        return (lead.name, where, static, _precision.current(), default), static
+        # Note: static values keyed by type too: 1, True and 1.0 are equal with one hash, and a trace of one
+        # is not the trace of another (a branch on isinstance, a bool used as an index).
+        kind = lead.name
+        key = (kind, where, tuple([(n, typed(v)) for n, v in static]) if static else static, _precision.current(),
+               default)
+        if self._compiler is not None:
+            kind = self._compiler
+        if kind in _BAKES:
+            reads = self._reads
+            if reads is None or reads.watched or kind == "tensorflow":
+                return self._traced_key(kind, key, args, kwargs), static
+        return key, static
+
+    def _traced_key(self, kind: str, key: tuple[Any, ...], args: tuple[Any, ...],
+                    kwargs: dict[str, Any]) -> tuple[Any, ...]:
+        # jax.jit and tf.function read fn's globals and closure variables once, while tracing: the entry is keyed
+        # on their values (unarray/_jit_keys.py). tf.function also bakes in every Python argument by equality: the
+        # non-static ones are keyed by type as the static ones are.
+        reads = self._reads
+        if reads is None:
+            assert self._fn is not None
+            reads = self._reads = Reads(self._fn, kind)
+        if reads.watched:
+            key += (reads.key(),)
+        if kind == "tensorflow":
+            key += (tuple([type(a) for a in args]), tuple([(n, type(v)) for n, v in kwargs.items()]))
+        return key
 
     def _entry(self, key: Any, static: tuple[tuple[str, Any], ...], lead: Any) -> _Entry | None:
         try:
@@ -321,6 +391,10 @@ class jit:
             where, policy = key[1], key[3]  # type: ignore[index]
             entry = _Entry(self._build(kind, opts, lead.name, where, policy), kind, self._label(kind, opts), reason,
                            target, packed=kind == "torch")
+            if opts and kind == "jax":  # (jax.jit checks some options, backend= among them, at the first call only)
+                entry.rebuild = lambda o: self._build(kind, o, lead.name, where, policy)
+            if kind == "torch" and not self.fullgraph:
+                entry.run = _jc.watch_breaks(entry, getattr(self._fn, "__qualname__", repr(self._fn)), lead.name)
             self._cache[key] = entry
             self._stats.misses += 1
             self._stats.compilers.append(kind)
@@ -348,43 +422,9 @@ class jit:
         return f"{kind_label}({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
 
     def _build(self, kind: str, opts: dict[str, Any], backend: str, where: Any, policy: str) -> Callable[..., Any]:
-        fn = self._fn
-        assert fn is not None
-        try:
-            if kind == "eager":
-                return fn
-            if kind == "callable":
-                return self._compiler(fn, **opts)  # type: ignore[misc, operator, no-any-return]
-            if kind == "jax":
-                import jax
-
-                # A fresh function per cache entry: jax's trace cache is keyed on the function, and the
-                # policy (read while tracing) differs between entries.
-                @functools.wraps(fn)
-                def traced(*a: Any, **k: Any) -> Any:
-                    return fn(*a, **k)
-
-                return jax.jit(traced, static_argnums=self._nums or None, static_argnames=self._names or None,
-                               **opts)
-            if kind == "torch":
-                from unarray._backends.torch import compiled as _torch_compiled
-
-                # Note: the compiled call runs inside unarray's precision switch, held at this entry's policy
-                # for the device of its leading array, and the ops under that policy trace as plain torch ops
-                # (fusable); see unarray/_backends/torch/precision.py, "ua.jit's boundary". No device (no
-                # array argument): the graph carries the policy in its custom ops, as under torch.compile.
-                kind_of = getattr(where, "kind", None)
-                want = None if kind_of is None else ("cpu" if kind_of == "cpu" else "cuda", policy)
-                return _torch_compiled.compile_held(fn, want, fullgraph=self.fullgraph, **opts)
-            import tensorflow as tf
-
-            # A fresh tf.function per cache entry: the TF32 scope is read while tracing. Note: no
-            # reduce_retracing by default: it traces with unknown dimensions (None) after a second shape,
-            # and ops that lay out blocks from the shapes (attention) need them known.
-            return tf.function(fn, **opts)  # type: ignore[no-any-return]
-        except (TypeError, ValueError) as e:
-            raise ArgumentTypeError(f"{_LABEL.get(kind, 'the compiler')} refused the options {opts} ({e}); pass "
-                                    "options it takes", op="jit", backend=backend) from e
+        assert self._fn is not None
+        return _jc.build(kind, self._fn, opts, backend=backend, where=where, policy=policy, nums=self._nums,
+                         names=self._names, fullgraph=self.fullgraph, compiler=self._compiler)
 
     def _hand(self, args: tuple[Any, ...], kwargs: dict[str, Any], target: str) -> tuple[tuple[Any, ...],
                                                                                          dict[str, Any]]:
@@ -431,25 +471,6 @@ class jit:
 
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         return self if obj is None else functools.partial(self, obj)  # as a method: bound like a function
-
-
-def _static_positions(fn: Callable[..., Any], nums: tuple[int, ...], names: tuple[str, ...]) -> dict[int, str | None]:
-    # Position -> name of each static argument passed positionally (names resolved through the signature).
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        params = []
-    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    by_name = {p.name for p in params}
-    takes_kw = any(p.kind is p.VAR_KEYWORD for p in params)
-    for n in names:
-        if params and n not in by_name and not takes_kw:
-            raise ArgumentError(f"static_argnames names {n!r}, which is not a parameter of "
-                                f"{getattr(fn, '__qualname__', fn)}; its parameters are {sorted(by_name)}",
-                                op="jit")
-    out: dict[int, str | None] = {i: positional[i] if i < len(positional) else None for i in nums}
-    out.update({positional.index(n): n for n in names if n in positional})
-    return out
 
 
 def _arrays(x: Any, out: list[Any]) -> None:

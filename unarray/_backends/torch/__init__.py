@@ -47,6 +47,7 @@ from unarray._backends.torch.gaps import (
     _wide_uint_fallback,
     contract,
     result_type,
+    scalar_wrappers,
     searchsorted,
     trace,
 )
@@ -58,9 +59,10 @@ from unarray._precision import _POLICY
 
 _F32 = torch.float32
 _C64 = torch.complex64
-_compiling = torch.compiler.is_compiling
-if not _precision._IS_COMPILING:  # (set on loading, which a first call inside a trace runs for real)
-    _precision._IS_COMPILING.append(_compiling)
+_compiling = _tp.compiling
+# (set on loading, which a first call inside a trace runs for real; replaces the core's stand-in)
+_precision._IS_COMPILING[:] = [_compiling]
+_SCALAR_OPS = scalar_wrappers(compat_torch, _compiling)  # compat's ops taking Python scalars, traceable
 # Every torch dtype named now: a name looked up inside a compiled trace is then never written there.
 _dtypes.remember(d for d in vars(torch).values() if isinstance(d, torch.dtype))
 _CPU_REDUCES = _tp._CPU_REDUCES  # a float32 CPU matmul runs under the precision switch (_tp.matters)
@@ -115,7 +117,10 @@ class TorchBackend(Backend):
             fn = _wide_uint_fallback(fn, op)
             setattr(self, op, fn)
         elif _is_two_arg(fn):
-            fn = _one_dtype_native(fn)
+            fn = _one_dtype_native(fn, _SCALAR_OPS.get(op, fn))
+            setattr(self, op, fn)
+        elif op in _SCALAR_OPS:
+            fn = _SCALAR_OPS[op]
             setattr(self, op, fn)
         return fn
 
@@ -170,7 +175,7 @@ class TorchBackend(Backend):
     def data_ptr(self, x: Any) -> int:
         return int(x.data_ptr())
 
-    compiling = staticmethod(torch.compiler.is_compiling)
+    compiling = staticmethod(_tp.compiling)
 
     # Note: inside torch.compile every tensor is traced, so it leads an eager operand of another library.
     def is_tracer(self, x: Any) -> bool:

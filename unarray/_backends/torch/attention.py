@@ -33,7 +33,7 @@ _FULL_ORDER: dict[tuple[tuple[int, ...], bool], list[int]] = {}
 def _call(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, gqa: bool) -> Any:
     # Note: sdpa_kernel() costs ~13 us of Python per call (it rewrites every backend flag twice); only
     # the priority order matters here, so it is set directly, and only when it differs, then restored.
-    if _get_priority is None or _set_priority is None or torch.compiler.is_compiling():
+    if _get_priority is None or _set_priority is None or _tp.compiling():
         with sdpa_kernel(_order(q), set_priority=True):
             return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale,
                                                   enable_gqa=gqa)
@@ -121,7 +121,7 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
     k4, v4, gqa = _route(q4, k4, v4, m4, causal)
     policy = _precision.resolve(precision)
     arbitrated = _tp.matters(q4)
-    compiling = torch.compiler.is_compiling()
+    compiling = _tp.compiling()
     # Note: in a compiled graph on the CPU the NaN check below cannot run (a branch on data), so the math
     # kernel, which keeps NaN in q or k as NaN out, takes the call instead of the CPU flash kernel (which
     # drops them: a NaN query row came out finite under ua.jit).

@@ -165,7 +165,7 @@ def compile_held(fn: Callable[..., Any], want: tuple[str, str] | None, **options
     """torch.compile of ``fn`` for one ua.jit entry, called as ``run(args, kwargs)``: traced under the marker of
     ``want`` (the device kind and policy of the call) and run inside the precision switch held at ``want``;
     ``None``: as a user's own torch.compile (the custom ops carry the policy)."""
-    held, is_compiling = _tp._HELD, torch.compiler.is_compiling
+    held, is_compiling = _tp._HELD, _tp.compiling
 
     def traced(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         # Note: the arguments come packed (a tuple and a dict): no repacking at each of the call's levels. The
@@ -201,3 +201,27 @@ def compile_held(fn: Callable[..., Any], want: tuple[str, str] | None, **options
         return _tp.hold(want, compiled, args, kwargs)
 
     return call
+
+
+def graph_breaks() -> dict[str, int]:
+    """torch.compile's graph breaks so far, by reason (Dynamo's counters, process-wide)."""
+    from torch._dynamo.utils import counters
+
+    return dict(counters["graph_break"])
+
+
+def breaks_since(before: dict[str, int]) -> list[str]:
+    """The reasons of the graph breaks counted since ``before`` (:func:`graph_breaks`), one line each: unarray's
+    reason where unarray broke the graph (a handoff), else Dynamo's first line and its explanation."""
+    out = []
+    for text, n in graph_breaks().items():
+        if n <= before.get(text, 0):
+            continue
+        start = text.find("(reason: unarray: ")
+        if start >= 0:
+            out.append(text[start + 9:text.find(")", start)])
+            continue
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        more = [ln.removeprefix("Explanation: ") for ln in lines[1:2] if ln.startswith("Explanation:")]
+        out.append(": ".join(lines[:1] + more))
+    return out

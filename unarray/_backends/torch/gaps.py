@@ -1,6 +1,6 @@
 # What torch lacks natively and the torch backend fills in: the wide unsigned integers (uint16/32/64 have
 # no kernels and no promotion: computed in int64), integer GEMM (none on CUDA), tensordot as one GEMM, the
-# standard's matmul promotion, and unique's named results.
+# standard's matmul promotion, unique's named results, and Python scalar operands under torch.compile.
 from __future__ import annotations
 
 import math
@@ -94,10 +94,11 @@ def _is_two_arg(fn: Any) -> bool:
     return _TWO_ARG is not None and getattr(fn, "__code__", None) is _TWO_ARG and hasattr(fn, "__wrapped__")
 
 
-def _one_dtype_native(fn: Any) -> Any:
+def _one_dtype_native(fn: Any, general: Any) -> Any:
     # Note: compat's wrapper fixes torch's promotion of a 0-d tensor beside another dtype; with one dtype on
-    # both tensors it has nothing to fix, so torch's function runs at once (a Python scalar has no dtype).
-    native, general = fn.__wrapped__, fn
+    # both tensors it has nothing to fix, so torch's function runs at once (a Python scalar has no dtype: it
+    # takes ``general``, compat's function or its traceable-scalar wrapper).
+    native = fn.__wrapped__
 
     def call(x1: Any, x2: Any, /) -> Any:
         try:
@@ -288,3 +289,81 @@ def trace(x: Any, offset: int, dtype: Any) -> Any:
     if u is not None:
         return _back(_XP.linalg.trace(_to_int64(x), offset=offset, dtype=torch.int64), u)
     return _XP.linalg.trace(x, offset=offset, dtype=dtype)
+
+
+# -- Python scalar operands under torch.compile ------------------------------------------------------------------
+# Note: for the torch functions that take no Python scalar (maximum, atan2, logical_and, a comparison's left
+# operand...), array-api-compat makes the scalar a tensor of torch.result_type(scalar, x), a call Dynamo cannot
+# trace (it returns a dtype: "torch.* op returned non-Tensor", a graph break). Inside a trace the backend makes
+# the same tensor with the same dtype, read from x.dtype by torch's rule for a scalar beside a tensor below, and
+# gives x that dtype too (what compat's promotion would then do, with a second result_type call).
+_COMPLEX_OF = {torch.float16: torch.complex32, torch.bfloat16: torch.complex64, torch.float32: torch.complex64,
+               torch.float64: torch.complex128}
+_PY_SCALARS = (bool, int, float, complex)
+
+
+def scalar_dtype(s: Any, dt: Any) -> Any:
+    """torch.result_type(s, x) for a Python scalar ``s`` and a tensor ``x`` of dtype ``dt``, traceable."""
+    t = type(s)
+    if t is bool or dt.is_complex or (t is not complex and dt.is_floating_point):
+        return dt
+    if dt.is_floating_point:
+        return _COMPLEX_OF.get(dt, torch.complex128)
+    if t is int:
+        return torch.int64 if dt is torch.bool else dt
+    default = torch.get_default_dtype()
+    return default if t is float else _COMPLEX_OF[default]
+
+
+def _scalar_positions(fn: Any) -> tuple[bool, bool]:
+    # Which operands compat's two-argument wrapper makes tensors when Python scalars (its closure's flags).
+    code, cells = getattr(fn, "__code__", None), getattr(fn, "__closure__", None)
+    if code is None or not cells:
+        return False, False
+    flags = {n: c.cell_contents for n, c in zip(code.co_freevars, cells, strict=True) if n.startswith("scalar_x")}
+    return bool(flags.get("scalar_x1")), bool(flags.get("scalar_x2"))
+
+
+def traceable_scalars(fn: Any, compiling: Any) -> Any:
+    """``fn`` (compat's two-argument function), taking Python scalar operands inside a torch.compile trace too."""
+    s1, s2 = _scalar_positions(fn)
+    if not (s1 or s2):
+        return fn
+
+    py = frozenset(_PY_SCALARS)
+    if s1 and s2:
+        def call(x1: Any, x2: Any, /) -> Any:
+            if (type(x1) in py or type(x2) in py) and compiling():
+                x1, x2 = _operands(x1, x2)
+            return fn(x1, x2)
+    else:
+        def call(x1: Any, x2: Any, /) -> Any:
+            if type(x1 if s1 else x2) in py and compiling():
+                x1, x2 = _operands(x1, x2)
+            return fn(x1, x2)
+
+    call.__name__ = call.__qualname__ = getattr(fn, "__name__", "call")
+    call.__doc__ = fn.__doc__
+    return call
+
+
+def _operands(x1: Any, x2: Any) -> tuple[Any, Any]:
+    # The Python scalar among x1, x2 as compat makes it (a tensor of torch's result type), and the tensor in
+    # that dtype too (compat's promotion would cast it next, through another result_type call).
+    if type(x1) in _PY_SCALARS:
+        dt = scalar_dtype(x1, x2.dtype)
+        return torch.asarray(x1, dtype=dt, device=x2.device), x2.to(dt)
+    dt = scalar_dtype(x2, x1.dtype)
+    return x1.to(dt), torch.asarray(x2, dtype=dt, device=x1.device)
+
+
+def scalar_wrappers(ns: Any, compiling: Any) -> dict[str, Any]:
+    """:func:`traceable_scalars` of each function of ``ns`` that needs it, by name. Note: built on import, never
+    inside a trace: Dynamo cannot follow a closure's cells read while it traces (compat's flags)."""
+    out = {}
+    for name, fn in vars(ns).items():
+        if not name.startswith("_") and callable(fn) and not isinstance(fn, type):
+            wrapped = traceable_scalars(fn, compiling)
+            if wrapped is not fn:
+                out[name] = wrapped
+    return out

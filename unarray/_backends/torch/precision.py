@@ -22,6 +22,21 @@ _CPU_WANT = {"highest": ("ieee", "none"), "tf32": ("tf32",), "bf16": ("bf16",), 
 _REDUCIBLE = (torch.float32, torch.complex64)
 _cpu: list[bool] = []
 
+_dynamo_compiling = torch.compiler.is_dynamo_compiling
+_session = torch.compiler.is_compiling
+_context = torch._guards.TracingContext.try_get
+
+
+def compiling() -> bool:
+    """Whether this thread is tracing for torch.compile or torch.export (the code running is traced).
+
+    Note: torch.compiler.is_compiling() alone is a process-global flag held for a whole compile session: it is
+    true in every thread while one thread compiles, so a policy scope or an eager op of another thread took
+    the traced path and read the compiling thread's policy. Dynamo folds is_dynamo_compiling() to true in the
+    code it traces; the tracing context is per thread, and covers AOTAutograd's and export's tracing."""
+    return _dynamo_compiling() or (_session() and _context() is not None)
+
+
 
 def cpu_can_reduce() -> bool:
     """Whether torch's CPU (oneDNN) matmul may have a bf16 or TF32 path on this machine.
@@ -151,7 +166,7 @@ def _swap(want: tuple[str, str]) -> tuple[Any, Any]:
 #   (a per-call precision=, a nested ua.precision scope, a tensor on another device) gives the hold up for
 #   its own call and takes it back after (_Switch._run): the thread holds nothing while it waits, so two
 #   threads doing this cannot deadlock, and the graph's later launches run under the held setting again.
-# - The marker exists only inside Dynamo's trace (pushed where torch.compiler.is_compiling() is true, in a
+# - The marker exists only inside Dynamo's trace (pushed where compiling() is true, in a
 #   try block, so that a graph break makes Dynamo run the wrapper eagerly instead of replaying the push
 #   for real); a function that breaks the graph therefore runs its compiled pieces with the custom ops
 #   (correct, not fused). A user's own torch.compile never sees the marker.
