@@ -32,8 +32,8 @@ def _values(draw_seed: int, dtype: str, n: int) -> np.ndarray:
 
 
 def _jax(a: np.ndarray) -> Any:
-    jnp = pytest.importorskip("jax.numpy")
-    return jnp.asarray(a)
+    jax = pytest.importorskip("jax")
+    return jax.device_put(a, jax.devices("cpu")[0])  # (this module is about host memory: a GPU's default too)
 
 
 def _tf(a: np.ndarray) -> Any:
@@ -149,7 +149,7 @@ def test_the_environment_variable_turns_the_check_on() -> None:
             "x = np.arange(1.0, 9.0); x.flags.writeable = False\n"
             "ua.to(x, 'torch', readonly=True).add_(1)\n"
             "try:\n    ua.verify_readonly()\nexcept ua.ReadOnlyViolationError:\n    print('caught')\n")
-    env = dict(os.environ, UNARRAY_CHECK_READONLY="1", PYTHONPATH=str(ROOT))
+    env = dict(os.environ, UNARRAY_CHECK_READONLY="1", PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
     assert r.returncode == 0 and "caught" in r.stdout, r.stderr[-2000:]
 
@@ -157,7 +157,7 @@ def test_the_environment_variable_turns_the_check_on() -> None:
 def test_module_passes_on_the_python_path() -> None:
     if _native.pure_python_requested():
         pytest.skip("already on the Python path")
-    env = dict(os.environ, UNARRAY_PURE_PYTHON="1", PYTHONPATH=str(ROOT))
+    env = dict(os.environ, UNARRAY_PURE_PYTHON="1", PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__]
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]

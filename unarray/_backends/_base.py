@@ -282,11 +282,14 @@ class Backend:
         out = x if in_place else x.copy()
         return updates.numpy_update(out, idx, op, self.xp.asarray(v, dtype=x.dtype))
 
-    def to_numpy(self, x: Any) -> Any:
-        return updates.host(x)
+    def host_numpy(self, x: Any) -> Any:
+        # Note: not named to_numpy, which only backends with their own device-to-host route define (the handoff's
+        # device move takes that route where it exists).
+        own = getattr(self, "to_numpy", None)
+        return own(x) if own is not None else updates.host(x)
 
     def apply_numpy(self, call: Any, arrays: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
-        out = call(*[self.to_numpy(a) for a in arrays])
+        out = call(*[self.host_numpy(a) for a in arrays])
         return self.xp.asarray(out, **(self.creation_device(arrays[0]) if arrays else {}))
 
     # -- helpers ---------------------------------------------------------------------------

@@ -39,7 +39,10 @@ def _host(src: str, x: Any) -> Any:
     if src == "numpy":
         return x
     if src == "jax":
-        return np.asarray(x.addressable_data(0) if len(x._arrays) != 1 and x.is_fully_replicated else x)
+        y = x.addressable_data(0) if len(x._arrays) != 1 and x.is_fully_replicated else x
+        if any(d.platform != "cpu" for d in y.devices()):
+            y = y.copy()  # JAX keeps the first host copy of a device array: read the device memory afresh
+        return np.asarray(y)
     if src == "tensorflow":
         return np.asarray(x._numpy() if hasattr(x, "_numpy") else x.numpy())
     if src == "torch":
