@@ -292,7 +292,7 @@ class Info:
         >>> import unarray as ua
         >>> info = ua.__array_namespace_info__()
         >>> info.default_dtypes()["real floating"], info.devices()
-        (ua.float64, (Device('cpu'),))
+        (ua.float64, [Device('cpu')])
         >>> sorted(info.dtypes(kind="unsigned integer"))
         ['uint16', 'uint32', 'uint64', 'uint8']
     """
@@ -312,9 +312,10 @@ class Info:
         """Where creation functions allocate by default (the :func:`unarray.use` device, else the backend's)."""
         return with_library(self._where(self._device), self._backend.name)
 
-    def devices(self) -> tuple[Device, ...]:
-        """The devices the backend can use here, as a tuple (each carries the backend as its ``library``)."""
-        return tuple(with_library(d, self._backend.name) for d in self._backend.devices())
+    def devices(self) -> list[Device]:
+        """The devices the backend can use here, a new list each call, as the standard types it (each carries the
+        backend as its ``library``)."""
+        return [with_library(d, self._backend.name) for d in self._backend.devices()]
 
     def dtypes(self, *, device: Any = None, kind: str | tuple[str, ...] | None = None) -> dict[str, Any]:
         """The standard's dtypes that the backend holds on ``device`` (default: the default device), by ``kind``.

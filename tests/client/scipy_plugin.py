@@ -1,0 +1,100 @@
+"""pytest plugin: SciPy's namespace lookup answers with unarray's bound namespace.
+
+Loaded with ``-p tests.client.scipy_plugin`` into a pytest run of SciPy's own tests (with
+``SCIPY_ARRAY_API`` set). Before SciPy's conftest and test modules import it, SciPy's
+``array_namespace`` is replaced, in every SciPy module that holds it, by a lookup that keeps SciPy's
+own validation (sparse, masked and object arrays refused, lists coerced) and then answers
+``ua.array_namespace`` of the arrays: SciPy's generic code, and its test fixture ``xp``, run on
+unarray's namespace bound to NumPy, torch, JAX or dask. Importing this module patches nothing; only
+pytest's hook does.
+
+With ``UA_CLIENT_REPORT=path`` the run writes a JSON report there: every test's outcome and how many
+times SciPy's lookup returned unarray's namespace, per backend.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import sys
+from typing import Any
+
+import pytest
+
+_SEEN: collections.Counter[str] = collections.Counter()
+_OUTCOMES: dict[str, str] = {}
+_STATE: dict[str, Any] = {}
+
+
+def _lookup(original: Any) -> Any:
+    import numpy as np
+    from scipy._lib import array_api_compat as compat
+
+    import unarray as ua
+
+    numpy_ns = ua.array_namespace(np.empty(0))
+
+    def array_namespace(*arrays: Any) -> Any:
+        xp = original(*arrays)  # SciPy's own validation and coercion first: its errors stay its own
+        if compat.is_numpy_namespace(xp):  # NumPy arrays, NumPy scalars, lists and Python scalars
+            ns = numpy_ns
+        elif compat.is_array_api_strict_namespace(xp):  # not a library unarray serves
+            return xp
+        else:
+            ns = ua.array_namespace(*(a for a in arrays if compat.is_array_api_obj(a)))
+        _SEEN[ns.backend] += 1
+        return ns
+
+    array_namespace.__wrapped__ = original  # type: ignore[attr-defined]
+    return array_namespace
+
+
+def _rebind() -> int:
+    # Every SciPy module that bound the original at its import (``from ... import array_namespace``).
+    original, ours, n = _STATE["original"], _STATE["ours"], 0
+    for name, module in list(sys.modules.items()):
+        if name.partition(".")[0] == "scipy" and getattr(module, "array_namespace", None) is original:
+            module.array_namespace = ours
+            n += 1
+    return n
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    # Before SciPy's conftest.py, which binds array_namespace at its import.
+    import scipy._lib._array_api  # noqa: F401 - imports the override and array-api-extra's vendored copy
+    import scipy._lib._array_api_override as override
+
+    if not override.SCIPY_ARRAY_API:
+        raise pytest.UsageError("tests.client.scipy_plugin needs SCIPY_ARRAY_API set")
+    if os.environ.get("UA_CLIENT_PLUGIN") == "0":  # SciPy's normal namespace: only the report is written
+        return
+    _STATE["original"] = override.array_namespace
+    _STATE["ours"] = _lookup(override.array_namespace)
+    _STATE["rebound"] = _rebind()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if "ours" in _STATE:
+        _STATE["rebound"] += _rebind()  # a module that imported it by another path before the hook ran
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # One outcome per test: the call's, or the setup's where setup skipped or failed; a teardown error wins.
+    nodeid = report.nodeid[report.nodeid.find("scipy/"):] if "scipy/" in report.nodeid else report.nodeid
+    if hasattr(report, "wasxfail"):
+        outcome = "xfailed" if report.skipped else "xpassed"
+    elif report.failed:
+        outcome = "failed" if report.when == "call" else "error"
+    else:
+        outcome = report.outcome
+    if report.when == "call" or outcome != "passed":
+        _OUTCOMES[nodeid] = outcome
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    path = os.environ.get("UA_CLIENT_REPORT")
+    if path:
+        with open(path, "w") as f:
+            json.dump({"outcomes": _OUTCOMES, "namespaces": dict(_SEEN), "rebound": _STATE.get("rebound", 0)}, f)
