@@ -180,3 +180,10 @@ def assert_close(actual: np.ndarray, expected: np.ndarray, dtype_name: str, n_te
     else:
         np.testing.assert_allclose(actual.astype(np.complex128 if np.iscomplexobj(actual) else np.float64),
                                    expected, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def child_pythonpath(*first: object) -> str:
+    """PYTHONPATH for a child process: ``first`` ahead of the parent's own (packages reached through it stay)."""
+    import os
+
+    return os.pathsep.join([*(str(p) for p in first), *filter(None, [os.environ.get("PYTHONPATH")])])

@@ -482,7 +482,8 @@ def test_dask_is_listed_and_its_inspection_api_tells_the_truth() -> None:
     assert isinstance(made, da.Array) and ua.device(made) == info.default_device() == ua.Device("cpu")
     assert made.dtype == info.default_dtypes()["real floating"]
     assert info.capabilities()["data-dependent shapes"] is True
-    env = subprocess.run([sys.executable, "-m", "unarray", "env"], capture_output=True, text=True, timeout=120)
+    env = subprocess.run([sys.executable, "-m", "unarray", "env", "--probe"], capture_output=True, text=True,
+                         timeout=120)
     line = next(ln for ln in env.stdout.splitlines() if ln.startswith("dask "))
     assert dask.__version__ in line and "yes" in line
 

@@ -151,8 +151,9 @@ def test_a_driver_on_the_machine_leaves_the_devices_to_the_frameworks(monkeypatc
     monkeypatch.setattr(glob, "glob", lambda pattern: [])
     for name in ("TPU_NAME", "COLAB_TPU_ADDR", "TPU_WORKER_HOSTNAMES", "TPU_ACCELERATOR_TYPE"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.delitem(sys.modules, "tensorflow", raising=False)
-    monkeypatch.delitem(_backends._LOADED, "tensorflow", raising=False)
+    for name in ("tensorflow", "numba"):  # (imported by earlier tests of the same run)
+        monkeypatch.delitem(sys.modules, name, raising=False)
+        monkeypatch.delitem(_backends._LOADED, name, raising=False)
     assert _backends.known_devices("tensorflow") == (Device("cpu"),)
     assert _backends.known_devices("numba") == ()
     assert _backends.known_devices("cupy") is None  # CuPy is asked: it says why it cannot run
@@ -166,7 +167,8 @@ def test_a_framework_that_fails_to_import_in_its_worker_is_one_unavailable_row(t
     fake = tmp_path / "site" / "tensorflow"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("raise ImportError('this tensorflow is broken')\n")
-    env = {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{tmp_path / 'site'}"}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), str(tmp_path / "site"),
+                                                                       os.environ.get("PYTHONPATH")]))}
     r = subprocess.run([sys.executable, "-m", "unarray", "check", "--backends", "tensorflow", "--ops", "add",
                         "--out", str(tmp_path / "r")], cwd=tmp_path, capture_output=True, text=True, env=env,
                        timeout=300)

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import unarray as ua
+from tests._support import child_pythonpath
 from unarray import _native
 from unarray.interop import _cache
 
@@ -68,7 +69,7 @@ def child(request: pytest.FixtureRequest) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     code = SHARDED_CHILD + READ_ONLY_CHILD + COMPILE_CHILD
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, cwd=ROOT,
-                       timeout=300, env=dict(env, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])), TF_CPP_MIN_LOG_LEVEL="3",
+                       timeout=300, env=dict(env, PYTHONPATH=child_pythonpath(ROOT), TF_CPP_MIN_LOG_LEVEL="3",
                                              UNARRAY_PURE_PYTHON=request.param))
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-3000:]
     out: dict[str, Any] = {}
@@ -251,7 +252,7 @@ def test_from_dlpack_keeps_the_producers_library(src: str, copy: bool | None) ->
 def test_module_passes_on_the_python_path() -> None:
     if _native.pure_python_requested():
         pytest.skip("already on the Python path")
-    env = dict(os.environ, UNARRAY_PURE_PYTHON="1", PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    env = dict(os.environ, UNARRAY_PURE_PYTHON="1", PYTHONPATH=child_pythonpath(ROOT))
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__, "-k",
            "grad_mode or tf_variable or from_dlpack"]  # (the child cases run both paths themselves)
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)

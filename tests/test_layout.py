@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import unarray as ua
-from tests._support import TestBackend
+from tests._support import TestBackend, child_pythonpath
 from unarray._kernels.layout_plan import plan, run_numpy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -216,7 +216,7 @@ print("checked", n)
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None or importlib.util.find_spec("torch") is None,
                     reason="triton (or torch) is not installed")
 def test_triton_kernel_in_the_interpreter() -> None:
-    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=child_pythonpath(ROOT))
     out = subprocess.run([sys.executable, "-c", _INTERPRETED, "7"], capture_output=True, text=True, env=env,
                          cwd=ROOT, timeout=600)
     assert out.returncode == 0, out.stdout + out.stderr[-3000:]

@@ -51,7 +51,7 @@ class DaskBackend(TestBackend):
 
 @pytest.fixture
 def dask_backend() -> TestBackend:
-    import dask.array as da
+    da = pytest.importorskip("dask.array")
 
     return DaskBackend("dask", "dask", "cpu", da)
 
@@ -83,8 +83,8 @@ def _check_order(b: TestBackend, v: list[float], descending: bool) -> None:
     got = b.to_numpy(ua.argsort(b.asarray(x), descending=descending, stable=True))
     assert got.tolist() == ref, (v, descending)
     s = b.to_numpy(ua.sort(b.asarray(x), descending=descending))
-    # The values in order, NaN placement and the stable order of -0.0/+0.0 included (compared as bits).
-    np.testing.assert_array_equal(s.view(np.uint32), x[ref].view(np.uint32))
+    # The values in order and NaN placement; equal zeros of either sign may come in either order (sort's docstring).
+    np.testing.assert_array_equal(s, x[ref])
 
 
 def _check_search(b: TestBackend, v: list[float], q: list[float], side: Any) -> None:

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import unarray as ua
+from tests._support import child_pythonpath
 from unarray import _native
 
 torch = pytest.importorskip("torch")
@@ -149,7 +150,7 @@ def test_the_environment_variable_turns_the_check_on() -> None:
             "x = np.arange(1.0, 9.0); x.flags.writeable = False\n"
             "ua.to(x, 'torch', readonly=True).add_(1)\n"
             "try:\n    ua.verify_readonly()\nexcept ua.ReadOnlyViolationError:\n    print('caught')\n")
-    env = dict(os.environ, UNARRAY_CHECK_READONLY="1", PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    env = dict(os.environ, UNARRAY_CHECK_READONLY="1", PYTHONPATH=child_pythonpath(ROOT))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
     assert r.returncode == 0 and "caught" in r.stdout, r.stderr[-2000:]
 
@@ -157,7 +158,7 @@ def test_the_environment_variable_turns_the_check_on() -> None:
 def test_module_passes_on_the_python_path() -> None:
     if _native.pure_python_requested():
         pytest.skip("already on the Python path")
-    env = dict(os.environ, UNARRAY_PURE_PYTHON="1", PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    env = dict(os.environ, UNARRAY_PURE_PYTHON="1", PYTHONPATH=child_pythonpath(ROOT))
     cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__]
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]

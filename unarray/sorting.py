@@ -5,7 +5,7 @@ every backend; complex arrays have no order in the standard and raise :class:`DT
 (NumPy and JAX would sort them lexicographically, torch and TensorFlow refuse).
 
 One order of real values on every backend, where the standard leaves NaN and signed zeros open: NaN sorts
-after +inf (last ascending, first descending), -0.0 equals +0.0 (a stable sort keeps their input order), and
+after +inf (last ascending, first descending), -0.0 equals +0.0 (argsort keeps ties in input order), and
 ``ua.searchsorted`` searches the same order.
 """
 
@@ -72,7 +72,9 @@ def argsort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool =
 def sort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> A:
     """Sorted copy of ``x`` (real) along ``axis``; NaN sorts last (first when descending).
 
-        The order is the same on every backend: NaN after +inf, -0.0 equal to +0.0 (kept in input order).
+        The order is the same on every backend: NaN after +inf, -0.0 equal to +0.0. Which of two equal zeros
+        of different sign comes first in the sorted values is the backend's (a descending sort may flip them,
+        a GPU radix sort orders them by the sign bit); ``argsort`` keeps ties in input order everywhere.
 
         Parameters
         ----------
