@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import operator
-import re
 from typing import Any
 
 from unarray._dtypes import canonical_name
@@ -32,8 +31,8 @@ def itemsize(dtype: Any, default: int = 8) -> int:
     name = canonical_name(dtype) or ""
     if name == "bool":
         return 1
-    bits = re.search(r"\d+$", name)
-    return int(bits.group()) // 8 if bits else default
+    bits = name[len(name.rstrip("0123456789")):]  # (no regex: torch.compile's older Dynamo cannot trace one)
+    return int(bits) // 8 if bits else default
 
 
 def addressable(op: str, backend: str | None, shape: Any, size: int = 8) -> None:

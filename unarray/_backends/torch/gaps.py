@@ -101,11 +101,9 @@ def _one_dtype_native(fn: Any, general: Any) -> Any:
     native = fn.__wrapped__
 
     def call(x1: Any, x2: Any, /) -> Any:
-        try:
-            same = x1.dtype is x2.dtype
-        except AttributeError:
-            same = False
-        return native(x1, x2) if same else general(x1, x2)
+        # (no exception for a scalar operand: torch.compile's older Dynamo breaks the graph on a caught one)
+        d1 = getattr(x1, "dtype", None)
+        return native(x1, x2) if d1 is not None and d1 is getattr(x2, "dtype", None) else general(x1, x2)
 
     return call
 
