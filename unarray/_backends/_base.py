@@ -285,8 +285,8 @@ class Backend:
     def host_numpy(self, x: Any) -> Any:
         # Note: not named to_numpy, which only backends with their own device-to-host route define (the handoff's
         # device move takes that route where it exists).
-        own = getattr(self, "to_numpy", None)
-        return own(x) if own is not None else updates.host(x)
+        own = getattr(type(self), "to_numpy", None)  # (on the class: the instance serves any name from xp)
+        return own(self, x) if own is not None else updates.host(x)
 
     def apply_numpy(self, call: Any, arrays: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
         out = call(*[self.host_numpy(a) for a in arrays])
