@@ -320,3 +320,22 @@ def test_precision_scope_left_in_another_context_is_a_typed_error() -> None:
         scope.__exit__(None, None, None)
     assert isinstance(e.value, ValueError) and e.value.op == "precision"
     assert ua.get_precision() == before  # this context's policy is left as it was
+
+
+# -- asarray of a Python number is an array, not a weak scalar -------------------------------------------------
+
+
+@SETTINGS
+@given(v=st.one_of(st.integers(-100, 100), st.floats(-4, 4, width=32)), n=st.integers(1, 4))
+def test_asarray_of_a_number_promotes_as_an_array(backend: TestBackend, v: float, n: int) -> None:
+    # The standard has no weak arrays: a 0-d array of the default dtype promotes fully (JAX's own asarray of a
+    # Python number is weakly typed and promoted as a scalar would).
+    kind = "integral" if isinstance(v, int) else "real floating"
+    lead = "int8" if kind == "integral" else "float32"
+    with ua.use(backend.name, device=backend.ua_device):
+        s = ua.asarray(v)
+    want = _backends.get(backend.name).default_dtype_names(backend.ua_device)[kind]
+    assert canonical_name(s.dtype) == want
+    x = backend.asarray(np.ones(n, lead))
+    assert canonical_name(ua.result_type(x, s)) == canonical_name(ua.result_type(getattr(ua, lead), getattr(ua, want)))
+    assert canonical_name(ua.add(x, s).dtype) == canonical_name(ua.result_type(x, s))

@@ -182,6 +182,9 @@ def _nan_kept(r: Any, x: Any, axis: Any, keepdims: bool) -> Any:
     return jnp.where(jnp.any(jnp.isnan(x), axis=axis, keepdims=keepdims), jnp.nan, r)
 
 
+_WEAK = frozenset((int, float, complex))
+
+
 class JaxBackend(Backend):
     name = "jax"
     xp = jnp
@@ -281,6 +284,12 @@ class JaxBackend(Backend):
         if name is None:
             raise DTypeError(f"{d!r} is not a dtype", backend=self.name)
         return name
+
+    # Note: jnp.asarray of a Python int, float or complex is weakly typed (it then promotes as a Python scalar
+    # would: float32 beside a float64 0-d array); the standard's arrays are not, so it gets its dtype for good.
+    def asarray(self, obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Any:
+        out = jnp.asarray(obj, dtype=dtype, device=device, copy=copy)
+        return jnp.asarray(out, dtype=out.dtype) if dtype is None and type(obj) in _WEAK else out
 
     def creation_device(self, x: Any) -> dict[str, Any]:
         # A tracer has no committed device: its computation decides placement.
