@@ -24,6 +24,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="'cpu' (default) or 'gpu': where the backend fixture puts arrays")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # Modules that read the device class at import (and child processes) see the one this run asks for.
+    os.environ["UNARRAY_TEST_DEVICE"] = config.getoption("--devices")
+
+
 def _selected(config: pytest.Config) -> list[str]:
     wanted = [b.strip() for b in config.getoption("--backends").split(",") if b.strip()]
     device = config.getoption("--devices")

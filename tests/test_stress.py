@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import unarray as ua
+from tests._support import TestBackend
 from unarray import _precision
 
 SECONDS = float(os.environ.get("UNARRAY_STRESS_SECONDS", "2"))
@@ -123,14 +124,13 @@ def _jit_work(f: Any, policy: str, a: Any, b: Any) -> list[np.ndarray]:
     return [np.asarray(ua.to(x, "numpy", device="cpu")) for x in out]
 
 
-@pytest.mark.parametrize("lib", ["numpy", "torch", "jax", "tensorflow"])
-def test_threads_mixed_policies_jit(lib: str) -> None:
+def test_threads_mixed_policies_jit(backend: TestBackend) -> None:
     # One thread's policy never reaches another thread's compiled result: the policy is read by each call, and
-    # a thread tracing or compiling changes nothing another thread reads.
-    pytest.importorskip(lib)
+    # a thread tracing or compiling changes nothing another thread reads (every backend the run's devices have).
+    lib = backend.name
     rng = np.random.default_rng(4)
     # Note: a long inner dimension: the CPU's reduced-precision matmul paths, where it has them, change the result.
-    a, b = (ua.asarray(rng.standard_normal(s, dtype=np.float32), backend=lib) for s in ((16, 512), (512, 16)))
+    a, b = (backend.asarray(rng.standard_normal(s, dtype=np.float32)) for s in ((16, 512), (512, 16)))
     # Note: a single matmul compiles to the kernel its eager call runs, so eager results are the reference.
     expected = {p: _jit_work(lambda a, b: (ua.matmul(a, b),), p, a, b) for p in POLICIES}
     f = _jitted()
