@@ -101,9 +101,10 @@ def _one_dtype_native(fn: Any, general: Any) -> Any:
     native = fn.__wrapped__
 
     def call(x1: Any, x2: Any, /) -> Any:
-        # (no exception for a scalar operand: torch.compile's older Dynamo breaks the graph on a caught one)
-        d1 = getattr(x1, "dtype", None)
-        return native(x1, x2) if d1 is not None and d1 is getattr(x2, "dtype", None) else general(x1, x2)
+        # (isinstance, not a caught AttributeError or hasattr: Dynamo traces a Python scalar as a symbolic one)
+        if isinstance(x1, torch.Tensor) and isinstance(x2, torch.Tensor) and x1.dtype is x2.dtype:
+            return native(x1, x2)
+        return general(x1, x2)
 
     return call
 
