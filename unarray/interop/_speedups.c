@@ -644,24 +644,10 @@ to(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
     PyObject *type = (PyObject *)Py_TYPE(args[0]), *backend = args[1], *route;
     if (!readonly && type == LAST_TYPE && backend == LAST_BACKEND) {
         route = Py_NewRef(LAST_ROUTE);
-    } else if (readonly) {
-        /* (no LAST_ for promises: the read-only check swaps their routes in FAST) */
-        PyObject *key = PyTuple_Pack(3, type, backend, Py_True);
-        if (key == NULL)
-            return NULL;
-        route = PyDict_GetItemWithError(FAST, key);
-        Py_DECREF(key);
-        if (route == NULL) {
-            if (PyErr_Occurred()) {
-                if (!PyErr_ExceptionMatches(PyExc_TypeError))
-                    return NULL;
-                PyErr_Clear();
-            }
-            goto python;
-        }
-        Py_INCREF(route);
     } else {
-        PyObject *key = PyTuple_Pack(2, type, backend);
+        /* A promise's key has a third item, True; (no LAST_ for promises: the read-only check swaps their
+           routes in FAST) */
+        PyObject *key = PyTuple_Pack(readonly ? 3 : 2, type, backend, Py_True);
         if (key == NULL)
             return NULL;
         route = PyDict_GetItemWithError(FAST, key);
@@ -675,9 +661,11 @@ to(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
             goto python;
         }
         Py_INCREF(route);
-        Py_XSETREF(LAST_TYPE, Py_NewRef(type));
-        Py_XSETREF(LAST_BACKEND, Py_NewRef(backend));
-        Py_XSETREF(LAST_ROUTE, Py_NewRef(route));
+        if (!readonly) {
+            Py_XSETREF(LAST_TYPE, Py_NewRef(type));
+            Py_XSETREF(LAST_BACKEND, Py_NewRef(backend));
+            Py_XSETREF(LAST_ROUTE, Py_NewRef(route));
+        }
     }
     PyObject *out;
     if (Py_IS_TYPE(route, &HandoffType)) {
