@@ -269,22 +269,22 @@ def _checked(fast: Callable[[Any, str], Any], s: str, d: str) -> Callable[[Any, 
 
 
 def _as_flag(value: Any, backend: Any, op: str) -> bool:
+    return _as_bool(value, backend, op, f"readonly must be True or False, got {value!r}; pass readonly=True to "
+                    "promise that nothing writes through the result, or leave it out")
+
+
+def _as_copy(copy: Any, backend: Any, op: str) -> bool:
+    return _as_bool(copy, backend, op, f"copy must be True, False or None, got {copy!r}; pass copy=True to always "
+                    "copy, copy=False to never copy, or leave it out (copy only where needed)")
+
+
+def _as_bool(value: Any, backend: Any, op: str, refusal: str) -> bool:
+    # A NumPy bool is a bool; anything else ("yes", 1) is refused rather than read as truthy.
     np = sys.modules.get("numpy")
     if np is not None and isinstance(value, np.bool_):
         return bool(value)
     name = backend if isinstance(backend, str) else getattr(backend, "__name__", None)
-    raise ArgumentError(f"readonly must be True or False, got {value!r}; pass readonly=True to promise that nothing "
-                        "writes through the result, or leave it out", op=op, backend=name)
-
-
-def _as_copy(copy: Any, backend: Any, op: str) -> bool:
-    # A NumPy bool is a bool; anything else ("yes", 1) is refused rather than read as truthy.
-    np = sys.modules.get("numpy")
-    if np is not None and isinstance(copy, np.bool_):
-        return bool(copy)
-    name = backend if isinstance(backend, str) else getattr(backend, "__name__", None)
-    raise ArgumentError(f"copy must be True, False or None, got {copy!r}; pass copy=True to always copy, "
-                        "copy=False to never copy, or leave it out (copy only where needed)", op=op, backend=name)
+    raise ArgumentError(refusal, op=op, backend=name)
 
 
 def copy_reason(x: Any, backend: str, op: str) -> str | None:
