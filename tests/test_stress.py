@@ -65,20 +65,19 @@ def _work(policy: str, a: Any, b: Any, q: Any) -> list[np.ndarray]:
         ua.scaled_dot_product_attention(q, q, q, precision=policy))]
 
 
-def _stress(backend: str, device: str = "cpu") -> None:
-    a, b, q = _inputs(backend, device)
-    expected = {p: _work(p, a, b, q) for p in POLICIES}
-    before = _state(backend)
+def _in_threads(work: Any, expected: dict[str, list[np.ndarray]], seconds: float) -> list[str]:
+    # THREADS threads cycle through the policies for ``seconds`` (four calls each at least); every result must
+    # equal the single-threaded one for its policy. The mismatches, named by thread, call and policy.
     errors: list[str] = []
-    stop = time.monotonic() + SECONDS
+    stop = time.monotonic() + seconds
 
     def run(i: int) -> None:
         n = 0
         while time.monotonic() < stop or n < 4:
             policy = POLICIES[(i + n) % len(POLICIES)]
-            for got, want in zip(_work(policy, a, b, q), expected[policy], strict=True):
+            for got, want in zip(work(policy), expected[policy], strict=True):
                 if not np.array_equal(got, want):
-                    errors.append(f"thread {i}, {policy}: result differs from the single-threaded one")
+                    errors.append(f"thread {i}, call {n}, {policy}: result differs from the single-threaded one")
             n += 1
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(THREADS)]
@@ -86,6 +85,14 @@ def _stress(backend: str, device: str = "cpu") -> None:
         t.start()
     for t in threads:
         t.join()
+    return errors
+
+
+def _stress(backend: str, device: str = "cpu") -> None:
+    a, b, q = _inputs(backend, device)
+    expected = {p: _work(p, a, b, q) for p in POLICIES}
+    before = _state(backend)
+    errors = _in_threads(lambda policy: _work(policy, a, b, q), expected, SECONDS)
     assert not errors, errors[:5]
     assert _state(backend) == before
 
@@ -135,23 +142,7 @@ def test_threads_mixed_policies_jit(backend: TestBackend) -> None:
     expected = {p: _jit_work(lambda a, b: (ua.matmul(a, b),), p, a, b) for p in POLICIES}
     f = _jitted()
     before = _state(lib)
-    errors: list[str] = []
-    stop = time.monotonic() + SECONDS / 2  # (the compiles come on top)
-
-    def run(i: int) -> None:
-        n = 0
-        while time.monotonic() < stop or n < 4:
-            policy = POLICIES[(i + n) % len(POLICIES)]
-            for got, want in zip(_jit_work(f, policy, a, b), expected[policy], strict=True):
-                if not np.array_equal(got, want):
-                    errors.append(f"thread {i}, call {n}, {policy}: ua.jit result differs from the single-threaded one")
-            n += 1
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(THREADS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    errors = _in_threads(lambda policy: _jit_work(f, policy, a, b), expected, SECONDS / 2)  # (compiles on top)
     assert not errors, errors[:5]
     assert _state(lib) == before
     assert f.cache_info()["entries"] == len(POLICIES)
