@@ -185,7 +185,7 @@ def check_fallbacks() -> None:
     import cupy
 
     import unarray as ua
-    from unarray._backends import attention_cudnn as ac
+    from unarray._backends.cupy import attention_cudnn as ac
 
     q = cupy.ones((1, 2, 16, 64), cupy.float32)
     kernel = ua.explain("scaled_dot_product_attention", q, q, q).kernel
@@ -225,7 +225,7 @@ def check_with_torch(dtype: str) -> None:
     assert kernel.startswith("torch"), kernel
     ours = ua.scaled_dot_product_attention(q, k, v, is_causal=True)
     assert isinstance(ours, cupy.ndarray)
-    from unarray._backends import attention_cudnn
+    from unarray._backends.cupy import attention_cudnn
 
     direct = attention_cudnn.sdpa(q, k, v, None, True, 1 / np.sqrt(128), "bhsd")
     theirs = F.scaled_dot_product_attention(*(torch.from_dlpack(a) for a in (q, k, v)), is_causal=True)
@@ -238,7 +238,7 @@ def inside() -> None:
     import cupy
 
     import unarray as ua
-    from unarray._backends import attention_cudnn as ac
+    from unarray._backends.cupy import attention_cudnn as ac
 
     assert "torch" not in sys.modules
     mod, why = ac.library()

@@ -93,7 +93,7 @@ def test_use_inside_compile_is_scoped_to_its_block(fresh_dynamo: None) -> None:
 
 
 def test_another_librarys_array_inside_compile_names_unarrays_reason(fresh_dynamo: None) -> None:
-    from unarray._backends import torch as torch_backend
+    from unarray._backends.torch import backend as torch_backend
     from unarray._errors import TracerHandoffError
 
     class Foreign:  # any array that is not NumPy's: the trace cannot capture it

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("cupy")
 
 import unarray as ua  # noqa: E402
-from unarray._backends import cupy as cpb  # noqa: E402
+from unarray._backends.cupy import backend as cpb  # noqa: E402
 
 
 def _gpu(config: pytest.Config) -> bool:
@@ -148,7 +148,7 @@ def test_precision_labels() -> None:
 
 # -- Numba: edge-only --------------------------------------------------------------------------------
 def test_numba_backend_refuses_compute_with_advice() -> None:
-    from unarray._backends import numba as nb
+    from unarray._backends.numba import backend as nb
 
     for op in ("matmul", "sum", "add", "linalg_det"):
         with pytest.raises(ua.UnsupportedError, match=r"ua\.to\(x, 'cupy'\)"):
@@ -157,7 +157,7 @@ def test_numba_backend_refuses_compute_with_advice() -> None:
 
 
 def test_numba_type_detection_is_by_class_name() -> None:
-    from unarray._backends import numba as nb
+    from unarray._backends.numba import backend as nb
 
     DeviceNDArray = type("DeviceNDArray", (), {"__module__": "numba.cuda.cudadrv.devicearray"})
     Other = type("DeviceNDArray", (), {"__module__": "mylib"})

@@ -36,7 +36,8 @@ def test_tpu_has_no_float64_and_no_dlpack_code() -> None:
         _ = ua.Device("tpu", 0).dlpack
 
 
-jax_backend = pytest.importorskip("unarray._backends.jax") if __import__("importlib").util.find_spec("jax") else None
+jax_backend = (pytest.importorskip("unarray._backends.jax.backend")
+               if __import__("importlib").util.find_spec("jax") else None)
 
 
 def _fake_jax(platform: str, id: int = 0, version: str = "", hw: int | None = None) -> SimpleNamespace:
@@ -92,7 +93,7 @@ torch_spec = __import__("importlib").util.find_spec("torch")
 def test_torch_hip_builds_report_rocm_devices(monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
 
-    from unarray._backends import torch as tb
+    from unarray._backends.torch import backend as tb
     from unarray._backends.torch import devices
 
     monkeypatch.setattr(devices, "HIP", True)

@@ -108,7 +108,7 @@ def _general(backend: TestBackend, op: str) -> Any:
         native = getattr(b.xp, op)
         assert getattr(b, op) is not native  # torch's fast callable is not compat's wrapper
     elif backend.name == "jax":
-        from unarray._backends import jax as jax_backend
+        from unarray._backends.jax import backend as jax_backend
 
         native = jax_backend._guarded_any(getattr(b.xp, op), op)
     else:

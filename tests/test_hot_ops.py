@@ -523,7 +523,7 @@ def test_unsigned_accumulation_is_the_default_unsigned_dtype(backend: TestBacken
 def test_torch_integer_contractions_without_integer_gemm(monkeypatch: pytest.MonkeyPatch) -> None:
     # cuBLAS has no integer GEMM; the exact fallback is forced here on the CPU and checked against NumPy.
     torch = pytest.importorskip("torch")
-    from unarray._backends import torch as tb
+    from unarray._backends.torch import backend as tb
     from unarray._backends.torch import gaps
 
     monkeypatch.setattr(tb, "_no_int_gemm", tb._is_int)

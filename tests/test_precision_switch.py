@@ -180,7 +180,7 @@ def test_the_cupy_gate_gives_the_python_verdict_for_every_compute_type() -> None
         cupy.cuda.runtime.getDeviceCount()
     except Exception:
         pytest.skip("no CUDA device for CuPy")
-    from unarray._backends import cupy as cb
+    from unarray._backends.cupy import backend as cb
 
     a = cupy.ones((4, 4), dtype=cupy.float32)
     cb._matmul_f32(a, a)  # fills the table

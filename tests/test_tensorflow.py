@@ -11,7 +11,7 @@ import pytest
 tf = pytest.importorskip("tensorflow")
 
 import unarray as ua  # noqa: E402
-from unarray._backends import tensorflow as tfb  # noqa: E402
+from unarray._backends.tensorflow import backend as tfb  # noqa: E402
 
 
 def _np(x: object) -> np.ndarray:

@@ -27,7 +27,7 @@ tf = pytest.importorskip("tensorflow")
 from tensorflow.python.framework import op_callbacks  # noqa: E402
 
 import unarray as ua  # noqa: E402
-from unarray._backends import tensorflow as tfb  # noqa: E402
+from unarray._backends.tensorflow import backend as tfb  # noqa: E402
 
 pytestmark = pytest.mark.skipif(tfb._has_gpu(), reason="the fast paths are CPU-only; with a GPU the general path runs")
 

@@ -8,32 +8,15 @@ itself is installed from its clone (``pip install -e .``); these commands add a 
 
 from __future__ import annotations
 
+from unarray import _backends
+
 __all__ = ["CPU", "hint"]
 
-# The CPU build of each framework ("" where the backend has no CPU build).
-CPU: dict[str, str] = {
-    "numpy": "pip install numpy",
-    "torch": "pip install torch --index-url https://download.pytorch.org/whl/cpu",
-    "jax": "pip install jax",
-    "tensorflow": "pip install tensorflow-cpu",
-    "cupy": "",
-    "numba": "pip install numba",
-    "dask": "pip install 'dask[array]'",
-}
-
-_GPU: dict[str, str] = {
-    "torch": "with an NVIDIA GPU: pip install torch --index-url https://download.pytorch.org/whl/cu130",
-    "jax": "with an NVIDIA GPU: pip install 'jax[cuda13]'",
-    "tensorflow": "with an NVIDIA GPU on Linux: pip install 'tensorflow[and-cuda]'",
-    "cupy": "CuPy runs only on a GPU: with an NVIDIA GPU pip install cupy-cuda13x (cupy-cuda12x for CUDA 12 "
-            "drivers), with an AMD GPU pip install cupy-rocm-7-0; without a GPU use NumPy arrays",
-    "numba": "Numba's CUDA arrays also need an NVIDIA GPU and pip install numba-cuda",
-}
+# The CPU build of each framework ("" where the backend has no CPU build), from each backend package's facts.
+CPU: dict[str, str] = {n: lib.install_cpu for n, lib in _backends.LIBRARIES.items()}
+_GPU: dict[str, str] = {n: lib.install_gpu for n, lib in _backends.LIBRARIES.items() if lib.install_gpu}
 
 
 def hint(name: str) -> str:
     """The install command for backend ``name``: the CPU build, then the GPU build (one line)."""
-    cpu, gpu = CPU.get(name, ""), _GPU.get(name, "")
-    if cpu and gpu:
-        return f"{cpu} (CPU build; {gpu})"
-    return cpu or gpu or f"pip install {name}"
+    return _backends._install_hint(name)

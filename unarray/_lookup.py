@@ -25,18 +25,8 @@ if TYPE_CHECKING:
 __all__ = ["BY_TYPE", "SCALARS", "backend_named", "default_backend", "of_array", "one", "register_torch",
            "resolve_type", "use"]
 
-# Top-level module of a type -> backend name. jaxlib owns the concrete jax.Array class.
-_ROOTS = {
-    "numpy": "numpy",
-    "torch": "torch",
-    "jax": "jax",
-    "jaxlib": "jax",
-    "cupy": "cupy",
-    "cupy_backends": "cupy",
-    "tensorflow": "tensorflow",
-    "numba": "numba",
-    "dask": "dask",
-}
+# Top-level module of a type -> backend name, from each backend package's facts.
+_ROOTS = {root: lib.name for lib in _backends.LIBRARIES.values() for root in lib.roots}
 SCALARS = (bool, int, float, complex)
 # Note: exact types, since NumPy scalars (np.float64 subclasses float) are arrays of the numpy backend.
 _PY_SCALARS = frozenset(SCALARS)

@@ -82,7 +82,7 @@ def child() -> None:
     import cupy
 
     import unarray as ua
-    from unarray._backends import attention_cudnn as ac
+    from unarray._backends.cupy import attention_cudnn as ac
 
     rows = []
     for dtype in dtypes():
@@ -111,7 +111,7 @@ def parent() -> None:
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     import unarray as ua
-    from unarray._backends import attention_cudnn as ac
+    from unarray._backends.cupy import attention_cudnn as ac
 
     first = run_child()
     rows: list[dict[str, Any]] = []

@@ -23,7 +23,7 @@ import torch  # noqa: F401 - the torch route needs torch imported (unarray never
 import unarray as ua
 from unarray import _backends
 from unarray._backends import attention_blocked as _attention
-from unarray._backends import attention_cudnn
+from unarray._backends.cupy import attention_cudnn
 
 SHAPES = [(1, 2, 128, 64), (1, 8, 256, 64), (1, 8, 512, 64), (2, 16, 1024, 128), (4, 16, 2048, 128),
           (4, 16, 4096, 128)]

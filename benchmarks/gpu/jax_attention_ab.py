@@ -22,7 +22,7 @@ import jax.numpy as jnp
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 import jit_block  # noqa: E402
 
-from unarray._backends import attention_jax  # noqa: E402
+from unarray._backends.jax import attention as attention_jax  # noqa: E402
 
 ORIGINAL = attention_jax._xla
 

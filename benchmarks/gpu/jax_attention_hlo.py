@@ -14,7 +14,7 @@ from collections import Counter
 import jax
 import jax.numpy as jnp
 
-from unarray._backends import attention_jax
+from unarray._backends.jax import attention as attention_jax
 
 
 def ops(text: str) -> Counter[str]:

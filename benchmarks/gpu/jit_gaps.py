@@ -54,8 +54,8 @@ def jax_tf32(out: dict[str, Any]) -> None:
     import jax
     import jax.numpy as jnp
 
-    from unarray._backends import attention_jax
-    from unarray._backends import jax as ujax
+    from unarray._backends.jax import attention as attention_jax
+    from unarray._backends.jax import backend as ujax
 
     dev = jax.devices("gpu")[0]
     rng = np.random.default_rng(0)

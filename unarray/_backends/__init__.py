@@ -14,31 +14,26 @@ step of the handoff (a graph break, a dask join) the caller passes it in.
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import sys
 from typing import TYPE_CHECKING, Any
 
+from unarray._backends._library import Library
 from unarray._devices import Device, accelerator_free
 from unarray._errors import BackendNotAvailableError
 
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
 
+# The registry line: one name per backend package (unarray/_backends/<name>/).
 NAMES = ("numpy", "torch", "jax", "cupy", "tensorflow", "numba", "dask")
 _ALIASES = {"tf": "tensorflow", "np": "numpy", "jnp": "jax", "pytorch": "torch", "cp": "cupy"}
-# Distribution name per backend, for installed-version reports.
-DISTRIBUTIONS = {
-    "numpy": ("numpy",),
-    "torch": ("torch",),
-    "jax": ("jax",),
-    "cupy": ("cupy-cuda13x", "cupy-cuda12x", "cupy-rocm-6-0", "cupy"),
-    "tensorflow": ("tensorflow", "tensorflow-cpu"),
-    "numba": ("numba",),
-    "dask": ("dask",),
-}
 
-# Backends whose devices are accelerators only (Numba's are CUDA GPUs; CuPy is asked even so: it says why not).
-_ACCELERATOR_ONLY = frozenset({"numba"})
+# Each package's facts, read without importing its framework (the package's __init__ imports none).
+LIBRARIES: dict[str, Library] = {n: importlib.import_module(f"unarray._backends.{n}").LIBRARY for n in NAMES}
+# Distribution names per backend, for installed-version reports.
+DISTRIBUTIONS = {n: lib.distributions for n, lib in LIBRARIES.items()}
 
 _LOADED: dict[str, Backend] = {}
 
@@ -49,7 +44,7 @@ def known_devices(name: str) -> tuple[Device, ...] | None:
     framework can tell, where it is imported already, and for NumPy (the default backend): then it is asked."""
     if name in _LOADED or name in sys.modules or name in ("numpy", "cupy") or not accelerator_free():
         return None
-    return () if name in _ACCELERATOR_ONLY else (Device("cpu"),)
+    return () if LIBRARIES[name].accelerator_only else (Device("cpu"),)
 
 
 def get(name: str, op: str | None = None) -> Backend:
@@ -77,42 +72,22 @@ def get(name: str, op: str | None = None) -> Backend:
 
 
 def _install_hint(name: str) -> str:
-    from unarray._install import hint
-
-    return hint(name)
+    lib = LIBRARIES.get(name)
+    cpu, gpu = (lib.install_cpu, lib.install_gpu) if lib else ("", "")
+    if cpu and gpu:
+        return f"{cpu} (CPU build; {gpu})"
+    return cpu or gpu or f"pip install {name}"
 
 
 def _import(name: str) -> Any:
-    # Note: import statements, not importlib: torch.compile's tracer runs an import statement for real
-    # at trace time, so a first unarray call inside a compiled function (cold process) loads its backend;
+    # Note: torch by an import statement, not importlib: torch.compile's tracer runs an import statement for
+    # real at trace time, so a first unarray call inside a compiled function (cold process) loads its backend;
     # importlib.import_module is a function it refuses to trace.
     if name == "torch":
-        from unarray._backends import torch as torch_module
+        from unarray._backends.torch import backend as torch_module
 
         return torch_module
-    if name == "numpy":
-        from unarray._backends import numpy as numpy_module
-
-        return numpy_module
-    if name == "jax":
-        from unarray._backends import jax as jax_module
-
-        return jax_module
-    if name == "cupy":
-        from unarray._backends import cupy as cupy_module
-
-        return cupy_module
-    if name == "tensorflow":
-        from unarray._backends import tensorflow as tensorflow_module
-
-        return tensorflow_module
-    if name == "dask":
-        from unarray._backends import dask as dask_module
-
-        return dask_module
-    from unarray._backends import numba as numba_module
-
-    return numba_module
+    return importlib.import_module(f"unarray._backends.{name}.backend")
 
 
 def loaded() -> dict[str, Backend]:

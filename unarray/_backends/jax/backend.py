@@ -436,12 +436,12 @@ class JaxBackend(Backend):
     # Attention: jax.nn.dot_product_attention, cuDNN where it applies (attention_jax.py).
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
                                      layout: str, precision: str | None) -> Any:
-        from unarray._backends import attention_jax
+        from unarray._backends.jax import attention as attention_jax
 
         return attention_jax.sdpa(q, k, v, mask, is_causal, scale, layout, precision)
 
     def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
-        from unarray._backends import attention_jax
+        from unarray._backends.jax import attention as attention_jax
 
         return attention_jax.label(q, k, v, mask, is_causal, layout)
 

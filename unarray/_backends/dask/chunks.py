@@ -26,7 +26,7 @@ def chunk_library(x: Any) -> str:
 def chunk_matmul(a: Any, b: Any, policy: str) -> Any:
     """The product of two chunks (NumPy or CuPy), under the policy of the call that built the graph."""
     if type(a).__module__.partition(".")[0] == "cupy":
-        from unarray._backends import cupy as cupy_backend
+        from unarray._backends.cupy import backend as cupy_backend
 
         # Note: the policy of the call, applied when the graph runs (a ua.precision scope is long gone then).
         with _precision.precision(policy):  # type: ignore[arg-type]
@@ -139,10 +139,10 @@ def stable_var(x: Any, axis: Any, correction: float, keepdims: bool, root: bool 
 def chunk_backend(block: Any) -> Any:
     """The unarray backend of a chunk (NumPy or CuPy): a chunk's op is that backend's op, corrections and all."""
     if type(block).__module__.partition(".")[0] == "cupy":
-        from unarray._backends import cupy as cupy_backend
+        from unarray._backends.cupy import backend as cupy_backend
 
         return cupy_backend.BACKEND
-    from unarray._backends import numpy as numpy_backend
+    from unarray._backends.numpy import backend as numpy_backend
 
     return numpy_backend.BACKEND
 

@@ -15,7 +15,7 @@ from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
 from unarray import _precision
-from unarray._backends.dask_chunks import chunk_library, chunk_matmul
+from unarray._backends.dask.chunks import chunk_library, chunk_matmul
 
 da: Any = _da  # (dask ships no type hints)
 _FAN_IN = 4  # partial states merged per task of the tree over key chunks

@@ -87,7 +87,7 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
     # Note: a tracer may wrap a sharded array (eager jax.grad) or carry an Explicit mesh type: the ring's plan
     # looks. A concrete array on one device is the common call and costs two isinstance checks.
     if spread or isinstance(q, jax.core.Tracer):
-        from unarray._backends import attention_ring_jax as ring
+        from unarray._backends.jax import attention_ring as ring
 
         p = ring.plan(q, k, v, mask, is_causal, layout)  # a sequence sharded over a mesh axis runs a ring
         if p is not None:
@@ -206,7 +206,7 @@ def _xla(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: boo
 def label(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
     spread = _spread(q)
     if spread or isinstance(q, jax.core.Tracer):
-        from unarray._backends import attention_ring_jax as ring
+        from unarray._backends.jax import attention_ring as ring
 
         p = ring.plan(q, k, v, mask, is_causal, layout)
         if p is not None:

@@ -399,7 +399,7 @@ class CupyBackend(Backend):
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
                                      layout: str, precision: str | None) -> Any:
         if not attention_blocked.torch_route(self, q):
-            from unarray._backends import attention_cudnn
+            from unarray._backends.cupy import attention_cudnn
 
             with on_device_of(q):
                 out = attention_cudnn.sdpa(q, k, v, mask, is_causal, scale, layout)
@@ -410,7 +410,7 @@ class CupyBackend(Backend):
     def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
         if attention_blocked.torch_route(self, q):
             return super().attention_kernel(q, k, v, mask, is_causal, layout)
-        from unarray._backends import attention_cudnn
+        from unarray._backends.cupy import attention_cudnn
 
         with on_device_of(q):
             name, why = attention_cudnn.label(q, k, v, mask, is_causal, layout)

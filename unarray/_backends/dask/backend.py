@@ -18,9 +18,10 @@ import numpy as np
 from array_api_compat.common._linalg import EighResult, EigResult, QRResult, SlogdetResult, SVDResult
 
 from unarray import _precision
-from unarray._backends import dask_chunks, updates
+from unarray._backends import updates
 from unarray._backends._base import Backend
-from unarray._backends.dask_chunks import chunk_library, chunked_matmul, per_matrix, stable_var
+from unarray._backends.dask import chunks as dask_chunks
+from unarray._backends.dask.chunks import chunk_library, chunked_matmul, per_matrix, stable_var
 from unarray._devices import Device, parse_device
 from unarray._dtypes import DType, canonical_name
 from unarray._errors import DeviceMismatchError, ShapeError, UnsupportedError
@@ -64,7 +65,7 @@ class DaskBackend(Backend):
     def device_of(self, x: Any) -> Device:
         lib = chunk_library(x)
         if lib == "cupy":
-            from unarray._backends.cupy import device_from_id
+            from unarray._backends.cupy.backend import device_from_id
 
             return device_from_id(int(x._meta.device.id))
         if lib in ("numpy", "scipy", "sparse"):
@@ -83,7 +84,7 @@ class DaskBackend(Backend):
     def devices(self) -> list[Device]:
         out = [_CPU]
         if "cupy" in sys.modules:
-            from unarray._backends import cupy as cupy_backend
+            from unarray._backends.cupy import backend as cupy_backend
 
             out += cupy_backend.BACKEND.devices()
         return out
@@ -100,7 +101,7 @@ class DaskBackend(Backend):
 
     def precision_used(self, policy: str, x: Any) -> str:
         if chunk_library(x) == "cupy":
-            from unarray._backends import cupy as cupy_backend
+            from unarray._backends.cupy import backend as cupy_backend
 
             return cupy_backend.BACKEND.precision_used(policy, x._meta) + ", per chunk when the graph runs"
         return "float32 (NumPy chunks: the CPU runs no reduced-precision matmul passes)"
@@ -310,12 +311,12 @@ class DaskBackend(Backend):
     # -- attention: a blocked online softmax over the key chunks, as a dask graph ----------------------
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
                                      layout: str, precision: str | None) -> Any:
-        from unarray._backends import attention_dask
+        from unarray._backends.dask import attention as attention_dask
 
         return attention_dask.attention(q, k, v, mask, is_causal, scale, layout, precision)
 
     def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
-        from unarray._backends import attention_dask
+        from unarray._backends.dask import attention as attention_dask
 
         return attention_dask.label(q, k, v, layout)
 
@@ -325,11 +326,11 @@ def _real(dt: Any) -> Any:
 
 
 def _chunk_fixes() -> frozenset[str]:
-    from unarray._backends import numpy as numpy_backend
+    from unarray._backends.numpy import backend as numpy_backend
 
     fixes = numpy_backend.BACKEND.elementwise_fixes
     if "cupy" in sys.modules:
-        from unarray._backends import cupy as cupy_backend
+        from unarray._backends.cupy import backend as cupy_backend
 
         fixes |= cupy_backend.BACKEND.elementwise_fixes
     return fixes

@@ -1,0 +1,29 @@
+"""What unarray knows about a library without importing it: the record each backend package declares.
+
+Every backend package's ``__init__`` holds one :class:`Library` named ``LIBRARY`` and imports no
+framework, so the registry, the type lookup, the install hints and the platform pages can read every
+library's facts on a machine where the framework is missing. The backend class, which imports the
+framework, lives in the package's ``backend`` module and is loaded on first use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["Library"]
+
+
+@dataclass(frozen=True)
+class Library:
+    """One library's facts, read before its framework is imported."""
+
+    name: str
+    # Top-level modules whose classes are this library's arrays (type(x).__mro__ is read against them).
+    roots: tuple[str, ...]
+    # Distribution names, in order of preference, for installed-version reports.
+    distributions: tuple[str, ...]
+    # The CPU build's install command ("" where the library has no CPU build), then the accelerator build's.
+    install_cpu: str = ""
+    install_gpu: str = ""
+    # Its devices are accelerators only (no CPU device to list without asking the framework).
+    accelerator_only: bool = False

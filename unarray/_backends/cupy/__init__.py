@@ -1,0 +1,17 @@
+"""CuPy: cupy.ndarray on CUDA and ROCm GPUs.
+
+backend (the class and its hot ops) and attention_cudnn (cuDNN's fused SDPA through
+nvidia-cudnn-frontend, without torch).
+
+This module imports no framework: it holds the library's facts (``LIBRARY``). The backend class is in
+``backend``, loaded by the registry on first use."""
+
+from unarray._backends._library import Library
+
+LIBRARY = Library(
+    name="cupy",
+    roots=("cupy", "cupy_backends"),
+    distributions=("cupy-cuda13x", "cupy-cuda12x", "cupy-rocm-6-0", "cupy"),
+    install_gpu="CuPy runs only on a GPU: with an NVIDIA GPU pip install cupy-cuda13x (cupy-cuda12x for CUDA 12 "
+                "drivers), with an AMD GPU pip install cupy-rocm-7-0; without a GPU use NumPy arrays",
+)

@@ -1,0 +1,17 @@
+"""dask: lazy dask.array.Array over NumPy or CuPy chunks.
+
+backend (the class: every op builds graph), chunks (what runs on the chunks: a Chan combine for
+var/std, per-matrix linear algebra, the chunks' own backend's corrections) and attention (the blocked
+online-softmax attention over chunks).
+
+This module imports no framework: it holds the library's facts (``LIBRARY``). The backend class is in
+``backend``, loaded by the registry on first use."""
+
+from unarray._backends._library import Library
+
+LIBRARY = Library(
+    name="dask",
+    roots=("dask",),
+    distributions=("dask",),
+    install_cpu="pip install 'dask[array]'",
+)

@@ -1,0 +1,327 @@
+# TensorFlow backend: tf.Tensor and tf.Variable, eagerly and inside tf.function.
+# The rule of this package: one backend's deviations (this module: devices, dtypes, the TF32
+# switch, the hot ops) and the array-API namespace unarray writes for TensorFlow, which has none
+# of its own (xp.py assembles it from the other modules, one per category of the standard).
+# Every module here imports tensorflow at its top: the registry (unarray/_backends/__init__.py)
+# imports the package only once a TF tensor has been seen or the backend "tensorflow" is named.
+# Float32 matmul on Ampere+ GPUs runs TF32 by default in TensorFlow; under the
+# "highest" policy the global switch is turned off for the call and restored.
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import tensorflow as tf
+
+from unarray import _precision
+from unarray._backends import updates
+from unarray._backends._base import Backend
+from unarray._backends.tensorflow import creation, dtypes, fast, linalg, linear_algebra, manipulation, statistical
+from unarray._backends.tensorflow.xp import XP
+from unarray._devices import Device, parse_device
+from unarray._dtypes import canonical_name
+from unarray._errors import DTypeError, TracerHandoffError, UnsupportedError
+
+_DEV_RE = re.compile(r"device:([A-Za-z_]+):(\d+)", re.IGNORECASE)
+_device_cache: dict[str, Device] = {}
+_tf32_get = tf.config.experimental.tensor_float_32_execution_enabled
+_tf32_set = tf.config.experimental.enable_tensor_float_32_execution
+_gpu_present: list[bool] = []
+# Float dtypes whose reductions/matmul need no correction when axis is None or an int.
+_FAST_FLOATS = frozenset({tf.float16, tf.bfloat16, tf.float32, tf.float64})
+
+
+def device_from_tf(spec: str) -> Device:
+    """``ua.Device`` of a TF device string ('/job:localhost/replica:0/task:0/device:GPU:0')."""
+    try:
+        return _device_cache[spec]
+    except KeyError:
+        pass
+    m = _DEV_RE.search(spec or "")
+    if m is None:
+        out = Device("cpu")
+    else:
+        kind, index = m.group(1).lower(), int(m.group(2))
+        # Note: TF names every GPU "GPU", ROCm builds included; the build tells them apart.
+        kind = {"gpu": "rocm" if _is_rocm() else "cuda", "cpu": "cpu"}.get(kind, kind)
+        out = Device(kind, 0 if kind == "cpu" else index)
+    _device_cache[spec] = out
+    return out
+
+
+def tf_device_string(device: Device) -> str:
+    if device.kind == "cpu":
+        return "/device:CPU:0"
+    kind = "GPU" if device.kind in ("cuda", "rocm") else device.kind.upper()
+    return f"/device:{kind}:{device.index}"
+
+
+def _is_rocm() -> bool:
+    try:
+        return bool(tf.sysconfig.get_build_info().get("is_rocm_build", False))
+    except Exception:
+        return False
+
+
+def _has_gpu() -> bool:
+    if not _gpu_present:
+        _gpu_present.append(bool(tf.config.list_logical_devices("GPU")))
+    return _gpu_present[0]
+
+
+def _tf32_swap(want: bool) -> tuple[bool, bool]:
+    have = _tf32_get()
+    _tf32_set(want)
+    return have, want
+
+
+# Note: TF32 is one process-global switch in TensorFlow: shared by threads through an arbiter
+# (unarray/_precision.py: calls needing the setting in force run together, a change waits for the
+# others to leave, the user's value is written back by the last one out).
+_TF32 = _precision.Switch(lambda want: _tf32_get(), lambda have, want: have == want, _tf32_swap, _tf32_set)
+
+
+@contextlib.contextmanager
+def tf32_scope(policy: str, on_gpu: bool) -> Iterator[None]:
+    """TF32 off for "highest", on for the faster policies; the user's switch is restored after.
+
+    Note: inside tf.function TensorFlow reads the switch when the graph is traced, so the scope
+    around the traced matmul decides the precision baked into that graph. Native TF calls in other
+    threads see the switch while such a call is in flight (see unarray/_precision.py).
+    """
+    if not (on_gpu or _precision.FORCE_ARBITRATION):
+        yield
+        return
+    token = _TF32.enter(policy != "highest")
+    try:
+        yield
+    finally:
+        _TF32.leave(token)
+
+
+def _on_gpu(x: Any) -> bool:
+    if not _has_gpu():
+        return False
+    dev = getattr(x, "device", "") or ""
+    return "GPU" in dev.upper() or (dev == "" and not tf.executing_eagerly())
+
+
+def _skip_autograph() -> None:
+    # Note: autograph would rewrite unarray's own Python (``a or b`` into tf.cond machinery) inside
+    # tf.function; unarray runs only TF ops, so it is left unconverted like numpy and tensorflow itself.
+    try:
+        from tensorflow.python.autograph.core import config
+
+        if not any(getattr(r, "_prefix", "") == "unarray" for r in config.CONVERSION_RULES):
+            config.CONVERSION_RULES = (config.DoNotConvert("unarray"), *config.CONVERSION_RULES)
+    except Exception:  # a future TF without this module: conversion of unarray code still works, only slower
+        pass
+
+
+_skip_autograph()
+
+
+class _Missing(UnsupportedError, AttributeError):
+    pass
+
+
+# Ops TensorFlow cannot run at all, with the reason (``ua.explain`` and the support matrix read this).
+# Every name of the front end is implemented for TF, so this is empty; what TF cannot do for some
+# dtypes only is in DTYPE_HOLES (raising UnsupportedError for those dtypes, running for the others).
+HOLES: dict[str, str] = {}
+DTYPE_HOLES: dict[str, str] = {
+    f"linalg_{op}": "float16/bfloat16: TensorFlow has no half-precision kernels; cast to float32"
+    for op in linalg.HALF_HOLES
+}
+
+
+class TensorflowBackend(Backend):
+    name = "tensorflow"
+    xp = XP
+    native = tf
+    holes = HOLES
+    dtype_holes = DTYPE_HOLES
+    immutable = True
+
+    def __getattr__(self, op: str) -> Any:
+        try:
+            return super().__getattr__(op)
+        except UnsupportedError as e:
+            if op in self.holes:
+                raise
+            # Also an AttributeError, so hasattr() (autograph's protocol checks) sees a plain "no".
+            raise _Missing(str(e).partition(": ")[2] or str(e), op=op, backend=self.name) from None
+
+    def is_array_type(self, t: type) -> bool:
+        return issubclass(t, (tf.Tensor, tf.Variable))
+
+    def device_of(self, x: Any) -> Device:
+        return device_from_tf(getattr(x, "device", "") or "")
+
+    def native_device(self, device: Any) -> Any:
+        if device is None:
+            return None
+        if isinstance(device, Device):
+            return tf_device_string(device)
+        if isinstance(device, str) and device.startswith("/"):
+            return device
+        d = parse_device(device)
+        if d is None:
+            raise DTypeError(f"not a device: {device!r}", backend=self.name)
+        return tf_device_string(d)
+
+    def devices(self) -> list[Device]:
+        return [device_from_tf(d.name) for d in tf.config.list_logical_devices()]
+
+    def dtype(self, d: Any) -> Any:
+        if d is None or isinstance(d, tf.dtypes.DType):
+            return d
+        name = canonical_name(d)
+        if name is None:
+            raise DTypeError(f"{d!r} is not a dtype", backend=self.name)
+        return dtypes.DT[name]
+
+    def dtype_name(self, x: Any) -> str:
+        return str(x.dtype.name)
+
+    def default_dtypes(self, device: Any = None) -> dict[str, Any]:
+        return {"real floating": dtypes.DEFAULT_FLOAT, "complex floating": tf.complex64,
+                "integral": dtypes.DEFAULT_INT, "indexing": tf.int64}
+
+    # Note: a tf.Tensor takes no boolean mask in __getitem__ (tf.boolean_mask does); unique and nonzero
+    # have data-dependent shapes, eagerly and in tf.function; TF's TensorShape stops at 254 dimensions.
+    def capabilities(self) -> dict[str, Any]:
+        return {"boolean indexing": False, "data-dependent shapes": True, "max dimensions": 254}
+
+    def is_tracer(self, x: Any) -> bool:
+        # Symbolic tensors exist only while tf.function traces; variables are concrete resources.
+        return isinstance(x, tf.Tensor) and not hasattr(x, "numpy") and not tf.executing_eagerly()
+
+    def from_dlpack(self, x: Any, *, device: Any = None, copy: bool | None = None) -> Any:
+        out = creation.from_dlpack(x, copy=copy)
+        if device is not None:
+            out = manipulation.to_device(out, self.native_device(device))
+        return out
+
+    def asarray(self, obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Any:
+        return creation.asarray(obj, dtype=dtype, device=device, copy=copy)
+
+    def to_numpy(self, x: Any) -> Any:
+        if self.is_tracer(x):
+            raise TracerHandoffError("a symbolic tensor inside tf.function has no values yet", backend=self.name)
+        return x.numpy()
+
+    def to_device(self, x: Any, device: Any) -> Any:
+        return manipulation.to_device(x, device)
+
+    def at_update(self, x: Any, idx: Any, op: str, v: Any, in_place: bool) -> Any:
+        return updates.tf_update(dtypes.t(x), idx, op, v)
+
+    def apply_numpy(self, call: Any, arrays: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
+        # Note: tf.numpy_function runs eagerly and inside tf.function alike.
+        out = tf.numpy_function(call, [dtypes.t(a) for a in arrays], Tout=tf.as_dtype(dtype), stateful=False)
+        out.set_shape(shape)
+        return out
+
+    def data_ptr(self, x: Any) -> int:
+        # Best effort: TF exposes no pointer; a CPU tensor's buffer is visible through DLPack to NumPy.
+        import numpy as np
+
+        if self.device_of(x).kind != "cpu":
+            raise NotImplementedError("TensorFlow exposes no device pointer; compare on the CPU")
+        return int(np.from_dlpack(dtypes.t(x)).__array_interface__["data"][0])
+
+    def kernel_name(self, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+        if op in ("scaled_dot_product_attention", "ascontiguousarray"):
+            return super().kernel_name(op, args, kwargs)
+        return f"{XP.__name__}.{op} (tf ops)"
+
+    def precision_used(self, policy: str, x: Any) -> str:
+        if not _on_gpu(x):
+            return "float32 (the CPU runs no reduced-precision matmul passes)"
+        if policy == "highest":
+            return "float32 (TF32 switched off for the call, then restored)"
+        # Note: TensorFlow has one switch (TF32 on/off); bf16 passes are not selectable.
+        return "tf32 (tf.config TF32 execution on for the call)"
+
+    # -- hot ops --------------------------------------------------------------------------------
+    # Note: TF places new tensors by its device scope and copies operands across devices itself.
+    def creation_device(self, x: Any) -> dict[str, Any]:
+        return {}
+
+    def matmul(self, x1: Any, x2: Any) -> Any:
+        # Fast path: same float dtype, both at least 2-D on the CPU: tf.linalg.matmul is the standard's matmul.
+        d = x1.dtype
+        if d in _FAST_FLOATS and d == x2.dtype and x1.shape.rank >= 2 and x2.shape.rank >= 2 and not _has_gpu():
+            return tf.linalg.matmul(x1, x2)
+        with tf32_scope(_precision.current(), _on_gpu(x1)):
+            return linear_algebra.matmul(x1, x2)
+
+    def tensordot(self, x1: Any, x2: Any, axes: Any = 2) -> Any:
+        with tf32_scope(_precision.current(), _on_gpu(x1)):
+            return linear_algebra.tensordot(x1, x2, axes=axes)
+
+    def matrix_transpose(self, x: Any) -> Any:
+        return linear_algebra.matrix_transpose(x)
+
+    def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
+        return manipulation.permute_dims(x, axes)
+
+    def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        if dtype is None and (axis is None or type(axis) is int) and x.dtype in _FAST_FLOATS:
+            # Note: TF's op wrappers parse keywords slowly: the full reduction is called bare.
+            return tf.reduce_sum(x) if axis is None and not keepdims else tf.reduce_sum(x, axis, keepdims)
+        return statistical.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
+
+    def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        r = fast.prod(x, axis, keepdims) if dtype is None else None
+        return r if r is not None else statistical.prod(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
+
+    def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        r = fast.mean(x, axis, keepdims)
+        return r if r is not None else statistical.mean(x, axis=axis, keepdims=keepdims)
+
+    def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        r = fast.var(x, axis, correction, keepdims)
+        return r if r is not None else statistical.var(x, axis=axis, correction=correction, keepdims=keepdims)
+
+    def std(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        r = fast.std(x, axis, correction, keepdims)
+        return r if r is not None else statistical.std(x, axis=axis, correction=correction, keepdims=keepdims)
+
+    def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
+        r = None if _has_gpu() else fast.min(x, axis, keepdims)
+        return r if r is not None else statistical.min(x, axis=axis, keepdims=keepdims)
+
+    def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
+        r = None if _has_gpu() else fast.max(x, axis, keepdims)
+        return r if r is not None else statistical.max(x, axis=axis, keepdims=keepdims)
+
+    def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
+        r = None if _has_gpu() else fast.argmin(x, axis, keepdims)
+        return r if r is not None else statistical.argmin(x, axis=axis, keepdims=keepdims)
+
+    def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
+        r = None if _has_gpu() else fast.argmax(x, axis, keepdims)
+        return r if r is not None else statistical.argmax(x, axis=axis, keepdims=keepdims)
+
+    def any(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return statistical.any(x, axis=axis, keepdims=keepdims)
+
+    def all(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        return statistical.all(x, axis=axis, keepdims=keepdims)
+
+    def cumulative_sum(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+        return statistical.cumulative_sum(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
+
+    def cumulative_prod(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+        return statistical.cumulative_prod(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
+
+
+BACKEND = TensorflowBackend()

@@ -1,0 +1,544 @@
+# PyTorch backend: torch.Tensor on CPU, CUDA and ROCm (HIP builds report "cuda"
+# devices; torch.version.hip tells them apart). Overrides the hot ops where
+# torch deviates from the standard. Imported only once torch is in use.
+# The rule of this package: torch's deviations only, by what they concern: this module (the
+# backend class and its hot ops), precision (the float32 matmul switch), compiled (what
+# torch.compile needs), attention and attention_ring (SDPA, and on DTensors), devices (where a
+# tensor lives) and gaps (what torch lacks: wide unsigned integers, integer GEMM, unique's results).
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import array_api_compat.torch as compat_torch
+import numpy as np
+import torch
+
+from unarray import _dtypes, _precision
+from unarray._backends import _special, updates
+from unarray._backends._base import Backend
+from unarray._backends.torch import devices as _devices
+from unarray._backends.torch import precision as _tp
+from unarray._backends.torch import sets as _sets
+from unarray._backends.torch.devices import _as_device, _empty_shard_guard, _is_dtensor, _mesh_device
+from unarray._backends.torch.gaps import (
+    _SMALL_UINTS,
+    _UINTS,
+    _WIDE_UINTS,
+    _WRAPPED,
+    _as_int64,
+    _back,
+    _emulate,
+    _floating,
+    _from_ordered,
+    _is_int,
+    _is_two_arg,
+    _keep,
+    _matmul_general,
+    _no_int_gemm,
+    _one_dtype_native,
+    _ordered,
+    _promote,
+    _remainder,
+    _tensordot,
+    _to_int64,
+    _uint_out,
+    _vecdot,
+    _wide_uint_fallback,
+    contract,
+    result_type,
+    scalar_wrappers,
+    searchsorted,
+    trace,
+)
+from unarray._backends.torch.precision import RUN as _RUN
+from unarray._backends.torch.precision import WANT as _WANT
+from unarray._devices import Device
+from unarray._errors import TracerHandoffError
+from unarray._precision import _POLICY
+
+_F32 = torch.float32
+_C64 = torch.complex64
+_compiling = _tp.compiling
+# (set on loading, which a first call inside a trace runs for real; replaces the core's stand-in)
+_precision._IS_COMPILING[:] = [_compiling]
+_SCALAR_OPS = scalar_wrappers(compat_torch, _compiling)  # compat's ops taking Python scalars, traceable
+# Every torch dtype named now: a name looked up inside a compiled trace is then never written there.
+_dtypes.remember(d for d in vars(torch).values() if isinstance(d, torch.dtype))
+_CPU_REDUCES = _tp._CPU_REDUCES  # a float32 CPU matmul runs under the precision switch (_tp.matters)
+# Note: torch runs a float32 CPU matmul through oneDNN's reduced-precision (bf32) path only above
+# 16*16*16 multiply-adds (aten/src/ATen/native/mkldnn/Matmul.cpp: mkldnn_gemm and checksize); the
+# product of the operands' sizes bounds that count (batch*m*n*k <= numel1*numel2 for k >= 1), so at
+# or below it the user's setting cannot change the result and the switch is skipped. Held by
+# tests/test_precision.py::test_tiny_cpu_matmuls_are_float32_whatever_the_user_set where the CPU has the path.
+_TINY = 16 * 16 * 16
+
+
+def _dims(axis: Any, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, int):
+        return (axis % ndim if ndim else axis,)
+    return tuple(a % ndim for a in axis)
+
+
+# Note: nothing here imports torch._dynamo (about 2 s): what torch.compile needs (the graph-break
+# wrapper for handoffs, the precision custom ops) is in compiled.py, imported by an import
+# statement inside traced code, which dynamo runs for real at trace time.
+def _compiled() -> Any:
+    from unarray._backends.torch import compiled as _torch_compiled
+
+    return _torch_compiled
+
+
+def _outside_trace(to: Any, x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
+    return _compiled().outside_trace(to, x, backend, device, copy, op)
+
+
+def register_traced_to(to: Any, traced_to: Any) -> None:
+    # With the C ua.to (unarray/interop/_speedups.c), torch.compile must trace ua.to's Python polyfill
+    # (traced_to) instead of meeting an unknown builtin. Called by unarray/interop/_compile_watch.py once
+    # torch._dynamo is imported.
+    _disable_foreign_refusal()
+    _resolve_ndarray()
+    torch.compiler.substitute_in_graph(to, skip_signature_check=True)(traced_to)
+
+
+
+
+class TorchBackend(Backend):
+    name = "torch"
+    xp = compat_torch
+    native = torch
+
+    def __getattr__(self, op: str) -> Any:
+        fn = super().__getattr__(op)
+        if op in _WRAPPED:
+            fn = _wide_uint_fallback(fn, op)
+            setattr(self, op, fn)
+        elif _is_two_arg(fn):
+            fn = _one_dtype_native(fn, _SCALAR_OPS.get(op, fn))
+            setattr(self, op, fn)
+        elif op in _SCALAR_OPS:
+            fn = _SCALAR_OPS[op]
+            setattr(self, op, fn)
+        return fn
+
+    def recover(self, op: str, exc: Exception, args: tuple[Any, ...]) -> Any:
+        if "DTensor" in str(exc) and any(type(a) is torch.Tensor for a in args):
+            from unarray._errors import ArgumentTypeError
+
+            # Note: torch refuses a plain tensor next to a DTensor (only Python scalars join one).
+            raise ArgumentTypeError(
+                "got a DTensor and a plain torch.Tensor; torch runs distributed ops on DTensors only: distribute "
+                "the plain one on the DTensor's mesh first (distribute_tensor(t, x.device_mesh, [Replicate()]) "
+                "or DTensor.from_local), or pass a Python scalar", backend=self.name)
+        if not any(isinstance(a, torch.Tensor) and a.dtype in _WIDE_UINTS for a in args):
+            return NotImplemented
+        return _emulate(getattr(compat_torch, op), op, args, {})
+
+    def is_array_type(self, t: type) -> bool:
+        return issubclass(t, torch.Tensor)
+
+    def device_of(self, x: Any) -> Device:
+        if _is_dtensor(x):
+            return _mesh_device(x)
+        return _as_device(x.device)
+
+    def native_device(self, device: Any) -> Any:
+        if device is None or isinstance(device, torch.device):
+            return device
+        if isinstance(device, Device):
+            kind = "cuda" if device.kind in ("cuda", "rocm") else device.kind
+            return torch.device(kind) if kind == "cpu" else torch.device(kind, device.index)
+        return torch.device(device)
+
+    def at_update(self, x: Any, idx: Any, op: str, v: Any, in_place: bool) -> Any:
+        return updates.torch_update(x, idx, op, v, in_place)
+
+    def apply_numpy(self, call: Any, arrays: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
+        out = np.require(call(*[a.detach().cpu().numpy() for a in arrays]), requirements=["C", "W"])
+        return torch.from_numpy(out).to(arrays[0].device if arrays else "cpu")
+
+    def devices(self) -> list[Device]:
+        out = [Device("cpu")]
+        if torch.cuda.is_available():
+            out += [Device("rocm" if _devices.HIP else "cuda", i) for i in range(torch.cuda.device_count())]
+        return out
+
+    def dtype(self, d: Any) -> Any:
+        if d is None or isinstance(d, torch.dtype):
+            return d
+        dt = super().dtype(d)
+        return dt
+
+    def data_ptr(self, x: Any) -> int:
+        return int(x.data_ptr())
+
+    compiling = staticmethod(_tp.compiling)
+
+    # Note: inside torch.compile every tensor is traced, so it leads an eager operand of another library.
+    def is_tracer(self, x: Any) -> bool:
+        return _compiling()
+
+    # Note: inside torch.compile another library's array joins the graph as torch's own capture of it
+    # (torch.as_tensor of a NumPy array is traced; ua.to's cache and C path cannot be).
+    def traced_constant(self, x: Any) -> Any:
+        if not _compiling():
+            return None
+        if isinstance(x, np.ndarray):
+            return torch.as_tensor(x)
+        return _refuse_foreign(x)
+
+    outside_trace = staticmethod(_outside_trace)
+    register_traced_to = staticmethod(register_traced_to)
+
+    def precision_used(self, policy: str, x: Any) -> str:
+        return _tp.used(policy, x)
+
+    # Note: torch.matmul does not promote mixed dtypes (the standard does) and has
+    # no integer GEMM on CUDA: both surface as RuntimeError and take the slow path.
+    # Float32 runs under the precision policy (precision.py: the arbitrated global switch,
+    # skipped where it cannot change the result); under torch.compile the policy travels in the
+    # graph as an argument of the custom op unarray::matmul, applied when the graph runs, except
+    # under ua.jit where the call holds this policy for the whole graph: a plain matmul then.
+    def matmul(self, x1: Any, x2: Any) -> Any:
+        d = x1.dtype
+        if d is _F32 or d is _C64:
+            cpu = x1.is_cpu
+            if not cpu or _precision.FORCE_ARBITRATION or (_CPU_REDUCES and x1.numel() * x2.numel() > _TINY):
+                if _compiling():
+                    policy = _precision.traced()
+                    if _tp.held_for(policy, x1, x2):
+                        if x2.dtype is not d:  # (as the custom op: the standard's promotion, traceable)
+                            dt = torch.promote_types(d, x2.dtype)
+                            x1, x2 = x1.to(dt), x2.to(dt)
+                        return torch.matmul(x1, x2)
+                    return _compiled().matmul(x1, x2, policy)
+                # Note: same dtypes (the common case) need none of _matmul_general's promotion.
+                fn = torch.matmul if x2.dtype is d else _matmul_general
+                return _RUN(_WANT[cpu, _POLICY.get()], fn, x1, x2)
+        if x2.dtype is not d:  # torch refuses mixed dtypes, and inside a trace that refusal cannot be caught
+            return _matmul_general(x1, x2)
+        try:
+            return torch.matmul(x1, x2)
+        except RuntimeError:
+            return _matmul_general(x1, x2)
+
+    # Note: cuBLAS has no integer GEMM, so torch's tensordot/vecdot/matrix_power fail for integer
+    # CUDA tensors; those go through the exact integer matmul path.
+    def tensordot(self, x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
+        if x1.dtype is x2.dtype and _tp.matters(x1):
+            if _compiling():
+                policy = _precision.traced()
+                if _tp.held_for(policy, x1, x2):
+                    return _tensordot(x1, x2, axes)
+                return _compiled().tensordot(x1, x2, axes, policy)
+            return _tp.arbitrate(x1, _POLICY.get(), _tensordot, x1, x2, axes)
+        if x1.dtype is not x2.dtype or x1.dtype in _WIDE_UINTS:
+            # Note: compat's tensordot promotes with torch's rules (uint8 x int16 -> int16, uint32 refused).
+            dt = _promote(x1.dtype, x2.dtype)
+            a, b = _as_int64(x1.to(dt)), _as_int64(x2.to(dt))
+            return _back(self.tensordot(a, b, axes=axes), dt)
+        if not (_no_int_gemm(x1) and _is_int(x2)):
+            return compat_torch.tensordot(x1, x2, axes=axes)
+        return contract(x1, x2, axes, _matmul_general)
+
+    def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+        if x1.dtype is x2.dtype and _tp.matters(x1):
+            if _compiling():
+                return _compiled().vecdot(x1, x2, axis)
+            return _tp.arbitrate(x1, _POLICY.get(), _vecdot, x1, x2, axis)
+        if not (_no_int_gemm(x1) and _is_int(x2)):
+            return compat_torch.vecdot(x1, x2, axis=axis)
+        dt = _promote(x1.dtype, x2.dtype)
+        return torch.sum(x1.to(dt) * x2.to(dt), dim=axis, dtype=dt)
+
+    def linalg_matrix_power(self, x: Any, n: int, /) -> Any:
+        if not _no_int_gemm(x) or n < 0:
+            return torch.linalg.matrix_power(x, n)
+        out = torch.eye(x.shape[-1], dtype=x.dtype, device=x.device).expand(x.shape).clone()
+        base = x
+        while n:
+            if n & 1:
+                out = _matmul_general(out, base)
+            n >>= 1
+            if n:
+                base = _matmul_general(base, base)
+        return out
+
+    def matrix_transpose(self, x: Any) -> Any:
+        if x.ndim < 2:
+            return super().matrix_transpose(x)
+        return x.mT
+
+    def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
+        return torch.permute(x, axes)
+
+    # Note: torch reduces every axis when dim=(); the standard reduces none.
+    def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        if axis is None and dtype is None and not keepdims and x.dtype not in _UINTS:
+            return torch.sum(x)
+        u = _uint_out(x, dtype)
+        if u is not None:
+            return _back(self.sum(_to_int64(x), axis, torch.int64, keepdims), u)
+        if dtype is None:
+            if x.dtype in _SMALL_UINTS:
+                # torch has no uint64 arithmetic: accumulate in int64 (same bits mod 2**64).
+                dtype = torch.int64
+            elif axis == ():
+                dtype = torch.int64 if not (x.is_floating_point() or x.is_complex()) else x.dtype
+            else:
+                return torch.sum(x, dim=axis, keepdim=keepdims)
+        if axis == ():
+            return x.to(self.dtype(dtype), copy=True)
+        return torch.sum(x, dim=axis, keepdim=keepdims, dtype=self.dtype(dtype))
+
+    def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        u = _uint_out(x, dtype)
+        if u is not None:
+            return _back(self.prod(_to_int64(x), axis, torch.int64, keepdims), u)
+        dt = self.dtype(dtype)
+        if dt is None and not (x.is_floating_point() or x.is_complex()):
+            dt = torch.int64
+        if axis == ():
+            return x.to(dt if dt is not None else x.dtype, copy=True)
+        if isinstance(axis, int):
+            return torch.prod(x, dim=axis, keepdim=keepdims, dtype=dt)
+        # torch.prod takes one dim: move the reduced axes last and flatten them.
+        dims = _dims(axis, x.ndim)
+        rest = [d for d in range(x.ndim) if d not in dims]
+        # Note: the reduced length is spelled out; -1 is ambiguous when another dimension is 0.
+        n = 1
+        for d in dims:  # (a loop: torch.compile cannot trace math.prod over a generator)
+            n *= x.shape[d]
+        y = torch.permute(x, rest + list(dims)).reshape([x.shape[d] for d in rest] + [n])
+        out = torch.prod(y, dim=-1, dtype=dt)
+        if keepdims:
+            out = out.reshape([1 if d in dims else x.shape[d] for d in range(x.ndim)])
+        return out
+
+    def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        x = x if x.is_floating_point() else _floating(x)  # (the common call without a helper's frame)
+        if axis is None and not keepdims:
+            return torch.mean(x)
+        if axis == ():
+            return torch.mean(x.unsqueeze(-1), dim=-1)
+        return torch.mean(x, dim=axis, keepdim=keepdims)
+
+    def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        x = _floating(x)
+        if axis == ():
+            return torch.var(x.unsqueeze(-1), dim=-1, correction=correction)
+        return torch.var(x, dim=axis, correction=correction, keepdim=keepdims)
+
+    def std(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        x = _floating(x)
+        if axis == ():
+            return torch.std(x.unsqueeze(-1), dim=-1, correction=correction)
+        return torch.std(x, dim=axis, correction=correction, keepdim=keepdims)
+
+    def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if _is_dtensor(x):
+            _empty_shard_guard(x, axis, "min")
+            # Note: DTensor's sharding rule reads dim=() as no dimension (eager torch: every one).
+            axis = tuple(range(x.ndim)) if axis is None and x.ndim else axis
+        if axis == ():
+            if x.is_complex():
+                raise self._unordered("min", x)
+            return x.clone()
+        try:
+            if x.dtype in _WIDE_UINTS:
+                return _from_ordered(torch.amin(_ordered(x), dim=() if axis is None else axis, keepdim=keepdims),
+                                     x.dtype)
+            return torch.amin(x, dim=() if axis is None else axis, keepdim=keepdims)
+        except (RuntimeError, IndexError):
+            self._refuse("min", x, axis)
+            raise
+
+    def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if _is_dtensor(x):
+            _empty_shard_guard(x, axis, "max")
+            # Note: DTensor's sharding rule reads dim=() as no dimension (eager torch: every one).
+            axis = tuple(range(x.ndim)) if axis is None and x.ndim else axis
+        if axis == ():
+            if x.is_complex():
+                raise self._unordered("max", x)
+            return x.clone()
+        try:
+            if x.dtype in _WIDE_UINTS:
+                return _from_ordered(torch.amax(_ordered(x), dim=() if axis is None else axis, keepdim=keepdims),
+                                     x.dtype)
+            return torch.amax(x, dim=() if axis is None else axis, keepdim=keepdims)
+        except (RuntimeError, IndexError):
+            self._refuse("max", x, axis)
+            raise
+
+    def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        if _is_dtensor(x):
+            _empty_shard_guard(x, axis, "argmin")
+        try:
+            return torch.argmin(_ordered(x) if x.dtype in _WIDE_UINTS else x, dim=axis, keepdim=keepdims)
+        except (RuntimeError, IndexError):
+            self._refuse("argmin", x, axis)
+            raise
+
+    def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+        if type(x) is not torch.Tensor and _is_dtensor(x):
+            _empty_shard_guard(x, axis, "argmax")
+        try:
+            if axis is None and not keepdims and x.dtype not in _WIDE_UINTS:
+                return torch.argmax(x)  # no keyword parsing on the common call
+            return torch.argmax(_ordered(x) if x.dtype in _WIDE_UINTS else x, dim=axis, keepdim=keepdims)
+        except (RuntimeError, IndexError):
+            self._refuse("argmax", x, axis)
+            raise
+
+    # Note: torch refuses complex max/min/argmax/argmin with several error types; the standard has no
+    # complex order, and every backend refuses with the same DTypeError.
+    def _refuse(self, op: str, x: Any, axis: Any) -> None:
+        if x.is_complex():
+            raise self._unordered(op, x)
+        self._check_nonempty(op, x, axis)
+
+    # Note: torch reads dim=() as every axis; the standard's axis=() counts each element on its own.
+    def count_nonzero(self, x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:
+        if axis == ():
+            return (x != 0).to(torch.int64)
+        return compat_torch.count_nonzero(x, axis=axis, keepdims=keepdims)
+
+    # Note: torch.any/all keep uint8 as the result dtype; the standard says bool.
+    def any(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if x.dtype is not torch.bool:
+            x = x != 0
+        if axis == ():
+            return x.clone()
+        return torch.any(x, dim=axis, keepdim=keepdims) if axis is not None else _keep(torch.any(x), x, keepdims)
+
+    def all(self, x: Any, axis: Any, keepdims: bool) -> Any:
+        if x.dtype is not torch.bool:
+            x = x != 0
+        if axis == ():
+            return x.clone()
+        return torch.all(x, dim=axis, keepdim=keepdims) if axis is not None else _keep(torch.all(x), x, keepdims)
+
+    def cumulative_sum(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+        return self._cumulative(torch.cumsum, 0, x, axis, dtype, include_initial, "cumulative_sum")
+
+    def cumulative_prod(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+        return self._cumulative(torch.cumprod, 1, x, axis, dtype, include_initial, "cumulative_prod")
+
+    def _cumulative(self, fn: Any, identity: int, x: Any, axis: Any, dtype: Any, initial: bool, op: str) -> Any:
+        if axis is None:
+            if x.ndim != 1:
+                from unarray._errors import ArgumentError
+
+                raise ArgumentError(f"axis=None needs a 1-D array, got shape {tuple(x.shape)}; pass axis=",
+                                    op=op, backend=self.name)
+            axis = 0
+        u = _uint_out(x, dtype)
+        if u is not None:
+            return _back(self._cumulative(fn, identity, _to_int64(x), axis, torch.int64, initial, op), u)
+        dt = self.dtype(dtype)
+        if dt is None and not (x.is_floating_point() or x.is_complex() or x.dtype is torch.bool):
+            dt = torch.int64
+        if dt is None and x.dtype is torch.bool:
+            dt = torch.int64
+        out = fn(x, dim=axis, dtype=dt)
+        if initial:
+            shape = list(out.shape)
+            shape[axis] = 1
+            out = torch.cat([torch.full(shape, identity, dtype=out.dtype, device=out.device), out], dim=axis)
+        return out
+
+    # Special cases torch misses (see _special): a zero remainder takes the divisor's sign; complex expm1
+    # of an imaginary zero (torch computes exp(z) - 1).
+    def remainder(self, x1: Any, x2: Any, /) -> Any:
+        r = _remainder(x1, x2)
+        return _special.remainder_zero_sign(compat_torch, r, x2) if r.is_floating_point() else r
+
+    # Note: torch's CUDA complex sqrt gives -0 for sqrt(-0 + 0j); the standard: +0 + 0j.
+    def sqrt(self, x: Any, /) -> Any:
+        r = torch.sqrt(x)
+        return _special.complex_sqrt(compat_torch, r, x, torch.complex) if x.is_complex() else r
+
+    def expm1(self, x: Any, /) -> Any:
+        return _special.complex_expm1(compat_torch, x, torch.complex) if x.is_complex() else torch.expm1(x)
+
+    def searchsorted(self, x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Any:
+        return searchsorted(x1, x2, side, sorter)
+
+    def result_type(self, *args: Any) -> Any:
+        return result_type(*args)
+
+    def linalg_trace(self, x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
+        return trace(x, offset, dtype)
+
+    # Note: torch.take_along_dim wants int64 indices; the standard allows any integer dtype.
+    def take_along_axis(self, x: Any, indices: Any, *, axis: int = -1) -> Any:
+        return torch.take_along_dim(x, indices.to(torch.int64), dim=axis)
+
+    # The set functions: torch.unique lacks complex values and unique_all (sets.py).
+    unique_values = staticmethod(_sets.unique_values)
+    unique_counts = staticmethod(_sets.unique_counts)
+    unique_inverse = staticmethod(_sets.unique_inverse)
+    unique_all = staticmethod(_sets.unique_all)
+
+    # Note: torch.fft.ihfft returns a lazily conjugated view, which DLPack and .numpy() refuse.
+    def fft_ihfft(self, x: Any, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+        return torch.fft.ihfft(x, n=n, dim=axis, norm=norm).resolve_conj()
+
+    # Attention: torch SDPA with the kernel chosen explicitly (attention.py).
+    def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
+                                     layout: str, precision: str | None) -> Any:
+        if _is_dtensor(q):
+            from unarray._backends.torch import attention_ring as attention_ring_torch
+
+            return attention_ring_torch.sdpa(q, k, v, mask, is_causal, scale, layout, precision)
+        from unarray._backends.torch import attention as attention_torch
+
+        return attention_torch.sdpa(q, k, v, mask, is_causal, scale, layout, precision)
+
+    def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
+        if _is_dtensor(q):
+            from unarray._backends.torch import attention_ring as attention_ring_torch
+
+            return attention_ring_torch.label(q, k, v, mask, is_causal, layout)
+        from unarray._backends.torch import attention as attention_torch
+
+        return attention_torch.label(q, k, v, mask, is_causal, layout)
+
+
+BACKEND = TorchBackend()
+
+
+_FOREIGN = ("inside torch.compile only NumPy arrays join a torch tensor (the trace captures them); "
+            "convert other arrays before the compiled function (ua.to(x, 'torch')) and pass the tensor in")
+
+
+def _refuse_foreign_eagerly(x: Any) -> Any:
+    raise TracerHandoffError(f"{_FOREIGN}; got a {type(x).__module__}.{type(x).__qualname__}", backend="torch")
+
+
+_refuse_foreign: Any = _refuse_foreign_eagerly
+
+
+def _disable_foreign_refusal() -> None:
+    # Note: a typed error cannot be built inside a trace; under fullgraph=True torch names this reason,
+    # otherwise the graph breaks here and the typed error is raised eagerly. Made once torch._dynamo is
+    # loaded (by unarray/interop/_compile_watch.py), since torch.compiler.disable imports it (about 2 s).
+    global _refuse_foreign
+    disable: Callable[..., Any] = torch.compiler.disable  # untyped in torch
+    try:
+        _refuse_foreign = disable(_refuse_foreign_eagerly, recursive=True, reason=f"unarray: {_FOREIGN}")
+    except TypeError:  # a torch whose disable takes no reason
+        _refuse_foreign = disable(_refuse_foreign_eagerly, recursive=True)
+
+
+def _resolve_ndarray() -> None:
+    # Note: torch.compile cannot resolve an array type it meets first inside a trace (it cannot read
+    # the type's module), and NumPy constants join torch tensors often: ndarray is resolved as soon as
+    # torch.compile is in use (loading the NumPy backend costs about 0.1 s, kept off torch's first use).
+    from unarray import _lookup
+
+    _lookup.resolve_type(np.ndarray)
