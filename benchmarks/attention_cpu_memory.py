@@ -1,4 +1,6 @@
-"""Peak extra memory of attention on the CPU against sequence length: unarray's blocked
+"""How much extra memory does attention take on the CPU as the sequence grows, blocked against the math path?
+
+Peak extra memory of attention on the CPU against sequence length: unarray's blocked
 online-softmax path vs the math path (scores materialised), NumPy float32 inputs.
 
 Peak extra memory = the highest traced allocation during the call beyond the inputs

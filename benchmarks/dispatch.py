@@ -1,4 +1,4 @@
-"""Per-call cost of ``ua.<op>`` against the native call and array-api-compat, on tiny arrays.
+"""What does ``ua.<op>`` cost per call over the native call and array-api-compat, on tiny arrays?
 
 On tiny arrays the kernel is cheap, so the table shows what the layer adds.
 For each backend and op, the three callables are timed interleaved in one

@@ -1,4 +1,6 @@
-"""The XLA compilations of a transformer block's first eager call on JAX, written with unarray or in JAX
+"""Which XLA compilations make a transformer block's first eager call on JAX slow, through unarray and in JAX?
+
+The XLA compilations of a transformer block's first eager call on JAX, written with unarray or in JAX
 (``jit_block.py``'s blocks): how many, how long in all, and the slowest, so that a slow first call can be
 traced to the programs that cost it. One side per process (each starts cold; JAX's backend is started
 before the clock).

@@ -1,4 +1,6 @@
-"""Handoff matrix: unarray first call (cache miss), unarray repeated (cache hit), best native call.
+"""What does handing an array between two CPU libraries cost through ``ua.to``, against the best native call?
+
+Handoff matrix: unarray first call (cache miss), unarray repeated (cache hit), best native call.
 
 Usage: python benchmarks/handoff.py [--out benchmarks/results] [--size 1024] [--n 2000]
 

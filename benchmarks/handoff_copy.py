@@ -1,4 +1,6 @@
-"""A handoff that must copy: NumPy and torch CPU buffers that are not 64-byte aligned, handed to JAX on
+"""What does a handoff that must copy (unaligned CPU buffers to JAX) cost against JAX's own copies?
+
+A handoff that must copy: NumPy and torch CPU buffers that are not 64-byte aligned, handed to JAX on
 the CPU. unarray's first handoff (an empty cache each call) against the native copies (``jnp.array``,
 ``jnp.asarray``, ``jax.device_put``), timed interleaved, medians after warm-up.
 

@@ -1,4 +1,6 @@
-"""The read-only promise: repeat handoff of one JAX array to torch (4 MiB float32 on the CPU).
+"""What does the read-only promise cost on a repeat JAX -> torch handoff, against torch's import and a copy?
+
+The read-only promise: repeat handoff of one JAX array to torch (4 MiB float32 on the CPU).
 
 Usage: python benchmarks/handoff_readonly.py [--n 2000]
 

@@ -1,4 +1,6 @@
-"""A pre-norm transformer block written once with unarray, eager and under ``ua.jit``, against the same
+"""How close does a transformer block under ``ua.jit`` come to the same block written and compiled natively?
+
+A pre-norm transformer block written once with unarray, eager and under ``ua.jit``, against the same
 block written natively (torch.nn.functional / jax.nn) and compiled natively (torch.compile / jax.jit).
 
 The block: layer norm, a QKV projection, causal multi-head attention (softmax inside), an output

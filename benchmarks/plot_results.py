@@ -1,6 +1,9 @@
-"""Plots of the recorded GPU results (benchmarks/results/h100/*.json) as PNGs beside them.
+"""What do a GPU run's attention and handoff results look like? (PNGs from the run's JSON, beside it.)
 
-    python benchmarks/plot_results.py [results_dir]
+Reads attention_gpu.json and handoff_gpu.json of a run's output folder (``$OUT`` of ``run_all.sh``) and writes
+the PNGs beside them; the recorded figures are ``benchmarks/results/attention_h100.png`` and ``handoff_h100.png``.
+
+    python benchmarks/plot_results.py RUN_DIR
 """
 
 from __future__ import annotations
@@ -76,7 +79,7 @@ def dispatch(d: Path) -> None:
 
 
 if __name__ == "__main__":
-    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parent / "results" / "h100"
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("out")
     for fn in (attention, handoff, dispatch):
         try:
             fn(out)

@@ -1,4 +1,4 @@
-"""Per-call cost of TensorFlow's hot ops and reductions through unarray against the native TF call.
+"""What do TensorFlow's hot ops and reductions cost through unarray against the native TensorFlow call?
 
     python benchmarks/tf_dispatch.py [--out benchmarks/results] [--shape 4 4] [--repeats 15]
 

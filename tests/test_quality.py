@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import io
+import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -139,3 +142,38 @@ def test_a_users_generic_function_keeps_the_array_type(tmp_path: Path) -> None:
     assert r.returncode == 1 and "Unsupported left operand type" in r.stdout, r.stdout[-2000:]
     # The namespace's runtime __getattr__ (NumPy's names) is hidden from the checker: a missing name stays an error.
     assert 'Module has no attribute "concatenate"' in r.stdout, r.stdout[-2000:]
+
+
+# Measurements and history belong in docs/ (docs/design-notes.md, benchmarks/results/), not in the package's
+# comments: a timing, a bandwidth, a GPU model, a "measured", an issue number or a work session in a comment or
+# docstring fails here. A unit that states a rule rather than a measurement goes in _UNITS_ALLOWED.
+_MEASUREMENT = re.compile(
+    r"\b\d+(?:\.\d+)? ?(?:us|µs|ms|ns|[GMT]B/s|GiB/s|TFLOP/s|TFLOPS)\b|µs|\b[AH]100\b|\bH200\b|\bmeasured\b"
+    r"|\bissue \d+|\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth"
+    r"|thirteenth|fourteenth|\d+th) (?:session|round)\b|benchmarks/results/", re.IGNORECASE)
+_UNITS_ALLOWED: frozenset[tuple[str, str]] = frozenset()  # (path relative to unarray/, matched text)
+
+
+def _comment_text(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of each comment and docstring-like (triple-quoted) string of a Python or C source."""
+    src = path.read_text(encoding="utf-8")
+    if path.suffix != ".py":
+        return [(src.count("\n", 0, m.start()) + 1, m.group()) for m in re.finditer(r"/\*.*?\*/|//[^\n]*", src, re.S)]
+    out = []
+    for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+        triple = tok.type == tokenize.STRING and tok.string.lstrip("rbuRBU").startswith(('"""', "'''"))
+        if tok.type == tokenize.COMMENT or triple:
+            out.append((tok.start[0], tok.string))
+    return out
+
+
+def test_package_comments_carry_no_measurements() -> None:
+    pkg = ROOT / "unarray"
+    found = []
+    for path in sorted([*pkg.rglob("*.py"), *pkg.rglob("*.c")]):
+        rel = path.relative_to(pkg).as_posix()
+        for line, text in _comment_text(path):
+            for m in _MEASUREMENT.finditer(text):
+                if (rel, m.group()) not in _UNITS_ALLOWED:
+                    found.append(f"unarray/{rel}:{line + text.count(chr(10), 0, m.start())}: {m.group()!r}")
+    assert not found, "measurements or history in comments (move them to docs/design-notes.md):\n" + "\n".join(found)

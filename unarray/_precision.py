@@ -63,7 +63,7 @@ _TRACED: list[str] = []
 # another thread's policy scope went to the traced list and its ops read the compiling thread's policy.
 # Note: read from here, not from sys.modules, inside a
 # trace: dynamo wraps a dict it reads (all of sys.modules), guarding on it and iterating it while other code
-# imports; on the H100 that failed a ua.jit compile with "dictionary changed size during iteration".
+# imports, which can fail a compile ("dictionary changed size during iteration").
 _IS_COMPILING: list[Any] = []
 
 

@@ -1,5 +1,6 @@
-# ruff: noqa: B023  (timed closures run inside the iteration that binds their loop variables)
-"""CuPy-only attention through cuDNN's SDPA (nvidia-cudnn-frontend) against torch's best kernel on the same data.
+"""How fast is CuPy attention through cuDNN, with no torch in the process, against torch's best kernel?
+
+CuPy-only attention through cuDNN's SDPA (nvidia-cudnn-frontend) against torch's best kernel on the same data.
 
 B4 H16 S4096 D128, bfloat16 (where CuPy has it) and float16, causal and not. ``ua.scaled_dot_product_attention``
 on CuPy arrays runs in a child interpreter that never imports torch (asserted); the parent imports torch and
@@ -13,6 +14,7 @@ TFLOP/s = 4*B*H*S*S*D / t, halved for causal.
     OUT=out python benchmarks/gpu/attention_cudnn.py   # writes $OUT/attention_cudnn.{json,md}
 """
 
+# ruff: noqa: B023  (timed closures run inside the iteration that binds their loop variables)
 from __future__ import annotations
 
 import json

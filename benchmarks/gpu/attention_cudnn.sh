@@ -1,4 +1,5 @@
 #!/bin/bash
+# How fast is CuPy attention through cuDNN, and do its GPU tests pass? (one device call)
 # One GPU call for cuDNN attention on CuPy: probe the library, time it against torch, run its GPU tests.
 # Each step is guarded (a failure goes on to the next); logs and results under $OUT.
 #   OUT=out bash benchmarks/gpu/attention_cudnn.sh

@@ -1,5 +1,6 @@
-# ruff: noqa: B023  (timed closures run inside the iteration that binds their loop variables)
-"""Attention on the GPU: ua.scaled_dot_product_attention vs every native kernel, bf16 forward.
+"""How fast is ``ua.scaled_dot_product_attention`` on the GPU against every native kernel?
+
+Attention on the GPU: ua.scaled_dot_product_attention vs every native kernel, bf16 forward.
 
 For torch inputs: unarray vs torch SDPA forced to cuDNN, flash, efficient and math (math only
 where memory allows). For JAX inputs: unarray vs jax.nn.dot_product_attention cudnn and xla.
@@ -14,6 +15,7 @@ float32 reference runs first on a small shape. Each section records its error an
     OUT=out python benchmarks/gpu/attention_gpu.py   # writes $OUT/attention_gpu.{json,md}
 """
 
+# ruff: noqa: B023  (timed closures run inside the iteration that binds their loop variables)
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""CuPy attention by route and size on one GPU: which route should go first when several apply.
+"""Which route should CuPy attention take first, by size, where several apply?
 
 For bf16 causal attention of growing size, times each route unarray has for CuPy inputs on the same
 arrays: cuDNN's SDPA through nvidia-cudnn-frontend (attention_cudnn.sdpa), torch's fused kernels

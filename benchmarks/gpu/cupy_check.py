@@ -1,4 +1,6 @@
-"""GPU check of the CuPy backend: every hot op against a float64 NumPy reference, matmul precision
+"""Does the CuPy backend give the float64 reference's answers on a GPU?
+
+GPU check of the CuPy backend: every hot op against a float64 NumPy reference, matmul precision
 policies, device placement, and a multi-op smoke test. Needs a CUDA (or ROCm) GPU and CuPy.
 
     OUT=./out python benchmarks/gpu/cupy_check.py

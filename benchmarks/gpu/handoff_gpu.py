@@ -1,4 +1,6 @@
-"""CUDA handoff matrix on a GPU machine: python benchmarks/gpu/handoff_gpu.py
+"""What does handing an array between CUDA libraries cost through ``ua.to``, and does the consumer see finished data?
+
+CUDA handoff matrix on a GPU machine: python benchmarks/gpu/handoff_gpu.py
 
 Sections (each in try/except; an error is recorded and the rest runs):
   matrix  every pair among torch, CuPy, JAX, Numba, in PASSES passes (default 5; each figure is the fastest

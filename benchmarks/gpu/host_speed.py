@@ -1,4 +1,6 @@
-"""The host's Python speed over time, from a process of its own: python benchmarks/gpu/host_speed.py SECONDS
+"""Is the host slow right now? The machine's Python speed over time, sampled beside a benchmark.
+
+The host's Python speed over time, from a process of its own: python benchmarks/gpu/host_speed.py SECONDS
 
 Every half second, the median of 20 samples of 1,000 dict lookups in a loop (ns per lookup), the share of
 all CPUs' time the hypervisor stole and the machine spent busy since the last sample (/proc/stat), and

@@ -1,4 +1,6 @@
-"""Materialising permuted views on the GPU: ua.ascontiguousarray against the native calls and copy bandwidth.
+"""How close does ``ua.ascontiguousarray`` come to copy bandwidth on the GPU, and is it never slower than native?
+
+Materialising permuted views on the GPU: ua.ascontiguousarray against the native calls and copy bandwidth.
 
 For each case, in one run: a plain copy of the same bytes (torch ``clone``, CuPy ``copy``: the copy
 bandwidth), torch's ``.contiguous()``, ``cupy.ascontiguousarray``, ``ua.ascontiguousarray`` on torch

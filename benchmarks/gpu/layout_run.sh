@@ -1,4 +1,5 @@
 #!/bin/bash
+# How close does ua.ascontiguousarray come to copy bandwidth, and do its GPU tests pass? (one device call)
 # One device call for ua.ascontiguousarray: the GPU benchmark, then the GPU tests.
 # Run from the repository root on the GPU machine (after the .whl install and build_ext):
 #   bash benchmarks/gpu/layout_run.sh

@@ -1,5 +1,6 @@
-# ruff: noqa: T201, B023  (the jitted lambdas run inside the iteration that binds their loop variables)
-"""One GPU: the ring attention's local kernels and the ring on a 1-device mesh.
+"""Are the JAX ring attention's local kernels right, and as fast as cuDNN's, on one GPU?
+
+One GPU: the ring attention's local kernels and the ring on a 1-device mesh.
 
 1. LSE correctness: cuDNN's fused attention with its softmax statistics (``jax._src.cudnn``,
    ``return_residual=True``) against the jnp blocked kernel at HIGHEST precision (float32 math): the output and
@@ -12,6 +13,7 @@
     python benchmarks/gpu/ring_kernel_check.py > $OUT/ring_kernel_check.json
 """
 
+# ruff: noqa: T201, B023  (the jitted lambdas run inside the iteration that binds their loop variables)
 from __future__ import annotations
 
 import json

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every GPU check and benchmark of unarray, for one lent GPU machine.
+# Do unarray's GPU checks pass, and what do its GPU benchmarks give? (all of them, for one lent GPU machine)
 #   bash benchmarks/gpu/run_all.sh PHASE     (PHASE: correctness | bench | stress | attention | all)
 # Results go to $OUT (default ./out) as one tarball plus a summary, so that
 # they come back whole; each step has its own time limit and a failing step

@@ -1,5 +1,6 @@
-# ruff: noqa: T201
-"""Scaling JAX over GPUs: causal attention, a matmul and a sum, on 1 GPU (JAX's best native call) against 2 GPUs
+"""What do JAX attention, a matmul and a sum gain on 2 GPUs through unarray against 1 GPU's best native call?
+
+Scaling JAX over GPUs: causal attention, a matmul and a sum, on 1 GPU (JAX's best native call) against 2 GPUs
 (unarray on arrays sharded over a 2-device mesh).
 
 - Attention: bfloat16, causal, B=1, H=16, D=128, layout bshd, S = 32k, 64k, 128k, 256k, ... 1 GPU runs
@@ -22,6 +23,7 @@ At the smallest size the 2-GPU attention output is compared with the 1-GPU cuDNN
     python benchmarks/gpu/scale_jax.py --out DIR     # writes DIR/scale_jax.{json,md,svg}
 """
 
+# ruff: noqa: T201
 from __future__ import annotations
 
 import argparse

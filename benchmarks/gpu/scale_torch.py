@@ -1,5 +1,6 @@
-# ruff: noqa: B023  (timed closures run inside the iteration that binds their loop variables)
-"""Scaling out with torch DTensors: 1 GPU vs 2 GPUs (NCCL), bf16.
+"""What do torch attention, a matmul and a sum gain on 2 GPUs (DTensors) through unarray against 1 GPU?
+
+Scaling out with torch DTensors: 1 GPU vs 2 GPUs (NCCL), bf16.
 
     torchrun --nproc-per-node 2 benchmarks/gpu/scale_torch.py     # writes $OUT/scale_torch.{json,md,png}
     python benchmarks/gpu/scale_torch.py                          # the 1-GPU baseline alone
@@ -25,6 +26,7 @@ reset before each configuration, per rank. NVLink multicast stays off (NCCL_NVLS
 TORCH_SYMM_MEM_DISABLE_MULTICAST=1, NVSHMEM_DISABLE_NVLS=1, set here before NCCL starts).
 """
 
+# ruff: noqa: B023  (timed closures run inside the iteration that binds their loop variables)
 from __future__ import annotations
 
 import os

@@ -1,4 +1,4 @@
-"""JAX -> Numba/CuPy/torch on CUDA while JAX is still computing the source: does the consumer see it?
+"""Does a consumer read finished data when a JAX array still being computed on the GPU is handed over?
 
 Each trial makes x depend on 40 chained matrix products in one jitted call (milliseconds of GPU work
 queued at once), hands x over at once with ua.to, and reads the consumer array back on the consumer's
@@ -6,9 +6,8 @@ default stream. A read that differs from base is a stream-order bug; "native" is
 import (numba.cuda.as_cuda_array, cupy.from_dlpack, torch.from_dlpack) for comparison.
 Run: python3 benchmarks/gpu/stream_order_jax.py [trials]
 
-Note: an earlier version built x from eager ops (x0 + 0 * sum(big @ big)); dispatching them one by
-one took longer than the GPU took to run them, so x was ready before the handoff and the check
-could not fail (0 stale of 240 while JAX -> Numba had the bug jax_numba_diag.py then showed).
+The work is queued in one jitted call so that x is still being computed at the handoff (eager ops
+dispatched one by one would finish first, and the check could not fail).
 """
 
 from __future__ import annotations

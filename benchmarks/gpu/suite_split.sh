@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# Does the whole test suite pass on a GPU machine? (within one call's time limit)
 # The whole test suite on a lent GPU machine within one call's time limit: the test files in
 # PARTS pytest processes side by side (balanced by file size), with --devices gpu, plus the 14 torch
 # precision API combinations on CUDA, each in its own process (the pytest test runs them one after

@@ -43,7 +43,7 @@ def torch_route(b: Backend, q: Any) -> bool:
 def via_torch(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
               precision: str | None) -> Any:
     tb = _backends.get("torch")
-    # The measured fastest zero-copy, stream-ordered path per pair (no cache: attention inputs are new each call).
+    # The fastest zero-copy, stream-ordered path per pair (no cache: attention inputs are new each call).
     there, back = path(b.name, "torch"), path("torch", b.name)
     t = [None if a is None else there(a) for a in (q, k, v, mask)]
     out = tb.scaled_dot_product_attention(t[0], t[1], t[2], t[3], is_causal, scale, layout, precision)

@@ -17,24 +17,20 @@ from unarray._errors import UnsupportedError
 
 __all__ = ["contiguous", "kernel_name", "route"]
 
-# The route rule, from the H100 run of benchmarks/gpu/layout_gpu.py (benchmarks/results/h100/layout/):
+# The route rule, from benchmarks/gpu/layout_gpu.py (figures: docs/design-notes.md, "Layout kernels"):
 #
-# - Below KERNEL_MIN_BYTES the native copy wins: there a call costs its launch from Python, not its bytes
-#   (the CUDA C kernel's call about 22 us against torch's .contiguous() 14 us; Triton's about 95 us). A
-#   float32 transpose of 16 MiB took 38 us natively against 22 us through the CUDA C kernel.
+# - Below KERNEL_MIN_BYTES the native copy wins: there a call costs its launch from Python, not its bytes.
 KERNEL_MIN_BYTES = {"cuda": 16 << 20, "triton": 64 << 20}
 # - A transpose of fewer rows or columns than this (NCHW -> NHWC with 3 channels is a transpose of
 #   3 rows) is a strided copy with a short run on one side: the few-rows kernel (16-byte words both ways)
-#   takes it where its words line up, at 0.92 (fp32) and above copy (fp16) against torch's own 0.78 and
-#   0.65; where they do not, torch's copy beats the skinny tile and CuPy's does not.
+#   takes it where its words line up, faster than torch's own; where they do not, torch's copy beats the
+#   skinny tile and CuPy's does not.
 KERNEL_MIN_SIDE = {"torch": 17, "cupy": 2}
-# - A view that keeps the inner axis (attention's (0, 2, 1, 3)) moves runs of the vector element. The
-#   kernels measured 0.975 (CUDA C) and 0.88 (Triton) of copy for 256-byte runs, torch's copy 0.50 and
-#   CuPy's 0.29; for 16-byte runs torch's copy measured 0.94, the kernels less. Runs shorter than
-#   KEPT_RUN_MIN_BYTES go to the native copy.
+# - A view that keeps the inner axis (attention's (0, 2, 1, 3)) moves runs of the vector element: the
+#   kernels win for long runs, torch's copy for short ones. Runs shorter than KEPT_RUN_MIN_BYTES go native.
 KEPT_RUN_MIN_BYTES = 128
-# - The Triton kernel moves a 16-byte element (complex128) as two 8-byte words, at 0.44 of copy
-#   against torch's 0.76: Triton takes elements of at most 8 bytes (and runs of KEPT_RUN_MIN_BYTES).
+# - The Triton kernel moves a 16-byte element (complex128) as two 8-byte words, slower than torch's
+#   copy: Triton takes elements of at most 8 bytes (and runs of KEPT_RUN_MIN_BYTES).
 TRITON_MAX_ELEMENT_BYTES = 8
 
 # Libraries whose arrays carry no strides: every array is compact as far as the caller can see
@@ -116,12 +112,12 @@ def route(b: Any, x: Any) -> str:
     """How ``ascontiguousarray`` copies ``x``: ``"as is"``, ``"native"``, ``"triton"`` or ``"cuda"``.
 
     ``"cuda"`` is the CUDA C kernel (unarray/_kernels/transpose_cupy.py), for CuPy arrays and for torch
-    CUDA tensors where CuPy is installed (on torch's current stream; it measured faster than the
-    Triton kernel on the H100); ``"triton"`` serves torch on ROCm and where CuPy is missing. A kernel
+    CUDA tensors where CuPy is installed (on torch's current stream; it is the faster of the two
+    kernels); ``"triton"`` serves torch on ROCm and where CuPy is missing. A kernel
     is taken for a view that :func:`~unarray._kernels.layout_plan.plan` folds into a batched
     transpose, of at least ``KERNEL_MIN_BYTES``, with at least ``KERNEL_MIN_SIDE`` rows and columns,
-    or runs of at least ``KEPT_RUN_MIN_BYTES`` where the inner axis stays inner (the constants'
-    comments give the H100 measurements behind each).
+    or runs of at least ``KEPT_RUN_MIN_BYTES`` where the inner axis stays inner (the measurements
+    behind each constant: docs/design-notes.md).
     """
     return _decide(b, x)[0]
 

@@ -60,8 +60,7 @@ def _sig_jax(x: Any) -> Any:
 
 def _sig_cupy(x: Any) -> Any:
     # Note: of a CuPy array's pointer, shape, strides and dtype only the shape can be assigned in
-    # place (a reshape, which also sets the strides); the others are read-only attributes (checked
-    # on the H100, benchmarks/results/h100/handoff_gpu.md, "cupy_assignable").
+    # place (a reshape, which also sets the strides); the others are read-only attributes.
     return (x.shape,)
 
 
@@ -91,8 +90,8 @@ class CheckedSig(tuple[Any, ...]):
 
     The guard is torch's own tensor-metadata check (torch._C._dynamo.guards.TensorGuards, the check
     torch.compile runs before reusing a compiled graph): one C++ call compares sizes, strides, dtype,
-    device, dispatch keys and requires_grad, in place of three reads and three compares (on the dev
-    VM 180 against 290 ns per torch signature, in C). The C route reads data_ptr() and calls
+    device, dispatch keys and requires_grad, in place of three reads and three compares. The C route
+    reads data_ptr() and calls
     guard.check(x) (CHECKED_READS); where the guard says no, which it also does when only the
     thread's autograd state differs from the store's (inference_mode, no_grad on a tensor that
     requires grad), shape, strides, dtype and requires_grad are read and compared as without it. Python

@@ -3,10 +3,8 @@
 Each converter takes the source array and returns the target library's array aliasing its memory,
 or raises NeedsCopy (unarray/interop/_common.py). The CUDA converters are in _cuda.py, their stream
 order in _streams.py; the per-pair path table in _paths.py, the weak cache in _cache.py, the routes
-of ua.to in _routes.py.
-
-CPU figures are medians on the 2-core dev VM (1024x1024 float32, loaded machine; see
-benchmarks/results/handoff_cpu.md)."""
+of ua.to in _routes.py. Each converter is the fastest entry point found for its pair
+(docs/design-notes.md, "Handoff")."""
 
 from __future__ import annotations
 
@@ -63,7 +61,7 @@ _DATA_AT = _ArrayStruct.data.offset
 
 
 def np_ptr(x: Any) -> int:
-    # An ndarray's data pointer: 0.54 us through __array_struct__ vs 1.0 us for __array_interface__ (a dict).
+    # An ndarray's data pointer through __array_struct__: half the cost of __array_interface__ (a dict).
     return _read_pointer(_capsule_pointer(x.__array_struct__, None) + _DATA_AT).value or 0
 
 
@@ -107,9 +105,9 @@ def _ml_dtype(name: str) -> Any:
 # Each takes the source and returns the target's array aliasing it, or raises NeedsCopy.
 
 def np_to_torch(x: Any) -> Any:
-    # torch.from_numpy 0.64 us vs torch.from_dlpack 1.50 us vs torch.as_tensor 1.58 us.
-    # It refuses (TypeError/ValueError) exactly the cases handled below, so it is tried first, on a
-    # writable array only (np_to_torch_first).
+    # torch.from_numpy: the fastest import of the three (from_dlpack, as_tensor). It refuses
+    # (TypeError/ValueError) exactly the cases handled below, so it is tried first, on a writable array
+    # only (np_to_torch_first).
     if not x.flags.writeable:
         raise NeedsCopy(_READ_ONLY)
     try:
@@ -153,7 +151,7 @@ def np_to_torch_first() -> Callable[[Any], Any]:
 
 
 def torch_to_np(x: Any) -> Any:
-    # Tensor.numpy() 0.81 us vs np.asarray 1.28 us vs np.from_dlpack 2.45 us. It refuses
+    # Tensor.numpy(): faster than np.asarray and np.from_dlpack. It refuses
     # (RuntimeError/TypeError) the grad, conj/neg-bit, GPU and bfloat16 cases handled below.
     try:
         return x.numpy()
@@ -171,16 +169,14 @@ def torch_to_np(x: Any) -> Any:
 
 # Note: JAX's CPU client views only 64-byte aligned host buffers (XLA's allocator alignment) and
 # refuses others after an export and a failed import; checked first, so that a buffer that must be
-# copied goes straight to the copy (a 256 KiB float32 array, unaligned: 141 us the refused way,
-# 58 us this way, 210 us for jnp.array, on the dev VM).
+# copied goes straight to the copy.
 JAX_ALIGN = 64
 _JAX_UNALIGNED = f"JAX views only {JAX_ALIGN}-byte aligned host buffers"
 
 
 def np_to_jax(x: Any) -> Any:
-    # jnp.from_dlpack 24.4 us (CPU), the import it ends in 3.3 us (see _entry_points.py); zero-copy
-    # where the buffer is 64-byte aligned, else JAX refuses (copy=False) and ua.to copies once.
-    # jax.device_put always copies (29 us+).
+    # The import jnp.from_dlpack ends in (_entry_points.py); zero-copy where the buffer is 64-byte
+    # aligned, else JAX refuses (copy=False) and ua.to copies once (jax.device_put always copies).
     _check_x64(x)
     f = x.flags
     if not (f.c_contiguous or x.size <= 1) and not _is_permutation(x):
@@ -193,7 +189,7 @@ def np_to_jax(x: Any) -> Any:
 
 
 def torch_to_jax(x: Any) -> Any:
-    # jnp.from_dlpack: CPU 30.1 us, the import 5.9 us; H100 93 us (issue report). On CUDA, JAX's
+    # The import jnp.from_dlpack ends in (_entry_points.py). On CUDA, JAX's
     # stream for external events is passed to __dlpack__, so torch orders its pending work before it.
     _check_x64(x)
     x = _torch_plain(x)
@@ -203,7 +199,7 @@ def torch_to_jax(x: Any) -> Any:
 
 
 def to_jax(x: Any) -> Any:
-    # CuPy and other DLPack producers (jnp.from_dlpack(cupy) 50 us on the H100, issue report).
+    # CuPy and other DLPack producers.
     _check_x64(x)
     return jax_from_dlpack(x)
 
@@ -281,7 +277,7 @@ def gathered(x: Any) -> Any:
 
 
 def jax_to_np(x: Any) -> Any:
-    # np.asarray(jax) 0.80 us (a read-only view; JAX arrays are immutable) vs np.from_dlpack 2.65 us.
+    # np.asarray(jax): a read-only view (JAX arrays are immutable), faster than np.from_dlpack.
     # On an accelerator np.asarray would copy to the host: that is a device change (ua.to device="cpu").
     x, platform = jax_single(x)
     if platform != "cpu":
@@ -290,7 +286,7 @@ def jax_to_np(x: Any) -> Any:
 
 
 def jax_to_torch(x: Any) -> Any:
-    # torch.from_dlpack 4.9 us CPU vs JAX's export + torch._C._from_dlpack 1.0 us. On CUDA the export
+    # JAX's export + torch._C._from_dlpack, skipping torch.from_dlpack's Python. On CUDA the export
     # names torch's current stream, as torch.from_dlpack does, so JAX orders its work before it.
     # Note: the result is a writable alias of an immutable JAX buffer (as torch.from_dlpack's is): the
     # route copies it (_paths.owned), so that no write through it can change the JAX array.
@@ -312,9 +308,8 @@ TF_ALIGN = 64
 
 
 def np_to_tf(x: Any) -> Any:
-    # tf.experimental.dlpack.from_dlpack(x.__dlpack__()) 0.95 us, TFE_FromDlpackCapsule 0.75 us
-    # (zero-copy) vs tf.convert_to_tensor 265 us (a copy). TF refuses strided buffers and needs
-    # aligned ones (the pointer read, 0.5 us, is the price of not aborting).
+    # TFE_FromDlpackCapsule, zero-copy (tf.convert_to_tensor copies). TF refuses strided buffers and
+    # needs aligned ones (the pointer read is the price of not aborting).
     f = x.flags
     if not (f.c_contiguous or x.size <= 1):
         raise NeedsCopy("TensorFlow imports only C-contiguous buffers")
@@ -324,7 +319,7 @@ def np_to_tf(x: Any) -> Any:
 
 
 def torch_to_tf(x: Any) -> Any:
-    # Tensor.__dlpack__ 2.1 us (Python) vs torch.utils.dlpack.to_dlpack 0.3 us on the CPU.
+    # torch.utils.dlpack.to_dlpack: C, where Tensor.__dlpack__ is Python.
     x = _torch_plain(x)
     if not x.is_contiguous():
         raise NeedsCopy("TensorFlow imports only C-contiguous buffers")
@@ -388,8 +383,8 @@ def _snapshot(x: Any, conv: Callable[[Any], Any]) -> Snapshot:
 
 
 def tf_to_np(x: Any) -> Any:
-    # np.asarray(tf_cpu_tensor) 0.66 us, EagerTensor._numpy() 0.45 us, both zero-copy on the CPU;
-    # Tensor.numpy() 92 us (a copy). Note: read-only, as EagerTensors are immutable.
+    # EagerTensor._numpy(): zero-copy on the CPU (Tensor.numpy() copies). Note: read-only, as
+    # EagerTensors are immutable.
     if not _is_eager(x):
         raise _snapshot(x, tf_to_np)
     dev = x.device
@@ -405,15 +400,14 @@ def tf_to_np(x: Any) -> Any:
 
 
 def tf_to_torch(x: Any) -> Any:
-    # torch.utils.dlpack.from_dlpack(tf.experimental.dlpack.to_dlpack(t)) 1.08 us; the calls they end
-    # in 0.86 us.
+    # The calls torch's and TF's DLPack wrappers end in.
     if not _is_eager(x):
         raise _snapshot(x, tf_to_torch)
     return torch_from_capsule(tf_capsule(x))
 
 
 def tf_to_jax(x: Any) -> Any:
-    # jnp.from_dlpack(t) 15.4 us, the import 4.1 us (TF >= 2.16 exports __dlpack__, without a
+    # The import jnp.from_dlpack ends in (TF >= 2.16 exports __dlpack__, without a
     # stream argument); older TF gives only a capsule, wrapped as a producer object. Both zero-copy.
     if not _is_eager(x):
         raise _snapshot(x, tf_to_jax)

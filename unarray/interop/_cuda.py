@@ -1,6 +1,6 @@
 """Zero-copy converters between array libraries on CUDA (their stream order: _streams.py).
 
-CUDA figures are from the H100 issue report and are re-measured by benchmarks/gpu/handoff_gpu.py."""
+Each converter is the fastest entry point found for its pair (docs/design-notes.md, "Handoff")."""
 
 from __future__ import annotations
 
@@ -20,8 +20,7 @@ else:
 
 
 def torch_to_cupy(x: Any) -> Any:
-    # cupy.asarray via __cuda_array_interface__ 13 us vs cupy.from_dlpack 28 us (H100); but on a
-    # tensor a kernel is still writing (a fresh attention output) cupy.asarray took ~350 us, so the
+    # cupy.asarray queries the pointer's attributes, slow on a tensor a kernel is still writing, so the
     # view is built from the pointer with the device given (no pointer-attribute query). torch's
     # interface names no stream, so the consumer's stream is ordered after torch's here.
     x = _torch_plain(x)
@@ -63,8 +62,7 @@ def _cupy_view(x: Any, np_dtype: Any) -> Any:
 
 
 def cupy_to_torch(x: Any) -> Any:
-    # On the H100 (one run, a slow host): torch._C._from_dlpack(x.__dlpack__()) 3.5 us vs
-    # torch.as_tensor (the CUDA array interface) 10.9 us vs torch.from_dlpack 17.8 us. The bare
+    # torch._C._from_dlpack(x.__dlpack__()): faster than torch.as_tensor and torch.from_dlpack. The bare
     # capsule names no stream, so it is taken only when both libraries are on the same stream;
     # otherwise torch.from_dlpack's stream exchange makes torch's stream wait on CuPy's.
     if _consumer_stream("cupy") == torch_raw_stream(x.device.id):
@@ -73,7 +71,7 @@ def cupy_to_torch(x: Any) -> Any:
 
 
 def to_numba(x: Any) -> Any:
-    # numba.cuda.as_cuda_array 13-22 us (H100) from torch/cupy through __cuda_array_interface__.
+    # A Numba device array built directly (_numba_maker), not numba.cuda.as_cuda_array's slower path.
     if type(x).__module__.startswith("torch"):
         x = _torch_plain(x)
         torch_stream_wait(x, "numba")
@@ -95,11 +93,10 @@ def to_numba(x: Any) -> Any:
 
 def jax_to_numba(x: Any) -> Any:
     # Note: JAX's __cuda_array_interface__ (what numba.cuda.as_cuda_array reads) names no stream and
-    # does not wait for the array's pending work (xla/python/py_array.cc, CudaArrayInterface): on the
-    # H100, under load from another process, Numba read the memory before JAX had written it
-    # (benchmarks/gpu/jax_numba_diag.py). JAX's DLPack export with Numba's stream makes that stream
-    # wait for the array instead (no host synchronize), and its capsule, the view's owner, holds the
-    # buffer for as long as the view lives; the interface then only describes the memory.
+    # does not wait for the array's pending work (xla/python/py_array.cc, CudaArrayInterface), so Numba
+    # could read the memory before JAX had written it (docs/design-notes.md). JAX's DLPack export with
+    # Numba's stream makes that stream wait for the array instead (no host synchronize), and its capsule,
+    # the view's owner, holds the buffer for as long as the view lives; the interface only describes it.
     x, platform = jax_single(x)
     if platform == "cpu":
         raise OtherDevice("Numba device arrays live on the GPU")
@@ -144,10 +141,10 @@ def numba_array(ptr: int, shape: tuple[int, ...], strides: tuple[int, ...] | Non
     """``numba.cuda.from_cuda_array_interface`` of these fields with ``sync=False`` (the caller ordered
     the streams): a Numba device array over ``owner``'s memory on GPU ``device``, holding ``owner``.
 
-    The public call took 11.8 us on the H100, of which 3.9 us went to finding the current context
-    and 1.6 us to asking the driver for the pointer it already has; built here from the context of
-    the array's own device (found once) and Numba's pointer type, 2.9 us (benchmarks/gpu/handoff_gpu.py,
-    "entry"). Where a probe of that build fails (another Numba), the public call is made."""
+    The public call spends most of its time finding the current context and asking the driver for
+    the pointer it already has; built here from the context of the array's own device (found once)
+    and Numba's pointer type (docs/design-notes.md). Where a probe of that build fails (another
+    Numba), the public call is made."""
     make = _NUMBA_MAKERS.get(device, _UNSET)
     if make is _UNSET:
         make = _NUMBA_MAKERS[device] = _numba_maker(device)
@@ -206,7 +203,7 @@ def _c_strides(shape: tuple[int, ...], item: int) -> tuple[int, ...]:
 
 
 def numba_to_cupy(x: Any) -> Any:
-    # cupy.asarray(numba) 5.6 us (H100) reads Numba's interface, a Python property that also tests
+    # cupy.asarray(numba) reads Numba's interface, a Python property that also tests
     # contiguity. On Numba's default stream (nothing to order) the view is built from the array's
     # own fields, as for torch (_cupy_view); an array bound to a stream takes cupy.asarray, which
     # synchronizes that stream (counted).
@@ -228,7 +225,7 @@ def _numba_device_id(x: Any) -> int:
 
 
 def numba_to_torch(x: Any) -> Any:
-    # torch.as_tensor(numba) 12.4 us (H100, a slow host) reads Numba's interface property. On Numba's
+    # torch.as_tensor(numba) reads Numba's interface property. On Numba's
     # default stream, the CuPy view of it (numba_to_cupy) goes to torch as a bare DLPack capsule;
     # as with the interface, nothing is ordered (Numba names no stream).
     if x.stream == 0 and x.device_ctypes_pointer.value is not None:
@@ -238,7 +235,7 @@ def numba_to_torch(x: Any) -> Any:
 
 
 def jax_to_cupy(x: Any) -> Any:
-    # cupy.from_dlpack(jax) 8.4 us (H100) goes through JAX's Python __dlpack__; here CuPy gets the
+    # cupy.from_dlpack(jax) goes through JAX's Python __dlpack__; here CuPy gets the
     # export JAX's wrapper ends in (_entry_points.py), still naming CuPy's stream for JAX to order.
     x, platform = jax_single(x)
     if platform == "cpu":

@@ -1,11 +1,6 @@
 # The calls the public DLPack wrappers end in, for ua.to. Each is resolved once and probed on a small
 # array; where an installed version lacks it or the probe fails, the public wrapper is used instead.
-#
-# The wrappers spend most of their time in Python. Dev VM, 1024x1024 float32 (CPU, medians):
-#   jnp.from_dlpack(numpy)  24.4 us   the call it ends in (dlpack_managed_tensor_to_buffer)  3.3 us
-#   jnp.from_dlpack(torch)  30.1 us                                                          5.9 us
-#   torch.from_dlpack(jax)   4.9 us   buffer_to_dlpack_managed_tensor + torch._C._from_dlpack 1.0 us
-#   tf...from_dlpack(cap)    0.95 us  TFE_FromDlpackCapsule                                   0.75 us
+# The wrappers spend most of their time in Python (figures: docs/design-notes.md, "Handoff").
 # What the wrappers do besides is kept here: JAX's device lookup (cached per DLPack device) and its
 # stream exchange on GPUs, TensorFlow's context. What unarray already did is not repeated: JAX's
 # dtype canonicalization is the identity once 64-bit imports without x64 mode are refused.

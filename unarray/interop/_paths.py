@@ -211,9 +211,7 @@ def copy_for(src: str, dst: str, x: Any) -> tuple[Any, str]:
 
     Note: a torch CPU tensor bound for JAX or TensorFlow is copied through NumPy onto a 64-byte
     boundary (one memcpy) up to 1 MiB, or larger where torch runs on at most 2 threads; above that
-    Tensor.clone spreads the copy over torch's threads. Measured (benchmarks/handoff_copy.py, first
-    handoff to JAX): 256 KiB, 37 us through NumPy against 94 us by clone on the H100 host; 4 MiB, 518
-    against 96 us there (16 threads), 1137 against 1656 us on the 2-core VM. A dtype NumPy lacks
+    Tensor.clone spreads the copy over torch's threads (docs/design-notes.md). A dtype NumPy lacks
     (bfloat16) takes the clone."""
     if src == "jax" and len(getattr(x, "_arrays", ())) > 1:  # sharded (jax_single refused it): gathered on the host
         return gathered(x), "numpy"

@@ -99,7 +99,7 @@ def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool |
        chunks: Any = None, readonly: bool = False, _op: str = "to") -> Array:
     """Hand ``x`` to another library (and, on request, another device).
 
-    The fastest measured path per pair of libraries is used (DLPack,
+    The fastest path found for each pair of libraries is used (DLPack,
     ``__cuda_array_interface__`` or the library's own entry point; see
     ``unarray/interop/_paths.py``). An array handed over a second time gets a weak
     cache entry, so later handoffs of it, unchanged, cost about a microsecond

@@ -28,7 +28,7 @@ speedups = _native.load("interop._speedups")
 
 
 # Pairs whose converter is always zero-copy and costs about a microsecond or less: a cache
-# lookup would cost as much, so they are not cached (measured on the dev VM, see each converter).
+# lookup would cost as much, so they are not cached (docs/design-notes.md).
 UNCACHED = frozenset({
     ("numpy", "torch"), ("torch", "numpy"), ("jax", "numpy"), ("tensorflow", "numpy"), ("tensorflow", "torch"),
 })

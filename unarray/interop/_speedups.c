@@ -10,8 +10,7 @@
  * the Python code, which this module only short-cuts: _routes.fast's pure-Python closures and the
  * converters make the same checks, step by step.
  *
- * Written in C because those steps cost less than the Python frames around them: on the dev VM
- * the two frames were about 0.2 us of a 0.6 us torch.from_numpy (benchmarks/handoff.py).
+ * Written in C because those steps cost less than the Python frames around them.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -75,7 +74,7 @@ read_value(PyObject *obj, PyObject *name, PyObject *call)
     /* obj.name, or obj.name() where call is true (binding no method object, as Python's call does).
      * Where the type reads attributes the generic way, the type's own descriptor is called directly
      * (found through the type's attribute cache): a C getter, or a C method called unbound. That
-     * skips the instance lookup, about 15 ns a read (a torch cache hit makes up to nine). A method
+     * skips the instance lookup (a torch cache hit makes up to nine reads). A method
      * is the type's even where an instance attribute shadows it: a signature reads the array's
      * metadata, never a per-object override. */
     PyTypeObject *tp = Py_TYPE(obj);
@@ -381,7 +380,7 @@ guard_passes(PyObject *guard, PyObject *x)
 #ifdef UNARRAY_NUMPY
         if (align > 0 && numpy_api() && PyArray_CheckExact(x)) {
             /* An ndarray's own flags, as its buffer export would check them, without building the
-             * export's format string (what made the export cost about 0.1 us). */
+             * export's format string. */
             PyArrayObject *a = (PyArrayObject *)x;
             int need = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_WRITEABLE;
             return (PyArray_FLAGS(a) & need) == need

@@ -52,8 +52,8 @@ def torch_stream_wait(x: Any, dst: str) -> None:
         mod("cupy").cuda.runtime.streamWaitEvent(consumer, ev.cuda_event, 0)
         del ev
     elif consumer == 0:
-        # Note: torch.cuda.ExternalStream(0) is not the legacy default stream (torch 2.11 gave another
-        # handle, and the wait went there: stale reads on the H100); default_stream() is stream 0.
+        # Note: torch.cuda.ExternalStream(0) is not the legacy default stream (a wait there is lost);
+        # default_stream() is stream 0.
         torch.cuda.default_stream(x.device).wait_stream(producer)
     else:
         torch.cuda.ExternalStream(consumer, device=x.device).wait_stream(producer)
@@ -108,9 +108,7 @@ def cupy_stream_reader(speedups: Any) -> Any:
     """CuPy's exported C function giving its current stream on a device, for the C route's stream
     order (``speedups.stream_of(reader, device)``), or None where it does not read what
     ``cupy.cuda.get_current_stream(device).ptr`` reads (another CuPy, no GPU): the route then reads
-    that, as before. Called directly, it spares finding the Stream object and reading its handle:
-    the stream order of a torch -> CuPy hit took 0.205 µs against 0.227 on one H100 host, 0.365
-    against 0.415 on a slower one (loops of 100 calls in C; benchmarks/results/h100/handoff_runs.md).
+    that, as before. Called directly, it spares finding the Stream object and reading its handle.
 
     Probed on the current device: on the current stream, and inside an external stream's scope (a
     handle nothing runs on: entering it creates no stream and calls no CUDA API, so a probe during a

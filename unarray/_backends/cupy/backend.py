@@ -49,7 +49,7 @@ _STAY = contextlib.nullcontext()
 
 def on_device_of(x: Any) -> Any:
     """A context that makes ``x``'s device current for the block when it is not already."""
-    # Note: a plain object, not a generator context manager: this runs on every op (~1.5 us saved).
+    # Note: a plain object, not a generator context manager: this runs on every op.
     d = getattr(x, "device", None)
     if d is None or d.id == _current_id():
         return _STAY
@@ -392,10 +392,8 @@ class CupyBackend(Backend):
 
     # Attention: where the caller has imported torch, torch's fused kernels through a zero-copy handoff (the
     # base class's route); otherwise cuDNN's fused SDPA through nvidia-cudnn-frontend for the half-precision
-    # inputs it takes (attention_cudnn.py), else the blocked online-softmax path. Measured on the H100
-    # (benchmarks/results/h100/attention_cudnn/cupy_attention_routes.md, bf16 causal): the torch route took
-    # 96-170 us against cuDNN's 185-241 us from (1, 2, 128, 64) to (4, 16, 2048, 128), mostly the
-    # frontend's host cost per call, and 520 against 550 us at (4, 16, 4096, 128); blocked 1.4-3.2 ms.
+    # inputs it takes (attention_cudnn.py), else the blocked online-softmax path. The torch route is
+    # the faster where both apply (docs/design-notes.md, "Attention routes").
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
                                      layout: str, precision: str | None) -> Any:
         if not attention_blocked.torch_route(self, q):

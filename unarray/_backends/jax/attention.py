@@ -167,9 +167,8 @@ def _xla(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: boo
         # the same way; a zero column keeps it a dot (the scores are unchanged: 0 * 0 adds nothing).
         qg, kc = (jnp.concatenate([a, jnp.zeros_like(a)], axis=-1) for a in (qg, kc))
     if g == 1:
-        # Note: one query head per key head written 4-D: the 5-D form with a unit group axis cost a float32
-        # transformer block 8% on the H100 under "tf32" (1.09x native jax.jit, 1.01x written 4-D;
-        # benchmarks/gpu/jax_attention_ab.py).
+        # Note: one query head per key head written 4-D: XLA:GPU runs the 5-D form with a unit group axis
+        # slower (docs/design-notes.md).
         s = jnp.einsum("bqhd,bkhd->bhqk", qg.reshape(b, sq, hq, qg.shape[-1]), kc)
     else:
         s = jnp.einsum("bqhgd,bkhd->bhgqk", qg, kc).reshape(b, hq, sq, sk)
@@ -180,15 +179,14 @@ def _xla(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: boo
     if causal:
         s = jnp.where(jnp.tril(jnp.ones((sq, sk), dtype=bool), sk - sq), s, -jnp.inf)
     # Note: and on the CPU the scores are materialised once, so that no fusion recomputes the dot in another
-    # order. Elsewhere the dot's output is a library GEMM's, and the barrier only cost the softmax its fusion
-    # (a float32 transformer block under ua.jit on the H100: 1.09x native jax.jit with it).
+    # order. Elsewhere the dot's output is a library GEMM's, and the barrier only cost the softmax its fusion.
     if barrier:
         s = jax.lax.optimization_barrier(s)  # type: ignore[no-untyped-call]
     # Note: the guards are maximum()s, not where()s: a row with no key has m = -inf, raised to the dtype's
     # lowest finite value, so s - m stays -inf and exp gives 0, and a zero total is raised to the smallest
     # normal, so the row is 0 / tiny = 0. NaN scores keep m = NaN (maximum propagates it): NaN in, NaN out. In
-    # this form XLA:GPU fuses the softmax into one Triton kernel, as jax.nn.softmax's; with select guards it
-    # took five kernels over the scores (H100, benchmarks/gpu/softmax_fusion.py). The shift is a constant of
+    # this form XLA:GPU fuses the softmax into one Triton kernel, as jax.nn.softmax's; select guards split it
+    # into several. The shift is a constant of
     # the gradient, as in jax.nn.softmax (it cancels in the exact derivative).
     low = jnp.finfo(ct)  # type: ignore[no-untyped-call]
     top = jnp.max(s, axis=-1, keepdims=True, initial=-jnp.inf if sk == 0 else None)  # (no key at all: Sk == 0)

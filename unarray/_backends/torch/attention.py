@@ -1,6 +1,6 @@
 # Attention for torch tensors: torch SDPA with the implementation chosen
-# explicitly. torch's own default order prefers flash over cuDNN; cuDNN is up to
-# 2x faster on H100, so on CUDA the order is cuDNN > flash > efficient > math
+# explicitly. torch's own default order prefers flash over cuDNN; cuDNN is the
+# faster on CUDA (docs/design-notes.md), so the order is cuDNN > flash > efficient > math
 # (torch's priority mode takes the first that accepts the inputs). The rest
 # corrects semantics: bottom-right causal alignment, zeros for empty rows.
 from __future__ import annotations
@@ -31,7 +31,7 @@ _FULL_ORDER: dict[tuple[tuple[int, ...], bool], list[int]] = {}
 
 
 def _call(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, gqa: bool) -> Any:
-    # Note: sdpa_kernel() costs ~13 us of Python per call (it rewrites every backend flag twice); only
+    # Note: sdpa_kernel() is slow Python (it rewrites every backend flag twice); only
     # the priority order matters here, so it is set directly, and only when it differs, then restored.
     if _get_priority is None or _set_priority is None or _tp.compiling():
         with sdpa_kernel(_order(q), set_priority=True):
@@ -145,8 +145,7 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
         # Note: torch's CPU flash kernel drops NaN scores (a NaN in q or k can give a finite row: with Sq != Sk,
         # or Sk == 1, among others); the math kernel keeps them: NaN in, NaN out. A NaN anywhere in q or k
         # makes their sum NaN (opposite infinities too: those take the math kernel, as correct, only slower).
-        # H100 host CPU, 16 cores: +15 us on a (1, 4, 16, 32) call of 19 us, +0 to +50% at (2, 8, 256, 64),
-        # within noise at (1, 8, 1024, 64); the isnan().any() pair cost twice that. CPU only: no device sync.
+        # The sum is the cheaper test (an isnan().any() pair costs more). CPU only: no device sync.
         args = (q4, k4, v4, m4, causal, scale, gqa)
         out = _tp.arbitrate(q4, policy, _math, *args) if arbitrated else _math(*args)
     if m4 is not None:

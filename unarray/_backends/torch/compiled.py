@@ -117,16 +117,13 @@ def attention(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, gqa
     return _matmul_op(p, v, policy)
 
 
-# ua.jit's guards (issue 19). Dynamo guards every object a trace reads, unarray's own modules included: a function
-# written with unarray carried ~300 guards against ~60 for the same function written natively (the identity of
-# each unarray function and module it passed through, the instance dicts of the backend, and a Python lambda
-# checking that objects reached two ways are one), ~9 us more to check on every call (CPU VM). A ua.jit entry
+# ua.jit's guards. Dynamo guards every object a trace reads, unarray's own modules included, several times the
+# guards of the same function written natively, checked on every call (docs/design-notes.md). A ua.jit entry
 # drops the guards on unarray's modules (and on array-api-compat's torch namespace, which its backend runs),
 # keeping those of its precision module: what those modules hold is fixed once imported or only grows (the type
 # registry, caches filled before tracing), and the state a trace reads that can change (the policy, the default
 # backend, the device) is ua.jit's cache key. Guards on the arguments, the user's globals and torch's global
-# state are kept. A user's own torch.compile keeps them all. CPU VM, the transformer block of
-# benchmarks/jit_block.py at a launch-bound size: 295 guards to 199, 107 us a call to 87.
+# state are kept. A user's own torch.compile keeps them all.
 _INTERNAL = ("G['__import_unarray_dot_", "G['__import_unarray']", "G['__import_array_api_compat_dot_torch")
 _KEPT = "G['__import_unarray_dot__precision']"
 

@@ -41,11 +41,8 @@ def compiling() -> bool:
 def cpu_can_reduce() -> bool:
     """Whether torch's CPU (oneDNN) matmul may have a bf16 or TF32 path on this machine.
 
-    Note: deliberately broad (oneDNN's own test for the bf32 path, AVX-512 BW/VL/DQ): on the H100
-    host (AVX-512 without bf16 instructions, torch 2.11) a 128x128 float32 matmul under the user's
-    bf16 setting was measured bitwise float32, as oneDNN takes its bf16 mode as a hint; a narrower
-    rule would bet the answer on oneDNN's choice, while this one costs one flag read per matmul
-    above torch's 16**3 threshold (tiny ones skip the switch: torch.py, _TINY).
+    Note: deliberately broad (oneDNN's own test for the bf32 path, AVX-512 BW/VL/DQ): oneDNN takes its
+    bf16 mode as a hint, and a narrower rule would bet the answer on its choice (docs/design-notes.md).
     """
     if not _cpu:
         caps = torch.cpu.get_capabilities()
@@ -146,36 +143,9 @@ def _swap(want: tuple[str, str]) -> tuple[Any, Any]:
     return saved, _read(want)
 
 
-# ua.jit's boundary (issue 19, point 3). torch.compile'd code runs its matmuls under whatever the global
-# setting is when the graph runs, so unarray's ops inside a user's torch.compile carry the policy in the
-# custom op unarray::matmul (compiled.py), which blocks Inductor's fusions. ua.jit owns the call, so
-# it takes the switch once around the whole compiled call instead (hold(): the setting the call's policy
-# needs, restored in finally), and traces under a marker (_HELD) that lets the backend emit plain
-# torch.matmul and fused SDPA for the ops whose policy and device are the ones held.
-#
-# Note: why this is sound.
-# - Run time equals trace time: a graph is traced and compiled (Inductor bakes the TF32 flag into Triton
-#   matmul templates) inside the hold too, and a traced graph is used only under the same hold: the held
-#   want is a constant in the traced wrapper (its closure) and each ua.jit entry compiles a wrapper with a
-#   code object of its own, so Dynamo's guards, not only its global-state guard, pick the graph. (That
-#   guard, GlobalStateGuard, reads cuBLAS's allow_tf32 but neither "high" from "medium" nor oneDNN's slot,
-#   measured on torch 2.11 and 2.13; the hold is what makes those equal.)
-# - Other threads: the hold is one call of the switch, so a thread needing another setting waits for the
-#   whole compiled call exactly as it waits for an eager op; calls needing the same setting run alongside.
-# - Inside the call: a custom op or an eager op (a graph break) needing another setting than the one held
-#   (a per-call precision=, a nested ua.precision scope, a tensor on another device) gives the hold up for
-#   its own call and takes it back after (_Switch._run): the thread holds nothing while it waits, so two
-#   threads doing this cannot deadlock, and the graph's later launches run under the held setting again.
-# - The marker exists only inside Dynamo's trace (pushed where compiling() is true, in a
-#   try block, so that a graph break makes Dynamo run the wrapper eagerly instead of replaying the push
-#   for real); a function that breaks the graph therefore runs its compiled pieces with the custom ops
-#   (correct, not fused). A user's own torch.compile never sees the marker.
-# - Gradients: an op that records one keeps the custom op (held_for), since its backward runs later, at
-#   .backward(), outside the hold; inference (no input requiring grad, or torch.no_grad) gets plain ops.
-# Residual exposure (DESIGN.md section 5): while a ua.jit call whose policy differs from the user's setting
-# is in flight, native torch calls in other threads see unarray's setting, as during an eager op, but for
-# the whole call, and on a first call for the whole compile as well; unarray calls of other threads that
-# need another setting wait for as long.
+# ua.jit's boundary: ua.jit holds the switch once around the whole compiled call, and traces under a marker
+# (_HELD) that lets ops whose policy is the held one emit plain torch ops; why that is sound, and what other
+# threads see meanwhile: docs/design-notes.md, "Precision: the torch hold under ua.jit".
 _HELD: list[tuple[str, str]] = []  # the held want, inside a ua.jit trace only (Dynamo traces a plain list)
 _HOLDS: dict[int, list[list[Any]]] = {}  # thread id -> its ua.jit holds, innermost last: [want, token]
 
