@@ -172,7 +172,8 @@ def test_a_framework_that_fails_to_import_in_its_worker_is_one_unavailable_row(t
     (fake / "__init__.py").write_text("raise ImportError('this tensorflow is broken')\n")
     env = {k: v for k, v in os.environ.items() if k not in _TPU_SETTINGS}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), str(tmp_path / "site"), os.environ.get("PYTHONPATH")]))
-    no_driver = "import glob, runpy; glob.glob = lambda pattern, **kw: []; runpy.run_module('unarray', run_name='__main__')"
+    no_driver = ("import glob, runpy; glob.glob = lambda pattern, **kw: []; "
+                 "runpy.run_module('unarray', run_name='__main__')")
     r = subprocess.run([sys.executable, "-c", no_driver, "check", "--backends", "tensorflow", "--ops", "add",
                         "--out", str(tmp_path / "r")], cwd=tmp_path, capture_output=True, text=True, env=env,
                        timeout=300)

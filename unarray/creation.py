@@ -491,7 +491,12 @@ def _target_device(src: Backend, obj: Any, target: Backend) -> Any:
         return None
     holds = _HOLDS_HOST.get(target.name)
     if holds is None:
-        holds = _HOLDS_HOST[target.name] = any(d.kind == "cpu" for d in target.devices())
+        try:  # (not devices(): JAX lists only its GPUs there, yet holds host arrays)
+            target.asarray([0], device=target.native_device(_Device("cpu")))
+            holds = True
+        except Exception:  # noqa: BLE001 - refused (CuPy: GPUs only): no host arrays
+            holds = False
+        _HOLDS_HOST[target.name] = holds
     if holds:
         return None
     return target.device_of(target.asarray([0], device=target.native_device(None)))

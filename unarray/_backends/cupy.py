@@ -34,7 +34,7 @@ def is_hip() -> bool:
         return False
 
 
-class CupyDevice(Device, cupy.cuda.Device):
+class CupyDevice(Device, cupy.cuda.Device):  # type: ignore[misc]  # (CuPy has no type stubs)
     """A ``ua.Device`` that is also CuPy's device object, so ``x.device == ua.device(x)`` holds from CuPy's side:
     CuPy's ``Device.__eq__`` answers False to any other type instead of deferring to it."""
 
