@@ -88,7 +88,12 @@ def test_bound_to_the_array_with_every_public_name(lib: Lib) -> None:
 def test_explicit_backend_and_device_still_win(lib: Lib) -> None:
     xp = ua.array_namespace(lib.asarray([1.0], lib.float_dtype))
     assert type(xp.zeros(2, backend="numpy")) is np.ndarray
-    assert ua.backend_of(xp.zeros(2, device="cpu")) == lib.name  # a string names no library: the bound one
+    # A string names no library: the bound one, which refuses a device it cannot hold (CuPy has no CPU arrays).
+    if ua.Device("cpu") in xp.__array_namespace_info__().devices():
+        assert ua.backend_of(xp.zeros(2, device="cpu")) == lib.name
+    else:
+        with pytest.raises(ua.DeviceMismatchError, match="cpu"):
+            xp.zeros(2, device="cpu")
     assert type(xp.zeros(2, device=ua.device(np.zeros(1)))) is np.ndarray  # a device of NumPy's: NumPy
 
 
@@ -99,6 +104,26 @@ def test_bound_asarray_hands_other_arrays_to_the_bound_library(lib: Lib) -> None
     assert ua.backend_of(out) == lib.name and ua.device(out) == xp.device
     np.testing.assert_array_equal(lib.to_numpy(out), a)
     assert type(ua.asarray(a)) is np.ndarray  # the module's asarray keeps an array in its library
+    # Handed to the library by name only, a host array keeps its device where the library can hold it there,
+    # else goes to the library's default device (CuPy's arrays live on GPUs only).
+    moved = ua.asarray(a, backend=lib.name)
+    assert ua.backend_of(moved) == lib.name
+    np.testing.assert_array_equal(lib.to_numpy(moved), a)
+
+
+def test_host_data_goes_to_the_bound_device_and_device_arrays_stay() -> None:
+    # torch's meta device stands in for an accelerator on any machine: a namespace bound to it puts lists and
+    # NumPy arrays there, and leaves a tensor of its own library where it is.
+    torch = pytest.importorskip("torch")
+    from unarray.bound import BoundNamespace
+
+    meta = ua.Device("meta", 0, library="torch")
+    xp = BoundNamespace(_lookup.backend_named("torch"), meta)
+    for data in ([1.0, 2.0], np.array([1.0, 2.0]), np.float32(3.0), 2.5):
+        out = xp.asarray(data)
+        assert isinstance(out, torch.Tensor) and ua.device(out) == meta, type(data)
+    assert ua.device(xp.asarray(torch.ones(2))) == ua.Device("cpu")
+    assert ua.device(xp.asarray(np.ones(2), device="cpu")) == ua.Device("cpu")  # an explicit device still wins
 
 
 def test_info_describes_the_bound_backend_and_device(lib: Lib) -> None:
@@ -148,6 +173,32 @@ def test_api_version_and_deprecated_namespace() -> None:
         assert ua.namespace(x) is ua.array_namespace(x)
     with pytest.raises(ua.UnknownArrayTypeError):
         ua.array_namespace([1.0])
+
+
+def test_a_tensor_traced_by_torch_compile_binds_to_its_device() -> None:
+    # torch.compile traces tensors that keep their device, where torch's creation functions would allocate on
+    # the CPU: creation in code compiled by ua.jit lands beside the inputs (on a GPU, mixing devices fails).
+    pytest.importorskip("torch")
+    seen: list[Any] = []
+
+    def f(x: Any, y: Any) -> Any:
+        xp = ua.array_namespace(x, y)  # (two arrays: not the one-array lookup of arrays seen before)
+        seen.append(xp.device)
+        return x + xp.arange(x.shape[0], dtype=x.dtype, device=xp.device) * y
+
+    for param in (p for p in BACKEND_PARAMS[os.environ.get("UNARRAY_TEST_DEVICE", "cpu")] if p.startswith("torch")):
+        tb = make_backend(param)
+        if tb is None:
+            continue
+        seen.clear()
+        x = tb.asarray(np.ones(3, np.float32))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ua.JitFallbackWarning)
+            warnings.simplefilter("ignore", ua.JitGraphBreakWarning)
+            out = ua.jit(f, torch={"backend": "eager"})(x, x)
+        assert seen and all(d == ua.device(x) for d in seen), seen
+        assert ua.device(out) == ua.device(x)
+        np.testing.assert_array_equal(tb.to_numpy(out), [1.0, 2.0, 3.0])
 
 
 def test_traced_arrays_bind_to_the_trace() -> None:
@@ -233,7 +284,8 @@ def test_asarray_does_not_depend_on_earlier_calls(lib: Lib, data: st.DataObject)
     assert type(got["numpy"]) is np.ndarray  # an array stays with its library
     assert type(got["native"]) is type(native)
     for k, v in inputs.items():
-        assert np.array_equal(lib.to_numpy(got[k]) if k != "numpy" else got[k], np.asarray(v, dtype=float)), k
+        want = lib.to_numpy(v) if k == "native" else np.asarray(v, dtype=float)  # (no implicit device-to-host read)
+        assert np.array_equal(lib.to_numpy(got[k]) if k != "numpy" else got[k], want), k
 
 
 def test_asarray_keeps_a_tracer() -> None:

@@ -189,3 +189,15 @@ def test_gpu_device_and_handoff(gpu: Any) -> None:
     assert ua.device(x).is_gpu
     assert ua.backend_of(x) == "cupy"
     np.testing.assert_array_equal(ua.to(x, "numpy", device="cpu"), np.arange(4.0))
+
+
+def test_devices_equal_cupys_own_both_ways() -> None:
+    # CuPy's Device.__eq__ answers False to any other type: ua.device(x) is a subclass of both, so x.device == it.
+    import cupy
+
+    from unarray.introspection import with_library
+
+    d = with_library(cpb.device_from_id(1, hip=False), "cupy")
+    assert d == cupy.cuda.Device(1) and cupy.cuda.Device(1) == d and d.library == "cupy"
+    assert d != cupy.cuda.Device(0) and cupy.cuda.Device(0) != d
+    assert d == ua.Device("cuda", 1) and hash(d) == hash(ua.Device("cuda", 1))

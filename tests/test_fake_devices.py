@@ -228,3 +228,42 @@ def test_jax_x64_mode_is_read_when_the_info_is_asked() -> None:
                 ua.full((1,), 2, dtype=ua.uint64)
     finally:
         jax.config.update("jax_enable_x64", before)
+
+
+class _StrictNativeDevice:
+    # Like cupy.cuda.Device: a C-level layout of its own, and == answers False to any other type instead of
+    # deferring, so only a subclass of it (asked first from the right) can equal it from its side.
+    __slots__ = ("id",)
+
+    def __init__(self, index: int) -> None:
+        self.id = index
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _StrictNativeDevice) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+
+def test_a_library_device_that_equals_nothing_else_can_share_a_subclass_with_device(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # How the CuPy backend makes ua.device(x) == x.device hold both ways: a class that is both (which a Device
+    # with __slots__ would refuse: "multiple bases have instance lay-out conflict").
+    from unarray import _devices
+
+    class Both(ua.Device, _StrictNativeDevice):
+        def __init__(self, kind: str, index: int = 0, *, library: str | None = None) -> None:
+            ua.Device.__init__(self, kind, index, library=library)
+            _StrictNativeDevice.__init__(self, index)
+
+    monkeypatch.setitem(_devices._NATIVE, _StrictNativeDevice, lambda d: ua.Device("cuda", d.id))
+    import dataclasses
+
+    d, native = Both("cuda", 1, library="fake"), _StrictNativeDevice(1)
+    assert d == native and native == d and not (d != native) and not (native != d)
+    assert native != Both("cuda", 0) and Both("cuda", 0) != native
+    assert d == ua.Device("cuda", 1) == d and hash(d) == hash(ua.Device("cuda", 1))
+    again = dataclasses.replace(d, library="other")  # what with_library does
+    assert type(again) is Both and again.library == "other" and native == again
+    sharded = ua.ShardedDevice("cuda", 1, mesh=(("x", 2),), spec=(("x",),), device_ids=(1, 2))
+    assert d != sharded and sharded != d

@@ -163,13 +163,18 @@ def test_a_driver_on_the_machine_leaves_the_devices_to_the_frameworks(monkeypatc
 
 def test_a_framework_that_fails_to_import_in_its_worker_is_one_unavailable_row(tmp_path: Path) -> None:
     # The parent leaves the import to the worker where the OS tells the devices: a broken install is still
-    # reported once, by name, and fails the run.
+    # reported once, by name, and fails the run. The parent is shown a machine without an accelerator driver
+    # (glob finds no driver file; no TPU setting): on one with a driver it imports the framework itself.
+    from unarray._devices import _TPU_SETTINGS
+
     fake = tmp_path / "site" / "tensorflow"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("raise ImportError('this tensorflow is broken')\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), str(tmp_path / "site"),
-                                                                       os.environ.get("PYTHONPATH")]))}
-    r = subprocess.run([sys.executable, "-m", "unarray", "check", "--backends", "tensorflow", "--ops", "add",
+    env = {k: v for k, v in os.environ.items() if k not in _TPU_SETTINGS}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), str(tmp_path / "site"), os.environ.get("PYTHONPATH")]))
+    no_driver = ("import glob, runpy; glob.glob = lambda pattern, **kw: []; "
+                 "runpy.run_module('unarray', run_name='__main__')")
+    r = subprocess.run([sys.executable, "-c", no_driver, "check", "--backends", "tensorflow", "--ops", "add",
                         "--out", str(tmp_path / "r")], cwd=tmp_path, capture_output=True, text=True, env=env,
                        timeout=300)
     assert r.returncode == 1, r.stdout + r.stderr

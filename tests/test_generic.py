@@ -3,6 +3,7 @@ of a repeated position applied), the input is never written, JAX and TensorFlow 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -152,3 +153,45 @@ def test_apply_numpy_refuses_a_wrong_statement_and_writes() -> None:
     with pytest.raises(ValueError, match="read-only"):
         ua.apply_numpy(lambda a: np.add(a, 1, out=a), x, shape=(3,), dtype=ua.float64)
     np.testing.assert_array_equal(x, np.ones(3))
+
+
+@st.composite
+def _unbuffered_cases(draw: st.DrawFn) -> tuple[np.ndarray, Any, str, np.ndarray]:
+    names = ["float32", "float64", "int64", "int8", "uint8", "complex64"]
+    dtype = np.dtype(draw(st.sampled_from(names), label="dtype"))
+    shape = draw(st.tuples(st.integers(1, 4), st.integers(1, 4)), label="shape")
+    signs = st.sampled_from([1] if dtype.kind == "u" else [-1, 1])
+
+    def values(n: int) -> np.ndarray:
+        mags = draw(st.lists(st.integers(1, 5), min_size=n, max_size=n))
+        return np.asarray([m * draw(signs) for m in mags]).astype(dtype)
+
+    x = values(shape[0] * shape[1]).reshape(shape)
+    if dtype.kind == "f" and draw(st.booleans(), label="a NaN"):
+        x[0, 0] = np.nan  # min and max propagate it as NumPy's do
+    if draw(st.booleans(), label="Fortran order"):
+        x = np.asfortranarray(x)  # not C-contiguous where both sizes exceed 1: written back through a copy
+    kind = draw(st.sampled_from(["rows", "pairs", "mask", "slice"]), label="index kind")
+    n = draw(st.integers(1, 6), label="updates")
+    rows = np.asarray(draw(st.lists(st.integers(-shape[0], shape[0] - 1), min_size=n, max_size=n)))
+    cols = np.asarray(draw(st.lists(st.integers(0, shape[1] - 1), min_size=n, max_size=n)))
+    idx: Any = {"rows": rows, "pairs": (rows, cols), "mask": x.real > 0, "slice": (slice(None), slice(1, None))}[kind]
+    target = x[idx].shape
+    v = values(math.prod(target)).reshape(target) if draw(st.booleans(), label="one value each") else values(1)[0]
+    return x, idx, draw(st.sampled_from(["add", "subtract", "multiply", "min", "max"]), label="op"), np.asarray(v)
+
+
+@given(case=_unbuffered_cases())
+@settings(max_examples=40, deadline=None)
+def test_the_unbuffered_fallback_is_numpys_ufunc_at(case: tuple[np.ndarray, Any, str, np.ndarray]) -> None:
+    # What ua.at runs where a library's ufunc.at lacks the op or dtype (CuPy's multiply, subtract on floats...):
+    # every occurrence of a repeated position applied in order, so equal to NumPy's bit for bit.
+    from unarray._backends import updates
+
+    x, idx, op, v = case
+    want = x.copy()
+    with np.errstate(over="ignore"):
+        _UFUNC[op].at(want, idx, v)
+        got = updates.unbuffered_at(np, _UFUNC[op], x, idx, v)
+    assert got is x
+    np.testing.assert_array_equal(got, want)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = ["DLDeviceType", "Device", "MeshDevice", "ShardedDevice", "parse_device", "register_native"]
 
@@ -98,7 +98,9 @@ _CODE_OF_KIND: dict[str, int] = {
 _NO_FLOAT64 = frozenset({"tpu", "mps"})
 
 
-@dataclass(frozen=True, slots=True)
+# Note: no __slots__, so that a library whose own device type equals nothing else (CuPy's) can give a subclass of
+# both (only a subclass is asked first when its instance is on the right of ==).
+@dataclass(frozen=True)
 class Device:
     """Where an array lives, the same for every library.
 
@@ -131,15 +133,17 @@ class Device:
     kind: str
     index: int = 0
     library: str | None = field(default=None, compare=False, kw_only=True)
+    # One device (a library's subclass of Device included), not a placement over several.
+    _single: ClassVar[bool] = True
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Device):
             # Note: a ShardedDevice or MeshDevice (which compare by their own fields) never equals a single device.
-            return type(other) is type(self) and self.kind == other.kind and self.index == other.index
+            return self._single and other._single and self.kind == other.kind and self.index == other.index
         native = _from_native(other)
         if native is None:
             return NotImplemented
-        return type(self) is Device and self.kind == native.kind and self.index == native.index
+        return self._single and self.kind == native.kind and self.index == native.index
 
     def __hash__(self) -> int:
         return hash((self.kind, self.index))
@@ -203,6 +207,7 @@ class ShardedDevice(Device):
     mesh: tuple[tuple[str, int], ...] = ()
     spec: tuple[tuple[str, ...] | None, ...] = ()
     device_ids: tuple[int, ...] = ()
+    _single: ClassVar[bool] = False
 
     def __repr__(self) -> str:
         return f"ShardedDevice({str(self)!r})"
@@ -251,6 +256,7 @@ class MeshDevice(Device):
     mesh_shape: tuple[int, ...] = ()
     mesh_dim_names: tuple[str, ...] | None = None
     placements: tuple[str, ...] = ()
+    _single: ClassVar[bool] = False
 
     def __str__(self) -> str:
         names = f" ({', '.join(self.mesh_dim_names)})" if self.mesh_dim_names else ""

@@ -60,8 +60,10 @@ class BoundNamespace:
       ``linspace``, ``eye``, ``fft.fftfreq``, ``fft.rfftfreq``) allocate in the bound backend on the
       bound device; an explicit ``device=`` or ``backend=`` still wins (a device that names its own
       library, ``torch.device`` or a ``ua.Device`` from another library's array, creates there).
-      ``asarray`` hands an array of another library to the bound one (:func:`unarray.to`, zero-copy
-      where it can) and keeps its device: only lists, scalars and buffers go to the bound device.
+      ``asarray`` puts host data on the bound device: lists, scalars, buffers, and arrays of another
+      library in host memory (a NumPy array; one copy where the bound device is an accelerator). An
+      array of the bound library, or of another library on an accelerator, keeps its device (handed
+      over by :func:`unarray.to`, zero-copy where it can).
     - ``__array_namespace_info__()`` describes the bound backend and device: its devices, its default
       dtypes, and only the dtypes that device holds (no float64 on a TPU).
 
@@ -71,8 +73,8 @@ class BoundNamespace:
         The bound backend's name (``"numpy"``, ``"torch"``, ``"jax"``, ``"tensorflow"``, ``"dask"``,
         ``"cupy"``).
     device : Device or None
-        Where creation allocates (carrying ``library``); None when bound to a traced array (the trace
-        places what it creates).
+        Where creation allocates (carrying ``library``); None when bound to a JAX or TensorFlow tracer
+        (the trace places what it creates). A tensor traced by ``torch.compile`` binds to its device.
     lazy : bool
         Whether the backend's arrays are lazy (dask): their values are known only once computed.
     immutable : bool
@@ -133,17 +135,25 @@ def _bound(fn: Callable[..., Any], backend: str, device: Any) -> Callable[..., A
 
 
 def _bound_asarray(fn: Callable[..., Any], backend: str, device: Any) -> Callable[..., Any]:
-    # Note: an array keeps its device (only its library changes); lists, scalars and buffers go to the bound device.
     @functools.wraps(fn)
     def asarray(obj: Any, /, *, device: Any = None, backend: Any = None, **kwargs: Any) -> Any:
         if backend is None and (device is None or _library(device) is None):
             backend = bound_backend
-            if device is None and of_array(obj) is None:
+            if device is None and _host_data(obj, bound_backend):
                 device = bound_device
         return fn(obj, device=device, backend=backend, **kwargs)
 
     bound_backend, bound_device = backend, device
     return asarray
+
+
+def _host_data(obj: Any, bound: str) -> bool:
+    # Note: what generic code builds from (lists, scalars, NumPy arrays) goes to the bound device; an array of the
+    # bound library, or one on an accelerator, keeps its device (moving it between devices is the caller's call).
+    src = of_array(obj)
+    if src is None:
+        return True
+    return src.name != bound and not src.is_tracer(obj) and src.device_of(obj).kind == "cpu"
 
 
 def _library(device: Any) -> str | None:
@@ -214,7 +224,10 @@ def array_namespace(*arrays: Any, api_version: str | None = None) -> BoundNamesp
     x = xs[leader("array_namespace", xs)] if len(xs) > 1 else xs[0]
     b = one(x, "array_namespace")
     if b.is_tracer(x):
-        return _namespace(b, None, "traced")
+        # Note: torch.compile traces tensors (its backend has `compiling`) that keep their device, where torch's
+        # creation functions would allocate on the CPU: bound to it. A tracer of its own type (JAX's) is placed
+        # by its trace: bound to none.
+        return _namespace(b, None if b.compiling is None else b.device_of(x), "traced")
     ns = _namespace(b, b.device_of(x), "array")
     if len(arrays) == 1:
         try:
@@ -235,7 +248,7 @@ def _namespace(b: Backend, where: Any, source: str) -> BoundNamespace:
     ns = _CACHE.get(key)
     if ns is None:
         real = backend_named(b.name, "array_namespace")  # the backend itself, not a view of an array subclass
-        ns = BoundNamespace(real, None if source == "traced" else with_library(where, real.name))
+        ns = BoundNamespace(real, None if where is None else with_library(where, real.name))
         ns = _CACHE.setdefault(key, ns)
     return ns
 

@@ -414,7 +414,9 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
 
         - an array (of any supported library, a JAX tracer or a dask array included) stays with its own
           library unless ``backend=`` names another; then it moves through :func:`unarray.to` (zero-copy
-          where possible). A tracer is returned as it is, never converted.
+          where possible) and keeps its device, unless ``device=`` names another or the target cannot hold
+          arrays there (a NumPy array for CuPy, whose arrays live on GPUs only): then it goes there, or to the
+          target's default device, one counted copy. A tracer is returned as it is, never converted.
         - anything else (Python scalars, nested sequences, buffers) goes to ``backend=``, else to the library of
           ``device=`` where that names one (``ua.device(t)``, ``torch.device``), else to the default set
           by :class:`unarray.use` (NumPy unless set).
@@ -465,7 +467,8 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
         if src.name != target.name:
             from unarray.interop import to
 
-            obj = to(obj, target.name, copy=copy, _op="asarray")
+            where = device if device is not None else _target_device(src, obj, target)
+            obj = to(obj, target.name, device=where, copy=copy, _op="asarray")
     if type(obj) is int and dtype is not None:
         check_int_scalar("asarray", None, obj, dtype)
     b, dev = _creation_backend("asarray", backend, device)
@@ -479,6 +482,28 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
                          op="asarray", backend=b.name)
     return out
 
+
+def _target_device(src: Backend, obj: Any, target: Backend) -> Any:
+    # Note: an array keeps its device, unless the target cannot hold arrays there (host data for CuPy, whose arrays
+    # live on GPUs only): then it goes to the target's default device, one counted copy, as the target's own
+    # asarray of host data would.
+    if src.is_tracer(obj) or src.device_of(obj).kind != "cpu":
+        return None
+    holds = _HOLDS_HOST.get(target.name)
+    if holds is None:
+        try:  # (not devices(): JAX lists only its GPUs there, yet holds host arrays)
+            target.asarray([0], device=target.native_device(_Device("cpu")))
+            holds = True
+        except Exception:  # noqa: BLE001 - refused (CuPy: GPUs only): no host arrays
+            holds = False
+        _HOLDS_HOST[target.name] = holds
+    if holds:
+        return None
+    return target.device_of(target.asarray([0], device=target.native_device(None)))
+
+
+# Backend name -> whether it can hold arrays in host memory.
+_HOLDS_HOST: dict[str, bool] = {}
 
 # NumPy kinds with no array API dtype: object, str, bytes, datetime, timedelta (void stays: ml_dtypes' bfloat16).
 _OUTSIDE = frozenset("OUSMm")

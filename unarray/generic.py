@@ -115,16 +115,16 @@ class at(Generic[A]):  # noqa: N801 - read as a function, like jax's x.at and ar
         if copy is False and not b.writable(x):
             raise ArgumentError(f"copy=False writes into x, but this {b.name} array cannot be written in place; "
                                 "leave copy unset (the update returns a new array)", op=name, backend=b.name)
-        idx = _native_index(b, idx, name)
+        idx = _native_index(b, x, idx, name)
         if type(value) not in SCALARS and one(value, name) is not b:
-            value = to(value, b.name, _op=name)
+            value = _handed(b, x, value, name)
         return cast(A, b.at_update(x, idx, op, value, copy is False))
 
 
-def _native_index(b: Any, idx: Any, op: str) -> Any:
+def _native_index(b: Any, x: Any, idx: Any, op: str) -> Any:
     # Arrays in the index (NumPy masks for a torch tensor...) are handed to x's library.
     if isinstance(idx, tuple):
-        return tuple(_native_index(b, p, op) for p in idx)
+        return tuple(_native_index(b, x, p, op) for p in idx)
     if isinstance(idx, (*SCALARS, slice, type(None), type(Ellipsis))):
         return idx
     if isinstance(idx, list):
@@ -132,9 +132,21 @@ def _native_index(b: Any, idx: Any, op: str) -> Any:
     if one(idx, op) is b:
         return idx
     try:
-        return to(idx, b.name, _op=op)
+        return _handed(b, x, idx, op)
     except DTypeError:  # int64 positions for a library without it (JAX without x64): its own index dtype
-        return to(astype(idx, DTYPES[b.default_dtype_names(b.device_of(idx))["indexing"]]), b.name, _op=op)
+        return _handed(b, x, astype(idx, DTYPES[b.default_dtype_names(b.device_of(idx))["indexing"]]), op)
+
+
+def _handed(b: Any, x: Any, a: Any, op: str) -> Any:
+    # Note: host data (a NumPy index or value) goes to x's device, one copy, as x's library's own indexing copies
+    # it (CuPy, JAX); an array on an accelerator is only handed over (another device is the caller's to move).
+    src = one(a, op)
+    here = src.device_of(a)
+    if here.kind == "cpu" and not src.is_tracer(a):
+        want = b.device_of(x)
+        if want != here:
+            return to(a, b.name, device=want, _op=op)
+    return to(a, b.name, _op=op)
 
 
 def apply_numpy(fn: Callable[..., Any], *arrays: Array, shape: tuple[int, ...], dtype: DTypeLike,

@@ -276,7 +276,8 @@ class Backend:
     def writable(self, x: Any) -> bool:
         """Whether ``x`` may be written in place (``ua.at(..., copy=False)``)."""
         flags = getattr(x, "flags", None)
-        return not (self.immutable or self.lazy) and (flags is None or bool(flags.writeable))
+        # Note: CuPy's flags have no writeable (its arrays always are)
+        return not (self.immutable or self.lazy) and bool(getattr(flags, "writeable", True))
 
     def at_update(self, x: Any, idx: Any, op: str, v: Any, in_place: bool) -> Any:
         out = x if in_place else x.copy()

@@ -33,16 +33,42 @@ def numpy_update(x: Any, idx: Any, op: str, v: Any) -> Any:
     # x is a writable NumPy (or CuPy) array, updated in place.
     if op == "set":
         x[idx] = v
+    elif not type(x).__module__.startswith("cupy"):
+        UFUNC[op].at(x, idx, v)
     else:
-        ufunc = _cupy_ufunc(op) if type(x).__module__.startswith("cupy") else UFUNC[op]
-        ufunc.at(x, idx, v)
+        import cupy
+
+        ufunc = getattr(cupy, UFUNC[op].__name__)
+        try:
+            ufunc.at(x, idx, v)
+        except (TypeError, NotImplementedError):  # CuPy's ufunc.at: no multiply, few dtypes (refused before writing)
+            unbuffered_at(cupy, ufunc, x, idx, v)
     return x
 
 
-def _cupy_ufunc(op: str) -> Any:
-    import cupy
+def unbuffered_at(xp: Any, ufunc: Any, x: Any, idx: Any, v: Any) -> Any:
+    """``ufunc.at(x, idx, v)`` in place from plain gathers and scatters, for a library whose ``ufunc.at`` lacks the
+    op or dtype: NumPy's unbuffered semantics, every occurrence of a repeated position applied in index order.
 
-    return getattr(cupy, UFUNC[op].__name__)
+    Round ``r`` applies each position's ``r``-th occurrence, so no round writes a position twice and each
+    position sees its values in NumPy's order (the same rounding). ``xp`` is the array's module (NumPy's
+    interface: ``argsort(kind="stable")``, ``searchsorted``)."""
+    pos = xp.arange(x.size).reshape(x.shape)[idx]
+    vals = xp.broadcast_to(xp.asarray(v, dtype=x.dtype), pos.shape).reshape(-1)
+    pos = pos.reshape(-1)
+    if pos.size == 0:
+        return x
+    order = xp.argsort(pos, kind="stable")
+    pos, vals = pos[order], vals[order]
+    rank = xp.arange(pos.size) - xp.searchsorted(pos, pos, side="left")  # occurrence number of each position
+    flat = x.reshape(-1) if x.flags.c_contiguous else xp.ascontiguousarray(x).reshape(-1)
+    for r in range(int(rank.max()) + 1):
+        sel = rank == r
+        p = pos[sel]
+        flat[p] = ufunc(flat[p], vals[sel])
+    if not x.flags.c_contiguous:  # flat was a copy: write it back
+        x[...] = flat.reshape(x.shape)
+    return x
 
 
 def torch_update(x: Any, idx: Any, op: str, v: Any, in_place: bool) -> Any:

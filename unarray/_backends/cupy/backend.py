@@ -34,10 +34,19 @@ def is_hip() -> bool:
         return False
 
 
+class CupyDevice(Device, cupy.cuda.Device):  # type: ignore[misc]  # (CuPy has no type stubs)
+    """A ``ua.Device`` that is also CuPy's device object, so ``x.device == ua.device(x)`` holds from CuPy's side:
+    CuPy's ``Device.__eq__`` answers False to any other type instead of deferring to it."""
+
+    def __init__(self, kind: str, index: int = 0, *, library: str | None = None) -> None:
+        Device.__init__(self, kind, index, library=library)
+        cupy.cuda.Device.__init__(self, index)
+
+
 def device_from_id(index: int, hip: bool | None = None) -> Device:
     """``ua.Device`` of CuPy device ``index`` (kind "rocm" on a HIP build of CuPy)."""
     hip = is_hip() if hip is None else hip
-    return Device("rocm" if hip else "cuda", int(index))
+    return CupyDevice("rocm" if hip else "cuda", int(index))
 
 
 def _current_id() -> int:
