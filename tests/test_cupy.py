@@ -33,7 +33,8 @@ def gpu(request: pytest.FixtureRequest) -> Any:
 
 # -- CPU side --------------------------------------------------------------------------------------
 def test_backend_module_imports_without_a_gpu() -> None:
-    code = "import unarray._backends.cupy as c, unarray._backends.numba as n; print(c.BACKEND.name, n.BACKEND.name)"
+    code = ("import unarray._backends.cupy.backend as c, unarray._backends.numba.backend as n; "
+            "print(c.BACKEND.name, n.BACKEND.name)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"CUDA_VISIBLE_DEVICES": ""}
                          | {k: v for k, v in __import__("os").environ.items() if k != "CUDA_VISIBLE_DEVICES"},
                          timeout=120)

@@ -241,6 +241,9 @@ class _StrictNativeDevice:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _StrictNativeDevice) and other.id == self.id
 
+    def __ne__(self, other: object) -> bool:
+        return not (isinstance(other, _StrictNativeDevice) and other.id == self.id)
+
     def __hash__(self) -> int:
         return hash(self.id)
 
@@ -263,6 +266,7 @@ def test_a_library_device_that_equals_nothing_else_can_share_a_subclass_with_dev
     assert d == native and native == d and not (d != native) and not (native != d)
     assert native != Both("cuda", 0) and Both("cuda", 0) != native
     assert d == ua.Device("cuda", 1) == d and hash(d) == hash(ua.Device("cuda", 1))
+    assert not (ua.Device("cuda", 1) != d) and not (d != ua.Device("cuda", 1))  # the native __ne__ is not taken
     again = dataclasses.replace(d, library="other")  # what with_library does
     assert type(again) is Both and again.library == "other" and native == again
     sharded = ua.ShardedDevice("cuda", 1, mesh=(("x", 2),), spec=(("x",),), device_ids=(1, 2))

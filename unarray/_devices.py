@@ -145,6 +145,12 @@ class Device:
             return NotImplemented
         return self._single and self.kind == native.kind and self.index == native.index
 
+    def __ne__(self, other: object) -> bool:
+        # Note: explicit, so a subclass that is also a library's device (CuPy's) does not take that library's
+        # __ne__, which answers True to any other type.
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
     def __hash__(self) -> int:
         return hash((self.kind, self.index))
 

@@ -145,8 +145,14 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
                     span[0], span[1] = min(span[0], t), max(span[1], time.perf_counter())
         return go
 
+    unavailable_seen: set[tuple[str, str]] = set()
+
     def record(r: Result) -> None:
         with lock:
+            if r.op == "(backend)":  # every shard's worker finds the framework broken: one row says so
+                if (r.backend, r.device) in unavailable_seen:
+                    return
+                unavailable_seen.add((r.backend, r.device))
             report.results.append(r)
             if snapshot is not None and time.perf_counter() - last_snapshot[0] >= snapshot_every:
                 last_snapshot[0] = time.perf_counter()
