@@ -19,6 +19,7 @@ CPU: dict[str, str] = {
     "cupy": "",
     "numba": "pip install numba",
     "dask": "pip install 'dask[array]'",
+    "mlx": "pip install mlx mlx-cpu",
 }
 
 _GPU: dict[str, str] = {
@@ -27,6 +28,7 @@ _GPU: dict[str, str] = {
     "tensorflow": "with an NVIDIA GPU on Linux: pip install 'tensorflow[and-cuda]'",
     "cupy": "CuPy runs only on a GPU: with an NVIDIA GPU pip install cupy-cuda13x (cupy-cuda12x for CUDA 12 "
             "drivers), with an AMD GPU pip install cupy-rocm-7-0; without a GPU use NumPy arrays",
+    "mlx": "on Apple silicon: pip install mlx (Metal); with an NVIDIA GPU: pip install 'mlx[cuda13]'",
     "numba": "Numba's CUDA arrays also need an NVIDIA GPU and pip install numba-cuda",
 }
 

@@ -36,6 +36,7 @@ _ROOTS = {
     "tensorflow": "tensorflow",
     "numba": "numba",
     "dask": "dask",
+    "mlx": "mlx",
 }
 SCALARS = (bool, int, float, complex)
 # Note: exact types, since NumPy scalars (np.float64 subclasses float) are arrays of the numpy backend.

@@ -24,7 +24,7 @@ from unarray._errors import BackendNotAvailableError
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
 
-NAMES = ("numpy", "torch", "jax", "cupy", "tensorflow", "numba", "dask")
+NAMES = ("numpy", "torch", "jax", "cupy", "tensorflow", "numba", "dask", "mlx")
 _ALIASES = {"tf": "tensorflow", "np": "numpy", "jnp": "jax", "pytorch": "torch", "cp": "cupy"}
 # Distribution name per backend, for installed-version reports.
 DISTRIBUTIONS = {
@@ -35,6 +35,7 @@ DISTRIBUTIONS = {
     "tensorflow": ("tensorflow", "tensorflow-cpu"),
     "numba": ("numba",),
     "dask": ("dask",),
+    "mlx": ("mlx",),
 }
 
 # Backends whose devices are accelerators only (Numba's are CUDA GPUs; CuPy is asked even so: it says why not).
@@ -110,6 +111,10 @@ def _import(name: str) -> Any:
         from unarray._backends import dask as dask_module
 
         return dask_module
+    if name == "mlx":
+        from unarray._backends.mlx import backend as mlx_module
+
+        return mlx_module
     from unarray._backends import numba as numba_module
 
     return numba_module

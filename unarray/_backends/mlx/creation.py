@@ -74,7 +74,7 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: builtin
         return from_numpy(np.from_dlpack(obj), d)
     if d is None:
         d = _infer(obj)
-    return mx.array(np.asarray(obj, dtype=np.dtype(name(d))) if d not in (None, mx.bfloat16) else obj, dtype=d)
+    return mx.array(np.asarray(obj, dtype=np.dtype(name(d))) if d is not None and d != mx.bfloat16 else obj, dtype=d)
 
 
 def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:

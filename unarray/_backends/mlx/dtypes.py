@@ -123,7 +123,10 @@ def result_type(*args: Any) -> Any:
             nxt = promote_names(out, n) or _cross_kind(out, n)
             if nxt is None:
                 raise DTypeError(f"the standard defines no promotion of {out} with {n}; cast one explicitly")
-            out = "complex64" if nxt == "complex128" else nxt
+            if nxt == "complex128":
+                raise DTypeError(f"{out} with {n} promotes to complex128, which MLX does not have; cast to "
+                                 "complex64 first", backend="mlx")
+            out = nxt
     if out is None:
         raise DTypeError("result_type needs at least one array or dtype")
     d = DT[out]

@@ -7,6 +7,7 @@ from typing import Any
 
 import mlx.core as mx
 
+from unarray._backends import _special
 from unarray._backends.mlx.dtypes import (
     _SCALARS,
     FLOATS,
@@ -48,10 +49,37 @@ def _binary(fn: Any) -> Any:
     return op
 
 
+def _exp64(x: Any) -> Any:
+    ax = mx.abs(x)
+    e = mx.cosh(ax) + mx.sinh(ax)
+    return mx.where(x >= 0, e, 1 / e)
+
+
+def _sin64(x: Any) -> Any:
+    t = mx.tan(x / 2)
+    return 2 * t / (1 + t * t)
+
+
+def _cos64(x: Any) -> Any:
+    t = mx.tan(x / 2)
+    return (1 - t * t) / (1 + t * t)
+
+
+def _f64(fn: Any, exact: Any) -> Any:
+    # Note: MLX's float64 exp, sin and cos are float32 approximations (about 1e-7 relative error); float64 takes
+    # them from the functions MLX computes to float64 accuracy (cosh + sinh, the tangent half-angle forms).
+    def op(x: Any, /) -> Any:
+        x = a(x)
+        return exact(x) if x.dtype == mx.float64 else fn(x)
+
+    op.__name__ = fn.__name__
+    return op
+
+
 acos, acosh, asin, asinh = _unary(mx.arccos), _unary(mx.arccosh), _unary(mx.arcsin), _unary(mx.arcsinh)
-atan, atanh, cos, cosh = _unary(mx.arctan), _unary(mx.arctanh), _unary(mx.cos), _unary(mx.cosh)
-exp, expm1, log, log1p = _unary(mx.exp), _unary(mx.expm1), _unary(mx.log), _unary(mx.log1p)
-log2, log10, sin, sinh = _unary(mx.log2), _unary(mx.log10), _unary(mx.sin), _unary(mx.sinh)
+atan, atanh, cos, cosh = _unary(mx.arctan), _unary(mx.arctanh), _f64(mx.cos, _cos64), _unary(mx.cosh)
+exp, log, log1p = _f64(mx.exp, _exp64), _unary(mx.log), _unary(mx.log1p)
+log2, log10, sin, sinh = _unary(mx.log2), _unary(mx.log10), _f64(mx.sin, _sin64), _unary(mx.sinh)
 sqrt, tan, tanh, square = _unary(mx.sqrt), _unary(mx.tan), _unary(mx.tanh), _unary(mx.square)
 conj, real, isnan, isinf = _unary(mx.conj), _unary(mx.real), _unary(mx.isnan), _unary(mx.isinf)
 isfinite, logical_not = _unary(mx.isfinite), _unary(mx.logical_not)
@@ -61,6 +89,19 @@ less_equal, greater, greater_equal = _binary(mx.less_equal), _binary(mx.greater)
 logical_and, logical_or, logical_xor = _binary(mx.logical_and), _binary(mx.logical_or), _binary(mx.logical_xor)
 bitwise_and, bitwise_or, bitwise_xor = _binary(mx.bitwise_and), _binary(mx.bitwise_or), _binary(mx.bitwise_xor)
 atan2 = _binary(mx.arctan2)
+
+
+def expm1(x: Any, /) -> Any:
+    x = a(x)
+    if x.dtype != complex64:
+        return mx.expm1(x)
+    # Note: MLX's expm1 has no complex kernel; the standard's, with its special cases, through _special.
+    return _special.complex_expm1(mx, x, complex_of)
+
+
+def complex_of(re: Any, im: Any) -> Any:
+    # re + im*1j would turn an infinite part into NaN (0 * inf): the two float32 parts are viewed as one complex64.
+    return mx.stack([re.astype(float32), im.astype(float32)], axis=-1).view(complex64)[..., 0]
 
 
 def abs(x: Any, /) -> Any:  # noqa: A001

@@ -13,7 +13,7 @@ import mlx.core as mx
 
 from unarray._backends.mlx import statistical
 from unarray._backends.mlx.dtypes import FLOATS, INDEX, a, bool, complex64, float32, float64, promote
-from unarray._errors import ArgumentError, ShapeError
+from unarray._errors import ArgumentError, ShapeError, UnsupportedError
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
@@ -67,7 +67,8 @@ def _float(x: Any) -> tuple[Any, Any]:
     # The dtype MLX's decompositions take (float32, float64), and the dtype the answer is rounded to.
     x = a(x)
     if x.dtype == complex64:
-        return x, complex64
+        raise UnsupportedError("MLX's linalg kernels take real float32/float64 matrices only; hand complex ones "
+                               "to NumPy (ua.to(x, 'numpy'))", backend="mlx")
     if x.dtype in (float32, float64):
         return x, x.dtype
     out = x.dtype if x.dtype in FLOATS else float32
@@ -252,7 +253,12 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any
 
 
 def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:  # noqa: A002
-    v, d = _float(x)
+    if ord in ("nuc", 2, -2):
+        v, d = _float(x)
+    else:  # sums of magnitudes: complex matrices too
+        v = a(x)
+        d = v.dtype if v.dtype in FLOATS else float32
+        v = v if v.dtype in FLOATS or v.dtype == complex64 else v.astype(float32)
     m = mx.abs(v)
     if ord == "fro":
         out = mx.sqrt(mx.sum(m * m, axis=(-2, -1)))
