@@ -194,7 +194,7 @@ def compact_copy(src: str, x: Any) -> Any:
         return mod("cupy").array(x, copy=True, order="C")
     if src == "jax":
         return mod("jax.numpy").array(x, copy=True)
-    if src == "tensorflow":
+    if src in ("tensorflow", "mlx"):
         return aligned_copy(np.asarray(x))
     if src == "numba":
         return mod("cupy").array(mod("cupy").asarray(x), copy=True)
@@ -240,7 +240,7 @@ def move_within(kind: str, x: Any, native_device: Any, backend: Any) -> Any:
 
 
 def kind_after_copy(src: str) -> str:
-    return {"tensorflow": "numpy", "numba": "cupy"}.get(src, src)
+    return {"tensorflow": "numpy", "mlx": "numpy", "numba": "cupy"}.get(src, src)
 
 
 # -- data pointers (zero-copy proof) --------------------------------------------------------

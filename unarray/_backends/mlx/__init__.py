@@ -55,8 +55,8 @@ DEVIATIONS: tuple[Deviation, ...] = (
               "MLX imports every foreign buffer by copying it (mx.array of the NumPy view): one counted copy, "
               "refused under copy=False"),
     Deviation("at.*", NAME, "*", "*",
-              "ua.at(..., copy=False) is refused on MLX arrays (values: a write makes a new buffer); leave copy "
-              "unset"),
+              "ua.at(..., copy=False) is refused on MLX arrays (values: a write makes a new buffer; ArgumentError); "
+              "leave copy unset"),
     *(Deviation(op, NAME, "*", "complex64",
                 "MLX's linalg kernels take real matrices only: complex ones are refused (UnsupportedError)")
       for op in ("linalg.cholesky", "linalg.det", "linalg.eig*", "linalg.inv", "linalg.pinv", "linalg.qr",

@@ -27,7 +27,7 @@ def _gpu_kind() -> str:
 
 
 def device_from_mlx(d: Any) -> Device:
-    return Device("cpu") if d.type == mx.DeviceType.cpu else Device(_gpu_kind(), d.index)
+    return Device("cpu") if d.type == mx.DeviceType.cpu else Device(_gpu_kind(), getattr(d, "index", 0))
 
 
 register_native(mx.Device, device_from_mlx)
@@ -60,7 +60,7 @@ class MLXBackend(Backend):
         raise ArgumentError(f"MLX runs on its CPU and its GPU, not on {d}", backend=self.name)
 
     def version(self) -> str:
-        return str(mx.__version__)
+        return str(getattr(mx, "__version__", "?"))
 
     def devices(self) -> list[Device]:
         out = [Device("cpu")]

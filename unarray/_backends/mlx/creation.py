@@ -26,8 +26,13 @@ from unarray._backends.mlx.dtypes import (
 from unarray._errors import ArgumentError, DTypeError
 
 
-def _kw(device: Any) -> dict[str, Any]:
-    return {} if device is None else {"stream": device}
+def _kw(device: Any, d: Any = None) -> dict[str, Any]:
+    if device is None:
+        return {}
+    if d == mx.float64 and device.type != mx.DeviceType.cpu:
+        # Note: MLX's GPU has no float64; refused before MLX is asked for a stream there.
+        raise DTypeError("MLX's GPU has no float64; use float32 there, or compute on the CPU", backend="mlx")
+    return {"stream": device}
 
 
 def _shape(shape: Any) -> list[int]:
@@ -78,11 +83,13 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: builtin
 
 
 def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
-    return mx.zeros(_shape(shape), dtype=native(dtype) or DEFAULT_FLOAT, **_kw(device))
+    d = native(dtype) or DEFAULT_FLOAT
+    return mx.zeros(_shape(shape), dtype=d, **_kw(device, d))
 
 
 def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
-    return mx.ones(_shape(shape), dtype=native(dtype) or DEFAULT_FLOAT, **_kw(device))
+    d = native(dtype) or DEFAULT_FLOAT
+    return mx.ones(_shape(shape), dtype=d, **_kw(device, d))
 
 
 def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
@@ -91,15 +98,17 @@ def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
 
 def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Any:
     d = native(dtype) or (_infer(fill_value) if isinstance(fill_value, _SCALARS) else a(fill_value).dtype)
-    return mx.full(_shape(shape), mx.array(fill_value, dtype=d), dtype=d, **_kw(device))
+    return mx.full(_shape(shape), mx.array(fill_value, dtype=d), dtype=d, **_kw(device, d))
 
 
 def zeros_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
-    return mx.zeros(a(x).shape, dtype=native(dtype) or x.dtype, **_kw(device))
+    d = native(dtype) or a(x).dtype
+    return mx.zeros(x.shape, dtype=d, **_kw(device, d))
 
 
 def ones_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
-    return mx.ones(a(x).shape, dtype=native(dtype) or x.dtype, **_kw(device))
+    d = native(dtype) or a(x).dtype
+    return mx.ones(x.shape, dtype=d, **_kw(device, d))
 
 
 def empty_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
@@ -108,7 +117,7 @@ def empty_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
 
 def full_like(x: Any, /, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Any:
     d = native(dtype) or a(x).dtype
-    return mx.full(x.shape, mx.array(fill_value, dtype=d), dtype=d, **_kw(device))
+    return mx.full(x.shape, mx.array(fill_value, dtype=d), dtype=d, **_kw(device, d))
 
 
 def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None, device: Any = None) -> Any:
@@ -131,7 +140,8 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
 
 
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None, device: Any = None) -> Any:
-    return mx.eye(n_rows, n_cols, k, dtype=native(dtype) or DEFAULT_FLOAT, **_kw(device))
+    d = native(dtype) or DEFAULT_FLOAT
+    return mx.eye(n_rows, n_cols, k, dtype=d, **_kw(device, d))
 
 
 def tril(x: Any, /, *, k: int = 0) -> Any:

@@ -12,7 +12,7 @@ from typing import Any
 import mlx.core as mx
 
 from unarray._backends.mlx import statistical
-from unarray._backends.mlx.dtypes import FLOATS, INDEX, a, bool, complex64, float32, float64, promote
+from unarray._backends.mlx.dtypes import FLOATS, INDEX, a, complex64, float32, float64, promote
 from unarray._errors import ArgumentError, ShapeError, UnsupportedError
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
@@ -20,7 +20,7 @@ EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 QRResult = namedtuple("QRResult", ["Q", "R"])
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
-_CPU = {"stream": mx.cpu}
+_CPU: dict[str, Any] = {"stream": mx.cpu}
 
 
 def matmul(x1: Any, x2: Any, /) -> Any:
@@ -33,8 +33,8 @@ def matmul(x1: Any, x2: Any, /) -> Any:
     v1, v2 = p.ndim == 1, q.ndim == 1
     p, q = (p[None, :] if v1 else p), (q[:, None] if v2 else q)
     out = mx.sum(p[..., :, :, None] * q[..., None, :, :], axis=-2)
-    if p.dtype == bool:
-        out = out.astype(bool)
+    if p.dtype == mx.bool_:
+        out = out.astype(mx.bool_)
     return out[..., 0, :] if v1 and not v2 else out[..., 0] if v2 and not v1 else out[..., 0, 0] if v1 else out
 
 
