@@ -10,9 +10,12 @@ import numpy as np
 
 # Parameter ids per device class. "torch" is torch on the CPU, "torch-cuda" on the GPU.
 BACKEND_PARAMS = {
-    "cpu": ["numpy", "torch", "jax", "tensorflow"],
+    "cpu": ["numpy", "torch", "jax", "tensorflow", "mlx"],
     "gpu": ["torch-cuda", "cupy", "jax-gpu"],
 }
+# Backends the suite runs on some test modules only: MLX on the equivalence properties (its own facts are in
+# tests/test_mlx.py, its conformance in python -m unarray check), which keeps the suite's time.
+ONLY_IN = {"mlx": frozenset({"test_one_answer", "test_mlx"})}
 
 
 @dataclass
@@ -46,6 +49,11 @@ class TestBackend:
             import tensorflow as tf
 
             return tf.constant(a)
+        if self.name == "mlx":
+            import mlx.core as mx
+
+            # (mx.array alone makes float64 input float32)
+            return mx.array(a, dtype=getattr(mx, "bool_" if a.dtype == np.bool_ else a.dtype.name))
         raise AssertionError(self.name)
 
     def to_numpy(self, x: Any) -> np.ndarray:
@@ -57,7 +65,7 @@ class TestBackend:
             return x.get()
         if self.name == "tensorflow":
             return x.numpy()
-        return np.asarray(x)
+        return np.array(x) if self.name == "mlx" else np.asarray(x)
 
     def is_native(self, x: Any) -> bool:
         if self.name == "numpy":
@@ -78,6 +86,10 @@ class TestBackend:
             import tensorflow as tf
 
             return isinstance(x, tf.Tensor)
+        if self.name == "mlx":
+            import mlx.core as mx
+
+            return isinstance(x, mx.array)
         return False
 
     @property
@@ -134,6 +146,10 @@ def make_backend(param: str) -> TestBackend | None:
         import tensorflow as tf
 
         return TestBackend("tensorflow", param, device, tf)
+    if name == "mlx":
+        import mlx.core as mx
+
+        return TestBackend("mlx", param, device, mx)
     import numpy
 
     return TestBackend("numpy", param, device, numpy)

@@ -51,7 +51,9 @@ def abs(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -102,7 +104,9 @@ def acos(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -154,7 +158,9 @@ def acosh(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -220,7 +226,9 @@ def add(x1: complex | Array, x2: complex | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -273,7 +281,9 @@ def asin(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -325,7 +335,9 @@ def asinh(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -376,7 +388,9 @@ def atan(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -440,7 +454,9 @@ def atan2(x1: float | Array, x2: float | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -494,7 +510,9 @@ def atanh(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -556,7 +574,9 @@ def bitwise_and(x1: int | Array, x2: int | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -620,7 +640,9 @@ def bitwise_left_shift(x1: int | Array, x2: int | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -672,7 +694,9 @@ def bitwise_invert(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -734,7 +758,9 @@ def bitwise_or(x1: int | Array, x2: int | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -798,7 +824,9 @@ def bitwise_right_shift(x1: int | Array, x2: int | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -862,7 +890,9 @@ def bitwise_xor(x1: int | Array, x2: int | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -915,7 +945,9 @@ def ceil(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -973,7 +1005,9 @@ def clip(x: A, /, min: Array | float | None = None, max: Array | float | None = 
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -1023,7 +1057,9 @@ def conj(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -1085,7 +1121,9 @@ def copysign(x1: float | Array, x2: float | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -1138,7 +1176,9 @@ def cos(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -1190,7 +1230,9 @@ def cosh(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -1252,7 +1294,9 @@ def divide(x1: complex | Array, x2: complex | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -1315,7 +1359,9 @@ def equal(x1: complex | Array, x2: complex | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -1369,7 +1415,9 @@ def exp(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -1420,7 +1468,9 @@ def expm1(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -1471,7 +1521,9 @@ def floor(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -1534,7 +1586,9 @@ def floor_divide(x1: float | Array, x2: float | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -1598,7 +1652,9 @@ def greater(x1: float | Array, x2: float | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -1662,7 +1718,9 @@ def greater_equal(x1: float | Array, x2: float | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -1726,7 +1784,9 @@ def hypot(x1: float | Array, x2: float | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -1778,7 +1838,9 @@ def imag(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -1828,7 +1890,9 @@ def isfinite(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -1878,7 +1942,9 @@ def isinf(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -1928,7 +1994,9 @@ def isnan(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -1990,7 +2058,9 @@ def less(x1: float | Array, x2: float | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -2054,7 +2124,9 @@ def less_equal(x1: float | Array, x2: float | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -2107,7 +2179,9 @@ def log(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -2158,7 +2232,9 @@ def log1p(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -2209,7 +2285,9 @@ def log2(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -2260,7 +2338,9 @@ def log10(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -2322,7 +2402,9 @@ def logaddexp(x1: float | Array, x2: float | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -2386,7 +2468,9 @@ def logical_and(x1: bool | Array, x2: bool | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -2438,7 +2522,9 @@ def logical_not(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -2500,7 +2586,9 @@ def logical_or(x1: bool | Array, x2: bool | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -2564,7 +2652,9 @@ def logical_xor(x1: bool | Array, x2: bool | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -2628,7 +2718,9 @@ def maximum(x1: float | Array, x2: float | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -2692,7 +2784,9 @@ def minimum(x1: float | Array, x2: float | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -2760,7 +2854,9 @@ def multiply(x1: complex | Array, x2: complex | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -2812,7 +2908,9 @@ def negative(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -2875,7 +2973,9 @@ def nextafter(x1: float | Array, x2: float | Array, /) -> Array:
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: every backend on TPUs: TPUs flush float32 subnormals to zero. As for
     every function, on TPUs (every backend, float64 and complex128): TPUs have no float64 arithmetic; unarray
-    refuses it (DTypeError).
+    refuses it (DTypeError). As for every function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no
+    float64; unarray refuses it there (DTypeError). As for every function, on * (mlx, complex128): MLX has no
+    complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -2938,7 +3038,9 @@ def not_equal(x1: complex | Array, x2: complex | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -2990,7 +3092,9 @@ def positive(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -3054,7 +3158,9 @@ def pow(x1: complex | Array, x2: complex | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -3106,7 +3212,9 @@ def real(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -3156,7 +3264,9 @@ def reciprocal(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -3218,7 +3328,9 @@ def remainder(x1: float | Array, x2: float | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -3270,7 +3382,9 @@ def round(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -3320,7 +3434,9 @@ def sign(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -3370,7 +3486,9 @@ def signbit(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -3421,7 +3539,9 @@ def sin(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -3473,7 +3593,9 @@ def sinh(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -3523,7 +3645,9 @@ def square(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -3573,7 +3697,9 @@ def sqrt(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -3639,7 +3765,9 @@ def subtract(x1: complex | Array, x2: complex | Array, /) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -3692,7 +3820,9 @@ def tan(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -3744,7 +3874,9 @@ def tanh(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -3795,7 +3927,9 @@ def trunc(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------

@@ -161,7 +161,9 @@ def fft(
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
     1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
+    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
+    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -226,7 +228,9 @@ def ifft(
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
     1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
+    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
+    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -291,7 +295,9 @@ def fftn(
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
     1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
+    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
+    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -357,7 +363,9 @@ def ifftn(
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
     1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
+    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
+    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -423,7 +431,9 @@ def rfft(
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
     1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
+    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
+    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -488,7 +498,9 @@ def irfft(
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
     1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
+    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
+    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -553,7 +565,9 @@ def rfftn(
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
     1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
+    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
+    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -619,7 +633,9 @@ def irfftn(
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
     1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
+    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
+    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -685,7 +701,9 @@ def hfft(
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
     1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
+    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
+    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -750,7 +768,9 @@ def ihfft(
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
     1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
+    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
+    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -803,7 +823,9 @@ def fftshift(x: A, /, *, axes: int | Sequence[int] | None = None) -> A:
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
     1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
+    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
+    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -857,7 +879,9 @@ def ifftshift(x: A, /, *, axes: int | Sequence[int] | None = None) -> A:
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
     1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
+    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
+    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------

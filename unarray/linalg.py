@@ -52,8 +52,12 @@ def cholesky(x: A, /, *, upper: bool = False) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
+    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
+    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
+    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
+    (DTypeError).
 
     Examples
     --------
@@ -110,7 +114,9 @@ def cross(x1: A, x2: Array, /, *, axis: int = -1) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -161,8 +167,12 @@ def det(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
+    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
+    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
+    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
+    (DTypeError).
 
     Examples
     --------
@@ -215,7 +225,9 @@ def diagonal(x: A, /, *, offset: int = 0) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -266,8 +278,11 @@ def eig(x: Array, /) -> Any:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on CUDA GPUs, ROCm GPUs and TPUs: jax.numpy.linalg.eig runs on the
-    CPU only. As for every function, on TPUs (every backend, float64 and complex128): TPUs have no float64
-    arithmetic; unarray refuses it (DTypeError).
+    CPU only. mlx on every platform (complex64): MLX's linalg kernels take real matrices only: complex ones are
+    refused (UnsupportedError). As for every function, on TPUs (every backend, float64 and complex128): TPUs
+    have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
+    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
+    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -319,8 +334,12 @@ def eigh(x: Array, /) -> Any:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
+    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
+    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
+    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
+    (DTypeError).
 
     Examples
     --------
@@ -371,8 +390,11 @@ def eigvals(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on CUDA GPUs, ROCm GPUs and TPUs: jax.numpy.linalg.eigvals runs on
-    the CPU only. As for every function, on TPUs (every backend, float64 and complex128): TPUs have no float64
-    arithmetic; unarray refuses it (DTypeError).
+    the CPU only. mlx on every platform (complex64): MLX's linalg kernels take real matrices only: complex ones
+    are refused (UnsupportedError). As for every function, on TPUs (every backend, float64 and complex128): TPUs
+    have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
+    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
+    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -422,8 +444,12 @@ def eigvalsh(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
+    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
+    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
+    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
+    (DTypeError).
 
     Examples
     --------
@@ -473,8 +499,12 @@ def inv(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
+    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
+    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
+    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
+    (DTypeError).
 
     Examples
     --------
@@ -532,7 +562,9 @@ def matrix_norm(x: A, /, *, keepdims: bool = False, ord: float | Literal["fro", 
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -585,7 +617,9 @@ def matrix_power(x: A, n: int, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -638,8 +672,12 @@ def matrix_rank(x: A, /, *, rtol: float | Array | None = None) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
+    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
+    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
+    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
+    (DTypeError).
 
     Examples
     --------
@@ -691,7 +729,9 @@ def outer(x1: A, x2: Array, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -744,8 +784,12 @@ def pinv(x: A, /, *, rtol: float | Array | None = None) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
+    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
+    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
+    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
+    (DTypeError).
 
     Examples
     --------
@@ -798,8 +842,12 @@ def qr(x: Array, /, *, mode: Literal["reduced", "complete"] = 'reduced') -> Any:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
+    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
+    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
+    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
+    (DTypeError).
 
     Examples
     --------
@@ -852,8 +900,12 @@ def slogdet(x: Array, /) -> Any:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
+    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
+    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
+    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
+    (DTypeError).
 
     Examples
     --------
@@ -905,8 +957,12 @@ def solve(x1: A, x2: Array, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
+    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
+    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
+    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
+    (DTypeError).
 
     Examples
     --------
@@ -959,8 +1015,12 @@ def svd(x: Array, /, *, full_matrices: bool = True) -> Any:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
+    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
+    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
+    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
+    (DTypeError).
 
     Examples
     --------
@@ -1011,8 +1071,12 @@ def svdvals(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
+    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
+    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
+    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
+    (DTypeError).
 
     Examples
     --------
@@ -1071,7 +1135,9 @@ def trace(x: A, /, *, offset: int = 0, dtype: DTypeLike | None = None) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -1130,7 +1196,9 @@ def vector_norm(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------

@@ -176,7 +176,9 @@ def broadcast_arrays(*arrays: A) -> tuple[A, ...]:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -232,7 +234,9 @@ def broadcast_to(x: A, /, shape: tuple[int, ...]) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -288,7 +292,9 @@ def concat(arrays: tuple[A, ...] | list[A], /, *, axis: int | None = 0) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -342,7 +348,9 @@ def flip(x: A, /, *, axis: int | tuple[int, ...] | None = None) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -397,7 +405,9 @@ def moveaxis(x: A, source: int | tuple[int, ...], destination: int | tuple[int, 
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -453,7 +463,9 @@ def repeat(x: A, repeats: int | Array, /, *, axis: int | None = None) -> A:
     Known deviations of this function: Dask on every platform: dask repeats by an int only: counts given as an
     array make a data-dependent shape (UnsupportedError; compute the counts first). As for every function, on
     TPUs (every backend, float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it
-    (DTypeError).
+    (DTypeError). As for every function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64;
+    unarray refuses it there (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128;
+    unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -511,7 +523,9 @@ def reshape(x: A, /, shape: tuple[int, ...], *, copy: bool | None = None) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -567,7 +581,9 @@ def roll(x: A, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] |
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -619,7 +635,9 @@ def squeeze(x: A, /, axis: int | tuple[int, ...]) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -671,7 +689,9 @@ def stack(arrays: tuple[A, ...] | list[A], /, *, axis: int = 0) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -724,7 +744,9 @@ def tile(x: A, repetitions: tuple[int, ...], /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -777,7 +799,9 @@ def unstack(x: A, /, *, axis: int = 0) -> tuple[A, ...]:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------

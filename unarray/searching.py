@@ -179,8 +179,12 @@ def nonzero(x: A, /) -> tuple[A, ...]:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    Known deviations of this function: mlx on every platform: MLX has no data-dependent output shapes: computed
+    on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). As for every function, on
+    TPUs (every backend, float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it
+    (DTypeError). As for every function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64;
+    unarray refuses it there (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128;
+    unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -248,7 +252,9 @@ def searchsorted(
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -303,7 +309,9 @@ def where(condition: A, x1: Array | complex, x2: Array | complex, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------

@@ -60,7 +60,9 @@ def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
+    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
+    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -112,8 +114,12 @@ def unique_all(x: Array, /) -> Any:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    Known deviations of this function: mlx on every platform: MLX has no data-dependent output shapes: computed
+    on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). As for every function, on
+    TPUs (every backend, float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it
+    (DTypeError). As for every function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64;
+    unarray refuses it there (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128;
+    unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -165,8 +171,12 @@ def unique_counts(x: Array, /) -> Any:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    Known deviations of this function: mlx on every platform: MLX has no data-dependent output shapes: computed
+    on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). As for every function, on
+    TPUs (every backend, float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it
+    (DTypeError). As for every function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64;
+    unarray refuses it there (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128;
+    unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -218,8 +228,12 @@ def unique_inverse(x: Array, /) -> Any:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    Known deviations of this function: mlx on every platform: MLX has no data-dependent output shapes: computed
+    on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). As for every function, on
+    TPUs (every backend, float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it
+    (DTypeError). As for every function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64;
+    unarray refuses it there (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128;
+    unarray refuses it (DTypeError).
 
     Examples
     --------
@@ -271,8 +285,12 @@ def unique_values(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError).
+    Known deviations of this function: mlx on every platform: MLX has no data-dependent output shapes: computed
+    on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). As for every function, on
+    TPUs (every backend, float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it
+    (DTypeError). As for every function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64;
+    unarray refuses it there (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128;
+    unarray refuses it (DTypeError).
 
     Examples
     --------

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from unarray._backends._base import Backend
 
 # The registry line: one name per backend package (unarray/_backends/<name>/).
-NAMES = ("numpy", "torch", "jax", "cupy", "tensorflow", "numba", "dask")
+NAMES = ("numpy", "torch", "jax", "cupy", "tensorflow", "numba", "dask", "mlx")
 _ALIASES = {"tf": "tensorflow", "np": "numpy", "jnp": "jax", "pytorch": "torch", "cp": "cupy"}
 
 # Each package's facts, read without importing its framework (the package's __init__ imports none).

@@ -129,6 +129,8 @@ def _decide(b: Any, x: Any) -> tuple[str, Any]:
         return "as is", None
     if name == "numpy":
         return _numpy_trivial(x), None
+    if name == "mlx":  # strides MLX keeps to itself: its own compacting call
+        return "native", None
     if name == "torch":
         import torch
 
@@ -210,6 +212,8 @@ def _materialise(b: Any, x: Any, how: str, p: Any) -> Any:
             return np.ascontiguousarray(x)
         if name == "torch":
             return x.contiguous()
+        if name == "mlx":
+            return b.native.contiguous(x)
         import cupy
 
         return cupy.ascontiguousarray(x)
@@ -249,7 +253,8 @@ def kernel_name(b: Any, x: Any) -> str:
     if how == "as is":
         return "none (already C-contiguous: x is returned as is)"
     if how == "native":
-        return {"numpy": "numpy.ascontiguousarray", "torch": "torch.Tensor.contiguous"}.get(
+        return {"numpy": "numpy.ascontiguousarray", "torch": "torch.Tensor.contiguous",
+                "mlx": "mlx.core.contiguous"}.get(
             b.name, "cupy.ascontiguousarray")
     if p is None:
         return "cupy.ascontiguousarray (on a CuPy view)"

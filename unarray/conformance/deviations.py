@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from unarray import _install
+from unarray._backends import mlx as _mlx
 
 __all__ = ["BACKENDS", "DEVIATIONS", "PLATFORMS", "Deviation", "by_reason", "lookup", "platform_of",
            "render_markdown"]
 
 PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
-BACKENDS = ("numpy", "torch", "jax", "cupy", "tensorflow", "numba", "dask")
+BACKENDS = ("numpy", "torch", "jax", "cupy", "tensorflow", "numba", "dask", "mlx")
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
                 "ua.at(..., copy=False) writes in place on NumPy, CuPy and torch arrays only; JAX and TensorFlow "
                 "arrays (immutable) and dask arrays (a graph) refuse it (ArgumentError; leave copy unset)")
       for name in ("jax", "tensorflow", "dask")),
+    *(Deviation(*row) for row in _mlx.DEVIATIONS),
 )
 
 # Install commands per backend and platform ("" = not available there). unarray itself comes from its
@@ -114,6 +116,7 @@ INSTALL: dict[str, dict[str, str]] = {
     "numba": {"cpu": "", "cuda": "pip install numba numba-cuda", "rocm": "", "tpu": ""},
     "dask": {"cpu": _install.CPU["dask"], "cuda": "pip install 'dask[array]' cupy-cuda13x   # CuPy chunks",
              "rocm": "", "tpu": ""},
+    "mlx": {"cpu": _install.CPU["mlx"], "cuda": _mlx.INSTALL_CUDA, "rocm": "", "tpu": ""},
 }
 
 NOTES: dict[str, str] = {
@@ -128,6 +131,7 @@ NOTES: dict[str, str] = {
     "dask": "Lazy: every op builds a graph and computes nothing; NumPy chunks on the CPU, CuPy chunks on CUDA. "
             "`ua.to(x, 'dask')` wraps, `ua.to(dask_array, 'numpy')` computes (counted); the handoff pairs are "
             "checked in tests/test_dask.py. `--profile distributed` runs the cases on a local cluster.",
+    "mlx": _mlx.NOTES,
 }
 
 
@@ -148,6 +152,7 @@ OPERATORS: dict[str, str] = {
     "numba": "Numba device arrays have no arithmetic operators of their own on the host.",
     "dask": "`dask.array.Array` operators are dask's own (NumPy's promotion, lazily); `x[mask]` gives a result of "
             "unknown (NaN) size until computed.",
+    "mlx": _mlx.OPERATORS,
 }
 
 

@@ -69,7 +69,7 @@ def _sig_cupy(x: Any) -> Any:
 # fixed at construction).
 SIGNATURES: dict[str, Callable[[Any], Any] | None] = {
     "torch": _sig_torch, "numpy": sig_numpy, "jax": _sig_jax, "cupy": _sig_cupy, "numba": None,
-    "tensorflow": None,
+    "tensorflow": None, "mlx": None,
 }
 
 

@@ -66,6 +66,8 @@ def generic(dst: str) -> Callable[[Any], Any]:
             return to_tf(x)
         if dst == "numba":
             return to_numba(x)
+        if dst == "mlx":  # MLX copies every buffer it imports: a snapshot, counted (refused under copy=False)
+            raise Snapshot("MLX imports foreign buffers by copying them", _backends.get("mlx").from_dlpack(x))
         raise NeedsCopy(f"no path to {dst}")
 
     return conv
@@ -110,12 +112,12 @@ def path(src: str, dst: str) -> Callable[[Any], Any]:
 # source behind its owner's back (an EagerTensor's cached constant, a JAX array a jitted function
 # closed over). So such a handoff is one copy on the target's side (counted, never cached), or a
 # refusal under copy=False, as for a read-only NumPy array handed to torch.
-IMMUTABLE_SOURCES = frozenset({"jax", "tensorflow"})
+IMMUTABLE_SOURCES = frozenset({"jax", "tensorflow", "mlx"})
 WRITABLE_ONLY = frozenset({"torch", "cupy", "numba"})
 
 
-_NOUNS = {"jax": "JAX arrays", "tensorflow": "TensorFlow tensors", "torch": "torch tensors", "cupy": "CuPy arrays",
-          "numba": "Numba device arrays"}
+_NOUNS = {"jax": "JAX arrays", "tensorflow": "TensorFlow tensors", "mlx": "MLX arrays", "torch": "torch tensors",
+          "cupy": "CuPy arrays", "numba": "Numba device arrays"}
 
 
 def owned(src: str, dst: str) -> bool:
@@ -192,7 +194,7 @@ def compact_copy(src: str, x: Any) -> Any:
         return mod("cupy").array(x, copy=True, order="C")
     if src == "jax":
         return mod("jax.numpy").array(x, copy=True)
-    if src == "tensorflow":
+    if src in ("tensorflow", "mlx"):
         return aligned_copy(np.asarray(x))
     if src == "numba":
         return mod("cupy").array(mod("cupy").asarray(x), copy=True)
@@ -236,7 +238,7 @@ def move_within(kind: str, x: Any, native_device: Any, backend: Any) -> Any:
 
 
 def kind_after_copy(src: str) -> str:
-    return {"tensorflow": "numpy", "numba": "cupy"}.get(src, src)
+    return {"tensorflow": "numpy", "mlx": "numpy", "numba": "cupy"}.get(src, src)
 
 
 # -- data pointers (zero-copy proof) --------------------------------------------------------

@@ -101,7 +101,8 @@ class Route:
             self.conv = promised_path(src, dst)
         elif owned(src, dst):
             self.conv = refusing_alias(self.conv, src, dst)
-        self.cached = promise or ((src, dst) not in UNCACHED and not owned(src, dst))
+        # (MLX's setitem rebinds an array to a new buffer: a view cached by the array's id could go stale.)
+        self.cached = promise or ((src, dst) not in UNCACHED and not owned(src, dst) and src != "mlx")
         first = None if promise else _first_refused if owned(src, dst) else FIRST.get((src, dst))
         self.first = self.conv if first is None else first()
         self.sig = _cache.SIGNATURES.get(src, _cache.sig_numpy)

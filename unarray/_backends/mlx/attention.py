@@ -1,0 +1,26 @@
+# Attention on MLX: mlx.core.fast.scaled_dot_product_attention where it computes the standard's answer
+# (layout bhsd with one batch axis, no explicit mask, grouped-query heads included, causal aligned
+# bottom-right as unarray's is_causal), else the blocked online-softmax path every backend runs (a mask,
+# or a causal query with no key to attend, whose row must be zeros where MLX's kernel gives NaN).
+from __future__ import annotations
+
+from typing import Any
+
+import mlx.core as mx
+
+LABEL = "mlx.core.fast.scaled_dot_product_attention"
+# Note: float64 is left to the blocked path: MLX's kernel accumulates it in float32.
+_FLOATS = frozenset({mx.float16, mx.bfloat16, mx.float32})
+
+
+def fast_applies(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> bool:
+    if layout != "bhsd" or mask is not None or q.ndim != 4 or k.ndim != 4 or v.ndim != 4:
+        return False
+    if not (q.dtype == k.dtype == v.dtype and q.dtype in _FLOATS):
+        return False
+    sq, sk = q.shape[-2], k.shape[-2]
+    return sk > 0 and not (is_causal and sq > sk) and q.shape[1] % k.shape[1] == 0
+
+
+def fast(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float) -> Any:
+    return mx.fast.scaled_dot_product_attention(q, k, v, scale=scale, mask="causal" if is_causal else None)

@@ -1,0 +1,224 @@
+# The array-API namespace over MLX: the statistical functions (reductions, cumulative sums and products),
+# all, any, count_nonzero and diff, with the standard's semantics where MLX's differ (each with its reason).
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any
+
+import mlx.core as mx
+
+from unarray._backends.mlx.dtypes import (
+    DEFAULT_FLOAT,
+    DEFAULT_INT,
+    FLOATS,
+    INDEX,
+    INTS,
+    UNSIGNED,
+    a,
+    bool,
+    cast,
+    complex64,
+    native,
+    uint64,
+)
+from unarray._errors import ArgumentError, DTypeError, EmptyReductionError
+
+__all__ = ["all", "any", "argmax", "argmin", "count_nonzero", "cumulative_prod", "cumulative_sum", "diff", "max",
+           "mean", "min", "prod", "std", "sum", "var"]
+
+
+def axes_of(axis: Any, ndim: int) -> list[int] | None:
+    if axis is None:
+        return None
+    axes = [axis] if isinstance(axis, int) else list(axis)
+    out = []
+    for ax in axes:
+        if not -ndim <= ax < builtins.max(ndim, 1):
+            raise ArgumentError(f"axis {ax} is out of range for an array of {ndim} dimensions")
+        out.append(ax % ndim if ndim else 0)
+    if len(set(out)) != len(out):
+        raise ArgumentError(f"repeated axis in {axis!r}")
+    return out
+
+
+def _acc(x: Any, dtype: Any) -> Any:
+    # Note: MLX sums small integers into int32/uint32; the standard's default integer here is int64.
+    if dtype is not None:
+        return native(dtype)
+    if x.dtype == bool or x.dtype in INTS:
+        return DEFAULT_INT
+    return uint64 if x.dtype in UNSIGNED else x.dtype
+
+
+def _sum_like(fn: Any, x: Any, axis: Any, dtype: Any, keepdims: builtins.bool) -> Any:
+    x = a(x)
+    axes = axes_of(axis, x.ndim)
+    if axes == []:
+        return cast(x, _acc(x, dtype))
+    return fn(cast(x, _acc(x, dtype)), axis=axes, keepdims=keepdims)
+
+
+def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
+    return _sum_like(mx.sum, x, axis, dtype, keepdims)
+
+
+def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = False) -> Any:
+    return _sum_like(mx.prod, x, axis, dtype, keepdims)
+
+
+def _floating(x: Any) -> Any:
+    return x if x.dtype in FLOATS or x.dtype == complex64 else x.astype(DEFAULT_FLOAT)
+
+
+def mean(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:
+    x = _floating(a(x))
+    axes = axes_of(axis, x.ndim)
+    if axes == []:
+        return mx.array(x)
+    n = math.prod(x.shape) if axes is None else math.prod(x.shape[i] for i in axes)
+    # Note: MLX's mean of zero elements is -NaN (sign bit set); the standard's is NaN (0/0).
+    return mx.sum(x, axis=axes, keepdims=keepdims) / n if n else mx.full(
+        _kept(x, axes, keepdims), math.nan, x.dtype)
+
+
+def _kept(x: Any, axes: list[int] | None, keepdims: builtins.bool) -> list[int]:
+    axes = list(range(x.ndim)) if axes is None else axes
+    return [1 if i in axes else s for i, s in enumerate(x.shape)] if keepdims else \
+        [s for i, s in enumerate(x.shape) if i not in axes]
+
+
+def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: builtins.bool = False) -> Any:
+    x = _floating(a(x))
+    axes = axes_of(axis, x.ndim)
+    axes = list(range(x.ndim)) if axes is None else axes
+    n = math.prod(x.shape[i] for i in axes)
+    m = mx.mean(x, axis=axes, keepdims=True) if n else x
+    dev = x - m
+    sq = mx.real(dev * mx.conj(dev)) if x.dtype == complex64 else dev * dev
+    s = mx.sum(sq, axis=axes, keepdims=keepdims) if axes else sq
+    # Note: MLX's ddof is an int; the standard's correction is any real (NaN where N - correction <= 0).
+    denom = n - correction
+    return s / denom if denom > 0 else mx.full(s.shape, math.nan, s.dtype)
+
+
+def std(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: builtins.bool = False) -> Any:
+    return mx.sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
+
+
+def _ordered(op: str, x: Any, axes: list[int] | None) -> None:
+    if x.dtype == complex64:
+        raise DTypeError("got a complex64 array, but complex numbers have no order in the standard; "
+                         "reduce the real part or the magnitude instead (ua.real(x), ua.abs(x))")
+    reduced = x.shape if axes is None else [x.shape[i] for i in axes]
+    if 0 in reduced:
+        raise EmptyReductionError(f"cannot reduce over zero elements (shape {tuple(x.shape)}): {op} has no "
+                                  "identity; check the size first or use a reduction with an identity")
+
+
+def max(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
+    x = a(x)
+    axes = axes_of(axis, x.ndim)
+    _ordered("max", x, axes)
+    return mx.array(x) if axes == [] else mx.max(x, axis=axes, keepdims=keepdims)
+
+
+def min(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
+    x = a(x)
+    axes = axes_of(axis, x.ndim)
+    _ordered("min", x, axes)
+    return mx.array(x) if axes == [] else mx.min(x, axis=axes, keepdims=keepdims)
+
+
+def _arg(fn: Any, op: str, x: Any, axis: int | None, keepdims: builtins.bool) -> Any:
+    x = a(x)
+    axes = axes_of(axis, x.ndim)
+    _ordered(op, x, axes)
+    if x.dtype in FLOATS:
+        # Note: MLX's argmax/argmin skip NaN; the standard (as NumPy) returns the first NaN.
+        nan = mx.isnan(x)
+        hit = fn(nan.astype(mx.int8), axis=axis, keepdims=keepdims)
+        found = mx.any(nan, axis=axis, keepdims=keepdims)
+        return mx.where(found, hit, fn(x, axis=axis, keepdims=keepdims)).astype(INDEX)
+    # Note: MLX's indices are uint32; the standard's are the default index dtype.
+    return fn(x, axis=axis, keepdims=keepdims).astype(INDEX)
+
+
+def argmax(x: Any, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Any:
+    return _arg(mx.argmax, "argmax", x, axis, keepdims)
+
+
+def argmin(x: Any, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Any:
+    x = a(x)
+    if x.dtype in FLOATS:
+        axes = axes_of(axis, x.ndim)
+        _ordered("argmin", x, axes)
+        nan = mx.isnan(x)
+        hit = mx.argmax(nan.astype(mx.int8), axis=axis, keepdims=keepdims)
+        found = mx.any(nan, axis=axis, keepdims=keepdims)
+        return mx.where(found, hit, mx.argmin(x, axis=axis, keepdims=keepdims)).astype(INDEX)
+    return _arg(mx.argmin, "argmin", x, axis, keepdims)
+
+
+def any(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
+    x = a(x)
+    axes = axes_of(axis, x.ndim)
+    return (x != 0) if axes == [] else mx.any(x, axis=axes, keepdims=keepdims)
+
+
+def all(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
+    x = a(x)
+    axes = axes_of(axis, x.ndim)
+    return (x != 0) if axes == [] else mx.all(x, axis=axes, keepdims=keepdims)
+
+
+def _cumulative(fn: Any, identity: int, x: Any, axis: int | None, dtype: Any, initial: builtins.bool) -> Any:
+    x = a(x)
+    if axis is None:
+        if x.ndim != 1:
+            raise ArgumentError(f"axis=None needs a 1-D array, got shape {tuple(x.shape)}; pass axis=")
+        axis = 0
+    ax = axes_of(axis, x.ndim)[0]  # type: ignore[index]
+    out = fn(cast(x, _acc(x, dtype)), axis=ax)
+    if initial:
+        shape = list(out.shape)
+        shape[ax] = 1
+        out = mx.concatenate([mx.full(shape, identity, out.dtype), out], axis=ax)
+    return out
+
+
+def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None,
+                   include_initial: builtins.bool = False) -> Any:
+    return _cumulative(mx.cumsum, 0, x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
+                    include_initial: builtins.bool = False) -> Any:
+    return _cumulative(mx.cumprod, 1, x, axis, dtype, include_initial)
+
+
+def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:
+    x = a(x)
+    return mx.sum((x != 0).astype(INDEX), axis=axes_of(axis, x.ndim), keepdims=keepdims)
+
+
+def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None) -> Any:
+    x = a(x)
+    ax = axis % x.ndim
+
+    def edge(p: Any) -> Any:
+        if isinstance(p, (int, float, builtins.bool)):
+            shape = list(x.shape)
+            shape[ax] = 1
+            return mx.full(shape, p, x.dtype)
+        return cast(a(p), x.dtype)
+
+    parts = [*([edge(prepend)] if prepend is not None else []), x, *([edge(append)] if append is not None else [])]
+    if len(parts) > 1:
+        x = mx.concatenate(parts, axis=ax)
+    for _ in range(n):
+        hi = [slice(None)] * x.ndim
+        lo = [slice(None)] * x.ndim
+        hi[ax], lo[ax] = slice(1, None), slice(None, -1)
+        x = x[tuple(hi)] != x[tuple(lo)] if x.dtype == bool else x[tuple(hi)] - x[tuple(lo)]
+    return x
