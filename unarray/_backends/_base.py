@@ -15,6 +15,7 @@ from typing import Any, ClassVar, cast
 
 from unarray import _precision
 from unarray._backends import attention_blocked, updates
+from unarray._backends._contract import GENERIC
 from unarray._devices import Device
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES, DType, canonical_name
 from unarray._errors import ArgumentError, DTypeError, EmptyReductionError, UnsupportedError
@@ -39,10 +40,10 @@ class Backend:
     # Arrays that cannot be written in place (JAX, TensorFlow): ua.at returns a new array there.
     immutable: ClassVar[bool] = False
 
-    # -- generic fallback: every other array-API name comes from xp -----------------
+    # -- generic fallback: the standard's other functions (GENERIC) come from xp --------
     def __getattr__(self, op: str) -> Any:
-        if op.startswith("_"):
-            raise AttributeError(op)
+        if op not in GENERIC:  # (a misspelt op, a private name: no silent fallback)
+            raise AttributeError(f"{type(self).__name__} has no {op!r}")
         if op in self.holes:
             raise UnsupportedError(self.holes[op], op=op, backend=self.name)
         ns, _, short = op.partition("_")

@@ -11,7 +11,7 @@ import functools
 import math
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import array_api_compat.cupy as compat_cupy
 import cupy
@@ -19,6 +19,7 @@ import cupy
 from unarray import _precision
 from unarray._backends import _special, attention_blocked
 from unarray._backends._base import Backend
+from unarray._backends._contract import BackendContract
 from unarray._devices import Device, parse_device, register_native
 from unarray._errors import ArgumentError, DeviceMismatchError
 
@@ -218,7 +219,7 @@ class CupyBackend(Backend):
     def is_array_type(self, t: type) -> bool:
         return issubclass(t, cupy.ndarray)
 
-    def device_of(self, x: Any) -> Device:
+    def device_of(self, x: cupy.ndarray) -> Device:
         i = x.device.id
         try:
             return _device_cache[i]
@@ -241,13 +242,13 @@ class CupyBackend(Backend):
             return []
         return [device_from_id(i) for i in range(n)]
 
-    def data_ptr(self, x: Any) -> int:
+    def data_ptr(self, x: cupy.ndarray) -> int:
         return int(x.data.ptr)
 
-    def to_numpy(self, x: Any) -> Any:
+    def to_numpy(self, x: cupy.ndarray) -> Any:
         return x.get()
 
-    def to_device(self, x: Any, device: Any) -> Any:
+    def to_device(self, x: cupy.ndarray, device: Any) -> Any:
         with device:
             return cupy.asarray(x)
 
@@ -260,14 +261,14 @@ class CupyBackend(Backend):
             kw["copy"] = copy
         return cupy.from_dlpack(x, **kw)
 
-    def precision_used(self, policy: str, x: Any) -> str:
+    def precision_used(self, policy: str, x: cupy.ndarray) -> str:
         return {"highest": "float32 (cuBLAS COMPUTE_32F, TF32 off)",
                 "tf32": "tf32 (cuBLAS COMPUTE_32F_FAST_TF32)",
                 "bf16": "bf16 passes (cuBLAS COMPUTE_32F_FAST_16BF)",
                 "fastest": "bf16 passes (cuBLAS COMPUTE_32F_FAST_16BF)"}[policy]
 
     # -- hot ops: CuPy's own calls, on the array's device ---------------------------------------
-    def matmul(self, x1: Any, x2: Any) -> Any:
+    def matmul(self, x1: cupy.ndarray, x2: cupy.ndarray) -> Any:
         with on_device_of(x1):
             if x1.dtype is not x2.dtype and x1.dtype != x2.dtype:
                 dt = cupy.result_type(x1, x2)
@@ -276,35 +277,35 @@ class CupyBackend(Backend):
                 return _matmul_f32(x1, x2)
             return cupy.matmul(x1, x2)
 
-    def matrix_transpose(self, x: Any) -> Any:
+    def matrix_transpose(self, x: cupy.ndarray) -> Any:
         if x.ndim < 2:
             return super().matrix_transpose(x)
         return cupy.swapaxes(x, -1, -2)
 
-    def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
+    def permute_dims(self, x: cupy.ndarray, axes: tuple[int, ...]) -> Any:
         return cupy.transpose(x, axes)
 
-    def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+    def sum(self, x: cupy.ndarray, axis: Any, dtype: Any, keepdims: bool) -> Any:
         with on_device_of(x):
             return _XP.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
 
-    def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+    def prod(self, x: cupy.ndarray, axis: Any, dtype: Any, keepdims: bool) -> Any:
         with on_device_of(x):
             return _XP.prod(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
 
-    def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def mean(self, x: cupy.ndarray, axis: Any, keepdims: bool) -> Any:
         with on_device_of(x):
             if axis == ():
                 return x.copy()
             return cupy.mean(x, axis=axis, keepdims=keepdims)
 
-    def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+    def var(self, x: cupy.ndarray, axis: Any, correction: float, keepdims: bool) -> Any:
         with on_device_of(x):
             if axis == ():
                 return self._scalar_var(x, correction)
             return cupy.var(x, axis=axis, ddof=correction, keepdims=keepdims)
 
-    def std(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+    def std(self, x: cupy.ndarray, axis: Any, correction: float, keepdims: bool) -> Any:
         with on_device_of(x):
             if axis == ():
                 return cupy.sqrt(self._scalar_var(x, correction))
@@ -349,51 +350,51 @@ class CupyBackend(Backend):
             out = cupy.linalg.solve(a, b)
             return out[..., 0] if vec else out
 
-    def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def min(self, x: cupy.ndarray, axis: Any, keepdims: bool) -> Any:
         if x.dtype.kind == "c":  # Note: CuPy orders complex lexicographically; the standard has no order
             raise self._unordered("min", x)
         self._check_nonempty("min", x, axis)
         with on_device_of(x):
             return cupy.amin(x, axis=axis, keepdims=keepdims) if axis != () else x.copy()
 
-    def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def max(self, x: cupy.ndarray, axis: Any, keepdims: bool) -> Any:
         if x.dtype.kind == "c":  # Note: CuPy orders complex lexicographically; the standard has no order
             raise self._unordered("max", x)
         self._check_nonempty("max", x, axis)
         with on_device_of(x):
             return cupy.amax(x, axis=axis, keepdims=keepdims) if axis != () else x.copy()
 
-    def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+    def argmin(self, x: cupy.ndarray, axis: int | None, keepdims: bool) -> Any:
         if x.dtype.kind == "c":
             raise self._unordered("argmin", x)
         self._check_nonempty("argmin", x, axis)
         with on_device_of(x):
             return cupy.argmin(x, axis=axis, keepdims=keepdims)
 
-    def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+    def argmax(self, x: cupy.ndarray, axis: int | None, keepdims: bool) -> Any:
         if x.dtype.kind == "c":
             raise self._unordered("argmax", x)
         self._check_nonempty("argmax", x, axis)
         with on_device_of(x):
             return cupy.argmax(x, axis=axis, keepdims=keepdims)
 
-    def any(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def any(self, x: cupy.ndarray, axis: Any, keepdims: bool) -> Any:
         with on_device_of(x):
             return cupy.any(x, axis=axis, keepdims=keepdims) if axis != () else x.astype(bool)
 
-    def all(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def all(self, x: cupy.ndarray, axis: Any, keepdims: bool) -> Any:
         with on_device_of(x):
             return cupy.all(x, axis=axis, keepdims=keepdims) if axis != () else x.astype(bool)
 
-    def cumulative_sum(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+    def cumulative_sum(self, x: cupy.ndarray, axis: int | None, dtype: Any, include_initial: bool) -> Any:
         with on_device_of(x):
             return self._cumulative(_XP.cumulative_sum, x, axis, dtype, include_initial)
 
-    def cumulative_prod(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+    def cumulative_prod(self, x: cupy.ndarray, axis: int | None, dtype: Any, include_initial: bool) -> Any:
         with on_device_of(x):
             return self._cumulative(_XP.cumulative_prod, x, axis, dtype, include_initial)
 
-    def _cumulative(self, fn: Any, x: Any, axis: Any, dtype: Any, include_initial: bool) -> Any:
+    def _cumulative(self, fn: Any, x: cupy.ndarray, axis: Any, dtype: Any, include_initial: bool) -> Any:
         if axis is None and x.ndim != 1:
             raise ArgumentError(f"axis=None needs a 1-D array, got shape {tuple(x.shape)}; pass axis=",
                                 backend=self.name)
@@ -427,3 +428,6 @@ class CupyBackend(Backend):
 
 BACKEND = CupyBackend()
 register_native(cupy.cuda.Device, lambda d: device_from_id(d.id))
+
+if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
+    _contract: BackendContract[cupy.ndarray] = BACKEND

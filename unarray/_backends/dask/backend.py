@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import math
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import array_api_compat.dask.array as _compat_dask
 import dask
@@ -20,6 +20,7 @@ from array_api_compat.common._linalg import EighResult, EigResult, QRResult, Slo
 from unarray import _precision
 from unarray._backends import updates
 from unarray._backends._base import Backend
+from unarray._backends._contract import BackendContract
 from unarray._backends.dask import chunks as dask_chunks
 from unarray._backends.dask.chunks import chunk_library, chunked_matmul, per_matrix, stable_var
 from unarray._devices import Device, parse_device
@@ -354,3 +355,6 @@ def wrap(arr: Any, chunks: Any) -> Any:
 
 
 BACKEND = DaskBackend()
+
+if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
+    _contract: BackendContract[_da.Array] = BACKEND

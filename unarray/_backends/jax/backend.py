@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
@@ -14,6 +14,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from unarray._backends import _special, updates
 from unarray._backends._base import Backend
+from unarray._backends._contract import BackendContract
 from unarray._devices import Device, ShardedDevice, register_native
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES
 from unarray._errors import DTypeError
@@ -202,7 +203,7 @@ class JaxBackend(Backend):
     def is_array_type(self, t: type) -> bool:
         return issubclass(t, (jax.Array, jax.core.Tracer))
 
-    def device_of(self, x: Any) -> Device:
+    def device_of(self, x: jax.Array) -> Device:
         try:
             d = x.device
             if not isinstance(d, jax.Device):  # a sharding across devices: take its first
@@ -215,7 +216,7 @@ class JaxBackend(Backend):
             out = _device_cache[d] = device_from_jax(d)
             return out
 
-    def placement_of(self, x: Any) -> Device:
+    def placement_of(self, x: jax.Array) -> Device:
         # Note: an array spread over several devices is described by its mesh and spec, never by its first device.
         sh = None if isinstance(x, jax.core.Tracer) else getattr(x, "sharding", None)
         if sh is None or len(sh.device_set) < 2:
@@ -291,26 +292,26 @@ class JaxBackend(Backend):
         out = jnp.asarray(obj, dtype=dtype, device=device, copy=copy)
         return jnp.asarray(out, dtype=out.dtype) if dtype is None and type(obj) in _WEAK else out
 
-    def creation_device(self, x: Any) -> dict[str, Any]:
+    def creation_device(self, x: jax.Array) -> dict[str, Any]:
         # A tracer has no committed device: its computation decides placement.
         return {} if isinstance(x, jax.core.Tracer) else {"device": x.device}
 
-    def at_update(self, x: Any, idx: Any, op: str, v: Any, in_place: bool) -> Any:
+    def at_update(self, x: jax.Array, idx: Any, op: str, v: jax.Array, in_place: bool) -> Any:
         return updates.jax_update(x, idx, op, v)
 
     def apply_numpy(self, call: Any, arrays: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
         return jax.pure_callback(call, jax.ShapeDtypeStruct(shape, dtype), *arrays)  # type: ignore[no-untyped-call]
 
-    def is_tracer(self, x: Any) -> bool:
+    def is_tracer(self, x: jax.Array) -> bool:
         return isinstance(x, jax.core.Tracer)
 
-    def data_ptr(self, x: Any) -> int:
+    def data_ptr(self, x: jax.Array) -> int:
         return int(x.unsafe_buffer_pointer())
 
-    def precision_used(self, policy: str, x: Any) -> str:
+    def precision_used(self, policy: str, x: jax.Array) -> str:
         return precision_label(policy, self.device_of(x))
 
-    def matmul(self, x1: Any, x2: Any) -> Any:
+    def matmul(self, x1: jax.Array, x2: jax.Array) -> Any:
         if x1.dtype is not x2.dtype:
             check_promotion("matmul", x1, x2)
         return jnp.matmul(x1, x2, precision=_JAX_PRECISION[_POLICY.get()])
@@ -324,21 +325,21 @@ class JaxBackend(Backend):
         check_promotion("vecdot", x1, x2)
         return jnp.vecdot(x1, x2, axis=axis, precision=_JAX_PRECISION[_POLICY.get()])
 
-    def linalg_matrix_power(self, x: Any, n: int, /) -> Any:
+    def linalg_matrix_power(self, x: jax.Array, n: int, /) -> Any:
         with jax.default_matmul_precision(_DEFAULT_PRECISION[_POLICY.get()]):
             return jnp.linalg.matrix_power(x, n)
 
-    def matrix_transpose(self, x: Any) -> Any:
+    def matrix_transpose(self, x: jax.Array) -> Any:
         if x.ndim < 2:
             return super().matrix_transpose(x)
         return jnp.matrix_transpose(x)
 
     # Note: the norms that take a maximum or minimum across elements lose a shard's NaN as max does.
-    def linalg_vector_norm(self, x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:
+    def linalg_vector_norm(self, x: jax.Array, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:
         r = jnp.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
         return _nan_kept(r, x, axis, keepdims) if ord in (math.inf, -math.inf) else r
 
-    def linalg_matrix_norm(self, x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
+    def linalg_matrix_norm(self, x: jax.Array, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
         r = jnp.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
         return r if ord == "fro" else _nan_kept(r, x, (-2, -1), keepdims)
 
@@ -354,61 +355,61 @@ class JaxBackend(Backend):
         r = jnp.remainder(x1, x2)
         return _special.remainder_zero_sign(jnp, r, x2) if jnp.issubdtype(r.dtype, jnp.floating) else r
 
-    def sqrt(self, x: Any, /) -> Any:
+    def sqrt(self, x: jax.Array, /) -> Any:
         r = jnp.sqrt(x)
         return _special.complex_sqrt(jnp, r, x, jax.lax.complex) if x.dtype.kind == "c" else r
 
-    def abs(self, x: Any, /) -> Any:
+    def abs(self, x: jax.Array, /) -> Any:
         r = jnp.abs(x)
         return _special.complex_abs(jnp, r, x) if x.dtype.kind == "c" else r
 
     # Note: jnp.permute_dims refuses negative axes, which NumPy and torch accept.
-    def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
+    def permute_dims(self, x: jax.Array, axes: tuple[int, ...]) -> Any:
         return jnp.permute_dims(x, tuple(a % x.ndim if a < 0 else a for a in axes))
 
-    def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+    def sum(self, x: jax.Array, axis: Any, dtype: Any, keepdims: bool) -> Any:
         return jnp.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
 
-    def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+    def prod(self, x: jax.Array, axis: Any, dtype: Any, keepdims: bool) -> Any:
         return jnp.prod(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
 
-    def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def mean(self, x: jax.Array, axis: Any, keepdims: bool) -> Any:
         return jnp.mean(x, axis=axis, keepdims=keepdims)
 
-    def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+    def var(self, x: jax.Array, axis: Any, correction: float, keepdims: bool) -> Any:
         return jnp.var(x, axis=axis, correction=correction, keepdims=keepdims)
 
-    def std(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+    def std(self, x: jax.Array, axis: Any, correction: float, keepdims: bool) -> Any:
         return jnp.std(x, axis=axis, correction=correction, keepdims=keepdims)
 
-    def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def min(self, x: jax.Array, axis: Any, keepdims: bool) -> Any:
         if x.dtype.kind == "c":  # Note: jnp orders complex lexicographically; the standard has no order
             raise self._unordered("min", x)
         self._check_nonempty("min", x, axis)
         return _nan_kept(jnp.min(x, axis=axis, keepdims=keepdims), x, axis, keepdims)
 
-    def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def max(self, x: jax.Array, axis: Any, keepdims: bool) -> Any:
         if x.dtype.kind == "c":  # Note: jnp orders complex lexicographically; the standard has no order
             raise self._unordered("max", x)
         self._check_nonempty("max", x, axis)
         return _nan_kept(jnp.max(x, axis=axis, keepdims=keepdims), x, axis, keepdims)
 
-    def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+    def argmin(self, x: jax.Array, axis: int | None, keepdims: bool) -> Any:
         if x.dtype.kind == "c":
             raise self._unordered("argmin", x)
         self._check_nonempty("argmin", x, axis)
         return jnp.argmin(x, axis=axis, keepdims=keepdims)
 
-    def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+    def argmax(self, x: jax.Array, axis: int | None, keepdims: bool) -> Any:
         if x.dtype.kind == "c":
             raise self._unordered("argmax", x)
         self._check_nonempty("argmax", x, axis)
         return jnp.argmax(x, axis=axis, keepdims=keepdims)
 
-    def any(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def any(self, x: jax.Array, axis: Any, keepdims: bool) -> Any:
         return jnp.any(x, axis=axis, keepdims=keepdims)
 
-    def all(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def all(self, x: jax.Array, axis: Any, keepdims: bool) -> Any:
         return jnp.all(x, axis=axis, keepdims=keepdims)
 
     # Note: jnp.searchsorted returns int32 even in x64 mode; the standard says the default index dtype.
@@ -416,10 +417,10 @@ class JaxBackend(Backend):
         out = jnp.searchsorted(x1, x2, side=side, sorter=sorter)
         return out.astype(jnp.int64) if _x64() else out
 
-    def cumulative_sum(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+    def cumulative_sum(self, x: jax.Array, axis: int | None, dtype: Any, include_initial: bool) -> Any:
         return jnp.cumulative_sum(x, axis=axis, dtype=self._acc(x, dtype), include_initial=include_initial)
 
-    def cumulative_prod(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+    def cumulative_prod(self, x: jax.Array, axis: int | None, dtype: Any, include_initial: bool) -> Any:
         return jnp.cumulative_prod(x, axis=axis, dtype=self._acc(x, dtype), include_initial=include_initial)
 
     # Note: jnp.cumulative_prod keeps small integer dtypes (int8 stays int8); the standard accumulates
@@ -448,3 +449,6 @@ class JaxBackend(Backend):
 
 BACKEND = JaxBackend()
 register_native(jax.Device, device_from_jax)
+
+if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
+    _contract: BackendContract[jax.Array] = BACKEND

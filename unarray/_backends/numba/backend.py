@@ -6,9 +6,10 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from unarray._backends._base import Backend
+from unarray._backends._contract import GENERIC, BackendContract
 from unarray._devices import Device
 from unarray._errors import HandoffError, UnsupportedError
 
@@ -34,8 +35,8 @@ class NumbaBackend(Backend):
     native = None
 
     def __getattr__(self, op: str) -> Any:
-        if op.startswith("_"):
-            raise AttributeError(op)
+        if op not in GENERIC:
+            raise AttributeError(f"{type(self).__name__} has no {op!r}")
         raise UnsupportedError(_ADVICE, op=op, backend=self.name)
 
     def version(self) -> str:
@@ -169,3 +170,6 @@ def _device_of_pointer(ptr: int) -> int:
 
 
 BACKEND = NumbaBackend()
+
+if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
+    _contract: BackendContract[Any] = BACKEND

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from unarray._backends import _special
 from unarray._backends._base import Backend
+from unarray._backends._contract import GENERIC, BackendContract
 from unarray._devices import Device
 from unarray._dtypes import DType, canonical_name
 from unarray._errors import ArgumentTypeError, DeviceMismatchError, DTypeError
@@ -37,7 +39,8 @@ def compat_namespace() -> Any:
         _compat = importlib.import_module("array_api_compat.numpy")
     return _compat
 # Complex dtype classes: one type() and a set lookup, cheaper than dtype.kind on the hot reductions.
-_COMPLEX = frozenset({np.dtypes.Complex64DType, np.dtypes.Complex128DType, np.dtypes.CLongDoubleDType})
+_COMPLEX: frozenset[type[Any]] = frozenset(
+    {np.dtypes.Complex64DType, np.dtypes.Complex128DType, np.dtypes.CLongDoubleDType})
 _add_reduce: Any = np.add.reduce
 _mul_reduce: Any = np.multiply.reduce
 _max_reduce: Any = np.maximum.reduce
@@ -53,6 +56,9 @@ def _count(shape: tuple[int, ...], axis: int | tuple[int, ...]) -> int:
     return n
 
 
+# NumPy's arrays, and its scalars (np.generic), which the backend reads as 0-d arrays.
+_NDArray = npt.NDArray[Any]
+
 class NumpyBackend(Backend):
     name = "numpy"
     native = np
@@ -64,7 +70,7 @@ class NumpyBackend(Backend):
 
     def __getattr__(self, op: str) -> Any:
         # A name array_api_compat re-exports unchanged is NumPy's own: served without importing array_api_compat.
-        if not op.startswith("_") and op not in COMPAT_WRAPPED and op not in self.holes and \
+        if op in GENERIC and op not in COMPAT_WRAPPED and op not in self.holes and \
                 op.partition("_")[0] not in ("linalg", "fft"):
             fn = getattr(np, op, None)
             if callable(fn):
@@ -88,7 +94,7 @@ class NumpyBackend(Backend):
             return np.asarray
         return None
 
-    def device_of(self, x: Any) -> Device:
+    def device_of(self, x: _NDArray) -> Device:
         return _CPU
 
     def native_device(self, device: Any) -> Any:
@@ -105,43 +111,43 @@ class NumpyBackend(Backend):
             raise DTypeError(f"{d!r} is not a dtype", backend=self.name)
         return getattr(np, name)
 
-    def data_ptr(self, x: Any) -> int:
+    def data_ptr(self, x: _NDArray) -> int:
         return int(x.__array_interface__["data"][0])
 
     # Hot ops: NumPy 2 conforms, so these are the native callables.
     # The ufunc itself: no Python frame between the front end and the kernel.
     matmul = staticmethod(np.matmul)  # type: ignore[assignment]
 
-    def matrix_transpose(self, x: Any) -> Any:
+    def matrix_transpose(self, x: _NDArray) -> Any:
         return np.matrix_transpose(x)
 
-    def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
+    def permute_dims(self, x: _NDArray, axes: tuple[int, ...]) -> Any:
         return x.transpose(axes)
 
     # Note: NumPy orders complex numbers lexicographically; the standard has no complex order, so
     # max/min/argmax/argmin refuse them, as on every backend.
     # Note: the ufunc reductions are np.sum/np.prod/np.max/... without their Python
     # wrappers (same results, dtypes and errors; checked in tests/test_hot_ops.py).
-    def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+    def sum(self, x: _NDArray, axis: Any, dtype: Any, keepdims: bool) -> Any:
         return _add_reduce(x, axis, None if dtype is None else self.dtype(dtype), None, keepdims)
 
-    def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+    def prod(self, x: _NDArray, axis: Any, dtype: Any, keepdims: bool) -> Any:
         return _mul_reduce(x, axis, None if dtype is None else self.dtype(dtype), None, keepdims)
 
-    def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def mean(self, x: _NDArray, axis: Any, keepdims: bool) -> Any:
         dt = x.dtype
         if dt.kind in "fc" and dt.itemsize >= 4:  # np.mean accumulates float16 in float32: keep its path
             n = x.size if axis is None else _count(x.shape, axis)
             return _add_reduce(x, axis, None, None, keepdims) / n
         return np.mean(x, axis=axis, keepdims=keepdims)
 
-    def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+    def var(self, x: _NDArray, axis: Any, correction: float, keepdims: bool) -> Any:
         return np.var(x, axis=axis, correction=correction, keepdims=keepdims)
 
-    def std(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+    def std(self, x: _NDArray, axis: Any, correction: float, keepdims: bool) -> Any:
         return np.std(x, axis=axis, correction=correction, keepdims=keepdims)
 
-    def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def min(self, x: _NDArray, axis: Any, keepdims: bool) -> Any:
         if type(x.dtype) in _COMPLEX:
             raise self._unordered("min", x)
         try:
@@ -150,7 +156,7 @@ class NumpyBackend(Backend):
             self._check_nonempty("min", x, axis)
             raise
 
-    def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def max(self, x: _NDArray, axis: Any, keepdims: bool) -> Any:
         if type(x.dtype) in _COMPLEX:
             raise self._unordered("max", x)
         try:
@@ -177,20 +183,20 @@ class NumpyBackend(Backend):
             self._check_nonempty("argmax", x, axis)
             raise
 
-    def any(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def any(self, x: _NDArray, axis: Any, keepdims: bool) -> Any:
         return _or_reduce(x, axis, None, None, keepdims)
 
-    def all(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def all(self, x: _NDArray, axis: Any, keepdims: bool) -> Any:
         return _and_reduce(x, axis, None, None, keepdims)
 
-    def cumulative_sum(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+    def cumulative_sum(self, x: _NDArray, axis: int | None, dtype: Any, include_initial: bool) -> Any:
         return np.cumulative_sum(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
 
-    def cumulative_prod(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+    def cumulative_prod(self, x: _NDArray, axis: int | None, dtype: Any, include_initial: bool) -> Any:
         return np.cumulative_prod(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
 
     # Note: np.expm1 of a complex number is exp(z) - 1 (inf + 0j gives inf + NaN j; the standard: inf + 0j).
-    def expm1(self, x: Any, /) -> Any:
+    def expm1(self, x: _NDArray, /) -> Any:
         if x.dtype.kind != "c":
             return np.expm1(x)
         with np.errstate(all="ignore"):
@@ -212,3 +218,6 @@ def _complex(re: Any, im: Any) -> Any:
 
 
 BACKEND = NumpyBackend()
+
+if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
+    _contract: BackendContract[_NDArray] = BACKEND

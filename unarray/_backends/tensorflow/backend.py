@@ -11,13 +11,14 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tensorflow as tf
 
 from unarray import _precision
 from unarray._backends import updates
 from unarray._backends._base import Backend
+from unarray._backends._contract import BackendContract
 from unarray._backends.tensorflow import creation, dtypes, fast, linalg, linear_algebra, manipulation, statistical
 from unarray._backends.tensorflow.xp import XP
 from unarray._devices import Device, parse_device
@@ -142,7 +143,6 @@ class TensorflowBackend(Backend):
     xp = XP
     native = tf
     holes = HOLES
-    dtype_holes = DTYPE_HOLES
     immutable = True
 
     def __getattr__(self, op: str) -> Any:
@@ -157,7 +157,7 @@ class TensorflowBackend(Backend):
     def is_array_type(self, t: type) -> bool:
         return issubclass(t, (tf.Tensor, tf.Variable))
 
-    def device_of(self, x: Any) -> Device:
+    def device_of(self, x: tf.Tensor) -> Device:
         return device_from_tf(getattr(x, "device", "") or "")
 
     def native_device(self, device: Any) -> Any:
@@ -183,7 +183,7 @@ class TensorflowBackend(Backend):
             raise DTypeError(f"{d!r} is not a dtype", backend=self.name)
         return dtypes.DT[name]
 
-    def dtype_name(self, x: Any) -> str:
+    def dtype_name(self, x: tf.Tensor) -> str:
         return str(x.dtype.name)
 
     def default_dtypes(self, device: Any = None) -> dict[str, Any]:
@@ -195,7 +195,7 @@ class TensorflowBackend(Backend):
     def capabilities(self) -> dict[str, Any]:
         return {"boolean indexing": False, "data-dependent shapes": True, "max dimensions": 254}
 
-    def is_tracer(self, x: Any) -> bool:
+    def is_tracer(self, x: tf.Tensor) -> bool:
         # Symbolic tensors exist only while tf.function traces; variables are concrete resources.
         return isinstance(x, tf.Tensor) and not hasattr(x, "numpy") and not tf.executing_eagerly()
 
@@ -208,15 +208,15 @@ class TensorflowBackend(Backend):
     def asarray(self, obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Any:
         return creation.asarray(obj, dtype=dtype, device=device, copy=copy)
 
-    def to_numpy(self, x: Any) -> Any:
+    def to_numpy(self, x: tf.Tensor) -> Any:
         if self.is_tracer(x):
             raise TracerHandoffError("a symbolic tensor inside tf.function has no values yet", backend=self.name)
         return x.numpy()
 
-    def to_device(self, x: Any, device: Any) -> Any:
+    def to_device(self, x: tf.Tensor, device: Any) -> Any:
         return manipulation.to_device(x, device)
 
-    def at_update(self, x: Any, idx: Any, op: str, v: Any, in_place: bool) -> Any:
+    def at_update(self, x: tf.Tensor, idx: Any, op: str, v: tf.Tensor, in_place: bool) -> Any:
         return updates.tf_update(dtypes.t(x), idx, op, v)
 
     def apply_numpy(self, call: Any, arrays: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
@@ -225,7 +225,7 @@ class TensorflowBackend(Backend):
         out.set_shape(shape)
         return out
 
-    def data_ptr(self, x: Any) -> int:
+    def data_ptr(self, x: tf.Tensor) -> int:
         # Best effort: TF exposes no pointer; a CPU tensor's buffer is visible through DLPack to NumPy.
         import numpy as np
 
@@ -238,7 +238,7 @@ class TensorflowBackend(Backend):
             return super().kernel_name(op, args, kwargs)
         return f"{XP.__name__}.{op} (tf ops)"
 
-    def precision_used(self, policy: str, x: Any) -> str:
+    def precision_used(self, policy: str, x: tf.Tensor) -> str:
         if not _on_gpu(x):
             return "float32 (the CPU runs no reduced-precision matmul passes)"
         if policy == "highest":
@@ -248,10 +248,10 @@ class TensorflowBackend(Backend):
 
     # -- hot ops --------------------------------------------------------------------------------
     # Note: TF places new tensors by its device scope and copies operands across devices itself.
-    def creation_device(self, x: Any) -> dict[str, Any]:
+    def creation_device(self, x: tf.Tensor) -> dict[str, Any]:
         return {}
 
-    def matmul(self, x1: Any, x2: Any) -> Any:
+    def matmul(self, x1: tf.Tensor, x2: tf.Tensor) -> Any:
         # Fast path: same float dtype, both at least 2-D on the CPU: tf.linalg.matmul is the standard's matmul.
         d = x1.dtype
         if d in _FAST_FLOATS and d == x2.dtype and x1.shape.rank >= 2 and x2.shape.rank >= 2 and not _has_gpu():
@@ -263,65 +263,68 @@ class TensorflowBackend(Backend):
         with tf32_scope(_precision.current(), _on_gpu(x1)):
             return linear_algebra.tensordot(x1, x2, axes=axes)
 
-    def matrix_transpose(self, x: Any) -> Any:
+    def matrix_transpose(self, x: tf.Tensor) -> Any:
         return linear_algebra.matrix_transpose(x)
 
-    def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
+    def permute_dims(self, x: tf.Tensor, axes: tuple[int, ...]) -> Any:
         return manipulation.permute_dims(x, axes)
 
-    def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+    def sum(self, x: tf.Tensor, axis: Any, dtype: Any, keepdims: bool) -> Any:
         if dtype is None and (axis is None or type(axis) is int) and x.dtype in _FAST_FLOATS:
             # Note: TF's op wrappers parse keywords slowly: the full reduction is called bare.
             return tf.reduce_sum(x) if axis is None and not keepdims else tf.reduce_sum(x, axis, keepdims)
         return statistical.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
 
-    def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+    def prod(self, x: tf.Tensor, axis: Any, dtype: Any, keepdims: bool) -> Any:
         r = fast.prod(x, axis, keepdims) if dtype is None else None
         return r if r is not None else statistical.prod(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
 
-    def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def mean(self, x: tf.Tensor, axis: Any, keepdims: bool) -> Any:
         r = fast.mean(x, axis, keepdims)
         return r if r is not None else statistical.mean(x, axis=axis, keepdims=keepdims)
 
-    def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+    def var(self, x: tf.Tensor, axis: Any, correction: float, keepdims: bool) -> Any:
         r = fast.var(x, axis, correction, keepdims)
         return r if r is not None else statistical.var(x, axis=axis, correction=correction, keepdims=keepdims)
 
-    def std(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+    def std(self, x: tf.Tensor, axis: Any, correction: float, keepdims: bool) -> Any:
         r = fast.std(x, axis, correction, keepdims)
         return r if r is not None else statistical.std(x, axis=axis, correction=correction, keepdims=keepdims)
 
-    def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def min(self, x: tf.Tensor, axis: Any, keepdims: bool) -> Any:
         # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
         r = None if _has_gpu() else fast.min(x, axis, keepdims)
         return r if r is not None else statistical.min(x, axis=axis, keepdims=keepdims)
 
-    def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def max(self, x: tf.Tensor, axis: Any, keepdims: bool) -> Any:
         # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
         r = None if _has_gpu() else fast.max(x, axis, keepdims)
         return r if r is not None else statistical.max(x, axis=axis, keepdims=keepdims)
 
-    def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+    def argmin(self, x: tf.Tensor, axis: int | None, keepdims: bool) -> Any:
         # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
         r = None if _has_gpu() else fast.argmin(x, axis, keepdims)
         return r if r is not None else statistical.argmin(x, axis=axis, keepdims=keepdims)
 
-    def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+    def argmax(self, x: tf.Tensor, axis: int | None, keepdims: bool) -> Any:
         # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
         r = None if _has_gpu() else fast.argmax(x, axis, keepdims)
         return r if r is not None else statistical.argmax(x, axis=axis, keepdims=keepdims)
 
-    def any(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def any(self, x: tf.Tensor, axis: Any, keepdims: bool) -> Any:
         return statistical.any(x, axis=axis, keepdims=keepdims)
 
-    def all(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def all(self, x: tf.Tensor, axis: Any, keepdims: bool) -> Any:
         return statistical.all(x, axis=axis, keepdims=keepdims)
 
-    def cumulative_sum(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+    def cumulative_sum(self, x: tf.Tensor, axis: int | None, dtype: Any, include_initial: bool) -> Any:
         return statistical.cumulative_sum(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
 
-    def cumulative_prod(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+    def cumulative_prod(self, x: tf.Tensor, axis: int | None, dtype: Any, include_initial: bool) -> Any:
         return statistical.cumulative_prod(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
 
 
 BACKEND = TensorflowBackend()
+
+if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
+    _contract: BackendContract[tf.Tensor] = BACKEND

@@ -8,7 +8,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import array_api_compat.torch as compat_torch
 import numpy as np
@@ -17,6 +17,7 @@ import torch
 from unarray import _dtypes, _precision
 from unarray._backends import _special, updates
 from unarray._backends._base import Backend
+from unarray._backends._contract import BackendContract
 from unarray._backends.torch import devices as _devices
 from unarray._backends.torch import precision as _tp
 from unarray._backends.torch import sets as _sets
@@ -140,7 +141,7 @@ class TorchBackend(Backend):
     def is_array_type(self, t: type) -> bool:
         return issubclass(t, torch.Tensor)
 
-    def device_of(self, x: Any) -> Device:
+    def device_of(self, x: torch.Tensor) -> Device:
         if _is_dtensor(x):
             return _mesh_device(x)
         return _as_device(x.device)
@@ -153,7 +154,7 @@ class TorchBackend(Backend):
             return torch.device(kind) if kind == "cpu" else torch.device(kind, device.index)
         return torch.device(device)
 
-    def at_update(self, x: Any, idx: Any, op: str, v: Any, in_place: bool) -> Any:
+    def at_update(self, x: torch.Tensor, idx: Any, op: str, v: torch.Tensor, in_place: bool) -> Any:
         return updates.torch_update(x, idx, op, v, in_place)
 
     def apply_numpy(self, call: Any, arrays: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
@@ -172,13 +173,13 @@ class TorchBackend(Backend):
         dt = super().dtype(d)
         return dt
 
-    def data_ptr(self, x: Any) -> int:
+    def data_ptr(self, x: torch.Tensor) -> int:
         return int(x.data_ptr())
 
     compiling = staticmethod(_tp.compiling)
 
     # Note: inside torch.compile every tensor is traced, so it leads an eager operand of another library.
-    def is_tracer(self, x: Any) -> bool:
+    def is_tracer(self, x: torch.Tensor) -> bool:
         return _compiling()
 
     # Note: inside torch.compile another library's array joins the graph as torch's own capture of it
@@ -193,7 +194,7 @@ class TorchBackend(Backend):
     outside_trace = staticmethod(_outside_trace)
     register_traced_to = staticmethod(register_traced_to)
 
-    def precision_used(self, policy: str, x: Any) -> str:
+    def precision_used(self, policy: str, x: torch.Tensor) -> str:
         return _tp.used(policy, x)
 
     # Note: torch.matmul does not promote mixed dtypes (the standard does) and has
@@ -202,7 +203,7 @@ class TorchBackend(Backend):
     # skipped where it cannot change the result); under torch.compile the policy travels in the
     # graph as an argument of the custom op unarray::matmul, applied when the graph runs, except
     # under ua.jit where the call holds this policy for the whole graph: a plain matmul then.
-    def matmul(self, x1: Any, x2: Any) -> Any:
+    def matmul(self, x1: torch.Tensor, x2: torch.Tensor) -> Any:
         d = x1.dtype
         if d is _F32 or d is _C64:
             cpu = x1.is_cpu
@@ -254,7 +255,7 @@ class TorchBackend(Backend):
         dt = _promote(x1.dtype, x2.dtype)
         return torch.sum(x1.to(dt) * x2.to(dt), dim=axis, dtype=dt)
 
-    def linalg_matrix_power(self, x: Any, n: int, /) -> Any:
+    def linalg_matrix_power(self, x: torch.Tensor, n: int, /) -> Any:
         if not _no_int_gemm(x) or n < 0:
             return torch.linalg.matrix_power(x, n)
         out = torch.eye(x.shape[-1], dtype=x.dtype, device=x.device).expand(x.shape).clone()
@@ -267,16 +268,16 @@ class TorchBackend(Backend):
                 base = _matmul_general(base, base)
         return out
 
-    def matrix_transpose(self, x: Any) -> Any:
+    def matrix_transpose(self, x: torch.Tensor) -> Any:
         if x.ndim < 2:
             return super().matrix_transpose(x)
         return x.mT
 
-    def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
+    def permute_dims(self, x: torch.Tensor, axes: tuple[int, ...]) -> Any:
         return torch.permute(x, axes)
 
     # Note: torch reduces every axis when dim=(); the standard reduces none.
-    def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+    def sum(self, x: torch.Tensor, axis: Any, dtype: Any, keepdims: bool) -> Any:
         if axis is None and dtype is None and not keepdims and x.dtype not in _UINTS:
             return torch.sum(x)
         u = _uint_out(x, dtype)
@@ -294,7 +295,7 @@ class TorchBackend(Backend):
             return x.to(self.dtype(dtype), copy=True)
         return torch.sum(x, dim=axis, keepdim=keepdims, dtype=self.dtype(dtype))
 
-    def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+    def prod(self, x: torch.Tensor, axis: Any, dtype: Any, keepdims: bool) -> Any:
         u = _uint_out(x, dtype)
         if u is not None:
             return _back(self.prod(_to_int64(x), axis, torch.int64, keepdims), u)
@@ -318,7 +319,7 @@ class TorchBackend(Backend):
             out = out.reshape([1 if d in dims else x.shape[d] for d in range(x.ndim)])
         return out
 
-    def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def mean(self, x: torch.Tensor, axis: Any, keepdims: bool) -> Any:
         x = x if x.is_floating_point() else _floating(x)  # (the common call without a helper's frame)
         if axis is None and not keepdims:
             return torch.mean(x)
@@ -326,19 +327,19 @@ class TorchBackend(Backend):
             return torch.mean(x.unsqueeze(-1), dim=-1)
         return torch.mean(x, dim=axis, keepdim=keepdims)
 
-    def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+    def var(self, x: torch.Tensor, axis: Any, correction: float, keepdims: bool) -> Any:
         x = _floating(x)
         if axis == ():
             return torch.var(x.unsqueeze(-1), dim=-1, correction=correction)
         return torch.var(x, dim=axis, correction=correction, keepdim=keepdims)
 
-    def std(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+    def std(self, x: torch.Tensor, axis: Any, correction: float, keepdims: bool) -> Any:
         x = _floating(x)
         if axis == ():
             return torch.std(x.unsqueeze(-1), dim=-1, correction=correction)
         return torch.std(x, dim=axis, correction=correction, keepdim=keepdims)
 
-    def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def min(self, x: torch.Tensor, axis: Any, keepdims: bool) -> Any:
         if _is_dtensor(x):
             _empty_shard_guard(x, axis, "min")
             # Note: DTensor's sharding rule reads dim=() as no dimension (eager torch: every one).
@@ -356,7 +357,7 @@ class TorchBackend(Backend):
             self._refuse("min", x, axis)
             raise
 
-    def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def max(self, x: torch.Tensor, axis: Any, keepdims: bool) -> Any:
         if _is_dtensor(x):
             _empty_shard_guard(x, axis, "max")
             # Note: DTensor's sharding rule reads dim=() as no dimension (eager torch: every one).
@@ -374,7 +375,7 @@ class TorchBackend(Backend):
             self._refuse("max", x, axis)
             raise
 
-    def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+    def argmin(self, x: torch.Tensor, axis: int | None, keepdims: bool) -> Any:
         if _is_dtensor(x):
             _empty_shard_guard(x, axis, "argmin")
         try:
@@ -383,7 +384,7 @@ class TorchBackend(Backend):
             self._refuse("argmin", x, axis)
             raise
 
-    def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
+    def argmax(self, x: torch.Tensor, axis: int | None, keepdims: bool) -> Any:
         if type(x) is not torch.Tensor and _is_dtensor(x):
             _empty_shard_guard(x, axis, "argmax")
         try:
@@ -408,27 +409,28 @@ class TorchBackend(Backend):
         return compat_torch.count_nonzero(x, axis=axis, keepdims=keepdims)
 
     # Note: torch.any/all keep uint8 as the result dtype; the standard says bool.
-    def any(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def any(self, x: torch.Tensor, axis: Any, keepdims: bool) -> Any:
         if x.dtype is not torch.bool:
             x = x != 0
         if axis == ():
             return x.clone()
         return torch.any(x, dim=axis, keepdim=keepdims) if axis is not None else _keep(torch.any(x), x, keepdims)
 
-    def all(self, x: Any, axis: Any, keepdims: bool) -> Any:
+    def all(self, x: torch.Tensor, axis: Any, keepdims: bool) -> Any:
         if x.dtype is not torch.bool:
             x = x != 0
         if axis == ():
             return x.clone()
         return torch.all(x, dim=axis, keepdim=keepdims) if axis is not None else _keep(torch.all(x), x, keepdims)
 
-    def cumulative_sum(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+    def cumulative_sum(self, x: torch.Tensor, axis: int | None, dtype: Any, include_initial: bool) -> Any:
         return self._cumulative(torch.cumsum, 0, x, axis, dtype, include_initial, "cumulative_sum")
 
-    def cumulative_prod(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
+    def cumulative_prod(self, x: torch.Tensor, axis: int | None, dtype: Any, include_initial: bool) -> Any:
         return self._cumulative(torch.cumprod, 1, x, axis, dtype, include_initial, "cumulative_prod")
 
-    def _cumulative(self, fn: Any, identity: int, x: Any, axis: Any, dtype: Any, initial: bool, op: str) -> Any:
+    def _cumulative(self, fn: Any, identity: int, x: torch.Tensor, axis: Any, dtype: Any, initial: bool,
+                    op: str) -> Any:
         if axis is None:
             if x.ndim != 1:
                 from unarray._errors import ArgumentError
@@ -458,11 +460,11 @@ class TorchBackend(Backend):
         return _special.remainder_zero_sign(compat_torch, r, x2) if r.is_floating_point() else r
 
     # Note: torch's CUDA complex sqrt gives -0 for sqrt(-0 + 0j); the standard: +0 + 0j.
-    def sqrt(self, x: Any, /) -> Any:
+    def sqrt(self, x: torch.Tensor, /) -> Any:
         r = torch.sqrt(x)
         return _special.complex_sqrt(compat_torch, r, x, torch.complex) if x.is_complex() else r
 
-    def expm1(self, x: Any, /) -> Any:
+    def expm1(self, x: torch.Tensor, /) -> Any:
         return _special.complex_expm1(compat_torch, x, torch.complex) if x.is_complex() else torch.expm1(x)
 
     def searchsorted(self, x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Any:
@@ -471,7 +473,7 @@ class TorchBackend(Backend):
     def result_type(self, *args: Any) -> Any:
         return result_type(*args)
 
-    def linalg_trace(self, x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
+    def linalg_trace(self, x: torch.Tensor, /, *, offset: int = 0, dtype: Any = None) -> Any:
         return trace(x, offset, dtype)
 
     # Note: torch.take_along_dim wants int64 indices; the standard allows any integer dtype.
@@ -542,3 +544,6 @@ def _resolve_ndarray() -> None:
     from unarray import _lookup
 
     _lookup.resolve_type(np.ndarray)
+
+if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
+    _contract: BackendContract[torch.Tensor] = BACKEND
