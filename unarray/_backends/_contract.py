@@ -63,6 +63,7 @@ OPTIONAL: frozenset[str] = frozenset({
     "join",  # a lazy backend: an eager operand joining its graph (_dispatch.adopt)
     "replicate_on",  # JAX: an operand replicated on a sharded leader's mesh (_dispatch.adopt)
     "register_traced_to",  # torch: ua.to's traceable twin for torch.compile (interop._compile_watch)
+    "erf",  # the library's own error function, for ua.nn's exact gelu (the standard has none)
 })
 
 

@@ -3,7 +3,7 @@
 # ua.apply_numpy, and the hot ops. The array-API namespace itself is xp.py's.
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mlx.core as mx
 import numpy as np
@@ -197,3 +197,8 @@ class MLXBackend(Backend):
 
 
 BACKEND = MLXBackend()
+
+if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
+    from unarray._backends._contract import BackendContract
+
+    _contract: BackendContract[mx.array] = BACKEND
