@@ -15,6 +15,7 @@ from typing import Any, ClassVar, cast
 
 from unarray import _precision
 from unarray._backends import attention_blocked, updates
+from unarray._backends._compiler import EAGER, Compiler
 from unarray._devices import Device
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES, DType, canonical_name
 from unarray._errors import ArgumentError, DTypeError, EmptyReductionError, UnsupportedError
@@ -38,6 +39,8 @@ class Backend:
     elementwise_fixes: ClassVar[frozenset[str]] = frozenset()
     # Arrays that cannot be written in place (JAX, TensorFlow): ua.at returns a new array there.
     immutable: ClassVar[bool] = False
+    # What ua.jit does for this library's arrays (its package's compile.py); none of its own: eager.
+    compiler: ClassVar[Compiler] = EAGER
 
     # -- generic fallback: every other array-API name comes from xp -----------------
     def __getattr__(self, op: str) -> Any:
@@ -143,6 +146,12 @@ class Backend:
         """``x`` (another library's eager array) as a constant of a trace this backend is compiling
         now, or None when no such trace is running (the call then hands ``x`` over as usual)."""
         return None
+
+    def compile(self, fn: Any, opts: dict[str, Any], *, device: Any, policy: str, nums: Any, names: Any,
+                fullgraph: bool) -> Any:
+        """``fn`` compiled by this library's compiler for one ``ua.jit`` entry (eager where it has none)."""
+        return self.compiler.build(fn, opts, device=device, policy=policy, nums=nums, names=names,
+                                   fullgraph=fullgraph)
 
     # -- handoff -----------------------------------------------------------------------
     def from_dlpack(self, x: Any, *, device: Any = None, copy: bool | None = None) -> Any:

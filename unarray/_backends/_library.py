@@ -27,3 +27,7 @@ class Library:
     install_gpu: str = ""
     # Its devices are accelerators only (no CPU device to list without asking the framework).
     accelerator_only: bool = False
+    # ua.jit compiles its arrays with the library's own compiler (its backend's ``compiler``); where it
+    # cannot, why not (shown when a caller names the library as a compiler).
+    compiles: bool = False
+    no_compiler: str = ""

@@ -20,6 +20,7 @@ from unarray._backends._base import Backend
 from unarray._backends.torch import devices as _devices
 from unarray._backends.torch import precision as _tp
 from unarray._backends.torch import sets as _sets
+from unarray._backends.torch.compile import TorchCompiler
 from unarray._backends.torch.devices import _as_device, _empty_shard_guard, _is_dtensor, _mesh_device
 from unarray._backends.torch.gaps import (
     _SMALL_UINTS,
@@ -108,6 +109,7 @@ def register_traced_to(to: Any, traced_to: Any) -> None:
 
 class TorchBackend(Backend):
     name = "torch"
+    compiler = TorchCompiler()
     xp = compat_torch
     native = torch
 
