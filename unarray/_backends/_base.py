@@ -19,7 +19,7 @@ from unarray._backends._compiler import EAGER, Compiler
 from unarray._devices import Device
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES, DType, canonical_name
 from unarray._errors import ArgumentError, DTypeError, EmptyReductionError, UnsupportedError
-from unarray._kernels.layout_route import kernel_name as layout_kernel_name
+from unarray._kernels.layout_route import Route, unstrided
 from unarray.interop._paths import path_name
 
 
@@ -147,6 +147,12 @@ class Backend:
         now, or None when no such trace is running (the call then hands ``x`` over as usual)."""
         return None
 
+    # -- layout --------------------------------------------------------------------------
+    def layout_route(self, x: Any) -> Route:
+        """How ``ua.ascontiguousarray`` compacts ``x``: the plan it runs and ``ua.explain`` prints. A library
+        whose arrays carry strides declares its own (its package's ``layout``); others are returned as is."""
+        return unstrided(self.name)
+
     def compile(self, fn: Any, opts: dict[str, Any], *, device: Any, policy: str, nums: Any, names: Any,
                 fullgraph: bool) -> Any:
         """``fn`` compiled by this library's compiler for one ``ua.jit`` entry (eager where it has none)."""
@@ -171,7 +177,7 @@ class Backend:
         if op == "scaled_dot_product_attention":
             return self.attention_kernel(*_attention_args(args, kwargs))
         if op == "ascontiguousarray" and args:
-            return layout_kernel_name(self, args[0])
+            return self.layout_route(args[0]).kernel  # the route ascontiguousarray runs
         ns = self.kernel_namespace or getattr(self.native, "__name__", self.name)
         if op.replace(".", "_") in type(self).__dict__:
             return f"{ns}.{op}"

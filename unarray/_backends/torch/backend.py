@@ -18,6 +18,7 @@ from unarray import _dtypes, _precision
 from unarray._backends import _special, updates
 from unarray._backends._base import Backend
 from unarray._backends.torch import devices as _devices
+from unarray._backends.torch import layout as _layout
 from unarray._backends.torch import precision as _tp
 from unarray._backends.torch import sets as _sets
 from unarray._backends.torch.compile import TorchCompiler
@@ -173,6 +174,8 @@ class TorchBackend(Backend):
             return d
         dt = super().dtype(d)
         return dt
+
+    layout_route = staticmethod(_layout.route)  # ua.ascontiguousarray's route (layout.py)
 
     def data_ptr(self, x: Any) -> int:
         return int(x.data_ptr())
