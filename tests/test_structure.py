@@ -187,3 +187,31 @@ def test_each_package_states_its_rule(name: str) -> None:
     doc = ast.get_docstring(ast.parse(source)) or ""
     comment = "\n".join(line for line in source.splitlines()[:12] if line.startswith("#"))
     assert len(doc) + len(comment) >= 120, f"{name} opens without saying what belongs in it"
+
+
+# -- a library's facts: read without its framework -----------------------------------------------------------------
+
+_BACKEND_PACKAGES = sorted(p.parent.name for p in (PACKAGE / "_backends").glob("*/__init__.py"))
+# What a package's facts may import: the record, and other packages' facts (never a framework or the conformance
+# suite, which reads them).
+_FACTS = {"__future__", "unarray._backends._library",
+          *(f"unarray._backends.{n}" for n in _BACKEND_PACKAGES),
+          *(f"unarray._backends.{n}.deviations" for n in _BACKEND_PACKAGES)}
+
+
+def _all_imports(path: Path) -> set[str]:
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            out.add("." * node.level + (node.module or ""))
+    return out
+
+
+@pytest.mark.parametrize("module", [f"{n}/{m}" for n in _BACKEND_PACKAGES for m in ("__init__", "deviations")])
+def test_a_packages_facts_import_no_framework(module: str) -> None:
+    # The registry, the install hints and the platform pages read these on a machine without the framework.
+    path = PACKAGE / "_backends" / f"{module}.py"
+    assert path.exists(), f"unarray/_backends/{module}.py is missing: every backend package declares its facts"
+    assert _all_imports(path) <= _FACTS, f"{module} imports {sorted(_all_imports(path) - _FACTS)}"

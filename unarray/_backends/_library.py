@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Library"]
+__all__ = ["Library", "Row"]
+
+# A row of the deviation table, as a backend package declares it (its deviations.py): op, backend, platform,
+# dtype (fnmatch patterns each) and the reason.
+Row = tuple[str, str, str, str, str]
 
 
 @dataclass(frozen=True)
