@@ -2,6 +2,6 @@
 
 The rule of this package: kernels and what every library's route shares (``layout_route``: the
 thresholds, the plan record a route returns, running it), never a front-end function or a library's
-own route (each backend declares that in its package). Nothing here imports a framework at import time: each kernel module imports its
-compiler when a kernel is first asked for.
+own route (each backend declares that in its package). Nothing here imports a framework at import
+time: each kernel module imports its compiler when a kernel is first asked for.
 """
