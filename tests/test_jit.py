@@ -569,6 +569,21 @@ def test_no_array_argument_uses_the_default_backend() -> None:
     assert ua.explain(f, 5).backend == "numpy" and ua.explain(f, 5).compiler == "eager"
 
 
+def test_a_library_compiles_where_its_backend_declares_a_compiler(backend: TestBackend) -> None:
+    # The registry's fact (read before the framework is imported: the compilers ua.jit takes by name) and the
+    # backend's compiler are one declaration each; they must agree.
+    from unarray import _backends
+    from unarray._backends._compiler import EAGER
+
+    b = _backends.get(backend.name)
+    assert _backends.LIBRARIES[b.name].compiles == (b.compiler is not EAGER)
+    f = ua.jit(lambda x: x + 1)
+    x = backend.asarray([1.0, 2.0])
+    e = ua.explain(f, x)
+    assert e.compiler == (b.name if b.compiler is not EAGER else "eager")
+    assert e.kernel.startswith(b.compiler.label)
+
+
 def test_bad_arguments_are_typed_errors() -> None:
     with pytest.raises(ua.ArgumentError, match=r"ua\.jit: unknown compiler 'numbaa'; .*callable"):
         ua.jit(lambda x: x, compiler="numbaa")

@@ -152,6 +152,34 @@ def test_explain_names_the_cpu_route(backend: TestBackend) -> None:
         assert kernel == {"numpy": "numpy.ascontiguousarray", "torch": "torch.Tensor.contiguous"}[backend.name]
 
 
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=views())
+def test_explain_prints_the_route_that_runs(backend: TestBackend, case: tuple[np.ndarray, tuple[int, ...], str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # One decision: the route ascontiguousarray runs is the one ua.explain prints (the backend's layout_route,
+    # recorded as the call enters it), not a second reading of the rule.
+    from unarray._lookup import BY_TYPE
+
+    a, perm, _ = case
+    v = ua.permute_dims(backend.asarray(a), perm)
+    b = BY_TYPE[type(v)]
+    taken: list[Any] = []
+    declared = b.layout_route
+
+    def recorded(x: Any) -> Any:
+        r = declared(x)
+        taken.append(r)
+        return r
+
+    with monkeypatch.context() as m:
+        m.setattr(b, "layout_route", recorded)
+        got = ua.ascontiguousarray(v)
+        (ran,) = taken
+        assert ua.explain("ascontiguousarray", v).kernel == ran.kernel
+    assert (got is v) == (ran.how == "as is")
+    np.testing.assert_array_equal(backend.to_numpy(got), backend.to_numpy(v))
+
+
 def test_torch_bfloat16_and_autograd() -> None:
     torch = pytest.importorskip("torch")
     a = torch.from_numpy(fresh(np.random.default_rng(4), (5, 7, 3), "float32")).to(torch.bfloat16)

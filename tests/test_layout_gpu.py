@@ -165,7 +165,7 @@ def test_ua_triton_route(torch_cuda: Any, monkeypatch: pytest.MonkeyPatch, shape
     # Without CuPy (or on ROCm) torch's kernel route is Triton's.
     from unarray._kernels import layout_route as layout
 
-    monkeypatch.setattr(layout, "_cuda_kernels", lambda: None)
+    monkeypatch.setattr(layout, "cuda_kernels", lambda: None)
     a = fresh(np.random.default_rng(14), shape, "float32" if dtype == "bfloat16" else dtype)
     if dtype == "bfloat16":
         a = np.sign(a) * (np.abs(a) % 255 + 1)
@@ -207,7 +207,7 @@ def test_big_transposes_take_the_kernels(torch_cuda: Any, cupy_mod: Any) -> None
 def test_big_transpose_takes_triton_without_cupy(torch_cuda: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     from unarray._kernels import layout_route as layout
 
-    monkeypatch.setattr(layout, "_cuda_kernels", lambda: None)
+    monkeypatch.setattr(layout, "cuda_kernels", lambda: None)
     t = torch_cuda.randn(8192, 2304, device="cuda").T  # 72 MiB: over Triton's KERNEL_MIN_BYTES
     assert "transpose_triton" in ua.explain("ascontiguousarray", t).kernel
     assert torch_cuda.equal(ua.ascontiguousarray(t), t.contiguous())

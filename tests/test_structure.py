@@ -10,6 +10,7 @@ and are left out, and so is the backend registry's loading of a backend module b
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -187,3 +188,90 @@ def test_each_package_states_its_rule(name: str) -> None:
     doc = ast.get_docstring(ast.parse(source)) or ""
     comment = "\n".join(line for line in source.splitlines()[:12] if line.startswith("#"))
     assert len(doc) + len(comment) >= 120, f"{name} opens without saying what belongs in it"
+
+
+# -- a library's facts: read without its framework -----------------------------------------------------------------
+
+_BACKEND_PACKAGES = sorted(p.parent.name for p in (PACKAGE / "_backends").glob("*/__init__.py"))
+# What a package's facts may import: the record, and other packages' facts (never a framework or the conformance
+# suite, which reads them).
+_FACTS = {"__future__", "unarray._backends._library",
+          *(f"unarray._backends.{n}" for n in _BACKEND_PACKAGES),
+          *(f"unarray._backends.{n}.deviations" for n in _BACKEND_PACKAGES)}
+
+
+def _all_imports(path: Path) -> set[str]:
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            out.add("." * node.level + (node.module or ""))
+    return out
+
+
+@pytest.mark.parametrize("module", [f"{n}/{m}" for n in _BACKEND_PACKAGES for m in ("__init__", "deviations")])
+def test_a_packages_facts_import_no_framework(module: str) -> None:
+    # The registry, the install hints and the platform pages read these on a machine without the framework.
+    path = PACKAGE / "_backends" / f"{module}.py"
+    assert path.exists(), f"unarray/_backends/{module}.py is missing: every backend package declares its facts"
+    assert _all_imports(path) <= _FACTS, f"{module} imports {sorted(_all_imports(path) - _FACTS)}"
+
+
+# -- no library named outside its package ---------------------------------------------------------------------------
+
+_LIBRARY_NAMES = ("numpy", "torch", "jax", "jaxlib", "cupy", "tensorflow", "numba", "dask", "mlx")
+_NAMING = re.compile(r"\b(" + "|".join(_LIBRARY_NAMES) + r")\b")
+# Modules allowed to name libraries in code, each with its reason.
+_EXEMPT = {
+    "unarray/_lookup.py": "the one type-to-library table the lookup needs (and torch's registration ahead of use)",
+    "unarray/conformance/check.py": "reads results back through each library's own API, not the handoff it checks",
+    "unarray/conformance/runner.py": "the suite's per-library setup (JAX's x64 mode, handoff-only Numba, versions)",
+    "unarray/conformance/worker.py": "the isolated worker's per-library setup (JAX's x64 mode)",
+    "unarray/conformance/distributed.py": "the distributed profile runs named libraries' clusters and meshes",
+    "unarray/conformance/sharded_jax.py": "the sharded cases of one library, run with that library",
+    "unarray/conformance/sharded_torch.py": "the sharded cases of one library, run with that library",
+}
+# Still to move into the libraries' packages (each count must fall to zero, then the entry goes).
+_PENDING = {
+    "unarray/_dispatch.py": 9,  # sharded and traced types by module, the mesh-join rule, hints naming APIs
+    "unarray/_dtypes.py": 1,  # torch's dtype-name cache
+    "unarray/_precision.py": 1,  # the precision policy's area
+    "unarray/nn.py": 10,  # torch's argument names in hints; NumPy's errstate around ua.nn
+}
+
+
+def _library_literals(path: Path) -> list[tuple[int, str]]:
+    # Code string literals that name a library (docstrings and comments are prose, not knowledge).
+    tree = ast.parse(path.read_text())
+    docs = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                docs.add(id(first.value))
+    return sorted({(n.lineno, n.value) for n in ast.walk(tree) if isinstance(n, ast.Constant)
+                   and isinstance(n.value, str) and id(n) not in docs and _NAMING.search(n.value)})
+
+
+_OUTSIDE = sorted(p.relative_to(ROOT).as_posix() for p in PACKAGE.rglob("*.py")
+                  if not p.relative_to(PACKAGE).as_posix().startswith(("_backends/", "interop/")))
+
+
+@pytest.mark.parametrize("module", _OUTSIDE)
+def test_no_library_is_named_outside_its_package(module: str) -> None:
+    # What unarray knows about a library lives in unarray/_backends/<lib>/ (a fact on its Library record, a
+    # method of its Backend); elsewhere the code reads it from there. (interop/ is being cleared: not yet held.)
+    if module in _EXEMPT:
+        return
+    found = _library_literals(ROOT / module)
+    assert len(found) == _PENDING.get(module, 0), (
+        f"{module} names a library in {len(found)} code literals (lines {[n for n, _ in found]}), "
+        f"{_PENDING.get(module, 0)} expected; move that knowledge into the library's package"
+        + (" (and lower the count in _PENDING)" if module in _PENDING else ""))
+
+
+def test_the_library_literal_check_finds_one(tmp_path: Path) -> None:
+    p = tmp_path / "m.py"
+    p.write_text('"""About numpy."""\n# torch\nx = 1 if name == "jax" else f"{name}: see tensorflow"\n')
+    assert sorted(v for _, v in _library_literals(p)) == [": see tensorflow", "jax"]

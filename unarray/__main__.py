@@ -72,13 +72,14 @@ def _check(profile: str, backends: list[str] | None, devices: list[str] | None, 
            out: str | None, seed: int, isolate: bool = True, jobs: int | None = None) -> int:
     from unarray.conformance import run, write_all
     from unarray.conformance.progress import Progress
-    from unarray.conformance.runner import nothing_to_run, unknown_backend
+    from unarray.conformance.runner import nothing_to_run
 
     # Note: a run that checks nothing must not pass (a GPU job that lost its GPU, a misspelt --ops).
-    distributed = profile == "distributed"  # dask on a local cluster, sharded JAX, DTensor (its own runner)
+    distributed = profile == "distributed"  # the lazy backend on a local cluster, sharded arrays (its own runner)
     if distributed:
-        problem = unknown_backend(backends) or (
-            nothing_to_run("quick", ["dask"], None, ops) if not backends or "dask" in backends else "")
+        from unarray.conformance import distributed as _distributed
+
+        problem = _distributed.nothing_to_run(backends, ops)
     else:
         problem = nothing_to_run(profile, backends, devices, ops)
     if problem:
@@ -150,10 +151,10 @@ def main(argv: list[str] | None = None, prog: str = "unarray") -> int:
                                        "reference, handoff zero-copy, precision policy. Exit status 1 on an "
                                        "unexpected failure (known deviations do not count).")
     check.add_argument("--profile", choices=("quick", "full", "distributed"), default="quick",
-                       help="quick (the default: about 85 s of CPU time with NumPy, torch, JAX, TensorFlow "
-                            "and dask installed on a 2-core x86 machine, JAX's XLA compilations half of it; with "
-                            "NumPy alone, seconds), full (more dtypes, forms and examples) or "
-                            "distributed (dask on a local distributed cluster, sharded JAX, torch DTensor)")
+                       help="quick (the default: about 85 s of CPU time with every CPU backend installed on a "
+                            "2-core x86 machine, XLA's compilations half of it; with the default backend alone, "
+                            "seconds), full (more dtypes, forms and examples) or distributed (the lazy backend on "
+                            "a local distributed cluster, and each library's sharded arrays)"),
     check.add_argument("--backends", nargs="+", metavar="NAME",
                        help="backends to check (default: every installed one); comma or space separated")
     check.add_argument("--devices", nargs="+", metavar="KIND",

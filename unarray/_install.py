@@ -3,7 +3,7 @@
 CPU builds first, so that a user without a GPU is never sent into a multi-GB CUDA download
 (PyPI's default torch wheel on Linux bundles CUDA); the GPU build is named after it. unarray
 itself is installed from its clone (``pip install -e .``); these commands add a framework to it.
-``unarray.conformance.deviations.INSTALL`` (the platform pages) takes its CPU column from here.
+The platform pages (``unarray.conformance.deviations.INSTALL``) take their CPU column from the same facts.
 """
 
 from __future__ import annotations

@@ -1,49 +1,63 @@
-"""How ``ua.jit`` builds one compiler for one cache entry (``jax.jit``, ``torch.compile``, ``tf.function`` or the
+"""How ``ua.jit`` builds one compiler for one cache entry (the leading library's ``Backend.compile``, or the
 caller's), checks the options passed to it, and says what a compiler's failure was (the option it refused, the step
-that broke a ``torch.compile`` graph).
+that broke a graph). Each library's compiler is declared in its package (``_backends/<lib>/compile.py``); nothing
+here names one.
 
 Nothing here imports a framework until an entry of its arrays is built.
 """
 
 from __future__ import annotations
 
-import functools
 import os
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from unarray._backends._compiler import EAGER, Compiler
 from unarray._errors import ArgumentError, ArgumentTypeError, UnarrayError
 
-__all__ = ["LABEL", "JitGraphBreakWarning", "build", "refused", "watch_breaks", "what_broke"]
+__all__ = ["JitGraphBreakWarning", "build", "label", "refused", "watch_breaks", "what_broke"]
 
-LABEL = {"jax": "jax.jit", "torch": "torch.compile", "tensorflow": "tf.function", "eager": "eager"}
-# Options each compiler takes as a flag but would take any value for silently (truthiness).
-_FLAGS = {"jax": ("inline", "keep_unused"), "tensorflow": ("jit_compile", "reduce_retracing", "autograph"),
-          "torch": ("dynamic",)}
 _HERE = os.path.dirname(os.path.abspath(__file__))  # unarray's own frames, left out of what broke a graph
 
 
 class JitGraphBreakWarning(UserWarning):
-    """``torch.compile`` split a :class:`jit` function at a graph break: the step there runs eagerly, the rest
-    compiled (no fallback: the call is still compiled)."""
+    """The compiler (``torch.compile``) split a :class:`jit` function at a graph break: the step there runs
+    eagerly, the rest compiled (no fallback: the call is still compiled)."""
 
 
-def build(kind: str, fn: Callable[..., Any], opts: dict[str, Any], *, backend: str, where: Any, policy: str,
-          nums: Sequence[int], names: Sequence[str], fullgraph: bool, compiler: Any) -> Callable[..., Any]:
-    """The compiled ``fn`` of one entry; an option the compiler refuses when built is a typed error naming it."""
+def label(comp: Compiler, compiler: Any) -> str:
+    """The compiler's name in messages: the library's (``comp.label``), or the caller's callable's."""
+    if callable(compiler):
+        return getattr(compiler, "__qualname__", "the compiler")
+    return comp.label
+
+
+def build(kind: str, owner: Any, fn: Callable[..., Any], opts: dict[str, Any], *, backend: str, where: Any,
+          policy: str, nums: Sequence[int], names: Sequence[str], fullgraph: bool, compiler: Any) -> Callable[..., Any]:
+    """The compiled ``fn`` of one entry: ``owner``'s compiler (``owner.compile``; None for ``"eager"`` and the
+    caller's callable); an option the compiler refuses when built is a typed error naming it."""
+    comp = EAGER if owner is None else owner.compiler
     for k, v in opts.items():
-        if k in _FLAGS.get(kind, ()) and not (v is None or isinstance(v, bool)):
-            raise ArgumentTypeError(f"{LABEL[kind]} takes {k}=True or False (or None), got {k}={v!r}; pass "
+        if k in comp.flags and not (v is None or isinstance(v, bool)):
+            raise ArgumentTypeError(f"{comp.label} takes {k}=True or False (or None), got {k}={v!r}; pass "
                                     f"{kind}={{{k!r}: True}} or leave it out", op="jit", backend=backend)
-    make = functools.partial(_construct, kind, fn, nums=nums, names=names, fullgraph=fullgraph, compiler=compiler)
+
+    def make(o: dict[str, Any], where: Any, policy: str) -> Callable[..., Any]:
+        if callable(compiler):
+            return compiler(fn, **o)  # type: ignore[no-any-return]
+        if owner is None:
+            return fn
+        return owner.compile(fn, o, device=where, policy=policy, nums=nums,  # type: ignore[no-any-return]
+                             names=names, fullgraph=fullgraph)
+
     try:
         return make(opts, where, policy)
     except UnarrayError:
         raise
     except Exception as e:
         bad = [k for k in opts if not _takes(make, k, opts[k])]
-        raise refused(kind, opts, backend, e, bad, compiler) from e
+        raise refused(kind, comp, opts, backend, e, bad, compiler) from e
 
 
 def _takes(make: Callable[..., Any], k: str, v: Any) -> bool:
@@ -54,68 +68,33 @@ def _takes(make: Callable[..., Any], k: str, v: Any) -> bool:
     return True
 
 
-def refused(kind: str, opts: dict[str, Any], backend: str, e: BaseException, bad: list[str],
+def refused(kind: str, comp: Compiler, opts: dict[str, Any], backend: str, e: BaseException, bad: list[str],
             compiler: Any = None) -> UnarrayError:
     """The typed error for options the compiler refused: those each refused alone, else all (refused together)."""
     bad = bad or list(opts)
     shown = ", ".join(f"{k}={opts[k]!r}" for k in bad)
-    label = LABEL.get(kind, getattr(compiler, "__qualname__", "the compiler"))
+    name = label(comp, compiler)
     cls = ArgumentTypeError if isinstance(e, TypeError) else ArgumentError
-    return cls(f"{label} refused the option{'s' if len(bad) > 1 else ''} {shown} ({type(e).__name__}: "
-               f"{_first_line(e)}); pass an option and value {label} takes (ua.jit(fn, {kind}={{...}}) for that "
+    return cls(f"{name} refused the option{'s' if len(bad) > 1 else ''} {shown} ({type(e).__name__}: "
+               f"{_first_line(e)}); pass an option and value {name} takes (ua.jit(fn, {kind}={{...}}) for that "
                f"compiler only), or leave {'them' if len(bad) > 1 else 'it'} out", op="jit", backend=backend)
 
 
-def _construct(kind: str, fn: Callable[..., Any], opts: dict[str, Any], where: Any, policy: str, *,
-               nums: Sequence[int], names: Sequence[str], fullgraph: bool, compiler: Any) -> Callable[..., Any]:
-    if kind == "eager":
-        return fn
-    if kind == "callable":
-        return compiler(fn, **opts)  # type: ignore[no-any-return]
-    if kind == "jax":
-        import jax
-
-        # A fresh function per cache entry: jax's trace cache is keyed on the function, and the
-        # policy (read while tracing) differs between entries.
-        @functools.wraps(fn)
-        def traced(*a: Any, **k: Any) -> Any:
-            return fn(*a, **k)
-
-        return jax.jit(traced, static_argnums=nums or None, static_argnames=names or None, **opts)
-    if kind == "torch":
-        from unarray._backends.torch import compiled as _torch_compiled
-
-        # Note: the compiled call runs inside unarray's precision switch, held at this entry's policy
-        # for the device of its leading array, and the ops under that policy trace as plain torch ops
-        # (fusable); see unarray/_backends/torch/precision.py, "ua.jit's boundary". No device (no
-        # array argument): the graph carries the policy in its custom ops, as under torch.compile.
-        kind_of = getattr(where, "kind", None)
-        want = None if kind_of is None else ("cpu" if kind_of == "cpu" else "cuda", policy)
-        return _torch_compiled.compile_held(fn, want, fullgraph=fullgraph, **opts)
-    import tensorflow as tf
-
-    # A fresh tf.function per cache entry: the TF32 scope is read while tracing. Note: no
-    # reduce_retracing by default: it traces with unknown dimensions (None) after a second shape,
-    # and ops that lay out blocks from the shapes (attention) need them known.
-    return tf.function(fn, **opts)  # type: ignore[no-any-return]
-
-
-def watch_breaks(entry: Any, name: str, backend: str) -> Callable[..., Any]:
-    """``entry.run`` (a torch entry's) watched on its first call (its compile) for graph breaks, which torch.compile
-    takes silently: each is reported once (:class:`JitGraphBreakWarning`); later calls run ``entry.run`` as is."""
-    from unarray._backends.torch import compiled as _torch_compiled
-
+def watch_breaks(comp: Compiler, entry: Any, name: str, backend: str) -> Callable[..., Any]:
+    """``entry.run`` watched on its first call (its compile) for the graph breaks a compiler takes silently
+    (``comp.breaks_graphs``): each is reported once (:class:`JitGraphBreakWarning`); later calls run ``entry.run``
+    as is."""
     run = entry.run
 
     def first(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        before = _torch_compiled.graph_breaks()
+        before = comp.graph_breaks()
         try:
             return run(args, kwargs)
         finally:
             entry.run = run
-            for why in _torch_compiled.breaks_since(before):
+            for why in comp.breaks_since(before):
                 warnings.warn(JitGraphBreakWarning(
-                    f"ua.jit [{backend}]: torch.compile split {name} at a graph break ({why}); the code around "
+                    f"ua.jit [{backend}]: {comp.label} split {name} at a graph break ({why}); the code around "
                     "it runs compiled, the break runs eagerly. Move that step out of the function, or compile "
                     f"with ua.jit({name}, fullgraph=True) to have it raised where it happens"), stacklevel=3)
 

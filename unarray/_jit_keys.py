@@ -30,8 +30,6 @@ _CODE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.
 _ATOMS = frozenset((bool, int, str, bytes, type(None), type(Ellipsis)))
 # Keys are read at every call: a container larger than this is keyed by identity (and warned about).
 _BUDGET = 64
-# The libraries whose arrays cannot change in place (a new value is a new object, which identity sees).
-_IMMUTABLE_ARRAYS = frozenset(("jax", "tensorflow"))
 _MISSING = object()
 
 
@@ -103,10 +101,11 @@ def _key_of(v: Any) -> Any:
 
 
 def _silent(v: Any) -> bool:
-    # Keyed by identity without a warning: arrays that cannot change in place, and objects a trace reads at run
+    # Keyed by identity without a warning: arrays that cannot change in place (a new value is a new object, which
+    # identity sees; the backend declares it), and objects a trace reads at run
     # time (a tf.Variable: its tracing type is a reference, and its value is read when the graph runs).
     b = BY_TYPE.get(type(v))
-    return (b is not None and b.name in _IMMUTABLE_ARRAYS) or hasattr(type(v), "__tf_tracing_type__")
+    return (b is not None and b.immutable) or hasattr(type(v), "__tf_tracing_type__")
 
 
 # Methods that change a container: a name used only through them is written (a log), not read.
@@ -166,8 +165,8 @@ class Reads:
                 warnings.warn(JitStateWarning(
                     f"ua.jit [{compiler}]: {name} reads {what} (a {type(v).__name__}), which ua.jit keys by "
                     "identity only: rebinding it recompiles, but a change made to it in place is not seen by the "
-                    "compiled code (eager code and torch.compile see it). Pass it as an argument (static if "
-                    "hashable), or rebind it instead of changing it"), stacklevel=6)
+                    "compiled code (eager code sees it, as does a compiler that guards what it reads). Pass it as "
+                    "an argument (static if hashable), or rebind it instead of changing it"), stacklevel=6)
 
     def _visit(self, fn: Any, depth: int) -> None:
         code = getattr(fn, "__code__", None)

@@ -136,7 +136,7 @@ def backend_named(name: str | Any, op: str | None = None) -> Backend:
 
 
 _DEFAULT: contextvars.ContextVar[tuple[str, Any]] = contextvars.ContextVar(
-    "unarray_default_backend", default=("numpy", None)
+    "unarray_default_backend", default=(_backends.DEFAULT, None)
 )
 
 
@@ -166,7 +166,7 @@ class use:
         'ndarray'
     """
 
-    def __init__(self, backend: str | Any = "numpy", device: Any = None):
+    def __init__(self, backend: str | Any = _backends.DEFAULT, device: Any = None):
         b = backend_named(backend, "use")
         if _precision.tracing():
             self._token: Any = None

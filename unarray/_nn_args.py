@@ -152,9 +152,10 @@ def _check_scale(backend: str, scale: Any) -> float:
 
 
 def _numpy_scalar(x: Any) -> bool:
-    # NumPy's bool scalar (np.bool_, named "bool" since NumPy 2), told apart without importing NumPy.
+    # NumPy's bool scalar (np.bool_, named "bool" since NumPy 2), told apart without importing NumPy: a scalar type
+    # of that name with an empty shape (the other libraries have no scalar types).
     t = type(x)
-    return t.__module__ == "numpy" and t.__name__ in ("bool", "bool_")
+    return t.__name__ in ("bool", "bool_") and t is not bool and getattr(x, "shape", None) == ()
 
 
 def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:

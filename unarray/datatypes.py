@@ -11,6 +11,7 @@ import builtins
 from dataclasses import dataclass
 from typing import Any
 
+from unarray._backends import DEFAULT as _DEFAULT
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import backend_named as _backend_named
 from unarray._dispatch import fail as _fail
@@ -282,7 +283,7 @@ def _info(op: str, t: Any) -> Any:
         arg = t
     else:
         root = _ROOTS.get(type(t).__module__.partition(".")[0])
-        b = _backend_named(root or "numpy", op)
+        b = _backend_named(root or _DEFAULT, op)
     try:
         if name is not None:
             arg = b.dtype(name)

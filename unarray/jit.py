@@ -22,20 +22,20 @@ from typing import Any, NoReturn
 
 from unarray import _dispatch, _precision
 from unarray import _jit_compilers as _jc
+from unarray._backends import LIBRARIES
+from unarray._backends._compiler import EAGER, Compiler
 from unarray._errors import ArgumentError, ArgumentTypeError, CompileError, UnarrayError, UnknownArrayTypeError
 from unarray._explanation import Explanation
-from unarray._jit_compilers import LABEL as _LABEL
 from unarray._jit_compilers import JitGraphBreakWarning
 from unarray._jit_keys import JitStateWarning, Reads, static_positions, typed
 from unarray._lookup import BY_TYPE, SCALARS
 
 __all__ = ["JitExplanation", "JitFallbackWarning", "JitGraphBreakWarning", "JitStateWarning", "jit"]
 
-_NAMES = ("jax", "torch", "tensorflow", "eager")
-# The backends whose library has a compiler of its own (backend name -> compiler name).
-_NATIVE = {"jax": "jax", "torch": "torch", "tensorflow": "tensorflow"}
+_EAGER = "eager"
+# The compilers a caller can name: the libraries that have one of their own (their backend's compiler), and eager.
+_NAMES = (*[n for n, lib in LIBRARIES.items() if lib.compiles], _EAGER)
 _PASSIVE = frozenset((*SCALARS, type(None), str, bytes))
-_BAKES = frozenset(("jax", "tensorflow"))  # the compilers that read fn's globals once, while tracing
 
 
 class JitFallbackWarning(UserWarning):
@@ -68,7 +68,7 @@ class JitExplanation(Explanation):
 @dataclass
 class _Entry:
     run: Callable[..., Any]
-    compiler: str  # "jax", "torch", "tensorflow", "eager" or "callable"
+    compiler: str  # a backend's name (its compiler), "eager" or "callable"
     label: str
     reason: str
     target: str | None = None  # the library inputs are handed to (a compiler the caller named)
@@ -185,8 +185,8 @@ class jit:
                  static_argnames: str | Sequence[str] = (), compiler: str | Callable[..., Any] | None = None,
                  fullgraph: bool = False, **options: Any) -> None:
         if compiler is not None and not callable(compiler) and compiler not in _NAMES:
-            # Note: no "numba": its nopython mode cannot compile unarray's dispatch (Python dicts, types).
-            why = " (numba cannot compile unarray's dispatch)" if compiler == "numba" else ""
+            lib = LIBRARIES.get(compiler) if isinstance(compiler, str) else None
+            why = f" ({lib.no_compiler})" if lib is not None and lib.no_compiler else ""
             raise ArgumentError(f"unknown compiler {compiler!r}{why}; use None (the leading array's own), one of "
                                 f"{_NAMES}, or a callable compiler(fn, **options)", op="jit")
         self._nums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
@@ -197,6 +197,7 @@ class jit:
         self._lock = threading.Lock()
         self._stats = _Stats()
         self._reads: Reads | None = None  # what fn reads, for the compilers that bake it into a trace
+        self._named: Compiler | None = None  # the compiler named by compiler=, once looked up
         if fn is not None:
             functools.update_wrapper(self, fn)
             self._positions = static_positions(fn, self._nums, self._names, lambda m: ArgumentError(m, op="jit"))
@@ -280,7 +281,8 @@ class jit:
 
         if compiles({}):
             bad = [k for k in opts if not compiles({k: opts[k]})]
-            raise _jc.refused(entry.compiler, opts, lead.name, e, bad, self._compiler) from e
+            raise _jc.refused(entry.compiler, self._compiler_of(entry.compiler), opts, lead.name, e, bad,
+                              self._compiler) from e
 
     # -- the cache key --------------------------------------------------------------------------
     def _leader(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
@@ -333,18 +335,26 @@ class jit:
         where = lead.device_of(leaf) if leaf is not None else default[1]
         # Note: static values keyed by type too: 1, True and 1.0 are equal with one hash, and a trace of one
         # is not the trace of another (a branch on isinstance, a bool used as an index).
-        kind = lead.name
-        key = (kind, where, tuple([(n, typed(v)) for n, v in static]) if static else static, _precision.current(),
-               default)
-        if self._compiler is not None:
-            kind = self._compiler
-        if kind in _BAKES:
+        key = (lead.name, where, tuple([(n, typed(v)) for n, v in static]) if static else static,
+               _precision.current(), default)
+        comp = lead.compiler if self._compiler is None else self._named or self._name_compiler()
+        if comp.bakes_state:
             reads = self._reads
-            if reads is None or reads.watched or kind == "tensorflow":
-                return self._traced_key(kind, key, args, kwargs), static
+            if reads is None or reads.watched or comp.bakes_arguments:
+                kind = lead.name if self._compiler is None else str(self._compiler)
+                return self._traced_key(kind, comp, key, args, kwargs), static
         return key, static
 
-    def _traced_key(self, kind: str, key: tuple[Any, ...], args: tuple[Any, ...],
+    def _name_compiler(self) -> Compiler:
+        # The compiler named by compiler= (a library's: its backend is loaded, as building it would).
+        c = self._compiler
+        self._named = EAGER if callable(c) or c == _EAGER else _dispatch.backend_named(c, "jit").compiler
+        return self._named
+
+    def _compiler_of(self, kind: str) -> Compiler:
+        return EAGER if kind in (_EAGER, "callable") else _dispatch.backend_named(kind, "jit").compiler
+
+    def _traced_key(self, kind: str, comp: Compiler, key: tuple[Any, ...], args: tuple[Any, ...],
                     kwargs: dict[str, Any]) -> tuple[Any, ...]:
         # jax.jit and tf.function read fn's globals and closure variables once, while tracing: the entry is keyed
         # on their values (unarray/_jit_keys.py). tf.function also bakes in every Python argument by equality: the
@@ -355,7 +365,7 @@ class jit:
             reads = self._reads = Reads(self._fn, kind)
         if reads.watched:
             key += (reads.key(),)
-        if kind == "tensorflow":
+        if comp.bakes_arguments:
             key += (tuple([type(a) for a in args]), tuple([(n, type(v)) for n, v in kwargs.items()]))
         return key
 
@@ -371,12 +381,11 @@ class jit:
         if callable(c):
             return "callable", None, f"the compiler passed to ua.jit ({getattr(c, '__name__', c)!r})"
         if c is None:
-            native = _NATIVE.get(lead.name)
-            if native is None:
-                return "eager", None, (f"{lead.name} has no compiler: runs eagerly (name one, e.g. "
-                                       "compiler='jax', to compile)")
-            return native, None, f"the leading argument is a {lead.name} array"
-        if c == "eager" or c == lead.name:
+            if lead.compiler is EAGER:
+                return _EAGER, None, (f"{lead.name} has no compiler: runs eagerly (name one, e.g. "
+                                      f"compiler={_NAMES[0]!r}, to compile)")
+            return lead.name, None, f"the leading argument is a {lead.name} array"
+        if c == _EAGER or c == lead.name:
             return c, None, f"compiler={c!r} was named"
         return c, c, f"compiler={c!r} was named: {lead.name} inputs are handed to {c} and the results back"
 
@@ -389,12 +398,14 @@ class jit:
             kind, target, reason = self._choose(lead)
             opts = self._options_for(kind)
             where, policy = key[1], key[3]  # type: ignore[index]
+            comp = self._compiler_of(kind)
             entry = _Entry(self._build(kind, opts, lead.name, where, policy), kind, self._label(kind, opts), reason,
-                           target, packed=kind == "torch")
-            if opts and kind == "jax":  # (jax.jit checks some options, backend= among them, at the first call only)
+                           target, packed=comp.packed)
+            if opts and comp.checks_options_late:  # (a failure at the first call may be an option it refuses)
                 entry.rebuild = lambda o: self._build(kind, o, lead.name, where, policy)
-            if kind == "torch" and not self.fullgraph:
-                entry.run = _jc.watch_breaks(entry, getattr(self._fn, "__qualname__", repr(self._fn)), lead.name)
+            if comp.breaks_graphs and not self.fullgraph:
+                entry.run = _jc.watch_breaks(comp, entry, getattr(self._fn, "__qualname__", repr(self._fn)),
+                                             lead.name)
             self._cache[key] = entry
             self._stats.misses += 1
             self._stats.compilers.append(kind)
@@ -408,22 +419,21 @@ class jit:
         return {**opts, **own}
 
     def _label(self, kind: str, opts: dict[str, Any]) -> str:
+        if kind == _EAGER:
+            return _EAGER
         if kind == "callable":
-            kind_label = getattr(self._compiler, "__qualname__", repr(self._compiler))
+            name = getattr(self._compiler, "__qualname__", repr(self._compiler))
+            shown = dict(opts)
         else:
-            kind_label = _LABEL[kind]
-        if kind == "eager":
-            return "eager"
-        shown = dict(opts)
-        if kind == "torch":
-            shown = {"fullgraph": self.fullgraph, **shown}
-        if kind == "jax" and (self._nums or self._names):
-            shown = {"static_argnums": self._nums, "static_argnames": self._names, **shown}
-        return f"{kind_label}({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
+            comp = self._compiler_of(kind)
+            name = comp.label
+            shown = comp.shown(opts, fullgraph=self.fullgraph, nums=self._nums, names=self._names)
+        return f"{name}({', '.join(f'{k}={v!r}' for k, v in shown.items())})"
 
     def _build(self, kind: str, opts: dict[str, Any], backend: str, where: Any, policy: str) -> Callable[..., Any]:
         assert self._fn is not None
-        return _jc.build(kind, self._fn, opts, backend=backend, where=where, policy=policy, nums=self._nums,
+        owner = None if kind in (_EAGER, "callable") else _dispatch.backend_named(kind, "jit")
+        return _jc.build(kind, owner, self._fn, opts, backend=backend, where=where, policy=policy, nums=self._nums,
                          names=self._names, fullgraph=self.fullgraph, compiler=self._compiler)
 
     def _hand(self, args: tuple[Any, ...], kwargs: dict[str, Any], target: str) -> tuple[tuple[Any, ...],

@@ -263,6 +263,14 @@ def write(out: Path, rows: list[dict[str, Any]], sw: list[dict[str, Any]], meta:
         print("no plot:", e)
 
 
+def _min_sides() -> dict[str, int]:
+    # Each library's minimum side is its route's (unarray/_backends/<lib>/layout.py).
+    from unarray._backends.cupy import layout as cupy_layout
+    from unarray._backends.torch import layout as torch_layout
+
+    return {"torch": torch_layout.MIN_SIDE, "cupy": cupy_layout.MIN_SIDE}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -270,7 +278,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="the targets only, no size sweep")
     args = ap.parse_args()
     meta = {"versions": versions(), "command": " ".join([sys.executable.rsplit("/", 1)[-1], *sys.argv]),
-            "thresholds": {"KERNEL_MIN_BYTES": layout.KERNEL_MIN_BYTES, "KERNEL_MIN_SIDE": layout.KERNEL_MIN_SIDE,
+            "thresholds": {"KERNEL_MIN_BYTES": layout.KERNEL_MIN_BYTES, "KERNEL_MIN_SIDE": _min_sides(),
                            "KEPT_RUN_MIN_BYTES": layout.KEPT_RUN_MIN_BYTES,
                            "TRITON_MAX_ELEMENT_BYTES": layout.TRITON_MAX_ELEMENT_BYTES}}
     rows = []

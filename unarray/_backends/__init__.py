@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 # The registry line: one name per backend package (unarray/_backends/<name>/).
 NAMES = ("numpy", "torch", "jax", "cupy", "tensorflow", "numba", "dask", "mlx")
+# The embedded default backend (creation without an array, ua.use()): the one hard dependency.
+DEFAULT = "numpy"
 _ALIASES = {"tf": "tensorflow", "np": "numpy", "jnp": "jax", "pytorch": "torch", "cp": "cupy"}
 
 # Each package's facts, read without importing its framework (the package's __init__ imports none).

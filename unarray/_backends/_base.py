@@ -15,11 +15,12 @@ from typing import Any, ClassVar, cast
 
 from unarray import _precision
 from unarray._backends import attention_blocked, updates
+from unarray._backends._compiler import EAGER, Compiler
 from unarray._backends._contract import GENERIC
 from unarray._devices import Device
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES, DType, canonical_name
 from unarray._errors import ArgumentError, DTypeError, EmptyReductionError, UnsupportedError
-from unarray._kernels.layout_route import kernel_name as layout_kernel_name
+from unarray._kernels.layout_route import Route, unstrided
 from unarray.interop._paths import path_name
 
 
@@ -39,6 +40,8 @@ class Backend:
     elementwise_fixes: ClassVar[frozenset[str]] = frozenset()
     # Arrays that cannot be written in place (JAX, TensorFlow): ua.at returns a new array there.
     immutable: ClassVar[bool] = False
+    # What ua.jit does for this library's arrays (its package's compile.py); none of its own: eager.
+    compiler: ClassVar[Compiler] = EAGER
 
     # -- generic fallback: the standard's other functions (GENERIC) come from xp --------
     def __getattr__(self, op: str) -> Any:
@@ -145,6 +148,18 @@ class Backend:
         now, or None when no such trace is running (the call then hands ``x`` over as usual)."""
         return None
 
+    # -- layout --------------------------------------------------------------------------
+    def layout_route(self, x: Any) -> Route:
+        """How ``ua.ascontiguousarray`` compacts ``x``: the plan it runs and ``ua.explain`` prints. A library
+        whose arrays carry strides declares its own (its package's ``layout``); others are returned as is."""
+        return unstrided(self.name)
+
+    def compile(self, fn: Any, opts: dict[str, Any], *, device: Any, policy: str, nums: Any, names: Any,
+                fullgraph: bool) -> Any:
+        """``fn`` compiled by this library's compiler for one ``ua.jit`` entry (eager where it has none)."""
+        return self.compiler.build(fn, opts, device=device, policy=policy, nums=nums, names=names,
+                                   fullgraph=fullgraph)
+
     # -- handoff -----------------------------------------------------------------------
     def from_dlpack(self, x: Any, *, device: Any = None, copy: bool | None = None) -> Any:
         kw: dict[str, Any] = {}
@@ -163,7 +178,7 @@ class Backend:
         if op == "scaled_dot_product_attention":
             return self.attention_kernel(*_attention_args(args, kwargs))
         if op == "ascontiguousarray" and args:
-            return layout_kernel_name(self, args[0])
+            return self.layout_route(args[0]).kernel  # the route ascontiguousarray runs
         ns = self.kernel_namespace or getattr(self.native, "__name__", self.name)
         if op.replace(".", "_") in type(self).__dict__:
             return f"{ns}.{op}"

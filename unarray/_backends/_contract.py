@@ -14,7 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
+from unarray._backends._compiler import Compiler
 from unarray._devices import Device
+from unarray._kernels.layout_route import Route
 
 __all__ = ["GENERIC", "OPTIONAL", "BackendContract", "NativeT"]
 
@@ -91,6 +93,8 @@ class BackendContract(Protocol[NativeT]):
     def compiling(self) -> Callable[[], bool] | None: ...
     @property
     def outside_trace(self) -> Callable[..., Any] | None: ...
+    @property
+    def compiler(self) -> Compiler: ...  # what ua.jit does for this library (its package's compile module)
 
     @property
     def xp(self) -> Any: ...  # the array-API namespace: untyped modules (array-api-compat, the library's own)
@@ -121,6 +125,9 @@ class BackendContract(Protocol[NativeT]):
     # handoff
     def from_dlpack(self, x: Any, *, device: Any = None, copy: bool | None = None) -> NativeT: ...
     def data_ptr(self, x: NativeT) -> int: ...
+    def layout_route(self, x: NativeT) -> Route: ...
+    def compile(self, fn: Any, opts: dict[str, Any], *, device: Any, policy: str, nums: Any, names: Any,
+                fullgraph: bool) -> Any: ...
 
     # ua.explain
     def kernel_name(self, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str: ...

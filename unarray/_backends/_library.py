@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Library"]
+__all__ = ["Library", "Row"]
+
+# A row of the deviation table, as a backend package declares it (its deviations.py): op, backend, platform,
+# dtype (fnmatch patterns each) and the reason.
+Row = tuple[str, str, str, str, str]
 
 
 @dataclass(frozen=True)
@@ -27,3 +31,7 @@ class Library:
     install_gpu: str = ""
     # Its devices are accelerators only (no CPU device to list without asking the framework).
     accelerator_only: bool = False
+    # ua.jit compiles its arrays with the library's own compiler (its backend's ``compiler``); where it
+    # cannot, why not (shown when a caller names the library as a compiler).
+    compiles: bool = False
+    no_compiler: str = ""

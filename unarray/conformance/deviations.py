@@ -1,5 +1,8 @@
 """The platform matrix: install commands per backend and platform, and the known deviations.
 
+Each backend package declares its rows and its page's facts (``unarray/_backends/<lib>/deviations.py``); this
+module assembles them into one table and renders the pages.
+
 A known deviation is a case (op, backend, platform, dtype; ``fnmatch`` patterns)
 that the suite expects to differ from the standard or from the float64
 reference, with the reason. Such a case is reported as ``known`` and does not
@@ -14,19 +17,21 @@ checks that the committed pages match it.
 from __future__ import annotations
 
 import fnmatch
+import importlib
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from unarray import _install
-from unarray._backends import mlx as _mlx
+from unarray._backends import NAMES
 
 __all__ = ["BACKENDS", "DEVIATIONS", "PLATFORMS", "Deviation", "by_reason", "lookup", "platform_of",
            "render_markdown"]
 
 PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
-BACKENDS = ("numpy", "torch", "jax", "cupy", "tensorflow", "numba", "dask", "mlx")
+# Every registered backend, in the registry's order (a page each).
+BACKENDS = NAMES
 
 
 @dataclass(frozen=True)
@@ -44,116 +49,30 @@ class Deviation:
                 and fnmatch.fnmatchcase(platform, self.platform) and fnmatch.fnmatchcase(dtype, self.dtype))
 
 
-DEVIATIONS: tuple[Deviation, ...] = (
+# Each backend package's facts for the pages and the table (its deviations.py: plain values, no framework).
+_FACTS: dict[str, Any] = {n: importlib.import_module(f"unarray._backends.{n}.deviations") for n in NAMES}
+
+# A platform's own rows, on whatever library runs there.
+_PLATFORM_ROWS = (
     Deviation("*", "*", "tpu", "float64", "TPUs have no float64 arithmetic; unarray refuses it (DTypeError)"),
     Deviation("*", "*", "tpu", "complex128", "TPUs have no float64 arithmetic; unarray refuses it (DTypeError)"),
-    Deviation("handoff->jax", "*", "cpu", "*",
-              "JAX on the CPU copies buffers that are not 64-byte aligned (XLA's alignment rule)"),
-    Deviation("handoff->tensorflow", "*", "*", "*",
-              "TensorFlow imports DLPack capsules only and copies when the producer's layout or alignment "
-              "does not suit it"),
-    Deviation("handoff->*", "jax", "cpu", "bool",
-              "JAX exports bool buffers through a byte-wise copy (XLA's PRED type has no DLPack layout)"),
-    Deviation("handoff->*", "tensorflow", "*", "*",
-              "TensorFlow's DLPack export may copy tensors placed by its allocator (capsule-only API)"),
-    *(Deviation(f"handoff->{dst}", src, "*", "*",
-                "JAX arrays and TensorFlow tensors are immutable and torch, CuPy and Numba arrays cannot be "
-                "read-only: such a handoff is one copy (refused under copy=False), never a writable alias")
-      for src in ("jax", "tensorflow") for dst in ("torch", "cupy", "numba")),
-    Deviation("linalg.eig", "jax", "cuda", "*", "jax.numpy.linalg.eig runs on the CPU only"),
-    Deviation("linalg.eig", "jax", "rocm", "*", "jax.numpy.linalg.eig runs on the CPU only"),
-    Deviation("linalg.eig", "jax", "tpu", "*", "jax.numpy.linalg.eig runs on the CPU only"),
-    Deviation("linalg.eigvals", "jax", "cuda", "*", "jax.numpy.linalg.eigvals runs on the CPU only"),
-    Deviation("linalg.eigvals", "jax", "rocm", "*", "jax.numpy.linalg.eigvals runs on the CPU only"),
-    Deviation("linalg.eigvals", "jax", "tpu", "*", "jax.numpy.linalg.eigvals runs on the CPU only"),
-    Deviation("nextafter", "*", "tpu", "*", "TPUs flush float32 subnormals to zero"),
-    Deviation("fft.*", "jax", "tpu", "complex64",
-              "the TPU FFT computes in reduced precision (about 1e-4 relative error for float32)"),
-    Deviation("repeat", "dask", "*", "*",
-              "dask repeats by an int only: counts given as an array make a data-dependent shape "
-              "(UnsupportedError; compute the counts first)"),
-    Deviation("at.*", "tensorflow", "*", "*",
-              "ua.at scatters to basic indices, one boolean mask, or integer arrays for the leading axes; an index "
-              "mixing slices and integer arrays is refused (UnsupportedError; index in two steps)"),
-    Deviation("at.*", "dask", "*", "*",
-              "ua.at with an index other than a full-shape mask and one value runs as one NumPy task over the "
-              "whole array (lazy, but one chunk's memory and no parallelism)"),
-    *(Deviation("at.*", name, "*", "*",
-                "ua.at(..., copy=False) writes in place on NumPy, CuPy and torch arrays only; JAX and TensorFlow "
-                "arrays (immutable) and dask arrays (a graph) refuse it (ArgumentError; leave copy unset)")
-      for name in ("jax", "tensorflow", "dask")),
-    *(Deviation(*row) for row in _mlx.DEVIATIONS),
+)
+
+# The table, in the order its first match is taken: the platforms' rows, the handoffs to each library (from any
+# source), then each library's own rows.
+DEVIATIONS: tuple[Deviation, ...] = (
+    *_PLATFORM_ROWS,
+    *(Deviation(*row) for n in NAMES for row in _FACTS[n].INBOUND),
+    *(Deviation(*row) for n in NAMES for row in _FACTS[n].ROWS),
 )
 
 # Install commands per backend and platform ("" = not available there). unarray itself comes from its
-# clone (pip install -e .); these add the framework, CPU builds from unarray._install (the missing-backend hint).
-INSTALL: dict[str, dict[str, str]] = {
-    "numpy": {"cpu": "pip install -e .   # NumPy is a dependency of unarray", "cuda": "", "rocm": "", "tpu": ""},
-    "torch": {
-        "cpu": _install.CPU["torch"],
-        "cuda": "pip install torch --index-url https://download.pytorch.org/whl/cu130",
-        "rocm": "pip install torch --index-url https://download.pytorch.org/whl/rocm7.0",
-        "tpu": "",
-    },
-    "jax": {
-        "cpu": _install.CPU["jax"],
-        "cuda": "pip install 'jax[cuda13]'",
-        "rocm": "pip install jax jax-rocm7-plugin jax-rocm7-pjrt",
-        "tpu": "pip install 'jax[tpu]'",
-    },
-    "cupy": {
-        "cpu": "",
-        "cuda": "pip install cupy-cuda13x   # or cupy-cuda12x for CUDA 12 drivers",
-        "rocm": "pip install cupy-rocm-7-0",
-        "tpu": "",
-    },
-    "tensorflow": {
-        "cpu": _install.CPU["tensorflow"],
-        "cuda": "pip install 'tensorflow[and-cuda]'",
-        "rocm": "pip install tensorflow-rocm",
-        "tpu": "",
-    },
-    "numba": {"cpu": "", "cuda": "pip install numba numba-cuda", "rocm": "", "tpu": ""},
-    "dask": {"cpu": _install.CPU["dask"], "cuda": "pip install 'dask[array]' cupy-cuda13x   # CuPy chunks",
-             "rocm": "", "tpu": ""},
-    "mlx": {"cpu": _install.CPU["mlx"], "cuda": _mlx.INSTALL_CUDA, "rocm": "", "tpu": ""},
-}
-
-NOTES: dict[str, str] = {
-    "numpy": "The reference implementation and the embedded default; CPU only.",
-    "torch": "ROCm builds report their GPUs as `cuda` devices; unarray reports them as `rocm` "
-             "(`torch.version.hip` tells them apart).",
-    "jax": "The suite turns on `jax_enable_x64` so that float64 cases run (never on TPU). Float32 matmul "
-           "and attention run at `lax.Precision.HIGHEST` under the default policy.",
-    "cupy": "GPU only (CUDA or ROCm builds).",
-    "tensorflow": "TensorFlow exchanges data through DLPack capsules only.",
-    "numba": "Numba CUDA device arrays take part in handoff only (no array namespace).",
-    "dask": "Lazy: every op builds a graph and computes nothing; NumPy chunks on the CPU, CuPy chunks on CUDA. "
-            "`ua.to(x, 'dask')` wraps, `ua.to(dask_array, 'numpy')` computes (counted); the handoff pairs are "
-            "checked in tests/test_dask.py. `--profile distributed` runs the cases on a local cluster.",
-    "mlx": _mlx.NOTES,
-}
-
-
+# clone (pip install -e .); these add the framework, CPU builds from each package's facts (the missing-backend hint).
+INSTALL: dict[str, dict[str, str]] = {n: dict(_FACTS[n].INSTALL) for n in NAMES}
+NOTES: dict[str, str] = {n: _FACTS[n].NOTE for n in NAMES}
 # What the native array objects' own operators do: unarray never wraps or patches them (native in, native out),
 # so ``x + y`` on a backend's arrays is that library's ``+``, not the standard's ``ua.add``.
-OPERATORS: dict[str, str] = {
-    "numpy": "`ndarray` operators (`x + y`, `x[mask]`, `x / 0`) are NumPy's own; they follow NumPy's promotion "
-             "(NEP 50), which agrees with the standard for the standard's dtypes.",
-    "torch": "`torch.Tensor` operators are torch's own: `x + y` of uint16/uint32/uint64 tensors raises, mixed "
-             "integer kinds follow torch's table, and `//` and `**` keep torch's special cases. `ua.add`, "
-             "`ua.floor_divide`, `ua.pow`... follow the standard.",
-    "jax": "`jax.Array` operators are JAX's own: without x64 mode, `x + y` of uint32 and int32 silently gives "
-           "int32 (where `ua.add` raises `DTypeError`), and Python ints out of the dtype's range wrap.",
-    "cupy": "`cupy.ndarray` operators are CuPy's own (NumPy's promotion).",
-    "tensorflow": "`tf.Tensor` operators are TensorFlow's own: `x + y` of different dtypes raises instead of "
-                  "promoting, `x[mask]` is refused, and shifts, `//`, `%` and `**` keep TF's special cases. "
-                  "`ua.add`, `ua.bitwise_left_shift`... follow the standard.",
-    "numba": "Numba device arrays have no arithmetic operators of their own on the host.",
-    "dask": "`dask.array.Array` operators are dask's own (NumPy's promotion, lazily); `x[mask]` gives a result of "
-            "unknown (NaN) size until computed.",
-    "mlx": _mlx.OPERATORS,
-}
+OPERATORS: dict[str, str] = {n: _FACTS[n].OPERATORS for n in NAMES}
 
 
 def platform_of(device: object) -> str:

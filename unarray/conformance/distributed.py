@@ -24,7 +24,7 @@ from typing import Any
 from unarray.conformance.results import Result, RunReport
 from unarray.conformance.runner import run as run_cases
 
-__all__ = ["SHARDED", "run"]
+__all__ = ["SHARDED", "nothing_to_run", "run"]
 
 # module -> (backend it checks, environment it needs on top of the caller's)
 SHARDED: dict[str, tuple[str, dict[str, str]]] = {
@@ -33,6 +33,15 @@ SHARDED: dict[str, tuple[str, dict[str, str]]] = {
     "unarray.conformance.sharded_torch": ("torch", {}),
 }
 _TIMEOUT = 900
+
+
+def nothing_to_run(backends: Sequence[str] | None, ops: Sequence[str] | None) -> str:
+    """Why the profile with these filters would check nothing it was asked to ("" when all is there)."""
+    from unarray.conformance.runner import nothing_to_run as nothing
+    from unarray.conformance.runner import unknown_backend
+
+    return unknown_backend(backends) or (
+        nothing("quick", ["dask"], None, ops) if not backends or "dask" in backends else "")
 
 
 def run(seed: int = 0, ops: Sequence[str] | None = None, progress: Any = None,

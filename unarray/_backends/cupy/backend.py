@@ -20,6 +20,7 @@ from unarray import _precision
 from unarray._backends import _special, attention_blocked
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
+from unarray._backends.cupy import layout as _layout
 from unarray._devices import Device, parse_device, register_native
 from unarray._errors import ArgumentError, DeviceMismatchError
 
@@ -241,6 +242,8 @@ class CupyBackend(Backend):
         except Exception:
             return []
         return [device_from_id(i) for i in range(n)]
+
+    layout_route = staticmethod(_layout.route)  # ua.ascontiguousarray's route (layout.py)
 
     def data_ptr(self, x: cupy.ndarray) -> int:
         return int(x.data.ptr)

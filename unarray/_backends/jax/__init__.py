@@ -14,4 +14,5 @@ LIBRARY = Library(
     distributions=("jax",),
     install_cpu="pip install jax",
     install_gpu="with an NVIDIA GPU: pip install 'jax[cuda13]'",
+    compiles=True,
 )

@@ -15,6 +15,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from unarray._backends import _special, updates
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
+from unarray._backends.jax.compile import JaxCompiler
 from unarray._devices import Device, ShardedDevice, register_native
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES
 from unarray._errors import DTypeError
@@ -188,6 +189,7 @@ _WEAK = frozenset((int, float, complex))
 
 class JaxBackend(Backend):
     name = "jax"
+    compiler = JaxCompiler()
     xp = jnp
     native = jax
     kernel_namespace = "jax.numpy"

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from unarray._backends._base import Backend
 from unarray._backends._contract import GENERIC, BackendContract
+from unarray._backends.numba import layout as _layout
 from unarray._devices import Device
 from unarray._errors import HandoffError, UnsupportedError
 
@@ -66,6 +67,8 @@ class NumbaBackend(Backend):
         from unarray._dtypes import canonical_name
 
         return None if d is None else np.dtype(canonical_name(d) or d)
+
+    layout_route = staticmethod(_layout.route)  # ua.ascontiguousarray's route (layout.py)
 
     def data_ptr(self, x: Any) -> int:
         return int(x.__cuda_array_interface__["data"][0])

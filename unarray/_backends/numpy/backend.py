@@ -18,6 +18,7 @@ from unarray._backends._contract import GENERIC, BackendContract
 from unarray._devices import Device
 from unarray._dtypes import DType, canonical_name
 from unarray._errors import ArgumentTypeError, DeviceMismatchError, DTypeError
+from unarray._kernels.layout_route import AS_IS, Route
 
 _CPU = Device("cpu")
 # The standard's names whose array_api_compat.numpy function is not NumPy's own (every other name it
@@ -58,6 +59,9 @@ def _count(shape: tuple[int, ...], axis: int | tuple[int, ...]) -> int:
 
 # NumPy's arrays, and its scalars (np.generic), which the backend reads as 0-d arrays.
 _NDArray = npt.NDArray[Any]
+# ua.ascontiguousarray's copy where x is not C-contiguous (NumPy has no faster one to take).
+_NATIVE_COPY = Route("native", "numpy.ascontiguousarray", np.ascontiguousarray)
+
 
 class NumpyBackend(Backend):
     name = "numpy"
@@ -110,6 +114,9 @@ class NumpyBackend(Backend):
         if name is None:
             raise DTypeError(f"{d!r} is not a dtype", backend=self.name)
         return getattr(np, name)
+
+    def layout_route(self, x: Any) -> Route:
+        return AS_IS if x.flags.c_contiguous else _NATIVE_COPY
 
     def data_ptr(self, x: _NDArray) -> int:
         return int(x.__array_interface__["data"][0])

@@ -15,4 +15,5 @@ LIBRARY = Library(
     distributions=("tensorflow", "tensorflow-cpu"),
     install_cpu="pip install tensorflow-cpu",
     install_gpu="with an NVIDIA GPU on Linux: pip install 'tensorflow[and-cuda]'",
+    compiles=True,
 )

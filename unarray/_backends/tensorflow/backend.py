@@ -20,6 +20,7 @@ from unarray._backends import updates
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends.tensorflow import creation, dtypes, fast, linalg, linear_algebra, manipulation, statistical
+from unarray._backends.tensorflow.compile import TensorFlowCompiler
 from unarray._backends.tensorflow.xp import XP
 from unarray._devices import Device, parse_device
 from unarray._dtypes import canonical_name
@@ -140,6 +141,7 @@ DTYPE_HOLES: dict[str, str] = {
 
 class TensorflowBackend(Backend):
     name = "tensorflow"
+    compiler = TensorFlowCompiler()
     xp = XP
     native = tf
     holes = HOLES

@@ -7,7 +7,6 @@
 # tensor lives) and gaps (what torch lacks: wide unsigned integers, integer GEMM, unique's results).
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import array_api_compat.torch as compat_torch
@@ -19,8 +18,11 @@ from unarray._backends import _special, updates
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends.torch import devices as _devices
+from unarray._backends.torch import layout as _layout
 from unarray._backends.torch import precision as _tp
 from unarray._backends.torch import sets as _sets
+from unarray._backends.torch import traced as _traced
+from unarray._backends.torch.compile import TorchCompiler
 from unarray._backends.torch.devices import _as_device, _empty_shard_guard, _is_dtensor, _mesh_device
 from unarray._backends.torch.gaps import (
     _SMALL_UINTS,
@@ -55,7 +57,6 @@ from unarray._backends.torch.gaps import (
 from unarray._backends.torch.precision import RUN as _RUN
 from unarray._backends.torch.precision import WANT as _WANT
 from unarray._devices import Device
-from unarray._errors import TracerHandoffError
 from unarray._precision import _POLICY
 
 _F32 = torch.float32
@@ -100,8 +101,8 @@ def register_traced_to(to: Any, traced_to: Any) -> None:
     # With the C ua.to (unarray/interop/_speedups.c), torch.compile must trace ua.to's Python polyfill
     # (traced_to) instead of meeting an unknown builtin. Called by unarray/interop/_compile_watch.py once
     # torch._dynamo is imported.
-    _disable_foreign_refusal()
-    _resolve_ndarray()
+    _traced.disable_foreign_refusal()
+    _traced.resolve_ndarray()
     torch.compiler.substitute_in_graph(to, skip_signature_check=True)(traced_to)
 
 
@@ -109,6 +110,7 @@ def register_traced_to(to: Any, traced_to: Any) -> None:
 
 class TorchBackend(Backend):
     name = "torch"
+    compiler = TorchCompiler()
     xp = compat_torch
     native = torch
 
@@ -173,6 +175,8 @@ class TorchBackend(Backend):
         dt = super().dtype(d)
         return dt
 
+    layout_route = staticmethod(_layout.route)  # ua.ascontiguousarray's route (layout.py)
+
     def data_ptr(self, x: torch.Tensor) -> int:
         return int(x.data_ptr())
 
@@ -189,7 +193,7 @@ class TorchBackend(Backend):
             return None
         if isinstance(x, np.ndarray):
             return torch.as_tensor(x)
-        return _refuse_foreign(x)
+        return _traced.refuse_foreign(x)
 
     outside_trace = staticmethod(_outside_trace)
     register_traced_to = staticmethod(register_traced_to)
@@ -513,37 +517,6 @@ class TorchBackend(Backend):
 
 BACKEND = TorchBackend()
 
-
-_FOREIGN = ("inside torch.compile only NumPy arrays join a torch tensor (the trace captures them); "
-            "convert other arrays before the compiled function (ua.to(x, 'torch')) and pass the tensor in")
-
-
-def _refuse_foreign_eagerly(x: Any) -> Any:
-    raise TracerHandoffError(f"{_FOREIGN}; got a {type(x).__module__}.{type(x).__qualname__}", backend="torch")
-
-
-_refuse_foreign: Any = _refuse_foreign_eagerly
-
-
-def _disable_foreign_refusal() -> None:
-    # Note: a typed error cannot be built inside a trace; under fullgraph=True torch names this reason,
-    # otherwise the graph breaks here and the typed error is raised eagerly. Made once torch._dynamo is
-    # loaded (by unarray/interop/_compile_watch.py), since torch.compiler.disable imports it (about 2 s).
-    global _refuse_foreign
-    disable: Callable[..., Any] = torch.compiler.disable  # untyped in torch
-    try:
-        _refuse_foreign = disable(_refuse_foreign_eagerly, recursive=True, reason=f"unarray: {_FOREIGN}")
-    except TypeError:  # a torch whose disable takes no reason
-        _refuse_foreign = disable(_refuse_foreign_eagerly, recursive=True)
-
-
-def _resolve_ndarray() -> None:
-    # Note: torch.compile cannot resolve an array type it meets first inside a trace (it cannot read
-    # the type's module), and NumPy constants join torch tensors often: ndarray is resolved as soon as
-    # torch.compile is in use (loading the NumPy backend costs about 0.1 s, kept off torch's first use).
-    from unarray import _lookup
-
-    _lookup.resolve_type(np.ndarray)
 
 if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
     _contract: BackendContract[torch.Tensor] = BACKEND

@@ -1,0 +1,44 @@
+"""CuPy's route for ``ua.ascontiguousarray`` (and a handoff's compact copy): ``cupy.ascontiguousarray``, or unarray's
+CUDA C tiled transpose for a large permuted view. Numba device arrays take it through a zero-copy CuPy view.
+The thresholds shared by every library are in ``unarray/_kernels/layout_route.py``."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import cupy
+
+from unarray._kernels import layout_route as lr
+from unarray._kernels.layout_plan import Plan
+
+__all__ = ["MIN_SIDE", "NATIVE", "plan", "route"]
+
+# CuPy's own strided copy loses to the skinny tile down to two rows or columns.
+MIN_SIDE = 2
+NATIVE = lr.Route("native", "cupy.ascontiguousarray", cupy.ascontiguousarray)
+_SMALL = lr.KERNEL_MIN_BYTES["cuda"]
+
+
+def plan(x: Any) -> Plan | None:
+    """The plan of a CuPy view where the CUDA C kernel takes it and is worth it, else None."""
+    if x.flags.c_contiguous or any(s % x.itemsize for s in x.strides):
+        return None
+    p = lr.plan_if_worth("cuda", MIN_SIDE, x.shape, tuple(s // x.itemsize for s in x.strides), x.itemsize)
+    return p if p is not None and lr.cuda_kernels().transposable(x.itemsize, p, x.data.ptr) else None
+
+
+def route(x: Any) -> lr.Route:
+    """How ``x`` is compacted (the plan that runs and that ``ua.explain`` prints)."""
+    if x.flags.c_contiguous:
+        return lr.AS_IS
+    if x.nbytes < _SMALL:  # a small array goes native without planning
+        return NATIVE
+    p = plan(x)
+    if p is None:
+        return NATIVE
+    return lr.Route("cuda", lr.cuda_label(p, x.itemsize, x.data.ptr), functools.partial(transpose, p=p), p)
+
+
+def transpose(x: Any, p: Plan) -> Any:
+    return lr.cuda_kernels().transpose(x, p)

@@ -1,0 +1,31 @@
+"""dask's rows of the deviation table and the facts of its platform page, as plain values (no framework imported):
+``unarray/conformance/deviations.py`` assembles the table and renders ``backends/*.md`` from them.
+
+A row is ``(op, backend, platform, dtype, reason)``, each of the first four an ``fnmatch`` pattern. ``INBOUND``: the
+handoffs to this library that differ (from any source); ``ROWS``: this library's own; ``INSTALL``: the command per
+platform ("" where it does not run)."""
+
+from __future__ import annotations
+
+from unarray._backends._library import Row
+from unarray._backends.dask import LIBRARY
+from unarray._backends.jax.deviations import AT_IN_PLACE
+
+INBOUND: tuple[Row, ...] = ()
+ROWS: tuple[Row, ...] = (
+    ("repeat", "dask", "*", "*",
+     "dask repeats by an int only: counts given as an array make a data-dependent shape "
+     "(UnsupportedError; compute the counts first)"),
+    ("at.*", "dask", "*", "*",
+     "ua.at with an index other than a full-shape mask and one value runs as one NumPy task over the "
+     "whole array (lazy, but one chunk's memory and no parallelism)"),
+    ("at.*", "dask", "*", "*", AT_IN_PLACE),
+)
+INSTALL = {"cpu": LIBRARY.install_cpu, "cuda": "pip install 'dask[array]' cupy-cuda13x   # CuPy chunks", "rocm": "",
+           "tpu": ""}
+NOTE = ("Lazy: every op builds a graph and computes nothing; NumPy chunks on the CPU, CuPy chunks on CUDA. "
+        "`ua.to(x, 'dask')` wraps, `ua.to(dask_array, 'numpy')` computes (counted); the handoff pairs are "
+        "checked in tests/test_dask.py. `--profile distributed` runs the cases on a local cluster.")
+# What the native array objects' own operators do (unarray never wraps or patches them).
+OPERATORS = ("`dask.array.Array` operators are dask's own (NumPy's promotion, lazily); `x[mask]` gives a result of "
+             "unknown (NaN) size until computed.")

@@ -1,0 +1,37 @@
+"""JAX's compiler under ``ua.jit``: ``jax.jit``, one fresh function per entry."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+from unarray._backends._compiler import Compiler
+
+__all__ = ["JaxCompiler"]
+
+
+class JaxCompiler(Compiler):
+    label: ClassVar[str] = "jax.jit"
+    flags: ClassVar[tuple[str, ...]] = ("inline", "keep_unused")
+    bakes_state: ClassVar[bool] = True
+    # backend= among others is checked at the first call only.
+    checks_options_late: ClassVar[bool] = True
+
+    def build(self, fn: Callable[..., Any], opts: dict[str, Any], *, device: Any, policy: str, nums: Sequence[int],
+              names: Sequence[str], fullgraph: bool) -> Callable[..., Any]:
+        import jax
+
+        # A fresh function per cache entry: jax's trace cache is keyed on the function, and the
+        # policy (read while tracing) differs between entries.
+        @functools.wraps(fn)
+        def traced(*a: Any, **k: Any) -> Any:
+            return fn(*a, **k)
+
+        return jax.jit(traced, static_argnums=nums or None, static_argnames=names or None, **opts)
+
+    def shown(self, opts: dict[str, Any], *, fullgraph: bool, nums: Sequence[int],
+              names: Sequence[str]) -> dict[str, Any]:
+        if nums or names:
+            return {"static_argnums": tuple(nums), "static_argnames": tuple(names), **opts}
+        return dict(opts)

@@ -1,0 +1,45 @@
+"""jax's rows of the deviation table and the facts of its platform page, as plain values (no framework imported):
+``unarray/conformance/deviations.py`` assembles the table and renders ``backends/*.md`` from them.
+
+A row is ``(op, backend, platform, dtype, reason)``, each of the first four an ``fnmatch`` pattern. ``INBOUND``: the
+handoffs to this library that differ (from any source); ``ROWS``: this library's own; ``INSTALL``: the command per
+platform ("" where it does not run)."""
+
+from __future__ import annotations
+
+from unarray._backends._library import Row
+from unarray._backends.jax import LIBRARY
+
+# An immutable array handed to a library without read-only arrays (the same reason as TensorFlow's rows).
+IMMUTABLE = ("JAX arrays and TensorFlow tensors are immutable and torch, CuPy and Numba arrays cannot be read-only: "
+             "such a handoff is one copy (refused under copy=False), never a writable alias")
+AT_IN_PLACE = ("ua.at(..., copy=False) writes in place on NumPy, CuPy and torch arrays only; JAX and TensorFlow "
+               "arrays (immutable) and dask arrays (a graph) refuse it (ArgumentError; leave copy unset)")
+
+INBOUND: tuple[Row, ...] = (
+    ("handoff->jax", "*", "cpu", "*",
+     "JAX on the CPU copies buffers that are not 64-byte aligned (XLA's alignment rule)"),
+)
+ROWS: tuple[Row, ...] = (
+    ("handoff->*", "jax", "cpu", "bool",
+     "JAX exports bool buffers through a byte-wise copy (XLA's PRED type has no DLPack layout)"),
+    *((f"handoff->{dst}", "jax", "*", "*", IMMUTABLE) for dst in ("torch", "cupy", "numba")),
+    *((op, "jax", platform, "*", f"jax.numpy.{op} runs on the CPU only")
+      for op in ("linalg.eig", "linalg.eigvals") for platform in ("cuda", "rocm", "tpu")),
+    # Every backend on a TPU: JAX is the library that runs there.
+    ("nextafter", "*", "tpu", "*", "TPUs flush float32 subnormals to zero"),
+    ("fft.*", "jax", "tpu", "complex64",
+     "the TPU FFT computes in reduced precision (about 1e-4 relative error for float32)"),
+    ("at.*", "jax", "*", "*", AT_IN_PLACE),
+)
+INSTALL = {
+    "cpu": LIBRARY.install_cpu,
+    "cuda": "pip install 'jax[cuda13]'",
+    "rocm": "pip install jax jax-rocm7-plugin jax-rocm7-pjrt",
+    "tpu": "pip install 'jax[tpu]'",
+}
+NOTE = ("The suite turns on `jax_enable_x64` so that float64 cases run (never on TPU). Float32 matmul "
+        "and attention run at `lax.Precision.HIGHEST` under the default policy.")
+# What the native array objects' own operators do (unarray never wraps or patches them).
+OPERATORS = ("`jax.Array` operators are JAX's own: without x64 mode, `x + y` of uint32 and int32 silently gives "
+             "int32 (where `ua.add` raises `DTypeError`), and Python ints out of the dtype's range wrap.")

@@ -1,0 +1,45 @@
+"""mlx's rows of the deviation table and the facts of its platform page, as plain values (no framework imported):
+``unarray/conformance/deviations.py`` assembles the table and renders ``backends/*.md`` from them.
+
+A row is ``(op, backend, platform, dtype, reason)``, each of the first four an ``fnmatch`` pattern. ``INBOUND``: the
+handoffs to this library that differ (from any source); ``ROWS``: this library's own; ``INSTALL``: the command per
+platform ("" where it does not run)."""
+
+from __future__ import annotations
+
+from unarray._backends._library import Row
+
+NAME = "mlx"
+INSTALL = {"cpu": "pip install mlx mlx-cpu", "cuda": "pip install 'mlx[cuda13]'", "rocm": "", "tpu": ""}
+NOTE = ("MLX's arrays are values (a write makes a new buffer) and live in unified memory: an array has no "
+         "device of its own, it is computed on MLX's default device (`mx.default_device()`). The GPU (Metal, "
+         "or CUDA with mlx-cuda) has no float64: unarray refuses it there (DTypeError). MLX imports foreign "
+         "buffers by copying them (counted by `ua.stats()`); its own arrays export through DLPack, read-only.")
+OPERATORS = ("`mlx.core.array` operators are MLX's own: `x / y` of integers gives float32, int64 with uint64 "
+             "gives float32, and `x[mask]` is refused. `ua.divide`, `ua.add`... follow the standard.")
+
+_GPU_F64 = "MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError)"
+_SHAPES = ("MLX has no data-dependent output shapes: computed on the host through NumPy eagerly, refused "
+           "inside mx.compile (UnsupportedError)")
+
+INBOUND: tuple[Row, ...] = (
+    ("handoff->mlx", "*", "*", "*",
+     "MLX imports every foreign buffer by copying it (mx.array of the NumPy view): one counted copy, "
+     "refused under copy=False"),
+)
+ROWS: tuple[Row, ...] = (
+    ("*", NAME, "cuda", "float64", _GPU_F64),
+    ("*", NAME, "*", "complex128", "MLX has no complex128; unarray refuses it (DTypeError)"),
+    *((op, NAME, "*", "*", _SHAPES)
+      for op in ("unique_all", "unique_counts", "unique_inverse", "unique_values", "nonzero")),
+    ("at.*", NAME, "*", "*",
+     "ua.at(..., copy=False) is refused on MLX arrays (values: a write makes a new buffer; ArgumentError); "
+     "leave copy unset"),
+    *((op, NAME, "*", "complex64",
+       "MLX's linalg kernels take real matrices only: complex ones are refused (UnsupportedError)")
+      for op in ("linalg.cholesky", "linalg.det", "linalg.eig*", "linalg.inv", "linalg.pinv", "linalg.qr",
+                 "linalg.slogdet", "linalg.solve", "linalg.svd*", "linalg.matrix_rank")),
+    *((op, NAME, "*", "complex64", "a complex128 result (dtype=complex128, or complex64 with float64) "
+       "is refused: MLX has no complex128 (DTypeError)")
+      for op in ("sum", "prod", "cumulative_*", "result_type")),
+)

@@ -1,0 +1,38 @@
+"""tensorflow's rows of the deviation table and the facts of its platform page, as plain values (no framework imported):
+``unarray/conformance/deviations.py`` assembles the table and renders ``backends/*.md`` from them.
+
+A row is ``(op, backend, platform, dtype, reason)``, each of the first four an ``fnmatch`` pattern. ``INBOUND``: the
+handoffs to this library that differ (from any source); ``ROWS``: this library's own; ``INSTALL``: the command per
+platform ("" where it does not run)."""
+
+from __future__ import annotations
+
+from unarray._backends._library import Row
+from unarray._backends.jax.deviations import AT_IN_PLACE, IMMUTABLE
+from unarray._backends.tensorflow import LIBRARY
+
+INBOUND: tuple[Row, ...] = (
+    ("handoff->tensorflow", "*", "*", "*",
+     "TensorFlow imports DLPack capsules only and copies when the producer's layout or alignment "
+     "does not suit it"),
+)
+ROWS: tuple[Row, ...] = (
+    ("handoff->*", "tensorflow", "*", "*",
+     "TensorFlow's DLPack export may copy tensors placed by its allocator (capsule-only API)"),
+    *((f"handoff->{dst}", "tensorflow", "*", "*", IMMUTABLE) for dst in ("torch", "cupy", "numba")),
+    ("at.*", "tensorflow", "*", "*",
+     "ua.at scatters to basic indices, one boolean mask, or integer arrays for the leading axes; an index "
+     "mixing slices and integer arrays is refused (UnsupportedError; index in two steps)"),
+    ("at.*", "tensorflow", "*", "*", AT_IN_PLACE),
+)
+INSTALL = {
+    "cpu": LIBRARY.install_cpu,
+    "cuda": "pip install 'tensorflow[and-cuda]'",
+    "rocm": "pip install tensorflow-rocm",
+    "tpu": "",
+}
+NOTE = "TensorFlow exchanges data through DLPack capsules only."
+# What the native array objects' own operators do (unarray never wraps or patches them).
+OPERATORS = ("`tf.Tensor` operators are TensorFlow's own: `x + y` of different dtypes raises instead of "
+             "promoting, `x[mask]` is refused, and shifts, `//`, `%` and `**` keep TF's special cases. "
+             "`ua.add`, `ua.bitwise_left_shift`... follow the standard.")

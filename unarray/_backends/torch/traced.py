@@ -1,0 +1,45 @@
+"""Another library's array met inside torch.compile: NumPy arrays are captured by the trace, others refused with a
+typed error (made traceable once torch._dynamo is loaded)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from unarray._errors import TracerHandoffError
+
+__all__ = ["disable_foreign_refusal", "refuse_foreign", "resolve_ndarray"]
+
+_FOREIGN = ("inside torch.compile only NumPy arrays join a torch tensor (the trace captures them); "
+            "convert other arrays before the compiled function (ua.to(x, 'torch')) and pass the tensor in")
+
+
+def _refuse_eagerly(x: Any) -> Any:
+    raise TracerHandoffError(f"{_FOREIGN}; got a {type(x).__module__}.{type(x).__qualname__}", backend="torch")
+
+
+refuse_foreign: Any = _refuse_eagerly
+
+
+def disable_foreign_refusal() -> None:
+    # Note: a typed error cannot be built inside a trace; under fullgraph=True torch names this reason,
+    # otherwise the graph breaks here and the typed error is raised eagerly. Made once torch._dynamo is
+    # loaded (by unarray/interop/_compile_watch.py), since torch.compiler.disable imports it (about 2 s).
+    global refuse_foreign
+    disable: Callable[..., Any] = torch.compiler.disable  # untyped in torch
+    try:
+        refuse_foreign = disable(_refuse_eagerly, recursive=True, reason=f"unarray: {_FOREIGN}")
+    except TypeError:  # a torch whose disable takes no reason
+        refuse_foreign = disable(_refuse_eagerly, recursive=True)
+
+
+def resolve_ndarray() -> None:
+    # Note: torch.compile cannot resolve an array type it meets first inside a trace (it cannot read
+    # the type's module), and NumPy constants join torch tensors often: ndarray is resolved as soon as
+    # torch.compile is in use (loading the NumPy backend costs about 0.1 s, kept off torch's first use).
+    from unarray import _lookup
+
+    _lookup.resolve_type(np.ndarray)
