@@ -46,6 +46,8 @@ import unarray as ua  # noqa: E402
 OPS = ("matmul", "sum", "permute_dims", "mean", "argmax")
 # The binary element-wise ops timed on request (--ops): each is the standard's name in every library.
 BINARY = ("add", "subtract", "multiply", "divide", "maximum", "less")
+# ua.matmul with a per-call policy, timed on request against the native matmul (compat has no policy).
+PRECISION = ("matmul_tf32",)
 
 
 def _setup(backend: str, n: int = 4) -> tuple[Any, Any, dict[str, Callable[[], Any]], Callable[[Any], None]]:
@@ -142,6 +144,7 @@ def _ua_calls(a: Any, b: Any) -> dict[str, Callable[[], Any]]:
         "permute_dims": lambda: ua.permute_dims(a, (1, 0)),
         "mean": lambda: ua.mean(a),
         "argmax": lambda: ua.argmax(a),
+        "matmul_tf32": lambda: ua.matmul(a, b, precision="tf32"),
         **_binary(ua, a, b),
     }
 
@@ -197,8 +200,8 @@ def bench_backend(
     pick = min if stat == "min" else statistics.median
     rows = []
     for op in ops:
-        contenders = {"native": native[op], "unarray": mine[op]}
-        if compat is not None:
+        contenders = {"native": native["matmul" if op in PRECISION else op], "unarray": mine[op]}
+        if compat is not None and op not in PRECISION:
             contenders["compat"] = compat[0][op]
             contenders["compat_hoisted"] = compat[1][op]
         for fn in contenders.values():  # warm-up: caches, JIT, first-call paths
@@ -262,7 +265,7 @@ def main() -> None:
     p.add_argument("--backends", default="numpy,torch,jax")
     p.add_argument("--repeats", type=int, default=15)
     p.add_argument("--number", type=int, default=2000)
-    p.add_argument("--ops", default=",".join(OPS), help=f"comma-separated, of {', '.join(OPS + BINARY)}")
+    p.add_argument("--ops", default=",".join(OPS), help=f"comma-separated, of {', '.join(OPS + BINARY + PRECISION)}")
     p.add_argument("--size", type=int, default=4, help="the arrays are (size, size) float32")
     p.add_argument("--stat", choices=("median", "min"), default="median", help="of the samples")
     p.add_argument("--tree", default=None, help="a checkout whose unarray to time (default: this one)")

@@ -146,7 +146,8 @@ def test_blocked_path_matches_reference(backend: TestBackend, p: dict[str, Any])
     arrays = [None if a is None else backend.asarray(a.astype(np.float32) if a.dtype != bool else a)
               for a in (q, k, v, mask)]
     scale = p["scale"] or 1 / math.sqrt(p["d"])
-    out = _attention.blocked(b, *arrays[:3], arrays[3], p["causal"], scale, p["layout"], None, block_q=2, block_k=3)
+    out = _attention.blocked(b, *arrays[:3], arrays[3], p["causal"], scale, p["layout"], "highest", block_q=2,
+                             block_k=3)
     expected = reference(*(a.astype(np.float32) for a in (q, k, v)), mask, p["causal"], scale, p["layout"])
     assert_close(backend.to_numpy(out), expected, "float32", n_terms=p["sk"] + p["d"],
                  scale=float(np.abs(v).max()))

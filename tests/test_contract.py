@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1] / "unarray" / "_backends"
 
 # The contract's members (its Protocol) and the base class's public methods: the names a backend may override.
 _CONTRACT = {n for n in vars(BackendContract) if not n.startswith("_")}
-_BASE = {n for n in vars(Backend) if not n.startswith("_")}
+_BASE = {n for k in Backend.__mro__[:-1] for n in vars(k) if not n.startswith("_")}  # (with its mixins: NNOps)
 ALLOWED = _CONTRACT | _BASE | GENERIC | OPTIONAL
 
 

@@ -275,3 +275,44 @@ def test_the_library_literal_check_finds_one(tmp_path: Path) -> None:
     p = tmp_path / "m.py"
     p.write_text('"""About numpy."""\n# torch\nx = 1 if name == "jax" else f"{name}: see tensorflow"\n')
     assert sorted(v for _, v in _library_literals(p)) == [": see tensorflow", "jax"]
+# The precision policy's scope is read by the front end once and passed down as an argument (DESIGN.md section 5):
+# no backend module reads it. The one exception is a compiled graph's run, where no front end is on the stack:
+# torch's unarray::matmul node with no policy scoped inside the compiled function reads the caller's when it runs.
+_SCOPE_READS = frozenset({"current", "resolve", "traced", "scope", "get_precision"})
+_SCOPE_STATE = frozenset({"_POLICY", "_TRACED"})
+_GRAPH_RUN = ("unarray._backends.torch.compiled", "_matmul_op")
+
+
+def _scope_reads(tree: ast.AST) -> list[tuple[int, str, str]]:
+    # (line, enclosing function, what): calls of _precision's readers, any use of its state, imports of either.
+    found: list[tuple[int, str, str]] = []
+
+    def visit(node: ast.AST, fn: str) -> None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            fn = node.name
+        if isinstance(node, ast.ImportFrom) and node.module == "unarray._precision":
+            found.extend((node.lineno, fn, a.name) for a in node.names if a.name in _SCOPE_READS | _SCOPE_STATE)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "_precision":
+            if node.attr in _SCOPE_STATE:
+                found.append((node.lineno, fn, node.attr))
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _SCOPE_READS
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "_precision"):
+            found.append((node.lineno, fn, f"_precision.{node.func.attr}()"))
+        for child in ast.iter_child_nodes(node):
+            visit(child, fn)
+
+    visit(tree, "")
+    return found
+
+
+@pytest.mark.parametrize("name", [n for n in MODULES if n.startswith("unarray._backends")])
+def test_no_backend_reads_the_precision_scope(name: str) -> None:
+    reads = [(line, fn, what) for line, fn, what in _scope_reads(ast.parse(MODULES[name].read_text()))
+             if (name, fn) != _GRAPH_RUN]
+    assert not reads, f"{name} reads the precision scope at {reads}: take the policy as an argument"
+
+
+def test_the_scope_check_finds_a_read() -> None:
+    source = "from unarray import _precision\ndef f(x):\n    return g(x, _precision.current())\n"
+    assert _scope_reads(ast.parse(source)) == [(3, "f", "_precision.current()")]
+    assert _scope_reads(ast.parse("from unarray._precision import _POLICY\n")) == [(1, "", "_POLICY")]

@@ -208,6 +208,9 @@ _ANN = [
     (r"NoneType", "None"),
 ]
 # Binary ops whose refused calls a backend may run another way (Backend.recover: torch's wide unsigned ints).
+# Ops whose float32 result follows the precision policy: the front end reads the scope once (the module
+# imports ``scope as _scope`` from unarray._precision) and passes the policy to the backend.
+POLICY_OPS = frozenset({"tensordot", "vecdot", "linalg.matrix_power"})
 RECOVERABLE = frozenset({"add", "subtract", "multiply", "bitwise_and", "bitwise_or", "bitwise_xor",
                          "bitwise_left_shift", "bitwise_right_shift", "equal", "not_equal", "less", "less_equal",
                          "greater", "greater_equal", "maximum", "minimum", "floor_divide", "pow"})
@@ -416,6 +419,8 @@ def render(name: str) -> str:
     if name in CHECKS:
         lines.append(f"    {CHECKS[name]}")
     attr = name.replace(".", "_")
+    if name in POLICY_OPS:
+        call = [*call, "policy=_scope()"]
     result = f"b.{attr}({', '.join(call)})"
     if name in TUPLE_RESULTS:
         result = f"tuple({result})"

@@ -14,7 +14,7 @@ from unarray._devices import Device
 __all__ = ["PLANNERS", "Explanation"]
 
 # Ops whose front end decides the call in a planner of its own (op name -> a function taking the op's
-# arguments and returning (backend, plan), ``plan.kernel`` naming what runs): the call runs that plan
+# arguments and returning (backend, plan), ``plan.label`` naming the kernel that runs): the call runs that plan
 # and ua.explain prints its kernel, so the report is the decision, not a second derivation of it.
 PLANNERS: dict[str, Callable[..., tuple[Any, Any]]] = {}
 

@@ -44,12 +44,16 @@ from _thread import get_ident
 from collections.abc import Callable
 from typing import Any, Literal
 
-__all__ = ["POLICIES", "Policy", "Switch", "current", "precision", "resolve"]
+__all__ = ["POLICIES", "Policy", "Switch", "current", "ignoring_policy", "precision", "resolve", "scope"]
 
 Policy = Literal["highest", "tf32", "bf16", "fastest"]
 POLICIES: tuple[str, ...] = ("highest", "tf32", "bf16", "fastest")
 
 _POLICY: contextvars.ContextVar[str] = contextvars.ContextVar("unarray_precision", default="highest")
+# The front end's one read of the scope, passed down to the backend as an argument: nothing below the front
+# end reads the scope. One object (a C method, no Python frame), so that a backend whose tracer cannot read a
+# ContextVar (torch.compile's) can substitute ``traced`` for it inside its traces.
+scope: Callable[[], str] = _POLICY.get
 
 
 # Policies of ``with ua.precision(...)`` entered inside a torch.compile trace, innermost last. Dynamo
@@ -105,12 +109,9 @@ def current() -> str:
 
 
 def resolve(per_call: str | None) -> str:
-    """The policy in force for one call: the per-call value, else the scope's.
-
-    Inside a torch.compile trace the scope's policy is :func:`traced`'s.
-    """
+    """The policy in force for one call: the per-call value (checked), else the scope's (:data:`scope`)."""
     if per_call is None:
-        return traced() if tracing() else _POLICY.get()
+        return scope()
     if per_call not in POLICIES:
         from unarray._errors import ArgumentError
 
@@ -166,6 +167,18 @@ class precision:
                 "than the one leaving it, so it cannot restore that context's policy; open and close each "
                 "`with ua.precision(...)` inside one task or thread (the entering context keeps the scope's "
                 "policy until it leaves), or pass precision= per call", op="precision") from e
+
+
+def ignoring_policy(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` as a backend op taking the policy last and dropping it: the switch of a backend whose results no
+    policy changes (NumPy). In C where the switch's module is built (a Python frame would cost more than the
+    op's dispatch)."""
+    from unarray import _native
+
+    m = _native.load("_switch")
+    if m is not None:
+        return m.Unswitched(fn)  # type: ignore[no-any-return]
+    return lambda *args: fn(*args[:-1])
 
 
 # Note: tests set this to arbitrate even where the setting cannot change a result (a CPU with no

@@ -189,6 +189,81 @@ static PyTypeObject GateType = {
     .tp_members = gate_members,
 };
 
+/* Unswitched(fn)(*args, policy): fn(*args). The precision switch of a backend whose results no policy
+ * changes: the front end passes the policy to every backend, and this drops it without a Python frame. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *fn;
+} Unswitched;
+
+static PyObject *
+unswitched_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (n < 1 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0)) {
+        PyErr_SetString(PyExc_TypeError, "Unswitched: takes the op's positional arguments and the policy last");
+        return NULL;
+    }
+    return PyObject_Vectorcall(((Unswitched *)self)->fn, args, n - 1, NULL);
+}
+
+static PyObject *
+unswitched_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    PyObject *fn;
+    if (!PyArg_ParseTuple(args, "O:Unswitched", &fn))
+        return NULL;
+    Unswitched *u = (Unswitched *)type->tp_alloc(type, 0);
+    if (u == NULL)
+        return NULL;
+    u->vectorcall = unswitched_call;
+    u->fn = Py_NewRef(fn);
+    return (PyObject *)u;
+}
+
+static int
+unswitched_traverse(Unswitched *u, visitproc visit, void *arg)
+{
+    Py_VISIT(u->fn);
+    return 0;
+}
+
+static int
+unswitched_clear(Unswitched *u)
+{
+    Py_CLEAR(u->fn);
+    return 0;
+}
+
+static void
+unswitched_dealloc(Unswitched *u)
+{
+    PyObject_GC_UnTrack(u);
+    unswitched_clear(u);
+    Py_TYPE(u)->tp_free((PyObject *)u);
+}
+
+static PyMemberDef unswitched_members[] = {
+    {"fn", T_OBJECT, offsetof(Unswitched, fn), READONLY, "the op called without the policy"},
+    {NULL},
+};
+
+static PyTypeObject UnswitchedType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "unarray._switch.Unswitched",
+    .tp_doc = "Unswitched(fn): called as (*args, policy), calls fn(*args)",
+    .tp_basicsize = sizeof(Unswitched),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_new = unswitched_new,
+    .tp_dealloc = (destructor)unswitched_dealloc,
+    .tp_traverse = (traverseproc)unswitched_traverse,
+    .tp_clear = (inquiry)unswitched_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Unswitched, vectorcall),
+    .tp_members = unswitched_members,
+};
+
 static struct PyModuleDef moduledef = {
     PyModuleDef_HEAD_INIT, "unarray._switch", "The precision switch's fast path in C (see unarray/_precision.py).", -1,
     NULL,
@@ -197,12 +272,13 @@ static struct PyModuleDef moduledef = {
 PyMODINIT_FUNC
 PyInit__switch(void)
 {
-    if (PyType_Ready(&GateType) < 0)
+    if (PyType_Ready(&GateType) < 0 || PyType_Ready(&UnswitchedType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL)
         return NULL;
-    if (PyModule_AddObjectRef(m, "Gate", (PyObject *)&GateType) < 0) {
+    if (PyModule_AddObjectRef(m, "Gate", (PyObject *)&GateType) < 0
+        || PyModule_AddObjectRef(m, "Unswitched", (PyObject *)&UnswitchedType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

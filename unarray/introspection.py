@@ -264,7 +264,7 @@ def explain(op: str | Callable[..., Any], *args: Any, **kwargs: Any) -> Explanat
     elif op in _PRECISION_OPS:
         prec = f"{lead.dtype_name(arrays[0])} (the policy applies to float32 only)"
     planner = PLANNERS.get(op)
-    kernel = planner(*args, **kwargs)[1].kernel if planner is not None else lead.kernel_name(op, args, kwargs)
+    kernel = planner(*args, **kwargs)[1].label if planner is not None else lead.kernel_name(op, args, kwargs)
     return Explanation(op, lead.name, dev, kernel, prec, tuple(handoffs), copies)
 
 

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
 from unarray._dispatch import pair as _pair
+from unarray._precision import scope as _scope
 from unarray._typing import A, Array, DTypeLike
 from unarray.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 
@@ -631,7 +632,7 @@ def matrix_power(x: A, n: int, /) -> A:
     """
     b = _one(x, "linalg.matrix_power")
     try:
-        return b.linalg_matrix_power(x, n)
+        return b.linalg_matrix_power(x, n, policy=_scope())
     except Exception as e:
         raise _fail("linalg.matrix_power", b, e) from e
 

@@ -16,7 +16,10 @@ from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
 from unarray._dispatch import pair as _pair
 from unarray._errors import ShapeError
+from unarray._precision import POLICIES as _POLICIES
 from unarray._precision import Policy
+from unarray._precision import resolve as _resolve
+from unarray._precision import scope as _scope
 from unarray._typing import A, Array
 
 __all__ = ["matmul", "matrix_transpose"]
@@ -62,10 +65,10 @@ def matmul(x1: A, x2: Array, /, *, precision: Policy | None = None) -> A:
         array([ 3, 12], dtype=int16)
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1) or precision is not None or b.lazy:
+    if b is None or type(x2) is not type(x1) or b.lazy or (precision is not None and precision not in _POLICIES):
         return _matmul_general(x1, x2, precision)
-    try:
-        return b.matmul(x1, x2)
+    try:  # the scope is read here, once, and the policy passed down
+        return b.matmul(x1, x2, _scope() if precision is None else precision)
     except Exception as e:
         raise _matmul_failed(b, x1, x2, e) from e
 
@@ -86,9 +89,7 @@ def _matmul_general(x1: A, x2: Array, precision: Policy | None) -> A:
     if b.lazy:  # a lazy backend may refuse only when computed (dask: an inner size of 1 against another)
         _shapes.matmul("matmul", b.name, x1.shape, x2.shape)
     try:
-        if precision is None:
-            return b.matmul(x1, x2)
-        return b.matmul_precision(x1, x2, precision)
+        return b.matmul(x1, x2, _resolve(precision))
     except Exception as e:
         raise _matmul_failed(b, x1, x2, e) from e
 
@@ -187,7 +188,7 @@ def tensordot(x1: A, x2: Array, /, *, axes: int | tuple[Sequence[int], Sequence[
     b, x1, x2 = _pair("tensordot", x1, x2)
     _shapes.tensordot("tensordot", b.name, x1.shape, x2.shape, axes)
     try:
-        return b.tensordot(x1, x2, axes=axes)
+        return b.tensordot(x1, x2, axes=axes, policy=_scope())
     except Exception as e:
         raise _fail("tensordot", b, e) from e
 
@@ -251,7 +252,7 @@ def vecdot(x1: A, x2: Array, /, *, axis: int = -1) -> A:
     b, x1, x2 = _pair("vecdot", x1, x2)
     _shapes.vecdot("vecdot", b.name, x1.shape, x2.shape, axis)
     try:
-        return b.vecdot(x1, x2, axis=axis)
+        return b.vecdot(x1, x2, axis=axis, policy=_scope())
     except Exception as e:
         raise _fail("vecdot", b, e) from e
 

@@ -1,6 +1,6 @@
 """Neural-network ops beyond the standard: scaled-dot-product attention and the blocks around it
 (softmax, log_softmax, logsumexp, layer_norm, rms_norm, gelu, silu; semantics in
-unarray/_backends/_nn.py)."""
+unarray/_backends/_nn.py, each backend's fused kernels in its package)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
 from unarray._errors import DTypeError
 from unarray._explanation import PLANNERS
+from unarray._precision import resolve as _resolve
 from unarray._typing import A, Array
 
 __all__ = ["gelu", "layer_norm", "log_softmax", "logsumexp", "rms_norm", "scaled_dot_product_attention", "silu",
@@ -116,7 +117,7 @@ def scaled_dot_product_attention(
         b, (q, k, v, mask) = _many(_OP, (q, k, v, mask), skip_none=True)
     scale = _args.check_attention(b.name, q, k, v, mask, is_causal, scale, layout, b.dtype_name)
     try:
-        return b.scaled_dot_product_attention(q, k, v, mask, bool(is_causal), scale, layout, precision)
+        return b.scaled_dot_product_attention(q, k, v, mask, bool(is_causal), scale, layout, _resolve(precision))
     except Exception as e:
         raise _fail(_OP, b, e) from e
 
@@ -146,12 +147,9 @@ def _with_params(op: str, x: Any, params: dict[str, Any]) -> tuple[Any, Any, lis
 
 
 def _plan(op: str, b: Any, *args: Any) -> tuple[Any, Any]:
-    # The backend and the plan of the call (the kernel it enters, named for ua.explain, and the call).
-    # Note: the definitions load on first use (importing unarray imports no framework, NumPy included).
-    from unarray._backends import _nn
-
+    # The backend and the plan of the call (the kernel it enters, a callable that ua.explain names, and the call).
     try:
-        return b, getattr(_nn, op)(b, *args)
+        return b, getattr(b, f"nn_{op}")(*args)
     except Exception as e:
         raise _fail(f"nn.{op}", b, e) from e
 

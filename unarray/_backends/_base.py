@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 from typing import Any, ClassVar, cast
 
-from unarray import _precision
 from unarray._backends import attention_blocked, updates
 from unarray._backends._compiler import EAGER, Compiler
 from unarray._backends._contract import GENERIC
+from unarray._backends._nn import NNOps
 from unarray._devices import Device
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES, DType, canonical_name
 from unarray._errors import ArgumentError, DTypeError, EmptyReductionError, UnsupportedError
@@ -24,7 +24,7 @@ from unarray._kernels.layout_route import Route, unstrided
 from unarray.interop._paths import path_name
 
 
-class Backend:
+class Backend(NNOps):
     name: ClassVar[str]
     # op name -> reason, for ops this backend cannot run.
     holes: ClassVar[dict[str, str]] = {}
@@ -193,14 +193,21 @@ class Backend:
         return "float32 (the CPU runs no reduced-precision matmul passes)"
 
     # -- hot ops: generic versions, overridden where a native path is faster --------------
-    # Note: matmul reads the policy from the scope (``_precision.current()``); a
-    # per-call policy is applied by scoping it around the call.
-    def matmul(self, x1: Any, x2: Any) -> Any:
+    # Note: the products take the precision policy as an argument (the front end read it once); a backend
+    # with a switch maps it there, the generic path has none.
+    def matmul(self, x1: Any, x2: Any, policy: str) -> Any:
         return self.xp.matmul(x1, x2)
 
-    def matmul_precision(self, x1: Any, x2: Any, precision: str) -> Any:
-        with _precision.precision(precision):  # type: ignore[arg-type]
-            return self.matmul(x1, x2)
+    def tensordot(self, x1: Any, x2: Any, /, *, axes: Any = 2, policy: str) -> Any:
+        return self.xp.tensordot(x1, x2, axes=axes)
+
+    def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1, policy: str) -> Any:
+        return self.xp.vecdot(x1, x2, axis=axis)
+
+    def linalg_matrix_power(self, x: Any, n: int, /, *, policy: str) -> Any:
+        if "linalg_matrix_power" in self.holes:
+            raise UnsupportedError(self.holes["linalg_matrix_power"], op="linalg_matrix_power", backend=self.name)
+        return self.xp.linalg.matrix_power(x, n)
 
     def matrix_transpose(self, x: Any) -> Any:
         if x.ndim < 2:
@@ -264,10 +271,10 @@ class Backend:
 
     # -- attention: the blocked online-softmax path, or torch's kernels for GPU arrays --------
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
-                                     layout: str, precision: str | None) -> Any:
+                                     layout: str, policy: str) -> Any:
         if attention_blocked.torch_route(self, q):
-            return attention_blocked.via_torch(self, q, k, v, mask, is_causal, scale, layout, precision)
-        return attention_blocked.blocked(self, q, k, v, mask, is_causal, scale, layout, precision)
+            return attention_blocked.via_torch(self, q, k, v, mask, is_causal, scale, layout, policy)
+        return attention_blocked.blocked(self, q, k, v, mask, is_causal, scale, layout, policy)
 
     def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
         if attention_blocked.torch_route(self, q):

@@ -11,7 +11,7 @@ import math
 import sys
 from typing import TYPE_CHECKING, Any
 
-from unarray import _backends, _precision
+from unarray import _backends
 from unarray._errors import ShapeError
 from unarray.interop._paths import path
 
@@ -41,12 +41,12 @@ def torch_route(b: Backend, q: Any) -> bool:
 
 
 def via_torch(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
-              precision: str | None) -> Any:
+              policy: str) -> Any:
     tb = _backends.get("torch")
     # The fastest zero-copy, stream-ordered path per pair (no cache: attention inputs are new each call).
     there, back = path(b.name, "torch"), path("torch", b.name)
     t = [None if a is None else there(a) for a in (q, k, v, mask)]
-    out = tb.scaled_dot_product_attention(t[0], t[1], t[2], t[3], is_causal, scale, layout, precision)
+    out = tb.scaled_dot_product_attention(t[0], t[1], t[2], t[3], is_causal, scale, layout, policy)
     return back(out)
 
 
@@ -59,17 +59,13 @@ def via_torch_label(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bo
 
 
 def blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
-            precision: str | None, block_q: int = BLOCK_Q, block_k: int = BLOCK_K) -> Any:
+            policy: str, block_q: int = BLOCK_Q, block_k: int = BLOCK_K) -> Any:
     _static(b, q, k, v)
-    if precision is None:
-        return _blocked(b, q, k, v, mask, is_causal, scale, layout, block_q, block_k)
-    # Note: backends read the matmul policy from the scope; a per-call policy is scoped around the call.
-    with _precision.precision(precision):  # type: ignore[arg-type]
-        return _blocked(b, q, k, v, mask, is_causal, scale, layout, block_q, block_k)
+    return _blocked(b, q, k, v, mask, is_causal, scale, layout, policy, block_q, block_k)
 
 
 def _blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
-             block_q: int, block_k: int) -> Any:
+             policy: str, block_q: int, block_k: int) -> Any:
     xp = b.xp
     if layout == "bshd":
         q, k, v = (_swap_sh(b, a) for a in (q, k, v))
@@ -98,7 +94,7 @@ def _blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, sca
         for ks in range(0, max(k_end, 0), block_k):
             ke = min(k_end, ks + block_k)
             kb = xp.astype(k[..., ks:ke, :], ct)
-            s = b.matmul(qb, b.matrix_transpose(kb))
+            s = b.matmul(qb, b.matrix_transpose(kb), policy)
             allowed = None
             if is_causal and ke - 1 > qs + offset:
                 rows = xp.reshape(xp.arange(qs + offset, qe + offset, **dev), (qe - qs, 1))
@@ -117,7 +113,7 @@ def _blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, sca
             p = xp.exp(s - m_safe)
             alpha = xp.exp(m - m_safe)
             lsum = alpha * lsum + b.sum(p, -1, None, True)
-            acc = alpha * acc + b.matmul(p, xp.astype(v[..., ks:ke, :], ct))
+            acc = alpha * acc + b.matmul(p, xp.astype(v[..., ks:ke, :], ct), policy)
             m = m_new
         # Note: rows with nothing to attend have lsum == 0 and acc == 0: they come out as zeros.
         outs.append(acc / xp.where(lsum == 0.0, 1.0, lsum))

@@ -175,10 +175,10 @@ def precision_scope(policy: str) -> Iterator[None]:
         _COMPUTE.leave(token)
 
 
-def _matmul_f32(x1: Any, x2: Any) -> Any:
+def _matmul_f32(x1: Any, x2: Any, policy: str) -> Any:
     if not _READS:
         _fill_reads()
-    return _COMPUTE.run(_precision.current(), cupy.matmul, x1, x2)
+    return _COMPUTE.run(policy, cupy.matmul, x1, x2)
 
 
 _compat_asarray: Any = getattr(compat_cupy, "asarray")  # noqa: B009 - compat's cupy namespace has no stubs
@@ -271,13 +271,13 @@ class CupyBackend(Backend):
                 "fastest": "bf16 passes (cuBLAS COMPUTE_32F_FAST_16BF)"}[policy]
 
     # -- hot ops: CuPy's own calls, on the array's device ---------------------------------------
-    def matmul(self, x1: cupy.ndarray, x2: cupy.ndarray) -> Any:
+    def matmul(self, x1: cupy.ndarray, x2: cupy.ndarray, policy: str) -> Any:
         with on_device_of(x1):
             if x1.dtype is not x2.dtype and x1.dtype != x2.dtype:
                 dt = cupy.result_type(x1, x2)
                 x1, x2 = x1.astype(dt, copy=False), x2.astype(dt, copy=False)
             if x1.dtype == _F32:
-                return _matmul_f32(x1, x2)
+                return _matmul_f32(x1, x2, policy)
             return cupy.matmul(x1, x2)
 
     def matrix_transpose(self, x: cupy.ndarray) -> Any:
@@ -407,8 +407,13 @@ class CupyBackend(Backend):
     # base class's route); otherwise cuDNN's fused SDPA through nvidia-cudnn-frontend for the half-precision
     # inputs it takes (attention_cudnn.py), else the blocked online-softmax path. The torch route is
     # the faster where both apply (docs/design-notes.md, "Attention routes").
+    def nn_erf(self) -> Any:  # the array API has no erf: cupyx's
+        from cupyx.scipy.special import erf
+
+        return erf
+
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
-                                     layout: str, precision: str | None) -> Any:
+                                     layout: str, policy: str) -> Any:
         if not attention_blocked.torch_route(self, q):
             from unarray._backends.cupy import attention_cudnn
 
@@ -416,7 +421,7 @@ class CupyBackend(Backend):
                 out = attention_cudnn.sdpa(q, k, v, mask, is_causal, scale, layout)
             if out is not None:
                 return out
-        return super().scaled_dot_product_attention(q, k, v, mask, is_causal, scale, layout, precision)
+        return super().scaled_dot_product_attention(q, k, v, mask, is_causal, scale, layout, policy)
 
     def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
         if attention_blocked.torch_route(self, q):

@@ -14,7 +14,6 @@ import numpy as np
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
-from unarray import _precision
 from unarray._backends.dask.chunks import chunk_library, chunk_matmul
 
 da: Any = _da  # (dask ships no type hints)
@@ -40,9 +39,8 @@ def _bhsd(x: Any) -> Any:
 
 
 def attention(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
-              precision: str | None) -> Any:
+              policy: str) -> Any:
     """Lazy scaled-dot-product attention of dask arrays (shapes already validated by the front end)."""
-    policy = _precision.resolve(precision)
     if layout == "bshd":
         q, k, v = _bhsd(q), _bhsd(k), _bhsd(v)  # Note: the mask is (*B, Hq, Sq, Sk) in both layouts
     out = _attention(q, k, v, mask, is_causal, scale, policy)

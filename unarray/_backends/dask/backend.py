@@ -17,7 +17,6 @@ import dask.array as _da
 import numpy as np
 from array_api_compat.common._linalg import EighResult, EigResult, QRResult, SlogdetResult, SVDResult
 
-from unarray import _precision
 from unarray._backends import updates
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
@@ -155,8 +154,8 @@ class DaskBackend(Backend):
         return da.from_delayed(dask.delayed(call, pure=False)(*arrays), shape, dtype=dtype)  # type: ignore[attr-defined]
 
     # -- hot ops ---------------------------------------------------------------------------------------
-    def matmul(self, x1: Any, x2: Any) -> Any:
-        return chunked_matmul(x1, x2, _precision.current())
+    def matmul(self, x1: Any, x2: Any, policy: str) -> Any:
+        return chunked_matmul(x1, x2, policy)
 
     def matrix_transpose(self, x: Any) -> Any:
         if x.ndim < 2:
@@ -177,7 +176,7 @@ class DaskBackend(Backend):
         return stable_var(x, axis, correction, keepdims, root=True)
 
     # Note: dask's tensordot sums int32 products into int64; the standard keeps the promoted input dtype.
-    def tensordot(self, x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
+    def tensordot(self, x1: Any, x2: Any, /, *, axes: Any = 2, policy: str) -> Any:
         dt = np.result_type(x1.dtype, x2.dtype)
         return da.tensordot(x1, x2, axes=axes).astype(dt, copy=False)
 
@@ -235,7 +234,7 @@ class DaskBackend(Backend):
         self._square("linalg.inv", x)
         return per_matrix("linalg_inv", "(m,m)->(m,m)", (x,), x.dtype)
 
-    def linalg_matrix_power(self, x: Any, n: int, /) -> Any:
+    def linalg_matrix_power(self, x: Any, n: int, /, *, policy: str) -> Any:
         self._square("linalg.matrix_power", x)
         return per_matrix("linalg_matrix_power", "(m,m)->(m,m)", (x,), x.dtype, n=n)
 
@@ -311,10 +310,10 @@ class DaskBackend(Backend):
 
     # -- attention: a blocked online softmax over the key chunks, as a dask graph ----------------------
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
-                                     layout: str, precision: str | None) -> Any:
+                                     layout: str, policy: str) -> Any:
         from unarray._backends.dask import attention as attention_dask
 
-        return attention_dask.attention(q, k, v, mask, is_causal, scale, layout, precision)
+        return attention_dask.attention(q, k, v, mask, is_causal, scale, layout, policy)
 
     def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
         from unarray._backends.dask import attention as attention_dask

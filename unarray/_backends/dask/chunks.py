@@ -11,8 +11,6 @@ from typing import Any
 import dask.array as _da
 import numpy as np
 
-from unarray import _precision
-
 # (dask ships no type hints)
 da: Any = _da
 
@@ -28,9 +26,8 @@ def chunk_matmul(a: Any, b: Any, policy: str) -> Any:
     if type(a).__module__.partition(".")[0] == "cupy":
         from unarray._backends.cupy import backend as cupy_backend
 
-        # Note: the policy of the call, applied when the graph runs (a ua.precision scope is long gone then).
-        with _precision.precision(policy):  # type: ignore[arg-type]
-            return cupy_backend.BACKEND.matmul(a, b)
+        # Note: the policy of the call that built the graph, applied when the graph runs.
+        return cupy_backend.BACKEND.matmul(a, b, policy)
     return np.matmul(a, b)
 
 

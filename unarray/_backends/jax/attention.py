@@ -15,8 +15,6 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import SingleDeviceSharding
 
-from unarray import _precision
-
 _JAX_PRECISION = {"highest": "highest", "tf32": "high", "bf16": "default", "fastest": "default"}
 _CUDNN_DTYPES = ("float16", "bfloat16")
 
@@ -81,8 +79,7 @@ def _row_has_key(bool_mask: Any, bias: Any, causal: bool, sq: int, sk: int) -> A
 
 
 def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
-         precision: str | None) -> Any:
-    resolved = _precision.resolve(precision)
+         policy: str) -> Any:
     spread = _spread(q)
     # Note: a tracer may wrap a sharded array (eager jax.grad) or carry an Explicit mesh type: the ring's plan
     # looks. A concrete array on one device is the common call and costs two isinstance checks.
@@ -91,8 +88,7 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
 
         p = ring.plan(q, k, v, mask, is_causal, layout)  # a sequence sharded over a mesh axis runs a ring
         if p is not None:
-            return ring.run(p, q, k, v, is_causal, scale, layout, resolved)
-    policy = _JAX_PRECISION[resolved]
+            return ring.run(p, q, k, v, is_causal, scale, layout, policy)
     # Note: one jitted function per configuration: outside jit the reshapes, mask fix and kernel run as one
     # compiled program (eager op-by-op dispatch would add launches); inside jit it simply inlines.
     # Note: the scores are written out between the dot and the softmax on the CPU only (_xla); a tracer's
@@ -101,7 +97,7 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
     fn = _compiled(is_causal, scale, layout, spread, _platform(q) == "cpu")
     if jnp.dtype(q.dtype) != jnp.float32:  # the policy is for float32; XLA:CPU rejects it on half dots
         return fn(q, k, v, mask)
-    with jax.default_matmul_precision(policy):
+    with jax.default_matmul_precision(_JAX_PRECISION[policy]):
         return fn(q, k, v, mask)
 
 

@@ -15,11 +15,11 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from unarray._backends import _special, updates
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
+from unarray._backends.jax import nn as _nn
 from unarray._backends.jax.compile import JaxCompiler
 from unarray._devices import Device, ShardedDevice, register_native
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES
 from unarray._errors import DTypeError
-from unarray._precision import _POLICY
 
 _P = jax.lax.Precision
 # unarray policy -> lax precision. HIGHEST is exact float32 (6 bf16 passes on TPU).
@@ -313,22 +313,22 @@ class JaxBackend(Backend):
     def precision_used(self, policy: str, x: jax.Array) -> str:
         return precision_label(policy, self.device_of(x))
 
-    def matmul(self, x1: jax.Array, x2: jax.Array) -> Any:
+    def matmul(self, x1: jax.Array, x2: jax.Array, policy: str) -> Any:
         if x1.dtype is not x2.dtype:
             check_promotion("matmul", x1, x2)
-        return jnp.matmul(x1, x2, precision=_JAX_PRECISION[_POLICY.get()])
+        return jnp.matmul(x1, x2, precision=_JAX_PRECISION[policy])
 
     # Note: like matmul, these contract on the MXU/tensor cores, where JAX's default precision is bf16/TF32.
-    def tensordot(self, x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
+    def tensordot(self, x1: Any, x2: Any, /, *, axes: Any = 2, policy: str) -> Any:
         check_promotion("tensordot", x1, x2)
-        return jnp.tensordot(x1, x2, axes=axes, precision=_JAX_PRECISION[_POLICY.get()])
+        return jnp.tensordot(x1, x2, axes=axes, precision=_JAX_PRECISION[policy])
 
-    def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1, policy: str) -> Any:
         check_promotion("vecdot", x1, x2)
-        return jnp.vecdot(x1, x2, axis=axis, precision=_JAX_PRECISION[_POLICY.get()])
+        return jnp.vecdot(x1, x2, axis=axis, precision=_JAX_PRECISION[policy])
 
-    def linalg_matrix_power(self, x: jax.Array, n: int, /) -> Any:
-        with jax.default_matmul_precision(_DEFAULT_PRECISION[_POLICY.get()]):
+    def linalg_matrix_power(self, x: jax.Array, n: int, /, *, policy: str) -> Any:
+        with jax.default_matmul_precision(_DEFAULT_PRECISION[policy]):
             return jnp.linalg.matrix_power(x, n)
 
     def matrix_transpose(self, x: jax.Array) -> Any:
@@ -436,12 +436,19 @@ class JaxBackend(Backend):
             return jnp.dtype("int64" if _x64() else "int32")
         return None
 
+    # ua.nn: jax.nn's kernels (nn.py).
+    nn_softmax = _nn.softmax
+    nn_log_softmax = _nn.log_softmax
+    nn_logsumexp = _nn.logsumexp
+    nn_gelu = _nn.gelu
+    nn_silu = _nn.silu
+
     # Attention: jax.nn.dot_product_attention, cuDNN where it applies (attention_jax.py).
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
-                                     layout: str, precision: str | None) -> Any:
+                                     layout: str, policy: str) -> Any:
         from unarray._backends.jax import attention as attention_jax
 
-        return attention_jax.sdpa(q, k, v, mask, is_causal, scale, layout, precision)
+        return attention_jax.sdpa(q, k, v, mask, is_causal, scale, layout, policy)
 
     def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
         from unarray._backends.jax import attention as attention_jax

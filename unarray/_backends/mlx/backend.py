@@ -169,7 +169,7 @@ class MLXBackend(Backend):
         return "float32 (MLX's matmul runs no reduced-precision passes on float32)"
 
     # -- hot ops ------------------------------------------------------------------------------------
-    def matmul(self, x1: Any, x2: Any) -> Any:
+    def matmul(self, x1: Any, x2: Any, policy: str) -> Any:
         # Fast path: the same float dtype, both at least 2-D: mx.matmul is the standard's matmul.
         if x1.dtype == x2.dtype and x1.dtype in dtypes.FLOATS and x1.ndim >= 2 and x2.ndim >= 2:
             return mx.matmul(x1, x2)
@@ -189,14 +189,14 @@ class MLXBackend(Backend):
             return mx.sum(x, axis=axis, keepdims=keepdims)
         return statistical.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
 
-    def erf(self, x: Any) -> Any:
-        return mx.erf(x)
+    def nn_erf(self) -> Any:  # the array API has no erf: MLX's own
+        return mx.erf
 
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
-                                     layout: str, precision: str | None) -> Any:
+                                     layout: str, policy: str) -> Any:
         if attention.fast_applies(q, k, v, mask, is_causal, layout):
             return attention.fast(q, k, v, mask, is_causal, scale)
-        return super().scaled_dot_product_attention(q, k, v, mask, is_causal, scale, layout, precision)
+        return super().scaled_dot_product_attention(q, k, v, mask, is_causal, scale, layout, policy)
 
     def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
         if attention.fast_applies(q, k, v, mask, is_causal, layout):

@@ -105,8 +105,17 @@ class NumbaBackend(Backend):
     def _refuse(self, op: str) -> Any:
         raise UnsupportedError(_ADVICE, op=op, backend=self.name)
 
-    def matmul(self, x1: Any, x2: Any) -> Any:
+    def matmul(self, x1: Any, x2: Any, policy: str) -> Any:
         return self._refuse("matmul")
+
+    def tensordot(self, x1: Any, x2: Any, /, *, axes: Any = 2, policy: str) -> Any:
+        return self._refuse("tensordot")
+
+    def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1, policy: str) -> Any:
+        return self._refuse("vecdot")
+
+    def linalg_matrix_power(self, x: Any, n: int, /, *, policy: str) -> Any:
+        return self._refuse("linalg.matrix_power")
 
     def matrix_transpose(self, x: Any) -> Any:
         return self._refuse("matrix_transpose")

@@ -19,6 +19,7 @@ from unarray._devices import Device
 from unarray._dtypes import DType, canonical_name
 from unarray._errors import ArgumentTypeError, DeviceMismatchError, DTypeError
 from unarray._kernels.layout_route import AS_IS, Route
+from unarray._precision import ignoring_policy
 
 _CPU = Device("cpu")
 # The standard's names whose array_api_compat.numpy function is not NumPy's own (every other name it
@@ -123,7 +124,7 @@ class NumpyBackend(Backend):
 
     # Hot ops: NumPy 2 conforms, so these are the native callables.
     # The ufunc itself: no Python frame between the front end and the kernel.
-    matmul = staticmethod(np.matmul)  # type: ignore[assignment]
+    matmul = staticmethod(ignoring_policy(np.matmul))
 
     def matrix_transpose(self, x: _NDArray) -> Any:
         return np.matrix_transpose(x)

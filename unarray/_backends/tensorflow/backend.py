@@ -20,6 +20,7 @@ from unarray._backends import updates
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends.tensorflow import creation, dtypes, fast, linalg, linear_algebra, manipulation, statistical
+from unarray._backends.tensorflow import nn as _nn
 from unarray._backends.tensorflow.compile import TensorFlowCompiler
 from unarray._backends.tensorflow.xp import XP
 from unarray._devices import Device, parse_device
@@ -249,20 +250,27 @@ class TensorflowBackend(Backend):
         return "tf32 (tf.config TF32 execution on for the call)"
 
     # -- hot ops --------------------------------------------------------------------------------
+    # ua.nn: tf.nn's kernels (nn.py).
+    nn_softmax = _nn.softmax
+    nn_log_softmax = _nn.log_softmax
+    nn_logsumexp = _nn.logsumexp
+    nn_silu = _nn.silu
+    nn_erf = _nn.erf
+
     # Note: TF places new tensors by its device scope and copies operands across devices itself.
     def creation_device(self, x: tf.Tensor) -> dict[str, Any]:
         return {}
 
-    def matmul(self, x1: tf.Tensor, x2: tf.Tensor) -> Any:
+    def matmul(self, x1: tf.Tensor, x2: tf.Tensor, policy: str) -> Any:
         # Fast path: same float dtype, both at least 2-D on the CPU: tf.linalg.matmul is the standard's matmul.
         d = x1.dtype
         if d in _FAST_FLOATS and d == x2.dtype and x1.shape.rank >= 2 and x2.shape.rank >= 2 and not _has_gpu():
             return tf.linalg.matmul(x1, x2)
-        with tf32_scope(_precision.current(), _on_gpu(x1)):
+        with tf32_scope(policy, _on_gpu(x1)):
             return linear_algebra.matmul(x1, x2)
 
-    def tensordot(self, x1: Any, x2: Any, axes: Any = 2) -> Any:
-        with tf32_scope(_precision.current(), _on_gpu(x1)):
+    def tensordot(self, x1: Any, x2: Any, /, *, axes: Any = 2, policy: str) -> Any:
+        with tf32_scope(policy, _on_gpu(x1)):
             return linear_algebra.tensordot(x1, x2, axes=axes)
 
     def matrix_transpose(self, x: tf.Tensor) -> Any:

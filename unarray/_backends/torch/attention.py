@@ -11,7 +11,6 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from unarray import _precision
 from unarray._backends.torch import precision as _tp
 
 _CUDA_ORDER = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION,
@@ -112,14 +111,13 @@ def _math(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, gqa: bo
 
 
 def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
-         precision: str | None) -> Any:
+         policy: str) -> Any:
     sq, sk = (q.shape[-2], k.shape[-2]) if layout == "bhsd" else (q.shape[-3], k.shape[-3])
     if sq == 0 or sk == 0:
         shape = (*q.shape[:-1], v.shape[-1])
         return torch.zeros(shape, dtype=q.dtype, device=q.device) + 0 * (q.sum() + k.sum() + v.sum())
     q4, k4, v4, m4, causal, batch = _prepare(q, k, v, mask, is_causal, layout)
     k4, v4, gqa = _route(q4, k4, v4, m4, causal)
-    policy = _precision.resolve(precision)
     arbitrated = _tp.matters(q4)
     compiling = _tp.compiling()
     # Note: in a compiled graph on the CPU the NaN check below cannot run (a branch on data), so the math

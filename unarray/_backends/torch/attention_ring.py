@@ -27,7 +27,6 @@ import torch
 import torch.distributed as dist
 from torch.distributed.tensor import DTensor
 
-from unarray import _precision
 from unarray._backends.torch import precision as _tp
 from unarray._errors import ArgumentTypeError, ShapeError, UnsupportedError
 
@@ -213,10 +212,10 @@ def label(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> st
 
 
 def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
-         precision: str | None) -> Any:
+         policy: str) -> Any:
     p = plan(q, k, v, mask, is_causal, layout)
     if p.route == "local":
-        return _local(q, k, v, mask, is_causal, scale, layout, precision, p)
+        return _local(q, k, v, mask, is_causal, scale, layout, policy, p)
     if torch.is_grad_enabled() and any(a.requires_grad for a in (q, k, v)):
         raise UnsupportedError("gradients through sequence-sharded DTensor attention are not supported: the "
                                "ring's P2P exchange is not differentiable; compute under torch.no_grad(), or "
@@ -227,7 +226,6 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
         m4 = m4.expand(*batch, *m4.shape[-3:]).reshape(-1, *m4.shape[-3:])
     seq = _axes(q.ndim, layout)[0]
     sq, sk = q.shape[seq], k.shape[seq]
-    policy = _precision.resolve(precision)
     fn = _torch_cp if p.route == "torch-cp" else _ring
     args = (q4, k4, v4, m4, is_causal, scale, sq, sk, p)
     out = _tp.arbitrate(q4, policy, fn, *args) if _tp.matters(q4) else fn(*args)
@@ -235,12 +233,12 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
 
 
 def _local(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
-           precision: str | None, p: _Plan) -> Any:
+           policy: str, p: _Plan) -> Any:
     from unarray._backends.torch import attention as attention_torch
 
     ql = q.to_local()
     m = None if mask is None else _mask_rows(mask.to_local(), q, layout)
-    out = attention_torch.sdpa(ql, k.to_local(), v.to_local(), m, is_causal, scale, layout, precision)
+    out = attention_torch.sdpa(ql, k.to_local(), v.to_local(), m, is_causal, scale, layout, policy)
     shape = (*q.shape[:-1], v.shape[-1])
     return DTensor.from_local(out, p.mesh, p.placements, run_check=False, shape=torch.Size(shape),
                               stride=_contiguous_strides(shape))

@@ -19,6 +19,7 @@ from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends.torch import devices as _devices
 from unarray._backends.torch import layout as _layout
+from unarray._backends.torch import nn as _nn
 from unarray._backends.torch import precision as _tp
 from unarray._backends.torch import sets as _sets
 from unarray._backends.torch import traced as _traced
@@ -57,7 +58,6 @@ from unarray._backends.torch.gaps import (
 from unarray._backends.torch.precision import RUN as _RUN
 from unarray._backends.torch.precision import WANT as _WANT
 from unarray._devices import Device
-from unarray._precision import _POLICY
 
 _F32 = torch.float32
 _C64 = torch.complex64
@@ -104,8 +104,6 @@ def register_traced_to(to: Any, traced_to: Any) -> None:
     _traced.disable_foreign_refusal()
     _traced.resolve_ndarray()
     torch.compiler.substitute_in_graph(to, skip_signature_check=True)(traced_to)
-
-
 
 
 class TorchBackend(Backend):
@@ -207,13 +205,12 @@ class TorchBackend(Backend):
     # skipped where it cannot change the result); under torch.compile the policy travels in the
     # graph as an argument of the custom op unarray::matmul, applied when the graph runs, except
     # under ua.jit where the call holds this policy for the whole graph: a plain matmul then.
-    def matmul(self, x1: torch.Tensor, x2: torch.Tensor) -> Any:
+    def matmul(self, x1: torch.Tensor, x2: torch.Tensor, policy: str) -> Any:
         d = x1.dtype
         if d is _F32 or d is _C64:
             cpu = x1.is_cpu
             if not cpu or _precision.FORCE_ARBITRATION or (_CPU_REDUCES and x1.numel() * x2.numel() > _TINY):
-                if _compiling():
-                    policy = _precision.traced()
+                if _compiling():  # (policy: in a trace, the one scoped inside it, or "" for the graph's run)
                     if _tp.held_for(policy, x1, x2):
                         if x2.dtype is not d:  # (as the custom op: the standard's promotion, traceable)
                             dt = torch.promote_types(d, x2.dtype)
@@ -222,7 +219,7 @@ class TorchBackend(Backend):
                     return _compiled().matmul(x1, x2, policy)
                 # Note: same dtypes (the common case) need none of _matmul_general's promotion.
                 fn = torch.matmul if x2.dtype is d else _matmul_general
-                return _RUN(_WANT[cpu, _POLICY.get()], fn, x1, x2)
+                return _RUN(_WANT[cpu, policy], fn, x1, x2)
         if x2.dtype is not d:  # torch refuses mixed dtypes, and inside a trace that refusal cannot be caught
             return _matmul_general(x1, x2)
         try:
@@ -232,34 +229,33 @@ class TorchBackend(Backend):
 
     # Note: cuBLAS has no integer GEMM, so torch's tensordot/vecdot/matrix_power fail for integer
     # CUDA tensors; those go through the exact integer matmul path.
-    def tensordot(self, x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
+    def tensordot(self, x1: Any, x2: Any, /, *, axes: Any = 2, policy: str) -> Any:
         if x1.dtype is x2.dtype and _tp.matters(x1):
             if _compiling():
-                policy = _precision.traced()
                 if _tp.held_for(policy, x1, x2):
                     return _tensordot(x1, x2, axes)
                 return _compiled().tensordot(x1, x2, axes, policy)
-            return _tp.arbitrate(x1, _POLICY.get(), _tensordot, x1, x2, axes)
+            return _tp.arbitrate(x1, policy, _tensordot, x1, x2, axes)
         if x1.dtype is not x2.dtype or x1.dtype in _WIDE_UINTS:
             # Note: compat's tensordot promotes with torch's rules (uint8 x int16 -> int16, uint32 refused).
             dt = _promote(x1.dtype, x2.dtype)
             a, b = _as_int64(x1.to(dt)), _as_int64(x2.to(dt))
-            return _back(self.tensordot(a, b, axes=axes), dt)
+            return _back(self.tensordot(a, b, axes=axes, policy=policy), dt)
         if not (_no_int_gemm(x1) and _is_int(x2)):
             return compat_torch.tensordot(x1, x2, axes=axes)
         return contract(x1, x2, axes, _matmul_general)
 
-    def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1, policy: str) -> Any:
         if x1.dtype is x2.dtype and _tp.matters(x1):
             if _compiling():
                 return _compiled().vecdot(x1, x2, axis)
-            return _tp.arbitrate(x1, _POLICY.get(), _vecdot, x1, x2, axis)
+            return _tp.arbitrate(x1, policy, _vecdot, x1, x2, axis)
         if not (_no_int_gemm(x1) and _is_int(x2)):
             return compat_torch.vecdot(x1, x2, axis=axis)
         dt = _promote(x1.dtype, x2.dtype)
         return torch.sum(x1.to(dt) * x2.to(dt), dim=axis, dtype=dt)
 
-    def linalg_matrix_power(self, x: torch.Tensor, n: int, /) -> Any:
+    def linalg_matrix_power(self, x: torch.Tensor, n: int, /, *, policy: str) -> Any:
         if not _no_int_gemm(x) or n < 0:
             return torch.linalg.matrix_power(x, n)
         out = torch.eye(x.shape[-1], dtype=x.dtype, device=x.device).expand(x.shape).clone()
@@ -494,16 +490,25 @@ class TorchBackend(Backend):
     def fft_ihfft(self, x: Any, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
         return torch.fft.ihfft(x, n=n, dim=axis, norm=norm).resolve_conj()
 
+    # ua.nn: torch's fused kernels (nn.py).
+    nn_softmax = _nn.softmax
+    nn_log_softmax = _nn.log_softmax
+    nn_logsumexp = _nn.logsumexp
+    nn_layer_norm = _nn.layer_norm
+    nn_rms_norm = _nn.rms_norm
+    nn_gelu = _nn.gelu
+    nn_silu = _nn.silu
+
     # Attention: torch SDPA with the kernel chosen explicitly (attention.py).
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
-                                     layout: str, precision: str | None) -> Any:
+                                     layout: str, policy: str) -> Any:
         if _is_dtensor(q):
             from unarray._backends.torch import attention_ring as attention_ring_torch
 
-            return attention_ring_torch.sdpa(q, k, v, mask, is_causal, scale, layout, precision)
+            return attention_ring_torch.sdpa(q, k, v, mask, is_causal, scale, layout, policy)
         from unarray._backends.torch import attention as attention_torch
 
-        return attention_torch.sdpa(q, k, v, mask, is_causal, scale, layout, precision)
+        return attention_torch.sdpa(q, k, v, mask, is_causal, scale, layout, policy)
 
     def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
         if _is_dtensor(q):
