@@ -10,6 +10,7 @@ and are left out, and so is the backend registry's loading of a backend module b
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -187,3 +188,63 @@ def test_each_package_states_its_rule(name: str) -> None:
     doc = ast.get_docstring(ast.parse(source)) or ""
     comment = "\n".join(line for line in source.splitlines()[:12] if line.startswith("#"))
     assert len(doc) + len(comment) >= 120, f"{name} opens without saying what belongs in it"
+
+
+# The libraries the registry names (unarray/_backends/__init__.py, NAMES), read from its source.
+_LIBRARY_NAMES = ast.literal_eval(next(
+    n.value for n in ast.parse((PACKAGE / "_backends" / "__init__.py").read_text()).body
+    if isinstance(n, ast.Assign) and any(getattr(t, "id", "") == "NAMES" for t in n.targets)))
+_NAMED = re.compile(r"(?<![A-Za-z_])(" + "|".join(_LIBRARY_NAMES) + r")(?![A-Za-z_])", re.IGNORECASE)
+
+
+def _library_literals(path: Path) -> list[str]:
+    # String literals (f-string parts included) that name a library as a word; docstrings are documentation.
+    tree = ast.parse(path.read_text())
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return [f"{path.name}:{n.lineno}: {n.value!r}" for n in ast.walk(tree) if isinstance(n, ast.Constant)
+            and isinstance(n.value, str) and id(n) not in docs and _NAMED.search(n.value)]
+
+
+def test_the_handoff_names_no_library() -> None:
+    # Issue 28: a library's handoff facts live in its package (unarray/_backends/<lib>/handoff.py); the hub in
+    # unarray/interop asks the two libraries of a pair and names neither.
+    found = [hit for p in sorted((PACKAGE / "interop").glob("*.py")) for hit in _library_literals(p)]
+    assert not found, "library names in unarray/interop:\n" + "\n".join(found)
+
+
+def test_the_library_literal_check_finds_one(tmp_path: Path) -> None:
+    p = tmp_path / "m.py"
+    p.write_text('"""Docstrings may name numpy."""\nX = {"torch": 1}\nY = f"a {X} JAX array"\n')
+    assert [h.split(": ", 1)[0] for h in _library_literals(p)] == ["m.py:2", "m.py:3"]
+
+
+_HANDOFF_MODULES = sorted(m for m in MODULES if m.endswith(".handoff")) + ["unarray._backends._handoff",
+                                                                          "unarray._backends._base"]
+
+
+@pytest.mark.parametrize("low", _HANDOFF_MODULES)
+def test_a_backend_handoff_reaches_nothing_above_the_registry(low: str) -> None:
+    # The backends declare and interop reads (no backend imports the hub, the lookup or dispatch).
+    graph = _graph()
+    seen, todo = set(), [low]
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo.extend(graph[m])
+    above = sorted(m for m in seen if m.startswith(("unarray.interop", "unarray._dispatch", "unarray._lookup")))
+    assert not above, f"{low} reaches {above}"
+
+
+def test_each_pair_fast_path_is_declared_once_by_a_known_library() -> None:
+    import importlib
+
+    handoffs = {n: importlib.import_module(f"unarray._backends.{n}.handoff").HANDOFF for n in _LIBRARY_NAMES}
+    for name, h in handoffs.items():
+        assert h.name == name
+        for other in (*h.fast_to, *h.fast_from):
+            assert other in handoffs and other != name, (name, other)
+        for dst in h.fast_to:
+            assert name not in handoffs[dst].fast_from, f"{name} -> {dst} is declared by both"

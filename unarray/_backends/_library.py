@@ -27,3 +27,6 @@ class Library:
     install_gpu: str = ""
     # Its devices are accelerators only (no CPU device to list without asking the framework).
     accelerator_only: bool = False
+    # The module whose import means the library's Python tracer is coming (it must learn ua.to's polyfill:
+    # the backend's register_traced_to), or "".
+    tracer_module: str = ""

@@ -15,4 +15,5 @@ LIBRARY = Library(
     distributions=("torch",),
     install_cpu="pip install torch --index-url https://download.pytorch.org/whl/cpu",
     install_gpu="with an NVIDIA GPU: pip install torch --index-url https://download.pytorch.org/whl/cu130",
+    tracer_module="torch._dynamo",
 )
