@@ -3,7 +3,7 @@
 Each library's ``handoff`` module (``unarray/_backends/<lib>/handoff.py``) holds one :class:`Handoff`
 named ``HANDOFF``: how its arrays are exported and adopted (DLPack, the CUDA array interface, the
 library's own entry point), its copies, its signatures for the weak cache, its refusals, and its
-measured fast paths to or from named libraries (:class:`FastPath`, declared by one of the two).
+fast paths to or from named libraries (:class:`FastPath`, declared by one of the two).
 A handoff goes through the hub: the source exports once, the target adopts once (:func:`pair`),
 unless one of the two declares a faster path for the pair.
 
@@ -110,7 +110,7 @@ Converter = Callable[[Any], Any]
 
 @dataclass(frozen=True)
 class FastPath:
-    """A pair's measured fast path, declared by the source (``fast_to``) or the target (``fast_from``).
+    """A pair's fast path, declared by the source (``fast_to``) or the target (``fast_from``).
 
     convert: the zero-copy converter (raises NeedsCopy where the target cannot alias).
     cached: whether the weak cache serves the pair (False where the converter costs about a lookup).
