@@ -29,7 +29,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import unarray as ua  # noqa: E402
-from unarray.interop import _cache, _cpu, _paths, _routes  # noqa: E402
+from unarray._backends.numpy.handoff import aligned_copy  # noqa: E402
+from unarray.interop import _cache, _paths, _routes  # noqa: E402
 
 LIBS = [n for n in ("numpy", "torch", "jax", "tensorflow") if importlib.util.find_spec(n)]
 
@@ -137,7 +138,7 @@ def natives() -> dict[tuple[str, str], tuple[str, Any]]:
 
 
 def run(size: int, n: int) -> list[dict[str, Any]]:
-    a = _cpu.aligned_copy(np.random.default_rng(0).standard_normal((size, size)).astype(np.float32))
+    a = aligned_copy(np.random.default_rng(0).standard_normal((size, size)).astype(np.float32))
     rows = []
     nat = natives()
     for src, dst in itertools.permutations(LIBS, 2):

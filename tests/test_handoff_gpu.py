@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 
 import unarray as ua
-from unarray.interop import _cache, _cuda, _paths, _routes, _streams
+from unarray._backends.cupy import handoff as _cupy_h
+from unarray._backends.numba import handoff as _numba_h
+from unarray.interop import _cache, _paths, _routes
 
 LIBS = ("torch", "cupy", "jax", "numba")
 
@@ -160,7 +162,7 @@ def test_a_hit_reads_cupys_current_stream_through_its_exported_reader(cuda):
 
     if _routes.speedups is None:
         pytest.skip("the C route is not built (UNARRAY_PURE_PYTHON=1)")
-    reader = _streams.cupy_stream_reader(_routes.speedups)
+    reader = _cupy_h.cupy_stream_reader(_routes.speedups)
     assert reader is not None
     read = _routes.speedups.stream_of
     assert read(reader, 0) == cupy.cuda.get_current_stream(0).ptr
@@ -207,7 +209,7 @@ def test_numba_arrays_built_directly_match_numbas_own_import(cuda):
         assert (y.shape, y.strides, y.dtype, y.size) == (ref.shape, ref.strides, ref.dtype, ref.size)
         assert y.is_c_contiguous() == ref.is_c_contiguous() and y.is_f_contiguous() == ref.is_f_contiguous()
         np.testing.assert_array_equal(y.copy_to_host(), ref.copy_to_host())
-    assert _cuda._NUMBA_MAKERS[0] is not None  # the probe passed: the direct build is what ran
+    assert _numba_h._NUMBA_MAKERS[0] is not None  # the probe passed: the direct build is what ran
 
 
 def test_numba_sees_finished_jax_work(cuda):

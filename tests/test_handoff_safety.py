@@ -19,8 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import unarray as ua
+from unarray._backends.numpy import handoff as _np_h
 from unarray._devices import Device, parse_device
-from unarray.interop import _cache, _cpu
+from unarray.interop import _cache
 
 ROOT = Path(__file__).resolve().parents[1]
 HAVE = {n: importlib.util.find_spec(n) is not None for n in ("torch", "jax", "tensorflow")}
@@ -259,7 +260,7 @@ def test_cache_is_not_stale_after_the_buffer_is_replaced_in_place(dst: str, dtyp
     if dst == "jax" and dtype in ("int64", "float64"):
         mod.config.update("jax_enable_x64", True)
     try:
-        a = _cpu.aligned_copy((np.arange(16) + 1).astype(dtype))
+        a = _np_h.aligned_copy((np.arange(16) + 1).astype(dtype))
         for _ in range(3):  # the third handoff is a cache hit on cached routes
             first = ua.to(a, dst)
         assert np.array_equal(np.asarray(first), np.arange(16) + 1)
@@ -421,7 +422,7 @@ def test_parse_device_refuses_what_names_no_device(bad: object) -> None:
 def test_from_dlpack_reads_tensorflow_device_strings(spec: str) -> None:
     import tensorflow as tf
 
-    a = _cpu.aligned_copy(np.arange(5.0, dtype=np.float32))
+    a = _np_h.aligned_copy(np.arange(5.0, dtype=np.float32))
     t = ua.from_dlpack(a, backend="tensorflow", device=spec)
     assert "CPU:0" in t.device and np.array_equal(t.numpy(), a)
     t2 = ua.from_dlpack(Producer(a), backend="tensorflow", device=spec)

@@ -15,7 +15,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import unarray as ua
-from unarray.interop import _cache, _common, _cpu, _cuda, _entry_points, _paths, _routes
+from unarray._backends import _handoff
+from unarray._backends.jax import handoff as _jax_h
+from unarray._backends.numba import handoff as _numba_h
+from unarray._backends.numpy import handoff as _np_h
+from unarray._backends.tensorflow import handoff as _tf_h
+from unarray._backends.torch import handoff as _torch_h
+from unarray.interop import _cache, _paths
 
 CPU_LIBS = [n for n in ("numpy", "torch", "jax", "tensorflow") if importlib.util.find_spec(n)]
 PAIRS = [(a, b) for a, b in itertools.permutations(CPU_LIBS, 2)]
@@ -27,7 +33,7 @@ OWNED = [p for p in PAIRS if _paths.owned(*p)]
 def aligned(shape: tuple[int, ...], dtype: str = "float32", seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     base = (rng.standard_normal(shape) + 1.5).astype(dtype) if dtype != "bool" else rng.random(shape) > 0.5
-    return _cpu.aligned_copy(base)
+    return _np_h.aligned_copy(base)
 
 
 def make(lib: str, a: np.ndarray):  # a native array of `lib` aliasing nothing the test keeps
@@ -103,7 +109,7 @@ def test_an_immutable_source_is_copied_for_a_target_without_read_only_arrays(src
     assert e.copies == 1 and "immutable" in str(e)
 
 
-@pytest.mark.parametrize(("src", "dst"), [p for p in PAIRS if p not in _routes.UNCACHED and not _paths.owned(*p)])
+@pytest.mark.parametrize(("src", "dst"), [p for p in PAIRS if _paths.fast(*p).cached and not _paths.owned(*p)])
 def test_repeated_handoff_is_a_cache_hit_returning_the_same_view(src, dst):
     # Admission on second sight: the first handoff stores nothing, the second stores its view,
     # and the third and later are served from the cache.
@@ -117,7 +123,7 @@ def test_repeated_handoff_is_a_cache_hit_returning_the_same_view(src, dst):
     assert (s["cache_hits"], s["zero_copy"], s["handoffs"], s["copies"]) == (2, 4, 4, 0)
 
 
-@pytest.mark.parametrize(("src", "dst"), [p for p in sorted(_routes.UNCACHED) if p in ALIASED])
+@pytest.mark.parametrize(("src", "dst"), [p for p in ALIASED if not _paths.fast(*p).cached])
 def test_cheap_pairs_skip_the_cache_and_stay_zero_copy(src, dst):
     # A converter cheaper than a cache lookup is called again: a new view of the same memory.
     x = make(src, aligned((8, 8)))
@@ -350,7 +356,7 @@ def test_unaligned_buffers_reach_tensorflow_as_an_aligned_copy_and_never_abort()
     assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-2000:]
 
 
-# -- the calls the DLPack wrappers end in (unarray/interop/_entry_points.py) and their public fallbacks ----------
+# -- the calls the DLPack wrappers end in (each library's handoff module) and their public fallbacks ----------
 
 def test_internal_entry_points_resolve_on_this_install():
     # If a JAX or TF release moves them, ua.to falls back to the public wrappers (slower, still
@@ -358,22 +364,22 @@ def test_internal_entry_points_resolve_on_this_install():
 
     if "jax" in CPU_LIBS:
         pytest.importorskip("jax")
-        assert _entry_points._jax_entry() is not None
+        assert _jax_h._jax_entry() is not None
     if "tensorflow" in CPU_LIBS:
         pytest.importorskip("tensorflow")
-        assert _entry_points._tf_entry() is not None
+        assert _tf_h._tf_entry() is not None
 
 
 @pytest.fixture
 def public_wrappers(monkeypatch):
     # As if this install lacked the internal entry points: the public wrappers take over.
 
-    monkeypatch.setattr(_entry_points, "_JAX", [None])
-    monkeypatch.setattr(_entry_points, "_TF", [None])
+    monkeypatch.setattr(_jax_h, "_JAX", [None])
+    monkeypatch.setattr(_tf_h, "_TF", [None])
     if "torch" in CPU_LIBS:
         import torch
 
-        monkeypatch.setattr(_entry_points, "_TORCH", [torch.utils.dlpack.from_dlpack])
+        monkeypatch.setattr(_torch_h, "_TORCH", [torch.utils.dlpack.from_dlpack])
 
 
 @pytest.mark.parametrize(("src", "dst"), ALIASED)
@@ -390,7 +396,7 @@ def test_unaligned_numpy_to_jax_copies_once_on_both_paths(fallback, monkeypatch)
     pytest.importorskip("jax")
 
     if fallback:
-        monkeypatch.setattr(_entry_points, "_JAX", [None])
+        monkeypatch.setattr(_jax_h, "_JAX", [None])
     raw = np.zeros(4 * 100 + 64, np.uint8)
     u = raw[(-ptr("numpy", raw)) % 64 + 8:][:400].view(np.float32)
     u[:] = np.random.default_rng(1).standard_normal(100)
@@ -406,7 +412,7 @@ def test_np_ptr_reads_the_same_pointer_as_the_array_interface(shape, step, start
     n = int(np.prod(shape, dtype=int))
     a = np.arange(n * 4 + 8, dtype=np.float32)
     v = a[start:][::step][:n].reshape(shape) if shape else np.asarray(a[start])
-    assert _cpu.np_ptr(v) == v.__array_interface__["data"][0]
+    assert _np_h.np_ptr(v) == v.__array_interface__["data"][0]
 
 
 def test_cache_misses_after_numpy_shape_or_dtype_assignment():
@@ -457,7 +463,7 @@ def test_an_unaligned_buffer_goes_to_jax_by_one_copy_without_trying_the_view(off
     start = next(i for i in range(offset, offset + 16) if (ptr("numpy", raw) + 4 * i) % 64)
     a = raw[start:start + n]
     x = a if src == "numpy" else __import__("torch").from_numpy(raw)[start:start + n]
-    real = _cpu.jax_from_dlpack
+    real = _jax_h.jax_from_dlpack
     tried: list[int] = []
 
     def watched(y):
@@ -467,7 +473,7 @@ def test_an_unaligned_buffer_goes_to_jax_by_one_copy_without_trying_the_view(off
     _cache.clear()
     ua.stats(reset=True)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_cpu, "jax_from_dlpack", watched)
+        mp.setattr(_jax_h, "jax_from_dlpack", watched)
         y = ua.to(x, "jax")
     np.testing.assert_array_equal(np.asarray(y), a)
     assert all(p % 64 == 0 for p in tried), "the view of an unaligned buffer was tried"
@@ -501,15 +507,15 @@ class _GpuJaxArray:
 
 
 def test_jax_on_an_accelerator_to_numpy_is_a_device_change():
-    with pytest.raises(_common.OtherDevice, match="CPU"):
-        _cpu.jax_to_np(_GpuJaxArray())
+    with pytest.raises(_handoff.OtherDevice, match="CPU"):
+        _jax_h.jax_to_np(_GpuJaxArray())
 
 
 def test_numba_c_strides_are_numbas() -> None:
     api_util = pytest.importorskip("numba.cuda.api_util")
     for shape in [(3, 4), (0, 3), (3, 0), (), (5,), (2, 1, 3)]:
         want = api_util.prepare_shape_strides_dtype(shape, None, np.dtype(np.float32), order="C")[1]
-        assert _cuda._c_strides(shape, 4) == tuple(want), shape
+        assert _numba_h._c_strides(shape, 4) == tuple(want), shape
 
 
 def test_a_deleted_jax_array_is_a_clear_error_not_a_crash() -> None:
@@ -545,11 +551,11 @@ def test_jax_dlpack_device_is_the_arrays_own_per_device_and_memory_kind() -> Non
     # The DLPack device is read once per (device, memory kind), found through the array's sharding.
     jax = pytest.importorskip("jax")
     jnp = pytest.importorskip("jax.numpy")
-    _common._JAX_DL_DEVICE.clear()
+    _jax_h._JAX_DL_DEVICE.clear()
     xs = [jnp.ones(3), jnp.zeros((2, 2), jnp.int8), jax.device_put(jnp.ones(2), jax.devices()[-1])]
     for x in xs:
-        assert _common.jax_dlpack_device(x) == tuple(x.__dlpack_device__())
-    assert set(_common._JAX_DL_DEVICE) == {(x.device, x.sharding.memory_kind) for x in xs}
+        assert _jax_h.jax_dlpack_device(x) == tuple(x.__dlpack_device__())
+    assert set(_jax_h._JAX_DL_DEVICE) == {(x.device, x.sharding.memory_kind) for x in xs}
 
 
 def test_an_unaligned_torch_bfloat16_tensor_reaches_jax_by_one_copy():

@@ -15,7 +15,11 @@ import pytest
 
 import unarray as ua
 from unarray import _native, interop
-from unarray.interop import _cache, _cpu, _paths, _routes, _streams
+from unarray._backends import handoff as _handoff_of
+from unarray._backends.cupy import handoff as _cupy_h
+from unarray._backends.numpy import handoff as _np_h
+from unarray._backends.torch import handoff as _torch_h
+from unarray.interop import _cache, _paths, _routes
 
 pytestmark = pytest.mark.usefixtures("fresh_handoff")
 PURE = _native.pure_python_requested()  # UNARRAY_PURE_PYTHON=1 (not 0) asks for the Python path
@@ -258,7 +262,7 @@ def test_guarded_first_handoffs_match_the_converters() -> None:
     # The C route's first calls for jax/tf -> numpy and numpy -> tf, against the converters (and the
     # Python path runs the same test: the converter itself).
     tf = pytest.importorskip("tensorflow")
-    a = _cpu.aligned_copy(np.random.default_rng(2).standard_normal((4, 8)).astype(np.float32))
+    a = _np_h.aligned_copy(np.random.default_rng(2).standard_normal((4, 8)).astype(np.float32))
     t = tf.constant(a)
     ua.stats(reset=True)
     for _ in range(3):
@@ -272,8 +276,8 @@ def test_guarded_first_handoffs_match_the_converters() -> None:
     s = ua.stats()
     assert s["copies"] == 0 and s["zero_copy"] == 6
     # What the guard refuses is the converter's: a misaligned or read-only array is one counted copy.
-    mis = _cpu.aligned_copy(np.arange(33, dtype=np.float32))[1:]  # 4 bytes past a 64-byte boundary
-    ro = _cpu.aligned_copy(a)
+    mis = _np_h.aligned_copy(np.arange(33, dtype=np.float32))[1:]  # 4 bytes past a 64-byte boundary
+    ro = _np_h.aligned_copy(a)
     ro.flags.writeable = False
     ua.stats(reset=True)
     np.testing.assert_array_equal(ua.to(mis, "tensorflow").numpy(), mis)
@@ -286,7 +290,7 @@ def test_guarded_first_handoffs_match_the_converters() -> None:
 def test_no_reference_leaks_on_guarded_routes() -> None:
     tf = pytest.importorskip("tensorflow")
     jnp = pytest.importorskip("jax.numpy")
-    a = _cpu.aligned_copy(np.ones((4, 4), np.float32))
+    a = _np_h.aligned_copy(np.ones((4, 4), np.float32))
     t, j = tf.constant(a), jnp.asarray(a)
     pairs = [(a, "tensorflow"), (t, "numpy"), (j, "numpy")]
     for src, dst in pairs:
@@ -302,7 +306,7 @@ def test_no_reference_leaks_on_guarded_routes() -> None:
 
 
 def test_signature_reads_are_the_signature_functions() -> None:
-    # The C route's hit compares the reads of SIGNATURE_READS with what store() kept from SIGNATURES.
+    # The C route's hit compares the reads a library declares (signature_reads) with what store() kept (signature).
     samples: dict[str, list] = {"numpy": [np.ones((2, 3), np.float32), np.ones(4)[::-2], np.float64(1.0)]}
     if importlib.util.find_spec("torch"):
         import torch
@@ -312,12 +316,13 @@ def test_signature_reads_are_the_signature_functions() -> None:
         import jax.numpy as jnp
 
         samples["jax"] = [jnp.ones((2, 3)), jnp.zeros(())]
-    assert set(_cache.SIGNATURE_READS) <= set(_cache.SIGNATURES)
     for lib, xs in samples.items():
-        reads = _cache.SIGNATURE_READS[lib]
+        h = _handoff_of(lib)
+        reads = h.signature_reads
+        assert reads is not None and h.signature is not None
         for x in xs:
             got = tuple(_read(x, name, call) for name, call in reads)
-            assert got == _cache.SIGNATURES[lib](x), (lib, got)
+            assert got == h.signature(x), (lib, got)
 
 
 def _read(x: object, name: str, call: bool | None) -> object:
@@ -431,10 +436,10 @@ def test_cupys_stream_reader_is_used_only_where_it_reads_the_current_stream() ->
     if gpus == 0:
         with pytest.raises(cupy.cuda.runtime.CUDARuntimeError):
             _routes.speedups.stream_of(reader, 0)
-        assert _streams.cupy_stream_reader(_routes.speedups) is None
+        assert _cupy_h.cupy_stream_reader(_routes.speedups) is None
     else:
         assert _routes.speedups.stream_of(reader, 0) == cupy.cuda.get_current_stream(0).ptr
-        assert _streams.cupy_stream_reader(_routes.speedups) is reader
+        assert _cupy_h.cupy_stream_reader(_routes.speedups) is reader
 
 
 @needs_c
@@ -470,7 +475,7 @@ def test_store_keeps_the_source_device_for_stream_ordered_pairs() -> None:
         held = _cache.CACHE[id(t)][2]["cupy"]
         assert held[0] is view and held[1:] == (((3,),), -1)  # a CPU tensor: device -1
         held = _cache.CACHE[id(u)][2]["numpy"]
-        assert held[0] is view and held[1:] == ((_cpu.np_ptr(view), (3,), (8,), view.dtype),)
+        assert held[0] is view and held[1:] == ((_np_h.np_ptr(view), (3,), (8,), view.dtype),)
     finally:
         _cache.clear()
 
@@ -510,7 +515,7 @@ def test_checked_torch_signature_misses_every_change_that_keeps_the_pointer(chan
     t = torch.arange(16.0).reshape(4, 4)
     for _ in range(3):
         v = ua.to(t, "jax")
-    assert ua.to(t, "jax") is v and isinstance(_cache.CACHE[id(t)][1], _cache.CheckedSig)
+    assert ua.to(t, "jax") is v and isinstance(_cache.CACHE[id(t)][1], _torch_h.CheckedSig)
     ptr = t.data_ptr()
     if change == "transpose":
         t.data = t.data.t()
@@ -536,7 +541,7 @@ def test_checked_signature_compares_pointer_shape_strides_dtype() -> None:
     a, b = sig(t), sig(t)
     assert a == b and not a != b and a[1] is not b[1]  # two guards, one signature
     assert a != sig(t.t()) and a != sig(t.clone()) and a != (t.data_ptr(), None, t.shape, t.stride(), t.dtype)
-    assert _cache.c_signature("torch", _cache.SIGNATURES["torch"]) == (sig, _cache.CHECKED_READS["torch"])
+    assert _cache.c_signature("torch", _cache.signature("torch")) == (sig, _torch_h.HANDOFF.checked_reads)
     assert _cache.c_signature("numba", None) == (None, None)
 
 
@@ -546,7 +551,7 @@ def test_a_guard_that_says_no_leaves_the_decision_to_the_reads() -> None:
     # to reading shape, strides and dtype; one that fails raises.
     torch = pytest.importorskip("torch")
     t = torch.ones(3)
-    reads = _cache.CHECKED_READS["torch"]
+    reads = _torch_h.HANDOFF.checked_reads
     h = _routes.speedups.Handoff(True, len, lambda *a: "missed", reads, None, None, "jax")
 
     class Guard:
@@ -564,7 +569,7 @@ def test_a_guard_that_says_no_leaves_the_decision_to_the_reads() -> None:
              (Guard(False), other, "missed"), (None, other, "missed"),
              (Guard(RuntimeError("guard failed")), same, RuntimeError)]
     for guard, meta, want in cases:
-        sig = _cache.CheckedSig((t.data_ptr(), guard, *meta))
+        sig = _torch_h.CheckedSig((t.data_ptr(), guard, *meta))
         _cache.CACHE[id(t)] = [weakref.ref(t), sig, {"jax": ("view", None)}, 0]
         try:
             if want is RuntimeError:

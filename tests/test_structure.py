@@ -255,13 +255,13 @@ def _library_literals(path: Path) -> list[tuple[int, str]]:
 
 
 _OUTSIDE = sorted(p.relative_to(ROOT).as_posix() for p in PACKAGE.rglob("*.py")
-                  if not p.relative_to(PACKAGE).as_posix().startswith(("_backends/", "interop/")))
+                  if not p.relative_to(PACKAGE).as_posix().startswith("_backends/"))
 
 
 @pytest.mark.parametrize("module", _OUTSIDE)
 def test_no_library_is_named_outside_its_package(module: str) -> None:
     # What unarray knows about a library lives in unarray/_backends/<lib>/ (a fact on its Library record, a
-    # method of its Backend); elsewhere the code reads it from there. (interop/ is being cleared: not yet held.)
+    # method of its Backend, its handoff module); elsewhere the code reads it from there.
     if module in _EXEMPT:
         return
     found = _library_literals(ROOT / module)
@@ -316,3 +316,35 @@ def test_the_scope_check_finds_a_read() -> None:
     source = "from unarray import _precision\ndef f(x):\n    return g(x, _precision.current())\n"
     assert _scope_reads(ast.parse(source)) == [(3, "f", "_precision.current()")]
     assert _scope_reads(ast.parse("from unarray._precision import _POLICY\n")) == [(1, "", "_POLICY")]
+
+
+_HANDOFF_MODULES = sorted(m for m in MODULES if m.endswith(".handoff")) + ["unarray._backends._handoff",
+                                                                          "unarray._backends._base"]
+
+
+@pytest.mark.parametrize("low", _HANDOFF_MODULES)
+def test_a_backend_handoff_reaches_nothing_above_the_registry(low: str) -> None:
+    # The backends declare and interop reads (no backend imports the hub, the lookup or dispatch).
+    graph = _graph()
+    seen, todo = set(), [low]
+    while todo:
+        m = todo.pop()
+        if m not in seen:
+            seen.add(m)
+            todo.extend(graph[m])
+    above = sorted(m for m in seen if m.startswith(("unarray.interop", "unarray._dispatch", "unarray._lookup")))
+    assert not above, f"{low} reaches {above}"
+
+
+def test_each_pair_fast_path_is_declared_once_by_a_known_library() -> None:
+    import importlib
+
+    from unarray._backends import NAMES
+
+    handoffs = {n: importlib.import_module(f"unarray._backends.{n}.handoff").HANDOFF for n in NAMES}
+    for name, h in handoffs.items():
+        assert h.name == name
+        for other in (*h.fast_to, *h.fast_from):
+            assert other in handoffs and other != name, (name, other)
+        for dst in h.fast_to:
+            assert name not in handoffs[dst].fast_from, f"{name} -> {dst} is declared by both"

@@ -221,7 +221,7 @@ def explain(op: str | Callable[..., Any], *args: Any, **kwargs: Any) -> Explanat
         Device('cpu')
     """
     from unarray._explain_check import resolve
-    from unarray.interop._public import copy_reason
+    from unarray.interop._public import copy_reason, handoff_name
     from unarray.jit import jit
 
     if isinstance(op, jit):  # a ua.jit function: its compiler, cache entry and fallbacks
@@ -251,7 +251,7 @@ def explain(op: str | Callable[..., Any], *args: Any, **kwargs: Any) -> Explanat
         if b is lead:
             continue
         same_device(op, lead, arrays[0], b, a)
-        path = lead.handoff_path(b, a)
+        path = handoff_name(a, lead, op)  # the converter of the route the call takes
         why = copy_reason(a, lead.name, op)
         if why is None:
             handoffs.append(f"{b.name} -> {lead.name} via {path}")

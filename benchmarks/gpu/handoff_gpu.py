@@ -402,10 +402,14 @@ def entry() -> dict[str, Any]:
     # stream lookup that each CUDA import pays.
     import jax.numpy as jnp
 
-    from unarray.interop import _cache, _common, _cpu, _cuda, _entry_points, _streams
+    from unarray._backends.cupy import handoff as _cupy_h
+    from unarray._backends.jax import handoff as _jax_h
+    from unarray._backends.numba import handoff as _numba_h
+    from unarray._backends.torch import handoff as _torch_h
+    from unarray.interop import _cache
 
     x = jnp.ones(4)
-    e = _entry_points._jax_entry()
+    e = _jax_h._jax_entry()
     dev = next(iter(x.devices()))
     import cupy
     import torch
@@ -427,12 +431,12 @@ def entry() -> dict[str, Any]:
         "torch->cupy order on a hit (streams agree)": lambda: route.order(t, "cupy"),
         "torch->cupy route hit (C where built)": lambda: route.fast(t, "cupy"),
         "jax stream lookup": dev.get_stream_for_external_ready_events,
-        "torch raw stream": lambda: _common.torch_raw_stream(0),
-        "cupy current stream": lambda: _streams._consumer_stream("cupy"),
+        "torch raw stream": lambda: _torch_h.torch_raw_stream(0),
+        "cupy current stream": lambda: _cupy_h.consumer_stream("cupy"),
         "cupy current stream of device 0": lambda: cupy.cuda.get_current_stream(0).ptr,
-        "torch signature": lambda: _cache._sig_torch(t),
-        "cupy signature": lambda: _cache._sig_cupy(c),
-        "torch->cupy stream order": lambda: _streams.torch_stream_wait(t, "cupy"),
+        "torch signature": lambda: _torch_h.sig_torch(t),
+        "cupy signature": lambda: _cupy_h._sig_cupy(c),
+        "torch->cupy stream order": lambda: _cupy_h.torch_stream_wait(t, "cupy"),
         "torch->cupy cache hit (no stats)": lambda: _cache.hit(t, route),
         "ua.to(torch, cupy) hit": lambda: ua.to(t, "cupy"),
         "dict lookup (host speed)": lambda: ua.interop._public._FAST.get((type(t), "cupy")),
@@ -447,9 +451,9 @@ def entry() -> dict[str, Any]:
         "jax x.device": lambda: jx.device,
         "torch->numba as_cuda_array(t)": lambda: numba.cuda.as_cuda_array(t),
         "torch->numba t.__cuda_array_interface__": lambda: t.__cuda_array_interface__,
-        "torch->numba _cuda.to_numba(t)": lambda: _cuda.to_numba(t),
-        "torch->numba _torch_plain": lambda: _cpu._torch_plain(t),
-        "torch->numba torch_stream_wait": lambda: _streams.torch_stream_wait(t, "numba"),
+        "torch->numba _numba_h.to_numba(t)": lambda: _numba_h.to_numba(t),
+        "torch->numba _torch_plain": lambda: _torch_h.torch_plain(t),
+        "torch->numba torch_stream_wait": lambda: _cupy_h.torch_stream_wait(t, "numba"),
         "torch->numba from_cuda_array_interface(desc, sync=False)":
             lambda: numba.cuda.from_cuda_array_interface(desc, owner=t, sync=False),
     }
@@ -499,7 +503,9 @@ def hit_ab() -> dict[str, Any]:
     import torch
 
     import unarray as ua
-    from unarray.interop import _cache, _streams
+    from unarray._backends.cupy import handoff as _cupy_h
+    from unarray._backends.torch import handoff as _torch_h
+    from unarray.interop import _cache
 
     speedups = ua.interop._routes.speedups
     if speedups is None:
@@ -508,23 +514,23 @@ def hit_ab() -> dict[str, Any]:
     for _ in range(3):
         ua.to(t, "cupy")  # the entry the routes below hit
     raw = torch._C._cuda_getCurrentRawStream
-    reader = _streams.cupy_stream_reader(speedups)
+    reader = _cupy_h.cupy_stream_reader(speedups)
 
     def miss(*args: Any) -> Any:
         raise AssertionError("the A/B routes must only hit")
 
-    checked = _cache.c_signature("torch", _cache.SIGNATURES["torch"])[1]
+    checked = _cache.c_signature("torch", _cache.signature("torch"))[1]
     # The reads without the guard: a second tensor whose stored signature holds no guard (a None guard
     # is skipped; shape, strides and dtype are then read and compared, as where torch has no guard).
     t2 = torch.randn(N, N, device="cuda")
     for _ in range(3):
         ua.to(t2, "cupy")
     entry = _cache.CACHE[id(t2)]
-    if isinstance(entry[1], _cache.CheckedSig):
-        entry[1] = _cache.CheckedSig((entry[1][0], None, *entry[1][2:]))
-    osig = _cache.c_signature("cupy", _cache.SIGNATURES["cupy"])[1]
-    by_reader = (raw, reader, None, _streams.torch_stream_wait)
-    by_current = (raw, cupy.cuda.get_current_stream, "ptr", _streams.torch_stream_wait)
+    if isinstance(entry[1], _torch_h.CheckedSig):
+        entry[1] = _torch_h.CheckedSig((entry[1][0], None, *entry[1][2:]))
+    osig = _cache.c_signature("cupy", _cache.signature("cupy"))[1]
+    by_reader = (raw, reader, None, _cupy_h.torch_stream_wait)
+    by_current = (raw, cupy.cuda.get_current_stream, "ptr", _cupy_h.torch_stream_wait)
     variants = {  # (source signature, view signature, stream order)
         "no checks": (None, None, None),
         "torch signature (guard)": (checked, None, None),
@@ -577,7 +583,7 @@ def write() -> None:
             guarded = sys.modules["unarray.interop._cache"].checked("torch") is not None
             RESULT["ua.to"] += ", torch checked by torch's metadata guard" if guarded else ", torch signature read"
             speedups = sys.modules["unarray.interop._routes"].speedups
-            reader = sys.modules["unarray.interop._streams"].cupy_stream_reader(speedups)
+            reader = sys.modules["unarray._backends.cupy.handoff"].cupy_stream_reader(speedups)
             RESULT["ua.to"] += (", CuPy's stream read through its exported get_stream_ptr" if reader is not None
                                 else ", CuPy's stream read by get_current_stream")
     except Exception as e:

@@ -25,6 +25,7 @@ from unarray._errors import BackendNotAvailableError
 
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
+    from unarray._backends._handoff import Handoff
 
 # The registry line: one name per backend package (unarray/_backends/<name>/).
 NAMES = ("numpy", "torch", "jax", "cupy", "tensorflow", "numba", "dask", "mlx")
@@ -90,6 +91,18 @@ def _import(name: str) -> Any:
 
         return torch_module
     return importlib.import_module(f"unarray._backends.{name}.backend")
+
+
+_HANDOFFS: dict[str, Handoff] = {}
+
+
+def handoff(name: str) -> Handoff:
+    """Backend ``name``'s handoff declaration (its package's ``handoff`` module, which imports no
+    framework until a converter runs): what ``unarray.interop`` asks of a library."""
+    h = _HANDOFFS.get(name)
+    if h is None:
+        h = _HANDOFFS[name] = importlib.import_module(f"unarray._backends.{name}.handoff").HANDOFF
+    return h
 
 
 def loaded() -> dict[str, Backend]:

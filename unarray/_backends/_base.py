@@ -21,7 +21,6 @@ from unarray._devices import Device
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES, DType, canonical_name
 from unarray._errors import ArgumentError, DTypeError, EmptyReductionError, UnsupportedError
 from unarray._kernels.layout_route import Route, unstrided
-from unarray.interop._paths import path_name
 
 
 class Backend(NNOps):
@@ -183,9 +182,6 @@ class Backend(NNOps):
         if op.replace(".", "_") in type(self).__dict__:
             return f"{ns}.{op}"
         return f"{getattr(self.xp, '__name__', ns)}.{op}"
-
-    def handoff_path(self, src: Backend, x: Any) -> str:
-        return path_name(src.name, self.name)
 
     # -- precision -----------------------------------------------------------------------
     def precision_used(self, policy: str, x: Any) -> str:

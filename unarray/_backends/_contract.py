@@ -66,6 +66,7 @@ OPTIONAL: frozenset[str] = frozenset({
     "join",  # a lazy backend: an eager operand joining its graph (_dispatch.adopt)
     "replicate_on",  # JAX: an operand replicated on a sharded leader's mesh (_dispatch.adopt)
     "register_traced_to",  # torch: ua.to's traceable twin for torch.compile (interop._compile_watch)
+    "handoff_path",  # a lazy backend: how an eager operand joins its graph, for ua.explain (interop._public)
 })
 
 
@@ -131,7 +132,6 @@ class BackendContract(Protocol[NativeT]):
 
     # ua.explain
     def kernel_name(self, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str: ...
-    def handoff_path(self, src: Any, x: Any) -> str: ...
     def precision_used(self, policy: str, x: NativeT) -> str: ...
 
     # the ops with a generic body of their own

@@ -35,3 +35,6 @@ class Library:
     # cannot, why not (shown when a caller names the library as a compiler).
     compiles: bool = False
     no_compiler: str = ""
+    # The module whose import means the library's Python tracer is coming (it must learn ua.to's polyfill:
+    # the backend's register_traced_to), or "".
+    tracer_module: str = ""

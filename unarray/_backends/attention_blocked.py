@@ -12,8 +12,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from unarray import _backends
+from unarray._backends._handoff import pair
 from unarray._errors import ShapeError
-from unarray.interop._paths import path
 
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
@@ -44,7 +44,8 @@ def via_torch(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, sc
               policy: str) -> Any:
     tb = _backends.get("torch")
     # The fastest zero-copy, stream-ordered path per pair (no cache: attention inputs are new each call).
-    there, back = path(b.name, "torch"), path("torch", b.name)
+    here, torch_side = _backends.handoff(b.name), _backends.handoff("torch")
+    there, back = pair(here, torch_side).convert, pair(torch_side, here).convert
     t = [None if a is None else there(a) for a in (q, k, v, mask)]
     out = tb.scaled_dot_product_attention(t[0], t[1], t[2], t[3], is_causal, scale, layout, policy)
     return back(out)

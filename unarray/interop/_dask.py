@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from unarray._backends import handoff as _lib
 from unarray._devices import Device, parse_device
 from unarray._errors import ArgumentError, HandoffError
-from unarray.interop._common import STATS, lock
+from unarray.interop._common import HOST, STATS, lock
 
 # ua.to's public entry points: where a dask array may be computed (on request). Any other op that hands
 # a dask array over is a mixed call, where computing would be silent.
@@ -28,8 +29,8 @@ def to(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, chunks: Any, 
     # handoff: ua.to itself, for the eager legs (an eager array to NumPy or CuPy first; a computed result on).
     if not dst.lazy:
         if chunks is not None:
-            raise ArgumentError(f"chunks= applies to backend='dask' only, got backend={dst.name!r}; leave chunks "
-                                "out, or hand the array to 'dask'", op=op, backend=dst.name)
+            raise ArgumentError(f"chunks= applies to a lazy backend only, got backend={dst.name!r}; leave chunks "
+                                "out, or hand the array to a lazy backend", op=op, backend=dst.name)
         return _computed(x, src, dst, device, copy, op, handoff)
 
     if src.lazy:
@@ -37,7 +38,7 @@ def to(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, chunks: Any, 
         out = x if chunks is None else x.rechunk(chunks)  # lazy: the rechunk runs with the graph
         _count("zero_copy")
         return out.copy() if copy is True else out
-    lib = "cupy" if src.device_of(x).kind in ("cuda", "rocm") else "numpy"
+    lib = _lib(dst.name).chunk_library(src.device_of(x).kind)
     arr = handoff(x, lib, device=device, copy=copy, _op=op)
     return dst.wrap(arr, chunks)
 
@@ -52,15 +53,15 @@ def copy_reason(x: Any, src: Any, dst: Any, op: str) -> str | None:
 def _computed(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, op: str,
               handoff: Callable[..., Any]) -> Any:
     if copy is False:
-        raise HandoffError(f"handing a dask array to {dst.name} computes it into a new {dst.name} array (a copy), "
-                           "but copy=False; pass copy=None to compute, or keep computing with dask (ua ops on the "
-                           "dask array stay lazy)", op=op, backend=src.name)
+        raise HandoffError(f"handing a {src.name} array to {dst.name} computes it into a new {dst.name} array (a "
+                           f"copy), but copy=False; pass copy=None to compute, or keep computing with {src.name} (ua "
+                           f"ops on the {src.name} array stay lazy)", op=op, backend=src.name)
     if op not in _EXPLICIT:
         raise _never_joined(src, dst, op)
     where = src.device_of(x)
-    if device is None and dst.name == "numpy" and where.kind != "cpu":
-        raise HandoffError(f"this dask array's chunks are on {where}, and NumPy arrays live on the CPU: computing "
-                           "it here would also move it; pass device='cpu' to compute and move it",
+    if device is None and dst.name == HOST and where.kind != "cpu":
+        raise HandoffError(f"this {src.name} array's chunks are on {where}, and {_lib(dst.name).noun} live on the CPU: "
+                           "computing it here would also move it; pass device='cpu' to compute and move it",
                            op=op, backend=dst.name)
     out = x.compute()  # the caller's scheduler (dask.config / a distributed Client), as x.compute() would use
     n = int(getattr(out, "nbytes", 0))
@@ -75,9 +76,9 @@ def _computed(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, op: st
 
 
 def _never_joined(src: Any, dst: Any, op: str) -> HandoffError:
-    return HandoffError(f"a dask array is never computed to join a {dst.name} array (it would run the whole graph "
-                        f"silently); compute it first with ua.to(x, {dst.name!r}), or make the other operand lazy "
-                        "with ua.to(y, 'dask')", op=op, backend=src.name)
+    return HandoffError(f"a {src.name} array is never computed to join a {dst.name} array (it would run the whole "
+                        f"graph silently); compute it first with ua.to(x, {dst.name!r}), or make the other operand "
+                        f"lazy with ua.to(y, {src.name!r})", op=op, backend=src.name)
 
 
 def _same_place(x: Any, src: Any, device: Any, op: str) -> None:
@@ -86,9 +87,9 @@ def _same_place(x: Any, src: Any, device: Any, op: str) -> None:
     want = device if isinstance(device, Device) else parse_device(device)
     here = src.device_of(x)
     if want != here:
-        raise HandoffError(f"a dask array's chunks are on {here}; moving them to {want} is a per-chunk copy unarray "
-                           "does not schedule; map the chunks yourself (x.map_blocks(cupy.asarray)) or compute "
-                           "first", op=op, backend=src.name)
+        raise HandoffError(f"a {src.name} array's chunks are on {here}; moving them to {want} is a per-chunk copy "
+                           "unarray does not schedule; map the chunks yourself (x.map_blocks with the target "
+                           "library's asarray) or compute first", op=op, backend=src.name)
 
 
 def _count(key: str) -> None:

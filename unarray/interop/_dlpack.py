@@ -8,11 +8,11 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from unarray._backends import NAMES, handoff
 from unarray._errors import HandoffError, UnarrayError, UnknownArrayTypeError
 from unarray._lookup import backend_named, default_backend, one
 from unarray._typing import Array, DeviceLike
 from unarray.interop._common import STATS, NeedsCopy, lock
-from unarray.interop._cpu import capsule_to_tf
 from unarray.interop._public import to
 from unarray.interop._routes import with_op
 
@@ -79,9 +79,8 @@ def from_dlpack(x: Any, /, *, backend: Any = None, device: DeviceLike | None = N
     mid = _foreign_view(x, copy)
     if mid is not None:
         return to(mid, b.name, device=device, copy=copy, _op="from_dlpack")
-    if b.name == "tensorflow" and copy is not True:
-        out = _foreign_to_tf(x, copy)
-    else:
+    out = _foreign_adopted(x, b.name) if copy is not True else None
+    if out is None:
         out = b.from_dlpack(x, device=None if device is None else _native(b, device), copy=copy)
         device = None
     with lock:
@@ -103,10 +102,9 @@ def _foreign_view(x: Any, copy: bool | None) -> Any:
     except Exception as e:
         raise HandoffError(f"this DLPack producer's __dlpack_device__() failed ({type(e).__name__}: {e})",
                            op="from_dlpack") from None
-    names = ("numpy",) if dev in _HOST else ("torch", "cupy")
-    for name in names:
+    for name in NAMES:
         lib = sys.modules.get(name)
-        if lib is None:
+        if lib is None or not (handoff(name).imports_host if dev in _HOST else handoff(name).imports_device):
             continue
         try:
             return lib.from_dlpack(x)
@@ -115,15 +113,17 @@ def _foreign_view(x: Any, copy: bool | None) -> Any:
     return None
 
 
-def _foreign_to_tf(x: Any, copy: bool | None) -> Any:
-    # A producer no known library imports (a dtype NumPy lacks, a GPU without torch or CuPy): TF takes its
-    # capsule where the buffer is aligned; an unaligned one has no library here to copy it.
+def _foreign_adopted(x: Any, dst: str) -> Any:
+    # A producer no known library imports (a dtype NumPy lacks, a GPU without a device library loaded):
+    # the target's own import where it declares one (None: its from_dlpack); a buffer it cannot alias has
+    # no library here to copy it.
     try:
-        return capsule_to_tf(x.__dlpack__())
+        return handoff(dst).adopt_foreign(x)
     except NeedsCopy as e:
-        raise HandoffError(f"tensorflow cannot alias this buffer ({e}) and no library here can copy it; pass an "
-                           "aligned buffer, or import it with NumPy, torch or CuPy first", op="from_dlpack",
-                           backend="tensorflow") from None
+        copiers = ", ".join(n for n in NAMES if handoff(n).imports_host or handoff(n).imports_device)
+        raise HandoffError(f"{dst} cannot alias this buffer ({e}) and no library here can copy it; pass an "
+                           f"aligned buffer, or import it with one of {copiers} first", op="from_dlpack",
+                           backend=dst) from None
 
 
 def _native(b: Any, device: Any) -> Any:

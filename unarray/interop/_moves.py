@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from unarray._backends import handoff
 from unarray._devices import Device, parse_device
 from unarray._errors import DeviceNotAvailableError, HandoffError, UnarrayError
 from unarray._lookup import one
-from unarray.interop._common import STATS, lock, mod
-from unarray.interop._cpu import aligned_copy, to_tf
+from unarray.interop._common import HOST, STATS, lock
 from unarray.interop._paths import move_within, nbytes
 from unarray.interop._routes import with_op
 
@@ -67,18 +67,16 @@ def move(x: Any, src: Any, dst: Any, here: Any, want: Any, copy: bool | None, op
         raise HandoffError(f"moving from {here} to {want} needs a copy, but copy=False; pass copy=None",
                            op=op, backend=dst.name)
     n = nbytes(src.name, x)
-    if want.kind == "cpu" and dst.name in ("numpy", "tensorflow"):
+    target = handoff(dst.name)
+    if want.kind == "cpu" and target.lands_on_host:
         if hasattr(type(src), "to_numpy"):
             y = src.to_numpy(x)
-        else:  # Note: first to the host within the source's library, then its usual handoff to NumPy
-            y = to(move_within(src.name, x, src.native_device(want), src), "numpy", _op=op)
-        out = y if dst.name == "numpy" else to_tf(aligned_copy(y) if not y.flags.c_contiguous else y)
-    elif dst.name in ("cupy", "numba") and here.kind == "cpu":
-        host = x if src.name == "numpy" else to(x, "numpy", _op=op)
-        cp = mod("cupy")
-        with cp.cuda.Device(want.index):
-            out = cp.asarray(host)
-        out = out if dst.name == "cupy" else mod("numba.cuda").as_cuda_array(out)
+        else:  # Note: first to the host within the source's library, then its usual handoff to the host library
+            y = to(move_within(src.name, x, src.native_device(want), src), HOST, _op=op)
+        out = target.adopt_host(y)
+    elif target.uploads and here.kind == "cpu":
+        host = x if src.name == HOST else to(x, HOST, _op=op)
+        out = target.upload(host, want.index)
     else:
         mid = x if src is dst else to(x, dst.name, _op=op)
         out = move_within(dst.name, mid, dst.native_device(want), dst)

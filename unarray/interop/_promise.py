@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from unarray._backends import handoff
 from unarray._errors import ReadOnlyViolationError
 from unarray.interop._common import LazyNumpy, lock
 
@@ -36,22 +37,7 @@ ON_SWITCH: list[Callable[[], None]] = []
 
 def _host(src: str, x: Any) -> Any:
     # The source's memory as NumPy reads it (zero-copy on the CPU; a GPU array is read back to the host).
-    if src == "numpy":
-        return x
-    if src == "jax":
-        y = x.addressable_data(0) if len(x._arrays) != 1 and x.is_fully_replicated else x
-        if any(d.platform != "cpu" for d in y.devices()):
-            y = y.copy()  # JAX keeps the first host copy of a device array: read the device memory afresh
-        return np.asarray(y)
-    if src == "tensorflow":
-        return np.asarray(x._numpy() if hasattr(x, "_numpy") else x.numpy())
-    if src == "torch":
-        return x.detach().cpu().resolve_conj().resolve_neg().numpy()
-    if src == "cupy":
-        return x.get()
-    if src == "numba":
-        return x.copy_to_host()
-    return np.asarray(x)
+    return handoff(src).host(x)
 
 
 def _checksum(src: str, x: Any) -> int:

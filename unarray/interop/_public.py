@@ -17,8 +17,8 @@ from unarray._explanation import Explanation
 from unarray._lookup import backend_named, one
 from unarray._typing import Array, DeviceLike
 from unarray.interop import _cache, _compile_watch, _dask, _moves, _promise
-from unarray.interop._common import STATS, OtherDevice, lock
-from unarray.interop._paths import compact_copy, kind_after_copy, path, path_name, promised
+from unarray.interop._common import HOST, STATS, OtherDevice, lock
+from unarray.interop._paths import compact_copy, kind_after_copy, name_of, path, promised
 from unarray.interop._refusals import check_source
 from unarray.interop._routes import (
     BY_NAMES,
@@ -101,7 +101,7 @@ def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool |
 
     The fastest path found for each pair of libraries is used (DLPack,
     ``__cuda_array_interface__`` or the library's own entry point; see
-    ``unarray/interop/_paths.py``). An array handed over a second time gets a weak
+    each library's ``unarray/_backends/<lib>/handoff.py``). An array handed over a second time gets a weak
     cache entry, so later handoffs of it, unchanged, cost about a microsecond
     (re-validated by pointer, shape, strides and dtype); a one-off handoff pays
     no cache store. On CUDA the consumer's stream waits for the producer's
@@ -280,7 +280,7 @@ def _as_copy(copy: Any, backend: Any, op: str) -> bool:
 
 def _as_bool(value: Any, backend: Any, op: str, refusal: str) -> bool:
     # A NumPy bool is a bool; anything else ("yes", 1) is refused rather than read as truthy.
-    np = sys.modules.get("numpy")
+    np = sys.modules.get(HOST)
     if np is not None and isinstance(value, np.bool_):
         return bool(value)
     name = backend if isinstance(backend, str) else getattr(backend, "__name__", None)
@@ -339,7 +339,8 @@ def explain_to(x: Any, backend: Any, *, device: Any = None, copy: bool | None = 
         copied = copy is True
         line = f"{s} -> {d}: one copy (copy=True)" if copied else f"{s} -> {d}: the array itself"
         return Explanation(op, d, here, "same library", None, (line,), int(copied))
-    kernel = path_name(s, d) if not (src.lazy or dst.lazy) else "dask (wrap, or compute)"
+    lazy = dst.name if dst.lazy else s
+    kernel = route_name(src, d, readonly) if not (src.lazy or dst.lazy) else f"{lazy} (wrap, or compute)"
     if copy is True:
         return Explanation(op, d, here, kernel, None, (f"{s} -> {d}: one copy (copy=True)",), 1)
     if readonly and promised(s, d):
@@ -354,6 +355,22 @@ def explain_to(x: Any, backend: Any, *, device: Any = None, copy: bool | None = 
                             op=op, backend=d)
     hint = "; readonly=True would alias it" if promised(s, d) and _aliases(x, s, d) else ""
     return Explanation(op, d, here, kernel, None, (f"{s} -> {d}: one copy ({why}){hint}",), 1)
+
+
+def route_name(src: Any, d: str, readonly: bool = False) -> str:
+    """The converter the route of ``ua.to`` from backend ``src`` to ``d`` runs (the route the call takes,
+    made as the call makes it), for ua.explain."""
+    r = route(src, d, _to, readonly and promised(src.name, d))
+    return name_of(r.src, d, r.conv)
+
+
+def handoff_name(x: Any, lead: Any, op: str) -> str:
+    """What a mixed call hands ``x`` to its leader ``lead`` with (ua.explain): the route's converter, or
+    for a lazy leader its join."""
+    src = one(x, op)
+    if lead.lazy:
+        return str(lead.handoff_path(src, x))
+    return route_name(src, lead.name)
 
 
 def _aliases(x: Any, s: str, d: str) -> bool:

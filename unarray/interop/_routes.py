@@ -1,7 +1,8 @@
 """The routes of ``ua.to``: one per (source library, target library), built on its first handoff.
 
-A route holds the pair's converter (_paths.py), whether the weak cache serves it (_cache.py), its
-stream order (_streams.py) and its handoff function: the C hot path (``unarray.interop._speedups``,
+A route holds the pair's converter and what the two libraries declare about it (_paths.py: the fast
+path's native first call, its C guard, whether the weak cache serves it, its stream order) and its
+handoff function: the C hot path (``unarray.interop._speedups``,
 built from _speedups.c) where that extension is built, else the same steps in Python (fast, below).
 A refused native call or a cache miss goes on in the route's slow path: the converter, and where the
 consumer refuses the layout, alignment or dtype, one counted copy."""
@@ -13,69 +14,20 @@ from collections.abc import Callable
 from typing import Any
 
 from unarray import _native
+from unarray._backends import _handoff
 from unarray._errors import HandoffError, TracerHandoffError, UnarrayError
-from unarray.interop import _cache
-from unarray.interop._common import STATS, Immutable, NeedsCopy, OtherDevice, Snapshot, lock, mod
-from unarray.interop._cpu import _TF_ON_CPU, TF_ALIGN, np_to_torch_first
-from unarray.interop._entry_points import tf_from_export
+from unarray.interop import _cache, _paths
+from unarray.interop._common import STATS, Immutable, NeedsCopy, OtherDevice, Snapshot, lock
 from unarray.interop._paths import copy_for, nbytes, owned, owned_copy, path, promised_path, refusing_alias
 from unarray.interop._refusals import check_source
-from unarray.interop._streams import ORDER_READS, STREAM_ORDERED
 
 # ua.to's hot path in C (unarray/interop/_speedups.c); without it (or with UNARRAY_PURE_PYTHON=1) the
 # same steps run in Python (fast).
 speedups = _native.load("interop._speedups")
 
 
-# Pairs whose converter is always zero-copy and costs about a microsecond or less: a cache
-# lookup would cost as much, so they are not cached (docs/design-notes.md).
-UNCACHED = frozenset({
-    ("numpy", "torch"), ("torch", "numpy"), ("jax", "numpy"), ("tensorflow", "numpy"), ("tensorflow", "torch"),
-})
-
-
-# Uncached pairs whose converter starts with one native call: the route calls it directly, and
-# only what it refuses goes through the converter.
-FIRST: dict[tuple[str, str], Callable[[], Callable[[Any], Any]]] = {
-    ("numpy", "torch"): np_to_torch_first,
-    ("torch", "numpy"): lambda: mod("torch").Tensor.numpy,
-}
-
-
-# The guards of unarray/interop/_speedups.c (guard_passes): (GUARD_ATTR, type or None, attribute, call it?,
-# {value: True}), (GUARD_BUFFER, alignment) and (GUARD_WRITABLE, 0).
-GUARD_ATTR, GUARD_BUFFER, GUARD_WRITABLE = 1, 2, 3
-
-
-def _tf_eager() -> Any:
-    from tensorflow.python.framework.ops import EagerTensor
-
-    return EagerTensor
-
-
-# Pairs whose first handoff the C route (unarray.interop._speedups, given as sp) finishes itself: where the
-# array passes a guard (the checks the converter makes, read in C), one call does the converter's
-# work; anything that fails the guard or the call goes to the converter. The pure-Python routes run
-# the converter. Each entry gives (guard or None, call), or None where this build has no such path.
-GUARDED: dict[tuple[str, str], Callable[[Any], tuple[tuple[Any, ...] | None, Callable[[Any], Any]] | None]] = {
-    # jax_to_np: on the CPU, np.asarray. sp.buffer_array makes the check by reading the buffer (a JAX
-    # array on a GPU, or a deleted one, exports none: BufferError, a refusal). Without it the converter
-    # runs (a guard reading x.platform() would crash the process on a deleted array: _jax_platform).
-    ("jax", "numpy"): lambda sp: (None, sp.buffer_array) if hasattr(sp, "buffer_array") else None,
-    # tf_to_np: a device the converter found on the CPU (_TF_ON_CPU), then _numpy(); on an EagerTensor
-    # exactly (its status errors are the converter's to translate: the C route hands over any failure).
-    # The result is marked read-only in C (READ_ONLY_RESULTS), which needs NumPy's headers.
-    ("tensorflow", "numpy"): lambda sp: ((GUARD_ATTR, _tf_eager(), "device", False, _TF_ON_CPU),
-                                         _tf_eager()._numpy_internal) if hasattr(sp, "buffer_array") else None,
-    # np_to_tf: a writable, C-contiguous, TF_ALIGN-aligned buffer (cached route: a first sight only).
-    ("numpy", "tensorflow"): lambda sp: ((GUARD_BUFFER, TF_ALIGN), tf_from_export),
-    # np_to_torch: torch.from_numpy on a writable array only (a read-only one is copied: np_to_torch).
-    ("numpy", "torch"): lambda sp: ((GUARD_WRITABLE, 0), mod("torch").from_numpy),
-}
-
-# Pairs whose result the C route marks read-only (an ndarray of an immutable source; the converter
-# does the same), where the C module was built with NumPy's headers (else the converter runs).
-READ_ONLY_RESULTS = frozenset({("tensorflow", "numpy")})
+# The guards of unarray/interop/_speedups.c (guard_passes), as the backends declare them (FastPath.guard).
+GUARD_ATTR, GUARD_BUFFER, GUARD_WRITABLE = _handoff.GUARD_ATTR, _handoff.GUARD_BUFFER, _handoff.GUARD_WRITABLE
 
 
 def _first_refused() -> Callable[[Any], Any]:
@@ -90,25 +42,24 @@ def _first_refused() -> Callable[[Any], Any]:
 class Route:
     """What ua.to does for one (source library, target library): converter, cache keys, stream order."""
 
-    __slots__ = ("cached", "compiling", "conv", "counts", "dst", "fast", "first", "order", "osig", "promise", "sig",
-                 "src")
+    __slots__ = ("cached", "compiling", "conv", "counts", "dst", "fast", "first", "order", "osig", "path", "promise",
+                 "sig", "src")
 
     def __init__(self, src: str, dst: str, compiling: Callable[[], bool] | None, promise: bool = False):
         # promise: the route of ua.to(..., readonly=True) for a pair where the promise makes the alias the
         # result (_paths.promised); cached like any pair whose converter costs more than a lookup.
-        self.src, self.dst, self.conv, self.promise = src, dst, path(src, dst), promise
+        p = self.path = _paths.fast(src, dst)  # what the two libraries declare for the pair
+        self.src, self.dst, self.conv, self.promise = src, dst, p.convert, promise
         if promise:
             self.conv = promised_path(src, dst)
         elif owned(src, dst):
             self.conv = refusing_alias(self.conv, src, dst)
-        # (MLX's setitem rebinds an array to a new buffer: a view cached by the array's id could go stale.)
-        self.cached = promise or ((src, dst) not in UNCACHED and not owned(src, dst) and src != "mlx")
-        first = None if promise else _first_refused if owned(src, dst) else FIRST.get((src, dst))
+        self.cached = promise or (p.cached and not owned(src, dst))
+        first = None if promise else _first_refused if owned(src, dst) else None if p.cached else p.first
         self.first = self.conv if first is None else first()
-        self.sig = _cache.SIGNATURES.get(src, _cache.sig_numpy)
-        self.osig = _cache.SIGNATURES.get(dst, _cache.sig_numpy)
-        order = STREAM_ORDERED.get((src, dst))
-        self.order = None if order is None else order(dst)
+        self.sig = _cache.signature(src)
+        self.osig = _cache.signature(dst)
+        self.order = None if p.order is None else p.order(dst)
         # For a library whose traced values share the concrete type (torch.compile): is a trace running?
         self.compiling = compiling
         self.counts = [0, 0]  # zero-copy conversions, cache hits (read by ua.stats)
@@ -141,16 +92,16 @@ def fast(r: Route, traced: Callable[..., Any]) -> Callable[[Any, str], Any]:
     # the route is a speedups.Handoff doing the steps below.
     counts, compiling, dst, slow = r.counts, r.compiling, r.dst, _slow(r, traced)
     if speedups is not None:
-        make = None if r.promise else GUARDED.get((r.src, dst))
+        make = None if r.promise else r.path.guard
         guarded = None if make is None else make(speedups)
         guard, first = (None, r.first) if guarded is None else guarded
         seen = _cache.SEEN if r.cached and guarded is not None else None  # a first sight: guard + first in C
         data = hasattr(speedups, "buffer_array")  # built with NumPy's headers: reads an ndarray's pointer
         r.sig, sig = _cache.c_signature(r.src, r.sig, data)  # what store() keeps, what the hit reads in C
         r.osig, osig = _cache.c_signature(dst, r.osig, data)
-        reads = ORDER_READS.get((r.src, dst))
+        reads = r.path.order_reads
         order = r.order if reads is None else (reads(dst, speedups) or r.order)
-        readonly = guarded is not None and (r.src, dst) in READ_ONLY_RESULTS
+        readonly = guarded is not None and r.path.read_only_result
         handoff: Callable[[Any, str], Any] = speedups.Handoff(r.cached, first, slow, sig, osig, order, dst, guard,
                                                                 seen, _cache.MAX_SEEN, readonly)
         return handoff

@@ -16,4 +16,5 @@ LIBRARY = Library(
     install_cpu="pip install torch --index-url https://download.pytorch.org/whl/cpu",
     install_gpu="with an NVIDIA GPU: pip install torch --index-url https://download.pytorch.org/whl/cu130",
     compiles=True,
+    tracer_module="torch._dynamo",
 )

@@ -1,81 +1,45 @@
-"""Zero-copy converters between array libraries on CUDA (their stream order: _streams.py).
-
-Each converter is the fastest entry point found for its pair (docs/design-notes.md, "Handoff")."""
+"""Numba's side of a handoff: device arrays built directly over another library's memory (the CUDA
+array interface's fields, without Numba's slower public path), its copies, and the fast paths with
+torch, CuPy and JAX. Imports Numba through sys.modules on first use."""
 
 from __future__ import annotations
 
-import contextlib
 from typing import TYPE_CHECKING, Any
 
+from unarray._backends._handoff import FastPath, Handoff, LazyNumpy, OtherDevice, count_sync, mod
+from unarray._backends.cupy.handoff import (
+    consumer_stream,
+    torch_np_dtype,
+    torch_order,
+    torch_order_reads,
+    torch_stream_wait,
+)
+from unarray._backends.jax.handoff import jax_capsule, jax_dlpack_device, jax_single, to_jax
+from unarray._backends.torch.handoff import torch_from_capsule, torch_plain
 from unarray._errors import DTypeError
-from unarray.interop._common import STATS, LazyNumpy, OtherDevice, jax_dlpack_device, lock, mod, torch_raw_stream
-from unarray.interop._cpu import _ml_dtype, _torch_plain, jax_single, to_jax
-from unarray.interop._entry_points import jax_capsule, torch_from_capsule
-from unarray.interop._streams import _consumer_stream, count_cai_wait, torch_stream_wait
 
 if TYPE_CHECKING:
     import numpy as np
 else:
     np = LazyNumpy(globals())
 
-
-def torch_to_cupy(x: Any) -> Any:
-    # cupy.asarray queries the pointer's attributes, slow on a tensor a kernel is still writing, so the
-    # view is built from the pointer with the device given (no pointer-attribute query). torch's
-    # interface names no stream, so the consumer's stream is ordered after torch's here.
-    x = _torch_plain(x)
-    if not x.is_cuda:
-        raise OtherDevice("CuPy arrays live on the GPU")  # cupy.asarray would copy
-    torch_stream_wait(x, "cupy")
-    np_dtype = _torch_np_dtype(x.dtype)
-    if np_dtype is None and x.dtype == mod("torch").bfloat16:
-        # Note: torch's CUDA array interface names bfloat16 "<V2", so cupy.asarray of it gives a raw void
-        # array (no arithmetic, no astype: CuPy's kernels fail to compile for it); ml_dtypes' bfloat16 is the
-        # dtype CuPy computes with.
-        with contextlib.suppress(DTypeError):  # no ml_dtypes: the interface's view, as before
-            np_dtype = _ml_dtype("bfloat16")
-    if np_dtype is not None:
-        return _cupy_view(x, np_dtype)
-    return mod("cupy").asarray(x)
-
-
-_TORCH_TO_NP: dict[Any, Any] = {}
-
-
-def _torch_np_dtype(dtype: Any) -> Any:
-    # The NumPy dtype of a torch dtype that CUDA array interfaces can name, else None (bfloat16).
-    if not _TORCH_TO_NP:
-        torch = mod("torch")
-        for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64",
-                     "complex64", "complex128"):
-            _TORCH_TO_NP[getattr(torch, name)] = np.dtype(name)
-    return _TORCH_TO_NP.get(dtype)
-
-
-def _cupy_view(x: Any, np_dtype: Any) -> Any:
-    cp = mod("cupy")
-    item = np_dtype.itemsize
-    shape, strides = tuple(x.shape), x.stride()
-    span = 0 if x.numel() == 0 else (sum((n - 1) * st for n, st in zip(shape, strides, strict=True)) + 1) * item
-    mem = cp.cuda.UnownedMemory(x.data_ptr(), span, x, x.device.index)  # owner x: the tensor outlives the view
-    return cp.ndarray(shape, np_dtype, cp.cuda.MemoryPointer(mem, 0), tuple(st * item for st in strides))
-
-
-def cupy_to_torch(x: Any) -> Any:
-    # torch._C._from_dlpack(x.__dlpack__()): faster than torch.as_tensor and torch.from_dlpack. The bare
-    # capsule names no stream, so it is taken only when both libraries are on the same stream;
-    # otherwise torch.from_dlpack's stream exchange makes torch's stream wait on CuPy's.
-    if _consumer_stream("cupy") == torch_raw_stream(x.device.id):
-        return torch_from_capsule(x.__dlpack__())
-    return mod("torch").from_dlpack(x)
+def count_cai_wait(x: Any) -> None:
+    # The consumer of a __cuda_array_interface__ synchronizes the stream it names. A Numba array
+    # names its own stream (0: none); reading the attribute spares building the interface twice.
+    try:
+        stream = x.stream if type(x).__module__.startswith("numba") else x.__cuda_array_interface__.get("stream")
+    except Exception:
+        return
+    if stream not in (None, 0):
+        count_sync()
 
 
 def to_numba(x: Any) -> Any:
     # A Numba device array built directly (_numba_maker), not numba.cuda.as_cuda_array's slower path.
     if type(x).__module__.startswith("torch"):
-        x = _torch_plain(x)
+        x = torch_plain(x)
         torch_stream_wait(x, "numba")
-        np_dtype = _torch_np_dtype(x.dtype)
+        np_dtype = torch_np_dtype(x.dtype)
         if x.is_cuda and np_dtype is not None:
             # The interface torch's property would build (a Python property, with checks unarray has
             # made), without a stream: the wait above ordered it.
@@ -100,7 +64,7 @@ def jax_to_numba(x: Any) -> Any:
     x, platform = jax_single(x)
     if platform == "cpu":
         raise OtherDevice("Numba device arrays live on the GPU")
-    stream = _consumer_stream("numba") or 1  # DLPack's 1: the legacy default stream
+    stream = consumer_stream("numba") or 1  # DLPack's 1: the legacy default stream
     cap = jax_capsule(x, stream)
     if cap is None:
         cap = x.__dlpack__(stream=stream)
@@ -126,13 +90,12 @@ def cupy_to_numba(x: Any) -> Any:
     # host. Here Numba's stream waits on an event recorded on CuPy's current stream (only where the
     # two differ), and the interface is built from the array's own fields.
     cp = mod("cupy")
-    consumer = _consumer_stream("numba")
-    if _consumer_stream("cupy") != consumer:
+    consumer = consumer_stream("numba")
+    if consumer_stream("cupy") != consumer:
         ev = cp.cuda.Event(block=False, disable_timing=True)
         ev.record()
         cp.cuda.runtime.streamWaitEvent(consumer, ev.ptr, 0)
-        with lock:
-            STATS["syncs"] += 1
+        count_sync()
     return numba_array(x.data.ptr, x.shape, x.strides, x.dtype, x, x.device.id)
 
 
@@ -155,8 +118,8 @@ def numba_array(ptr: int, shape: tuple[int, ...], strides: tuple[int, ...] | Non
 
 
 _UNSET = object()
-_NUMBA_MAKERS: dict[int, Any] = {}
 
+_NUMBA_MAKERS: dict[int, Any] = {}
 
 def _numba_maker(device: int) -> Any:
     # The direct build for one device, or None where its probe fails. What from_cuda_array_interface
@@ -234,30 +197,51 @@ def numba_to_torch(x: Any) -> Any:
     return mod("torch").as_tensor(x)  # the interface's pointer names the device
 
 
-def jax_to_cupy(x: Any) -> Any:
-    # cupy.from_dlpack(jax) goes through JAX's Python __dlpack__; here CuPy gets the
-    # export JAX's wrapper ends in (_entry_points.py), still naming CuPy's stream for JAX to order.
-    x, platform = jax_single(x)
-    if platform == "cpu":
-        raise OtherDevice("CuPy arrays live on the GPU")
-    return mod("cupy").from_dlpack(_JaxExport(x))
-
-
-class _JaxExport:
-    # A DLPack producer for CuPy: JAX's direct export, with the stream CuPy asks for.
-    __slots__ = ("x",)
-
-    def __init__(self, x: Any):
-        self.x = x
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        return jax_dlpack_device(self.x)
-
-    def __dlpack__(self, stream: Any = None, **kw: Any) -> Any:
-        cap = jax_capsule(self.x, stream)
-        return self.x.__dlpack__(stream=stream, **kw) if cap is None else cap
-
-
 def numba_to_jax(x: Any) -> Any:
     # JAX reads DLPack only: hand it a CuPy view (zero-copy) of the Numba array.
     return to_jax(numba_to_cupy(x))
+
+
+class NumbaHandoff(Handoff):
+    name = "numba"
+    writable_only = True
+    uploads = True
+    noun = "Numba device arrays"
+    copies_into = "cupy"
+    # (signature None: a Numba device array's pointer, shape and strides are fixed at construction)
+    fast_to = {"cupy": FastPath(numba_to_cupy), "torch": FastPath(numba_to_torch), "jax": FastPath(numba_to_jax)}
+    fast_from = {
+        "torch": FastPath(to_numba, order=torch_order, order_reads=torch_order_reads),
+        "cupy": FastPath(cupy_to_numba),
+        "jax": FastPath(jax_to_numba),
+    }
+
+    def adopt(self, producer: Any) -> Any:
+        return to_numba(producer)
+
+    def owned_copy(self, alias: Any) -> Any:
+        cuda = mod("numba.cuda")
+        out = cuda.device_array(alias.shape, dtype=alias.dtype)
+        out.copy_to_device(alias)
+        return out
+
+    def compact_copy(self, x: Any, backend: Any) -> Any:
+        cp = mod("cupy")
+        return cp.array(cp.asarray(x), copy=True)
+
+    def data_ptr(self, x: Any) -> int | None:
+        return int(x.__cuda_array_interface__["data"][0])
+
+    def host(self, x: Any) -> Any:
+        return x.copy_to_host()
+
+    def upload(self, y: Any, index: int) -> Any:
+        cp = mod("cupy")
+        with cp.cuda.Device(index):
+            return mod("numba.cuda").as_cuda_array(cp.asarray(y))
+
+    def consumer_stream(self, index: int) -> int:
+        return consumer_stream(self.name)
+
+
+HANDOFF = NumbaHandoff()

@@ -1,0 +1,36 @@
+"""MLX's side of a handoff: MLX copies every buffer it imports (a counted snapshot, refused under copy=False), and
+its own arrays are values (a write rebinds a new buffer), so they are handed over as immutable and never cached.
+Imports MLX through sys.modules on first use."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from unarray import _backends
+from unarray._backends._handoff import Handoff, LazyNumpy, Snapshot
+from unarray._backends.numpy.handoff import aligned_copy
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = LazyNumpy(globals())
+
+
+class MLXHandoff(Handoff):
+    name = "mlx"
+    noun = "MLX arrays"
+    immutable = True
+    # Its compact copy is a NumPy array (MLX keeps its strides to itself; a consumer that refuses its
+    # buffer, such as JAX's alignment rule, takes an aligned host copy).
+    copies_into = "numpy"
+    # setitem rebinds an array to a new buffer: a view cached by the array's id could go stale.
+    cacheable = False
+
+    def adopt(self, producer: Any) -> Any:
+        raise Snapshot("MLX imports foreign buffers by copying them", _backends.get("mlx").from_dlpack(producer))
+
+    def compact_copy(self, x: Any, backend: Any) -> Any:
+        return aligned_copy(np.asarray(x))
+
+
+HANDOFF = MLXHandoff()

@@ -1,0 +1,265 @@
+"""TensorFlow's side of a handoff: its DLPack entry points (TFE_FromDlpackCapsule, TFE_ToDlpackCapsule),
+its refusals and alignment needs, tf.Variable snapshots, and the fast paths with NumPy, torch and JAX.
+Imports TensorFlow through sys.modules on first use."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from unarray._backends._handoff import (
+    GUARD_ATTR,
+    GUARD_BUFFER,
+    UNCACHEABLE,
+    FastPath,
+    Handoff,
+    LazyNumpy,
+    NeedsCopy,
+    OtherDevice,
+    Snapshot,
+    capsule_data,
+    mod,
+)
+from unarray._backends.jax.handoff import jax_capsule, jax_from_dlpack, jax_single
+from unarray._backends.numpy.handoff import aligned_copy, np_ptr, writable_view
+from unarray._backends.torch.handoff import torch_from_capsule, torch_plain
+from unarray._errors import DTypeError
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = LazyNumpy(globals())
+
+# -- the calls TensorFlow's DLPack wrappers end in (its context kept) ---------------------------
+
+_TF: list[Any] = []
+
+
+def _tf_entry() -> Any:
+    if not _TF:
+        try:
+            from tensorflow.python import pywrap_tfe
+            from tensorflow.python.eager import context
+
+            pair: Any = (pywrap_tfe.TFE_FromDlpackCapsule, pywrap_tfe.TFE_ToDlpackCapsule, context.context, context)
+            context.context()._context_handle  # noqa: B018 (the attribute _handle reads, None before first use)
+            context._context  # noqa: B018 (the global context.context() returns)
+        except (ImportError, AttributeError):
+            pair = None
+        _TF.append(pair)
+    return _TF[0]
+
+
+def tf_from_capsule(cap: Any) -> Any:
+    """``tf.experimental.dlpack.from_dlpack(cap)``."""
+    e = _TF[0] if _TF else _tf_entry()
+    if e is None:
+        return sys.modules["tensorflow"].experimental.dlpack.from_dlpack(cap)
+    ctx = e[2]()
+    handle = ctx._context_handle
+    if handle is None:  # the eager context starts on first use
+        ctx.ensure_initialized()
+        handle = ctx._context_handle
+    return e[0](cap, handle)
+
+
+def tf_from_export(x: Any) -> Any:
+    """``tf.experimental.dlpack.from_dlpack(x.__dlpack__())`` once ``tf_from_capsule`` has run (for the C
+    route, which hands any failure to the converter: an entry point missing, the context not started)."""
+    e = _TF[0]
+    return e[0](x.__dlpack__(), e[3]._context._context_handle)
+
+
+def tf_capsule(t: Any) -> Any:
+    """``tf.experimental.dlpack.to_dlpack(t)``."""
+    e = _TF[0] if _TF else _tf_entry()
+    if e is None:
+        return sys.modules["tensorflow"].experimental.dlpack.to_dlpack(t)
+    return e[1](t)
+
+
+# -- imports: aligned, C-contiguous buffers only ---------------------------------------------
+# Note: TensorFlow aliases a DLPack buffer at any address, but its kernels CHECK-fail (abort the
+# process: "Check failed: IsAligned()") on tensors that are not EIGEN_MAX_ALIGN_BYTES-aligned.
+TF_ALIGN = 64
+
+
+def np_to_tf(x: Any) -> Any:
+    # TFE_FromDlpackCapsule, zero-copy (tf.convert_to_tensor copies). TF refuses strided buffers and
+    # needs aligned ones (the pointer read is the price of not aborting).
+    f = x.flags
+    if not (f.c_contiguous or x.size <= 1):
+        raise NeedsCopy("TensorFlow imports only C-contiguous buffers")
+    if x.size and np_ptr(x) % TF_ALIGN:
+        raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
+    return tf_from_capsule(writable_view(x).__dlpack__())
+
+
+def torch_to_tf(x: Any) -> Any:
+    # torch.utils.dlpack.to_dlpack: C, where Tensor.__dlpack__ is Python.
+    x = torch_plain(x)
+    if not x.is_contiguous():
+        raise NeedsCopy("TensorFlow imports only C-contiguous buffers")
+    if x.data_ptr() % TF_ALIGN and x.numel():
+        raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
+    return tf_from_capsule(x.__dlpack__() if x.is_cuda else mod("torch").utils.dlpack.to_dlpack(x))
+
+
+def jax_to_tf(x: Any) -> Any:
+    x, platform = jax_single(x)
+    cpu = platform == "cpu"
+    if x.unsafe_buffer_pointer() % TF_ALIGN and x.size:
+        raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
+    cap = jax_capsule(x) if cpu else None
+    return tf_from_capsule(x.__dlpack__() if cap is None else cap)
+
+
+def capsule_to_tf(cap: Any) -> Any:
+    # Any other producer (CuPy, Numba, a foreign object): the alignment read from the capsule itself,
+    # which is dropped unconsumed where TF would abort on it.
+    if capsule_data(cap)[0] % TF_ALIGN:
+        raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
+    return tf_from_capsule(cap)
+
+
+# -- exports: EagerTensors; a tf.Variable hands over its current value ---------------------------
+
+_TF_ON_CPU: dict[str, bool] = {}
+_EAGER: list[type] = []
+
+
+def _eager_type() -> type:
+    if not _EAGER:
+        from tensorflow.python.framework.ops import EagerTensor
+
+        _EAGER.append(EagerTensor)
+    return _EAGER[0]
+
+
+def _is_eager(x: Any) -> bool:
+    return type(x) is (_EAGER[0] if _EAGER else _eager_type())
+
+
+_VARIABLE = ("a tf.Variable changes in place, and what is handed over is its current value, which a later "
+             "assign does not reach (TensorFlow copies the buffer on that write)")
+
+
+def _snapshot(x: Any, conv: Callable[[Any], Any]) -> Snapshot:
+    # Note: a tf.Variable hands over its current value: ReadVariableOp's tensor shares the variable's
+    # buffer until the next write, which copies it: a copy deferred, counted as one (the route's refusal).
+    UNCACHEABLE.add(type(x))
+    return Snapshot(_VARIABLE, conv(mod("tensorflow").convert_to_tensor(x)))
+
+
+def tf_to_np(x: Any) -> Any:
+    # EagerTensor._numpy(): zero-copy on the CPU (Tensor.numpy() copies). Note: read-only, as
+    # EagerTensors are immutable.
+    if not _is_eager(x):
+        raise _snapshot(x, tf_to_np)
+    dev = x.device
+    cpu = _TF_ON_CPU.get(dev)
+    if cpu is None:
+        cpu = _TF_ON_CPU[dev] = "CPU" in (dev or "CPU").upper()
+    if not cpu:
+        raise OtherDevice("NumPy arrays live on the CPU")
+    out = x._numpy()
+    if isinstance(out, np.ndarray):  # (a 0-d tensor gives a NumPy scalar: immutable already)
+        out.flags.writeable = False
+    return out
+
+
+def tf_to_torch(x: Any) -> Any:
+    # The calls torch's and TF's DLPack wrappers end in.
+    if not _is_eager(x):
+        raise _snapshot(x, tf_to_torch)
+    return torch_from_capsule(tf_capsule(x))
+
+
+def tf_to_jax(x: Any) -> Any:
+    # The import jnp.from_dlpack ends in (TF >= 2.16 exports __dlpack__, without a
+    # stream argument); older TF gives only a capsule, wrapped as a producer object. Both zero-copy.
+    if not _is_eager(x):
+        raise _snapshot(x, tf_to_jax)
+    if hasattr(x, "__dlpack__"):
+        return jax_from_dlpack(x, stream_ok=False)
+    return jax_from_dlpack(_Capsule(tf_capsule(x), x.__dlpack_device__()), stream_ok=False)
+
+
+class _Capsule:
+    # TF's to_dlpack gives a bare capsule; JAX and NumPy want a producer object.
+    __slots__ = ("cap", "dev")
+
+    def __init__(self, cap: Any, dev: tuple[int, int]):
+        self.cap, self.dev = cap, dev
+
+    def __dlpack__(self, **kw: Any) -> Any:
+        return self.cap
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return self.dev
+
+
+def _to_np_guard(sp: Any) -> tuple[Any, Callable[[Any], Any]] | None:
+    # tf_to_np in C: a device the converter found on the CPU (_TF_ON_CPU), then _numpy(); on an EagerTensor
+    # exactly (its status errors are the converter's to translate: the C route hands over any failure).
+    # The result is marked read-only in C (read_only_result), which needs NumPy's headers.
+    if not hasattr(sp, "buffer_array"):
+        return None
+    eager = _eager_type()
+    return (GUARD_ATTR, eager, "device", False, _TF_ON_CPU), eager._numpy_internal  # type: ignore[attr-defined]
+
+
+class TensorflowHandoff(Handoff):
+    name = "tensorflow"
+    immutable = True
+    noun = "TensorFlow tensors"
+    copies_into = "numpy"
+    lands_on_host = True
+    fast_to = {
+        "numpy": FastPath(tf_to_np, cached=False, guard=_to_np_guard, read_only_result=True),
+        "torch": FastPath(tf_to_torch, cached=False),
+        "jax": FastPath(tf_to_jax),
+    }
+    fast_from = {
+        # np_to_tf in C: a writable, C-contiguous, TF_ALIGN-aligned buffer (cached route: a first sight only).
+        "numpy": FastPath(np_to_tf, guard=lambda sp: ((GUARD_BUFFER, TF_ALIGN), tf_from_export)),
+        "torch": FastPath(torch_to_tf),
+        "jax": FastPath(jax_to_tf),
+    }
+
+    def adopt(self, producer: Any) -> Any:
+        return capsule_to_tf(producer.__dlpack__())
+
+    def adopt_capsule(self, cap: Any) -> Any:
+        return capsule_to_tf(cap)
+
+    def adopt_host(self, y: Any) -> Any:
+        return np_to_tf(aligned_copy(y) if not y.flags.c_contiguous else y)
+
+    def adopt_foreign(self, producer: Any) -> Any:
+        return capsule_to_tf(producer.__dlpack__())
+
+    def check_source(self, x: Any, dst: str) -> None:
+        dt = x.dtype
+        if getattr(dt, "name", "") in ("string", "resource", "variant"):
+            raise DTypeError(f"a TensorFlow tensor of dtype {dt.name} has no counterpart in {dst}; convert it "
+                             "with TensorFlow's own ops first", backend=dst)
+
+    def compact_copy(self, x: Any, backend: Any) -> Any:
+        return aligned_copy(np.asarray(x))
+
+    def data_ptr(self, x: Any) -> int | None:
+        if "CPU" in (x.device or "CPU").upper():
+            return int(np.asarray(x).__array_interface__["data"][0])
+        return int(mod("torch").utils.dlpack.from_dlpack(mod("tensorflow").experimental.dlpack.to_dlpack(x))
+                   .data_ptr())
+
+    def nbytes(self, x: Any) -> int:
+        return int(x.shape.num_elements() * x.dtype.size)
+
+    def host(self, x: Any) -> Any:
+        return np.asarray(x._numpy() if hasattr(x, "_numpy") else x.numpy())
+
+
+HANDOFF = TensorflowHandoff()

@@ -1,0 +1,296 @@
+"""torch's side of a handoff: its refusals, its exports (Tensor.numpy, the DLPack capsule) and imports
+(torch.from_numpy, the capsule import), its copies and signatures, and the fast paths with NumPy.
+Imports torch through sys.modules (the caller's tensor, or the caller naming torch, loaded it)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from unarray._backends._handoff import GUARD_WRITABLE as _GUARD_WRITABLE
+from unarray._backends._handoff import FastPath, Handoff, LazyNumpy, NeedsCopy, OtherDevice, ml_dtype, mod
+from unarray._backends.numpy.handoff import aligned_copy, writable_view
+from unarray._errors import DTypeError, HandoffError
+from unarray._kernels.layout_route import contiguous
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = LazyNumpy(globals())
+
+_TORCH_RAW_STREAM: list[Any] = []
+
+
+def torch_raw_stream(index: int) -> int:
+    # torch's current CUDA stream as a handle: torch._C._cuda_getCurrentRawStream (what compiled
+    # kernels launch on) builds no Stream object, unlike torch.cuda.current_stream().
+    if not _TORCH_RAW_STREAM:
+        torch = mod("torch")
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        _TORCH_RAW_STREAM.append(raw or (lambda i: torch.cuda.current_stream(i).cuda_stream))
+    return int(_TORCH_RAW_STREAM[0](index))
+
+
+_TORCH: list[Any] = []
+
+
+def torch_from_capsule(cap: Any) -> Any:
+    """``torch.utils.dlpack.from_dlpack`` of a bare capsule (the call torch's wrapper ends in)."""
+    if not _TORCH:
+        torch = sys.modules["torch"]
+        _TORCH.append(getattr(torch._C, "_from_dlpack", None) or torch.utils.dlpack.from_dlpack)
+    return _TORCH[0](cap)
+
+
+def check_torch(x: Any, dst: str) -> None:
+    """The typed refusals of a torch tensor handed to ``dst``."""
+    dtensor = sys.modules.get("torch.distributed.tensor")
+    if dtensor is not None and isinstance(x, dtensor.DTensor):
+        # Note: a DTensor's data is spread over processes; no handoff gathers it behind the caller's back.
+        raise HandoffError(
+            f"this torch DTensor is distributed over a DeviceMesh {tuple(x.device_mesh.shape)} with placements "
+            f"{tuple(x.placements)}, so handing it to {dst} would need a gather or would drop the other shards; "
+            "pass x.full_tensor() (gathers the whole array on every rank) or x.to_local() (this rank's shard)",
+            backend=dst)
+    torch = sys.modules["torch"]
+    if x.requires_grad and torch.is_grad_enabled():
+        # Note: as torch's own .numpy(): a writable alias outside autograd lets a write corrupt a later
+        # backward(). Under torch.no_grad() or torch.inference_mode() the tensor goes over detached.
+        raise HandoffError(
+            f"this torch tensor requires grad, so handing it to {dst} would escape autograd (torch's .numpy() "
+            "refuses it too); pass x.detach() (or x.detach().clone() for an independent copy), or hand it over "
+            "under torch.no_grad()", backend=dst)
+    if x.layout is not torch.strided:
+        raise HandoffError(
+            f"a torch tensor with layout {x.layout} has no dense buffer to share with {dst}; pass x.to_dense()",
+            backend=dst)
+    if x.is_quantized:
+        raise DTypeError(
+            f"a quantized torch tensor ({x.dtype}) has no counterpart in {dst}; pass x.dequantize() for its "
+            "values, or x.int_repr() for the stored integers", backend=dst)
+    name = str(x.dtype).rpartition(".")[2]
+    if name == "complex32":
+        raise DTypeError(f"torch.complex32 has no DLPack code, so {dst} cannot hold it; pass "
+                         "x.to(torch.complex64)", backend=dst)
+    if name.startswith("float8") and dst not in ("numpy", "jax"):
+        raise DTypeError(f"{dst} has no {name} dtype; pass x.to(torch.float16) or x.view(torch.uint8)",
+                         backend=dst)
+
+
+def torch_plain(x: Any) -> Any:
+    """``x`` as it can be exported: detached (refused while grad mode is on), no lazy conj/neg bit."""
+    # Note: conjugate-view and negative-view tensors refuse DLPack/numpy export (a copy resolves the bit).
+    if x.requires_grad:
+        check_torch(x, "another library")
+        x = x.detach()
+    if x.is_conj() or x.is_neg():
+        raise NeedsCopy("torch tensor carries a lazy conjugate/negation bit")
+    return x
+
+
+_ML_TORCH = frozenset({"bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+                       "float8_e8m0fnu"})
+
+
+# -- the fast paths with NumPy ------------------------------------------------------------------
+
+def np_to_torch(x: Any) -> Any:
+    # torch.from_numpy: the fastest import of the three (from_dlpack, as_tensor). It refuses
+    # (TypeError/ValueError) exactly the cases handled below, so it is tried first, on a writable array
+    # only (np_to_torch_first).
+    if not x.flags.writeable:
+        raise NeedsCopy(_READ_ONLY)
+    try:
+        return mod("torch").from_numpy(x)
+    except (TypeError, ValueError):
+        pass
+    torch = mod("torch")
+    from unarray._backends._handoff import ml_dtype_name
+
+    ml = ml_dtype_name(x.dtype)  # bfloat16 and float8 (ml_dtypes): the same bits, viewed
+    if ml is not None:
+        bits = np.uint16 if x.dtype.itemsize == 2 else np.uint8
+        return torch.from_numpy(x.view(bits)).view(getattr(torch, ml))
+    if any(s < 0 for s in x.strides):
+        raise NeedsCopy("torch tensors cannot have negative strides")
+    if not x.dtype.isnative:
+        raise NeedsCopy("torch has no byte-swapped dtypes")
+    raise NeedsCopy(f"torch.from_numpy refuses dtype {x.dtype}")
+
+
+# Note: torch has no read-only tensors, and writing through an alias of read-only memory (a mode='r'
+# memmap) kills the process: a read-only array is copied (counted), or refused under copy=False.
+_READ_ONLY = ("torch tensors cannot be read-only, and this NumPy array is (a write would crash or change the "
+              "owner's data)")
+
+
+def np_to_torch_promised(x: Any) -> Any:
+    # ua.to(..., readonly=True): the caller promised not to write, so a read-only array is aliased too
+    # (a writable alias of the same memory: torch.from_numpy would warn on the read-only flag).
+    return np_to_torch(writable_view(x))
+
+
+def np_to_torch_first() -> Callable[[Any], Any]:
+    # The route's first call on the Python path (the C route guards torch.from_numpy the same way).
+    from_numpy = mod("torch").from_numpy
+
+    def first(x: Any) -> Any:
+        if not x.flags.writeable:
+            raise NeedsCopy(_READ_ONLY)
+        return from_numpy(x)
+
+    return first
+
+
+def torch_to_np(x: Any) -> Any:
+    # Tensor.numpy(): faster than np.asarray and np.from_dlpack. It refuses
+    # (RuntimeError/TypeError) the grad, conj/neg-bit, GPU and bfloat16 cases handled below.
+    try:
+        return x.numpy()
+    except (RuntimeError, TypeError):
+        pass
+    x = torch_plain(x)
+    if x.device.type != "cpu":
+        raise OtherDevice("NumPy arrays live on the CPU")
+    name = str(x.dtype).rpartition(".")[2]
+    if name in _ML_TORCH:  # bfloat16 and float8: ml_dtypes' NumPy dtype of the same bits
+        torch = mod("torch")
+        return x.view(torch.uint16 if x.element_size() == 2 else torch.uint8).numpy().view(ml_dtype(name, "numpy"))
+    return x.numpy()
+
+
+# -- the weak cache's signatures ----------------------------------------------------------------
+
+def sig_torch(x: Any) -> Any:
+    # Note: resize_()/set_() change the pointer, shape or strides in place: all are checked (a
+    # move to another device through set_() changes the pointer too, so the device is not read).
+    # requires_grad: a tensor that gains it must meet the refusal a fresh handoff gives (store keeps none
+    # that has it).
+    return (x.data_ptr(), x.shape, x.stride(), x.dtype, x.requires_grad)
+
+
+class CheckedSig(tuple[Any, ...]):
+    """A torch tensor's signature for the C route: (data_ptr, metadata guard, shape, strides, dtype,
+    requires_grad).
+
+    The guard is torch's own tensor-metadata check (torch._C._dynamo.guards.TensorGuards, the check
+    torch.compile runs before reusing a compiled graph): one C++ call compares sizes, strides, dtype,
+    device, dispatch keys and requires_grad, in place of three reads and three compares. The C route
+    reads data_ptr() and calls guard.check(x) (checked_reads); where the guard says no, which it also
+    does when only the thread's autograd state differs from the store's (inference_mode, no_grad on a
+    tensor that requires grad), shape, strides, dtype and requires_grad are read and compared as without
+    it. Python compares pointer, shape, strides, dtype and requires_grad."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CheckedSig) and self[0] == other[0] and self[2:] == other[2:]
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def torch_checked() -> Callable[[Any], Any] | None:
+    # The checked signature function, where this torch's guard exists and checks what a signature must
+    # (probed on tensors whose pointer stays while shape, strides or dtype change); else None.
+    try:
+        torch = mod("torch")
+        # (its type stub omits the tensors, which are positional)
+        TensorGuards: Any = importlib.import_module("torch._C._dynamo.guards").TensorGuards
+        x = torch.zeros(4, 4)
+        g = TensorGuards(x, dynamic_dims_sizes=None, dynamic_dims_strides=None)
+        if g.check(x) is not True or any(g.check(y) is not False for y in (x.t(), x[:2], x.view(torch.int32))):
+            return None
+    except Exception:
+        return None
+
+    def sig(x: Any) -> Any:
+        try:
+            guard = TensorGuards(x, dynamic_dims_sizes=None, dynamic_dims_strides=None)
+        except Exception:  # a layout the guard does not take (sparse): None, the reads decide
+            guard = None
+        ptr, *meta = sig_torch(x)
+        return CheckedSig((ptr, guard, *meta))
+
+    return sig
+
+
+_READS = (("data_ptr", True), ("shape", False), ("stride", True), ("dtype", False), ("requires_grad", False))
+
+
+class TorchHandoff(Handoff):
+    name = "torch"
+    writable_only = True
+    noun = "torch tensors"
+    signature = staticmethod(sig_torch)
+    signature_reads = _READS
+    checked_signature = staticmethod(torch_checked)
+    # Read kind Ellipsis: where x.check(...) of the stored guard is True, the reads after it are skipped.
+    checked_reads = (_READS[0], ("check", Ellipsis), *_READS[1:])
+    imports_device = True
+    fast_to = {
+        # Tensor.numpy, uncached (a lookup would cost as much); the C route calls it first.
+        "numpy": FastPath(torch_to_np, cached=False, first=lambda: mod("torch").Tensor.numpy),
+    }
+    fast_from = {
+        "numpy": FastPath(np_to_torch, cached=False, first=np_to_torch_first,
+                          # torch.from_numpy on a writable array only (a read-only one is copied)
+                          guard=lambda sp: ((_GUARD_WRITABLE, 0), mod("torch").from_numpy),
+                          promised=np_to_torch_promised),
+    }
+
+    def adopt(self, producer: Any) -> Any:
+        return mod("torch").from_dlpack(producer)
+
+    def adopt_capsule(self, cap: Any) -> Any:
+        return torch_from_capsule(cap)
+
+    def check_source(self, x: Any, dst: str) -> None:
+        check_torch(x, dst)
+
+    def owned_copy(self, alias: Any) -> Any:
+        return alias.clone()
+
+    def compact_copy(self, x: Any, backend: Any) -> Any:
+        x = x.detach().resolve_conj().resolve_neg()
+        if x.is_cuda and not x.is_contiguous():
+            # ua.ascontiguousarray's route: its tiled transpose where that beats torch's strided copy
+            return contiguous(backend, x)
+        return x.clone(memory_format=mod("torch").contiguous_format)
+
+    def copy_for(self, x: Any, dst: str, backend: Any) -> tuple[Any, str]:
+        # Note: a CPU tensor bound for JAX or TensorFlow is copied through NumPy onto a 64-byte boundary (one
+        # memcpy) up to 1 MiB, or larger where torch runs on at most 2 threads; above that Tensor.clone
+        # spreads the copy over torch's threads (docs/design-notes.md). A dtype NumPy lacks takes the clone.
+        torch = mod("torch")
+        if (dst in ("jax", "tensorflow") and x.device.type == "cpu"
+                and (x.numel() * x.element_size() <= 1 << 20 or torch.get_num_threads() <= 2)):
+            try:
+                view = x.detach().resolve_conj().resolve_neg().numpy()
+            except (RuntimeError, TypeError):
+                pass
+            else:
+                return aligned_copy(view), "numpy"
+        return self.compact_copy(x, backend), self.name
+
+    def move_within(self, x: Any, device: Any, backend: Any) -> Any:
+        return x.to(device)
+
+    def data_ptr(self, x: Any) -> int | None:
+        return int(x.data_ptr())
+
+    def nbytes(self, x: Any) -> int:
+        return int(x.numel() * x.element_size())
+
+    def host(self, x: Any) -> Any:
+        return x.detach().cpu().resolve_conj().resolve_neg().numpy()
+
+    def consumer_stream(self, index: int) -> int:
+        return torch_raw_stream(index)
+
+
+HANDOFF = TorchHandoff()
