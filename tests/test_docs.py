@@ -111,9 +111,10 @@ def test_generated_docstrings_come_from_the_standard() -> None:
 
 # The guide's pages whose sessions run on one CPU (the scaling pages show multi-device sessions, which
 # tests/test_dask.py and the sharded conformance suites run instead).
-PAGES = [DOCS / name for name in ("tour.md", "generic_code.md", "precision.md", "handoff.md", "attention.md")]
+PAGES = [DOCS / name for name in ("tour.md", "generic_code.md", "precision.md", "handoff.md", "attention.md",
+                                       "adding-a-backend.md")]
 _NEEDS = {"tour.md": ("torch",), "generic_code.md": ("torch",), "precision.md": ("torch",),
-          "handoff.md": ("torch", "jax")}
+          "handoff.md": ("torch", "jax"), "adding-a-backend.md": ("mlx",)}
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
