@@ -115,7 +115,7 @@ def scaled_dot_product_attention(
     if b is None:
         b, (q, k, v, mask) = _many(_OP, (q, k, v, mask), skip_none=True)
     scale = _args.check_attention(b.name, q, k, v, mask, is_causal, scale, layout, b.dtype_name)
-    try:
+    try:  # frame(_OP): its except clause is written by tools/gen_frontend.py
         return b.scaled_dot_product_attention(q, k, v, mask, bool(is_causal), scale, layout, precision)
     except Exception as e:
         raise _fail(_OP, b, e) from e
@@ -150,7 +150,7 @@ def _plan(op: str, b: Any, *args: Any) -> tuple[Any, Any]:
     # Note: the definitions load on first use (importing unarray imports no framework, NumPy included).
     from unarray._backends import _nn
 
-    try:
+    try:  # frame(f"nn.{op}"): its except clause is written by tools/gen_frontend.py
         return b, getattr(_nn, op)(b, *args)
     except Exception as e:
         raise _fail(f"nn.{op}", b, e) from e
@@ -159,7 +159,7 @@ def _plan(op: str, b: Any, *args: Any) -> tuple[Any, Any]:
 def _run(op: str, b: Any, plan: Any) -> Any:
     # NaN and infinities in, NaN out is these functions' stated result: NumPy's floating-point warnings
     # about producing it are silenced (other libraries give none).
-    try:
+    try:  # frame(f"nn.{op}"): its except clause is written by tools/gen_frontend.py
         if b.name == "numpy":
             with b.native.errstate(all="ignore"):
                 return plan.run()
