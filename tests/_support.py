@@ -10,12 +10,13 @@ import numpy as np
 
 # Parameter ids per device class. "torch" is torch on the CPU, "torch-cuda" on the GPU.
 BACKEND_PARAMS = {
-    "cpu": ["numpy", "torch", "jax", "tensorflow", "mlx"],
+    "cpu": ["numpy", "torch", "jax", "tensorflow", "mlx", "dask"],
     "gpu": ["torch-cuda", "cupy", "jax-gpu"],
 }
 # Backends the suite runs on some test modules only: MLX on the equivalence properties (its own facts are in
 # tests/test_mlx.py, its conformance in python -m unarray check), which keeps the suite's time.
-ONLY_IN = {"mlx": frozenset({"test_one_answer", "test_mlx"})}
+ONLY_IN = {"mlx": frozenset({"test_one_answer", "test_mlx", "test_explain_kernel"}),
+           "dask": frozenset({"test_explain_kernel"})}
 
 
 @dataclass
@@ -54,6 +55,10 @@ class TestBackend:
 
             # (mx.array alone makes float64 input float32)
             return mx.array(a, dtype=getattr(mx, "bool_" if a.dtype == np.bool_ else a.dtype.name))
+        if self.name == "dask":
+            import dask.array as da
+
+            return da.from_array(a.copy())
         raise AssertionError(self.name)
 
     def to_numpy(self, x: Any) -> np.ndarray:
@@ -150,6 +155,10 @@ def make_backend(param: str) -> TestBackend | None:
         import mlx.core as mx
 
         return TestBackend("mlx", param, device, mx)
+    if name == "dask":
+        import dask.array as da
+
+        return TestBackend("dask", param, device, da)
     import numpy
 
     return TestBackend("numpy", param, device, numpy)

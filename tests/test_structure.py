@@ -348,3 +348,41 @@ def test_each_pair_fast_path_is_declared_once_by_a_known_library() -> None:
             assert other in handoffs and other != name, (name, other)
         for dst in h.fast_to:
             assert name not in handoffs[dst].fast_from, f"{name} -> {dst} is declared by both"
+
+
+FRAME_MARK = re.compile(r'^( *)try:  # frame\(.+\): its except clause is written by tools/gen_frontend\.py$')
+
+
+def _unframed_failures(text: str) -> list[str]:
+    # Hand-written lines that turn a native failure into unarray's error (``_fail(``) outside a marked frame.
+    out, generated, lines = [], False, text.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() in (BEGIN, END):
+            generated = line.strip() == BEGIN
+        if generated or "_fail(" not in line or line.lstrip().startswith(("def ", "#")):
+            continue
+        indent = len(line) - len(line.lstrip())
+        # The statement this clause closes: the first line above it, out of the clause, that no except opens.
+        opener = next((lines[j] for j in range(i - 1, -1, -1) if lines[j].strip()
+                       and len(lines[j]) - len(lines[j].lstrip()) <= indent - 4
+                       and not lines[j].lstrip().startswith("except")), "")
+        if not FRAME_MARK.match(opener):
+            out.append(f"line {i + 1}: {line.strip()}")
+    return out
+
+
+def test_the_error_frame_is_written_once() -> None:
+    # The invariant: the front end's error frame (``try: <the backend call> except Exception as e: raise
+    # _fail(op, b, e) from e``, which turns a native failure into unarray's typed error) exists once, as
+    # ``frame`` in tools/gen_frontend.py. Generated functions get it there; a hand-written function marks its
+    # ``try:`` as a frame and the generator writes the except clause (test_namespace's --check holds it equal),
+    # so no front-end module holds a failure clause of its own, and a change to the frame is one edit.
+    template = (ROOT / "tools" / "gen_frontend.py").read_text()
+    assert template.count("raise _fail(") == 1, "the frame's template is not one place in tools/gen_frontend.py"
+    front_end = [p for n, p in MODULES.items() if n.count(".") == 1 and "_fail(" in p.read_text()]
+    assert len(front_end) >= 15  # (the scan sees the front end: it would pass vacuously on an empty list)
+    stray = {p.name: s for p in front_end if (s := _unframed_failures(p.read_text()))}
+    assert stray == {}, f"failure clauses written by hand, outside a frame the generator writes: {stray}"
+    sample = ("def f(x):\n    try:\n        return b.f(x)\n    except Exception as e:\n"
+              "        raise _fail('f', b, e) from e\n")
+    assert _unframed_failures(sample) == ["line 5: raise _fail('f', b, e) from e"]

@@ -3,7 +3,9 @@
 ``RULES``: a paragraph at the head of the function's Notes, stating what unarray fixes where the standard
 leaves the answer open or backends disagree. ``CHECKS``: one statement the generated function runs after
 dispatch and before the backend (``b`` is the backend), from ``unarray/_shapes.py``, so every backend
-refuses the same input with the same typed error.
+refuses the same input with the same typed error. ``REFUSALS``: where an op's frame reads its typed error
+from an expression of the native error ``e`` rather than from ``e`` itself (a rule checked only once the
+backend refused, so the common call pays nothing for it).
 """
 
 from __future__ import annotations
@@ -36,4 +38,8 @@ CHECKS: dict[str, str] = {
     "broadcast_to": '_shapes.addressable("broadcast_to", b.name, shape, _shapes.itemsize(x.dtype))',
     "tensordot": '_shapes.tensordot("tensordot", b.name, x1.shape, x2.shape, axes)',
     "vecdot": '_shapes.vecdot("vecdot", b.name, x1.shape, x2.shape, axis)',
+}
+
+REFUSALS: dict[str, str] = {
+    "matmul": "_matmul_refusal(b, x1, x2, e)",
 }

@@ -9,7 +9,9 @@ note from the deviation table (``unarray.conformance.deviations``) and its
 example from ``tools/frontend_examples.py``, whose output is recorded by running
 the call on NumPy here. This script writes a plain, explicit Python function
 for each into the "generated" region of its category module, so tools and
-readers see ordinary code. Run it after editing any of those;
+readers see ordinary code. It also writes every error frame of the front end
+from one template (``frame``): the generated functions' and the except clause
+of each hand-written ``try:`` marked as a frame. Run it after editing any of those;
 ``tests/test_namespace.py`` fails when a module is out of date.
 
     python tools/gen_frontend.py          # rewrite
@@ -32,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from frontend_examples import example  # noqa: E402
-from frontend_rules import CHECKS, RULES  # noqa: E402
+from frontend_rules import CHECKS, REFUSALS, RULES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1] / "unarray"
 SPEC = json.loads((Path(__file__).resolve().parent / "array_api_spec.json").read_text(encoding="utf-8"))
@@ -424,13 +426,50 @@ def render(name: str) -> str:
     result = f"b.{attr}({', '.join(call)})"
     if name in TUPLE_RESULTS:
         result = f"tuple({result})"
-    if name in RECOVERABLE:
-        handler = f'        return _recover("{name}", b, e, {", ".join(call)})'
-    else:
-        handler = f'        raise _fail("{name}", b, e) from e'
-    lines += ["    try:", f"        return {result}", "    except Exception as e:", handler, "", ""]
+    recover = ", ".join(call) if name in RECOVERABLE else None
+    lines += [*frame(4, f'"{name}"', [f"        return {result}"], recover=recover), "", ""]
     lines = [ln.replace(",) = _many", ") = _many").replace(",), skip_none", "), skip_none") for ln in lines]
     return "\n".join(lines)
+
+
+# The one frame. Every call from the front end into a backend runs inside it, so that a native failure
+# becomes unarray's typed error naming the op and the backend (unarray._dispatch.fail), or the backend's other
+# way to run the call (unarray._dispatch.recover). Generated functions get it here; a hand-written function marks
+# its ``try:`` with FRAME_MARK and writes the body, and this script writes the rest (``frames``).
+FRAME_MARK = re.compile(r"^(?P<pad> *)try:  # frame\((?P<op>.+)\): "
+                        r"its except clause is written by tools/gen_frontend\.py$")
+
+
+def frame(indent: int, op: str, body: list[str], recover: str | None = None, mark: bool = False) -> list[str]:
+    """The frame around ``body`` (lines indented ``indent + 4``), for the op named by the expression ``op``."""
+    pad = " " * indent
+    why = REFUSALS.get(op.strip('"'), "e")  # what the failure is read from: the native error or a rule's
+    handler = (f"return _recover({op}, b, e, {recover})" if recover is not None
+               else f"raise _fail({op}, b, {why}) from e")
+    head = f"try:  # frame({op}): its except clause is written by tools/gen_frontend.py" if mark else "try:"
+    return [pad + head, *body, f"{pad}except Exception as e:", f"{pad}    {handler}"]
+
+
+def frames(text: str) -> str:
+    """``text`` with each marked frame's except clauses rewritten from ``frame``."""
+    lines, out, i = text.split("\n"), [], 0
+    while i < len(lines):
+        m = FRAME_MARK.match(lines[i])
+        if m is None:
+            out.append(lines[i])
+            i += 1
+            continue
+        pad, body = m["pad"], []
+        i += 1
+        while i < len(lines) and (lines[i].startswith(pad + " ") or not lines[i].strip()):
+            body.append(lines[i])
+            i += 1
+        while i < len(lines) and lines[i].startswith(pad + "except"):  # the clauses this script owns
+            i += 1
+            while i < len(lines) and lines[i].startswith(pad + " "):
+                i += 1
+        out += frame(len(pad), m["op"], body, mark=True)
+    return "\n".join(out)
 
 
 def _generic(short: str, params: list[str], ret: str) -> tuple[list[str], list[str], str]:
@@ -474,14 +513,17 @@ def generated(module: str) -> str:
 
 def main(check: bool) -> int:
     stale = []
-    for module in sorted(set(OPS.values())):
-        path = ROOT / f"{module}.py"
+    for path in sorted(ROOT.glob("*.py")):
+        module = path.stem
         text = path.read_text()
-        if BEGIN not in text:
+        if module not in set(OPS.values()):
+            new = frames(text)
+        elif BEGIN not in text:
             raise SystemExit(f"{path} has no generated region")
-        head, _, rest = text.partition(BEGIN)
-        _, _, tail = rest.partition(END)
-        new = head + generated(module) + tail
+        else:
+            head, _, rest = text.partition(BEGIN)
+            _, _, tail = rest.partition(END)
+            new = frames(head) + generated(module) + frames(tail)
         if new != text:
             stale.append(path.name)
             if not check:

@@ -40,9 +40,19 @@ def resolve(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
                                 op="explain") from None
     takes_arrays = False
     lead = _lead(fn)
+    params = inspect.signature(fn).parameters
     for name, value in bound.arguments.items():
+        if params[name].kind is inspect.Parameter.VAR_POSITIONAL:  # (*arrays: each one is an argument)
+            for v in value:
+                takes_arrays |= _check(op, name, _annotation(fn, name), v, False)
+            continue
         takes_arrays |= _check(op, name, _annotation(fn, name), value, name == lead)
-    values = [v for v in bound.arguments.values() if not isinstance(v, (tuple, list))]
+    values: list[Any] = []
+    for name, value in bound.arguments.items():
+        if params[name].kind is inspect.Parameter.VAR_POSITIONAL:
+            values += value
+        elif not isinstance(value, (tuple, list)):
+            values.append(value)
     if takes_arrays and bound.arguments.get("backend") is None and all(isinstance(v, _PASSIVE) for v in values):
         raise ArgumentTypeError(f"ua.{op} needs at least one array argument, got only Python scalars; pass an "
                                 "array (ua.asarray(...) makes one)", op="explain")

@@ -178,7 +178,11 @@ def ignoring_policy(fn: Callable[..., Any]) -> Callable[..., Any]:
     m = _native.load("_switch")
     if m is not None:
         return m.Unswitched(fn)  # type: ignore[no-any-return]
-    return lambda *args: fn(*args[:-1])
+    def unswitched(*args: Any) -> Any:
+        return fn(*args[:-1])
+
+    unswitched.__wrapped__ = fn  # type: ignore[attr-defined]  # (ua.explain names the op)
+    return unswitched
 
 
 # Note: tests set this to arbitrate even where the setting cannot change a result (a CPU with no

@@ -246,6 +246,7 @@ unswitched_dealloc(Unswitched *u)
 
 static PyMemberDef unswitched_members[] = {
     {"fn", T_OBJECT, offsetof(Unswitched, fn), READONLY, "the op called without the policy"},
+    {"__wrapped__", T_OBJECT, offsetof(Unswitched, fn), READONLY, "the op (ua.explain names it)"},
     {NULL},
 };
 

@@ -29,7 +29,7 @@ def _matrices(op: str, x: Any) -> Any:
 def _like(op: str, x: Array, dtype: Any, device: Any, call: Any) -> Array:
     b = _one(x, op)
     _shapes.addressable(op, b.name, x.shape, _shapes.itemsize(dtype, _shapes.itemsize(x.dtype)))
-    try:
+    try:  # frame(op): its except clause is written by tools/gen_frontend.py
         return call(b, b.dtype(dtype), None if device is None else b.native_device(device))
     except Exception as e:
         raise _fail(op, b, e) from e
@@ -269,7 +269,7 @@ def meshgrid(*arrays: A, indexing: str = "xy") -> tuple[A, ...]:
         ((3, 2), array([3, 4, 5]))
     """
     b, xs = _many("meshgrid", arrays)
-    try:
+    try:  # frame("meshgrid"): its except clause is written by tools/gen_frontend.py
         return tuple(b.meshgrid(*xs, indexing=indexing))
     except Exception as e:
         raise _fail("meshgrid", b, e) from e

@@ -80,7 +80,7 @@ def astype(x: A, dtype: DTypeLike, /, *, copy: builtins.bool = True, device: Dev
         array([ 1, -2], dtype=int32)
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "astype")
-    try:
+    try:  # frame("astype"): its except clause is written by tools/gen_frontend.py
         kw = {} if device is None else {"device": b.native_device(device)}
         return b.astype(x, b.dtype(dtype), copy=copy, **kw)
     except Exception as e:
@@ -151,7 +151,7 @@ def result_type(*arrays_and_dtypes: Array | DTypeLike | complex) -> Any:
         b, _ = _many("result_type", arrays)
         native = [a if any(a is y for y in arrays) else (b.dtype(a) if not isinstance(a, _SCALARS) else a)
                   for a in arrays_and_dtypes]
-        try:
+        try:  # frame("result_type"): its except clause is written by tools/gen_frontend.py
             return b.result_type(*native)
         except Exception as e:
             raise _fail("result_type", b, e) from e
@@ -284,7 +284,7 @@ def _info(op: str, t: Any) -> Any:
     else:
         root = _ROOTS.get(type(t).__module__.partition(".")[0])
         b = _backend_named(root or _DEFAULT, op)
-    try:
+    try:  # frame(op): its except clause is written by tools/gen_frontend.py
         if name is not None:
             arg = b.dtype(name)
         r = getattr(b, op)(arg)

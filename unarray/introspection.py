@@ -13,7 +13,7 @@ from typing import Any, cast
 from unarray import _backends, _precision
 from unarray._devices import Device
 from unarray._dispatch import leader, one, same_device
-from unarray._dtypes import DTYPES
+from unarray._dtypes import DTYPES, DType
 from unarray._errors import ArgumentError
 from unarray._explanation import PLANNERS, Explanation
 from unarray._lookup import SCALARS
@@ -167,7 +167,7 @@ def _array_args(args: tuple[Any, ...]) -> list[Any]:
     # The array arguments of a call, in order: the positional ones that are not Python scalars,
     # strings, None or sequences; else the arrays of the first sequence (ua.concat([a, b])). A
     # sequence of numbers (a shape, nested lists for asarray) holds none.
-    passive = (*SCALARS, str, tuple, list, type(None))
+    passive = (*SCALARS, str, tuple, list, type(None), DType)
     arrays = [a for a in args if not isinstance(a, passive)]
     if not arrays:
         seq = next((a for a in args if isinstance(a, (tuple, list))), ())
@@ -217,6 +217,8 @@ def explain(op: str | Callable[..., Any], *args: Any, **kwargs: Any) -> Explanat
         >>> e = ua.explain("matmul", np.ones((2, 2), np.float32), np.ones((2, 2), np.float32))
         >>> e.backend, e.kernel
         ('numpy', 'numpy.matmul')
+        >>> ua.explain("sum", np.ones(3)).kernel  # the callable the call runs, named where it is found
+        'unarray._backends.numpy.backend.NumpyBackend.sum'
         >>> ua.explain("zeros", (2, 3)).device
         Device('cpu')
     """

@@ -14,7 +14,6 @@ from typing import cast
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
-from unarray._errors import UnarrayError
 from unarray._kernels.layout_route import contiguous
 from unarray._typing import A
 
@@ -72,9 +71,7 @@ def ascontiguousarray(x: A, /) -> A:
     True
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "ascontiguousarray")
-    try:
+    try:  # frame("ascontiguousarray"): its except clause is written by tools/gen_frontend.py
         return cast(A, contiguous(b, x))
-    except UnarrayError:
-        raise
     except Exception as e:
         raise _fail("ascontiguousarray", b, e) from e

@@ -67,31 +67,33 @@ def matmul(x1: A, x2: Array, /, *, precision: Policy | None = None) -> A:
     b = _BY_TYPE.get(type(x1))
     if b is None or type(x2) is not type(x1) or b.lazy or (precision is not None and precision not in _POLICIES):
         return _matmul_general(x1, x2, precision)
-    try:  # the scope is read here, once, and the policy passed down
+    # the scope is read here, once, and the policy passed down
+    try:  # frame("matmul"): its except clause is written by tools/gen_frontend.py
         return b.matmul(x1, x2, _scope() if precision is None else precision)
     except Exception as e:
-        raise _matmul_failed(b, x1, x2, e) from e
+        raise _fail("matmul", b, _matmul_refusal(b, x1, x2, e)) from e
 
 
-def _matmul_failed(b: Any, x1: Array, x2: Array, e: Exception) -> BaseException:
-    # Note: checked only once the backend refused, so the common call pays nothing for the shape rule.
+def _matmul_refusal(b: Any, x1: Array, x2: Array, e: Exception) -> BaseException:
+    # The shape rule's error where the shapes break it, else the native one: checked only once the backend
+    # refused, so the common call pays nothing for it.
     s1, s2 = getattr(x1, "shape", None), getattr(x2, "shape", None)
     if s1 is not None and s2 is not None:
         try:
             _shapes.matmul("matmul", b.name, s1, s2)
         except ShapeError as shape_error:
             return shape_error
-    return _fail("matmul", b, e)
+    return e
 
 
 def _matmul_general(x1: A, x2: Array, precision: Policy | None) -> A:
     b, x1, x2 = _pair("matmul", x1, x2)
     if b.lazy:  # a lazy backend may refuse only when computed (dask: an inner size of 1 against another)
         _shapes.matmul("matmul", b.name, x1.shape, x2.shape)
-    try:
+    try:  # frame("matmul"): its except clause is written by tools/gen_frontend.py
         return b.matmul(x1, x2, _resolve(precision))
     except Exception as e:
-        raise _matmul_failed(b, x1, x2, e) from e
+        raise _fail("matmul", b, _matmul_refusal(b, x1, x2, e)) from e
 
 
 def matrix_transpose(x: A, /) -> A:
@@ -122,7 +124,7 @@ def matrix_transpose(x: A, /) -> A:
         (5, 3, 2)
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "matrix_transpose")
-    try:
+    try:  # frame("matrix_transpose"): its except clause is written by tools/gen_frontend.py
         return b.matrix_transpose(x)
     except Exception as e:
         raise _fail("matrix_transpose", b, e) from e

@@ -44,7 +44,7 @@ def permute_dims(x: A, /, axes: tuple[int, ...]) -> A:
         (4, 2, 3)
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "permute_dims")
-    try:
+    try:  # frame("permute_dims"): its except clause is written by tools/gen_frontend.py
         return b.permute_dims(x, axes)
     except Exception as e:
         raise _fail("permute_dims", b, e) from e
@@ -83,7 +83,7 @@ def expand_dims(x: A, /, axis: int | tuple[int, ...] = 0) -> A:
     """
     b = _one(x, "expand_dims")
     _check_new_axes(b.name, len(x.shape), axis)
-    try:
+    try:  # frame("expand_dims"): its except clause is written by tools/gen_frontend.py
         return b.expand_dims(x, axis=axis)
     except Exception as e:
         raise _fail("expand_dims", b, e) from e

@@ -116,7 +116,7 @@ def scaled_dot_product_attention(
     if b is None:
         b, (q, k, v, mask) = _many(_OP, (q, k, v, mask), skip_none=True)
     scale = _args.check_attention(b.name, q, k, v, mask, is_causal, scale, layout, b.dtype_name)
-    try:
+    try:  # frame(_OP): its except clause is written by tools/gen_frontend.py
         return b.scaled_dot_product_attention(q, k, v, mask, bool(is_causal), scale, layout, _resolve(precision))
     except Exception as e:
         raise _fail(_OP, b, e) from e
@@ -148,7 +148,7 @@ def _with_params(op: str, x: Any, params: dict[str, Any]) -> tuple[Any, Any, lis
 
 def _plan(op: str, b: Any, *args: Any) -> tuple[Any, Any]:
     # The backend and the plan of the call (the kernel it enters, a callable that ua.explain names, and the call).
-    try:
+    try:  # frame(f"nn.{op}"): its except clause is written by tools/gen_frontend.py
         return b, getattr(b, f"nn_{op}")(*args)
     except Exception as e:
         raise _fail(f"nn.{op}", b, e) from e
@@ -157,7 +157,7 @@ def _plan(op: str, b: Any, *args: Any) -> tuple[Any, Any]:
 def _run(op: str, b: Any, plan: Any) -> Any:
     # NaN and infinities in, NaN out is these functions' stated result: NumPy's floating-point warnings
     # about producing it are silenced (other libraries give none).
-    try:
+    try:  # frame(f"nn.{op}"): its except clause is written by tools/gen_frontend.py
         if b.name == "numpy":
             with b.native.errstate(all="ignore"):
                 return plan.run()

@@ -55,7 +55,7 @@ def argmax(x: A, /, *, axis: int | None = None, keepdims: bool = False) -> A:
     b = _BY_TYPE.get(type(x)) or _one(x, "argmax")
     if axis is not None:
         axis = _axes.one("argmax", b, x, axis)
-    try:
+    try:  # frame("argmax"): its except clause is written by tools/gen_frontend.py
         return b.argmax(x, axis, keepdims)
     except Exception as e:
         raise _fail("argmax", b, e) from e
@@ -98,7 +98,7 @@ def argmin(x: A, /, *, axis: int | None = None, keepdims: bool = False) -> A:
     b = _BY_TYPE.get(type(x)) or _one(x, "argmin")
     if axis is not None:
         axis = _axes.one("argmin", b, x, axis)
-    try:
+    try:  # frame("argmin"): its except clause is written by tools/gen_frontend.py
         return b.argmin(x, axis, keepdims)
     except Exception as e:
         raise _fail("argmin", b, e) from e
@@ -136,7 +136,7 @@ def count_nonzero(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdim
     b = _one(x, "count_nonzero")
     if axis is not None:
         axis = _axes.many("count_nonzero", b, x, axis)
-    try:
+    try:  # frame("count_nonzero"): its except clause is written by tools/gen_frontend.py
         return b.count_nonzero(x, axis=axis, keepdims=keepdims)
     except Exception as e:
         raise _fail("count_nonzero", b, e) from e

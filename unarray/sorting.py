@@ -63,7 +63,7 @@ def argsort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool =
     b = _one(x, "argsort")
     axis = _axes.one("argsort", b, x, axis)
     _real("argsort", b, x)
-    try:
+    try:  # frame("argsort"): its except clause is written by tools/gen_frontend.py
         return b.argsort(x, axis=axis, descending=descending, stable=stable)
     except Exception as e:
         raise _fail("argsort", b, e) from e
@@ -111,7 +111,7 @@ def sort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool = Tr
     b = _one(x, "sort")
     axis = _axes.one("sort", b, x, axis)
     _real("sort", b, x)
-    try:
+    try:  # frame("sort"): its except clause is written by tools/gen_frontend.py
         return b.sort(x, axis=axis, descending=descending, stable=stable)
     except Exception as e:
         raise _fail("sort", b, e) from e

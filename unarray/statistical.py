@@ -79,7 +79,7 @@ def sum(x: A, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepdims:
     b = _BY_TYPE.get(type(x)) or _one(x, "sum")
     if axis is not None:
         axis = _axes.many("sum", b, x, axis)
-    try:
+    try:  # frame("sum"): its except clause is written by tools/gen_frontend.py
         return b.sum(x, axis, dtype, keepdims)
     except Exception as e:
         raise _fail("sum", b, e) from e
@@ -125,7 +125,7 @@ def prod(x: A, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepdims
     b = _BY_TYPE.get(type(x)) or _one(x, "prod")
     if axis is not None:
         axis = _axes.many("prod", b, x, axis)
-    try:
+    try:  # frame("prod"): its except clause is written by tools/gen_frontend.py
         return b.prod(x, axis, dtype, keepdims)
     except Exception as e:
         raise _fail("prod", b, e) from e
@@ -170,7 +170,7 @@ def mean(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
     b = _BY_TYPE.get(type(x)) or _one(x, "mean")
     if axis is not None:
         axis = _axes.many("mean", b, x, axis)
-    try:
+    try:  # frame("mean"): its except clause is written by tools/gen_frontend.py
         return b.mean(x, axis, keepdims)
     except Exception as e:
         raise _fail("mean", b, e) from e
@@ -216,7 +216,7 @@ def var(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: 
     b = _BY_TYPE.get(type(x)) or _one(x, "var")
     if axis is not None:
         axis = _axes.many("var", b, x, axis)
-    try:
+    try:  # frame("var"): its except clause is written by tools/gen_frontend.py
         return _spread(b.var, x, axis, correction, keepdims)
     except Exception as e:
         raise _fail("var", b, e) from e
@@ -261,7 +261,7 @@ def std(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: 
     b = _BY_TYPE.get(type(x)) or _one(x, "std")
     if axis is not None:
         axis = _axes.many("std", b, x, axis)
-    try:
+    try:  # frame("std"): its except clause is written by tools/gen_frontend.py
         return _spread(b.std, x, axis, correction, keepdims)
     except Exception as e:
         raise _fail("std", b, e) from e
@@ -307,7 +307,7 @@ def min(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
     b = _BY_TYPE.get(type(x)) or _one(x, "min")
     if axis is not None:
         axis = _axes.many("min", b, x, axis)
-    try:
+    try:  # frame("min"): its except clause is written by tools/gen_frontend.py
         return b.min(x, axis, keepdims)
     except Exception as e:
         raise _fail("min", b, e) from e
@@ -353,7 +353,7 @@ def max(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
     b = _BY_TYPE.get(type(x)) or _one(x, "max")
     if axis is not None:
         axis = _axes.many("max", b, x, axis)
-    try:
+    try:  # frame("max"): its except clause is written by tools/gen_frontend.py
         return b.max(x, axis, keepdims)
     except Exception as e:
         raise _fail("max", b, e) from e
@@ -399,7 +399,7 @@ def cumulative_sum(
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "cumulative_sum")
     axis = _axes.single("cumulative_sum", b, x, axis)
-    try:
+    try:  # frame("cumulative_sum"): its except clause is written by tools/gen_frontend.py
         return b.cumulative_sum(x, axis, dtype, include_initial)
     except Exception as e:
         raise _fail("cumulative_sum", b, e) from e
@@ -447,7 +447,7 @@ def cumulative_prod(
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "cumulative_prod")
     axis = _axes.single("cumulative_prod", b, x, axis)
-    try:
+    try:  # frame("cumulative_prod"): its except clause is written by tools/gen_frontend.py
         return b.cumulative_prod(x, axis, dtype, include_initial)
     except Exception as e:
         raise _fail("cumulative_prod", b, e) from e

@@ -45,7 +45,7 @@ def all(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = 
     b = _BY_TYPE.get(type(x)) or _one(x, "all")
     if axis is not None:
         axis = _axes.many("all", b, x, axis)
-    try:
+    try:  # frame("all"): its except clause is written by tools/gen_frontend.py
         return b.all(x, axis, keepdims)
     except Exception as e:
         raise _fail("all", b, e) from e
@@ -84,7 +84,7 @@ def any(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = 
     b = _BY_TYPE.get(type(x)) or _one(x, "any")
     if axis is not None:
         axis = _axes.many("any", b, x, axis)
-    try:
+    try:  # frame("any"): its except clause is written by tools/gen_frontend.py
         return b.any(x, axis, keepdims)
     except Exception as e:
         raise _fail("any", b, e) from e

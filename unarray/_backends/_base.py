@@ -10,7 +10,9 @@ An op that a backend cannot run is listed in ``holes`` and raises
 
 from __future__ import annotations
 
+import functools
 import math
+import sys
 from typing import Any, ClassVar, cast
 
 from unarray._backends import attention_blocked, updates
@@ -173,15 +175,23 @@ class Backend(NNOps):
 
     # -- explain -------------------------------------------------------------------------
     def kernel_name(self, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-        """The native function ``op`` runs (hot ops: the framework's own; the rest: xp's)."""
+        """What ``op`` runs: the callable the call resolves on this backend, named where it lives."""
         if op == "scaled_dot_product_attention":
             return self.attention_kernel(*_attention_args(args, kwargs))
         if op == "ascontiguousarray" and args:
             return self.layout_route(args[0]).kernel  # the route ascontiguousarray runs
-        ns = self.kernel_namespace or getattr(self.native, "__name__", self.name)
-        if op.replace(".", "_") in type(self).__dict__:
-            return f"{ns}.{op}"
-        return f"{getattr(self.xp, '__name__', ns)}.{op}"
+        attr = _SAME_AS.get(op, op.replace(".", "_"))
+        try:
+            fn = getattr(self, attr)
+        except (AttributeError, UnsupportedError) as e:
+            return f"none on {self.name} ({e})"
+        short = attr.rpartition("_")[2] if attr.startswith(("linalg_", "fft_")) else attr
+        found = find_name(fn, short)
+        if found is None:  # a namespace's function made at run time: its name there, where that finds it
+            name = f"{getattr(self.xp, '__name__', self.name)}.{op}"
+            if _lookup(name) is fn:
+                return name
+        return found or callable_name(fn, short)
 
     # -- precision -----------------------------------------------------------------------
     def precision_used(self, policy: str, x: Any) -> str:
@@ -342,3 +352,52 @@ def _attention_args(args: tuple[Any, ...], kw: dict[str, Any]) -> tuple[Any, ...
     return q, k, v, kw.get("mask"), bool(kw.get("is_causal", False)), kw.get("layout", "bhsd")
 
 
+# Front-end ops that are another op under a second name (ua.linalg.matmul is ua.matmul): the method they run.
+_SAME_AS = {"linalg.matmul": "matmul", "linalg.matrix_transpose": "matrix_transpose",
+            "linalg.tensordot": "tensordot", "linalg.vecdot": "vecdot"}
+
+
+def callable_name(fn: Any, alias: str | None = None) -> str:
+    """The dotted name of ``fn`` where it can be found (``numpy.add``,
+    ``unarray._backends.torch.backend.TorchBackend.sum``); a wrapper made at run time (``__wrapped__``, a
+    ``functools.partial``) is named by what it wraps, and says it wraps it."""
+    f = getattr(fn, "__func__", fn)
+    found = find_name(f, alias)
+    if found is not None:
+        return found
+    inner = f.func if isinstance(f, functools.partial) else getattr(f, "__wrapped__", None)
+    where = f"{getattr(f, '__module__', None) or type(f).__module__}.{getattr(f, '__qualname__', type(f).__name__)}"
+    if inner is not None:
+        return callable_name(inner) if where in _TRANSPARENT else f"{callable_name(inner)} (wrapped by {where})"
+    return where
+
+
+# Wrappers that only drop the precision policy a backend ignores (_precision.ignoring_policy): named by what they
+# wrap, with nothing added.
+_TRANSPARENT = frozenset({"unarray._switch.Unswitched", "unarray._precision.ignoring_policy.<locals>.unswitched"})
+
+
+def find_name(fn: Any, alias: str | None = None) -> str | None:
+    """``module.name`` that imports as ``fn`` itself, for its qualified name, its name or ``alias`` in its
+    module (None: none does)."""
+    f = getattr(fn, "__func__", fn)
+    module = getattr(f, "__module__", None) or type(f).__module__
+    for name in (getattr(f, "__qualname__", None), getattr(f, "__name__", None), alias):
+        if name and "<" not in name and _lookup(f"{module}.{name}", module) is f:
+            return f"{module}.{name}"
+    return None
+
+
+def _lookup(dotted: str, module: str | None = None) -> Any:
+    # The object a dotted name reaches from an imported module (``module``: where the name starts), or None.
+    if module is None:
+        module, _, rest = dotted.partition(".")
+        while module not in sys.modules and rest:
+            head, _, rest = rest.partition(".")
+            module = f"{module}.{head}"
+    else:
+        rest = dotted[len(module) + 1:]
+    obj: Any = sys.modules.get(module)
+    for part in rest.split(".") if rest else ():
+        obj = getattr(obj, part, None)
+    return getattr(obj, "__func__", obj)

@@ -107,18 +107,20 @@ class DaskBackend(Backend):
         return "float32 (NumPy chunks: the CPU runs no reduced-precision matmul passes)"
 
     def kernel_name(self, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-        if op == "matmul":
-            return "unarray chunked matmul (dask.array.blockwise per block pair + tree sum over the contraction)"
+        # The callable the call runs (the base class names it), and how it builds the graph.
+        name = super().kernel_name(op, args, kwargs)
+        if op in ("matmul", "linalg.matmul"):
+            return f"{name} (chunked: dask.array.blockwise per block pair + tree sum over the contraction)"
         if op in ("var", "std"):
-            return f"unarray {op} (dask.array.reduction, Chan's pairwise (count, mean, M2) combine)"
+            return f"{name} (dask.array.reduction, Chan's pairwise (count, mean, M2) combine)"
         if op.startswith("linalg.") and op.replace(".", "_") in type(self).__dict__ and op != "linalg.matrix_norm":
-            return (f"unarray per-matrix {op} (dask.array.apply_gufunc: each matrix in one chunk, the stack "
+            return (f"{name} (per matrix: dask.array.apply_gufunc, each matrix in one chunk, the stack "
                     "chunked as given; the chunks' NumPy or CuPy kernel per block)")
         if op in _chunk_fixes():
-            return f"unarray per-chunk {op} (dask.array.elemwise over the chunks' backend's corrected {op})"
+            return f"{name} (per chunk: dask.array.elemwise over the chunks' backend's corrected {op})"
         if op == "take_along_axis":
-            return "unarray take_along_axis (dask.array.map_blocks; the axis in one chunk, the others aligned)"
-        return super().kernel_name(op, args, kwargs)
+            return f"{name} (dask.array.map_blocks; the axis in one chunk, the others aligned)"
+        return name
 
     def handoff_path(self, src: Backend, x: Any) -> str:
         return f"dask.array.from_array (the {src.name} array wrapped lazily, chunked like the leader; no copy)"

@@ -148,6 +148,7 @@ def _guarded(fn: Any, op: str) -> Any:
             return fn(x1, x2)  # the common call: one dtype, nothing to promote
         return call(x1, x2)
 
+    binary.__wrapped__ = fn  # type: ignore[attr-defined]  # (ua.explain names the kernel it wraps)
     return binary
 
 
@@ -168,6 +169,7 @@ def _guarded_any(fn: Any, op: str) -> Any:
                 check_promotion(name, x1, x2)
         return fn(*args, **kwargs)
 
+    call.__wrapped__ = fn  # type: ignore[attr-defined]  # (ua.explain names the kernel it wraps)
     return call
 
 

@@ -160,11 +160,6 @@ class MLXBackend(Backend):
         return creation.from_numpy(np.asarray(out), dtype)
 
     # -- explain, precision ------------------------------------------------------------------------
-    def kernel_name(self, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-        if op in ("scaled_dot_product_attention", "ascontiguousarray"):
-            return super().kernel_name(op, args, kwargs)
-        return f"{XP.__name__}.{op} (mlx.core ops)"
-
     def precision_used(self, policy: str, x: Any) -> str:
         return "float32 (MLX's matmul runs no reduced-precision passes on float32)"
 

@@ -236,11 +236,6 @@ class TensorflowBackend(Backend):
             raise NotImplementedError("TensorFlow exposes no device pointer; compare on the CPU")
         return int(np.from_dlpack(dtypes.t(x)).__array_interface__["data"][0])
 
-    def kernel_name(self, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-        if op in ("scaled_dot_product_attention", "ascontiguousarray"):
-            return super().kernel_name(op, args, kwargs)
-        return f"{XP.__name__}.{op} (tf ops)"
-
     def precision_used(self, policy: str, x: tf.Tensor) -> str:
         if not _on_gpu(x):
             return "float32 (the CPU runs no reduced-precision matmul passes)"

@@ -206,6 +206,7 @@ def _bool_arith(fn: Any, on_bool: Any) -> Any:
             return on_bool(a, b)
         return _arith(fn, a, b)
 
+    op.__wrapped__ = fn  # type: ignore[attr-defined]  # (ua.explain names the kernel it wraps)
     return op
 
 

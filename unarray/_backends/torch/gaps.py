@@ -106,6 +106,7 @@ def _one_dtype_native(fn: Any, general: Any) -> Any:
             return native(x1, x2)
         return general(x1, x2)
 
+    call.__wrapped__ = native  # type: ignore[attr-defined]  # (ua.explain names the kernel it wraps)
     return call
 
 
@@ -118,6 +119,7 @@ def _wide_uint_fallback(fn: Any, op: str) -> Any:
                 raise
         return _emulate(fn, op, args, kwargs)
 
+    call.__wrapped__ = fn  # type: ignore[attr-defined]  # (ua.explain names the kernel it wraps)
     return call
 
 
