@@ -6,6 +6,8 @@ other value. Under ``ua.jit`` the array leaves of the arguments are the compiled
 everything else (static arguments, Python numbers, ``None``, any hashable value, and the tuples, lists and dicts
 holding them) is compiled in, keyed by type and value as ``ua.jit`` keys static arguments: a new value traces
 anew. An unhashable value, or another library's array, is refused (the call runs eagerly with a warning).
+On the CPU, MLX builds each new element-wise kernel with a C++ compiler, and a number compiled in is part of its
+kernel: pass a value that changes from call to call as an MLX array, not a Python number.
 """
 
 from __future__ import annotations
