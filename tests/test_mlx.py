@@ -265,3 +265,11 @@ def test_numpy_inputs_through_a_named_mx_compile_come_back_as_numpy() -> None:
     assert isinstance(got, np.ndarray)
     np.testing.assert_array_equal(got, host.max(-1))
     assert ua.explain(f, host).cache == "hit"
+
+
+def test_a_jitted_function_inside_a_users_mx_compile() -> None:
+    f = ua.jit(lambda a: ua.max(a, axis=0))
+    host = _data((3, 4), seed=9)
+    outer = mx.compile(lambda a: ua.sum(f(a)))  # mx.compile nests: the inner entry is traced into the outer graph
+    assert_close(np.array(outer(mx.array(host))), host.astype(np.float64).max(0).sum(), "float32", n_terms=4)
+    np.testing.assert_array_equal(np.array(f(mx.array(host))), host.max(0))
