@@ -134,6 +134,9 @@ def test_state_that_cannot_be_keyed_is_warned_about_once(backend: TestBackend) -
     ("jax", {"donate_argnums": "x"}, ua.ArgumentTypeError, "donate_argnums='x'"),
     ("tensorflow", {"jit_compile": "nope"}, ua.ArgumentTypeError, "jit_compile="),
     ("tensorflow", {"input_signature": 3}, ua.ArgumentTypeError, "input_signature=3"),
+    ("mlx", {"shapeless": True}, ua.ArgumentError, "shapeless=True"),
+    ("mlx", {"shapeless": "yes"}, ua.ArgumentTypeError, "shapeless="),
+    ("mlx", {"no_such_option": 1}, ua.ArgumentTypeError, "no_such_option=1"),
 ])
 @pytest.mark.parametrize("fullgraph", [False, True])
 def test_refused_options_are_typed_errors_naming_them(lib: str, options: dict[str, Any], error: type,

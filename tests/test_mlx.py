@@ -6,8 +6,13 @@ through the backend fixture (tests/test_one_answer.py), the conformance suite th
 
 from __future__ import annotations
 
+import warnings
+from typing import Any
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import unarray as ua
 from tests._support import assert_close
@@ -127,3 +132,144 @@ def test_elementwise_runs_inside_mx_compile() -> None:
     x = mx.array(_data((4, 4)))
     f = mx.compile(lambda a: ua.sum(ua.exp(a) * 2, axis=0))
     assert_close(np.array(f(x)), np.exp(np.array(x).astype(np.float64)).sum(0) * 2, "float32", n_terms=4)
+
+
+# -- ua.jit through mx.compile -------------------------------------------------------------------------------------
+
+def _block(x: Any, w: Any, s: float) -> Any:
+    # a projection, reductions and one element-wise step with a Python scalar (element-wise chains are what MLX
+    # builds kernels for on the CPU, with a compiler: seconds each, so the suite draws one)
+    return ua.add(ua.multiply(ua.matmul(x, w), s), ua.max(ua.abs(x), axis=-1, keepdims=True))
+
+
+def _ref_block(x: np.ndarray, w: np.ndarray, s: float) -> np.ndarray:
+    return (x @ w) * s + np.abs(x).max(-1, keepdims=True)
+
+
+_JITTED_BLOCK = ua.jit(_block)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), rows=st.integers(2, 4), d=st.sampled_from([3, 8]))
+def test_a_compiled_call_equals_eager_and_the_float64_reference(seed: int, rows: int, d: int) -> None:
+    s = 0.5  # one value: a Python number is compiled into the kernel
+    rng = np.random.default_rng(seed)
+    x = (rng.uniform(0.5, 2.0, (rows, d)) * rng.choice([-1.0, 1.0], (rows, d))).astype(np.float32)
+    w = (rng.standard_normal((d, d)) / np.sqrt(d)).astype(np.float32)
+    got = _JITTED_BLOCK(mx.array(x), mx.array(w), s)
+    assert isinstance(got, mx.array)
+    ref = _ref_block(x.astype(np.float64), w.astype(np.float64), s)
+    assert_close(np.array(got), ref, "float32", n_terms=d, scale=float(np.abs(ref).max()))
+    np.testing.assert_allclose(np.array(got), np.array(_block(mx.array(x), mx.array(w), s)), rtol=1e-5, atol=1e-6)
+    e = ua.explain(_JITTED_BLOCK, mx.array(x), mx.array(w), s)
+    assert (e.compiler, e.kernel, e.cache) == ("mlx", "mx.compile()", "hit")
+
+
+def test_a_new_shape_traces_anew_and_a_seen_one_does_not() -> None:
+    traces: list[tuple[int, ...]] = []
+
+    @ua.jit
+    def f(x: Any) -> Any:
+        traces.append(tuple(x.shape))  # runs while mx.compile traces only
+        return ua.multiply(ua.exp(x), 2.0)
+
+    for shape in ((3,), (3,), (2, 4), (3,), (2, 4)):
+        host = _data(shape, seed=len(traces))
+        assert_close(np.array(f(mx.array(host))), 2 * np.exp(host.astype(np.float64)), "float32")
+    assert traces == [(3,), (2, 4)]
+    assert f.cache_info()["entries"] == 1  # one ua.jit entry: mx.compile keys its traces on shapes itself
+
+
+def test_static_arguments_and_python_values_are_compiled_in_by_type_and_value() -> None:
+    traces: list[Any] = []
+
+    def branchy(x: Any, n: Any, axis: int) -> Any:
+        traces.append((type(n), n, axis))
+        if isinstance(n, bool):  # 1, True and 1.0 are equal with one hash, and three traces here
+            return ua.max(x, axis=axis)
+        return ua.min(x, axis=axis) if isinstance(n, float) else ua.sum(x[:, :n], axis=axis)
+
+    x = mx.array(_data((2, 3), seed=4))
+    calls = ((1, 0), (True, 0), (1.0, 0), (True, 0), (1, 1), (1, 0), (2, 0))
+    want = [np.array(branchy(x, n, axis)) for n, axis in calls]
+    traces.clear()
+    f = ua.jit(branchy, static_argnames="axis")  # n is not static: mx.compile alone keys 1 and True as one
+    for (n, axis), w in zip(calls, want, strict=True):
+        np.testing.assert_allclose(np.array(f(x, n, axis=axis)), w, rtol=1e-6, err_msg=repr((n, axis)))
+    assert traces == [(int, 1, 0), (bool, True, 0), (float, 1.0, 0), (int, 1, 1), (int, 2, 0)]
+    assert f.cache_info()["entries"] == 2 and ua.explain(f, x, 1, axis=1).static == (("axis", 1),)
+
+
+def test_a_rebound_closure_array_is_seen_as_eagerly() -> None:
+    bias = mx.array(np.full(3, 0.5, np.float32))
+
+    def f(x: Any) -> Any:
+        return ua.add(x, bias)  # mx.compile alone bakes the array read while tracing
+
+    g = ua.jit(f)
+    x = mx.array(_data((3,), seed=5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ua.JitStateWarning)  # MLX arrays are values: keyed by identity, silently
+        for b in (0.5, 2.0, -3.0):
+            bias = mx.array(np.full(3, b, np.float32))
+            np.testing.assert_allclose(np.array(g(x)), np.array(x) + b, rtol=1e-6)
+    assert g.cache_info()["misses"] == 3
+
+
+def test_arguments_mx_compile_cannot_take_run_eagerly_with_a_warning() -> None:
+    x = mx.array(_data((4,), seed=6))
+    f = ua.jit(lambda a, b: ua.add(a, ua.asarray(b, backend="mlx")))
+    other = _data((4,), seed=7)  # a NumPy array: compiled in, a change made to it would not be seen
+    with pytest.warns(ua.JitFallbackWarning, match=r"mx\.compile\(\) could not compile .*numpy\.ndarray"):
+        got = f(x, other)
+    np.testing.assert_allclose(np.array(got), np.array(x) + other, rtol=1e-6)
+    g = ua.jit(lambda a, s: ua.multiply(a, max(s["k"])))
+    with pytest.warns(ua.JitFallbackWarning, match="not hashable"):
+        np.testing.assert_allclose(np.array(g(x, {"k": {2.0}})), np.array(x) * 2.0, rtol=1e-6)
+    h = ua.jit(lambda a, s: ua.multiply(ua.sum(a), s["k"][0]))  # dicts and lists are structure: values compile in
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ua.JitFallbackWarning)
+        np.testing.assert_allclose(np.array(h(x, {"k": [3.0]})), np.array(x).sum() * 3.0, rtol=1e-5)
+
+
+def test_data_dependent_shapes_fall_back_or_raise_under_fullgraph() -> None:
+    x = mx.array([3, 1, 3, 2])
+    f = ua.jit(lambda a: ua.unique_values(a))
+    with pytest.warns(ua.JitFallbackWarning, match="UnsupportedError"):
+        assert np.array(f(x)).tolist() == [1, 2, 3]
+    with pytest.raises(ua.UnsupportedError, match="mx.compile"):
+        ua.jit(lambda a: ua.unique_values(a), fullgraph=True)(x)
+
+
+def test_shapeless_is_refused_because_a_shapeless_trace_keeps_a_read_shape() -> None:
+    # The deviation row's reason, held: mx.compile(shapeless=True) gives a wrong answer for a new shape.
+    plain = mx.compile(lambda a: mx.sum(a) + a.shape[0], shapeless=True)
+    plain(mx.zeros((3,)))
+    assert float(plain(mx.zeros((5,)))) == 3.0  # eager: 5.0
+    from unarray.conformance.deviations import lookup
+
+    assert lookup("jit", "mlx", "cpu", "float32") is not None
+    with pytest.raises(ua.ArgumentError, match=r"refused the option shapeless=True .*wrong answer"):
+        ua.jit(lambda a: ua.add(ua.sum(a), a.shape[0]), shapeless=True)(mx.zeros((3,)))
+    f = ua.jit(lambda a: ua.add(ua.sum(a), a.shape[0]), mlx={"shapeless": False})
+    assert float(f(mx.zeros((3,)))) == 3.0 and float(f(mx.zeros((5,)))) == 5.0
+    assert ua.explain(f, mx.zeros((5,))).kernel == "mx.compile(shapeless=False)"
+
+
+def test_numpy_inputs_through_a_named_mx_compile_come_back_as_numpy() -> None:
+    f = ua.jit(lambda a: ua.max(a, axis=-1), compiler="mlx")
+    host = _data((2, 5), seed=8)
+    e = ua.explain(f, host)
+    assert (e.compiler, e.cache) == ("mlx", "miss") and "numpy -> mlx" in e.handoffs[0]
+    got = f(host)
+    assert isinstance(got, np.ndarray)
+    np.testing.assert_array_equal(got, host.max(-1))
+    assert ua.explain(f, host).cache == "hit"
+
+
+def test_a_jitted_function_inside_a_users_mx_compile() -> None:
+    f = ua.jit(lambda a: ua.max(a, axis=0))
+    host = _data((3, 4), seed=9)
+    outer = mx.compile(lambda a: ua.sum(f(a)))  # mx.compile nests: the inner entry is traced into the outer graph
+    assert_close(np.array(outer(mx.array(host))), host.astype(np.float64).max(0).sum(), "float32", n_terms=4)
+    np.testing.assert_array_equal(np.array(f(mx.array(host))), host.max(0))

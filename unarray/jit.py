@@ -2,8 +2,8 @@
 
 The leading array of a call (the rule of the ops: the first array among the arguments, read through
 tuples, lists and dicts; a traced one leads an eager one) picks the compiler: ``jax.jit`` for JAX,
-``torch.compile`` for torch, ``tf.function`` for TensorFlow. NumPy, CuPy, dask and Numba arrays run
-eagerly unless the caller names a compiler (their arrays are then handed to the compiler's library
+``torch.compile`` for torch, ``tf.function`` for TensorFlow, ``mx.compile`` for MLX. NumPy, CuPy, dask
+and Numba arrays run eagerly unless the caller names a compiler (their arrays are then handed to the compiler's library
 zero-copy where it can be, and the results handed back). One compiled callable is kept per leading
 backend, device, static argument values, precision policy and default backend (``ua.use``), so a
 policy change compiles anew instead of reusing a graph traced under another policy.
@@ -89,10 +89,10 @@ class _Stats:
 class jit:
     """Compile a function written with ``ua`` ops with the compiler of the arrays it is called with.
 
-    ``@ua.jit`` (or ``ua.jit(fn, ...)``) returns a callable that compiles ``fn`` on its first call for
-    each leading backend, device, set of static argument values and precision policy: ``jax.jit`` for
-    JAX arrays, ``torch.compile`` for torch tensors, ``tf.function`` for TensorFlow tensors. NumPy, CuPy,
-    dask and Numba arrays run eagerly unless ``compiler`` names one. The compiled callable is cached;
+    ``@ua.jit`` (or ``ua.jit(fn, ...)``) returns a callable that compiles ``fn`` on its first call for each leading
+    backend, device, set of static argument values and precision policy: ``jax.jit`` for JAX arrays,
+    ``torch.compile`` for torch tensors, ``tf.function`` for TensorFlow tensors, ``mx.compile`` for MLX arrays.
+    NumPy, CuPy, dask and Numba arrays run eagerly unless ``compiler`` names one. The compiled callable is cached;
     ``ua.explain(f, *args)`` says which compiler a call uses, why, and whether it is compiled already.
 
     The precision policy (``ua.precision``) in force at the call holds inside the compiled code: the
@@ -105,12 +105,12 @@ class jit:
     Inside another trace (``ua.jit`` in ``jax.jit``, in ``torch.compile``) ``fn`` is traced as written.
 
     A compiled call gives the eager call's answer on every backend. Static arguments are keyed by type and value
-    (``1``, ``True`` and ``1.0`` are three entries). ``jax.jit`` and ``tf.function`` read a function's globals
-    and closure variables once, while tracing; for those entries ``ua.jit`` reads them again at each call and keys
-    on their values (numbers, strings, tuples and small dicts, lists and sets by contents, so a change compiles
-    anew; anything else by identity, with a :class:`JitStateWarning` the first time, since a change made to it
-    in place is not seen). The rule, and why ``ua.jit`` keys instead of freezing state at the first trace, is in
-    ``docs/jit.md``. A graph break under ``torch.compile`` is reported once per entry
+    (``1``, ``True`` and ``1.0`` are three entries). ``jax.jit``, ``tf.function`` and ``mx.compile`` read a
+    function's globals and closure variables once, while tracing; for those entries ``ua.jit`` reads them again
+    at each call and keys on their values (numbers, strings, tuples and small dicts, lists and sets by contents,
+    so a change compiles anew; anything else by identity, with a :class:`JitStateWarning` the first time, since a
+    change made to it in place is not seen). The rule, and why ``ua.jit`` keys instead of freezing state at the
+    first trace, is in ``docs/jit.md``. A graph break under ``torch.compile`` is reported once per entry
     (:class:`JitGraphBreakWarning`); with ``fullgraph=True`` it is a :class:`CompileError` saying what broke.
     A torch entry is guarded on everything its result depends on (the arguments, the caller's globals,
     torch's global state; the policy, the default backend and the device are the cache key), not on
@@ -124,7 +124,7 @@ class jit:
         Positions of arguments whose values are compiled in (hashable Python values).
     static_argnames : str or sequence of str
         Names of such arguments.
-    compiler : {None, "jax", "torch", "tensorflow", "eager"} or callable
+    compiler : {None, "jax", "torch", "tensorflow", "mlx", "eager"} or callable
         ``None``: the leading array's own compiler; ``"eager"``: no compilation; a library's name: its
         compiler, with the inputs handed to that library (``ua.to``, zero-copy where possible) and the
         results handed back to the leading array's library; a callable: ``compiler(fn, **options)``
@@ -133,10 +133,10 @@ class jit:
         Raise :class:`CompileError` instead of falling back to eager execution, and ask ``torch.compile``
         for one graph without breaks (``torch.compile(fullgraph=True)``).
     **options : object
-        Passed to the compiler: ``backend=``, ``mode=``, ``dynamic=`` for ``torch.compile``;
-        ``donate_argnums=`` for ``jax.jit``; ``jit_compile=``, ``reduce_retracing=`` for ``tf.function``.
-        A keyword named after a compiler (``torch={"mode": "max-autotune"}``) holds options for that
-        compiler only, so one function can be called with arrays of several libraries.
+        Passed to the compiler: ``backend=``, ``mode=``, ``dynamic=`` for ``torch.compile``; ``donate_argnums=``
+        for ``jax.jit``; ``jit_compile=``, ``reduce_retracing=`` for ``tf.function``; ``inputs=``, ``outputs=`` for
+        ``mx.compile`` (``shapeless=True`` is refused: see ``docs/jit.md``). A keyword named after a compiler
+        (``torch={"mode": "max-autotune"}``) holds options for that compiler only: one function, several libraries.
 
     Returns
     -------
@@ -164,7 +164,7 @@ class jit:
     JitGraphBreakWarning
         ``torch.compile`` split the function at a graph break (once per cache entry, on its first call).
     JitStateWarning
-        A ``jax.jit`` or ``tf.function`` entry reads state it can key by identity only (once per function).
+        A ``jax.jit``, ``tf.function`` or ``mx.compile`` entry reads state keyed by identity only (once per function).
 
     Examples
     --------

@@ -24,4 +24,5 @@ LIBRARY = Library(
     distributions=("mlx",),
     install_cpu="pip install mlx mlx-cpu",
     install_gpu="on Apple silicon: pip install mlx (Metal); with an NVIDIA GPU: pip install 'mlx[cuda13]'",
+    compiles=True,
 )

@@ -11,6 +11,7 @@ import numpy as np
 from unarray._backends import updates
 from unarray._backends._base import Backend
 from unarray._backends.mlx import IMMUTABLE, NAME, attention, creation, dtypes, linalg, statistical
+from unarray._backends.mlx.compile import MLXCompiler
 from unarray._backends.mlx.xp import XP
 from unarray._devices import Device, parse_device, register_native
 from unarray._dtypes import SPEC_DTYPE_NAMES, DType, canonical_name
@@ -43,6 +44,7 @@ class MLXBackend(Backend):
     xp = XP
     native = mx
     immutable = IMMUTABLE
+    compiler = MLXCompiler()
 
     def layout_route(self, x: mx.array) -> Route:
         return _CONTIGUOUS

@@ -21,6 +21,9 @@ OPERATORS = ("`mlx.core.array` operators are MLX's own: `x / y` of integers give
 _GPU_F64 = "MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError)"
 _SHAPES = ("MLX has no data-dependent output shapes: computed on the host through NumPy eagerly, refused "
            "inside mx.compile (UnsupportedError)")
+# Note: a shapeless trace reuses what Python read from the first call's shapes (``x + x.shape[0]``), silently.
+SHAPELESS = ("a shapeless trace keeps the values the function read from the first call's shapes (x.shape[0]), so "
+             "a call of another shape can get a wrong answer without an error")
 
 INBOUND: tuple[Row, ...] = (
     ("handoff->mlx", "*", "*", "*",
@@ -32,6 +35,7 @@ ROWS: tuple[Row, ...] = (
     ("*", NAME, "*", "complex128", "MLX has no complex128; unarray refuses it (DTypeError)"),
     *((op, NAME, "*", "*", _SHAPES)
       for op in ("unique_all", "unique_counts", "unique_inverse", "unique_values", "nonzero")),
+    ("jit", NAME, "*", "*", f"ua.jit refuses mx.compile(shapeless=True) (ArgumentError): {SHAPELESS}"),
     ("at.*", NAME, "*", "*",
      "ua.at(..., copy=False) is refused on MLX arrays (values: a write makes a new buffer; ArgumentError); "
      "leave copy unset"),
