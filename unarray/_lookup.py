@@ -17,6 +17,7 @@ import contextvars
 from typing import TYPE_CHECKING, Any
 
 from unarray import _backends, _precision
+from unarray._backends import _peers
 from unarray._errors import ArgumentTypeError, UnknownArrayTypeError
 
 if TYPE_CHECKING:
@@ -50,6 +51,10 @@ def resolve_type(t: type, op: str | None = None) -> Backend:
         f"({', '.join(_backends.NAMES)}); convert it first, e.g. ua.asarray(x)",
         op=op,
     )
+
+
+# (a backend whose tracer must know an array type ahead of its trace resolves it through _peers)
+_peers.resolve_type = resolve_type
 
 
 def of_array(x: Any) -> Backend | None:
