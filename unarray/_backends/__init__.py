@@ -21,6 +21,7 @@ import importlib.util
 import sys
 from typing import TYPE_CHECKING, Any
 
+from unarray import _dtypes, _precision
 from unarray._backends import _peers
 from unarray._backends._library import Library
 from unarray._devices import Device, accelerator_free
@@ -40,6 +41,9 @@ _ALIASES = {"tf": "tensorflow", "np": "numpy", "jnp": "jax", "pytorch": "torch",
 LIBRARIES: dict[str, Library] = {n: importlib.import_module(f"unarray._backends.{n}").LIBRARY for n in NAMES}
 # Distribution names per backend, for installed-version reports.
 DISTRIBUTIONS = {n: lib.distributions for n, lib in LIBRARIES.items()}
+# The core below this registry names no library: it learns the tracers' facts from the records here.
+_precision.TRACING_FLAGS[:] = [lib.tracing_flag for lib in LIBRARIES.values() if lib.tracing_flag]
+_dtypes.own_caches(root for lib in LIBRARIES.values() if lib.tracer_module for root in lib.roots)
 
 _LOADED: dict[str, Backend] = {}
 
