@@ -346,20 +346,30 @@ def _fake(module: str, name: str, **attrs: Any) -> type:
 
 
 def _eager_backend(name: str) -> Any:
-    # The parts of a backend that rank() reads, for JAX and torch without importing either.
-    return type("Stub", (), {"name": name, "lazy": False, "is_tracer": lambda self, x: False})()
+    # The backend whose package holds the rule rank() reads (Backend.spreads, is_spread), on fake arrays: no
+    # sharding or DTensor module is imported.
+    pytest.importorskip(name)
+    from unarray import _backends
+
+    return _backends.get(name)
 
 
-def test_rank_reads_sharded_jax_and_dtensor_without_importing_them() -> None:
+def test_rank_reads_sharded_jax_without_importing_it() -> None:
     jax_like = _fake("jaxlib._jax", "ArrayImpl", sharding=None)
     one_dev, two_dev = jax_like(), jax_like()
     one_dev.sharding, two_dev.sharding = _FakeSharding(1), _FakeSharding(2)
-    dtensor = _fake("torch.distributed.tensor._api", "DTensor", placements=())()
-    plain = _fake("torch", "Tensor")()
     assert _dispatch.rank(_eager_backend("jax"), one_dev) == 0
     assert _dispatch.rank(_eager_backend("jax"), two_dev) == 1
+
+
+def test_rank_reads_a_dtensor_without_importing_it() -> None:
+    dtensor = _fake("torch.distributed.tensor._api", "DTensor", placements=())()
+    plain = _fake("torch", "Tensor")()
     assert _dispatch.rank(_eager_backend("torch"), dtensor) == 1
     assert _dispatch.rank(_eager_backend("torch"), plain) == 0
+
+
+def test_rank_of_eager_and_lazy_arrays() -> None:
     assert _dispatch.rank(_dispatch.one(_A), _A) == 0
     assert _dispatch.rank(_dispatch.one(ua.to(_A, "dask")), ua.to(_A, "dask")) == 1
 

@@ -61,21 +61,6 @@ def pair(op: str, x1: Any, x2: Any) -> tuple[Backend, Any, Any]:
     return b1, x1, adopt(op, b1, x1, b2, x2)
 
 
-# Types whose arrays may span several devices: type -> "sharding" (JAX: spread where its sharding spans
-# more than one device), "placements" (a torch DTensor: always) or "" (never), read once per type from the
-# type's module and attributes, so no framework is imported or asked.
-_SPREAD: dict[type, str] = {}
-
-
-def _spread_kind(t: type) -> str:
-    mod = t.__module__
-    if mod.startswith("torch.") and t.__name__ == "DTensor" and hasattr(t, "placements"):
-        return "placements"
-    if mod.startswith(("jax.", "jaxlib.")) and hasattr(t, "sharding"):
-        return "sharding"
-    return ""
-
-
 def rank(b: Backend, x: Any) -> int:
     """How strongly ``x`` leads a mixed call: 2 traced (a JAX tracer, torch.compile, tf.function), 1 lazy or
     distributed (dask, a JAX array sharded over several devices, a torch DTensor), 0 an eager array.
@@ -86,21 +71,8 @@ def rank(b: Backend, x: Any) -> int:
         return 2
     if b.lazy:
         return 1
-    name = b.name
-    if name != "jax" and name != "torch":  # Note: no type inspection inside a torch.compile trace of NumPy code
-        return 0
-    t = type(x)
-    kind = _SPREAD.get(t)
-    if kind is None:
-        kind = _SPREAD[t] = _spread_kind(t)
-    if kind == "placements":
-        return 1
-    if kind == "sharding":
-        try:
-            return 1 if len(x.sharding.device_set) > 1 else 0
-        except Exception:  # a deleted array, a sharding without devices: eager
-            return 0
-    return 0
+    # Note: only a library whose arrays can spread is asked (no type inspection inside a trace of NumPy code).
+    return 1 if b.spreads and b.is_spread(x) else 0
 
 
 def many(
@@ -169,7 +141,7 @@ def adopt(op: str, lead: Backend, lead_x: Any, other: Backend, x: Any) -> Any:
     if constant is not None:
         return constant
     out = interop.to(x, lead.name, copy=None, _op=op)
-    if lead.name == "jax" and rank(lead, lead_x) == 1:  # joins a JAX array sharded over a mesh: replicated there
+    if lead.spreads and rank(lead, lead_x) == 1:  # joins an array spread over a mesh: placed as the leader says
         return lead.replicate_on(lead_x, out)
     return out
 
@@ -179,9 +151,8 @@ def same_device(op: str, lead: Backend, lead_x: Any, other: Backend, x: Any) -> 
     d_lead, d_other = lead.device_of(lead_x), other.device_of(x)
     if d_lead != d_other:
         fix = f"move one explicitly, e.g. ua.to(x, {lead.name!r}, device={str(d_lead)!r})"
-        if isinstance(d_lead, MeshDevice):  # a torch DTensor leads: torch takes only DTensors beside it
-            fix = ("place it on the leader's mesh first, e.g. distribute_tensor(torch.as_tensor(x), "
-                   "x1.device_mesh, [Replicate()])")
+        if isinstance(d_lead, MeshDevice) and lead.mesh_fix:  # a library that takes only its own kind beside it
+            fix = lead.mesh_fix
         raise DeviceMismatchError(
             f"the leading {lead.name} array is on {d_lead} but a {other.name} array is on {d_other}; {fix}",
             op=op,
@@ -247,16 +218,13 @@ def fail(op: str, backend: Backend | None, exc: BaseException) -> BaseException:
         return named.with_traceback(exc.__traceback__)
     text = f"{type(exc).__name__}: {exc}".strip()
     low = text.lower()
-    if backend is not None and backend.lazy and "nan" in low:  # dask: a size unknown until computed
-        cls: type[UnarrayError] = ShapeError
-        hint = ("an operand has unknown (NaN) sizes, from a data-dependent op (nonzero, boolean indexing, "
-                "unique_*), which this op needs known; compute the sizes first (x.compute_chunk_sizes()) or the "
-                "values (ua.to(x, 'numpy'))")
+    own = None if backend is None else backend.failure_hint(low)  # the library's own words, read first
+    cls: type[UnarrayError]
+    if own is not None:
+        cls, hint = own
     elif any(w in low for w in _DEVICE_WORDS):
         cls = DeviceMismatchError
         hint = "move the arrays to one device first, e.g. ua.to(x, device=...)"
-        if "incompatible devices" in low:  # JAX: arrays on different meshes or device sets
-            hint += " (sharded JAX arrays: put them on one mesh, e.g. ua.to(x2, 'jax', device=ua.device(x1)))"
     elif any(w in low for w in _DTYPE_WORDS):
         cls = DTypeError
         hint = "cast with ua.astype or pick a dtype the backend supports"

@@ -53,9 +53,17 @@ _KIND = {
 _BITS = {n: int("".join(c for c in n if c.isdigit()) or 8) for n in DTYPE_NAMES}
 
 _name_cache: dict[Any, str] = {}
-# Note: torch.compile wraps the whole dict it looks a torch dtype up in, and cannot hash other libraries' dtype
-# objects (a tf.DType key made every later compiled call that reads a dtype name fail): torch's have their own.
-_torch_names: dict[Any, str] = {}
+# Note: a Python tracer (torch.compile) wraps the whole dict it looks its library's dtype up in, and cannot hash
+# other libraries' dtype objects (a tf.DType key made every later compiled call that reads a dtype name fail): the
+# dtypes of a library with such a tracer have a cache of their own, by the module of their type (the registry
+# installs them from each library's record: Library.tracer_module).
+_OWN: dict[str, dict[Any, str]] = {}
+
+
+def own_caches(modules: Any) -> None:
+    """Give the dtypes whose type lives in each of ``modules`` a name cache of their own."""
+    for m in modules:
+        _OWN.setdefault(m, {})
 _INT_RANGE = {n: ((-(1 << (_BITS[n] - 1)), (1 << (_BITS[n] - 1)) - 1) if n[0] == "i" else (0, (1 << _BITS[n]) - 1))
               for n in ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")}
 
@@ -81,7 +89,9 @@ def canonical_name(dtype: object) -> str | None:
         # Note: a DType hashes like its name, so looking it up in the cache would compare it with the
         # cached keys through DType.__eq__, which looks it up again (RecursionError).
         return dtype.name
-    cache = _torch_names if type(dtype).__module__ == "torch" else _name_cache
+    cache = _OWN.get(type(dtype).__module__)
+    if cache is None:
+        cache = _name_cache
     try:
         return cache[dtype]
     except (KeyError, TypeError):

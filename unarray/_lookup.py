@@ -17,12 +17,13 @@ import contextvars
 from typing import TYPE_CHECKING, Any
 
 from unarray import _backends, _precision
+from unarray._backends import _peers
 from unarray._errors import ArgumentTypeError, UnknownArrayTypeError
 
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
 
-__all__ = ["BY_TYPE", "SCALARS", "backend_named", "default_backend", "of_array", "one", "register_torch",
+__all__ = ["BY_TYPE", "SCALARS", "backend_named", "default_backend", "of_array", "one", "register_imported",
            "resolve_type", "use"]
 
 # Top-level module of a type -> backend name, from each backend package's facts.
@@ -52,6 +53,10 @@ def resolve_type(t: type, op: str | None = None) -> Backend:
     )
 
 
+# (a backend whose tracer must know an array type ahead of its trace resolves it through _peers)
+_peers.resolve_type = resolve_type
+
+
 def of_array(x: Any) -> Backend | None:
     """The backend of ``x`` if it is an array of a supported library (seen before or not), else None."""
     b = BY_TYPE.get(type(x))
@@ -65,20 +70,24 @@ def of_array(x: Any) -> Backend | None:
         return None
 
 
-def register_torch() -> None:
-    """Register torch's tensor and parameter classes ahead of their first lookup, where torch is imported already
-    (unarray/__init__.py says why torch alone)."""
+def register_imported() -> None:
+    """Register the array types a library declares early (``Library.early_types``: torch's tensor and parameter
+    classes) ahead of their first lookup, where the library is imported already (unarray/__init__.py says why)."""
     import sys
 
-    torch = sys.modules.get("torch")
-    if torch is None:
-        return
-    try:
-        for t in (torch.Tensor, torch.nn.Parameter):
-            if t not in BY_TYPE:
-                resolve_type(t)
-    except Exception:  # noqa: BLE001 - torch half imported, or its backend's requirements missing: first sight decides
-        return
+    for lib in _backends.LIBRARIES.values():
+        top = sys.modules.get(lib.roots[0]) if lib.early_types else None
+        if top is None:
+            continue
+        try:
+            for path in lib.early_types:
+                t: Any = top
+                for name in path.split("."):
+                    t = getattr(t, name)
+                if t not in BY_TYPE:
+                    resolve_type(t)
+        except Exception:  # noqa: BLE001 - half imported, or its backend's requirements missing: first sight decides
+            continue
 
 
 def one(x: Any, op: str | None = None) -> Backend:

@@ -16,15 +16,27 @@ import numbers
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
+from unarray import _backends
 from unarray._dispatch import BY_TYPE
 from unarray._dtypes import promote_names
 from unarray._errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 
-__all__ = ["FLOATS", "check_attention", "check_bool", "check_eps", "keywords", "result_dtype"]
+__all__ = ["FLOATS", "check_attention", "check_bool", "check_eps", "keywords", "owner", "result_dtype", "their"]
 
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 _OP = "scaled_dot_product_attention"
 _F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def owner(arg: str) -> str:
+    """Whose API names ``arg`` (``Library.api_names``), for a hint that says what to pass instead: ``"torch's"``."""
+    owners = [lib.name for lib in _backends.LIBRARIES.values() if arg in lib.api_names]
+    return f"{'/'.join(owners)}'s" if owners else "another library's"
+
+
+def their(arg: str) -> str:
+    """``arg`` named as its library's: ``"torch's dim"``."""
+    return f"{owner(arg)} {arg}"
 
 
 def keywords(positional: int, hint: str) -> Callable[[_F], _F]:

@@ -69,15 +69,24 @@ _TRACED: list[str] = []
 # trace: dynamo wraps a dict it reads (all of sys.modules), guarding on it and iterating it while other code
 # imports, which can fail a compile ("dictionary changed size during iteration").
 _IS_COMPILING: list[Any] = []
+# Until then, that library's own flag (Library.tracing_flag, dotted from its top module), installed by the registry.
+TRACING_FLAGS: list[str] = []
 
 
 def tracing() -> bool:
     """Whether torch.compile is tracing this code in this thread (no import: torch only if it is loaded)."""
     if not _IS_COMPILING:
-        torch = sys.modules.get("torch")
-        if torch is None:
+        for flag in TRACING_FLAGS:
+            top, *path = flag.split(".")
+            found = sys.modules.get(top)
+            if found is None:
+                continue
+            for name in path:
+                found = getattr(found, name)
+            _IS_COMPILING.append(found)
+            break
+        else:
             return False
-        _IS_COMPILING.append(torch.compiler.is_dynamo_compiling)
     return bool(_IS_COMPILING[0]())
 
 

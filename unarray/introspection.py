@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from unarray import _backends, _precision
+from unarray._backends import _peers
 from unarray._devices import Device
 from unarray._dispatch import leader, one, same_device
 from unarray._dtypes import DTYPES, DType
@@ -356,6 +357,14 @@ class Info:
                                     op="__array_namespace_info__().dtypes")
             out.update(_KINDS[k])
         return out
+
+
+def _namespace_info(name: str) -> Info:
+    return Info(_backends.get(name))
+
+
+# (the namespace a backend assembles itself, TensorFlow's and MLX's, serves this through _peers)
+_peers.namespace_info = _namespace_info
 
 
 # The standard's (2025.12) dtypes: float16 and bfloat16 are extensions.

@@ -24,7 +24,7 @@ _OP = "scaled_dot_product_attention"
 _FLOATS = _args.FLOATS
 
 
-@_args.keywords(3, "pass mask=... (torch's attn_mask), is_causal=..., scale=...; there is no dropout")
+@_args.keywords(3, f"pass mask=... ({_args.their('attn_mask')}), is_causal=..., scale=...; there is no dropout")
 def scaled_dot_product_attention(
     q: A, k: Array, v: Array, /, *, mask: Array | None = None, is_causal: bool = False,
     scale: float | None = None, layout: str = "bhsd", precision: str | None = None,
@@ -158,8 +158,8 @@ def _run(op: str, b: Any, plan: Any) -> Any:
     # NaN and infinities in, NaN out is these functions' stated result: NumPy's floating-point warnings
     # about producing it are silenced (other libraries give none).
     try:  # frame(f"nn.{op}"): its except clause is written by tools/gen_frontend.py
-        if b.name == "numpy":
-            with b.native.errstate(all="ignore"):
+        if b.quiet is not None:
+            with b.quiet():
                 return plan.run()
         return plan.run()
     except Exception as e:
@@ -205,7 +205,7 @@ def _plan_rms_norm(x: Any, /, *, axis: int | tuple[int, ...] = -1, weight: Any =
 def _plan_gelu(x: Any, /, *, approximate: bool = False) -> tuple[Any, Any]:
     b = _float_input("nn.gelu", x)
     tanh = _args.check_bool("nn.gelu", b.name, "approximate", approximate,
-                            "pass approximate=True for torch's approximate='tanh', False for 'none'")
+                            f"pass approximate=True for {_args.their('approximate')}='tanh', False for 'none'")
     return _plan("gelu", b, x, tanh)
 
 
@@ -213,7 +213,7 @@ def _plan_silu(x: Any, /) -> tuple[Any, Any]:
     return _plan("silu", _float_input("nn.silu", x), x)
 
 
-@_args.keywords(1, "pass axis=... (torch's dim)")
+@_args.keywords(1, f"pass axis=... ({_args.their('dim')})")
 def softmax(x: A, /, *, axis: int = -1) -> A:
     """``exp(x - max) / sum(exp(x - max))`` along ``axis``, on the backend's own kernel where it has one.
 
@@ -252,7 +252,7 @@ def softmax(x: A, /, *, axis: int = -1) -> A:
     return _run("softmax", *_plan_softmax(x, axis=axis))
 
 
-@_args.keywords(1, "pass axis=... (torch's dim)")
+@_args.keywords(1, f"pass axis=... ({_args.their('dim')})")
 def log_softmax(x: A, /, *, axis: int = -1) -> A:
     """``(x - max) - log(sum(exp(x - max)))`` along ``axis``: the logarithm of :func:`softmax`, computed stably.
 
@@ -289,7 +289,7 @@ def log_softmax(x: A, /, *, axis: int = -1) -> A:
     return _run("log_softmax", *_plan_log_softmax(x, axis=axis))
 
 
-@_args.keywords(1, "pass axis=... (torch's dim) and keepdims=... (torch's keepdim)")
+@_args.keywords(1, f"pass axis=... ({_args.their('dim')}) and keepdims=... ({_args.their('keepdim')})")
 def logsumexp(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> A:
     """``log(sum(exp(x)))`` over ``axis`` (all axes when ``None``), without overflow.
 
@@ -329,8 +329,8 @@ def logsumexp(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims: b
     return _run("logsumexp", *_plan_logsumexp(x, axis=axis, keepdims=keepdims))
 
 
-@_args.keywords(1, "pass axis=... for the normalised axes (normalized_shape is torch's: axis=(-2, -1) for the "
-                   "last two), weight=..., bias=..., eps=...")
+@_args.keywords(1, f"pass axis=... for the normalised axes (normalized_shape is {_args.owner('normalized_shape')}: "
+                   "axis=(-2, -1) for the last two), weight=..., bias=..., eps=...")
 def layer_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | None = None,
                bias: Array | None = None, eps: float = 1e-5) -> A:
     """``(x - mean) / sqrt(var + eps) * weight + bias``, the mean and (biased) variance over ``axis``.
@@ -381,8 +381,8 @@ def layer_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | Non
     return _run("layer_norm", *_plan_layer_norm(x, axis=axis, weight=weight, bias=bias, eps=eps))
 
 
-@_args.keywords(1, "pass axis=... for the normalised axes (normalized_shape is torch's: axis=(-2, -1) for the "
-                   "last two), weight=..., eps=...")
+@_args.keywords(1, f"pass axis=... for the normalised axes (normalized_shape is {_args.owner('normalized_shape')}: "
+                   "axis=(-2, -1) for the last two), weight=..., eps=...")
 def rms_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | None = None,
              eps: float | None = None) -> A:
     """``x / sqrt(mean(x**2) + eps) * weight`` over ``axis``; ``eps=None`` is ``x``'s dtype's ``finfo(...).eps``.
@@ -429,7 +429,7 @@ def rms_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | None 
     return _run("rms_norm", *_plan_rms_norm(x, axis=axis, weight=weight, eps=eps))
 
 
-@_args.keywords(1, "pass approximate=True for torch's approximate='tanh'")
+@_args.keywords(1, f"pass approximate=True for {_args.their('approximate')}='tanh'")
 def gelu(x: A, /, *, approximate: bool = False) -> A:
     """``x * (1 + erf(x / sqrt(2))) / 2``; ``approximate=True`` takes the tanh form (JAX's default, not unarray's).
 
@@ -465,7 +465,7 @@ def gelu(x: A, /, *, approximate: bool = False) -> A:
     return _run("gelu", *_plan_gelu(x, approximate=approximate))
 
 
-@_args.keywords(1, "silu takes no options (results are new arrays: torch's inplace has no counterpart)")
+@_args.keywords(1, f"silu takes no options (results are new arrays: {_args.their('inplace')} has no counterpart)")
 def silu(x: A, /) -> A:
     """``x * sigmoid(x)`` (swish).
 

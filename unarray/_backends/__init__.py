@@ -8,8 +8,10 @@ The rule of this package: a backend holds only what differs from the generic
 array-API path (``_base.Backend``), each deviation with a one-line reason; the
 semantics live in the front end. The rest of unarray reaches a backend through
 :func:`get`, never by importing its module, and a backend imports nothing above
-it (no front end, no dispatch, no handoff but the path table): where it needs a
-step of the handoff (a graph break, a dask join) the caller passes it in.
+it (not this registry, no lookup, no dispatch, no handoff hub, no front end): it
+reaches another backend by name through ``_peers``, where this module installs
+:func:`get`; where it needs a step of the handoff (a graph break, a dask join)
+the caller passes it in.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import importlib.util
 import sys
 from typing import TYPE_CHECKING, Any
 
+from unarray import _dtypes, _precision
+from unarray._backends import _peers
 from unarray._backends._library import Library
 from unarray._devices import Device, accelerator_free
 from unarray._errors import BackendNotAvailableError
@@ -37,6 +41,9 @@ _ALIASES = {"tf": "tensorflow", "np": "numpy", "jnp": "jax", "pytorch": "torch",
 LIBRARIES: dict[str, Library] = {n: importlib.import_module(f"unarray._backends.{n}").LIBRARY for n in NAMES}
 # Distribution names per backend, for installed-version reports.
 DISTRIBUTIONS = {n: lib.distributions for n, lib in LIBRARIES.items()}
+# The core below this registry names no library: it learns the tracers' facts from the records here.
+_precision.TRACING_FLAGS[:] = [lib.tracing_flag for lib in LIBRARIES.values() if lib.tracing_flag]
+_dtypes.own_caches(root for lib in LIBRARIES.values() if lib.tracer_module for root in lib.roots)
 
 _LOADED: dict[str, Backend] = {}
 
@@ -103,6 +110,10 @@ def handoff(name: str) -> Handoff:
     if h is None:
         h = _HANDOFFS[name] = importlib.import_module(f"unarray._backends.{name}.handoff").HANDOFF
     return h
+
+
+# A backend reaches another backend, or a library's handoff, through _peers (it imports nothing above the registry).
+_peers.get, _peers.handoff = get, handoff
 
 
 def loaded() -> dict[str, Backend]:

@@ -21,7 +21,7 @@ from unarray._backends._contract import GENERIC
 from unarray._backends._nn import NNOps
 from unarray._devices import Device
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES, DType, canonical_name
-from unarray._errors import ArgumentError, DTypeError, EmptyReductionError, UnsupportedError
+from unarray._errors import ArgumentError, DTypeError, EmptyReductionError, UnarrayError, UnsupportedError
 from unarray._kernels.layout_route import Route, unstrided
 
 
@@ -43,6 +43,9 @@ class Backend(NNOps):
     immutable: ClassVar[bool] = False
     # What ua.jit does for this library's arrays (its package's compile.py); none of its own: eager.
     compiler: ClassVar[Compiler] = EAGER
+    # A context manager factory silencing the library's floating-point warnings, where it gives them: ua.nn's
+    # stated results include NaN and infinities. None where it gives none.
+    quiet: ClassVar[Any] = None
 
     # -- generic fallback: the standard's other functions (GENERIC) come from xp --------
     def __getattr__(self, op: str) -> Any:
@@ -147,6 +150,30 @@ class Backend(NNOps):
     def traced_constant(self, x: Any) -> Any:
         """``x`` (another library's eager array) as a constant of a trace this backend is compiling
         now, or None when no such trace is running (the call then hands ``x`` over as usual)."""
+        return None
+
+    # -- arrays spread over several devices (they lead a mixed call: _dispatch.rank) ------
+    # Some of its arrays may span several devices (a sharded JAX array, a torch DTensor): is_spread says which.
+    spreads: ClassVar[bool] = False
+    # How another library's array joins one of its arrays placed on a device mesh (a device mismatch's fix).
+    mesh_fix: ClassVar[str] = ""
+
+    def is_spread(self, x: Any) -> bool:
+        """Whether ``x`` (not a tracer) spans several devices; read only where :attr:`spreads`."""
+        return False
+
+    def replicate_on(self, lead: Any, x: Any) -> Any:
+        """``x`` (just handed to this library) placed where it can join ``lead``, an array spread over several
+        devices; as it is where the library places it itself."""
+        return x
+
+    def conformance_setup(self) -> None:
+        """Set the library's global modes the conformance suite's cases need, in the suite's own process (its
+        worker or the ``python -m unarray check`` run); never called by the library's ops."""
+
+    def failure_hint(self, text: str) -> tuple[type[UnarrayError], str] | None:
+        """The typed error and the fix for a native failure whose message (``text``, lower case) this library's
+        own words identify, or None for the generic reading (unarray._dispatch.fail)."""
         return None
 
     # -- layout --------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from typing import Any, Protocol, TypeVar
 from unarray._backends._compiler import Compiler
 from unarray._backends._nn import Plan
 from unarray._devices import Device
+from unarray._errors import UnarrayError
 from unarray._kernels.layout_route import Route
 
 __all__ = ["GENERIC", "OPTIONAL", "BackendContract", "NativeT"]
@@ -64,7 +65,6 @@ OPTIONAL: frozenset[str] = frozenset({
     "to_device",  # the library's own device move (interop._moves)
     "wrap",  # a lazy backend: wrap an eager array as its own (interop._dask)
     "join",  # a lazy backend: an eager operand joining its graph (_dispatch.adopt)
-    "replicate_on",  # JAX: an operand replicated on a sharded leader's mesh (_dispatch.adopt)
     "register_traced_to",  # torch: ua.to's traceable twin for torch.compile (interop._compile_watch)
     "handoff_path",  # a lazy backend: how an eager operand joins its graph, for ua.explain (interop._public)
 })
@@ -95,6 +95,8 @@ class BackendContract(Protocol[NativeT]):
     @property
     def outside_trace(self) -> Callable[..., Any] | None: ...
     @property
+    def quiet(self) -> Callable[[], Any] | None: ...  # silences its floating-point warnings (ua.nn)
+    @property
     def compiler(self) -> Compiler: ...  # what ua.jit does for this library (its package's compile module)
 
     @property
@@ -122,6 +124,20 @@ class BackendContract(Protocol[NativeT]):
     # tracing
     def is_tracer(self, x: NativeT) -> bool: ...
     def traced_constant(self, x: Any) -> NativeT | None: ...
+
+    # arrays spread over several devices
+    @property
+    def spreads(self) -> bool: ...
+    @property
+    def mesh_fix(self) -> str: ...
+    def is_spread(self, x: NativeT) -> bool: ...
+    def replicate_on(self, lead: NativeT, x: NativeT) -> NativeT: ...
+
+    # the conformance suite's global modes, in its own process
+    def conformance_setup(self) -> None: ...
+
+    # a native failure's typed reading
+    def failure_hint(self, text: str) -> tuple[type[UnarrayError], str] | None: ...
 
     # handoff
     def from_dlpack(self, x: Any, *, device: Any = None, copy: bool | None = None) -> NativeT: ...

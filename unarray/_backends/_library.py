@@ -36,5 +36,18 @@ class Library:
     compiles: bool = False
     no_compiler: str = ""
     # The module whose import means the library's Python tracer is coming (it must learn ua.to's polyfill:
-    # the backend's register_traced_to), or "".
+    # the backend's register_traced_to), or "". Such a tracer wraps the dict it looks a dtype up in: the
+    # library's dtypes keep their names in a cache of their own (unarray._dtypes).
     tracer_module: str = ""
+    # Its function (dotted, from its top module) telling whether that tracer is tracing this thread: what the
+    # precision scope reads until the backend loads and installs its own (unarray._precision.tracing).
+    tracing_flag: str = ""
+    # Its array types (dotted, from its top module) registered at ``import unarray`` where the library is
+    # imported already: a first lookup inside its tracer would be replayed and the function traced twice.
+    early_types: tuple[str, ...] = ()
+    # Its arrays are lazy graphs: a handoff wraps or computes them (the conformance handoff pairs leave it out).
+    lazy: bool = False
+    # It takes part in handoff only (no array namespace of its own): the conformance suite runs no op cases.
+    handoff_only: bool = False
+    # Its argument names that ua's hints translate (ua.nn's keyword errors name them as this library's).
+    api_names: tuple[str, ...] = ()

@@ -2,8 +2,8 @@
 # array-API ops through a backend's namespace (the fallback everywhere, and the
 # kernel of backends without a fused one), plus the small helpers the native
 # paths share (causal offset, rows with nothing to attend, the GPU handoff).
-# The backend base class calls it; it reaches torch's kernels through the registry
-# (unarray._backends.get), never by importing a backend module, and imports the
+# The backend base class calls it; it reaches torch's kernels by name (unarray._backends._peers.get,
+# which the registry installs), never by importing a backend module or the registry, and imports the
 # base class for types only.
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import math
 import sys
 from typing import TYPE_CHECKING, Any
 
-from unarray import _backends
+from unarray._backends import _peers
 from unarray._backends._handoff import pair
 from unarray._errors import ShapeError
 
@@ -42,9 +42,9 @@ def torch_route(b: Backend, q: Any) -> bool:
 
 def via_torch(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
               policy: str) -> Any:
-    tb = _backends.get("torch")
+    tb = _peers.get("torch")
     # The fastest zero-copy, stream-ordered path per pair (no cache: attention inputs are new each call).
-    here, torch_side = _backends.handoff(b.name), _backends.handoff("torch")
+    here, torch_side = _peers.handoff(b.name), _peers.handoff("torch")
     there, back = pair(here, torch_side).convert, pair(torch_side, here).convert
     t = [None if a is None else there(a) for a in (q, k, v, mask)]
     out = tb.scaled_dot_product_attention(t[0], t[1], t[2], t[3], is_causal, scale, layout, policy)
@@ -55,7 +55,7 @@ def via_torch_label(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bo
     import torch
 
     t = [None if a is None else torch.from_dlpack(a) for a in (q, k, v, mask)]  # type: ignore[attr-defined]
-    inner = _backends.get("torch").attention_kernel(t[0], t[1], t[2], t[3], is_causal, layout)
+    inner = _peers.get("torch").attention_kernel(t[0], t[1], t[2], t[3], is_causal, layout)
     return f"{inner}, reached from {b.name} through DLPack (zero-copy, stream-ordered)"
 
 

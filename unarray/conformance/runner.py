@@ -21,19 +21,20 @@ from typing import Any
 
 import numpy as np
 
+from unarray._backends import LIBRARIES
 from unarray._devices import _TPU_SETTINGS, no_driver  # noqa: F401 - this module's names for the driver rule
 from unarray.conformance.cases import Case, all_cases, select_cases
 from unarray.conformance.check import _handoff_form, _short, handoff_case, run_case, to_numpy
 from unarray.conformance.deviations import platform_of
 from unarray.conformance.results import Env, Result, RunReport
-from unarray.conformance.worker import _enable_x64, _parse_device, _run_worker
+from unarray.conformance.worker import _parse_device, _run_worker, _setup
 from unarray.interop._paths import owned as _owned
 
 __all__ = ["Env", "Result", "RunReport", "no_driver", "nothing_to_run", "run", "run_case", "to_numpy",
            "unknown_backend"]
 
 # Backends that only take part in handoff (no array namespace of their own).
-HANDOFF_ONLY = frozenset({"numba"})
+HANDOFF_ONLY = frozenset(n for n, lib in LIBRARIES.items() if lib.handoff_only)
 
 
 def _environment() -> dict[str, str]:
@@ -42,7 +43,7 @@ def _environment() -> dict[str, str]:
     import unarray as ua
 
     return {"unarray": ua.__version__, "python": sys.version.split()[0], "machine": platform.machine(),
-            "system": platform.system(), "numpy": np.__version__}
+            "system": platform.system(), np.__name__: np.__version__}  # (the reference's version)
 
 
 def plan(backends: Sequence[str] | None = None, devices: Sequence[str] | None = None, ask: bool = True,
@@ -54,11 +55,6 @@ def plan(backends: Sequence[str] | None = None, devices: Sequence[str] | None = 
     import unarray as ua
 
     wanted = [b for b in backends or ()]
-    if ask and "jax" in (wanted or ["jax"]):
-        from unarray import _backends
-
-        if _backends.installed("jax"):
-            _enable_x64()
     envs: list[Env] = []
     rows: list[dict[str, Any]] = []
     unavailable: list[Result] = []
@@ -66,6 +62,8 @@ def plan(backends: Sequence[str] | None = None, devices: Sequence[str] | None = 
         if wanted and info.name not in wanted:
             continue
         info = _probe(info, ask)
+        if ask and info.usable:  # loaded by the probe: its global modes for the cases (JAX's x64 mode)
+            _setup(info.name)
         rows.append({"name": info.name, "installed": info.installed, "version": info.version,
                      "usable": bool(info.usable), "devices": [str(d) for d in info.devices], "error": info.error})
         if not info.installed or not info.usable:
@@ -290,6 +288,6 @@ def _handoff_pairs(envs: list[Env]) -> list[tuple[str, str, Any]]:
     by_device: dict[Any, list[str]] = {}
     for e in envs:
         by_device.setdefault(e.device, []).append(e.backend)
-    # Note: dask takes no part: its handoffs wrap (lazily) or compute (counted), checked in tests/test_dask.py.
+    # Note: a lazy library takes no part: its handoffs wrap (lazily) or compute (counted), checked in its tests.
     return [(s, d, dev) for dev, names in by_device.items() for s in names for d in names
-            if s != d and "dask" not in (s, d)]
+            if s != d and not (LIBRARIES[s].lazy or LIBRARIES[d].lazy)]

@@ -18,13 +18,13 @@ from unarray.conformance.check import _short, handoff_case, run_case
 from unarray.conformance.results import Env, Result
 
 
-def _enable_x64() -> None:
-    # Note: float64 cases need JAX's x64 mode; float32 cases are unaffected (inputs carry their dtype).
-    try:
-        import jax
+def _setup(name: str) -> None:
+    # The library's global modes the cases need (its Backend.conformance_setup: JAX's x64 mode), in this process.
+    from unarray import _backends
 
-        jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]
-    except Exception:
+    try:
+        _backends.get(name).conformance_setup()
+    except Exception:  # noqa: BLE001 - not installed or broken: its cases report it
         pass
 
 
@@ -100,8 +100,6 @@ def _worker(spec: dict[str, Any]) -> None:
 
     start = int(spec.get("start", 0))
     if spec["mode"] == "cases":
-        if spec["backend"] == "jax":
-            _enable_x64()
         from unarray import _backends
 
         try:
@@ -109,13 +107,14 @@ def _worker(spec: dict[str, Any]) -> None:
         except Exception as e:  # the parent did not import it (its devices were known): the report says why
             print("UNAVAILABLE " + json.dumps(f"{type(e).__name__}: {e}"), flush=True)
             return
+        _setup(spec["backend"])
         env = Env(spec["backend"], _parse_device(spec["device"]))
         shard, n = spec.get("shard", (0, 1))
         chosen = select_cases(spec["profile"], spec["ops"] or None)[shard::n]
         items: list[Callable[[], Result]] = [partial(run_case, c, env, spec["seed"]) for c in chosen]
     else:
-        if any("jax" in (c[0], c[1]) for c in spec["checks"]):
-            _enable_x64()
+        for name in sorted({n for c in spec["checks"] for n in (c[0], c[1])}):
+            _setup(name)
         items = [partial(handoff_case, c[0], c[1], _parse_device(c[2]), c[3], c[4], spec["seed"])
                  for c in spec["checks"]]
     # Note: the protocol gets its own copy of stdout; anything a framework prints goes to stderr.

@@ -14,4 +14,5 @@ LIBRARY = Library(
     roots=("dask",),
     distributions=("dask",),
     install_cpu="pip install 'dask[array]'",
+    lazy=True,
 )

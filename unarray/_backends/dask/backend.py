@@ -20,11 +20,12 @@ from array_api_compat.common._linalg import EighResult, EigResult, QRResult, Slo
 from unarray._backends import updates
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
+from unarray._backends.dask import LIBRARY
 from unarray._backends.dask import chunks as dask_chunks
 from unarray._backends.dask.chunks import chunk_library, chunked_matmul, per_matrix, stable_var
 from unarray._devices import Device, parse_device
 from unarray._dtypes import DType, canonical_name
-from unarray._errors import DeviceMismatchError, ShapeError, UnsupportedError
+from unarray._errors import DeviceMismatchError, ShapeError, UnarrayError, UnsupportedError
 
 # (dask and array-api-compat's dask namespace ship no type hints)
 da: Any = _da
@@ -39,7 +40,14 @@ class DaskBackend(Backend):
     native = da
     kernel_namespace = "dask.array"
     # Note: a dask operand leads a mixed call whatever its position; eager operands join its graph.
-    lazy = True
+    lazy = LIBRARY.lazy
+
+    def failure_hint(self, text: str) -> tuple[type[UnarrayError], str] | None:
+        if "nan" in text:  # a size unknown until computed
+            return ShapeError, ("an operand has unknown (NaN) sizes, from a data-dependent op (nonzero, boolean "
+                                "indexing, unique_*), which this op needs known; compute the sizes first "
+                                "(x.compute_chunk_sizes()) or the values (ua.to(x, 'numpy'))")
+        return None
 
     def __getattr__(self, op: str) -> Any:
         # Note: an elementwise op that the chunks' backend corrects (NumPy's complex expm1, CuPy's remainder)

@@ -19,7 +19,7 @@ from unarray._backends.jax import nn as _nn
 from unarray._backends.jax.compile import JaxCompiler
 from unarray._devices import Device, ShardedDevice, register_native
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES
-from unarray._errors import DTypeError
+from unarray._errors import DeviceMismatchError, DTypeError, UnarrayError
 
 _P = jax.lax.Precision
 # unarray policy -> lax precision. HIGHEST is exact float32 (6 bf16 passes on TPU).
@@ -308,6 +308,25 @@ class JaxBackend(Backend):
 
     def is_tracer(self, x: jax.Array) -> bool:
         return isinstance(x, jax.core.Tracer)
+
+    def conformance_setup(self) -> None:
+        # The suite's float64 cases need x64 mode; float32 cases are unaffected (inputs carry their dtype).
+        jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]
+
+    spreads = True  # an array sharded over several devices leads a mixed call; replicate_on joins it
+
+    def is_spread(self, x: jax.Array) -> bool:
+        try:
+            return len(x.sharding.device_set) > 1
+        except Exception:  # a deleted array, a sharding without devices: eager
+            return False
+
+    def failure_hint(self, text: str) -> tuple[type[UnarrayError], str] | None:
+        if "incompatible devices" in text:  # JAX's words for arrays on different meshes or device sets
+            return DeviceMismatchError, ("move the arrays to one device first, e.g. ua.to(x, device=...) (sharded "
+                                         "JAX arrays: put them on one mesh, e.g. ua.to(x2, 'jax', "
+                                         "device=ua.device(x1)))")
+        return None
 
     def data_ptr(self, x: jax.Array) -> int:
         return int(x.unsafe_buffer_pointer())

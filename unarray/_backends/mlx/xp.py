@@ -6,6 +6,7 @@ from __future__ import annotations
 import types
 from typing import Any
 
+from unarray._backends import _peers
 from unarray._backends.mlx import creation, dtypes, elementwise, fft, linalg, manipulation, searching, statistical
 
 _MODULES = (dtypes, elementwise, creation, statistical, manipulation, searching)
@@ -34,10 +35,7 @@ def _namespace() -> types.ModuleType:
 
 
 def _info() -> Any:
-    from unarray import _backends
-    from unarray.introspection import Info
-
-    return Info(_backends.get("mlx"))
+    return _peers.namespace_info("mlx")
 
 
 XP = _namespace()

@@ -13,5 +13,6 @@ LIBRARY = Library(
     install_cpu="pip install numba",
     install_gpu="Numba's CUDA arrays also need an NVIDIA GPU and pip install numba-cuda",
     accelerator_only=True,
+    handoff_only=True,
     no_compiler="numba cannot compile unarray's dispatch",
 )

@@ -5,6 +5,7 @@
 # Imported only once NumPy is in use.
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 from typing import TYPE_CHECKING, Any
@@ -68,6 +69,7 @@ class NumpyBackend(Backend):
     name = "numpy"
     native = np
     elementwise_fixes = frozenset({"expm1", "nextafter"})
+    quiet = staticmethod(functools.partial(np.errstate, all="ignore"))  # NumPy warns where it makes NaN or inf
 
     @property
     def xp(self) -> Any:

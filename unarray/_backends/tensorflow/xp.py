@@ -5,6 +5,7 @@ from __future__ import annotations
 import types
 from typing import Any
 
+from unarray._backends import _peers
 from unarray._backends.tensorflow import (
     creation,
     dtypes,
@@ -35,10 +36,7 @@ def _namespace() -> types.ModuleType:
 
 
 def _info() -> Any:
-    from unarray import _backends
-    from unarray.introspection import Info
-
-    return Info(_backends.get("tensorflow"))
+    return _peers.namespace_info("tensorflow")
 
 
 XP = _namespace()

@@ -17,4 +17,7 @@ LIBRARY = Library(
     install_gpu="with an NVIDIA GPU: pip install torch --index-url https://download.pytorch.org/whl/cu130",
     compiles=True,
     tracer_module="torch._dynamo",
+    tracing_flag="torch.compiler.is_dynamo_compiling",
+    early_types=("Tensor", "nn.Parameter"),
+    api_names=("dim", "keepdim", "attn_mask", "normalized_shape", "approximate", "inplace"),
 )

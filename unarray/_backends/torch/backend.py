@@ -24,7 +24,7 @@ from unarray._backends.torch import precision as _tp
 from unarray._backends.torch import sets as _sets
 from unarray._backends.torch import traced as _traced
 from unarray._backends.torch.compile import TorchCompiler
-from unarray._backends.torch.devices import _as_device, _empty_shard_guard, _is_dtensor, _mesh_device
+from unarray._backends.torch.devices import _as_device, _empty_shard_guard, _is_dtensor, _mesh_device, _spans_mesh
 from unarray._backends.torch.gaps import (
     _SMALL_UINTS,
     _UINTS,
@@ -195,6 +195,10 @@ class TorchBackend(Backend):
 
     outside_trace = staticmethod(_outside_trace)
     register_traced_to = staticmethod(register_traced_to)
+    # A DTensor spans its mesh and leads a mixed call; another library's array joins it only as a DTensor.
+    spreads, is_spread = True, staticmethod(_spans_mesh)
+    mesh_fix = "place it on the leader's mesh first, e.g. distribute_tensor(torch.as_tensor(x), x1.device_mesh, " \
+               "[Replicate()])"
 
     def precision_used(self, policy: str, x: torch.Tensor) -> str:
         return _tp.used(policy, x)

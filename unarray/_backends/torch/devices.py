@@ -43,6 +43,18 @@ def _is_dtensor(x: Any) -> bool:
     return m is not None and isinstance(x, m.DTensor)
 
 
+# Types whose arrays span a mesh (a DTensor), read once per type from its module and attributes: no import.
+_SPANS: dict[type, bool] = {}
+
+
+def _spans_mesh(x: Any) -> bool:
+    t = type(x)
+    s = _SPANS.get(t)
+    if s is None:
+        s = _SPANS[t] = t.__module__.startswith("torch.") and t.__name__ == "DTensor" and hasattr(t, "placements")
+    return s
+
+
 def _empty_shard_guard(x: Any, axis: Any, op: str) -> None:
     # Note: torch's DTensor max/min/argmax/argmin reduce each shard first and fail on a rank whose shard of a
     # reduced dimension is empty, while the other ranks go on (and wait on that rank forever): refused on

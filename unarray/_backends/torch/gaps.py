@@ -9,7 +9,7 @@ from typing import Any, NamedTuple, cast
 import array_api_compat.torch as compat_torch
 import torch
 
-from unarray import _backends
+from unarray._backends import _peers
 
 _SMALL_UINTS = (torch.uint8, torch.uint16, torch.uint32)
 _WIDE_UINTS = (torch.uint16, torch.uint32, torch.uint64)
@@ -67,7 +67,7 @@ def _uint_out(x: Any, dtype: Any) -> Any:
     # mod 2**64) and read the bits back as uint64 (or as the unsigned dtype asked for).
     if dtype is None:
         return torch.uint64 if x.dtype in _UINTS else None
-    dt = dtype if isinstance(dtype, torch.dtype) else _backends.get("torch").dtype(dtype)
+    dt = dtype if isinstance(dtype, torch.dtype) else _peers.get("torch").dtype(dtype)
     return dt if dt in _UINTS and not (x.is_floating_point() or x.is_complex()) else None
 
 

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from unarray._backends import _peers
 from unarray._errors import TracerHandoffError
 
 __all__ = ["disable_foreign_refusal", "refuse_foreign", "resolve_ndarray"]
@@ -40,6 +41,4 @@ def resolve_ndarray() -> None:
     # Note: torch.compile cannot resolve an array type it meets first inside a trace (it cannot read
     # the type's module), and NumPy constants join torch tensors often: ndarray is resolved as soon as
     # torch.compile is in use (loading the NumPy backend costs about 0.1 s, kept off torch's first use).
-    from unarray import _lookup
-
-    _lookup.resolve_type(np.ndarray)
+    _peers.resolve_type(np.ndarray)
