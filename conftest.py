@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-_FRAMEWORKS = ("tensorflow", "cupy", "torch", "jax", "numba", "dask", "triton")
+_FRAMEWORKS = ("tensorflow", "cupy", "torch", "jax", "numba", "dask", "mlx", "triton")
 # Packages whose modules import a framework at the top: the backends, and the GPU kernels (_kernels).
 _FRAMEWORK_DIRS = tuple((Path(__file__).parent / "unarray" / d).resolve() for d in ("_backends", "_kernels"))
 

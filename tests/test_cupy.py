@@ -154,7 +154,8 @@ def test_numba_backend_refuses_compute_with_advice() -> None:
     for op in ("matmul", "sum", "add", "linalg_det"):
         with pytest.raises(ua.UnsupportedError, match=r"ua\.to\(x, 'cupy'\)"):
             fn = getattr(nb.BACKEND, op)
-            fn(None, None) if op in ("matmul", "add") else fn(None, None, None, False) if op == "sum" else fn(None)
+            fn(None, None, "highest") if op == "matmul" else fn(None, None) if op == "add" else \
+                fn(None, None, None, False) if op == "sum" else fn(None)
 
 
 def test_numba_type_detection_is_by_class_name() -> None:

@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-OPTIONAL = ("torch", "jax", "jaxlib", "tensorflow", "cupy", "numba", "array_api_strict", "dask", "triton")
+OPTIONAL = ("torch", "jax", "jaxlib", "tensorflow", "cupy", "numba", "array_api_strict", "dask", "mlx",
+            "triton")
 
 
 def _setup_commands() -> list[str]:
@@ -87,16 +88,16 @@ def test_doctest_collection_needs_no_optional_framework() -> None:
     r = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     assert "LEAKED []" in r.stdout
-    assert "unarray/_backends/cupy.py" not in r.stdout  # skipped, not collected
+    assert "unarray/_backends/cupy/backend.py" not in r.stdout  # skipped, not collected
     assert "unarray/creation.py" in r.stdout or "creation" in r.stdout  # the rest is still collected
 
 
-@pytest.mark.parametrize("module", ["cupy", "torch", "jax", "tensorflow"])
+@pytest.mark.parametrize("module", ["cupy", "torch", "jax", "tensorflow", "mlx"])
 def test_backend_module_is_ignored_exactly_when_its_framework_is_missing(
         module: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import conftest  # the root conftest's rule
 
-    stem = {"tensorflow": "tensorflow/statistical"}.get(module, module)
+    stem = f"{module}/backend"
     path = ROOT / "unarray" / "_backends" / f"{stem}.py"
     real = conftest.importlib.util.find_spec
     monkeypatch.setattr(conftest.importlib.util, "find_spec", lambda name: None if name == module else real(name))

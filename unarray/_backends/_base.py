@@ -208,17 +208,22 @@ class Backend(NNOps):
         if op == "ascontiguousarray" and args:
             return self.layout_route(args[0]).kernel  # the route ascontiguousarray runs
         attr = _SAME_AS.get(op, op.replace(".", "_"))
+        if self.compiling is not None and self.compiling():
+            # Note: inside a trace the op is recorded, not called; some tracers (torch 2.11's Dynamo) cannot
+            # read a function's qualified name, so the name is the op's on this backend.
+            return f"{self.name}.{attr} (recorded by {self.name}'s tracer)"
         try:
             fn = getattr(self, attr)
         except (AttributeError, UnsupportedError) as e:
             return f"none on {self.name} ({e})"
         short = attr.rpartition("_")[2] if attr.startswith(("linalg_", "fft_")) else attr
-        found = find_name(fn, short)
+        home = getattr(self.native, "__name__", None)
+        found = find_name(fn, short, home)
         if found is None:  # a namespace's function made at run time: its name there, where that finds it
             name = f"{getattr(self.xp, '__name__', self.name)}.{op}"
             if _lookup(name) is fn:
                 return name
-        return found or callable_name(fn, short)
+        return found or callable_name(fn, short, home)
 
     # -- precision -----------------------------------------------------------------------
     def precision_used(self, policy: str, x: Any) -> str:
@@ -384,18 +389,19 @@ _SAME_AS = {"linalg.matmul": "matmul", "linalg.matrix_transpose": "matrix_transp
             "linalg.tensordot": "tensordot", "linalg.vecdot": "vecdot"}
 
 
-def callable_name(fn: Any, alias: str | None = None) -> str:
+def callable_name(fn: Any, alias: str | None = None, home: str | None = None) -> str:
     """The dotted name of ``fn`` where it can be found (``numpy.add``,
     ``unarray._backends.torch.backend.TorchBackend.sum``); a wrapper made at run time (``__wrapped__``, a
     ``functools.partial``) is named by what it wraps, and says it wraps it."""
     f = getattr(fn, "__func__", fn)
-    found = find_name(f, alias)
+    found = find_name(f, alias, home)
     if found is not None:
         return found
     inner = f.func if isinstance(f, functools.partial) else getattr(f, "__wrapped__", None)
     where = f"{getattr(f, '__module__', None) or type(f).__module__}.{getattr(f, '__qualname__', type(f).__name__)}"
     if inner is not None:
-        return callable_name(inner) if where in _TRANSPARENT else f"{callable_name(inner)} (wrapped by {where})"
+        named = callable_name(inner, alias, home)
+        return named if where in _TRANSPARENT else f"{named} (wrapped by {where})"
     return where
 
 
@@ -404,14 +410,16 @@ def callable_name(fn: Any, alias: str | None = None) -> str:
 _TRANSPARENT = frozenset({"unarray._switch.Unswitched", "unarray._precision.ignoring_policy.<locals>.unswitched"})
 
 
-def find_name(fn: Any, alias: str | None = None) -> str | None:
+def find_name(fn: Any, alias: str | None = None, home: str | None = None) -> str | None:
     """``module.name`` that imports as ``fn`` itself, for its qualified name, its name or ``alias`` in its
-    module (None: none does)."""
+    module, or in ``home`` (the library's top module: where a library exports an object, such as a CuPy ufunc,
+    whose own module does not name it); None: none does."""
     f = getattr(fn, "__func__", fn)
-    module = getattr(f, "__module__", None) or type(f).__module__
-    for name in (getattr(f, "__qualname__", None), getattr(f, "__name__", None), alias):
-        if name and "<" not in name and _lookup(f"{module}.{name}", module) is f:
-            return f"{module}.{name}"
+    own = getattr(f, "__module__", None) or type(f).__module__
+    for module in (own, home) if home and home != own else (own,):
+        for name in (getattr(f, "__qualname__", None), getattr(f, "__name__", None), alias):
+            if name and "<" not in name and _lookup(f"{module}.{name}", module) is f:
+                return f"{module}.{name}"
     return None
 
 

@@ -11,7 +11,6 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 
 from unarray._backends import _special
 from unarray._backends._base import Backend
@@ -60,7 +59,10 @@ def _count(shape: tuple[int, ...], axis: int | tuple[int, ...]) -> int:
 
 
 # NumPy's arrays, and its scalars (np.generic), which the backend reads as 0-d arrays.
-_NDArray = npt.NDArray[Any]
+if TYPE_CHECKING:  # (numpy.typing is not imported at run time: the first NumPy call stays small)
+    import numpy.typing as npt
+
+    _NDArray = npt.NDArray[Any]
 # ua.ascontiguousarray's copy where x is not C-contiguous (NumPy has no faster one to take).
 _NATIVE_COPY = Route("native", "numpy.ascontiguousarray", np.ascontiguousarray)
 
