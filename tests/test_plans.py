@@ -1,6 +1,7 @@
 """``ua.explain`` names the kernel the call enters (issue 28, "decide once"): for every backend on the fixture and
-every ``ua.nn`` op, the call runs with a recorder in place of each plan's kernel; the kernel it entered must be
-the one ``ua.explain`` names, which must be the object its qualified name imports to."""
+every ``ua.nn`` op and attention route reachable on the CPU (MLX and dask with their own arrays), the call runs
+with a recorder in place of each plan's kernel; the kernel it entered must be the one ``ua.explain`` names, which
+must be the object its qualified name imports to."""
 
 from __future__ import annotations
 
