@@ -19,6 +19,7 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
+from unarray._backends._compiler import _ATOMS, typed
 from unarray._lookup import BY_TYPE
 
 __all__ = ["JitStateWarning", "Reads", "static_positions", "typed"]
@@ -27,7 +28,6 @@ __all__ = ["JitStateWarning", "Reads", "static_positions", "typed"]
 # cost every call (a function written with ua reads the module ``ua`` at least).
 _CODE = (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
          types.BuiltinMethodType, staticmethod, classmethod)
-_ATOMS = frozenset((bool, int, str, bytes, type(None), type(Ellipsis)))
 # Keys are read at every call: a container larger than this is keyed by identity (and warned about).
 _BUDGET = 64
 _MISSING = object()
@@ -36,23 +36,6 @@ _MISSING = object()
 class JitStateWarning(UserWarning):
     """A function compiled by ``jax.jit`` or ``tf.function`` under ``ua.jit`` reads a global or closure variable
     whose contents ``ua.jit`` cannot key on: a change made to it in place is not seen by the compiled code."""
-
-
-def typed(v: Any) -> Any:
-    """``v`` as a key by type and value: ``1``, ``True`` and ``1.0`` (equal, one hash) are three keys, and so
-    are ``0.0`` and ``-0.0``; tuples and frozensets element by element."""
-    t = type(v)
-    if t in _ATOMS:
-        return t, v
-    if isinstance(v, float):
-        return t, float(v).hex()
-    if isinstance(v, complex):
-        return t, v.real.hex(), v.imag.hex()
-    if isinstance(v, tuple):
-        return t, tuple([typed(e) for e in v])
-    if isinstance(v, frozenset):
-        return t, frozenset([typed(e) for e in v])
-    return t, v
 
 
 class _Unkeyable(Exception):

@@ -43,7 +43,8 @@ def scaled_dot_product_attention(
     cuDNN on GPU; CuPy float16/bfloat16 arrays through cuDNN's SDPA with nvidia-cudnn-frontend, other
     CuPy arrays through torch's kernels zero-copy when torch is imported), and every backend has a blocked
     online-softmax path whose memory grows linearly with the sequence length.
-    ``ua.explain("scaled_dot_product_attention", q, k, v, ...)`` names the kernel. There is no dropout:
+    Each call makes one plan (the route's kernel and the call that enters it): the call runs it, and
+    ``ua.explain("scaled_dot_product_attention", q, k, v, ...)`` names that kernel. There is no dropout:
     results are deterministic and agree across backends to the dtype's tolerance.
 
     Parameters
@@ -111,13 +112,25 @@ def scaled_dot_product_attention(
     >>> float(np.abs(ua.scaled_dot_product_attention(q, k, v, mask=mask)).max())
     0.0
     """
+    b, plan = _plan_attention(q, k, v, mask=mask, is_causal=is_causal, scale=scale, layout=layout,
+                              precision=precision)
+    try:  # frame(_OP): its except clause is written by tools/gen_frontend.py
+        return plan.run()
+    except Exception as e:
+        raise _fail(_OP, b, e) from e
+
+
+def _plan_attention(q: Any, k: Any, v: Any, /, *, mask: Any = None, is_causal: bool = False,
+                    scale: float | None = None, layout: str = "bhsd", precision: str | None = None
+                    ) -> tuple[Any, Any]:
+    # The backend and the plan of the call: the route's kernel, which the call enters and ua.explain names.
     t = type(q)
     b = _BY_TYPE.get(t) if (type(k) is t and type(v) is t and (mask is None or type(mask) is t)) else None
     if b is None:
         b, (q, k, v, mask) = _many(_OP, (q, k, v, mask), skip_none=True)
-    scale = _args.check_attention(b.name, q, k, v, mask, is_causal, scale, layout, b.dtype_name)
+    s = _args.check_attention(b.name, q, k, v, mask, is_causal, scale, layout, b.dtype_name)
     try:  # frame(_OP): its except clause is written by tools/gen_frontend.py
-        return b.scaled_dot_product_attention(q, k, v, mask, bool(is_causal), scale, layout, _resolve(precision))
+        return b, b.attention_plan(q, k, v, mask, bool(is_causal), s, layout, _resolve(precision))
     except Exception as e:
         raise _fail(_OP, b, e) from e
 
@@ -501,4 +514,4 @@ def silu(x: A, /) -> A:
 # ua.explain("nn.<op>", ...) prints the kernel of the plan the call runs.
 PLANNERS.update({"nn.softmax": _plan_softmax, "nn.log_softmax": _plan_log_softmax, "nn.logsumexp": _plan_logsumexp,
                  "nn.layer_norm": _plan_layer_norm, "nn.rms_norm": _plan_rms_norm, "nn.gelu": _plan_gelu,
-                 "nn.silu": _plan_silu})
+                 "nn.silu": _plan_silu, _OP: _plan_attention, f"nn.{_OP}": _plan_attention})

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, cast
 from unarray._backends import attention_blocked, updates
 from unarray._backends._compiler import EAGER, Compiler
 from unarray._backends._contract import GENERIC
-from unarray._backends._nn import NNOps
+from unarray._backends._nn import NNOps, Plan
 from unarray._devices import Device
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES, DType, canonical_name
 from unarray._errors import ArgumentError, DTypeError, EmptyReductionError, UnarrayError, UnsupportedError
@@ -203,8 +203,6 @@ class Backend(NNOps):
     # -- explain -------------------------------------------------------------------------
     def kernel_name(self, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
         """What ``op`` runs: the callable the call resolves on this backend, named where it lives."""
-        if op == "scaled_dot_product_attention":
-            return self.attention_kernel(*_attention_args(args, kwargs))
         if op == "ascontiguousarray" and args:
             return self.layout_route(args[0]).kernel  # the route ascontiguousarray runs
         attr = _SAME_AS.get(op, op.replace(".", "_"))
@@ -307,17 +305,17 @@ class Backend(NNOps):
     def cumulative_prod(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
         return self.xp.cumulative_prod(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
 
-    # -- attention: the blocked online-softmax path, or torch's kernels for GPU arrays --------
-    def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
-                                     layout: str, policy: str) -> Any:
+    # -- attention: one plan per call (the kernel it enters, the call that enters it): the blocked online-softmax
+    # path, or torch's kernels for GPU arrays; a backend with its own kernel overrides attention_plan --------
+    def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+                       policy: str) -> Plan:
         if attention_blocked.torch_route(self, q):
             return attention_blocked.via_torch(self, q, k, v, mask, is_causal, scale, layout, policy)
-        return attention_blocked.blocked(self, q, k, v, mask, is_causal, scale, layout, policy)
+        return attention_blocked.blocked_plan(self, q, k, v, mask, is_causal, scale, layout, policy)
 
-    def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
-        if attention_blocked.torch_route(self, q):
-            return attention_blocked.via_torch_label(self, q, k, v, mask, is_causal, layout)
-        return attention_blocked.blocked_label(self, q)
+    def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
+                                     layout: str, policy: str) -> Any:
+        return self.attention_plan(q, k, v, mask, is_causal, scale, layout, policy).run()
 
     # Note: axis may be left out for a 1-D x only (the standard); NumPy and JAX would flatten an N-D x.
     def take(self, x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
@@ -377,11 +375,6 @@ class Backend(NNOps):
                 op=op,
                 backend=self.name,
             )
-
-
-def _attention_args(args: tuple[Any, ...], kw: dict[str, Any]) -> tuple[Any, ...]:
-    q, k, v = args[:3]
-    return q, k, v, kw.get("mask"), bool(kw.get("is_causal", False)), kw.get("layout", "bhsd")
 
 
 # Front-end ops that are another op under a second name (ua.linalg.matmul is ua.matmul): the method they run.

@@ -11,7 +11,28 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-__all__ = ["EAGER", "Compiler"]
+# Values keyed as themselves (by type and value); other values are keyed by ``typed``'s rules.
+_ATOMS = frozenset((bool, int, str, bytes, type(None), type(Ellipsis)))
+
+
+def typed(v: Any) -> Any:
+    """``v`` as a key by type and value: ``1``, ``True`` and ``1.0`` (equal, one hash) are three keys, and so
+    are ``0.0`` and ``-0.0``; tuples and frozensets element by element."""
+    t = type(v)
+    if t in _ATOMS:
+        return t, v
+    if isinstance(v, float):
+        return t, float(v).hex()
+    if isinstance(v, complex):
+        return t, v.real.hex(), v.imag.hex()
+    if isinstance(v, tuple):
+        return t, tuple([typed(e) for e in v])
+    if isinstance(v, frozenset):
+        return t, frozenset([typed(e) for e in v])
+    return t, v
+
+
+__all__ = ["EAGER", "Compiler", "typed"]
 
 
 class Compiler:

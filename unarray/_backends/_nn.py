@@ -36,21 +36,34 @@ EPS = {"float16": 2.0**-10, "bfloat16": 2.0**-7, "float32": 2.0**-23, "float64":
 
 
 class Plan(NamedTuple):
-    """What one ``ua.nn`` call runs: ``kernel``, the function it enters, and ``call``, which enters it.
+    """What one ``ua.nn`` call (or attention) runs: ``kernel``, the function it enters, and ``call``, which enters it.
 
     The call runs ``call(kernel)`` and ``ua.explain`` prints :attr:`label`, the kernel's qualified name read from
-    the callable itself (and ``note``: a cast around it, a correction after it), so the report is the decision."""
+    the callable itself, then ``note``: the route's facts (a cast around the kernel, a correction after it, the
+    choice a library makes inside it). A callable ``note`` is read only when explained: facts that cost a query
+    of the library on every call are asked of the plan's own operands, once, when ``ua.explain`` prints them."""
 
     kernel: Callable[..., Any]
     call: Callable[[Callable[..., Any]], Any]
-    note: str = ""
+    note: str | Callable[[], str] = ""
 
     def run(self) -> Any:
         return self.call(self.kernel)
 
     @property
+    def detail(self) -> str:
+        return self.note() if callable(self.note) else self.note
+
+    @property
     def label(self) -> str:
-        return qualified_name(self.kernel) + (f" {self.note}" if self.note else "")
+        detail = self.detail
+        return qualified_name(self.kernel) + (f" {detail}" if detail else "")
+
+
+def around(inner: Plan, after: Callable[[Any], Any], more: str) -> Plan:
+    """``inner`` entered as it is, its result passed through ``after``, ``more`` added to its facts (a route that
+    hands its operands to another plan: another backend's, a shard's)."""
+    return Plan(inner.kernel, lambda k: after(inner.call(k)), lambda: f"{inner.detail}{more}")
 
 
 def qualified_name(fn: Any) -> str:

@@ -2,6 +2,7 @@
 # array-API ops through a backend's namespace (the fallback everywhere, and the
 # kernel of backends without a fused one), plus the small helpers the native
 # paths share (causal offset, rows with nothing to attend, the GPU handoff).
+# Each route is a Plan (_nn.py): the kernel it enters and the call that enters it.
 # The backend base class calls it; it reaches torch's kernels by name (unarray._backends._peers.get,
 # which the registry installs), never by importing a backend module or the registry, and imports the
 # base class for types only.
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from unarray._backends import _peers
 from unarray._backends._handoff import pair
+from unarray._backends._nn import Plan, around
 from unarray._errors import ShapeError
 
 if TYPE_CHECKING:
@@ -24,10 +26,16 @@ _HALF = ("float16", "bfloat16")
 _GPU_KINDS = ("cuda", "rocm")
 
 
-def blocked_label(b: Backend, q: Any) -> str:
+def blocked_plan(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+                 policy: str) -> Plan:
+    """The blocked online-softmax path on ``b``'s own ops: what every backend without a fused kernel runs."""
+    return Plan(blocked, lambda f: f(b, q, k, v, mask, is_causal, scale, layout, policy), lambda: _facts(b, q))
+
+
+def _facts(b: Backend, q: Any) -> str:
     xp = getattr(b.xp, "__name__", b.name)
     acc = "float32" if b.dtype_name(q) in _HALF else b.dtype_name(q)
-    label = (f"unarray blocked online-softmax ({xp} ops, {BLOCK_Q}x{BLOCK_K} blocks, {acc} accumulation, "
+    label = (f"(unarray blocked online-softmax: {xp} ops, {BLOCK_Q}x{BLOCK_K} blocks, {acc} accumulation, "
              "memory linear in sequence length)")
     if b.name != "torch" and b.device_of(q).kind in _GPU_KINDS and "torch" not in sys.modules:
         label += "; import torch to run torch's fused kernels on these arrays zero-copy"
@@ -41,22 +49,15 @@ def torch_route(b: Backend, q: Any) -> bool:
 
 
 def via_torch(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
-              policy: str) -> Any:
+              policy: str) -> Plan:
+    """torch's plan for the arrays handed to torch, its result handed back: torch's kernel is the one entered."""
     tb = _peers.get("torch")
     # The fastest zero-copy, stream-ordered path per pair (no cache: attention inputs are new each call).
     here, torch_side = _peers.handoff(b.name), _peers.handoff("torch")
     there, back = pair(here, torch_side).convert, pair(torch_side, here).convert
     t = [None if a is None else there(a) for a in (q, k, v, mask)]
-    out = tb.scaled_dot_product_attention(t[0], t[1], t[2], t[3], is_causal, scale, layout, policy)
-    return back(out)
-
-
-def via_torch_label(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
-    import torch
-
-    t = [None if a is None else torch.from_dlpack(a) for a in (q, k, v, mask)]  # type: ignore[attr-defined]
-    inner = _peers.get("torch").attention_kernel(t[0], t[1], t[2], t[3], is_causal, layout)
-    return f"{inner}, reached from {b.name} through DLPack (zero-copy, stream-ordered)"
+    inner = tb.attention_plan(t[0], t[1], t[2], t[3], is_causal, scale, layout, policy)
+    return around(inner, back, f", reached from {b.name} through DLPack (zero-copy, stream-ordered)")
 
 
 def blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,

@@ -379,12 +379,8 @@ def _rows_with_keys(p: Problem, has: Any) -> Any:
     return has if p.layout == "bhsd" else has.swapaxes(-2, -3)
 
 
-def label(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> tuple[str | None, str]:
-    """``(the kernel's name, "")`` when cuDNN runs these inputs, else ``(None, why not)``."""
-    d = int(q.shape[-1])
-    p = prepare(q, k, v, mask, is_causal, 1.0 / math.sqrt(d) if d else 1.0, layout)
-    if isinstance(p, str):
-        return None, p
+def describe(p: Problem, is_causal: bool) -> str:
+    """What the built graph runs, for ``ua.explain``: the library versions and the problem's facts."""
     _, hq, sq, _ = p.q.dims
     hk, sk = p.k.dims[1], p.k.dims[2]
     extra = []
@@ -396,4 +392,4 @@ def label(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> tu
         extra.append(f"{p.mask.kind} mask as an additive bias")
     if p.built.plan:
         extra.append(f"plan {p.built.plan}")
-    return f"cudnn sdpa ({versions()}){': ' + ', '.join(extra) if extra else ''}", ""
+    return f"(cudnn sdpa ({versions()}){': ' + ', '.join(extra) if extra else ''})"

@@ -20,6 +20,7 @@ from unarray import _precision
 from unarray._backends import _special, attention_blocked
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
+from unarray._backends._nn import Plan, around
 from unarray._backends.cupy import layout as _layout
 from unarray._devices import Device, parse_device, register_native
 from unarray._errors import ArgumentError, DeviceMismatchError
@@ -403,36 +404,38 @@ class CupyBackend(Backend):
                                 backend=self.name)
         return fn(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
 
-    # Attention: where the caller has imported torch, torch's fused kernels through a zero-copy handoff (the
-    # base class's route); otherwise cuDNN's fused SDPA through nvidia-cudnn-frontend for the half-precision
-    # inputs it takes (attention_cudnn.py), else the blocked online-softmax path. The torch route is
-    # the faster where both apply (docs/design-notes.md, "Attention routes").
     def nn_erf(self) -> Any:  # the array API has no erf: cupyx's
         from cupyx.scipy.special import erf
 
         return erf
 
-    def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
-                                     layout: str, policy: str) -> Any:
-        if not attention_blocked.torch_route(self, q):
-            from unarray._backends.cupy import attention_cudnn
-
-            with on_device_of(q):
-                out = attention_cudnn.sdpa(q, k, v, mask, is_causal, scale, layout)
-            if out is not None:
-                return out
-        return super().scaled_dot_product_attention(q, k, v, mask, is_causal, scale, layout, policy)
-
-    def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
+    # Attention: where the caller has imported torch, torch's fused kernels through a zero-copy handoff (the
+    # base class's route); otherwise cuDNN's fused SDPA through nvidia-cudnn-frontend for the half-precision
+    # inputs it takes (attention_cudnn.py), else the blocked online-softmax path. The torch route is
+    # the faster where both apply (docs/design-notes.md, "Attention routes").
+    def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+                       policy: str) -> Plan:
         if attention_blocked.torch_route(self, q):
-            return super().attention_kernel(q, k, v, mask, is_causal, layout)
+            return super().attention_plan(q, k, v, mask, is_causal, scale, layout, policy)
         from unarray._backends.cupy import attention_cudnn
 
         with on_device_of(q):
-            name, why = attention_cudnn.label(q, k, v, mask, is_causal, layout)
-        if name is not None:
-            return name
-        return f"{super().attention_kernel(q, k, v, mask, is_causal, layout)}; cudnn sdpa not used: {why}"
+            p = attention_cudnn.prepare(q, k, v, mask, is_causal, scale, layout)
+        if isinstance(p, str):
+            return around(super().attention_plan(q, k, v, mask, is_causal, scale, layout, policy), _same,
+                          f"; cudnn sdpa not used: {p}" if p else "")
+        problem = p
+
+        def call(f: Any) -> Any:
+            with on_device_of(q):
+                return f(problem, q, k, v, mask, is_causal)
+
+        return Plan(attention_cudnn.run, call, attention_cudnn.describe(p, is_causal))
+
+
+def _same(out: Any) -> Any:
+    return out
+
 
 BACKEND = CupyBackend()
 register_native(cupy.cuda.Device, lambda d: device_from_id(d.id))

@@ -14,6 +14,7 @@ import numpy as np
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
+from unarray._backends._nn import Plan
 from unarray._backends.dask.chunks import chunk_library, chunk_matmul
 
 da: Any = _da  # (dask ships no type hints)
@@ -21,10 +22,15 @@ _FAN_IN = 4  # partial states merged per task of the tree over key chunks
 _HALF = ("float16", "bfloat16")
 
 
-def label(q: Any, k: Any, v: Any, layout: str) -> str:
+def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str, policy: str) -> Plan:
+    """The lazy graph's builder, :func:`attention`, and the chunk structure it lays its tasks out by."""
+    return Plan(attention, lambda f: f(q, k, v, mask, is_causal, scale, layout, policy), lambda: _facts(q, k, layout))
+
+
+def _facts(q: Any, k: Any, layout: str) -> str:
     cq = _chunks_of(q, layout)
     ck = _chunks_of(k, layout)
-    return (f"unarray dask blocked online-softmax ({chunk_library(q)} chunks: {len(cq)} query x {len(ck)} key "
+    return (f"(unarray dask blocked online-softmax: {chunk_library(q)} chunks, {len(cq)} query x {len(ck)} key "
             f"chunks of at most {max(cq, default=0)} x {max(ck, default=0)}, tree merge of the key-chunk partials "
             "over dask.array; lazy, memory bounded by the chunk sizes)")
 

@@ -20,6 +20,7 @@ from array_api_compat.common._linalg import EighResult, EigResult, QRResult, Slo
 from unarray._backends import updates
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
+from unarray._backends._nn import Plan
 from unarray._backends.dask import LIBRARY
 from unarray._backends.dask import chunks as dask_chunks
 from unarray._backends.dask.chunks import chunk_library, chunked_matmul, per_matrix, stable_var
@@ -319,16 +320,11 @@ class DaskBackend(Backend):
         return per_matrix("linalg_cross", "(i),(i)->(i)", (x1, x2), dt, axes=[(axis,), (axis,), (axis,)])
 
     # -- attention: a blocked online softmax over the key chunks, as a dask graph ----------------------
-    def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
-                                     layout: str, policy: str) -> Any:
+    def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+                       policy: str) -> Plan:
         from unarray._backends.dask import attention as attention_dask
 
-        return attention_dask.attention(q, k, v, mask, is_causal, scale, layout, policy)
-
-    def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
-        from unarray._backends.dask import attention as attention_dask
-
-        return attention_dask.label(q, k, v, layout)
+        return attention_dask.plan(q, k, v, mask, is_causal, scale, layout, policy)
 
 
 def _real(dt: Any) -> Any:

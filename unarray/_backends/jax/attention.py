@@ -15,6 +15,8 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import SingleDeviceSharding
 
+from unarray._backends._nn import Plan
+
 _JAX_PRECISION = {"highest": "highest", "tf32": "high", "bf16": "default", "fastest": "default"}
 _CUDNN_DTYPES = ("float16", "bfloat16")
 
@@ -78,8 +80,9 @@ def _row_has_key(bool_mask: Any, bias: Any, causal: bool, sq: int, sk: int) -> A
     return jnp.swapaxes(jnp.any(allowed, axis=-1, keepdims=True), 1, 2)
 
 
-def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
-         policy: str) -> Any:
+def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str, policy: str) -> Plan:
+    """The call's route: a ring over the mesh axis that shards the sequence, or one jitted program around
+    ``jax.nn.dot_product_attention(implementation="cudnn")`` where cuDNN takes the inputs, else :func:`_xla`."""
     spread = _spread(q)
     # Note: a tracer may wrap a sharded array (eager jax.grad) or carry an Explicit mesh type: the ring's plan
     # looks. A concrete array on one device is the common call and costs two isinstance checks.
@@ -88,24 +91,36 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
 
         p = ring.plan(q, k, v, mask, is_causal, layout)  # a sequence sharded over a mesh axis runs a ring
         if p is not None:
-            return ring.run(p, q, k, v, is_causal, scale, layout, policy)
-    # Note: one jitted function per configuration: outside jit the reshapes, mask fix and kernel run as one
-    # compiled program (eager op-by-op dispatch would add launches); inside jit it simply inlines.
+            return Plan(ring.run, lambda f: f(p, q, k, v, is_causal, scale, layout, policy), f"({p.describe()})")
+    impl = "xla" if spread else choose(q, v)
     # Note: the scores are written out between the dot and the softmax on the CPU only (_xla); a tracer's
     # platform is the default device's (a CPU computation traced on a machine whose default is a GPU
     # keeps XLA:CPU's fusion there).
-    fn = _compiled(is_causal, scale, layout, spread, _platform(q) == "cpu")
-    if jnp.dtype(q.dtype) != jnp.float32:  # the policy is for float32; XLA:CPU rejects it on half dots
-        return fn(q, k, v, mask)
-    with jax.default_matmul_precision(_JAX_PRECISION[policy]):
-        return fn(q, k, v, mask)
+    barrier = _platform(q) == "cpu"
+
+    def call(f: Any) -> Any:
+        # Note: one jitted function per configuration: outside jit the reshapes, mask fix and kernel run as one
+        # compiled program (eager op-by-op dispatch would add launches); inside jit it simply inlines.
+        fn = _compiled(f, impl, is_causal, scale, layout, barrier)
+        if jnp.dtype(q.dtype) != jnp.float32:  # the policy is for float32; XLA:CPU rejects it on half dots
+            return fn(q, k, v, mask)
+        with jax.default_matmul_precision(_JAX_PRECISION[policy]):
+            return fn(q, k, v, mask)
+
+    if impl == "cudnn":
+        sq, sk = (q.shape[-2], k.shape[-2]) if layout == "bhsd" else (q.shape[-3], k.shape[-3])
+        extra = ("" if layout == "bshd" else ", bhsd swapped to JAX's bshd") + (
+            ", bottom-right causal as an explicit mask" if is_causal and sq != sk else "")
+        return Plan(jax.nn.dot_product_attention, call, f"(implementation='cudnn'{extra})")
+    return Plan(_xla, call, "(the math of jax.nn.dot_product_attention(implementation='xla') in jnp ops: einsum "
+                            "and a max-shifted softmax over scores computed once; any Dv, float64 logits kept in "
+                            "float64, NaN kept)")
 
 
-def _sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str, spread: bool,
+def _sdpa(q: Any, k: Any, v: Any, mask: Any, kernel: Any, impl: str, is_causal: bool, scale: float, layout: str,
           barrier: bool) -> Any:
     q3, k3, v3, bool_mask, bias, causal, batch = _prepare(q, k, v, mask, is_causal, layout)
-    impl = "xla" if spread else choose(q3, v3)
-    out = _call(q3, k3, v3, bias, bool_mask, scale, causal, impl, barrier)
+    out = _call(kernel, impl, q3, k3, v3, bias, bool_mask, scale, causal, barrier)
     if impl == "cudnn" and (bool_mask is not None or bias is not None):
         # Note: the xla kernel gives a uniform average (or NaN) for a row with no key; the contract says zeros.
         has = _row_has_key(bool_mask, bias, causal, q3.shape[1], k3.shape[1])
@@ -114,17 +129,17 @@ def _sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layo
     return jnp.swapaxes(out, -2, -3) if layout == "bhsd" else out
 
 
-_JITTED: dict[tuple[bool, float, str, bool, bool], Any] = {}
+_JITTED: dict[tuple[Any, str, bool, float, str, bool], Any] = {}
 
 
-def _compiled(is_causal: bool, scale: float, layout: str, spread: bool = False, barrier: bool = True) -> Any:
+def _compiled(kernel: Any, impl: str, is_causal: bool, scale: float, layout: str, barrier: bool = True) -> Any:
     # Note: one jitted callable per static configuration, called with arrays only: JAX's C++ dispatch
     # fast path then applies (static keyword arguments cost ~tens of microseconds of host time per call).
-    key = (is_causal, scale, layout, spread, barrier)
+    key = (kernel, impl, is_causal, scale, layout, barrier)
     fn = _JITTED.get(key)
     if fn is None:
-        fn = _JITTED[key] = jax.jit(functools.partial(_sdpa, is_causal=is_causal, scale=scale, layout=layout,
-                                                      spread=spread, barrier=barrier))
+        fn = _JITTED[key] = jax.jit(functools.partial(_sdpa, kernel=kernel, impl=impl, is_causal=is_causal,
+                                                      scale=scale, layout=layout, barrier=barrier))
     return fn
 
 
@@ -134,15 +149,14 @@ def _spread(q: Any) -> bool:
     return not isinstance(q, jax.core.Tracer) and not isinstance(q.sharding, SingleDeviceSharding)
 
 
-def _call(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: bool, impl: str,
+def _call(kernel: Any, impl: str, q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: bool,
           barrier: bool = True) -> Any:
     if impl == "cudnn":
         try:
-            return jax.nn.dot_product_attention(q, k, v, bias, mask, scale=scale, is_causal=causal,
-                                                implementation="cudnn")
+            return kernel(q, k, v, bias, mask, scale=scale, is_causal=causal, implementation="cudnn")
         except Exception:  # cuDNN refused this configuration at trace time: the jnp path takes it
-            pass
-    return _xla(q, k, v, bias, mask, scale, causal, barrier)
+            return _xla(q, k, v, bias, mask, scale, causal, barrier)
+    return kernel(q, k, v, bias, mask, scale, causal, barrier)
 
 
 def _xla(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: bool, barrier: bool = True) -> Any:
@@ -195,22 +209,3 @@ def _xla(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: boo
     else:
         out = jnp.einsum("bhgqk,bkhd->bqhgd", p.reshape(b, hk, g, sq, sk), v.astype(ct))
     return out.reshape(b, sq, hq, v.shape[-1]).astype(q.dtype)
-
-
-def label(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
-    spread = _spread(q)
-    if spread or isinstance(q, jax.core.Tracer):
-        from unarray._backends.jax import attention_ring as ring
-
-        p = ring.plan(q, k, v, mask, is_causal, layout)
-        if p is not None:
-            return p.describe()
-    impl = "xla" if spread else choose(q, v)
-    if impl != "cudnn":
-        return ("the math of jax.nn.dot_product_attention(implementation='xla') in jnp ops: einsum and a "
-                "max-shifted softmax over scores computed once (any Dv, float64 logits kept in float64, NaN kept)")
-    extra = "" if layout == "bshd" else ", bhsd swapped to JAX's bshd"
-    sq, sk = (q.shape[-2], k.shape[-2]) if layout == "bhsd" else (q.shape[-3], k.shape[-3])
-    if is_causal and sq != sk:
-        extra += ", bottom-right causal as an explicit mask"
-    return f"jax.nn.dot_product_attention(implementation={impl!r}){extra}"

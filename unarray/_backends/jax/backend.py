@@ -15,6 +15,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from unarray._backends import _special, updates
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
+from unarray._backends._nn import Plan
 from unarray._backends.jax import nn as _nn
 from unarray._backends.jax.compile import JaxCompiler
 from unarray._devices import Device, ShardedDevice, register_native
@@ -464,17 +465,12 @@ class JaxBackend(Backend):
     nn_gelu = _nn.gelu
     nn_silu = _nn.silu
 
-    # Attention: jax.nn.dot_product_attention, cuDNN where it applies (attention_jax.py).
-    def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
-                                     layout: str, policy: str) -> Any:
+    # Attention: jax.nn.dot_product_attention, cuDNN where it applies (attention.py), a ring on a sharded sequence.
+    def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+                       policy: str) -> Plan:
         from unarray._backends.jax import attention as attention_jax
 
-        return attention_jax.sdpa(q, k, v, mask, is_causal, scale, layout, policy)
-
-    def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
-        from unarray._backends.jax import attention as attention_jax
-
-        return attention_jax.label(q, k, v, mask, is_causal, layout)
+        return attention_jax.plan(q, k, v, mask, is_causal, scale, layout, policy)
 
 
 BACKEND = JaxBackend()

@@ -8,7 +8,8 @@ from typing import Any
 
 import mlx.core as mx
 
-LABEL = "mlx.core.fast.scaled_dot_product_attention"
+from unarray._backends._nn import Plan
+
 # Note: float64 is left to the blocked path: MLX's kernel accumulates it in float32.
 _FLOATS = frozenset({mx.float16, mx.bfloat16, mx.float32})
 
@@ -22,5 +23,6 @@ def fast_applies(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str
     return sk > 0 and not (is_causal and sq > sk) and q.shape[1] % k.shape[1] == 0
 
 
-def fast(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float) -> Any:
-    return mx.fast.scaled_dot_product_attention(q, k, v, scale=scale, mask="causal" if is_causal else None)
+def fast_plan(q: Any, k: Any, v: Any, is_causal: bool, scale: float) -> Plan:
+    mask = "causal" if is_causal else None
+    return Plan(mx.fast.scaled_dot_product_attention, lambda f: f(q, k, v, scale=scale, mask=mask))

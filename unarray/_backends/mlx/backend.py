@@ -10,6 +10,7 @@ import numpy as np
 
 from unarray._backends import updates
 from unarray._backends._base import Backend
+from unarray._backends._nn import Plan
 from unarray._backends.mlx import IMMUTABLE, NAME, attention, creation, dtypes, linalg, statistical
 from unarray._backends.mlx.compile import MLXCompiler
 from unarray._backends.mlx.xp import XP
@@ -189,16 +190,11 @@ class MLXBackend(Backend):
     def nn_erf(self) -> Any:  # the array API has no erf: MLX's own
         return mx.erf
 
-    def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
-                                     layout: str, policy: str) -> Any:
+    def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+                       policy: str) -> Plan:
         if attention.fast_applies(q, k, v, mask, is_causal, layout):
-            return attention.fast(q, k, v, mask, is_causal, scale)
-        return super().scaled_dot_product_attention(q, k, v, mask, is_causal, scale, layout, policy)
-
-    def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
-        if attention.fast_applies(q, k, v, mask, is_causal, layout):
-            return attention.LABEL
-        return super().attention_kernel(q, k, v, mask, is_causal, layout)
+            return attention.fast_plan(q, k, v, is_causal, scale)
+        return super().attention_plan(q, k, v, mask, is_causal, scale, layout, policy)
 
 
 BACKEND = MLXBackend()

@@ -18,10 +18,9 @@ from typing import Any, ClassVar
 
 import mlx.core as mx
 
-from unarray._backends._compiler import Compiler
+from unarray._backends._compiler import Compiler, typed
 from unarray._backends.mlx.deviations import SHAPELESS
 from unarray._errors import ArgumentError
-from unarray._jit_keys import typed
 
 __all__ = ["MLXCompiler"]
 

@@ -11,6 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from unarray._backends._nn import Plan
 from unarray._backends.torch import precision as _tp
 
 _CUDA_ORDER = [SDPBackend.CUDNN_ATTENTION, SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION,
@@ -29,13 +30,13 @@ _set_priority = getattr(torch._C, "_set_sdp_priority_order", None)
 _FULL_ORDER: dict[tuple[tuple[int, ...], bool], list[int]] = {}
 
 
-def _call(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, gqa: bool) -> Any:
+def _call(f: Any, q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, gqa: bool) -> Any:
+    # f: the plan's kernel, torch.nn.functional.scaled_dot_product_attention.
     # Note: sdpa_kernel() is slow Python (it rewrites every backend flag twice); only
     # the priority order matters here, so it is set directly, and only when it differs, then restored.
     if _get_priority is None or _set_priority is None or _tp.compiling():
         with sdpa_kernel(_order(q), set_priority=True):
-            return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale,
-                                                  enable_gqa=gqa)
+            return f(q, k, v, attn_mask=mask, is_causal=causal, scale=scale, enable_gqa=gqa)
     prev = _get_priority()
     key = (tuple(prev), q.is_cuda)
     want = _FULL_ORDER.get(key)
@@ -43,12 +44,10 @@ def _call(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, gqa: bo
         mine = [int(b) for b in _order(q)]
         want = _FULL_ORDER[key] = mine + [b for b in prev if b not in mine]
     if list(prev) == want:
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale,
-                                              enable_gqa=gqa)
+        return f(q, k, v, attn_mask=mask, is_causal=causal, scale=scale, enable_gqa=gqa)
     _set_priority(want)
     try:
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale,
-                                              enable_gqa=gqa)
+        return f(q, k, v, attn_mask=mask, is_causal=causal, scale=scale, enable_gqa=gqa)
     finally:
         _set_priority(prev)
 
@@ -104,48 +103,59 @@ def _row_has_key(mask: Any) -> Any:
     return allowed.any(-1, keepdim=True)
 
 
-def _math(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, gqa: bool) -> Any:
+def _math(f: Any, q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, gqa: bool) -> Any:
     with sdpa_kernel([SDPBackend.MATH]):
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale,
-                                              enable_gqa=gqa)
+        return f(q, k, v, attn_mask=mask, is_causal=causal, scale=scale, enable_gqa=gqa)
 
 
-def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
-         policy: str) -> Any:
+def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str, policy: str) -> Plan:
+    """The call's route: torch's SDPA on 4-D views (the kernel torch takes inside it, read for ua.explain from
+    the plan's own views), or in a compiled graph that must carry the policy, attention with unarray::matmul."""
     sq, sk = (q.shape[-2], k.shape[-2]) if layout == "bhsd" else (q.shape[-3], k.shape[-3])
     if sq == 0 or sk == 0:
-        shape = (*q.shape[:-1], v.shape[-1])
-        return torch.zeros(shape, dtype=q.dtype, device=q.device) + 0 * (q.sum() + k.sum() + v.sum())
+        return Plan(_empty, lambda f: f(q, k, v), "(a zero-size sequence: zeros, no kernel entered)")
     q4, k4, v4, m4, causal, batch = _prepare(q, k, v, mask, is_causal, layout)
     k4, v4, gqa = _route(q4, k4, v4, m4, causal)
     arbitrated = _tp.matters(q4)
     compiling = _tp.compiling()
-    # Note: in a compiled graph on the CPU the NaN check below cannot run (a branch on data), so the math
-    # kernel, which keeps NaN in q or k as NaN out, takes the call instead of the CPU flash kernel (which
-    # drops them: a NaN query row came out finite under ua.jit).
-    fused = _math if compiling and not q4.is_cuda else _call
-    if not arbitrated:
-        out = fused(q4, k4, v4, m4, causal, scale, gqa)
-    elif compiling:
-        if _tp.held_for(policy, q4, k4, v4, *(() if m4 is None else (m4,))):
-            # Note: under ua.jit the call holds the policy's setting for the whole graph (precision.py,
-            # "ua.jit's boundary"): torch's fused kernel, as in eager code under the switch.
-            out = fused(q4, k4, v4, m4, causal, scale, gqa)
-        else:
-            # Note: fused kernels in a compiled graph would run under the global setting of run time; the
-            # products go through unarray::matmul, which carries the policy (compiled.py).
-            from unarray._backends.torch import compiled as _torch_compiled
+    if compiling and arbitrated and not _tp.held_for(policy, q4, k4, v4, *(() if m4 is None else (m4,))):
+        # Note: fused kernels in a compiled graph would run under the global setting of run time; the
+        # products go through unarray::matmul, which carries the policy (compiled.py).
+        from unarray._backends.torch import compiled as _torch_compiled
 
-            out = _torch_compiled.attention(q4, k4, v4, m4, causal, scale, gqa, policy)
-    else:
-        out = _tp.arbitrate(q4, policy, _call, q4, k4, v4, m4, causal, scale, gqa)
-    if not q4.is_cuda and not compiling and bool(torch.isnan(q4.sum() + k4.sum())):
-        # Note: torch's CPU flash kernel drops NaN scores (a NaN in q or k can give a finite row: with Sq != Sk,
-        # or Sk == 1, among others); the math kernel keeps them: NaN in, NaN out. A NaN anywhere in q or k
-        # makes their sum NaN (opposite infinities too: those take the math kernel, as correct, only slower).
-        # The sum is the cheaper test (an isnan().any() pair costs more). CPU only: no device sync.
-        args = (q4, k4, v4, m4, causal, scale, gqa)
-        out = _tp.arbitrate(q4, policy, _math, *args) if arbitrated else _math(*args)
+        def matmuls(f: Any) -> Any:
+            return _finish(f(q4, k4, v4, m4, causal, scale, gqa, policy), m4, batch, layout)
+
+        return Plan(_torch_compiled.attention, matmuls, "(its products through unarray::matmul, under the policy)")
+
+    def sdpa(f: Any) -> Any:
+        if arbitrated and not compiling:
+            out = _tp.arbitrate(q4, policy, _call, f, q4, k4, v4, m4, causal, scale, gqa)
+        else:
+            # Note: under ua.jit a held policy's setting covers the whole graph (precision.py, "ua.jit's
+            # boundary"): torch's fused kernel, as in eager code under the switch. In a compiled graph on the
+            # CPU the NaN check below cannot run (a branch on data), so the math kernel, which keeps NaN in q
+            # or k as NaN out, takes the call instead of the CPU flash kernel (which drops them).
+            out = (_math if compiling and not q4.is_cuda else _call)(f, q4, k4, v4, m4, causal, scale, gqa)
+        if not q4.is_cuda and not compiling and bool(torch.isnan(q4.sum() + k4.sum())):
+            # Note: torch's CPU flash kernel drops NaN scores (a NaN in q or k can give a finite row: with
+            # Sq != Sk, or Sk == 1, among others); the math kernel keeps them: NaN in, NaN out. A NaN anywhere in
+            # q or k makes their sum NaN (opposite infinities too: those take the math kernel, as correct, only
+            # slower). The sum is the cheaper test (an isnan().any() pair costs more). CPU only: no device sync.
+            args = (f, q4, k4, v4, m4, causal, scale, gqa)
+            out = _tp.arbitrate(q4, policy, _math, *args) if arbitrated else _math(*args)
+        return _finish(out, m4, batch, layout)
+
+    hk = k.shape[-3 if layout == "bhsd" else -2]
+    return Plan(F.scaled_dot_product_attention, sdpa, lambda: _facts(q4, k4, v4, m4, causal, gqa, hk, is_causal))
+
+
+def _empty(q: Any, k: Any, v: Any) -> Any:
+    shape = (*q.shape[:-1], v.shape[-1])
+    return torch.zeros(shape, dtype=q.dtype, device=q.device) + 0 * (q.sum() + k.sum() + v.sum())
+
+
+def _finish(out: Any, m4: Any, batch: tuple[int, ...], layout: str) -> Any:
     if m4 is not None:
         # Note: fused kernels give NaN or a uniform average for a row with no key; the contract says zeros.
         has = _row_has_key(m4)
@@ -155,17 +165,15 @@ def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
     return out.transpose(-2, -3) if layout == "bshd" else out
 
 
-def label(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
-    q4, k4, v4, m4, causal, _ = _prepare(q, k, v, mask, is_causal, layout)
-    k4, v4, gqa = _route(q4, k4, v4, m4, causal)
+def _facts(q4: Any, k4: Any, v4: Any, m4: Any, causal: bool, gqa: bool, hk: int, is_causal: bool) -> str:
+    # The SDPA kernel torch takes for the plan's views, in the order _call sets (torch decides inside the call).
     with sdpa_kernel(_order(q4), set_priority=True):
         choice = int(torch._fused_sdp_choice(q4, k4, v4, m4, 0.0, causal, enable_gqa=gqa))
     kind = _NAMES.get(choice, str(choice))
-    if not q.is_cuda and choice == 1:
+    if not q4.is_cuda and choice == 1:
         kind = "flash (CPU, blocked)"
-    how = "enable_gqa" if gqa else ("k/v repeated per group" if q4.shape[-3] != k.shape[-3 if layout == "bhsd"
-                                                                                       else -2] else "")
+    how = "enable_gqa" if gqa else ("k/v repeated per group" if q4.shape[-3] != hk else "")
     extra = f", grouped-query via {how}" if how else ""
     if is_causal and q4.shape[-2] != k4.shape[-2]:
         extra += ", bottom-right causal as an explicit mask"
-    return f"torch.nn.functional.scaled_dot_product_attention [{kind}]{extra}"
+    return f"[{kind}]{extra}"

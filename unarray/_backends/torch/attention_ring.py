@@ -27,6 +27,7 @@ import torch
 import torch.distributed as dist
 from torch.distributed.tensor import DTensor
 
+from unarray._backends._nn import Plan, around
 from unarray._backends.torch import precision as _tp
 from unarray._errors import ArgumentTypeError, ShapeError, UnsupportedError
 
@@ -192,56 +193,49 @@ def _cudnn_takes(q: Any) -> bool:
         return False
 
 
-def label(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
+def attention_plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+                   policy: str) -> Plan:
+    """The DTensor call's plan: the single-device plan of each rank's shards, or a ring (torch's context
+    parallel or unarray's) over the mesh dimension that shards the sequence."""
     p = plan(q, k, v, mask, is_causal, layout)
     where = f"DTensor on mesh {tuple(p.mesh.shape)} {list(p.placements)}"
     if p.route == "local":
         from unarray._backends.torch import attention as attention_torch
 
-        return f"{where}: per-shard, no communication; " + attention_torch.label(
-            q.to_local(), k.to_local(), v.to_local(), None if mask is None else mask.to_local(), is_causal, layout)
-    balance = "head-tail load balance" if p.zigzag else "contiguous shards"
-    if p.route == "torch-cp":
-        method = str(_cp_options().rotate_method.name).lower().replace("_", "-")
-        return (f"{where}: torch context parallel (_templated_ring_attention, {method} rotation, {balance}) "
-                f"over {p.size} ranks, {_ATEN[p.kernel]} per block")
-    not_cp = "; torch's context parallel does not take " + ", ".join(p.why) if p.why else ""
-    return (f"{where}: unarray ring attention over {p.size} ranks (P2P batch_isend_irecv of K/V blocks, one in "
-            f"flight, {_ATEN[p.kernel]} per block or float32 math for masked blocks, online log-sum-exp merge, "
-            f"{balance}){not_cp}")
+        m = None if mask is None else _mask_rows(mask.to_local(), q, layout)
+        inner = attention_torch.plan(q.to_local(), k.to_local(), v.to_local(), m, is_causal, scale, layout, policy)
+        shape = (*q.shape[:-1], v.shape[-1])
 
+        def wrap(out: Any) -> Any:
+            return DTensor.from_local(out, p.mesh, p.placements, run_check=False, shape=torch.Size(shape),
+                                      stride=_contiguous_strides(shape))
 
-def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
-         policy: str) -> Any:
-    p = plan(q, k, v, mask, is_causal, layout)
-    if p.route == "local":
-        return _local(q, k, v, mask, is_causal, scale, layout, policy, p)
-    if torch.is_grad_enabled() and any(a.requires_grad for a in (q, k, v)):
-        raise UnsupportedError("gradients through sequence-sharded DTensor attention are not supported: the "
-                               "ring's P2P exchange is not differentiable; compute under torch.no_grad(), or "
-                               "train with torch's context_parallel(...) context manager", op=_OP, backend="torch")
+        return around(inner, wrap, f"; {where}: per-shard, no communication")
     q4, k4, v4, batch = _local4(q, k, v, layout)
     m4 = None if mask is None else _mask_rows(mask.to_local(), q, layout, keep_seq=True)
     if m4 is not None and m4.ndim > 3:
         m4 = m4.expand(*batch, *m4.shape[-3:]).reshape(-1, *m4.shape[-3:])
     seq = _axes(q.ndim, layout)[0]
-    sq, sk = q.shape[seq], k.shape[seq]
-    fn = _torch_cp if p.route == "torch-cp" else _ring
-    args = (q4, k4, v4, m4, is_causal, scale, sq, sk, p)
-    out = _tp.arbitrate(q4, policy, fn, *args) if _tp.matters(q4) else fn(*args)
-    return _wrap(out, batch, layout, q, v, p)
+    args = (q4, k4, v4, m4, is_causal, scale, q.shape[seq], k.shape[seq], p)
 
+    def call(f: Any) -> Any:
+        if torch.is_grad_enabled() and any(a.requires_grad for a in (q, k, v)):
+            raise UnsupportedError("gradients through sequence-sharded DTensor attention are not supported: the "
+                                   "ring's P2P exchange is not differentiable; compute under torch.no_grad(), or "
+                                   "train with torch's context_parallel(...) context manager", op=_OP,
+                                   backend="torch")
+        out = _tp.arbitrate(q4, policy, f, *args) if _tp.matters(q4) else f(*args)
+        return _wrap(out, batch, layout, q, v, p)
 
-def _local(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
-           policy: str, p: _Plan) -> Any:
-    from unarray._backends.torch import attention as attention_torch
-
-    ql = q.to_local()
-    m = None if mask is None else _mask_rows(mask.to_local(), q, layout)
-    out = attention_torch.sdpa(ql, k.to_local(), v.to_local(), m, is_causal, scale, layout, policy)
-    shape = (*q.shape[:-1], v.shape[-1])
-    return DTensor.from_local(out, p.mesh, p.placements, run_check=False, shape=torch.Size(shape),
-                              stride=_contiguous_strides(shape))
+    balance = "head-tail load balance" if p.zigzag else "contiguous shards"
+    if p.route == "torch-cp":
+        method = str(_cp_options().rotate_method.name).lower().replace("_", "-")
+        return Plan(_torch_cp, call, f"({where}: torch context parallel (_templated_ring_attention, {method} "
+                                     f"rotation, {balance}) over {p.size} ranks, {_ATEN[p.kernel]} per block)")
+    not_cp = "; torch's context parallel does not take " + ", ".join(p.why) if p.why else ""
+    return Plan(_ring, call, f"({where}: unarray ring attention over {p.size} ranks (P2P batch_isend_irecv of "
+                             f"K/V blocks, one in flight, {_ATEN[p.kernel]} per block or float32 math for masked "
+                             f"blocks, online log-sum-exp merge, {balance}){not_cp})")
 
 
 def _mask_rows(m: Any, q: Any, layout: str, keep_seq: bool = False) -> Any:
@@ -524,4 +518,4 @@ def _merge(acc: Any, lse: Any, rows: tuple[int, int], o: Any, block_lse: Any) ->
     lse[:, :, a:b] = new
 
 
-__all__ = ["is_dtensor", "label", "plan", "prefer", "sdpa"]
+__all__ = ["attention_plan", "is_dtensor", "plan", "prefer"]

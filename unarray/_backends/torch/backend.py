@@ -17,6 +17,7 @@ from unarray import _dtypes, _precision
 from unarray._backends import _special, updates
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
+from unarray._backends._nn import Plan
 from unarray._backends.torch import devices as _devices
 from unarray._backends.torch import layout as _layout
 from unarray._backends.torch import nn as _nn
@@ -503,25 +504,16 @@ class TorchBackend(Backend):
     nn_gelu = _nn.gelu
     nn_silu = _nn.silu
 
-    # Attention: torch SDPA with the kernel chosen explicitly (attention.py).
-    def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
-                                     layout: str, policy: str) -> Any:
+    # Attention: torch SDPA with the kernel chosen explicitly (attention.py), a ring on DTensors (attention_ring.py).
+    def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+                       policy: str) -> Plan:
         if _is_dtensor(q):
             from unarray._backends.torch import attention_ring as attention_ring_torch
 
-            return attention_ring_torch.sdpa(q, k, v, mask, is_causal, scale, layout, policy)
+            return attention_ring_torch.attention_plan(q, k, v, mask, is_causal, scale, layout, policy)
         from unarray._backends.torch import attention as attention_torch
 
-        return attention_torch.sdpa(q, k, v, mask, is_causal, scale, layout, policy)
-
-    def attention_kernel(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> str:
-        if _is_dtensor(q):
-            from unarray._backends.torch import attention_ring as attention_ring_torch
-
-            return attention_ring_torch.label(q, k, v, mask, is_causal, layout)
-        from unarray._backends.torch import attention as attention_torch
-
-        return attention_torch.label(q, k, v, mask, is_causal, layout)
+        return attention_torch.plan(q, k, v, mask, is_causal, scale, layout, policy)
 
 
 BACKEND = TorchBackend()
