@@ -1,6 +1,6 @@
 """Sphinx configuration: MyST pages, the API reference from the docstrings (autodoc + napoleon).
 
-Build (CI builds it through tests/test_docs.py, warnings as errors):
+Build (CI builds it through tests/structure/test_docs.py, warnings as errors):
 
     python -m sphinx -W --keep-going -b html docs docs/_build/html
 """

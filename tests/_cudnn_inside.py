@@ -1,4 +1,4 @@
-"""The GPU half of tests/test_attention_cudnn.py, run in a fresh interpreter that never imports torch
+"""The GPU half of tests/attention/test_attention_cudnn.py, run in a fresh interpreter that never imports torch
 until its last check: ``python -c "from tests import _cudnn_inside as t; t.inside()"``.
 
 Each check compares ``ua.scaled_dot_product_attention`` on CuPy float16/bfloat16 arrays with a float64

@@ -1,4 +1,4 @@
-"""Run in a fresh process by tests/test_precision.py: the user's torch precision set with API X then
+"""Run in a fresh process by tests/precision/test_precision.py: the user's torch precision set with API X then
 each API Y; every unarray matmul-like call under every policy must not raise, must be within the
 policy's tolerance of a float64 reference, and must leave every setting (raw "none" slots included)
 as the user left it. Prints one line per failure; exit status 1 if any."""

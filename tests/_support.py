@@ -14,7 +14,7 @@ BACKEND_PARAMS = {
     "gpu": ["torch-cuda", "cupy", "jax-gpu"],
 }
 # Backends the suite runs on some test modules only: MLX on the equivalence properties (its own facts are in
-# tests/test_mlx.py, its conformance in python -m unarray check), which keeps the suite's time.
+# tests/ops/test_mlx.py, its conformance in python -m unarray check), which keeps the suite's time.
 ONLY_IN = {"mlx": frozenset({"test_one_answer", "test_mlx", "test_explain_kernel", "test_jit", "test_jit_rules",
                             "test_stress"}),
            "dask": frozenset({"test_explain_kernel"})}

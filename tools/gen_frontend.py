@@ -12,7 +12,7 @@ for each into the "generated" region of its category module, so tools and
 readers see ordinary code. It also writes every error frame of the front end
 from one template (``frame``): the generated functions' and the except clause
 of each hand-written ``try:`` marked as a frame. Run it after editing any of those;
-``tests/test_namespace.py`` fails when a module is out of date.
+``tests/ops/test_namespace.py`` fails when a module is out of date.
 
     python tools/gen_frontend.py          # rewrite
     python tools/gen_frontend.py --check  # exit 1 if anything would change

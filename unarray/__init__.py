@@ -134,7 +134,7 @@ _run_as_written(_sys.modules[__name__], linalg, fft, nn)
 
 # Note: torch already imported: its tensor types are registered now, not on their first lookup. That lookup may be
 # inside a user's torch.compile trace, and Dynamo guards on the registry as it was before the lookup filled it, so
-# the function would compile a second time on its next call (tests/test_compile_once.py). torch imported later is registered on first sight, as every other library is.
+# the function would compile a second time on its next call (tests/jit/test_compile_once.py). torch imported later is registered on first sight, as every other library is.
 _lookup.register_imported()
 
 

@@ -15,7 +15,7 @@ from unarray._errors import UnknownNameError
 
 __all__ = ["FOREIGN", "error", "suggestion"]
 
-# Keys are never names of the namespace (tests/test_names.py holds it); values are the standard's
+# Keys are never names of the namespace (tests/ops/test_names.py holds it); values are the standard's
 # functions to use instead, best first ("linalg.vector_norm" is ua.linalg.vector_norm).
 FOREIGN: dict[str, tuple[str, ...]] = {
     # NumPy (and jax.numpy, CuPy) names

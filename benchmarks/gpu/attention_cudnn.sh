@@ -59,9 +59,9 @@ PY
 echo "probe rc=$?" >>"$OUT/probe.log"
 timeout 120 python3 benchmarks/gpu/attention_cudnn.py >"$OUT/bench.log" 2>&1
 echo "bench rc=$?" >>"$OUT/bench.log"
-timeout 150 python3 -m pytest -q -x -p no:randomly -p no:cacheprovider --devices gpu -s tests/test_attention_cudnn.py \
+timeout 150 python3 -m pytest -q -x -p no:randomly -p no:cacheprovider --devices gpu -s tests/attention/test_attention_cudnn.py \
     >"$OUT/tests.log" 2>&1
 echo "tests rc=$?" >>"$OUT/tests.log"
 timeout 60 python3 -m pytest -q -p no:randomly -p no:cacheprovider --devices gpu --backends cupy \
-    tests/test_attention.py tests/test_attention_edges.py >"$OUT/tests_attention.log" 2>&1
+    tests/attention/test_attention.py tests/attention/test_attention_edges.py >"$OUT/tests_attention.log" 2>&1
 echo "attention tests rc=$?" >>"$OUT/tests_attention.log"

@@ -16,8 +16,8 @@ python3 -c "import unarray.interop._routes as i, unarray._precision as p; print(
 python3 - "$PARTS" > /tmp/parts.txt <<'PY'
 import os, sys
 n = int(sys.argv[1])
-files = sorted((os.path.getsize(f"tests/{f}"), f"tests/{f}") for f in os.listdir("tests")
-               if f.startswith("test_") and f.endswith(".py"))
+files = sorted((os.path.getsize(os.path.join(d, f)), os.path.join(d, f)) for d, _, names in os.walk("tests")
+               for f in names if f.startswith("test_") and f.endswith(".py") and "client" not in d)
 load, parts = [0] * n, [[] for _ in range(n)]
 for size, f in reversed(files):
     i = load.index(min(load))

@@ -6,7 +6,7 @@ each backend module checks its class against it for its own array type (a ``TYPE
 that ``mypy --strict`` reads). ``GENERIC`` lists the standard's functions that ``Backend`` serves
 straight from ``xp`` by name; ``OPTIONAL`` lists the methods only some backends define, each read by
 its caller with ``getattr``. A public name on a backend class outside these three is a misspelling:
-``tests/test_contract.py`` fails on it.
+``tests/structure/test_contract.py`` fails on it.
 """
 
 from __future__ import annotations

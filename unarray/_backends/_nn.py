@@ -1,7 +1,7 @@
 """The building blocks around attention (``ua.softmax`` ... ``ua.silu``): one definition in the array
 API (the ``*_formula`` functions below, run on ``b.xp``), which is each function's semantics; the fused
 kernels of the libraries that have them live in their packages and compute the same thing (checked against
-a float64 reference in tests/test_nn.py and tests/test_nn_trust.py).
+a float64 reference in tests/attention/test_nn.py and tests/attention/test_nn_trust.py).
 
 Each ``nn_<op>`` method of :class:`NNOps` (the backend's base) returns a :class:`Plan`: the kernel the call
 enters, a real callable, and the call that enters it. The front end runs the plan; ``ua.explain`` prints the

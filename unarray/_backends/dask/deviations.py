@@ -25,7 +25,7 @@ INSTALL = {"cpu": LIBRARY.install_cpu, "cuda": "pip install 'dask[array]' cupy-c
            "tpu": ""}
 NOTE = ("Lazy: every op builds a graph and computes nothing; NumPy chunks on the CPU, CuPy chunks on CUDA. "
         "`ua.to(x, 'dask')` wraps, `ua.to(dask_array, 'numpy')` computes (counted); the handoff pairs are "
-        "checked in tests/test_dask.py. `--profile distributed` runs the cases on a local cluster.")
+        "checked in tests/ops/test_dask.py. `--profile distributed` runs the cases on a local cluster.")
 # What the native array objects' own operators do (unarray never wraps or patches them).
 OPERATORS = ("`dask.array.Array` operators are dask's own (NumPy's promotion, lazily); `x[mask]` gives a result of "
              "unknown (NaN) size until computed.")

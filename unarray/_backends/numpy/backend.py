@@ -23,7 +23,7 @@ from unarray._precision import ignoring_policy
 
 _CPU = Device("cpu")
 # The standard's names whose array_api_compat.numpy function is not NumPy's own (every other name it
-# re-exports from NumPy unchanged: tests/test_first_use.py holds both halves against the installed versions).
+# re-exports from NumPy unchanged: tests/structure/test_first_use.py holds both halves against the installed versions).
 COMPAT_WRAPPED = frozenset({
     "arange", "argsort", "asarray", "astype", "ceil", "clip", "count_nonzero", "cumulative_prod",
     "cumulative_sum", "empty", "empty_like", "eye", "finfo", "floor", "full", "full_like", "iinfo", "linspace",
@@ -139,7 +139,7 @@ class NumpyBackend(Backend):
     # Note: NumPy orders complex numbers lexicographically; the standard has no complex order, so
     # max/min/argmax/argmin refuse them, as on every backend.
     # Note: the ufunc reductions are np.sum/np.prod/np.max/... without their Python
-    # wrappers (same results, dtypes and errors; checked in tests/test_hot_ops.py).
+    # wrappers (same results, dtypes and errors; checked in tests/ops/test_hot_ops.py).
     def sum(self, x: _NDArray, axis: Any, dtype: Any, keepdims: bool) -> Any:
         return _add_reduce(x, axis, None if dtype is None else self.dtype(dtype), None, keepdims)
 

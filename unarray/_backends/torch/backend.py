@@ -73,7 +73,7 @@ _CPU_REDUCES = _tp._CPU_REDUCES  # a float32 CPU matmul runs under the precision
 # 16*16*16 multiply-adds (aten/src/ATen/native/mkldnn/Matmul.cpp: mkldnn_gemm and checksize); the
 # product of the operands' sizes bounds that count (batch*m*n*k <= numel1*numel2 for k >= 1), so at
 # or below it the user's setting cannot change the result and the switch is skipped. Held by
-# tests/test_precision.py::test_tiny_cpu_matmuls_are_float32_whatever_the_user_set where the CPU has the path.
+# tests/precision/test_precision.py::test_tiny_cpu_matmuls_are_float32_whatever_the_user_set where the CPU has the path.
 _TINY = 16 * 16 * 16
 
 

@@ -1,0 +1,1 @@
+"""ua.nn and attention: the formulas against a float64 reference, each route's plan and kernel."""
