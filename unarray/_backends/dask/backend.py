@@ -247,7 +247,7 @@ class DaskBackend(Backend):
 
     def linalg_matrix_power(self, x: Any, n: int, /, *, policy: str) -> Any:
         self._square("linalg.matrix_power", x)
-        return per_matrix("linalg_matrix_power", "(m,m)->(m,m)", (x,), x.dtype, n=n)
+        return per_matrix("linalg_matrix_power", "(m,m)->(m,m)", (x,), x.dtype, _after=(n,), policy=policy)
 
     def linalg_eigh(self, x: Any, /) -> Any:
         self._square("linalg.eigh", x)

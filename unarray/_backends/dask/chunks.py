@@ -144,11 +144,13 @@ def chunk_backend(block: Any) -> Any:
     return numpy_backend.BACKEND
 
 
-def _run_chunk_op(*blocks: Any, _op: str, _as_kw: tuple[str, ...] = (), **kw: Any) -> Any:
+def _run_chunk_op(*blocks: Any, _op: str, _as_kw: tuple[str, ...] = (), _after: tuple[Any, ...] = (),
+                  **kw: Any) -> Any:
+    # _after: positional-only arguments after the operands (matrix_power's n)
     if _as_kw:  # trailing operands that the op takes by keyword (a tolerance per matrix)
         kw.update(zip(_as_kw, blocks[len(blocks) - len(_as_kw):], strict=True))
         blocks = blocks[:len(blocks) - len(_as_kw)]
-    return getattr(chunk_backend(blocks[0]), _op)(*blocks, **kw)
+    return getattr(chunk_backend(blocks[0]), _op)(*blocks, *_after, **kw)
 
 
 def elementwise(op: str, *args: Any) -> Any:
