@@ -13,9 +13,28 @@ BACKEND_PARAMS = {
     "cpu": ["numpy", "torch", "jax", "tensorflow", "mlx"],
     "gpu": ["torch-cuda", "cupy", "jax-gpu"],
 }
-# Backends the suite runs on some test modules only: MLX on the equivalence properties (its own facts are in
-# tests/test_mlx.py, its conformance in python -m unarray check), which keeps the suite's time.
-ONLY_IN = {"mlx": frozenset({"test_one_answer", "test_mlx"})}
+
+# Fixture tests a backend does not pass yet, run as strict xfails: (backend, test module, test function or the
+# parametrized test's id) -> reason.
+KNOWN_FAILURES = {
+    **{("mlx", "test_jit", t): "ua.jit does not compile MLX yet (mx.compile is not wired): it runs eagerly"
+       for t in ("test_jitted_block_equals_eager_and_the_float64_reference",
+                 "test_static_arguments_key_the_cache_and_a_hit_does_not_trace",
+                 "test_a_compile_failure_falls_back_to_eager_with_a_warning",
+                 "test_fullgraph_raises_a_typed_error_wrapping_the_cause",
+                 "test_options_the_compiler_refuses_are_a_typed_error")},
+    ("mlx", "test_jit_rules", "test_state_that_cannot_be_keyed_is_warned_about_once"):
+        "ua.jit does not compile MLX yet (mx.compile is not wired): it runs eagerly",
+    **{("mlx", "test_layout", t): "ua.ascontiguousarray on MLX copies compact input and names no CPU route yet"
+       for t in ("test_ascontiguousarray_matches_numpy", "test_compact_input_is_returned_as_is",
+                 "test_explain_names_the_cpu_route")},
+    ("mlx", "test_nn", "test_activations_match_the_formula[mlx-gelu]"): "ua.nn.gelu on MLX misses the formula's tolerance",
+    ("mlx", "test_nn_trust", "test_activations_at_infinities_and_nan[mlx-gelu-float64]"): "ua.nn.gelu on MLX: float64 at inf and NaN",
+    ("mlx", "test_attention", "test_matches_float64_reference"): "attention on MLX: the float64 draw fails",
+    ("mlx", "test_attention", "test_explain_names_the_kernel"): "ua.explain names MLX's fused kernel, not the "
+                                                                "blocked path the test expects",
+    ("mlx", "test_attention_edges", "test_zero_size_inputs_agree[mlx-Hq]"): "MLX's fused attention refuses Hq == 0",
+}
 
 
 @dataclass
@@ -108,6 +127,13 @@ class TestBackend:
 
             return bool(jax.config.jax_enable_x64)
         return True
+
+    def holds(self, dtype_name: str) -> bool:
+        """Whether the fixture's device holds the standard dtype ``dtype_name`` (MLX has no complex128)."""
+        import unarray as ua
+
+        info = ua.array_namespace(self.asarray(np.zeros(1, np.float32))).__array_namespace_info__()
+        return dtype_name in info.dtypes()
 
     @property
     def has_uint64_sum(self) -> bool:

@@ -19,13 +19,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import unarray as ua
-from tests._support import BACKEND_PARAMS, ONLY_IN, make_backend
+from tests._support import BACKEND_PARAMS, make_backend
 from unarray import _lookup
 
 ROOT = Path(__file__).resolve().parents[1]
 # The backend fixture's libraries on the devices the run asks for (UNARRAY_TEST_DEVICE=gpu: torch-cuda, CuPy and
 # JAX on the GPU), plus dask.
-LIBS = [*(p for p in BACKEND_PARAMS[os.environ.get("UNARRAY_TEST_DEVICE", "cpu")] if p not in ONLY_IN), "dask"]
+LIBS = [*BACKEND_PARAMS[os.environ.get("UNARRAY_TEST_DEVICE", "cpu")], "dask"]
 
 
 class Lib:
