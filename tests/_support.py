@@ -28,8 +28,10 @@ KNOWN_FAILURES = {
     **{("mlx", "test_layout", t): "ua.ascontiguousarray on MLX copies compact input and names no CPU route yet"
        for t in ("test_ascontiguousarray_matches_numpy", "test_compact_input_is_returned_as_is",
                  "test_explain_names_the_cpu_route")},
-    ("mlx", "test_nn", "test_activations_match_the_formula[mlx-gelu]"): "ua.nn.gelu on MLX misses the formula's tolerance",
-    ("mlx", "test_nn_trust", "test_activations_at_infinities_and_nan[mlx-gelu-float64]"): "ua.nn.gelu on MLX: float64 at inf and NaN",
+    ("mlx", "test_nn", "test_activations_match_the_formula[mlx-gelu]"):
+        "ua.nn.gelu on MLX misses the formula's tolerance",
+    ("mlx", "test_nn_trust", "test_activations_at_infinities_and_nan[mlx-gelu-float64]"):
+        "ua.nn.gelu on MLX: float64 at inf and NaN",
     ("mlx", "test_attention", "test_matches_float64_reference"): "attention on MLX: the float64 draw fails",
     ("mlx", "test_attention", "test_explain_names_the_kernel"): "ua.explain names MLX's fused kernel, not the "
                                                                 "blocked path the test expects",

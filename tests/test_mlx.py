@@ -11,6 +11,7 @@ import pytest
 
 import unarray as ua
 from tests._support import assert_close
+from unarray.conformance import deviations
 
 mx = pytest.importorskip("mlx.core")
 
@@ -127,3 +128,13 @@ def test_elementwise_runs_inside_mx_compile() -> None:
     x = mx.array(_data((4, 4)))
     f = mx.compile(lambda a: ua.sum(ua.exp(a) * 2, axis=0))
     assert_close(np.array(f(x)), np.exp(np.array(x).astype(np.float64)).sum(0) * 2, "float32", n_terms=4)
+
+
+@pytest.mark.parametrize("name", ["bool", "int8", "int64", "uint32", "float32", "float64", "complex64"])
+def test_dtypes_compare_with_unarrays_on_the_left(name: str) -> None:
+    x = ua.ones(2, dtype=getattr(ua, name), backend="mlx")
+    assert getattr(ua, name) == x.dtype and ua.isdtype(x.dtype, getattr(ua, name))
+    assert ua.float16 != x.dtype
+    # The listed deviation: MLX's Dtype answers False to any other object, so the reflected form is never asked.
+    assert not (x.dtype == getattr(ua, name))
+    assert any(d.op == "dtype ==" and d.backend == "mlx" for d in deviations.DEVIATIONS)
