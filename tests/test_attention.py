@@ -58,6 +58,8 @@ def cast(backend: TestBackend, x: Any, name: str) -> Any:
         import tensorflow as tf
 
         return tf.cast(y, getattr(tf, name))
+    if backend.name == "mlx":
+        return y.astype(getattr(backend.module, name))
     return y.astype(name)
 
 
