@@ -136,8 +136,8 @@ class TestBackend:
         """Whether the fixture's device holds the standard dtype ``dtype_name`` (MLX has no complex128)."""
         import unarray as ua
 
-        info = ua.array_namespace(self.asarray(np.zeros(1, np.float32))).__array_namespace_info__()
-        return dtype_name in info.dtypes()
+        info: Any = ua.array_namespace(self.asarray(np.zeros(1, np.float32))).__array_namespace_info__
+        return dtype_name in info().dtypes()
 
     @property
     def has_uint64_sum(self) -> bool:
