@@ -32,9 +32,6 @@ KNOWN_FAILURES = {
         "MLX's float64 erf is float32-accurate (ua.nn's exact gelu)",
     ("mlx", "test_nn_trust", "test_activations_at_infinities_and_nan[mlx-gelu-float64]"):
         "MLX's float64 erf is float32-accurate (ua.nn's exact gelu)",
-    ("mlx", "test_attention", "test_explain_names_the_kernel"): "ua.explain names MLX's fused kernel, not the "
-                                                                "blocked path the test expects",
-    ("mlx", "test_attention_edges", "test_zero_size_inputs_agree[mlx-Hq]"): "MLX's fused attention refuses Hq == 0",
 }
 
 

@@ -172,7 +172,8 @@ def test_explain_names_the_kernel(backend: TestBackend) -> None:
     k = backend.asarray(np.ones((1, 2, 8, 16), np.float32))
     kernel = ua.explain(OP, q, k, k, is_causal=True).kernel
     expected = {"torch": "torch.nn.functional.scaled_dot_product_attention [",
-                "jax": "jax.nn.dot_product_attention(implementation="}.get(backend.name, "blocked online-softmax")
+                "jax": "jax.nn.dot_product_attention(implementation=",
+                "mlx": "mlx.core.fast.scaled_dot_product_attention"}.get(backend.name, "blocked online-softmax")
     if backend.device == "gpu" and backend.name not in ("torch", "jax") and "torch" in sys.modules:
         # GPU arrays without a fused kernel of their own borrow torch's, zero-copy.
         expected = "torch.nn.functional.scaled_dot_product_attention ["
