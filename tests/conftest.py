@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests._support import BACKEND_PARAMS, ONLY_IN, TestBackend, make_backend
+from tests._support import BACKEND_PARAMS, KNOWN_FAILURES, TestBackend, make_backend
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -29,23 +29,25 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["UNARRAY_TEST_DEVICE"] = config.getoption("--devices")
 
 
-def _selected(config: pytest.Config, module: str) -> list[str]:
+def _selected(config: pytest.Config) -> list[str]:
     wanted = [b.strip() for b in config.getoption("--backends").split(",") if b.strip()]
     device = config.getoption("--devices")
-    names = [p for p in BACKEND_PARAMS[device] if not wanted or p.partition("-")[0] in wanted]
-    return [p for p in names if module in ONLY_IN.get(p.partition("-")[0], (module,))]
+    return [p for p in BACKEND_PARAMS[device] if not wanted or p.partition("-")[0] in wanted]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "backend" in metafunc.fixturenames:
-        module = metafunc.module.__name__.rpartition(".")[2]
-        metafunc.parametrize("backend", _selected(metafunc.config, module), indirect=True)
+        metafunc.parametrize("backend", _selected(metafunc.config), indirect=True)
 
 
 @pytest.fixture
 def backend(request: pytest.FixtureRequest) -> TestBackend:
     name = request.param
     module = name.partition("-")[0]
+    where = (module, request.module.__name__.rpartition(".")[2])
+    reason = KNOWN_FAILURES.get((*where, request.function.__name__)) or KNOWN_FAILURES.get((*where, request.node.name))
+    if reason is not None:
+        request.applymarker(pytest.mark.xfail(reason=reason, strict=True))
     if importlib.util.find_spec(module) is None:
         pytest.skip(f"{module} is not installed")
     tb = make_backend(name)

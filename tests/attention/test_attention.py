@@ -58,6 +58,8 @@ def cast(backend: TestBackend, x: Any, name: str) -> Any:
         import tensorflow as tf
 
         return tf.cast(y, getattr(tf, name))
+    if backend.name == "mlx":
+        return y.astype(getattr(backend.module, name))
     return y.astype(name)
 
 
@@ -171,7 +173,8 @@ def test_explain_names_the_kernel(backend: TestBackend) -> None:
     k = backend.asarray(np.ones((1, 2, 8, 16), np.float32))
     kernel = ua.explain(OP, q, k, k, is_causal=True).kernel
     expected = {"torch": "torch._C._nn.scaled_dot_product_attention [",
-                "jax": "implementation="}.get(backend.name, "blocked online-softmax")
+                "jax": "implementation=",
+                "mlx": "scaled_dot_product_attention"}.get(backend.name, "blocked online-softmax")
     if backend.device == "gpu" and backend.name not in ("torch", "jax") and "torch" in sys.modules:
         # GPU arrays without a fused kernel of their own borrow torch's, zero-copy.
         expected = "torch._C._nn.scaled_dot_product_attention ["

@@ -19,13 +19,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import unarray as ua
-from tests._support import BACKEND_PARAMS, ONLY_IN, make_backend
+from tests._support import BACKEND_PARAMS, make_backend
 from unarray import _lookup
 
 ROOT = Path(__file__).resolve().parents[2]
 # The backend fixture's libraries on the devices the run asks for (UNARRAY_TEST_DEVICE=gpu: torch-cuda, CuPy and
 # JAX on the GPU), plus dask.
-LIBS = [*(p for p in BACKEND_PARAMS[os.environ.get("UNARRAY_TEST_DEVICE", "cpu")] if p not in ONLY_IN), "dask"]
+LIBS = [*BACKEND_PARAMS[os.environ.get("UNARRAY_TEST_DEVICE", "cpu")], "dask"]
 
 
 class Lib:
@@ -53,7 +53,8 @@ class Lib:
 
     @property
     def float_dtype(self) -> Any:
-        return np.float32 if self.name in ("jax", "tensorflow", "torch", "cupy") else np.float64
+        # (MLX's float64 erf is float32-accurate, a known failure of the backend fixture's nn tests)
+        return np.float32 if self.name in ("jax", "tensorflow", "torch", "cupy", "mlx") else np.float64
 
 
 @pytest.fixture(params=LIBS)
@@ -73,7 +74,8 @@ def lib(request: pytest.FixtureRequest) -> Lib:
 def test_bound_to_the_array_with_every_public_name(lib: Lib) -> None:
     x = lib.asarray([1.0, 2.0], lib.float_dtype)
     xp = ua.array_namespace(x)
-    assert (xp.backend, xp.lazy, xp.immutable) == (lib.name, lib.name == "dask", lib.name in ("jax", "tensorflow"))
+    immutable = lib.name in ("jax", "tensorflow", "mlx")
+    assert (xp.backend, xp.lazy, xp.immutable) == (lib.name, lib.name == "dask", immutable)
     assert xp.device == ua.device(x) and xp.device.library == lib.name
     assert xp is ua.array_namespace(x) is ua.array_namespace(x, 2.0, None) is ua.array_namespace(None, x)
     missing = [n for n in ua.__all__ if not hasattr(xp, n)]
@@ -134,7 +136,7 @@ def test_info_describes_the_bound_backend_and_device(lib: Lib) -> None:
     with ua.use(lib.name):
         assert info.dtypes() == ua.__array_namespace_info__().dtypes()
     assert not {"float16", "bfloat16"} & set(info.dtypes())
-    assert xp.zeros(2).dtype == info.default_dtypes()["real floating"]
+    assert info.default_dtypes()["real floating"] == xp.zeros(2).dtype
 
 
 @pytest.mark.parametrize("kind", ["tpu", "mps"])
@@ -243,7 +245,7 @@ def test_device_equality_is_kind_and_index_only() -> None:
 def test_asarray_of_a_number_to_bool(lib: Lib) -> None:
     for v, want in ((1, True), (0, False), (2.5, True), (0.0, False)):
         out = ua.asarray(v, dtype=ua.bool, backend=lib.name)
-        assert out.dtype == ua.bool and bool(lib.to_numpy(out)) is want
+        assert ua.bool == out.dtype and bool(lib.to_numpy(out)) is want
 
 
 # -- ua.asarray: the same result whatever unarray has seen before ---------------------------------------------------

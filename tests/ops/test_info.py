@@ -30,7 +30,7 @@ def test_info_follows_the_default_backend(backend: TestBackend) -> None:
         made = ua.zeros(2)
     assert backend.is_native(made)
     assert ua.device(made) == info.default_device()
-    assert made.dtype == info.default_dtypes()["real floating"]
+    assert info.default_dtypes()["real floating"] == made.dtype
 
 
 def test_signatures_of_2025_12(backend: TestBackend) -> None:
@@ -72,7 +72,7 @@ def test_listed_dtypes_are_created_and_the_rest_refused(backend: TestBackend, na
     with ua.use(backend.name):
         if listed or name == "float16":
             x = ua.full((2,), True if name == "bool" else 1, dtype=getattr(ua, name))
-            assert x.dtype == getattr(ua, name)
+            assert getattr(ua, name) == x.dtype
         else:
             # Never narrowed to a smaller dtype in silence (JAX without x64 would give uint32 for uint64).
             with pytest.raises(ua.DTypeError):
@@ -84,9 +84,9 @@ def test_defaults_are_listed_and_are_what_creation_gives(backend: TestBackend) -
     d = info.default_dtypes()
     assert {v.name for v in d.values()} <= set(info.dtypes())
     with ua.use(backend.name):
-        assert ua.asarray([1, 2]).dtype == d["integral"]
-        assert ua.asarray([1.5]).dtype == d["real floating"]
-        assert ua.argmax(ua.asarray([1.0, 3.0])).dtype == d["indexing"]
+        assert d["integral"] == ua.asarray([1, 2]).dtype
+        assert d["real floating"] == ua.asarray([1.5]).dtype
+        assert d["indexing"] == ua.argmax(ua.asarray([1.0, 3.0])).dtype
 
 
 @pytest.mark.parametrize(("a", "b", "want"), [("uint32", "int16", "int64"), ("uint8", "int8", "int16"),
@@ -106,7 +106,7 @@ def test_mixed_integer_kinds_promote_by_the_standard_or_refuse(backend: TestBack
             call()
         return
     r = call()
-    assert r.dtype == (ua.bool if op == "less" else getattr(ua, want))
+    assert (ua.bool if op == "less" else getattr(ua, want)) == r.dtype
     np.testing.assert_array_equal(backend.to_numpy(r), ref)
 
 
@@ -120,7 +120,7 @@ def test_portable_code_runs_on_every_backend(backend: TestBackend) -> None:
         i = ua.arange(5, dtype=index)
         y = ua.take(x, ua.flip(i))
         total = ua.sum(ua.multiply(y, ua.astype(i, widest)))
-    assert x.dtype == widest and total.dtype == widest
+    assert widest == x.dtype and widest == total.dtype
     assert float(backend.to_numpy(total)) == pytest.approx(sum(k * (4 - k) / 4 for k in range(5)))
     eps = ua.finfo(widest).eps
     assert isinstance(eps, float) and eps == float(np.finfo(widest.name).eps)
@@ -151,7 +151,7 @@ def test_finfo_fields_are_python_floats_and_exact(backend: TestBackend, name: st
         v = getattr(got, field)
         assert type(v) is float and v == float(getattr(ref, field)), field
     assert type(got.bits) is int and got.bits == ref.bits
-    assert got.dtype == getattr(ua, str(ref.dtype))
+    assert getattr(ua, str(ref.dtype)) == got.dtype
 
 
 @pytest.mark.parametrize("name", ["int8", "uint8", "int32", "uint64"])
@@ -200,7 +200,7 @@ def test_asarray_of_mixed_python_scalars(backend: TestBackend) -> None:
     with ua.use(backend.name):
         z = ua.asarray([1, 2j, 3])
         f = ua.asarray([[1, 2.5], [True, 4]])
-    assert z.dtype == ua.complex64 or z.dtype == ua.complex128
+    assert ua.complex64 == z.dtype or ua.complex128 == z.dtype
     np.testing.assert_array_equal(backend.to_numpy(z), [1, 2j, 3])
     assert ua.isdtype(f.dtype, "real floating")
     np.testing.assert_array_equal(backend.to_numpy(f), [[1, 2.5], [1, 4]])
@@ -214,7 +214,7 @@ def test_out_of_range_python_ints_are_refused_everywhere(backend: TestBackend, n
     outside = data.draw(st.one_of(st.integers(hi + 1, 2**70), st.integers(-(2**70), lo - 1)))
     inside = data.draw(st.integers(lo, hi))
     x = backend.asarray(np.array([1, 2], dtype=name))
-    assert ua.add(x, inside).dtype == getattr(ua, name)
+    assert getattr(ua, name) == ua.add(x, inside).dtype
     for call in (lambda: ua.add(x, outside), lambda: ua.subtract(outside, x), lambda: ua.full_like(x, outside)):
         with pytest.raises(ua.ArgumentError, match="out of range"):
             call()
@@ -276,7 +276,7 @@ def test_wide_unsigned_promotion_follows_the_table(backend: TestBackend, op: str
     n1, n2 = np.array([big, 7, 0], a), np.array([5, 2, 3], b)
     r = getattr(ua, op)(backend.asarray(n1), backend.asarray(n2))
     ref = getattr(np, op)(n1, n2)
-    assert r.dtype == (ua.bool if ref.dtype == np.bool_ else getattr(ua, want))
+    assert (ua.bool if ref.dtype == np.bool_ else getattr(ua, want)) == r.dtype
     np.testing.assert_array_equal(backend.to_numpy(r), ref)
 
 

@@ -117,7 +117,9 @@ def _strided(backend: TestBackend) -> bool:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=views())  # the backend fixture is stateless: one per test is right
 def test_ascontiguousarray_matches_numpy(backend: TestBackend, case: tuple[np.ndarray, tuple[int, ...], str]) -> None:
-    a, perm, _ = case
+    a, perm, name = case
+    if not backend.holds(name):  # (MLX has no complex128)
+        return
     x = backend.asarray(a)
     held = backend.to_numpy(x)  # JAX without x64 holds int64 as int32: the reference is what x holds
     np.testing.assert_array_equal(held, a.astype(held.dtype))

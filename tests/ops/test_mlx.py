@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import unarray as ua
 from tests._support import assert_close
+from unarray.conformance import deviations
 
 mx = pytest.importorskip("mlx.core")
 
@@ -273,3 +274,13 @@ def test_a_jitted_function_inside_a_users_mx_compile() -> None:
     outer = mx.compile(lambda a: ua.sum(f(a)))  # mx.compile nests: the inner entry is traced into the outer graph
     assert_close(np.array(outer(mx.array(host))), host.astype(np.float64).max(0).sum(), "float32", n_terms=4)
     np.testing.assert_array_equal(np.array(f(mx.array(host))), host.max(0))
+
+
+@pytest.mark.parametrize("name", ["bool", "int8", "int64", "uint32", "float32", "float64", "complex64"])
+def test_dtypes_compare_with_unarrays_on_the_left(name: str) -> None:
+    x = ua.ones(2, dtype=getattr(ua, name), backend="mlx")
+    assert getattr(ua, name) == x.dtype and ua.isdtype(x.dtype, getattr(ua, name))
+    assert ua.float16 != x.dtype
+    # The listed deviation: MLX's Dtype answers False to any other object, so the reflected form is never asked.
+    assert not (x.dtype == getattr(ua, name))
+    assert any(d.op == "dtype ==" and d.backend == "mlx" for d in deviations.DEVIATIONS)

@@ -293,8 +293,8 @@ def test_creation(backend: TestBackend) -> None:
 
 def test_dtype_functions(backend: TestBackend) -> None:
     x = backend.asarray(_V)
-    assert ua.result_type(x, ua.float64 if backend.has_float64 else ua.float32) == (
-        ua.float64 if backend.has_float64 else ua.float32)
+    assert (ua.float64 if backend.has_float64 else ua.float32) == ua.result_type(
+        x, ua.float64 if backend.has_float64 else ua.float32)
     assert ua.can_cast(ua.int8, ua.int16) and not ua.can_cast(ua.float32, ua.int8)
     assert ua.finfo(x).bits == 32 and ua.iinfo(ua.int16).max == 2**15 - 1
     assert ua.isdtype(x.dtype, "real floating") and not ua.isdtype(x.dtype, "integral")

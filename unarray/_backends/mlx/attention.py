@@ -20,7 +20,9 @@ def fast_applies(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str
     if not (q.dtype == k.dtype == v.dtype and q.dtype in _FLOATS):
         return False
     sq, sk = q.shape[-2], k.shape[-2]
-    return sk > 0 and not (is_causal and sq > sk) and q.shape[1] % k.shape[1] == 0
+    # (MLX's kernel refuses empty inputs: zero heads, queries or keys go the blocked path, which gives the empty answer)
+    empty = 0 in (*q.shape, *k.shape, *v.shape)
+    return not empty and not (is_causal and sq > sk) and q.shape[1] % k.shape[1] == 0
 
 
 def fast_plan(q: Any, k: Any, v: Any, is_causal: bool, scale: float) -> Plan:

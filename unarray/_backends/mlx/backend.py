@@ -17,7 +17,6 @@ from unarray._backends.mlx.xp import XP
 from unarray._devices import Device, parse_device, register_native
 from unarray._dtypes import SPEC_DTYPE_NAMES, DType, canonical_name
 from unarray._errors import ArgumentError, DTypeError, UnsupportedError
-from unarray._kernels.layout_route import Route
 
 # ua.at's ops -> the method of MLX's ArrayAt (a scatter that applies every occurrence of a repeated index).
 _AT = {"add": "add", "subtract": "subtract", "multiply": "multiply", "min": "minimum", "max": "maximum"}
@@ -36,19 +35,12 @@ def device_from_mlx(d: Any) -> Device:
 register_native(mx.Device, device_from_mlx)
 
 
-# ua.ascontiguousarray: MLX keeps its strides to itself, so its own compacting call always runs.
-_CONTIGUOUS = Route("native", "mlx.core.contiguous", mx.contiguous)
-
-
 class MLXBackend(Backend):
     name = NAME
     xp = XP
     native = mx
     immutable = IMMUTABLE
     compiler = MLXCompiler()
-
-    def layout_route(self, x: mx.array) -> Route:
-        return _CONTIGUOUS
     kernel_namespace = "mlx.core"
 
     def is_array_type(self, t: type) -> bool:

@@ -65,6 +65,11 @@ def _cos64(x: Any) -> Any:
     return (1 - t * t) / (1 + t * t)
 
 
+def _sin32(x: Any) -> Any:
+    # Note: MLX's sin of -0.0 is +0.0; the standard's keeps the zero's sign.
+    return mx.where(x == 0, x, mx.sin(x)) if x.dtype in FLOATS else mx.sin(x)
+
+
 def _f64(fn: Any, exact: Any) -> Any:
     # Note: MLX's float64 exp, sin and cos are float32 approximations (about 1e-7 relative error); float64 takes
     # them from the functions MLX computes to float64 accuracy (cosh + sinh, the tangent half-angle forms).
@@ -79,7 +84,7 @@ def _f64(fn: Any, exact: Any) -> Any:
 acos, acosh, asin, asinh = _unary(mx.arccos), _unary(mx.arccosh), _unary(mx.arcsin), _unary(mx.arcsinh)
 atan, atanh, cos, cosh = _unary(mx.arctan), _unary(mx.arctanh), _f64(mx.cos, _cos64), _unary(mx.cosh)
 exp, log, log1p = _f64(mx.exp, _exp64), _unary(mx.log), _unary(mx.log1p)
-log2, log10, sin, sinh = _unary(mx.log2), _unary(mx.log10), _f64(mx.sin, _sin64), _unary(mx.sinh)
+log2, log10, sin, sinh = _unary(mx.log2), _unary(mx.log10), _f64(_sin32, _sin64), _unary(mx.sinh)
 sqrt, tan, tanh, square = _unary(mx.sqrt), _unary(mx.tan), _unary(mx.tanh), _unary(mx.square)
 conj, real, isnan, isinf = _unary(mx.conj), _unary(mx.real), _unary(mx.isnan), _unary(mx.isinf)
 isfinite, logical_not = _unary(mx.isfinite), _unary(mx.logical_not)
@@ -133,6 +138,9 @@ def sign(x: Any, /) -> Any:
         return mx.where(m == 0, mx.zeros_like(x), x / mx.where(m == 0, mx.ones_like(m), m))
     if x.dtype in UNSIGNED:
         return (x > 0).astype(x.dtype)
+    if x.dtype in FLOATS:
+        # Note: mx.sign gives 0 for NaN; the standard's sign of NaN is NaN.
+        return mx.where(mx.isnan(x), x, mx.sign(x))
     return mx.sign(x)
 
 

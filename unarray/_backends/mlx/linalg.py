@@ -32,9 +32,8 @@ def matmul(x1: Any, x2: Any, /) -> Any:
     # Note: MLX multiplies floating matrices only; integers (exact, wrapping as the standard's) as a sum of products.
     v1, v2 = p.ndim == 1, q.ndim == 1
     p, q = (p[None, :] if v1 else p), (q[:, None] if v2 else q)
-    out = mx.sum(p[..., :, :, None] * q[..., None, :, :], axis=-2)
-    if p.dtype == mx.bool_:
-        out = out.astype(mx.bool_)
+    # Note: mx.sum widens small integers (uint16 -> uint32); the standard's matmul keeps the promoted dtype.
+    out = mx.sum(p[..., :, :, None] * q[..., None, :, :], axis=-2).astype(p.dtype)
     return out[..., 0, :] if v1 and not v2 else out[..., 0] if v2 and not v1 else out[..., 0, 0] if v1 else out
 
 
@@ -60,7 +59,7 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     p, q = promote(x1, x2)
     if p.shape[axis] != q.shape[axis]:
         raise ShapeError(f"vecdot needs equal sizes along axis {axis}, got {tuple(p.shape)} and {tuple(q.shape)}")
-    return mx.sum(mx.conj(p) * q if p.dtype == complex64 else p * q, axis=axis)
+    return mx.sum(mx.conj(p) * q if p.dtype == complex64 else p * q, axis=axis).astype(p.dtype)
 
 
 def _float(x: Any) -> tuple[Any, Any]:

@@ -54,9 +54,14 @@ def _acc(x: Any, dtype: Any) -> Any:
 def _sum_like(fn: Any, x: Any, axis: Any, dtype: Any, keepdims: builtins.bool) -> Any:
     x = a(x)
     axes = axes_of(axis, x.ndim)
+    acc = _acc(x, dtype)
     if axes == []:
-        return cast(x, _acc(x, dtype))
-    return fn(cast(x, _acc(x, dtype)), axis=axes, keepdims=keepdims)
+        return cast(x, acc)
+    if 0 in ([x.shape[i] for i in axes] if axes is not None else x.shape):
+        # Note: MLX's prod of zero elements can be 0 (it reads the empty buffer); the empty sum is 0, product 1.
+        return mx.full(_kept(x, axes, keepdims), mx.array(fn is mx.prod, dtype=acc), dtype=acc)
+    # Note: mx.sum and mx.prod widen small integers again (uint8 -> uint32); the result keeps the dtype asked.
+    return fn(cast(x, acc), axis=axes, keepdims=keepdims).astype(acc)
 
 
 def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
@@ -78,8 +83,9 @@ def mean(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any
         return mx.array(x)
     n = math.prod(x.shape) if axes is None else math.prod(x.shape[i] for i in axes)
     # Note: MLX's mean of zero elements is -NaN (sign bit set); the standard's is NaN (0/0).
+    # (a complex fill must be complex: mx.full of a float NaN makes float32 whatever the dtype asked)
     return mx.sum(x, axis=axes, keepdims=keepdims) / n if n else mx.full(
-        _kept(x, axes, keepdims), math.nan, x.dtype)
+        _kept(x, axes, keepdims), complex(math.nan, math.nan) if x.dtype == mx.complex64 else math.nan, x.dtype)
 
 
 def _kept(x: Any, axes: list[int] | None, keepdims: builtins.bool) -> list[int]:
@@ -130,10 +136,17 @@ def min(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:
     return mx.array(x) if axes == [] else mx.min(x, axis=axes, keepdims=keepdims)
 
 
+def _no_elements(x: Any, axis: int | None, keepdims: builtins.bool) -> Any:
+    # Note: MLX refuses argmax/argmin of any empty array, even along a non-empty axis (the result is empty too).
+    return mx.zeros(_kept(x, axes_of(axis, x.ndim), keepdims), INDEX) if x.size == 0 else None
+
+
 def _arg(fn: Any, op: str, x: Any, axis: int | None, keepdims: builtins.bool) -> Any:
     x = a(x)
     axes = axes_of(axis, x.ndim)
     _ordered(op, x, axes)
+    if (empty := _no_elements(x, axis, keepdims)) is not None:
+        return empty
     if x.dtype in FLOATS:
         # Note: MLX's argmax/argmin skip NaN; the standard (as NumPy) returns the first NaN.
         nan = mx.isnan(x)
@@ -153,6 +166,8 @@ def argmin(x: Any, /, *, axis: int | None = None, keepdims: builtins.bool = Fals
     if x.dtype in FLOATS:
         axes = axes_of(axis, x.ndim)
         _ordered("argmin", x, axes)
+        if (empty := _no_elements(x, axis, keepdims)) is not None:
+            return empty
         nan = mx.isnan(x)
         hit = mx.argmax(nan.astype(mx.int8), axis=axis, keepdims=keepdims)
         found = mx.any(nan, axis=axis, keepdims=keepdims)
