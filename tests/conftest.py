@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests._support import BACKEND_PARAMS, KNOWN_FAILURES, TestBackend, make_backend
+from tests._support import BACKEND_PARAMS, KNOWN_FAILURES, ONLY_IN, TestBackend, make_backend
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -29,15 +29,17 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["UNARRAY_TEST_DEVICE"] = config.getoption("--devices")
 
 
-def _selected(config: pytest.Config) -> list[str]:
+def _selected(config: pytest.Config, module: str) -> list[str]:
     wanted = [b.strip() for b in config.getoption("--backends").split(",") if b.strip()]
     device = config.getoption("--devices")
-    return [p for p in BACKEND_PARAMS[device] if not wanted or p.partition("-")[0] in wanted]
+    names = [p for p in BACKEND_PARAMS[device] if not wanted or p.partition("-")[0] in wanted]
+    return [p for p in names if module in ONLY_IN.get(p.partition("-")[0], (module,))]
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "backend" in metafunc.fixturenames:
-        metafunc.parametrize("backend", _selected(metafunc.config), indirect=True)
+        module = metafunc.module.__name__.rpartition(".")[2]
+        metafunc.parametrize("backend", _selected(metafunc.config, module), indirect=True)
 
 
 @pytest.fixture
