@@ -154,3 +154,11 @@ def test_readme_gives_the_docs_build_and_the_docs_extra_carries_it() -> None:
     assert extensions is not None
     for ext in re.findall(r'"([\w.]+)"', extensions.group(1)):
         assert ext.startswith("sphinx.") or ext == "myst_parser", ext
+
+
+def test_ci_runs_the_readmes_test_command_verbatim() -> None:
+    # The README gives two set-up commands; the second (install and run the tests) is what .ci/run runs.
+    readme = (ROOT / "README.md").read_text()
+    blocks = re.findall(r"^```(?:bash|sh|console)?\n(.*?)^```", readme, flags=re.M | re.S)
+    commands = [line.strip() for b in blocks for line in b.splitlines() if line.strip().startswith("pip install -e")]
+    assert len(commands) >= 2 and commands[1] in (ROOT / ".ci" / "run").read_text().splitlines()
