@@ -284,3 +284,15 @@ def test_dtypes_compare_with_unarrays_on_the_left(name: str) -> None:
     # The listed deviation: MLX's Dtype answers False to any other object, so the reflected form is never asked.
     assert not (x.dtype == getattr(ua, name))
     assert any(d.op == "dtype ==" and d.backend == "mlx" for d in deviations.DEVIATIONS)
+
+
+@pytest.mark.parametrize("op", ["set", "add", "subtract", "multiply", "min", "max"])
+def test_at_takes_an_mlx_boolean_mask(op: str) -> None:
+    # MLX's boolean dtype is not named "bool": its own full-shape mask must take the where path too.
+    x = np.array([[1.0, -2.0], [3.5, 4.0]], np.float32)
+    m = np.array([[True, False], [False, True]])
+    v = np.float32(0.5)
+    updated = {"set": np.full_like(x, v), "add": x + v, "subtract": x - v, "multiply": x * v,
+               "min": np.minimum(x, v), "max": np.maximum(x, v)}[op]
+    got = getattr(ua.at(mx.array(x), mx.array(m)), op)(0.5)
+    np.testing.assert_array_equal(np.array(got), np.where(m, updated, x))

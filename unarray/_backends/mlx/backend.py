@@ -141,6 +141,9 @@ class MLXBackend(Backend):
                                    "place; leave copy unset", op=f"at.{op}", backend=self.name)
         v = dtypes.cast(dtypes.a(v), x.dtype)
         mask = updates.mask_of(idx, x.ndim)
+        own = idx[0] if isinstance(idx, tuple) and len(idx) == 1 else idx
+        if mask is None and isinstance(own, mx.array) and own.dtype == mx.bool_ and own.ndim == x.ndim:
+            mask = own  # an MLX boolean mask (its dtype is not named "bool")
         if mask is not None:
             # Note: MLX indexes with no boolean mask: a full-shape mask is a where.
             return mx.where(dtypes.a(mask), v if op == "set" else _WHERE[op](x, v), x)
