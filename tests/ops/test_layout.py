@@ -162,7 +162,9 @@ def test_explain_prints_the_route_that_runs(backend: TestBackend, case: tuple[np
     # recorded as the call enters it), not a second reading of the rule.
     from unarray._lookup import BY_TYPE
 
-    a, perm, _ = case
+    a, perm, name = case
+    if not backend.holds(name):  # (MLX has no complex128)
+        return
     v = ua.permute_dims(backend.asarray(a), perm)
     b = BY_TYPE[type(v)]
     taken: list[Any] = []
