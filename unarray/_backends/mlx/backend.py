@@ -179,7 +179,7 @@ class MLXBackend(Backend):
 
     def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
         if dtype is None and x.dtype in dtypes.FLOATS and (axis is None or type(axis) is int):
-            return mx.sum(x, axis=axis, keepdims=keepdims)
+            return statistical.total(mx.sum, x, axis, keepdims)
         return statistical.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
 
     def nn_erf(self) -> Any:  # the array API has no erf: MLX's own

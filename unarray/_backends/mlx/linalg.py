@@ -13,6 +13,7 @@ import mlx.core as mx
 
 from unarray._backends.mlx import statistical
 from unarray._backends.mlx.dtypes import FLOATS, INDEX, a, complex64, float32, float64, promote
+from unarray._backends.mlx.statistical import total
 from unarray._errors import ArgumentError, ShapeError, UnsupportedError
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
@@ -33,7 +34,7 @@ def matmul(x1: Any, x2: Any, /) -> Any:
     v1, v2 = p.ndim == 1, q.ndim == 1
     p, q = (p[None, :] if v1 else p), (q[:, None] if v2 else q)
     # Note: mx.sum widens small integers (uint16 -> uint32); the standard's matmul keeps the promoted dtype.
-    out = mx.sum(p[..., :, :, None] * q[..., None, :, :], axis=-2).astype(p.dtype)
+    out = total(mx.sum, p[..., :, :, None] * q[..., None, :, :], axis=-2).astype(p.dtype)
     return out[..., 0, :] if v1 and not v2 else out[..., 0] if v2 and not v1 else out[..., 0, 0] if v1 else out
 
 
@@ -59,7 +60,7 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     p, q = promote(x1, x2)
     if p.shape[axis] != q.shape[axis]:
         raise ShapeError(f"vecdot needs equal sizes along axis {axis}, got {tuple(p.shape)} and {tuple(q.shape)}")
-    return mx.sum(mx.conj(p) * q if p.dtype == complex64 else p * q, axis=axis).astype(p.dtype)
+    return total(mx.sum, mx.conj(p) * q if p.dtype == complex64 else p * q, axis=axis).astype(p.dtype)
 
 
 def _float(x: Any) -> tuple[Any, Any]:
@@ -100,9 +101,9 @@ def _lu_det(v: Any) -> tuple[Any, Any]:
         return mx.ones(v.shape[:-2], v.dtype), mx.zeros(v.shape[:-2], v.dtype)
     lu, piv = mx.linalg.lu_factor(v, **_CPU)
     diag = mx.diagonal(lu, axis1=-2, axis2=-1)
-    swaps = mx.sum((piv != mx.arange(n)).astype(mx.int32), axis=-1)
-    sign = mx.where(swaps % 2 == 1, -1.0, 1.0).astype(v.dtype) * mx.prod(mx.sign(diag), axis=-1)
-    return sign, mx.sum(mx.log(mx.abs(diag)), axis=-1)
+    swaps = total(mx.sum, (piv != mx.arange(n)).astype(mx.int32), axis=-1)
+    sign = mx.where(swaps % 2 == 1, -1.0, 1.0).astype(v.dtype) * total(mx.prod, mx.sign(diag), axis=-1)
+    return sign, total(mx.sum, mx.log(mx.abs(diag)), axis=-1)
 
 
 def det(x: Any, /) -> Any:
@@ -207,13 +208,13 @@ def _tol(v: Any, s: Any, rtol: Any) -> Any:
         r: Any = builtins.max(v.shape[-2], v.shape[-1]) * eps
     else:
         r = rtol if isinstance(rtol, (int, float)) else a(rtol).astype(s.dtype)[..., None]
-    return mx.max(s, axis=-1, keepdims=True) * r
+    return total(mx.max, s, axis=-1, keepdims=True) * r
 
 
 def matrix_rank(x: Any, /, *, rtol: Any = None) -> Any:
     v, _ = _float(x)
     s = mx.linalg.svd(v, compute_uv=False, **_CPU)
-    return mx.sum((s > _tol(v, s, rtol)).astype(INDEX), axis=-1)
+    return total(mx.sum, (s > _tol(v, s, rtol)).astype(INDEX), axis=-1)
 
 
 def pinv(x: Any, /, *, rtol: Any = None) -> Any:
@@ -260,18 +261,18 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any: 
         v = v if v.dtype in FLOATS or v.dtype == complex64 else v.astype(float32)
     m = mx.abs(v)
     if ord == "fro":
-        out = mx.sqrt(mx.sum(m * m, axis=(-2, -1)))
+        out = mx.sqrt(total(mx.sum, m * m, axis=(-2, -1)))
     elif ord == "nuc":
-        out = mx.sum(svdvals(v), axis=-1)
+        out = total(mx.sum, svdvals(v), axis=-1)
     elif ord in (1, -1):
-        s = mx.sum(m, axis=-2)
-        out = mx.max(s, axis=-1) if ord == 1 else mx.min(s, axis=-1)
+        s = total(mx.sum, m, axis=-2)
+        out = total(mx.max, s, axis=-1) if ord == 1 else total(mx.min, s, axis=-1)
     elif ord in (math.inf, -math.inf):
-        s = mx.sum(m, axis=-1)
-        out = mx.max(s, axis=-1) if ord > 0 else mx.min(s, axis=-1)
+        s = total(mx.sum, m, axis=-1)
+        out = total(mx.max, s, axis=-1) if ord > 0 else total(mx.min, s, axis=-1)
     elif ord in (2, -2):
         s = svdvals(v)
-        out = mx.max(s, axis=-1) if ord == 2 else mx.min(s, axis=-1)
+        out = total(mx.max, s, axis=-1) if ord == 2 else total(mx.min, s, axis=-1)
     else:
         raise ArgumentError(f"unknown matrix norm ord={ord!r}")
     out = _back(out, d if d != complex64 else float32)

@@ -13,6 +13,7 @@ import numpy as np
 
 from unarray._backends.mlx.creation import from_numpy
 from unarray._backends.mlx.dtypes import INDEX, a, bool, cast, complex64, promote
+from unarray._backends.mlx.statistical import total
 from unarray._errors import ArgumentError, DTypeError, UnsupportedError
 
 __all__ = ["argsort", "isin", "nonzero", "searchsorted", "sort", "take", "take_along_axis", "unique_all",
@@ -57,7 +58,7 @@ def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None)
 
 def isin(x1: Any, x2: Any, /, *, invert: builtins.bool = False) -> Any:
     p, q = promote(x1, x2)
-    found = mx.any(p.reshape(-1, 1) == q.reshape(1, -1), axis=1).reshape(p.shape) if q.size else \
+    found = total(mx.any, p.reshape(-1, 1) == q.reshape(1, -1), axis=1).reshape(p.shape) if q.size else \
         mx.zeros(p.shape, bool)
     return mx.logical_not(found) if invert else found
 

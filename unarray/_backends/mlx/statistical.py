@@ -42,6 +42,20 @@ def axes_of(axis: Any, ndim: int) -> list[int] | None:
     return out
 
 
+def total(fn: Any, x: Any, axis: Any = None, keepdims: builtins.bool = False) -> Any:
+    """An MLX reduction (sum, prod, any, all, max, min), answered without MLX's kernel on a zero-size input.
+
+    MLX's CPU reduce kernel can spin forever on an input with no elements (seen with sum, mean, var and any
+    over an empty axis), and its prod of zero elements reads the empty buffer; every reduction here goes
+    through this. (max and min of zero elements are refused before; an empty result needs no value.)
+    """
+    if x.size:
+        return fn(x, axis=axis, keepdims=keepdims)
+    axes = list(range(x.ndim)) if axis is None else [ax % x.ndim for ax in ([axis] if isinstance(axis, int) else axis)]
+    dtype = fn(mx.zeros((1,), dtype=x.dtype)).dtype  # lazy: only the result dtype is read, nothing runs
+    return mx.full(_kept(x, axes, keepdims), mx.array(fn is mx.prod or fn is mx.all, dtype=dtype), dtype=dtype)
+
+
 def _acc(x: Any, dtype: Any) -> Any:
     # Note: MLX sums small integers into int32/uint32; the standard's default integer here is int64.
     if dtype is not None:
@@ -61,7 +75,7 @@ def _sum_like(fn: Any, x: Any, axis: Any, dtype: Any, keepdims: builtins.bool) -
         # Note: MLX's prod of zero elements can be 0 (it reads the empty buffer); the empty sum is 0, product 1.
         return mx.full(_kept(x, axes, keepdims), mx.array(fn is mx.prod, dtype=acc), dtype=acc)
     # Note: mx.sum and mx.prod widen small integers again (uint8 -> uint32); the result keeps the dtype asked.
-    return fn(cast(x, acc), axis=axes, keepdims=keepdims).astype(acc)
+    return total(fn, cast(x, acc), axes, keepdims).astype(acc)
 
 
 def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
@@ -84,7 +98,7 @@ def mean(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any
     n = math.prod(x.shape) if axes is None else math.prod(x.shape[i] for i in axes)
     # Note: MLX's mean of zero elements is -NaN (sign bit set); the standard's is NaN (0/0).
     # (a complex fill must be complex: mx.full of a float NaN makes float32 whatever the dtype asked)
-    return mx.sum(x, axis=axes, keepdims=keepdims) / n if n else mx.full(
+    return total(mx.sum, x, axes, keepdims) / n if n else mx.full(
         _kept(x, axes, keepdims), complex(math.nan, math.nan) if x.dtype == mx.complex64 else math.nan, x.dtype)
 
 
@@ -99,10 +113,10 @@ def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: built
     axes = axes_of(axis, x.ndim)
     axes = list(range(x.ndim)) if axes is None else axes
     n = math.prod(x.shape[i] for i in axes)
-    m = mx.mean(x, axis=axes, keepdims=True) if n else x
+    m = total(mx.sum, x, axes, True) / n if n else x
     dev = x - m
     sq = mx.real(dev * mx.conj(dev)) if x.dtype == complex64 else dev * dev
-    s = mx.sum(sq, axis=axes, keepdims=keepdims) if axes else sq
+    s = total(mx.sum, sq, axes, keepdims) if axes else sq
     # Note: MLX's ddof is an int; the standard's correction is any real (NaN where N - correction <= 0).
     denom = n - correction
     return s / denom if denom > 0 else mx.full(s.shape, math.nan, s.dtype)
@@ -126,14 +140,14 @@ def max(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:
     x = a(x)
     axes = axes_of(axis, x.ndim)
     _ordered("max", x, axes)
-    return mx.array(x) if axes == [] else mx.max(x, axis=axes, keepdims=keepdims)
+    return mx.array(x) if axes == [] else total(mx.max, x, axes, keepdims)
 
 
 def min(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
     x = a(x)
     axes = axes_of(axis, x.ndim)
     _ordered("min", x, axes)
-    return mx.array(x) if axes == [] else mx.min(x, axis=axes, keepdims=keepdims)
+    return mx.array(x) if axes == [] else total(mx.min, x, axes, keepdims)
 
 
 def _no_elements(x: Any, axis: int | None, keepdims: builtins.bool) -> Any:
@@ -151,7 +165,7 @@ def _arg(fn: Any, op: str, x: Any, axis: int | None, keepdims: builtins.bool) ->
         # Note: MLX's argmax/argmin skip NaN; the standard (as NumPy) returns the first NaN.
         nan = mx.isnan(x)
         hit = fn(nan.astype(mx.int8), axis=axis, keepdims=keepdims)
-        found = mx.any(nan, axis=axis, keepdims=keepdims)
+        found = total(mx.any, nan, axis=axis, keepdims=keepdims)
         return mx.where(found, hit, fn(x, axis=axis, keepdims=keepdims)).astype(INDEX)
     # Note: MLX's indices are uint32; the standard's are the default index dtype.
     return fn(x, axis=axis, keepdims=keepdims).astype(INDEX)
@@ -170,7 +184,7 @@ def argmin(x: Any, /, *, axis: int | None = None, keepdims: builtins.bool = Fals
             return empty
         nan = mx.isnan(x)
         hit = mx.argmax(nan.astype(mx.int8), axis=axis, keepdims=keepdims)
-        found = mx.any(nan, axis=axis, keepdims=keepdims)
+        found = total(mx.any, nan, axis=axis, keepdims=keepdims)
         return mx.where(found, hit, mx.argmin(x, axis=axis, keepdims=keepdims)).astype(INDEX)
     return _arg(mx.argmin, "argmin", x, axis, keepdims)
 
@@ -178,13 +192,13 @@ def argmin(x: Any, /, *, axis: int | None = None, keepdims: builtins.bool = Fals
 def any(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
     x = a(x)
     axes = axes_of(axis, x.ndim)
-    return (x != 0) if axes == [] else mx.any(x, axis=axes, keepdims=keepdims)
+    return (x != 0) if axes == [] else total(mx.any, x, axes, keepdims)
 
 
 def all(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
     x = a(x)
     axes = axes_of(axis, x.ndim)
-    return (x != 0) if axes == [] else mx.all(x, axis=axes, keepdims=keepdims)
+    return (x != 0) if axes == [] else total(mx.all, x, axes, keepdims)
 
 
 def _cumulative(fn: Any, identity: int, x: Any, axis: int | None, dtype: Any, initial: builtins.bool) -> Any:
@@ -214,7 +228,7 @@ def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
 
 def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:
     x = a(x)
-    return mx.sum((x != 0).astype(INDEX), axis=axes_of(axis, x.ndim), keepdims=keepdims)
+    return total(mx.sum, (x != 0).astype(INDEX), axes_of(axis, x.ndim), keepdims)
 
 
 def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None) -> Any:
