@@ -65,7 +65,7 @@ def matmul(x1: A, x2: Array, /, *, precision: Policy | None = None) -> A:
         array([ 3, 12], dtype=int16)
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1) or b.lazy or (precision is not None and precision not in _POLICIES):
+    if b is None or type(x2) is not type(x1) or (precision is not None and precision not in _POLICIES):
         return _matmul_general(x1, x2, precision)
     # the scope is read here, once, and the policy passed down
     try:  # frame("matmul"): its except clause is written by tools/gen_frontend.py
@@ -88,8 +88,6 @@ def _matmul_refusal(b: Any, x1: Array, x2: Array, e: Exception) -> BaseException
 
 def _matmul_general(x1: A, x2: Array, precision: Policy | None) -> A:
     b, x1, x2 = _pair("matmul", x1, x2)
-    if b.lazy:  # a lazy backend may refuse only when computed (dask: an inner size of 1 against another)
-        _shapes.matmul("matmul", b.name, x1.shape, x2.shape)
     try:  # frame("matmul"): its except clause is written by tools/gen_frontend.py
         return b.matmul(x1, x2, _resolve(precision))
     except Exception as e:

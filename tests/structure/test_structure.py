@@ -183,7 +183,7 @@ def test_the_cycle_check_finds_a_cycle() -> None:
 
 # What a backend module may import outside the backends: the library-independent core below every layer.
 _CORE = ("unarray._devices", "unarray._dtypes", "unarray._errors", "unarray._precision", "unarray._native",
-         "unarray._typing", "unarray._kernels")
+         "unarray._typing", "unarray._kernels", "unarray._shapes")
 
 
 def test_no_backend_imports_anything_above_the_registry() -> None:

@@ -17,6 +17,7 @@ import dask.array as _da
 import numpy as np
 from array_api_compat.common._linalg import EighResult, EigResult, QRResult, SlogdetResult, SVDResult
 
+from unarray import _shapes
 from unarray._backends import updates
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
@@ -166,6 +167,8 @@ class DaskBackend(Backend):
 
     # -- hot ops ---------------------------------------------------------------------------------------
     def matmul(self, x1: Any, x2: Any, policy: str) -> Any:
+        # dask may refuse a mismatch only when computed (an inner size of 1 against another): checked here
+        _shapes.matmul("matmul", self.name, x1.shape, x2.shape)
         return chunked_matmul(x1, x2, policy)
 
     def matrix_transpose(self, x: Any) -> Any:
