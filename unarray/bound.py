@@ -66,6 +66,10 @@ class BoundNamespace:
       over by :func:`unarray.to`, zero-copy where it can).
     - ``__array_namespace_info__()`` describes the bound backend and device: its devices, its default
       dtypes, and only the dtypes that device holds (no float64 on a TPU).
+    - the dtypes are unarray's (``xp.float32 is ua.float32``), except for a library whose dtypes compare
+      equal only to its own (MLX): there ``xp.float32 is mx.float32``, so ``x.dtype == xp.float32`` holds
+      in generic code, and ``__array_namespace_info__()`` lists those same objects. A name the library
+      lacks (``complex128`` on MLX) stays unarray's.
 
     Attributes
     ----------
@@ -100,6 +104,8 @@ class BoundNamespace:
 
     def __init__(self, b: Any, device: Device | None) -> None:
         self.__dict__.update(_PUBLIC)
+        own = b.namespace_dtypes()
+        self.__dict__.update(own)
         self.backend, self.device, self.lazy, self.immutable = b.name, device, b.lazy, b.immutable
         self.__name__ = "unarray"
         for name in _CREATION:
@@ -109,7 +115,7 @@ class BoundNamespace:
         self.fft = types.SimpleNamespace(**{n: getattr(fft, n) for n in fft.__all__})
         for name in _FFT_CREATION:
             setattr(self.fft, name, _bound(getattr(fft, name), b.name, device))
-        info = Info(b, device)
+        info = Info(b, device, own)
         self.__array_namespace_info__ = lambda: info
 
     def __repr__(self) -> str:
@@ -188,6 +194,16 @@ def array_namespace(*arrays: Any, api_version: str | None = None) -> BoundNamesp
         out : BoundNamespace
             The namespace, with ``.backend``, ``.device``, ``.lazy`` and ``.immutable`` saying what it is
             bound to.
+
+        Notes
+        -----
+        Bound to MLX, the namespace's dtypes are MLX's own (``xp.float32 is mx.float32``): MLX's dtype
+        answers False when compared with any other object, and generic code writes ``x.dtype == xp.float32``.
+        Every unarray function takes them wherever it takes a dtype (``dtype=``, ``astype``, ``isdtype``,
+        ``finfo``, ``iinfo``, ``result_type``, ``can_cast``), with any backend's arrays: a dtype is read by
+        its name, so ``mx.float32`` with a torch tensor means ``torch.float32``; a name the target backend
+        lacks is refused as unarray's dtype of that name is there. ``x.dtype == ua.float32`` (unarray's
+        module-level dtype on the right) stays False on MLX arrays: write ``ua.float32 == x.dtype``.
 
         Raises
         ------

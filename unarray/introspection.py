@@ -300,9 +300,11 @@ class Info:
         ['uint16', 'uint32', 'uint64', 'uint8']
     """
 
-    def __init__(self, backend: Any, device: Any = None):
+    def __init__(self, backend: Any, device: Any = None, own: dict[str, Any] | None = None):
         self._backend = backend
         self._device = device
+        # The dtype objects of a bound namespace that hands out its library's own (BoundNamespace), by name.
+        self._dtypes = {**DTYPES, **(own or {})}
 
     def __repr__(self) -> str:
         return f"<unarray inspection API for {self._backend.name} on {self.default_device()}>"
@@ -325,13 +327,13 @@ class Info:
 
         Only the standard's dtypes: ``ua.float16`` and ``ua.bfloat16`` exist as extensions but are not listed."""
         wanted = self._kinds(kind)
-        return {n: DTYPES[n] for n in self._backend.dtype_names(self._where(device))
+        return {n: self._dtypes[n] for n in self._backend.dtype_names(self._where(device))
                 if n in _STANDARD and _dtype_kind(n) in wanted}
 
     def default_dtypes(self, *, device: Any = None) -> dict[str, Any]:
         """``"real floating"``, ``"complex floating"``, ``"integral"`` and ``"indexing"`` defaults on ``device``."""
         names = self._backend.default_dtype_names(self._where(device))
-        return {k: DTYPES[names[k]]
+        return {k: self._dtypes[names[k]]
                 for k in ("real floating", "complex floating", "integral", "indexing")}
 
     def _where(self, device: Any) -> Device:

@@ -134,7 +134,9 @@ def test_info_describes_the_bound_backend_and_device(lib: Lib) -> None:
     info = xp.__array_namespace_info__()
     assert info.default_device() == xp.device
     with ua.use(lib.name):
-        assert info.dtypes() == ua.__array_namespace_info__().dtypes()
+        plain = ua.__array_namespace_info__().dtypes()
+    # The same dtypes by name (the namespace's own objects: MLX's on MLX, compared with unarray's on the left).
+    assert info.dtypes().keys() == plain.keys() and all(plain[n] == d for n, d in info.dtypes().items())
     assert not {"float16", "bfloat16"} & set(info.dtypes())
     assert info.default_dtypes()["real floating"] == xp.zeros(2).dtype
 
@@ -360,3 +362,81 @@ def test_the_library_makes_its_arrays_on_the_callers_device_only(lib: Lib) -> No
         warnings.simplefilter("error", DeprecationWarning)
         w, b = LIBRARY["logistic_fit"](lib.asarray(X, lib.float_dtype), lib.asarray(Y, lib.float_dtype), steps=1)
     assert ua.backend_of(w) == ua.backend_of(b) == lib.name
+
+
+# -- the namespace bound to MLX hands out MLX's own dtypes ----------------------------------------------------------
+
+def _mlx() -> Any:
+    return pytest.importorskip("mlx.core")
+
+
+def _only_floats32(xp: Any, x: Any) -> Any:
+    # Generic code as users write it: the dtype compared with the namespace's, on the array's left.
+    if x.dtype == xp.float32:
+        return xp.astype(x * 2, xp.float16)
+    return xp.astype(x, xp.float32)
+
+
+def test_generic_code_compares_an_mlx_arrays_dtype_with_the_namespaces() -> None:
+    mx = _mlx()
+    x = mx.array([1.5, -2.0, 3.25])
+    xp = ua.array_namespace(x)
+    assert xp.float32 is mx.float32 and xp.bool is mx.bool_ and xp.int64 is mx.int64
+    assert x.dtype == xp.float32 and not x.dtype == xp.float16
+    y = _only_floats32(xp, x)
+    assert y.dtype == xp.float16 and np.allclose(np.asarray(y, np.float64), [3.0, -4.0, 6.5])
+    assert _only_floats32(xp, y).dtype == xp.float32
+    info = xp.__array_namespace_info__()
+    assert info.default_dtypes()["real floating"] is mx.float32
+    assert all(v is getattr(xp, n) for n, v in info.dtypes().items())
+    assert xp.complex128 is ua.complex128  # MLX has none: unarray's, which MLX refuses
+    with pytest.raises(ua.DTypeError, match="complex64"):
+        xp.asarray([1.0], dtype=xp.complex128)
+
+
+_MLX_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",
+              "bfloat16", "float32", "float64", "complex64")
+_KINDS = ("bool", "signed integer", "unsigned integer", "integral", "real floating", "complex floating", "numeric")
+
+
+@given(name=st.sampled_from(_MLX_NAMES), other=st.sampled_from(_MLX_NAMES),
+       data=st.lists(st.integers(1, 100), min_size=1, max_size=5))
+@settings(max_examples=40, deadline=None)
+def test_mlx_dtypes_of_the_namespace_act_as_unarrays(name: str, other: str, data: list[int]) -> None:
+    mx = _mlx()
+    xp, xn = ua.array_namespace(mx.zeros(1)), ua.array_namespace(np.zeros(1))
+    d, e = getattr(xp, name), getattr(xp, other)
+    x = xp.asarray(data, dtype=d)
+    assert isinstance(x, mx.array) and x.dtype == d and ua.asarray(x, dtype=d).dtype == d
+    assert xp.astype(x, e).dtype == e if not (name == "complex64" and other != name) else True
+    for kind in (*_KINDS, e):
+        ref_kind = kind if isinstance(kind, str) else getattr(ua, other)
+        assert xp.isdtype(d, kind) == xp.isdtype(x.dtype, kind) == xn.isdtype(getattr(ua, name), ref_kind)
+    try:
+        want = ua.result_type(getattr(ua, name), getattr(ua, other))
+    except ua.DTypeError:
+        want = None
+    if want is not None and want != ua.complex128:
+        assert xp.result_type(d, e) == getattr(xp, want.name)
+    assert xp.can_cast(d, e) == xn.can_cast(getattr(ua, name), getattr(ua, other))
+    if xp.isdtype(d, "real floating"):
+        assert xp.finfo(d).eps == xn.finfo(getattr(ua, name)).eps if name != "bfloat16" else True
+    if xp.isdtype(d, "integral"):
+        assert (xp.iinfo(d).min, xp.iinfo(d).max) == (xn.iinfo(getattr(ua, name)).min, xn.iinfo(getattr(ua, name)).max)
+
+
+@pytest.mark.parametrize("target", ["numpy", "torch", "jax", "tensorflow", "dask"])
+def test_an_mlx_dtype_with_another_backend_is_read_by_its_name(target: str) -> None:
+    mx = _mlx()
+    xp = ua.array_namespace(mx.zeros(1))
+    for name in _MLX_NAMES:
+        try:
+            want = ua.asarray([1, 2], dtype=getattr(ua, name), backend=target)
+        except ua.UnarrayError as err:
+            with pytest.raises(type(err)):
+                ua.asarray([1, 2], dtype=getattr(xp, name), backend=target)
+            continue
+        got = ua.asarray([1, 2], dtype=getattr(xp, name), backend=target)
+        assert type(got) is type(want) and ua.float32 == ua.float32 and got.dtype == want.dtype
+        assert ua.astype(want, getattr(xp, name)).dtype == want.dtype
+        assert ua.isdtype(want.dtype, getattr(xp, name))

@@ -106,6 +106,14 @@ class Backend(NNOps):
         except AttributeError:
             raise DTypeError(f"{self.name} has no dtype {name}", backend=self.name) from None
 
+    def namespace_dtypes(self) -> dict[str, Any]:
+        """The dtype objects ``ua.array_namespace`` hands out for this library, by name, where they are not unarray's.
+
+        A library whose dtypes compare unequal to anything but their own (MLX) names its own here, so that
+        ``x.dtype == xp.float32`` holds in generic code; the rest keep unarray's dtypes, which they compare equal to.
+        """
+        return {}
+
     def creation_device(self, x: Any) -> dict[str, Any]:
         """Keyword arguments that make ``xp``'s creation functions allocate where ``x`` lives."""
         return {"device": x.device}

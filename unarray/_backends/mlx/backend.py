@@ -90,6 +90,11 @@ class MLXBackend(Backend):
                              "(ua.asarray(..., device='cpu'))", backend=self.name)
         return d
 
+    def namespace_dtypes(self) -> dict[str, Any]:
+        # Note: MLX's Dtype.__eq__ is False for anything but its own dtypes, so generic code's x.dtype == xp.float32
+        # holds only with MLX's own objects in the namespace.
+        return dict(dtypes.DT)
+
     def dtype_name(self, x: Any) -> str:
         return dtypes.name(x.dtype)
 

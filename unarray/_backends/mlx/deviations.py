@@ -17,8 +17,10 @@ NOTE = ("MLX's arrays are values (a write makes a new buffer) and live in unifie
          "buffers by copying them (counted by `ua.stats()`); its own arrays export through DLPack, read-only.")
 OPERATORS = ("`mlx.core.array` operators are MLX's own: `x / y` of integers gives float32, int64 with uint64 "
              "gives float32, and `x[mask]` is refused. `ua.divide`, `ua.add`... follow the standard. "
-             "`mlx.core.Dtype`'s `==` answers False to any object not MLX's own, so `x.dtype == ua.float32` is "
-             "False: write `ua.float32 == x.dtype` (unarray's dtype on the left) or `ua.isdtype(x.dtype, ...)`.")
+             "`mlx.core.Dtype`'s `==` answers False to any object not MLX's own: `xp = ua.array_namespace(x)` "
+             "hands out MLX's own dtypes (`xp.float32 is mx.float32`), so `x.dtype == xp.float32` holds, but "
+             "`x.dtype == ua.float32` (the module-level dtype on the right) is False: write `ua.float32 == x.dtype` "
+             "or `ua.isdtype(x.dtype, ...)`.")
 
 _GPU_F64 = "MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError)"
 _SHAPES = ("MLX has no data-dependent output shapes: computed on the host through NumPy eagerly, refused "
@@ -39,8 +41,9 @@ ROWS: tuple[Row, ...] = (
       for op in ("unique_all", "unique_counts", "unique_inverse", "unique_values", "nonzero")),
     ("jit", NAME, "*", "*", f"ua.jit refuses mx.compile(shapeless=True) (ArgumentError): {SHAPELESS}"),
     ("dtype ==", NAME, "*", "*",
-     "mlx.core.Dtype's == is False for any other object: x.dtype == ua.float32 is False on MLX arrays; "
-     "compare with unarray's dtype on the left (ua.float32 == x.dtype) or use ua.isdtype"),
+     "mlx.core.Dtype's == is False for any other object: x.dtype == xp.float32 holds (the namespace bound to "
+     "MLX hands out MLX's own dtypes), but x.dtype == ua.float32, the module-level dtype on the right, is False; "
+     "put unarray's dtype on the left (ua.float32 == x.dtype), or use xp's dtypes or ua.isdtype"),
     ("at.*", NAME, "*", "*",
      "ua.at(..., copy=False) is refused on MLX arrays (values: a write makes a new buffer; ArgumentError); "
      "leave copy unset"),

@@ -5,23 +5,21 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections import namedtuple
 from types import SimpleNamespace
 from typing import Any
 
 import mlx.core as mx
 
+from unarray._backends import _xp_shared
+from unarray._backends._xp_shared import EighResult, EigResult, QRResult, SlogdetResult, SVDResult
 from unarray._backends.mlx import statistical
 from unarray._backends.mlx.dtypes import FLOATS, INDEX, a, complex64, float32, float64, promote
 from unarray._backends.mlx.statistical import total
-from unarray._errors import ArgumentError, ShapeError, UnsupportedError
+from unarray._errors import ShapeError, UnsupportedError
 
-EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
-EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
-QRResult = namedtuple("QRResult", ["Q", "R"])
-SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
-SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 _CPU: dict[str, Any] = {"stream": mx.cpu}
+_REDUCE = _xp_shared.Reductions(lambda x, ax: total(mx.sum, x, axis=ax), lambda x, ax: total(mx.max, x, axis=ax),
+                                lambda x, ax: total(mx.min, x, axis=ax), mx.sqrt)
 
 
 def matmul(x1: Any, x2: Any, /) -> Any:
@@ -44,12 +42,7 @@ def matrix_transpose(x: Any, /) -> Any:
 
 def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
     p, q = promote(x1, x2)
-    if isinstance(axes, int):
-        ax1, ax2 = list(range(p.ndim - axes, p.ndim)), list(range(axes))
-    else:
-        ax1, ax2 = [i % p.ndim for i in axes[0]], [i % q.ndim for i in axes[1]]
-    free1 = [i for i in range(p.ndim) if i not in ax1]
-    free2 = [i for i in range(q.ndim) if i not in ax2]
+    ax1, ax2, free1, free2 = _xp_shared.contraction(p.ndim, q.ndim, axes)
     k = math.prod(p.shape[i] for i in ax1)
     m = mx.transpose(p, free1 + ax1).reshape(math.prod(p.shape[i] for i in free1), k)
     n = mx.transpose(q, ax2 + free2).reshape(k, math.prod(q.shape[i] for i in free2))
@@ -163,8 +156,7 @@ def svdvals(x: Any, /) -> Any:
 
 
 def qr(x: Any, /, *, mode: str = "reduced") -> Any:
-    if mode not in ("reduced", "complete"):
-        raise ArgumentError(f"mode must be 'reduced' or 'complete', got {mode!r}")
+    _xp_shared.check_qr_mode(mode)
     v, d = _float(x)
     m, n = v.shape[-2], v.shape[-1]
     if mode == "complete" and m > n:
@@ -192,14 +184,7 @@ def matrix_power(x: Any, n: int, /) -> Any:
     x = a(x)
     if n < 0:
         x, n = inv(x), -n
-    out, base = mx.broadcast_to(mx.eye(x.shape[-1], dtype=x.dtype), x.shape), x
-    while n:
-        if n & 1:
-            out = matmul(out, base)
-        n >>= 1
-        if n:
-            base = matmul(base, base)
-    return out
+    return _xp_shared.power(mx.broadcast_to(mx.eye(x.shape[-1], dtype=x.dtype), x.shape), x, n, matmul)
 
 
 def _tol(v: Any, s: Any, rtol: Any) -> Any:
@@ -259,22 +244,7 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any: 
         v = a(x)
         d = v.dtype if v.dtype in FLOATS else float32
         v = v if v.dtype in FLOATS or v.dtype == complex64 else v.astype(float32)
-    m = mx.abs(v)
-    if ord == "fro":
-        out = mx.sqrt(total(mx.sum, m * m, axis=(-2, -1)))
-    elif ord == "nuc":
-        out = total(mx.sum, svdvals(v), axis=-1)
-    elif ord in (1, -1):
-        s = total(mx.sum, m, axis=-2)
-        out = total(mx.max, s, axis=-1) if ord == 1 else total(mx.min, s, axis=-1)
-    elif ord in (math.inf, -math.inf):
-        s = total(mx.sum, m, axis=-1)
-        out = total(mx.max, s, axis=-1) if ord > 0 else total(mx.min, s, axis=-1)
-    elif ord in (2, -2):
-        s = svdvals(v)
-        out = total(mx.max, s, axis=-1) if ord == 2 else total(mx.min, s, axis=-1)
-    else:
-        raise ArgumentError(f"unknown matrix norm ord={ord!r}")
+    out = _xp_shared.matrix_norm(mx.abs(v), ord, lambda: svdvals(v), _REDUCE)
     out = _back(out, d if d != complex64 else float32)
     return out[..., None, None] if keepdims else out
 

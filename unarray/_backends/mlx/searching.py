@@ -5,12 +5,12 @@
 from __future__ import annotations
 
 import builtins
-from collections import namedtuple
 from typing import Any
 
 import mlx.core as mx
 import numpy as np
 
+from unarray._backends._xp_shared import UniqueAllResult, UniqueCountsResult, UniqueInverseResult
 from unarray._backends.mlx.creation import from_numpy
 from unarray._backends.mlx.dtypes import INDEX, a, bool, cast, complex64, promote
 from unarray._backends.mlx.statistical import total
@@ -19,9 +19,6 @@ from unarray._errors import ArgumentError, DTypeError, UnsupportedError
 __all__ = ["argsort", "isin", "nonzero", "searchsorted", "sort", "take", "take_along_axis", "unique_all",
            "unique_counts", "unique_inverse", "unique_values", "where"]
 
-UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
-UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
-UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
 
 
 def _host(op: str, x: Any) -> Any:

@@ -12,12 +12,14 @@ from typing import Any, cast
 import numpy as np
 import tensorflow as tf
 
-from unarray._dtypes import DTYPE_NAMES, promote_names
+from unarray._backends import _promote
+from unarray._dtypes import DTYPE_NAMES
+from unarray._dtypes import isdtype as _isdtype
 from unarray._errors import DTypeError
 
 __array_api_version__ = "2025.12"
 
-_SCALARS = (bool, int, float, complex)
+_SCALARS = _promote.SCALARS
 DT = {n: tf.as_dtype(n) for n in DTYPE_NAMES}
 bool = DT["bool"]  # noqa: A001 - the standard's names
 int8, int16, int32, int64 = DT["int8"], DT["int16"], DT["int32"], DT["int64"]
@@ -65,64 +67,20 @@ def _cast(x: Any, d: Any) -> Any:
 
 
 def _scalar_dtype(v: Any, d: Any) -> Any:
-    # Note: a Python scalar takes the array's dtype; it widens only the kind (bool -> int -> float -> complex).
-    if isinstance(v, builtins.bool) or d in _COMPLEX:
-        return d
-    if isinstance(v, int):
-        return DEFAULT_INT if d == bool else d
-    if isinstance(v, float):
-        return d if d in _FLOATS else DEFAULT_FLOAT
-    return d if d in _COMPLEX else _COMPLEX_OF.get(d, complex64)
+    return _promote.scalar_dtype(v, d, default_int=DEFAULT_INT, default_float=DEFAULT_FLOAT, bool_=bool,
+                                 floats=_FLOATS, complexes=_COMPLEX, complex_of=lambda r: _COMPLEX_OF.get(r, complex64))
 
 
-def promote(x1: Any, x2: Any) -> tuple[Any, Any]:
-    if isinstance(x1, _SCALARS):
-        x2 = t(x2)
-        d = _scalar_dtype(x1, x2.dtype)
-        return const(x1, d), _cast(x2, d)
-    x1 = t(x1)
-    if isinstance(x2, _SCALARS):
-        d = _scalar_dtype(x2, x1.dtype)
-        return _cast(x1, d), const(x2, d)
-    x2 = t(x2)
-    if x1.dtype == x2.dtype:
-        return x1, x2
-    d = result_type(x1.dtype, x2.dtype)
-    return _cast(x1, d), _cast(x2, d)
+def _name_of(x: Any) -> str:
+    return cast(str, (x.dtype if hasattr(x, "dtype") else tf.as_dtype(x)).name)
 
 
-def result_type(*args: Any) -> Any:
-    out: str | None = None
-    scalars = []
-    for a in args:
-        if isinstance(a, _SCALARS):
-            scalars.append(a)
-            continue
-        name = (a.dtype if hasattr(a, "dtype") else tf.as_dtype(a)).name
-        if out is None:
-            out = name
-        else:
-            nxt = promote_names(out, name) or _cross_kind(out, name)
-            if nxt is None:
-                raise DTypeError(f"the standard defines no promotion of {out} with {name}; cast one explicitly")
-            out = nxt
-    if out is None:
-        raise DTypeError("result_type needs at least one array or dtype")
-    d = DT[out]
-    for s in scalars:
-        d = _scalar_dtype(s, d)
-    return d
+_PROMOTION = _promote.Promotion(t, _cast, const, _scalar_dtype, _name_of, DT.__getitem__)
+promote = _PROMOTION.promote
 
 
-_RANK = {"bool": 0, "int": 1, "uint": 1, "float": 2, "bfloat": 2, "complex": 3}
-
-
-def _cross_kind(a: str, b: str) -> str | None:
-    # Note: mixed kinds are left undefined by the standard; like torch and JAX, the higher kind's dtype wins.
-    ka, kb = _RANK[a.rstrip("0123456789")], _RANK[b.rstrip("0123456789")]
-    if ka == kb:
-        return None
-    return a if ka > kb else b
+def result_type(*arrays_and_dtypes: Any) -> Any:
+    return _PROMOTION.result_type(*arrays_and_dtypes)
 
 
 def _widened(fn: Any, *xs: Any) -> Any:
@@ -150,34 +108,16 @@ def astype(x: Any, dtype: Any, /, *, copy: builtins.bool = True, device: Any = N
             return tf.identity(tf.cast(x, dtype))
     if x.dtype == dtype:
         return tf.identity(x) if copy else x
-    if x.dtype in _COMPLEX and dtype not in _COMPLEX:
-        raise DTypeError("the standard leaves complex -> real casts undefined; take ua.real or ua.abs first")
+    _promote.refuse_complex_to_real(x.dtype in _COMPLEX, dtype in _COMPLEX)
     return tf.cast(x, dtype)
 
 
 def isdtype(dtype: Any, kind: Any) -> builtins.bool:
-    from unarray._dtypes import isdtype as _isdtype
-
     return _isdtype(dtype, kind)
 
 
 def can_cast(from_: Any, to: Any, /) -> builtins.bool:
-    d = from_.dtype if hasattr(from_, "dtype") else tf.as_dtype(from_)
-    return cast(builtins.bool, promote_names(d.name, tf.as_dtype(to).name) == tf.as_dtype(to).name)
-
-
-class _Info:
-    def __init__(self, dtype: Any, info: Any, floating: builtins.bool):
-        self.dtype = dtype
-        self.bits = int(info.bits)
-        self.max = float(info.max) if floating else int(info.max)
-        self.min = float(info.min) if floating else int(info.min)
-        if floating:
-            self.eps = float(info.eps)
-            self.smallest_normal = float(info.smallest_normal)
-
-    def __repr__(self) -> str:
-        return f"{'finfo' if hasattr(self, 'eps') else 'iinfo'}({self.dtype.name})"
+    return _PROMOTION.can_cast(from_, to)
 
 
 def finfo(type: Any, /) -> Any:  # noqa: A002
@@ -185,11 +125,11 @@ def finfo(type: Any, /) -> Any:  # noqa: A002
     d = _REAL_OF.get(d, d)
     if d not in _FLOATS:
         raise DTypeError(f"finfo needs a floating dtype, got {d.name}")
-    return _Info(d, tf.experimental.numpy.finfo(d.as_numpy_dtype), True)
+    return _promote.Info(d, tf.experimental.numpy.finfo(d.as_numpy_dtype), True, d.name)
 
 
 def iinfo(type: Any, /) -> Any:  # noqa: A002
     d = type.dtype if hasattr(type, "dtype") else tf.as_dtype(type)
     if not d.is_integer:
         raise DTypeError(f"iinfo needs an integer dtype, got {d.name}")
-    return _Info(d, np.iinfo(d.as_numpy_dtype), False)
+    return _promote.Info(d, np.iinfo(d.as_numpy_dtype), False, d.name)

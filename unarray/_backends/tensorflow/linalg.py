@@ -4,25 +4,23 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections import namedtuple
 from types import SimpleNamespace
 from typing import Any
 
 import tensorflow as tf
 
+from unarray._backends import _xp_shared
+from unarray._backends._xp_shared import EighResult, EigResult, QRResult, SlogdetResult, SVDResult
 from unarray._backends.tensorflow import linear_algebra, statistical
 from unarray._backends.tensorflow.dtypes import _COMPLEX, _FLOATS, DEFAULT_FLOAT, promote, t
-from unarray._errors import ArgumentError, ShapeError, UnsupportedError
+from unarray._errors import ShapeError, UnsupportedError
 
 # Ops TensorFlow has no kernels for in half precision (float16 and bfloat16): explicit holes.
 HALF_HOLES = ("cholesky", "det", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matrix_power", "matrix_rank",
               "pinv", "qr", "slogdet", "solve", "svd", "svdvals")
 
-EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
-EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
-QRResult = namedtuple("QRResult", ["Q", "R"])
-SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
-SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+_REDUCE = _xp_shared.Reductions(lambda x, ax: tf.reduce_sum(x, axis=ax), lambda x, ax: tf.reduce_max(x, ax),
+                                lambda x, ax: tf.reduce_min(x, ax), tf.sqrt)
 
 
 def _float(x: Any, op: str = "linalg") -> Any:
@@ -102,8 +100,7 @@ def svdvals(x: Any, /) -> Any:
 
 
 def qr(x: Any, /, *, mode: str = "reduced") -> Any:
-    if mode not in ("reduced", "complete"):
-        raise ArgumentError(f"mode must be 'reduced' or 'complete', got {mode!r}")
+    _xp_shared.check_qr_mode(mode)
     q, r = tf.linalg.qr(_float(x), full_matrices=mode == "complete")
     return QRResult(q, r)
 
@@ -130,14 +127,7 @@ def matrix_power(x: Any, n: int, /) -> Any:
     if n < 0:
         x, n = tf.linalg.inv(_float(x)), -n
     eye = tf.eye(tf.shape(x)[-1], batch_shape=tf.shape(x)[:-2], dtype=x.dtype)
-    out, base = eye, x
-    while n:
-        if n & 1:
-            out = linear_algebra.matmul(out, base)
-        n >>= 1
-        if n:
-            base = linear_algebra.matmul(base, base)
-    return out
+    return _xp_shared.power(eye, x, n, linear_algebra.matmul)
 
 
 def _rtol(x: Any, s: Any, rtol: Any) -> Any:
@@ -198,22 +188,7 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any
 
 def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:  # noqa: A002
     x = _float(x)
-    a = tf.math.abs(x)
-    if ord == "fro":
-        out = tf.sqrt(tf.reduce_sum(a * a, axis=[-2, -1]))
-    elif ord == "nuc":
-        out = tf.reduce_sum(tf.linalg.svd(x, compute_uv=False), -1)
-    elif ord in (1, -1):
-        s = tf.reduce_sum(a, axis=-2)
-        out = tf.reduce_max(s, -1) if ord == 1 else tf.reduce_min(s, -1)
-    elif ord in (math.inf, -math.inf):
-        s = tf.reduce_sum(a, axis=-1)
-        out = tf.reduce_max(s, -1) if ord > 0 else tf.reduce_min(s, -1)
-    elif ord in (2, -2):
-        s = tf.linalg.svd(x, compute_uv=False)
-        out = tf.reduce_max(s, -1) if ord == 2 else tf.reduce_min(s, -1)
-    else:
-        raise ArgumentError(f"unknown matrix norm ord={ord!r}")
+    out = _xp_shared.matrix_norm(tf.math.abs(x), ord, lambda: tf.linalg.svd(x, compute_uv=False), _REDUCE)
     return out[..., None, None] if keepdims else out
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import builtins
 import math
-from collections import namedtuple
 from typing import Any
 
 import tensorflow as tf
 
+from unarray._backends._xp_shared import UniqueAllResult, UniqueCountsResult, UniqueInverseResult
 from unarray._backends.tensorflow.dtypes import (
     _COMPLEX,
     _FLOATS,
@@ -22,9 +22,6 @@ from unarray._errors import ArgumentError, DTypeError
 __all__ = ["argsort", "isin", "nonzero", "searchsorted", "sort", "take", "take_along_axis", "unique_all",
            "unique_counts", "unique_inverse", "unique_values", "where"]
 
-UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
-UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
-UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
 
 
 def nonzero(x: Any, /) -> tuple[Any, ...]:

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from unarray import _dtypes, _precision
-from unarray._backends import _special, updates
+from unarray._backends import _special, _xp_shared, updates
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends._nn import Plan
@@ -263,15 +263,8 @@ class TorchBackend(Backend):
     def linalg_matrix_power(self, x: torch.Tensor, n: int, /, *, policy: str) -> Any:
         if not _no_int_gemm(x) or n < 0:
             return torch.linalg.matrix_power(x, n)
-        out = torch.eye(x.shape[-1], dtype=x.dtype, device=x.device).expand(x.shape).clone()
-        base = x
-        while n:
-            if n & 1:
-                out = _matmul_general(out, base)
-            n >>= 1
-            if n:
-                base = _matmul_general(base, base)
-        return out
+        eye = torch.eye(x.shape[-1], dtype=x.dtype, device=x.device).expand(x.shape).clone()
+        return _xp_shared.power(eye, x, n, _matmul_general)
 
     def matrix_transpose(self, x: torch.Tensor) -> Any:
         if x.ndim < 2:

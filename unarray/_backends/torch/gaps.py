@@ -9,7 +9,7 @@ from typing import Any, NamedTuple, cast
 import array_api_compat.torch as compat_torch
 import torch
 
-from unarray._backends import _peers
+from unarray._backends import _peers, _xp_shared
 
 _SMALL_UINTS = (torch.uint8, torch.uint16, torch.uint32)
 _WIDE_UINTS = (torch.uint16, torch.uint32, torch.uint64)
@@ -31,12 +31,7 @@ def _from_ordered(r: Any, dtype: Any) -> Any:
 
 def contract(x1: Any, x2: Any, axes: Any, mm: Any) -> Any:
     """tensordot as one (M, K) @ (K, N) product ``mm`` (an exact integer matmul, or unarray::matmul)."""
-    if isinstance(axes, int):
-        a1, a2 = list(range(x1.ndim - axes, x1.ndim)), list(range(axes))
-    else:
-        a1, a2 = [a % x1.ndim for a in axes[0]], [a % x2.ndim for a in axes[1]]
-    f1 = [d for d in range(x1.ndim) if d not in a1]
-    f2 = [d for d in range(x2.ndim) if d not in a2]
+    a1, a2, f1, f2 = _xp_shared.contraction(x1.ndim, x2.ndim, axes)
     k = math.prod([x1.shape[d] for d in a1])  # a list: torch.compile cannot trace a generator here
     a = x1.permute(f1 + a1).reshape(-1, k)
     b = x2.permute(a2 + f2).reshape(k, -1)

@@ -1,0 +1,71 @@
+# The library-free pieces of the array-API namespaces that backends write themselves (a library with no namespace
+# of the standard's, or one that follows NumPy's conventions): the standard's named results, and the linear-algebra
+# steps that are the same whatever the kernels (tensordot's axis split, matrix_power's squaring, matrix_norm's
+# choice of reduction). It names no library: each package passes its own ops.
+from __future__ import annotations
+
+import math
+from collections import namedtuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from unarray._errors import ArgumentError
+
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
+UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
+UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
+
+
+def check_qr_mode(mode: str) -> None:
+    if mode not in ("reduced", "complete"):
+        raise ArgumentError(f"mode must be 'reduced' or 'complete', got {mode!r}")
+
+
+def contraction(ndim1: int, ndim2: int, axes: Any) -> tuple[list[int], list[int], list[int], list[int]]:
+    """tensordot's axes as (contracted of x1, contracted of x2, free of x1, free of x2), each in order."""
+    if isinstance(axes, int):
+        a1, a2 = list(range(ndim1 - axes, ndim1)), list(range(axes))
+    else:
+        a1, a2 = [i % ndim1 for i in axes[0]], [i % ndim2 for i in axes[1]]
+    return a1, a2, [i for i in range(ndim1) if i not in a1], [i for i in range(ndim2) if i not in a2]
+
+
+def power(eye: Any, x: Any, n: int, matmul: Callable[[Any, Any], Any]) -> Any:
+    """``x`` to the power ``n >= 0`` by repeated squaring, starting from ``eye`` (the identity of x's shape)."""
+    out, base = eye, x
+    while n:
+        if n & 1:
+            out = matmul(out, base)
+        n >>= 1
+        if n:
+            base = matmul(base, base)
+    return out
+
+
+class Reductions(NamedTuple):
+    """A library's reductions over an axis (an int or a tuple of ints), and its square root."""
+
+    sum: Callable[[Any, Any], Any]
+    max: Callable[[Any, Any], Any]
+    min: Callable[[Any, Any], Any]
+    sqrt: Callable[[Any], Any]
+
+
+def matrix_norm(m: Any, ord: Any, svdvals: Callable[[], Any], r: Reductions) -> Any:  # noqa: A002
+    """The standard's matrix norms of ``m`` (the magnitudes), ``svdvals`` giving the singular values when needed."""
+    if ord == "fro":
+        return r.sqrt(r.sum(m * m, (-2, -1)))
+    if ord == "nuc":
+        return r.sum(svdvals(), -1)
+    if ord in (1, -1, math.inf, -math.inf):
+        s = r.sum(m, -2 if ord in (1, -1) else -1)
+        return r.max(s, -1) if ord > 0 else r.min(s, -1)
+    if ord in (2, -2):
+        s = svdvals()
+        return r.max(s, -1) if ord == 2 else r.min(s, -1)
+    raise ArgumentError(f"unknown matrix norm ord={ord!r}")
