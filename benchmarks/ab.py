@@ -36,7 +36,8 @@ def _dispatch(tree: Path, backends: str, ops: str, out: Path, tag: str) -> dict[
 
 
 def _handoff(tree: Path, kind: str, out: Path, tag: str) -> dict[tuple[str, str], float]:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    # the checkout first; the rest of the path stays (packages installed beside it, e.g. with --target)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(tree), os.environ.get("PYTHONPATH")) if p)}
     if kind == "gpu":
         env["OUT"] = str(out / tag)
         subprocess.run([sys.executable, "benchmarks/gpu/handoff_gpu.py"], cwd=tree, env=env, check=True,
