@@ -42,8 +42,8 @@ def _handoff(tree: Path, kind: str, out: Path, tag: str) -> dict[tuple[str, str]
         env["OUT"] = str(out / tag)
         env.setdefault("PASSES", "2")
         # the matrix section only (the script's other sections time streams and loops that no A/B row reads)
-        run = ("import runpy; m = runpy.run_path('benchmarks/gpu/handoff_gpu.py', run_name='ab'); "
-               "m['matrix'](); m['write']()")
+        run = ("import runpy, sys; sys.path.insert(0, 'benchmarks/gpu'); "
+               "m = runpy.run_path('benchmarks/gpu/handoff_gpu.py', run_name='ab'); m['matrix'](); m['write']()")
         subprocess.run([sys.executable, "-c", run], cwd=tree, env=env, check=True, stdout=subprocess.DEVNULL)
         result = json.loads((out / tag / "handoff_gpu.json").read_text())
         if result.get("errors", {}).get("matrix"):  # a failed section is recorded, not raised: say so
