@@ -3,7 +3,7 @@ writable torch alias (ua.to, ua.asarray, ua.from_dlpack, in a fresh process), a 
 counted copy, a torch tensor requiring grad gets the same answer from the cache as fresh in every grad mode,
 a warm route under torch.compile(fullgraph=True) names unarray's reason, a sharded JAX array is gathered
 (counted) for every target, ua.from_dlpack returns the producer's library unless told otherwise, and a
-handoff-only library's arrays (Numba) are refused by every compute op with the fix.
+handoff-only library's arrays (Numba) are refused by compute ops with the fix.
 Both ua.to paths: the subprocess tests run the C and the Python path; the module runs once more with
 UNARRAY_PURE_PYTHON=1 (the last test).
 
@@ -265,8 +265,8 @@ def test_from_dlpack_keeps_the_producers_library(src: str, copy: bool | None) ->
 @pytest.mark.handoff
 @pytest.mark.parametrize("op", ["add", "sum", "matmul"])
 def test_a_compute_op_is_answered_or_refused_as_the_library_declares(backend: TestBackend, op: str) -> None:
-    # A handoff-only library (Numba's CUDA arrays, in a --devices gpu run) refuses every compute op with the
-    # typed error naming the op, the library and the fix (hand the array to CuPy or torch); every other
+    # A handoff-only library (Numba's CUDA arrays, in a --devices gpu run) refuses compute ops with the typed
+    # error naming the op, the library and the fix (hand the array to CuPy or torch); every other
     # backend computes it.
     from unarray._backends import LIBRARIES
 
