@@ -8,14 +8,12 @@ from typing import Any
 
 import numpy as np
 
-# Parameter ids per device class. "torch" is torch on the CPU, "torch-cuda" on the GPU.
+# Parameter ids per device class. "torch" is torch on the CPU, "torch-cuda" on the GPU. numba is handoff-only
+# (tests/conftest.py gives it to the tests marked ``handoff`` only).
 BACKEND_PARAMS = {
     "cpu": ["numpy", "torch", "jax", "tensorflow", "mlx", "dask"],
-    "gpu": ["torch-cuda", "cupy", "jax-gpu"],
+    "gpu": ["torch-cuda", "cupy", "jax-gpu", "numba"],
 }
-# Backends the suite runs on some test modules only: dask on the explain test (its other properties are in
-# tests/ops/test_dask.py and test_dask_trust.py, on its own arrays).
-ONLY_IN = {"dask": frozenset({"test_explain_kernel"})}
 
 # Fixture tests a backend does not pass yet, run as strict xfails: (backend, test module, test function or the
 # parametrized test's id) -> reason.
@@ -25,6 +23,13 @@ KNOWN_FAILURES = {
     ("mlx", "test_nn_trust", "test_activations_at_infinities_and_nan[mlx-gelu-float64]"):
         "MLX's float64 erf is float32-accurate (ua.nn's exact gelu)",
 }
+
+
+def compute_params(device: str) -> list[str]:
+    """The parameters of ``device`` whose libraries compute (a handoff-only library's arrays are only handed over)."""
+    from unarray._backends import LIBRARIES
+
+    return [p for p in BACKEND_PARAMS[device] if not LIBRARIES[p.partition("-")[0]].handoff_only]
 
 
 @dataclass
@@ -67,6 +72,10 @@ class TestBackend:
             import dask.array as da
 
             return da.from_array(a.copy())
+        if self.name == "numba":
+            from numba import cuda
+
+            return cuda.to_device(a.copy())
         raise AssertionError(self.name)
 
     def to_numpy(self, x: Any) -> np.ndarray:
@@ -76,11 +85,17 @@ class TestBackend:
             return x.detach().cpu().numpy()
         if self.name == "cupy":
             return x.get()
+        if self.name == "numba":
+            return x.copy_to_host()
         if self.name == "tensorflow":
             return x.numpy()
         if self.name == "mlx":
             # (NumPy has no bfloat16: MLX's bfloat16 is read through float32, exactly)
             return np.array(x.astype(self.module.float32) if x.dtype == self.module.bfloat16 else x)
+        if self.name == "dask" and hasattr(x, "compute"):
+            # A lazy graph: run it, then read the chunks' result like any other (CuPy chunks from the GPU).
+            out = x.compute()
+            return np.asarray(out.get() if hasattr(out, "get") else out)
         return np.asarray(x)
 
     def is_native(self, x: Any) -> bool:
@@ -106,6 +121,12 @@ class TestBackend:
             import mlx.core as mx
 
             return isinstance(x, mx.array)
+        if self.name == "dask":
+            import dask.array as da
+
+            return isinstance(x, da.Array)
+        if self.name == "numba":
+            return type(x).__module__.startswith("numba") and hasattr(x, "copy_to_host")
         return False
 
     @property
@@ -125,6 +146,11 @@ class TestBackend:
             return bool(jax.config.jax_enable_x64)
         return True
 
+    @property
+    def has_bfloat16(self) -> bool:
+        # NumPy has no bfloat16, so neither have CuPy and dask (NumPy chunks).
+        return self.name not in ("numpy", "cupy", "dask")
+
     def holds(self, dtype_name: str) -> bool:
         """Whether the fixture's device holds the standard dtype ``dtype_name`` (MLX has no complex128)."""
         import unarray as ua
@@ -140,7 +166,7 @@ class TestBackend:
 
 def make_backend(param: str) -> TestBackend | None:
     name, _, dev = param.partition("-")
-    device = "gpu" if dev in ("cuda", "gpu") or name == "cupy" else "cpu"
+    device = "gpu" if dev in ("cuda", "gpu") or name in ("cupy", "numba") else "cpu"
     if name == "torch":
         import torch
 
@@ -165,6 +191,17 @@ def make_backend(param: str) -> TestBackend | None:
         except Exception:
             return None
         return TestBackend("cupy", param, device, cupy)
+    if name == "numba":
+        try:
+            import numba
+            from numba import cuda
+
+            if not cuda.is_available():
+                return None
+        except Exception:
+            return None
+        np.row_stack = np.vstack  # type: ignore[attr-defined]  # numba-cuda on NumPy 2.5 compiles with it
+        return TestBackend("numba", param, device, numba)
     if name == "tensorflow":
         import tensorflow as tf
 

@@ -67,7 +67,7 @@ def dtypes_of(backend: TestBackend) -> list[str]:
     out = ["float32", "float16"]
     if backend.has_float64:
         out.append("float64")
-    if backend.name not in ("numpy", "cupy"):
+    if backend.has_bfloat16:
         out.append("bfloat16")
     return out
 

@@ -432,8 +432,8 @@ def test_cache_misses_after_numpy_shape_or_dtype_assignment():
 
 def test_cache_misses_after_the_returned_view_is_reshaped_in_place():
     # A cached CPU route hands out only immutable views (JAX, TF) now; a view the caller can change
-    # in place comes from a cached CUDA route (tests/interop/test_handoff_gpu.py has that case). Here the
-    # signature check itself: a view whose shape no longer matches what was stored is a miss.
+    # in place comes from a cached CUDA route (tests/interop/test_handoff_trust.py has that case, with
+    # --devices gpu). Here the signature check itself: a view whose shape no longer matches what was stored is a miss.
     pytest.importorskip("jax")
     x = aligned((4, 4))
     j1 = cached(x, "jax")

@@ -427,7 +427,8 @@ def test_stream_order_calls_a_consumers_exported_stream_reader() -> None:
 def test_cupys_stream_reader_is_used_only_where_it_reads_the_current_stream() -> None:
     # CuPy's exported get_stream_ptr: where no GPU is visible, calling it raises CuPy's own error
     # (passed on, not swallowed) and the probe gives None: the C route reads get_current_stream.
-    # With a GPU, it gives get_current_stream(device).ptr (tests/interop/test_handoff_gpu.py goes further).
+    # With a GPU, it gives get_current_stream(device).ptr (tests/interop/test_handoff_trust.py goes further, with
+    # --devices gpu).
     cupy = pytest.importorskip("cupy")
     reader = importlib.import_module("cupy_backends.cuda.stream").__pyx_capi__["get_stream_ptr"]
     try:

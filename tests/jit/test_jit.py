@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import unarray as ua
 from tests._support import TestBackend, assert_close
 from unarray import _precision
+from unarray._backends import LIBRARIES
 
 if importlib.util.find_spec("torch") is not None:
     # Note: torch.compile imports triton where it is installed; loading triton's LLVM after TensorFlow's
@@ -37,8 +38,8 @@ def _np(backend: TestBackend, x: Any) -> np.ndarray:
     return backend.to_numpy(x).astype(np.float64)
 
 
-# Backends ua.jit runs eagerly unless the caller names a compiler.
-EAGER = ("numpy", "cupy")
+# Backends ua.jit runs eagerly unless the caller names a compiler: those whose library declares no compiler.
+EAGER = tuple(name for name, lib in LIBRARIES.items() if not lib.compiles)
 
 
 def _compiler_of(backend: TestBackend) -> str:

@@ -17,6 +17,7 @@ import pytest
 import unarray as ua
 from tests._support import TestBackend
 from unarray import elementwise
+from unarray._backends import LIBRARIES
 
 if importlib.util.find_spec("torch") is not None:
     import torch._dynamo  # noqa: F401  (before TensorFlow: see tests/jit/test_jit.py)
@@ -29,8 +30,8 @@ def _np(backend: TestBackend, x: Any) -> np.ndarray:
 
 
 def _compiled(backend: TestBackend) -> dict[str, Any]:
-    # NumPy has no compiler of its own: JAX's is named, so the rule is held there too.
-    if backend.name in ("numpy", "cupy"):
+    # A library without a compiler of its own (NumPy, CuPy, dask): JAX's is named, so the rule is held there too.
+    if not LIBRARIES[backend.name].compiles:
         pytest.importorskip("jax")
         return {"compiler": "jax"}
     return dict(EAGER_TORCH)

@@ -19,13 +19,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import unarray as ua
-from tests._support import BACKEND_PARAMS, make_backend
+from tests._support import BACKEND_PARAMS, compute_params, make_backend
 from unarray import _lookup
 
 ROOT = Path(__file__).resolve().parents[2]
-# The backend fixture's libraries on the devices the run asks for (UNARRAY_TEST_DEVICE=gpu: torch-cuda, CuPy and
-# JAX on the GPU), plus dask.
-LIBS = [*BACKEND_PARAMS[os.environ.get("UNARRAY_TEST_DEVICE", "cpu")], "dask"]
+# The backend fixture's computing libraries on the devices the run asks for (UNARRAY_TEST_DEVICE=gpu: torch-cuda,
+# CuPy and JAX on the GPU), plus dask (on the CPU it is the fixture's already).
+LIBS = list(dict.fromkeys([*compute_params(os.environ.get("UNARRAY_TEST_DEVICE", "cpu")), "dask"]))
 
 
 class Lib:

@@ -98,6 +98,8 @@ def _graph(name: str, q: Any, k: Any, v: Any, mask: Any, additive: bool, is_caus
             for j, (k0, k1) in enumerate(ks):
                 if is_causal and k0 > q1 - 1 + offset:
                     break  # Note: every key of this chunk (and the next) lies right of the last row's diagonal
+                if k1 == k0:
+                    continue  # an empty key chunk adds nothing (and a max over no keys has no identity)
                 key = (name + "-part", *lead, i, j)
                 mk = None if mask is None else (mask.name, *lead, i, j)
                 causal = offset + q0 - k0 if is_causal and k1 - 1 > q0 + offset else None
