@@ -84,9 +84,11 @@ def test_a_function_compiles_once_per_dtype_in_a_cold_process(how: str, order: s
                           timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
-    # One graph for float32 on the first call, none more on the next two; one for float64; none on float32's return.
-    assert seen["torch.float32"] == [1, 1, 1, 2, 2, 2], seen
-    assert seen["torch.float64"] == [2, 2, 2], seen
+    # float32's first call compiles (g graphs: 1, or more where a torch version splits the function), the next
+    # two compile none; float64 compiles as many again; float32's return compiles none.
+    g = seen["torch.float32"][0]
+    assert g >= 1 and seen["torch.float32"] == [g, g, g, 2 * g, 2 * g, 2 * g], seen
+    assert seen["torch.float64"] == [2 * g, 2 * g, 2 * g], seen
     assert seen["torch.float32 close"] and seen["torch.float64 close"], seen
 
 
