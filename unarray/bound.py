@@ -15,9 +15,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from unarray._devices import Device
-from unarray._dispatch import backend_named, default_backend, leader, one
+from unarray._dispatch import backend_named, default_backend, fail, leader, one
+from unarray._dtypes import DType, canonical_name
 from unarray._errors import ArgumentError
-from unarray._lookup import _PASSIVE, of_array
+from unarray._lookup import _PASSIVE, SCALARS, of_array
 from unarray.introspection import Info, with_library
 
 if TYPE_CHECKING:
@@ -70,6 +71,11 @@ class BoundNamespace:
       equal only to its own (MLX): there ``xp.float32 is mx.float32``, so ``x.dtype == xp.float32`` holds
       in generic code, and ``__array_namespace_info__()`` lists those same objects. A name the library
       lacks (``complex128`` on MLX) stays unarray's.
+    - ``result_type`` of dtypes alone answers as the bound backend's functions do on arrays of those
+      dtypes: the standard's promotion, the backend's refusals (uint32 with int16 on JAX without x64),
+      and, for the kinds the standard leaves open (``float32`` with ``int32``), the backend's rule
+      (float64 on NumPy and dask, float32 on torch and JAX). ``ua.result_type``, with no backend to
+      ask, refuses those kinds; with an array among the arguments both answer that array's backend.
 
     Attributes
     ----------
@@ -111,6 +117,7 @@ class BoundNamespace:
         for name in _CREATION:
             setattr(self, name, _bound(_PUBLIC[name], b.name, device))
         self.asarray = _bound_asarray(_PUBLIC["asarray"], b.name, device)
+        self.result_type = _bound_result_type(_PUBLIC["result_type"], b.name)
         fft = _PUBLIC["fft"]
         self.fft = types.SimpleNamespace(**{n: getattr(fft, n) for n in fft.__all__})
         for name in _FFT_CREATION:
@@ -151,6 +158,28 @@ def _bound_asarray(fn: Callable[..., Any], backend: str, device: Any) -> Callabl
 
     bound_backend, bound_device = backend, device
     return asarray
+
+
+def _bound_result_type(fn: Callable[..., Any], backend: str) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def result_type(*arrays_and_dtypes: Any) -> Any:
+        dtypes = [a for a in arrays_and_dtypes if not isinstance(a, SCALARS)]
+        if not dtypes or any(canonical_name(a) is None for a in dtypes):
+            return fn(*arrays_and_dtypes)  # an array leads (its backend answers), or nothing to promote
+        # Note: dtypes alone promote as the bound backend's functions do on arrays of them (the standard's rule, its
+        # refusals, and its rule for the kinds the standard leaves open), so result_type predicts what xp.add(a, b)
+        # gives: generic code sizes its outputs by it.
+        b = backend_named(backend, "result_type")
+        try:
+            native = b.result_type(*(a if isinstance(a, SCALARS) else b.dtype(a) for a in arrays_and_dtypes))
+        except Exception as e:
+            raise fail("result_type", b, e) from e
+        name = canonical_name(native)
+        if name is None or not all(isinstance(a, (DType, str)) for a in dtypes):
+            return native  # the library's dtype for the library's dtypes, as ua.result_type gives
+        return DType(name)
+
+    return result_type
 
 
 def _host_data(obj: Any, bound: str) -> bool:

@@ -138,7 +138,8 @@ def result_type(*arrays_and_dtypes: Array | DTypeLike | complex) -> Any:
         Raises
         ------
         DTypeError
-            No array or dtype is given, or two dtypes do not promote (mixed kinds the standard leaves open).
+            No array or dtype is given, or two dtypes do not promote (mixed kinds the standard leaves open;
+            a namespace from :func:`unarray.array_namespace` answers its backend's rule for them).
 
         Examples
         --------

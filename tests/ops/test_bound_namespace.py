@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 import unarray as ua
 from tests._support import BACKEND_PARAMS, compute_params, make_backend
 from unarray import _lookup
+from unarray._dtypes import DType, promote_names
 
 ROOT = Path(__file__).resolve().parents[2]
 # The backend fixture's computing libraries on the devices the run asks for (UNARRAY_TEST_DEVICE=gpu: torch-cuda,
@@ -248,6 +249,33 @@ def test_asarray_of_a_number_to_bool(lib: Lib) -> None:
     for v, want in ((1, True), (0, False), (2.5, True), (0.0, False)):
         out = ua.asarray(v, dtype=ua.bool, backend=lib.name)
         assert ua.bool == out.dtype and bool(lib.to_numpy(out)) is want
+
+
+@given(data=st.data())
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_result_type_of_dtypes_is_what_the_namespaces_functions_return(lib: Lib, data: st.DataObject) -> None:
+    # Generic code sizes its outputs by xp.result_type(dtypes): on every backend it must name the dtype xp's own
+    # functions give arrays of those dtypes, mixed kinds included (which the module-level ua refuses).
+    xp = ua.array_namespace(lib.asarray([1.0], lib.float_dtype))
+    names = sorted(xp.__array_namespace_info__().dtypes())
+    a_name, b_name = data.draw(st.sampled_from(names), label="a"), data.draw(st.sampled_from(names), label="b")
+    value = data.draw(st.sampled_from([1, 2, 3, 5]), label="value")  # held exactly by every dtype, bool as True
+    a = xp.asarray([value, 1], dtype=getattr(xp, a_name))
+    b = xp.asarray([1, value], dtype=getattr(xp, b_name))
+    try:
+        got = ua.add(a, b).dtype
+    except ua.DTypeError:  # a pair the backend refuses for arrays is refused for dtypes too
+        with pytest.raises(ua.DTypeError):
+            xp.result_type(getattr(xp, a_name), getattr(xp, b_name))
+        return
+    answer = xp.result_type(getattr(xp, a_name), getattr(xp, b_name))
+    assert answer == got and type(answer) is DType, (a_name, b_name, answer, got)
+    standard = promote_names(a_name, b_name)
+    if standard is not None:
+        assert answer == getattr(ua, standard)
+    else:
+        with pytest.raises(ua.DTypeError, match="no promotion"):
+            ua.result_type(getattr(ua, a_name), getattr(ua, b_name))
 
 
 # -- ua.asarray: the same result whatever unarray has seen before ---------------------------------------------------

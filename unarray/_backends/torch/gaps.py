@@ -144,7 +144,12 @@ def _promote(a: Any, b: Any) -> Any:
         name = promote_names(canonical_name(a) or "", canonical_name(b) or "")
         if name is not None:
             return getattr(torch, name)
-        # Note: mixed kinds are left undefined by the standard; as torch does for other integers, the float wins.
+        # Note: mixed kinds are left undefined by the standard; as torch does for other integers, the float wins,
+        # and the unsigned dtype wins over bool (what torch's functions give bool with uint16).
+        if a is torch.bool:
+            return b
+        if b is torch.bool:
+            return a
         if b.is_floating_point or b.is_complex:
             return b
         if a.is_floating_point or a.is_complex:
