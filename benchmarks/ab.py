@@ -87,10 +87,15 @@ def main() -> None:
                 if args.handoff != "none":
                     seen["handoff"].setdefault(name, []).append(_handoff(tree, args.handoff, Path(tmp), tag))
                 print(f"round {r + 1}/{args.rounds}: {name} done", flush=True)
-    report: dict[str, Any] = {"base": str(trees["base"]), "new": str(trees["new"]), "rounds": args.rounds,
+            _write(out, trees, r + 1, seen)  # after every round: a run cut short keeps its finished rounds
+
+
+def _write(out: Path, trees: dict[str, Path], rounds: int,
+           seen: dict[str, dict[str, list[dict[tuple[str, str], float]]]]) -> None:
+    report: dict[str, Any] = {"base": str(trees["base"]), "new": str(trees["new"]), "rounds": rounds,
                               "rows": []}
     lines = [f"# A/B: {trees['new']} against {trees['base']}", "",
-             f"{args.rounds} alternating rounds; per row the median over rounds of (new unarray/native) / "
+             f"{rounds} alternating rounds; per row the median over rounds of (new unarray/native) / "
              "(base unarray/native), and the two ratios' medians.", "",
              "| what | row | base unarray/native | new unarray/native | new/base |", "|---|---|---|---|---|"]
     for what, by_tree in seen.items():
@@ -98,8 +103,8 @@ def main() -> None:
             continue
         keys = sorted(set.intersection(*(set(d) for runs in by_tree.values() for d in runs)))
         for key in keys:
-            b = [d[key] for d in by_tree["base"]]
-            n = [d[key] for d in by_tree["new"]]
+            b = [d[key] for d in by_tree["base"]][:rounds]
+            n = [d[key] for d in by_tree["new"]][:rounds]
             change = statistics.median(x / y for x, y in zip(n, b, strict=True))
             row = {"what": what, "row": " ".join(key), "base": statistics.median(b), "new": statistics.median(n),
                    "new_over_base": change}
