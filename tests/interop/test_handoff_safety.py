@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import unarray as ua
+from tests._support import TestBackend
 from unarray._backends.numpy import handoff as _np_h
 from unarray._devices import Device, parse_device
 from unarray.interop import _cache
@@ -446,3 +447,27 @@ def test_foreign_read_only_producer_into_torch_is_copied(dtype: str, read_only: 
     assert np.array_equal(t.numpy(), a)
     assert (ua.stats()["copies"] - before == 1) == read_only
     assert (t.data_ptr() == a.ctypes.data) != read_only
+
+
+_SCALAR_DTYPES = ["bool", "int8", "int32", "int64", "uint16", "float32", "float64", "complex64"]
+
+
+def test_a_numpy_scalar_hands_over_its_own_value(backend: TestBackend) -> None:
+    # A NumPy scalar's data pointer is a temporary array's, freed at once: a route that aliased it read other
+    # memory (on TensorFlow about one call in ten, on JAX where the temporary happened to be 64-byte aligned).
+    dtypes = [d for d in _SCALAR_DTYPES if backend.holds(d)]
+
+    @settings(max_examples=30, deadline=None)
+    @given(st.sampled_from(dtypes), st.integers(-100, 100), st.lists(st.integers(1, 4), min_size=1, max_size=6))
+    def run(dtype: str, value: int, sizes: list[int]) -> None:
+        v = value % 2 if dtype == "bool" else abs(value) if dtype.startswith("u") else value
+        s = np.asarray(v + 0.5 if dtype.startswith(("float", "complex")) else v, dtype=dtype)[()]
+        assert isinstance(s, np.generic) and s.dtype == dtype
+        want = s.item()
+        for _ in range(10):  # the freed memory is reused at random: several handoffs per example
+            out = ua.asarray(s, backend=backend.name)
+            junk = [np.full(n, -7, np.int64) for n in sizes]  # reuse freed memory, as a program does
+            assert backend.is_native(out) and backend.to_numpy(out).item() == want, (dtype, want)
+            del junk
+
+    run()

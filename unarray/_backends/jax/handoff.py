@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from unarray._backends._handoff import FastPath, Gather, Handoff, LazyNumpy, NeedsCopy, OtherDevice, mod
-from unarray._backends.numpy.handoff import aligned_copy, is_permutation, np_ptr, writable_view
+from unarray._backends.numpy.handoff import aligned_copy, is_permutation, np_ptr, own_array, writable_view
 from unarray._backends.torch.handoff import torch_from_capsule, torch_plain, torch_raw_stream
 from unarray._errors import DTypeError, HandoffError
 
@@ -203,6 +203,7 @@ def np_to_jax(x: Any) -> Any:
     # Note: JAX's DLPack import refuses read-only exports; JAX never writes into an imported buffer, so
     # a writable alias of the same memory is safe to hand it.
     check_x64(x)
+    x = own_array(x)
     f = x.flags
     if not (f.c_contiguous or x.size <= 1) and not is_permutation(x):
         raise NeedsCopy("JAX imports only compact buffers")

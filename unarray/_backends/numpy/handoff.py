@@ -15,9 +15,16 @@ else:
     np = LazyNumpy(globals())
 
 
+def own_array(x: Any) -> Any:
+    """``x``, or for a NumPy scalar a 0-d array of its own: a scalar's data pointer (``__array_struct__``,
+    ``__array_interface__``) is a temporary array's, freed at once, so an alias of it reads other memory."""
+    return np.array(x) if isinstance(x, np.generic) else x
+
+
 def writable_view(x: Any) -> Any:
     """``x`` itself, or where it is read-only a writable alias of the same memory (keeping ``x`` alive),
     for an importer that refuses read-only exports and never writes into an imported buffer."""
+    x = own_array(x)
     if x.flags.writeable:
         return x
     # The bytes the view spans (a strided or reversed view reaches beyond its nbytes either side).
@@ -89,6 +96,9 @@ class NumpyHandoff(Handoff):
 
     def adopt(self, producer: Any) -> Any:
         return np.from_dlpack(producer)
+
+    def export(self, x: Any) -> Any:
+        return own_array(x)  # a scalar has no buffer of its own to export (nor __dlpack__)
 
     def check_source(self, x: Any, dst: str) -> None:
         dt = x.dtype

@@ -22,7 +22,7 @@ from unarray._backends._handoff import (
     mod,
 )
 from unarray._backends.jax.handoff import jax_capsule, jax_from_dlpack, jax_single
-from unarray._backends.numpy.handoff import aligned_copy, np_ptr, writable_view
+from unarray._backends.numpy.handoff import aligned_copy, np_ptr, own_array, writable_view
 from unarray._backends.torch.handoff import torch_from_capsule, torch_plain
 from unarray._errors import DTypeError
 
@@ -88,6 +88,7 @@ TF_ALIGN = 64
 def np_to_tf(x: Any) -> Any:
     # TFE_FromDlpackCapsule, zero-copy (tf.convert_to_tensor copies). TF refuses strided buffers and
     # needs aligned ones (the pointer read is the price of not aborting).
+    x = own_array(x)
     f = x.flags
     if not (f.c_contiguous or x.size <= 1):
         raise NeedsCopy("TensorFlow imports only C-contiguous buffers")
