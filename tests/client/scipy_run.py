@@ -27,12 +27,8 @@ BACKENDS = ("numpy", "torch", "jax.numpy", "dask.array")
 # softmax; logsumexp's 1,600 cases run in the full set only (for the CI suite's time).
 SUBSET = (["_lib/tests/test_array_api.py", "cluster/tests/test_vq.py", "stats/tests/test_stats.py",
            "special/tests/test_logsumexp.py"],
-          "(TestArrayAPI or test_vq or TestMoments or TestSkew or TestKurtosis or TestZscore "
-          "or TestSoftmax or TestLogSoftmax) "
-          # Note: on JAX this case reads a wrong value in some runs of the whole subset (docs/clients.md, open:
-          # a JAX array made from a NumPy int64 scalar read back as other memory); left out until its root is
-          # found, rather than asserted either way.
-          "and not (test_strict_checks and shape0 and float32)")
+          "TestArrayAPI or test_vq or TestMoments or TestSkew or TestKurtosis or TestZscore "
+          "or TestSoftmax or TestLogSoftmax")
 FULL = (["_lib/tests/test_array_api.py", "cluster/tests/test_vq.py", "stats/tests/test_stats.py",
          "special/tests/test_logsumexp.py"],
         "TestArrayAPI or test_vq or moment or skew or kurtosis or variation or zscore or test_array_api "
