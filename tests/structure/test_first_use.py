@@ -3,9 +3,8 @@
 Each check runs in a fresh process, as cold as a user's first call: the first NumPy call imports no more than
 its backend (array_api_compat's NumPy namespace, whose ``from numpy import *`` loads f2py, testing and ma, is
 imported only for a function it writes for NumPy alone); a transformer block's first eager call on JAX compiles
-no more XLA
-programs than the same block written in JAX (each compilation costs a GPU a tenth of a second or more); the
-block under ``ua.jit`` on torch is one Dynamo graph (a graph break is a further compile, and Python run
+no more XLA programs than the same block written in JAX (each compilation costs a GPU a tenth of a second or
+more); the block under ``ua.jit`` on torch is one Dynamo graph (a graph break is a further compile, and Python run
 between graphs); ``python -m unarray env`` imports no framework whose devices the OS already tells.
 """
 
