@@ -1,12 +1,10 @@
 # NumPy backend. NumPy >= 2.1 follows the array API standard for the hot ops, so
-# most of them are the NumPy functions themselves (no extra frame); the names that
-# array_api_compat.numpy wraps come from it, imported on the first such call (its
-# `from numpy import *` loads f2py, testing, ma, random...: a tenth of a second).
-# Imported only once NumPy is in use.
+# most of them are the NumPy functions themselves (no extra frame); the rest come from
+# array_api_compat's NumPy namespace, resolved name by name (xp.py: importing it whole loads most
+# of NumPy). Imported only once NumPy is in use.
 from __future__ import annotations
 
 import functools
-import importlib
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +12,8 @@ import numpy as np
 
 from unarray._backends import _special
 from unarray._backends._base import Backend
-from unarray._backends._contract import GENERIC, BackendContract
+from unarray._backends._contract import BackendContract
+from unarray._backends.numpy.xp import XP
 from unarray._devices import Device
 from unarray._dtypes import DType, canonical_name
 from unarray._errors import ArgumentTypeError, DeviceMismatchError, DTypeError
@@ -22,24 +21,6 @@ from unarray._kernels.layout_route import AS_IS, Route
 from unarray._precision import ignoring_policy
 
 _CPU = Device("cpu")
-# The standard's names whose array_api_compat.numpy function is not NumPy's own (every other name it
-# re-exports from NumPy unchanged: tests/structure/test_first_use.py holds both halves against the installed versions).
-COMPAT_WRAPPED = frozenset({
-    "arange", "argsort", "asarray", "astype", "ceil", "clip", "count_nonzero", "cumulative_prod",
-    "cumulative_sum", "empty", "empty_like", "eye", "finfo", "floor", "full", "full_like", "iinfo", "linspace",
-    "matmul", "matrix_transpose", "nonzero", "ones", "ones_like", "permute_dims", "sign", "sort", "std",
-    "take_along_axis", "tensordot", "trunc", "unique_all", "unique_counts", "unique_inverse", "unique_values",
-    "var", "zeros", "zeros_like",
-})
-_compat: Any = None
-
-
-def compat_namespace() -> Any:
-    """array_api_compat.numpy, imported on first use."""
-    global _compat
-    if _compat is None:
-        _compat = importlib.import_module("array_api_compat.numpy")
-    return _compat
 # Complex dtype classes: one type() and a set lookup, cheaper than dtype.kind on the hot reductions.
 _COMPLEX: frozenset[type[Any]] = frozenset(
     {np.dtypes.Complex64DType, np.dtypes.Complex128DType, np.dtypes.CLongDoubleDType})
@@ -75,17 +56,7 @@ class NumpyBackend(Backend):
 
     @property
     def xp(self) -> Any:
-        return compat_namespace()
-
-    def __getattr__(self, op: str) -> Any:
-        # A name array_api_compat re-exports unchanged is NumPy's own: served without importing array_api_compat.
-        if op in GENERIC and op not in COMPAT_WRAPPED and op not in self.holes and \
-                op.partition("_")[0] not in ("linalg", "fft"):
-            fn = getattr(np, op, None)
-            if callable(fn):
-                setattr(self, op, fn)
-                return fn
-        return super().__getattr__(op)
+        return XP
 
     def is_array_type(self, t: type) -> bool:
         return issubclass(t, (np.ndarray, np.generic))
@@ -212,7 +183,7 @@ class NumpyBackend(Backend):
         if x.dtype.kind != "c":
             return np.expm1(x)
         with np.errstate(all="ignore"):
-            return _special.complex_expm1(compat_namespace(), x, _complex)
+            return _special.complex_expm1(XP, x, _complex)
 
     # Note: NumPy's float16 nextafter(-0.0, +0.0) gives -0.0; the standard: x2 where x1 == x2.
     def nextafter(self, x1: Any, x2: Any, /) -> Any:
