@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
+import inspect
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,7 +16,7 @@ from unarray._backends import _peers
 from unarray._devices import Device
 from unarray._dispatch import leader, one, same_device
 from unarray._dtypes import DTYPES, DType
-from unarray._errors import ArgumentError
+from unarray._errors import ArgumentError, ArgumentTypeError
 from unarray._explanation import PLANNERS, Explanation
 from unarray._lookup import SCALARS
 from unarray._typing import Array
@@ -232,6 +233,11 @@ def explain(op: str | Callable[..., Any], *args: Any, **kwargs: Any) -> Explanat
     if op == "to":  # a handoff: its path, its copies, the readonly promise it rests on
         from unarray.interop._public import explain_to
 
+        try:
+            inspect.signature(explain_to).bind(*args, **kwargs)
+        except TypeError as e:
+            raise ArgumentTypeError(f"ua.to does not take these arguments ({e}); pass them as ua.to takes them: "
+                                    "ua.explain('to', x, 'torch')", op="explain") from None
         return explain_to(*args, **kwargs)
     resolve(op, args, kwargs)  # what the call itself would refuse (its name, its argument types)
     op = cast(str, op)  # resolve refused anything but the name of an op
