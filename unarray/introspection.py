@@ -237,7 +237,7 @@ def explain(op: str | Callable[..., Any], *args: Any, **kwargs: Any) -> Explanat
             inspect.signature(explain_to).bind(*args, **kwargs)
         except TypeError as e:
             raise ArgumentTypeError(f"ua.to does not take these arguments ({e}); pass them as ua.to takes them: "
-                                    "ua.explain('to', x, 'torch')", op="explain") from None
+                                    "ua.explain('to', x, target_backend_name)", op="explain") from None
         return explain_to(*args, **kwargs)
     resolve(op, args, kwargs)  # what the call itself would refuse (its name, its argument types)
     op = cast(str, op)  # resolve refused anything but the name of an op
