@@ -30,14 +30,20 @@ _PASSIVE = (*SCALARS, type(None))
 _LEADER = re.compile(r"\bA\b")
 
 
+def bind(op: str, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any], example: str = "") -> Any:
+    """``fn``'s signature bound to the arguments, or the typed refusal ``ua.explain`` gives (``example``: a call
+    to write, appended to the message)."""
+    try:
+        return inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as e:
+        raise ArgumentTypeError(f"ua.{op} does not take these arguments ({e}); pass them as ua.{op} takes them"
+                                + (f": {example}" if example else ""), op="explain") from None
+
+
 def resolve(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     """Raise what ``ua.<op>(*args, **kwargs)`` would raise for its name or its argument types."""
     fn = _function(op)
-    try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
-    except TypeError as e:
-        raise ArgumentTypeError(f"ua.{op} does not take these arguments ({e}); pass them as ua.{op} takes them",
-                                op="explain") from None
+    bound = bind(op, fn, args, kwargs)
     takes_arrays = False
     lead = _lead(fn)
     params = inspect.signature(fn).parameters

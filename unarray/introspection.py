@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.metadata
-import inspect
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,7 +15,7 @@ from unarray._backends import _peers
 from unarray._devices import Device
 from unarray._dispatch import leader, one, same_device
 from unarray._dtypes import DTYPES, DType
-from unarray._errors import ArgumentError, ArgumentTypeError
+from unarray._errors import ArgumentError
 from unarray._explanation import PLANNERS, Explanation
 from unarray._lookup import SCALARS
 from unarray._typing import Array
@@ -224,7 +223,7 @@ def explain(op: str | Callable[..., Any], *args: Any, **kwargs: Any) -> Explanat
         >>> ua.explain("zeros", (2, 3)).device
         Device('cpu')
     """
-    from unarray._explain_check import resolve
+    from unarray._explain_check import bind, resolve
     from unarray.interop._public import copy_reason, handoff_name
     from unarray.jit import jit
 
@@ -233,11 +232,7 @@ def explain(op: str | Callable[..., Any], *args: Any, **kwargs: Any) -> Explanat
     if op == "to":  # a handoff: its path, its copies, the readonly promise it rests on
         from unarray.interop._public import explain_to
 
-        try:
-            inspect.signature(explain_to).bind(*args, **kwargs)
-        except TypeError as e:
-            raise ArgumentTypeError(f"ua.to does not take these arguments ({e}); pass them as ua.to takes them: "
-                                    "ua.explain('to', x, target_backend_name)", op="explain") from None
+        bind("to", explain_to, args, kwargs, "ua.explain('to', x, target_backend_name)")
         return explain_to(*args, **kwargs)
     resolve(op, args, kwargs)  # what the call itself would refuse (its name, its argument types)
     op = cast(str, op)  # resolve refused anything but the name of an op
