@@ -71,9 +71,6 @@ def _sum_like(fn: Any, x: Any, axis: Any, dtype: Any, keepdims: builtins.bool) -
     acc = _acc(x, dtype)
     if axes == []:
         return cast(x, acc)
-    if 0 in ([x.shape[i] for i in axes] if axes is not None else x.shape):
-        # Note: MLX's prod of zero elements can be 0 (it reads the empty buffer); the empty sum is 0, product 1.
-        return mx.full(_kept(x, axes, keepdims), mx.array(fn is mx.prod, dtype=acc), dtype=acc)
     # Note: mx.sum and mx.prod widen small integers again (uint8 -> uint32); the result keeps the dtype asked.
     return total(fn, cast(x, acc), axes, keepdims).astype(acc)
 
