@@ -1,8 +1,9 @@
 """The names a NumPy, torch or JAX user reaches for, mapped to the standard's function.
 
-One table for ``ua.<name>`` (the namespace's ``__getattr__``: an :class:`UnknownNameError` naming the
-standard's function) and for ``ua.explain("<name>", ...)``'s "did you mean". A name with no entry
-gets difflib's closest names of the namespace.
+One table for ``ua.<name>`` (the module's ``__getattr__``) and ``xp.<name>`` (the bound namespace's
+descriptors), both an :class:`UnknownNameError` naming the standard's function, and for
+``ua.explain("<name>", ...)``'s "did you mean". A name with no entry gets difflib's closest names of the
+namespace.
 """
 
 from __future__ import annotations

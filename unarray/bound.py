@@ -14,11 +14,13 @@ import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from unarray import _names
 from unarray._devices import Device
 from unarray._dispatch import backend_named, default_backend, fail, leader, one
 from unarray._dtypes import DType, canonical_name
 from unarray._errors import ArgumentError
 from unarray._lookup import _PASSIVE, SCALARS, of_array
+from unarray._names import FOREIGN
 from unarray.introspection import Info, with_library
 
 if TYPE_CHECKING:
@@ -129,9 +131,30 @@ class BoundNamespace:
         where = "the trace's device" if self.device is None else str(self.device)
         return f"<unarray namespace bound to {self.backend} on {where}>"
 
-    def __getattr__(self, name: str) -> Any:
-        # Reached only for a name the namespace lacks (every public name is set in __init__).
-        raise AttributeError(f"unarray's namespace has no {name!r}; see dir(ua.array_namespace(x))")
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) - FOREIGN.keys())
+
+    if TYPE_CHECKING:  # every public name is set in __init__, which a type checker does not read
+        def __getattr__(self, name: str) -> Any: ...
+
+
+class _Foreign:
+    """A NumPy or torch name the namespace lacks (``xp.concatenate``): reading it raises ``ua.<name>``'s
+    error, an AttributeError (so ``hasattr`` is False). A descriptor per name rather than ``__getattr__``,
+    which would keep Python from specialising every ``xp.<name>`` lookup."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        raise _names.error(self.name)
+
+
+for _name in FOREIGN:
+    setattr(BoundNamespace, _name, _Foreign(_name))
+del _name
 
 
 def _bound(fn: Callable[..., Any], backend: str, device: Any) -> Callable[..., Any]:

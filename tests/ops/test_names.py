@@ -82,3 +82,23 @@ def test_probes_of_the_module_are_undisturbed() -> None:
     assert doctest.DocTestFinder().find(ua)  # the module's doctests are still found
     assert {n for n, _ in inspect.getmembers(ua)} >= set(ua.__all__)
     assert pickle.loads(pickle.dumps(ua.matmul)) is ua.matmul
+
+
+@pytest.mark.parametrize(("name", "standard"), sorted(REACHED_FOR.items()))
+def test_the_bound_namespace_names_the_standards_function_too(name: str, standard: str) -> None:
+    xp = ua.array_namespace(np.ones(3))
+    with pytest.raises(ua.UnknownNameError, match=rf"^ua\.{name}: unarray follows the array API standard; "
+                                                  rf"use ua\.{standard}"):
+        getattr(xp, name)
+    assert not hasattr(xp, name) and name not in dir(xp)
+
+
+def test_the_bound_namespace_has_no_getattr_hook() -> None:
+    # A __getattr__ on the class would keep the interpreter from specialising every xp.<name> lookup;
+    # the NumPy and torch names are descriptors instead, and a misspelling gets Python's own error.
+    xp = ua.array_namespace(np.ones(3))
+    assert not hasattr(type(xp), "__getattr__")
+    assert xp.sum is ua.sum and "sum" in dir(xp)
+    with pytest.raises(AttributeError) as e:
+        xp.matmull  # noqa: B018
+    assert type(e.value) is AttributeError and e.value.name == "matmull"
