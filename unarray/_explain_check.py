@@ -75,14 +75,19 @@ def _function(op: Any) -> Any:
     obj: Any = ua
     for part in op.split("."):  # "linalg.solve" is ua.linalg.solve
         obj = getattr(obj, part, None) if part and not part.startswith("_") else None
-    known = inspect.isfunction(obj) and obj.__module__.startswith("unarray.") and op not in _NOT_OPS
+    known = _is_function(obj) and obj.__module__.startswith("unarray.") and op not in _NOT_OPS
     if not known:
-        names = [n for n in ua.__all__ if inspect.isfunction(getattr(ua, n, None)) and n not in _NOT_OPS]
+        names = [n for n in ua.__all__ if _is_function(getattr(ua, n, None)) and n not in _NOT_OPS]
         close = suggestion(op, names)  # NumPy's and torch's names first (ua.concatenate: concat)
         hint = f"did you mean {', '.join(close)}?" if close else "pass the name of a ua function, e.g. 'matmul'"
         why = "is not an op" if op in _NOT_OPS else "names no unarray function"
         raise ArgumentError(f"{op!r} {why}; {hint}", op="explain")
     return obj
+
+
+def _is_function(obj: Any) -> bool:
+    # A Python function, or a C hot call of the front end wrapping one (unarray/_hot.py).
+    return callable(obj) and inspect.isfunction(inspect.unwrap(obj))
 
 
 def _lead(fn: Any) -> str | None:
