@@ -20,12 +20,16 @@ from unarray import _native, _precision
 from unarray._lookup import BY_TYPE
 from unarray.interop import _compile_watch
 
-__all__ = ["fast"]
+__all__ = ["HOT", "REFERENCES", "fast"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _SWITCH = _native.load("_switch")
 _MISSING = inspect.Parameter.empty
+# The C callables' type (None without the C module), and each one's reference by name: a tracer that substitutes
+# the reference for the C callable (torch.compile's) reaches none of the C callable's attributes.
+HOT: type | None = None if _SWITCH is None else _SWITCH.Hot
+REFERENCES: dict[str, Callable[..., Any]] = {}
 
 
 def fast(fn: F, *, arrays: int = 1, params: tuple[str, ...] = (), axis: str | None = None,
@@ -48,6 +52,8 @@ def fast(fn: F, *, arrays: int = 1, params: tuple[str, ...] = (), axis: str | No
     hot = _SWITCH.hot(fn, BY_TYPE, name or fn.__name__, arrays, params, tuple(sig[p].default for p in params),
                       npos, params.index(axis) if axis is not None else -1,
                       _precision._POLICY if policy else None, _precision.POLICIES, _MISSING)
+    if REFERENCES.setdefault(fn.__name__, fn) is not fn:
+        raise ValueError(f"two hot calls named {fn.__name__!r}")
     # A tracer that runs Python (torch.compile) traces the reference in its place.
     _compile_watch.install(hot, fn, "register_traced")
     return hot  # type: ignore[no-any-return]

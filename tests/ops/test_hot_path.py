@@ -55,7 +55,8 @@ def _array(backend: TestBackend, rng: np.random.Generator, shape: tuple[int, ...
     return backend.asarray(np.asarray(a).astype(dtype))
 
 
-def _outcome(backend: TestBackend, fn: Callable[..., Any], args: tuple[Any, ...], kw: dict[str, Any]) -> tuple[Any, ...]:
+def _outcome(backend: TestBackend, fn: Callable[..., Any], args: tuple[Any, ...],
+             kw: dict[str, Any]) -> tuple[Any, ...]:
     # What a call gives: its result's type, dtype, shape and bytes, or its error's type and message.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -142,7 +143,8 @@ def test_each_reference_is_a_lookup_then_one_backend_call(name: str) -> None:
     call = tries[0].body[-1]
     assert isinstance(call, ast.Return) and isinstance(call.value, ast.Call), ast.unparse(call)
     assert ast.unparse(call.value.func) == f"b.{name}", ast.unparse(call)
-    allowed = ("b = _BY_TYPE.get(", "if b is None or type(x2) is not type(x1)", "if axis is not None:\n    axis = _axes.")
+    allowed = ("b = _BY_TYPE.get(", "if b is None or type(x2) is not type(x1)",
+               "if axis is not None:\n    axis = _axes.")
     assert all(ast.unparse(s).startswith(allowed) for s in body if s is not tries[0]), ast.unparse(tree)
 
 
