@@ -1,5 +1,6 @@
 /* unarray._switch: the lock-free fast path of unarray._precision.Switch in C (optional; the Python
- * Switch.enter/leave are the reference and run where this module is not built).
+ * Switch.enter/leave are the reference and run where this module is not built), and Hot, the C path of the
+ * front end's common calls (unarray/_hot.py; it sees Unswitched, so that NumPy's matmul reads no policy).
  *
  * A Gate is called as gate(want, fn, *args). Where the switch is open (no call holds it changed or
  * waits to change it) and the framework's setting in force already gives `want`, it registers the
