@@ -1,5 +1,5 @@
-"""Build the optional C hot paths: ua.to's (unarray/interop/_speedups.c) and the precision switch's
-(unarray/_switch.c); without a compiler unarray runs as pure Python."""
+"""Build the optional C hot paths: ua.to's (unarray/interop/_speedups.c), the precision switch's and the
+front end's common calls (unarray/_switch.c); without a compiler unarray runs as pure Python."""
 
 from setuptools import Extension, setup
 

@@ -504,11 +504,28 @@ def _generic(short: str, params: list[str], ret: str) -> tuple[list[str], list[s
     return [], params, ret
 
 
+def hot_arrays(name: str) -> int:
+    """How many arrays the C hot path of ``name`` takes (unarray/_hot.py), or 0 where it has none: a function
+    of a hot module whose body is only the backend lookup and ``b.<op>(<its arrays>)`` (no rule checked
+    first, no other argument, no policy)."""
+    if OPS[name] not in HOT_MODULES or name in CHECKS or name in POLICY_OPS or name in TUPLE_RESULTS:
+        return 0
+    params = list(inspect.signature(_strict_fn(name)).parameters.values())  # type: ignore[arg-type]
+    arrays = [p for p in params if p.name in ARRAY_PARAMS and p.kind is p.POSITIONAL_ONLY]
+    if len(arrays) != len(params) or [p.name for p in arrays] not in (["x"], ["x1", "x2"]):
+        return 0
+    return len(arrays)
+
+
 def generated(module: str) -> str:
     names = [n for n, m in OPS.items() if m == module]
     body = [render(n) for n in names]
     exports = "".join(f'    "{n.rpartition(".")[2]}",\n' for n in names)
-    return "\n".join([BEGIN, "", "", *body]).rstrip() + f"\n\n\n__all__ += [\n{exports}]\n" + END
+    hot = [(n, hot_arrays(n)) for n in names]
+    fast = "".join(f"{n} = _hot.fast({n}{'' if k == 1 else f', arrays={k}'})\n" for n, k in hot if k)
+    if fast:  # the public names become the C hot calls, the functions above their reference (unarray/_hot.py)
+        fast = "\n# The C hot path of each call above (unarray/_hot.py); the function stays its reference.\n" + fast
+    return "\n".join([BEGIN, "", "", *body]).rstrip() + f"\n\n\n__all__ += [\n{exports}]\n{fast}" + END
 
 
 def main(check: bool) -> int:

@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from unarray._errors import ArgumentError, ArgumentTypeError, UnarrayError, UnknownArrayTypeError
+from unarray._hot import HOT, REFERENCES
 from unarray._lookup import SCALARS, one
 from unarray._names import suggestion
 
@@ -75,14 +76,21 @@ def _function(op: Any) -> Any:
     obj: Any = ua
     for part in op.split("."):  # "linalg.solve" is ua.linalg.solve
         obj = getattr(obj, part, None) if part and not part.startswith("_") else None
+    if HOT is not None and type(obj) is HOT:  # a C hot call: its reference (unarray/_hot.py)
+        obj = REFERENCES[op.rpartition(".")[2]]
     known = inspect.isfunction(obj) and obj.__module__.startswith("unarray.") and op not in _NOT_OPS
     if not known:
-        names = [n for n in ua.__all__ if inspect.isfunction(getattr(ua, n, None)) and n not in _NOT_OPS]
+        names = [n for n in ua.__all__ if _is_function(getattr(ua, n, None)) and n not in _NOT_OPS]
         close = suggestion(op, names)  # NumPy's and torch's names first (ua.concatenate: concat)
         hint = f"did you mean {', '.join(close)}?" if close else "pass the name of a ua function, e.g. 'matmul'"
         why = "is not an op" if op in _NOT_OPS else "names no unarray function"
         raise ArgumentError(f"{op!r} {why}; {hint}", op="explain")
     return obj
+
+
+def _is_function(obj: Any) -> bool:
+    # A Python function, or a C hot call of the front end wrapping one (unarray/_hot.py).
+    return inspect.isfunction(obj) or (HOT is not None and type(obj) is HOT)
 
 
 def _lead(fn: Any) -> str | None:

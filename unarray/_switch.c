@@ -1,5 +1,6 @@
 /* unarray._switch: the lock-free fast path of unarray._precision.Switch in C (optional; the Python
- * Switch.enter/leave are the reference and run where this module is not built).
+ * Switch.enter/leave are the reference and run where this module is not built), and Hot, the C path of the
+ * front end's common calls (unarray/_hot.py; it sees Unswitched, so that NumPy's matmul reads no policy).
  *
  * A Gate is called as gate(want, fn, *args). Where the switch is open (no call holds it changed or
  * waits to change it) and the framework's setting in force already gives `want`, it registers the
@@ -265,21 +266,379 @@ static PyTypeObject UnswitchedType = {
     .tp_members = unswitched_members,
 };
 
+/* Hot: the C path of a whole front-end call (ua.matmul, ua.sum, ua.add, ...), made by unarray/_hot.py.
+ *
+ * A Hot is a builtin function (a subtype of builtin_function_or_method, so that a tracer that substitutes
+ * builtins, torch.compile's, takes it) built from the op's Python reference. Called as the reference is,
+ * where the arrays are of one type found in the lookup's table, the other arguments are the declared ones
+ * and an axis is None or an int in range, it calls getattr(backend, name)(*arrays, *params[, policy])
+ * itself. Anything else, and any Exception the backend raises, goes to the reference with the original
+ * arguments: it runs the call again and frames its error, so the reference stays the one source of the
+ * op's checks and messages. The table and the backend's ops are read at each call, never cached here.
+ */
+#define HOT_MAX 8
+
+typedef struct {
+    PyCFunctionObject base;
+    PyObject *ref;       /* the Python reference: the slow path, __wrapped__, and the source of the metadata */
+    PyObject *by_type;   /* dict: type -> backend (unarray._lookup.BY_TYPE) */
+    PyObject *name;      /* the backend's method */
+    PyObject *params;    /* tuple of str: the other parameters, in the backend's order */
+    PyObject *defaults;  /* tuple: their defaults, `missing` where one is required */
+    PyObject *missing;
+    PyObject *policy;    /* the precision scope's ContextVar, or NULL for an op that takes no policy */
+    PyObject *policies;  /* tuple of str: the valid precision= values */
+    PyObject *fname;     /* the reference's __name__ (holds def.ml_name) */
+    Py_ssize_t arrays;   /* the leading array positionals (1 or 2) */
+    Py_ssize_t npos;     /* how many of params may also come positionally */
+    Py_ssize_t axis;     /* index in params of the axis argument, or -1 */
+    PyMethodDef def;
+} Hot;
+
+static PyTypeObject HotType;
+static PyObject *PRECISION;  /* "precision" */
+
+static PyObject *
+hot_unused(PyObject *self, PyObject *const *args, Py_ssize_t n, PyObject *kwnames)
+{
+    PyErr_SetString(PyExc_TypeError, "unarray._switch.Hot is called through its vectorcall only");
+    return NULL;
+}
+
+/* The axis as the backend takes it (new reference): None as is, an int in [-ndim, ndim) made non-negative;
+ * NULL without an error for anything the reference must check (unarray/_axes.py::many). */
+static PyObject *
+hot_axis(PyObject *x, PyObject *axis)
+{
+    if (axis == Py_None)
+        return Py_NewRef(axis);
+    if (!PyLong_CheckExact(axis))
+        return NULL;
+    PyObject *ndim = PyObject_GetAttrString(x, "ndim");
+    if (ndim == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (!PyLong_CheckExact(ndim)) {
+        Py_DECREF(ndim);
+        return NULL;
+    }
+    Py_ssize_t nd = PyLong_AsSsize_t(ndim);
+    Py_DECREF(ndim);
+    Py_ssize_t a = PyLong_AsSsize_t(axis);
+    if ((nd == -1 || a == -1) && PyErr_Occurred()) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (a < -nd || a >= nd)
+        return NULL;
+    return a >= 0 ? Py_NewRef(axis) : PyLong_FromSsize_t(a + nd);
+}
+
+static PyObject *
+hot_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Hot *h = (Hot *)self;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    Py_ssize_t np = PyTuple_GET_SIZE(h->params);
+    Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (n < h->arrays || n > h->arrays + h->npos)
+        goto slow;
+    PyTypeObject *t = Py_TYPE(args[0]);
+    for (Py_ssize_t i = 1; i < h->arrays; i++)
+        if (Py_TYPE(args[i]) != t)
+            goto slow;
+    PyObject *b = PyDict_GetItemWithError(h->by_type, (PyObject *)t);
+    if (b == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
+        goto slow;
+    }
+    /* argv[0] is free for the bound method's self (PY_VECTORCALL_ARGUMENTS_OFFSET) */
+    PyObject *argv[1 + 2 + HOT_MAX + 1];
+    PyObject **a = argv + 1;
+    for (Py_ssize_t i = 0; i < h->arrays; i++)
+        a[i] = args[i];
+    for (Py_ssize_t i = 0; i < np; i++)
+        a[h->arrays + i] = i + h->arrays < n ? args[h->arrays + i] : PyTuple_GET_ITEM(h->defaults, i);
+    PyObject *precision = Py_None;
+    for (Py_ssize_t k = 0; k < nkw; k++) {
+        PyObject *key = PyTuple_GET_ITEM(kwnames, k);
+        Py_ssize_t i = 0;
+        for (; i < np; i++) {
+            PyObject *p = PyTuple_GET_ITEM(h->params, i);
+            if (p == key || PyUnicode_Compare(p, key) == 0)
+                break;
+        }
+        if (i < np) {
+            if (i + h->arrays < n)  /* given twice: the reference's TypeError */
+                goto slow;
+            a[h->arrays + i] = args[n + k];
+        }
+        else if (h->policy != NULL && (key == PRECISION || PyUnicode_Compare(key, PRECISION) == 0))
+            precision = args[n + k];
+        else
+            goto slow;
+    }
+    for (Py_ssize_t i = 0; i < np; i++)
+        if (a[h->arrays + i] == h->missing)
+            goto slow;
+    if (precision != Py_None) {
+        if (!PyUnicode_CheckExact(precision))
+            goto slow;
+        int ok = PySequence_Contains(h->policies, precision);
+        if (ok < 0)
+            return NULL;
+        if (!ok)
+            goto slow;
+    }
+    Py_ssize_t total = h->arrays + np;
+    PyObject *axis = NULL;
+    if (h->axis >= 0) {
+        axis = hot_axis(args[0], a[h->arrays + h->axis]);
+        if (axis == NULL) {
+            if (PyErr_Occurred())
+                return NULL;
+            goto slow;
+        }
+        a[h->arrays + h->axis] = axis;
+    }
+    Py_INCREF(b);  /* the table may be cleared while the op runs */
+    PyObject *fn = PyObject_GetAttr(b, h->name);
+    Py_DECREF(b);
+    if (fn == NULL) {
+        Py_XDECREF(axis);
+        goto failed;
+    }
+    PyObject *target = fn, *policy = NULL;
+    if (h->policy != NULL) {
+        if (Py_IS_TYPE(fn, &UnswitchedType))
+            target = ((Unswitched *)fn)->fn;  /* no policy changes its result: the scope is not read */
+        else if (precision != Py_None)
+            a[total++] = precision;
+        else {
+            if (PyContextVar_Get(h->policy, NULL, &policy) < 0) {
+                Py_DECREF(fn);
+                Py_XDECREF(axis);
+                return NULL;
+            }
+            if (policy == NULL) {
+                Py_DECREF(fn);
+                Py_XDECREF(axis);
+                goto slow;
+            }
+            a[total++] = policy;
+        }
+    }
+    PyObject *res = PyObject_Vectorcall(target, a, total | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    Py_DECREF(fn);
+    Py_XDECREF(axis);
+    Py_XDECREF(policy);
+    if (res != NULL)
+        return res;
+failed:
+    /* An Exception: the reference runs the call again and frames it; a BaseException (KeyboardInterrupt) goes on. */
+    if (!PyErr_ExceptionMatches(PyExc_Exception))
+        return NULL;
+    PyErr_Clear();
+slow:
+    return PyObject_Vectorcall(h->ref, args, nargsf, kwnames);
+}
+
+static PyObject *
+hot_new(PyObject *module, PyObject *args, PyObject *kwds)
+{
+    static char *names[] = {"reference", "by_type", "name", "arrays", "params", "defaults", "npos", "axis",
+                            "policy", "policies", "missing", NULL};
+    PyObject *ref, *by_type, *name, *params, *defaults, *policy, *policies, *missing;
+    Py_ssize_t arrays, npos, axis;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO!UnO!O!nnOO!O:hot", names, &ref, &PyDict_Type, &by_type, &name,
+                                     &arrays, &PyTuple_Type, &params, &PyTuple_Type, &defaults, &npos, &axis, &policy,
+                                     &PyTuple_Type, &policies, &missing))
+        return NULL;
+    Py_ssize_t np = PyTuple_GET_SIZE(params);
+    if (arrays < 1 || arrays > 2 || np > HOT_MAX || PyTuple_GET_SIZE(defaults) != np || npos < 0 || npos > np
+        || axis < -1 || axis >= np) {
+        PyErr_SetString(PyExc_ValueError, "hot: 1 or 2 arrays, at most 8 parameters with as many defaults");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < np; i++)
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(params, i))) {
+            PyErr_SetString(PyExc_TypeError, "hot: the parameters are names (str)");
+            return NULL;
+        }
+    PyObject *fname = PyObject_GetAttrString(ref, "__name__");
+    if (fname == NULL)
+        return NULL;
+    PyObject *mod = PyObject_GetAttrString(ref, "__module__");
+    const char *cname = PyUnicode_Check(fname) ? PyUnicode_AsUTF8(fname) : NULL;
+    if (mod == NULL || cname == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "hot: the reference's __name__ is not a str");
+        Py_DECREF(fname);
+        Py_XDECREF(mod);
+        return NULL;
+    }
+    Hot *h = PyObject_GC_New(Hot, &HotType);
+    if (h == NULL) {
+        Py_DECREF(fname);
+        Py_DECREF(mod);
+        return NULL;
+    }
+    h->def.ml_name = cname;
+    h->def.ml_meth = (PyCFunction)(void (*)(void))hot_unused;
+    h->def.ml_flags = METH_FASTCALL | METH_KEYWORDS;
+    h->def.ml_doc = NULL;
+    h->base.m_ml = &h->def;
+    h->base.m_self = NULL;
+    h->base.m_module = mod;
+    h->base.m_weakreflist = NULL;
+    h->base.vectorcall = hot_call;
+    h->ref = Py_NewRef(ref);
+    h->by_type = Py_NewRef(by_type);
+    h->name = Py_NewRef(name);
+    PyUnicode_InternInPlace(&h->name);
+    h->params = Py_NewRef(params);
+    h->defaults = Py_NewRef(defaults);
+    h->missing = Py_NewRef(missing);
+    h->policy = policy == Py_None ? NULL : Py_NewRef(policy);
+    h->policies = Py_NewRef(policies);
+    h->fname = fname;
+    h->arrays = arrays;
+    h->npos = npos;
+    h->axis = axis;
+    PyObject_GC_Track(h);
+    return (PyObject *)h;
+}
+
+static int
+hot_traverse(Hot *h, visitproc visit, void *arg)
+{
+    Py_VISIT(h->base.m_module);
+    Py_VISIT(h->ref);
+    Py_VISIT(h->by_type);
+    Py_VISIT(h->defaults);
+    Py_VISIT(h->missing);
+    Py_VISIT(h->policy);
+    Py_VISIT(h->policies);
+    return 0;
+}
+
+static int
+hot_clear(Hot *h)
+{
+    Py_CLEAR(h->base.m_module);
+    Py_CLEAR(h->ref);
+    Py_CLEAR(h->by_type);
+    Py_CLEAR(h->defaults);
+    Py_CLEAR(h->missing);
+    Py_CLEAR(h->policy);
+    Py_CLEAR(h->policies);
+    return 0;
+}
+
+static void
+hot_dealloc(Hot *h)
+{
+    PyObject_GC_UnTrack(h);
+    if (h->base.m_weakreflist != NULL)
+        PyObject_ClearWeakRefs((PyObject *)h);
+    hot_clear(h);
+    Py_CLEAR(h->name);
+    Py_CLEAR(h->params);
+    Py_CLEAR(h->fname);  /* last: it holds def.ml_name */
+    PyObject_GC_Del(h);
+}
+
+static PyObject *
+hot_ref_attr(Hot *h, const char *attr)
+{
+    return h->ref == NULL ? Py_NewRef(Py_None) : PyObject_GetAttrString(h->ref, attr);
+}
+
+static PyObject *hot_doc(Hot *h, void *c) { return hot_ref_attr(h, "__doc__"); }
+static PyObject *hot_name(Hot *h, void *c) { return hot_ref_attr(h, "__name__"); }
+static PyObject *hot_qualname(Hot *h, void *c) { return hot_ref_attr(h, "__qualname__"); }
+static PyObject *hot_annotations(Hot *h, void *c) { return hot_ref_attr(h, "__annotations__"); }
+static PyObject *hot_wrapped(Hot *h, void *c) { return Py_NewRef(h->ref == NULL ? Py_None : h->ref); }
+
+static PyGetSetDef hot_getset[] = {
+    {"__wrapped__", (getter)hot_wrapped, NULL, "the Python reference: the slow path and the documentation", NULL},
+    {"__doc__", (getter)hot_doc, NULL, NULL, NULL},
+    {"__name__", (getter)hot_name, NULL, NULL, NULL},
+    {"__qualname__", (getter)hot_qualname, NULL, NULL, NULL},
+    {"__annotations__", (getter)hot_annotations, NULL, NULL, NULL},
+    {NULL},
+};
+
+static PyObject *
+hot_reduce(Hot *h, PyObject *unused)
+{
+    /* pickled by name, as a function is */
+    return hot_ref_attr(h, "__qualname__");
+}
+
+static PyMethodDef hot_methods[] = {
+    {"__reduce__", (PyCFunction)hot_reduce, METH_NOARGS, NULL},
+    {NULL},
+};
+
+static PyObject *
+hot_repr(Hot *h)
+{
+    PyObject *q = hot_ref_attr(h, "__qualname__");
+    if (q == NULL)
+        return NULL;
+    PyObject *r = PyUnicode_FromFormat("<function %S at %p>", q, (void *)h);
+    Py_DECREF(q);
+    return r;
+}
+
+static PyTypeObject HotType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "unarray._switch.Hot",
+    .tp_basicsize = sizeof(Hot),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_dealloc = (destructor)hot_dealloc,
+    .tp_traverse = (traverseproc)hot_traverse,
+    .tp_clear = (inquiry)hot_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(PyCFunctionObject, vectorcall),
+    .tp_weaklistoffset = offsetof(PyCFunctionObject, m_weakreflist),
+    .tp_repr = (reprfunc)hot_repr,
+    .tp_getset = hot_getset,
+    .tp_methods = hot_methods,
+};
+
+static PyMethodDef module_methods[] = {
+    {"hot", (PyCFunction)(void (*)(void))hot_new, METH_VARARGS | METH_KEYWORDS,
+     "hot(reference, by_type, name, arrays, params, defaults, npos, axis, policy, policies, missing): the C path "
+     "of a front-end call (unarray/_hot.py)"},
+    {NULL},
+};
+
 static struct PyModuleDef moduledef = {
-    PyModuleDef_HEAD_INIT, "unarray._switch", "The precision switch's fast path in C (see unarray/_precision.py).", -1,
-    NULL,
+    PyModuleDef_HEAD_INIT, "unarray._switch", "The precision switch's fast path and the front end's hot calls in C (see unarray/_precision.py, "
+    "unarray/_hot.py).", -1, module_methods,
 };
 
 PyMODINIT_FUNC
 PyInit__switch(void)
 {
-    if (PyType_Ready(&GateType) < 0 || PyType_Ready(&UnswitchedType) < 0)
+    /* A Hot is a builtin function to every tool; identity is its equality and hash (the base compares m_self). */
+    HotType.tp_base = &PyCFunction_Type;
+    HotType.tp_hash = PyBaseObject_Type.tp_hash;
+    HotType.tp_richcompare = PyBaseObject_Type.tp_richcompare;
+    if (PyType_Ready(&GateType) < 0 || PyType_Ready(&UnswitchedType) < 0 || PyType_Ready(&HotType) < 0)
+        return NULL;
+    if (PRECISION == NULL && (PRECISION = PyUnicode_InternFromString("precision")) == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL)
         return NULL;
     if (PyModule_AddObjectRef(m, "Gate", (PyObject *)&GateType) < 0
-        || PyModule_AddObjectRef(m, "Unswitched", (PyObject *)&UnswitchedType) < 0) {
+        || PyModule_AddObjectRef(m, "Unswitched", (PyObject *)&UnswitchedType) < 0
+        || PyModule_AddObjectRef(m, "Hot", (PyObject *)&HotType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

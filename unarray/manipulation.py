@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from unarray import _shapes
+from unarray import _hot, _shapes
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
@@ -48,6 +48,10 @@ def permute_dims(x: A, /, axes: tuple[int, ...]) -> A:
         return b.permute_dims(x, axes)
     except Exception as e:
         raise _fail("permute_dims", b, e) from e
+
+
+# The C hot path of each call above (unarray/_hot.py); the function stays its reference.
+permute_dims = _hot.fast(permute_dims, params=("axes",))
 
 
 def expand_dims(x: A, /, axis: int | tuple[int, ...] = 0) -> A:

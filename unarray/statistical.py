@@ -24,7 +24,7 @@ from __future__ import annotations
 import math as _math
 from typing import Any
 
-from unarray import _axes
+from unarray import _axes, _hot
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
@@ -451,6 +451,14 @@ def cumulative_prod(
         return b.cumulative_prod(x, axis, dtype, include_initial)
     except Exception as e:
         raise _fail("cumulative_prod", b, e) from e
+
+
+# The C hot path of each call above (unarray/_hot.py); the function stays its reference.
+sum = _hot.fast(sum, params=("axis", "dtype", "keepdims"), axis="axis")
+prod = _hot.fast(prod, params=("axis", "dtype", "keepdims"), axis="axis")
+mean = _hot.fast(mean, params=("axis", "keepdims"), axis="axis")
+min = _hot.fast(min, params=("axis", "keepdims"), axis="axis")
+max = _hot.fast(max, params=("axis", "keepdims"), axis="axis")
 
 
 def _spread(fn: Any, x: Array, axis: Any, correction: int | float, keepdims: bool) -> Array:

@@ -161,7 +161,8 @@ def _binary() -> list[str]:
     out = []
     for name in sorted(dir(elementwise)):
         fn = getattr(elementwise, name)
-        if inspect.isfunction(fn) and fn.__module__ == elementwise.__name__ and not name.startswith("_"):
+        ours = inspect.isfunction(inspect.unwrap(fn)) and fn.__module__ == elementwise.__name__
+        if ours and not name.startswith("_"):
             params = [p.name for p in inspect.signature(fn).parameters.values() if p.kind is p.POSITIONAL_ONLY]
             if params == ["x1", "x2"]:
                 out.append(name)

@@ -79,7 +79,7 @@ def test_public_function_is_documented(name: str, fn: Callable[..., Any]) -> Non
         missing += [] if "Raises" in secs else ["Raises"]
     assert not missing, f"ua.{name}'s docstring lacks the NumPy-style section(s) {missing}"
     assert ">>> " in secs["Examples"], f"ua.{name}'s Examples section has no doctest"
-    if _has_parameters(fn) and inspect.isfunction(fn):
+    if _has_parameters(fn) and inspect.isfunction(inspect.unwrap(fn)):
         documented = set(re.findall(r"^\*{0,2}(\w+)(?:\s*:|$)", secs["Parameters"], re.M))
         params = {p.name for p in inspect.signature(fn).parameters.values()}
         assert params <= documented, f"ua.{name} documents no {sorted(params - documented)} under Parameters"

@@ -104,7 +104,12 @@ def register_traced_to(to: Any, traced_to: Any) -> None:
     # torch._dynamo is imported.
     _traced.disable_foreign_refusal()
     _traced.resolve_ndarray()
-    torch.compiler.substitute_in_graph(to, skip_signature_check=True)(traced_to)
+    register_traced(to, traced_to)
+
+
+def register_traced(fn: Any, reference: Any) -> None:
+    # A C hot call of the front end (unarray/_hot.py): torch.compile traces its Python reference instead.
+    torch.compiler.substitute_in_graph(fn, skip_signature_check=True)(reference)
 
 
 class TorchBackend(Backend):
@@ -196,6 +201,7 @@ class TorchBackend(Backend):
 
     outside_trace = staticmethod(_outside_trace)
     register_traced_to = staticmethod(register_traced_to)
+    register_traced = staticmethod(register_traced)
     # A DTensor spans its mesh and leads a mixed call; another library's array joins it only as a DTensor.
     spreads, is_spread = True, staticmethod(_spans_mesh)
     mesh_fix = "place it on the leader's mesh first, e.g. distribute_tensor(torch.as_tensor(x), x1.device_mesh, " \

@@ -1,0 +1,295 @@
+"""The C hot path of the front end (unarray/_hot.py, ``unarray._switch.Hot``) against its Python reference.
+
+Each hot public function is a C callable whose ``__wrapped__`` is the Python function it replaces; the
+reference stays the op's definition. On every backend and any arguments, the two give the same result bit
+for bit, or raise the same error with the same message, and neither changes its inputs. The fallbacks
+(mixed libraries, Python scalars, unknown keywords, a cleared lookup table, a backend op replaced at run
+time, a failing backend op), torch.compile's substitution and the function's introspection are held here.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import inspect
+import pickle
+import subprocess
+import sys
+import textwrap
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import unarray as ua
+from tests._support import TestBackend
+from unarray import _lookup, _native
+
+if importlib.util.find_spec("torch") is not None:
+    import torch._dynamo  # noqa: F401  (before TensorFlow: see tests/jit/test_jit.py)
+
+SETTINGS = settings(max_examples=40, deadline=None,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+DTYPES = ["bool", "int8", "int32", "int64", "uint8", "float16", "float32", "float64"]
+REDUCTIONS = ["sum", "prod", "mean", "min", "max", "argmax", "argmin"]
+BINARY = ["add", "subtract", "multiply", "divide", "maximum", "less", "pow", "floor_divide", "atan2",
+          "bitwise_and", "logical_or"]
+UNARY = ["abs", "negative", "sqrt", "isnan", "exp", "round"]
+OPS = ["matmul", "matrix_transpose", "permute_dims", *REDUCTIONS, *BINARY, *UNARY]
+
+HOT = sorted(n for n in ua.__all__ if type(getattr(ua, n)).__name__ == "Hot")
+
+
+def _array(backend: TestBackend, rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -> Any:
+    a = rng.standard_normal(shape) * 7
+    if dtype == "bool":
+        a = a > 0
+    elif not dtype.startswith("float"):
+        a = np.abs(a) if dtype.startswith("uint") else a
+        a = np.rint(a) + (a == 0)
+    return backend.asarray(np.asarray(a).astype(dtype))
+
+
+def _outcome(backend: TestBackend, fn: Callable[..., Any], args: tuple[Any, ...],
+             kw: dict[str, Any]) -> tuple[Any, ...]:
+    # What a call gives: its result's type, dtype, shape and bytes, or its error's type and message.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            out = fn(*args, **kw)
+            host = np.ascontiguousarray(backend.to_numpy(out))
+        except Exception as e:  # noqa: BLE001 - the error is the outcome compared
+            return ("raised", type(e), str(e))
+    return ("ok", type(out), host.dtype, host.shape, host.tobytes())
+
+
+@st.composite
+def calls(draw: st.DrawFn) -> tuple[str, int, list[tuple[tuple[int, ...], str]], dict[str, Any]]:
+    op = draw(st.sampled_from(OPS))
+    ndim = draw(st.integers(0, 3))
+    shape = tuple(draw(st.lists(st.integers(0, 3), min_size=ndim, max_size=ndim)))
+    dtype = draw(st.sampled_from(DTYPES))
+    kw: dict[str, Any] = {}
+    if op == "matmul":
+        k = draw(st.integers(0, 3))
+        s1 = (*shape[:1], draw(st.integers(1, 3)), k)[-draw(st.integers(0, 3)):]
+        s2 = (k, draw(st.integers(1, 3)))[-draw(st.integers(0, 2)):] if draw(st.booleans()) else (k + 1, 2)
+        specs = [(s1, dtype), (s2, draw(st.sampled_from([dtype, *DTYPES])))]
+        if draw(st.booleans()):
+            kw["precision"] = draw(st.sampled_from([None, "highest", "tf32", "bf16", "fastest", "bogus", 3]))
+    elif op in BINARY:
+        other = shape[draw(st.integers(0, len(shape))):]
+        specs = [(shape, dtype), (other, draw(st.sampled_from([dtype, *DTYPES])))]
+    elif op == "permute_dims":
+        specs = [(shape, dtype)]
+        kw["axes"] = tuple(draw(st.permutations(range(ndim)))) if draw(st.booleans()) else (0,) * ndim
+    else:
+        specs = [(shape, dtype)]
+    if op in REDUCTIONS:
+        kw["axis"] = draw(st.one_of(
+            st.none(), st.integers(-ndim - 1, ndim), st.sampled_from([True, 1.0, (), (0,), (-1, 0), (0, 0)])))
+        if draw(st.booleans()):
+            kw["keepdims"] = draw(st.booleans())
+        if op in ("sum", "prod") and draw(st.booleans()):
+            kw["dtype"] = draw(st.sampled_from([None, ua.float64, ua.int64, ua.float32]))
+    return op, draw(st.integers(0, 2**32 - 1)), specs, kw
+
+
+@SETTINGS
+@given(call=calls())
+def test_the_c_path_is_its_reference_bit_for_bit(backend: TestBackend, call: Any) -> None:
+    op, seed, specs, kw = call
+    rng = np.random.default_rng(seed)
+    arrays = tuple(_array(backend, rng, shape, dtype) for shape, dtype in specs)
+    before = [backend.to_numpy(a).copy() for a in arrays]
+    args: tuple[Any, ...] = arrays
+    if op == "permute_dims" and seed % 2:
+        args = (*arrays, kw.pop("axes"))  # axes positionally
+    fn = getattr(ua, op)
+    fast = _outcome(backend, fn, args, kw)
+    reference = _outcome(backend, fn.__wrapped__, args, kw)
+    assert fast == reference, (op, specs, kw)
+    for a, b in zip(arrays, before, strict=True):
+        np.testing.assert_array_equal(backend.to_numpy(a), b)
+
+
+def test_the_hot_calls_are_c_where_built() -> None:
+    # The C path is on wherever the extension is built and not switched off.
+    built = _native.load("_switch") is not None
+    assert set(OPS) <= set(HOT) if built else not HOT
+    if built:
+        assert len(HOT) > 70 and all(inspect.isfunction(getattr(ua, n).__wrapped__) for n in HOT)
+
+
+needs_c = pytest.mark.skipif(not HOT, reason="the C extension unarray._switch is not built here")
+
+
+@needs_c
+@pytest.mark.parametrize("name", HOT)
+def test_each_reference_is_a_lookup_then_one_backend_call(name: str) -> None:
+    # What the C reproduces: a reference whose body is the backend lookup, the axis rule, and one call into the
+    # backend op of its name inside the error frame. A front end doing more stays Python.
+    fn = getattr(ua, name)
+    tree = ast.parse(textwrap.dedent(inspect.getsource(fn.__wrapped__))).body[0]
+    assert isinstance(tree, ast.FunctionDef)
+    body = tree.body[1:]  # after the docstring
+    tries = [s for s in body if isinstance(s, ast.Try)]
+    assert len(tries) == 1 and len(body) <= 3, ast.unparse(tree)
+    call = tries[0].body[-1]
+    assert isinstance(call, ast.Return) and isinstance(call.value, ast.Call), ast.unparse(call)
+    assert ast.unparse(call.value.func) == f"b.{name}", ast.unparse(call)
+    allowed = ("b = _BY_TYPE.get(", "if b is None or type(x2) is not type(x1)",
+               "if axis is not None:\n    axis = _axes.")
+    assert all(ast.unparse(s).startswith(allowed) for s in body if s is not tries[0]), ast.unparse(tree)
+
+
+# -- the fallbacks ---------------------------------------------------------------------------------------------
+
+
+@needs_c
+def test_mixed_libraries_and_scalars_take_the_reference() -> None:
+    torch = pytest.importorskip("torch")
+    x = np.arange(1.0, 7.0, dtype=np.float32).reshape(2, 3)
+    t = torch.from_numpy(x.copy())
+    for args in ((x, t), (t, x), (x, 2), (2.5, x), (t, True)):
+        out, ref = ua.add(*args), ua.add.__wrapped__(*args)
+        assert type(out) is type(ref) and np.array_equal(np.asarray(out), np.asarray(ref))
+    assert type(ua.matmul(t, x.T)) is torch.Tensor
+    with pytest.raises(TypeError) as fast:
+        ua.sum(x, axes=0)
+    with pytest.raises(TypeError) as slow:
+        ua.sum.__wrapped__(x, axes=0)
+    assert str(fast.value) == str(slow.value)
+    with pytest.raises(TypeError) as fast:
+        ua.sum(x, 0)
+    with pytest.raises(TypeError) as slow:
+        ua.sum.__wrapped__(x, 0)
+    assert str(fast.value) == str(slow.value)
+
+
+@needs_c
+def test_the_c_path_reads_the_backend_op_and_the_scope_at_each_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = np.ones((2, 2), dtype=np.float32)
+    b = _lookup.one(x)
+    seen: list[tuple[Any, ...]] = []
+    monkeypatch.setattr(b, "matmul", lambda x1, x2, policy: seen.append((x1 is x, x2 is x, policy)) or "patched")
+    monkeypatch.setattr(b, "sum", lambda x, axis, dtype, keepdims: ("sum", axis, dtype, keepdims))
+    assert ua.matmul(x, x) == "patched"
+    with ua.precision("tf32"):
+        ua.matmul(x, x)
+    ua.matmul(x, x, precision="bf16")
+    assert seen == [(True, True, "highest"), (True, True, "tf32"), (True, True, "bf16")]
+    assert ua.sum(x, axis=-1, keepdims=True) == ("sum", 1, None, True)
+    monkeypatch.undo()
+    assert ua.matmul(x, x).tolist() == [[2.0, 2.0], [2.0, 2.0]]
+
+
+@needs_c
+def test_a_cleared_lookup_table_is_filled_again() -> None:
+    x = np.arange(6.0).reshape(2, 3)
+    saved = dict(_lookup.BY_TYPE)
+    try:
+        _lookup.BY_TYPE.clear()
+        assert ua.sum(x, axis=1).tolist() == [3.0, 12.0]
+        assert np.ndarray in _lookup.BY_TYPE
+    finally:
+        _lookup.BY_TYPE.clear()
+        _lookup.BY_TYPE.update(saved)
+
+
+@needs_c
+def test_a_failing_backend_op_runs_the_reference_and_only_an_exception_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = np.arange(6.0).reshape(2, 3)
+    b = _lookup.one(x)
+    calls: list[int] = []
+
+    def flaky(x1: Any, x2: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise ValueError("the first call fails")
+        return "second"
+
+    monkeypatch.setattr(b, "add", flaky)
+    assert ua.add(x, x) == "second" and len(calls) == 2  # the C call failed; the reference ran it again
+
+    def interrupted(x1: Any, x2: Any) -> Any:
+        calls.append(1)
+        raise KeyboardInterrupt
+
+    calls.clear()
+    monkeypatch.setattr(b, "add", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        ua.add(x, x)
+    assert len(calls) == 1  # a BaseException is not retried
+
+
+def test_pure_python_keeps_the_python_functions() -> None:
+    code = ("import inspect, types, unarray as ua\n"
+            "assert type(ua.matmul) is types.FunctionType and ua.matmul.__module__ == 'unarray.linear_algebra'\n"
+            "assert type(ua.add) is types.FunctionType and not hasattr(ua.sum, '__wrapped__')\n"
+            "print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**__import__("os").environ, "UNARRAY_PURE_PYTHON": "1"})
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+# -- tracers ---------------------------------------------------------------------------------------------------
+
+
+def _three(xp_sum: Any, a: Any, b: Any) -> Any:
+    return xp_sum(ua.add(ua.matmul(a, b), b), axis=-1)
+
+
+def test_torch_compile_traces_the_reference_without_a_graph_break() -> None:
+    torch = pytest.importorskip("torch")
+
+    def f(a: Any, b: Any) -> Any:
+        return ua.sum(ua.add(ua.matmul(a, b), b), axis=-1)
+
+    a, b = torch.randn(4, 4, generator=torch.Generator().manual_seed(1)), torch.randn(4, 4)
+    explained = torch._dynamo.explain(f)(a, b)
+    assert explained.graph_break_count == 0, explained.break_reasons
+    torch.testing.assert_close(torch.compile(f, fullgraph=True, backend="eager")(a, b), f(a, b), rtol=0, atol=0)
+    torch.testing.assert_close(torch.compile(f, fullgraph=True)(a, b), f(a, b))
+
+
+def test_jax_jit_and_tf_function_trace_the_hot_calls() -> None:
+    jax = pytest.importorskip("jax")
+    x = np.random.default_rng(3).standard_normal((3, 3)).astype(np.float32)
+    a = jax.numpy.asarray(x)
+    np.testing.assert_allclose(np.asarray(jax.jit(lambda a: _three(ua.sum, a, a))(a)), np.asarray(_three(ua.sum, a, a)),
+                               rtol=1e-6)
+    tf = pytest.importorskip("tensorflow")
+    t = tf.constant(x)
+    traced = tf.function(lambda t: ua.argmax(_three(ua.max, t, t)[None], axis=-1))
+    assert traced(t).numpy().tolist() == ua.argmax(_three(ua.max, t, t)[None], axis=-1).numpy().tolist()
+
+
+# -- introspection ---------------------------------------------------------------------------------------------
+
+
+@needs_c
+@pytest.mark.parametrize("name", ["matmul", "sum", "add", "argmax", "permute_dims"])
+def test_a_hot_call_looks_like_its_function(name: str) -> None:
+    fn = getattr(ua, name)
+    ref = fn.__wrapped__
+    assert inspect.isfunction(ref) and fn is not ref
+    assert inspect.signature(fn) == inspect.signature(ref)
+    assert (fn.__doc__, fn.__name__, fn.__qualname__, fn.__module__) == \
+        (ref.__doc__, ref.__name__, ref.__qualname__, ref.__module__)
+    assert fn.__annotations__ == ref.__annotations__ and inspect.getdoc(fn) == inspect.getdoc(ref)
+    assert inspect.getsource(fn) == inspect.getsource(ref) and inspect.isroutine(fn)
+    assert pickle.loads(pickle.dumps(fn)) is fn
+    assert repr(fn).startswith(f"<function {name} at ")
+
+
+@needs_c
+def test_hot_calls_compare_and_hash_by_identity() -> None:
+    fns = [getattr(ua, n) for n in HOT]
+    assert len(set(fns)) == len(fns) and ua.add != ua.subtract and ua.add == ua.add
+    assert {ua.add: 1, ua.subtract: 2}[ua.subtract] == 2

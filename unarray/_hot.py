@@ -1,0 +1,59 @@
+"""The hot front-end calls in C: ``ua.matmul``, the reductions, the element-wise functions.
+
+A front-end function is the op's reference: its signature, docstring, checks, error frame and every
+unusual call. :func:`fast` makes the public name a C callable (``unarray._switch.Hot``) that runs the
+common call, arrays of one library already seen, without the Python frame: it looks the backend up in the
+lookup's table, normalises an int ``axis`` as :func:`unarray._axes.many` does, reads the precision scope
+where the backend takes it (not for a backend that ignores the policy), and calls the backend's op.
+Anything else, and any ``Exception`` the backend raises, runs the reference with the original arguments
+(the ops are pure, so the call runs again and its error is framed as the reference frames it). Without
+the C module, or with ``UNARRAY_PURE_PYTHON=1``, the public name is the reference itself.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from unarray import _native, _precision
+from unarray._lookup import BY_TYPE
+from unarray.interop import _compile_watch
+
+__all__ = ["HOT", "REFERENCES", "fast"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_SWITCH = _native.load("_switch")
+_MISSING = inspect.Parameter.empty
+# The C callables' type (None without the C module), and each one's reference by name: a tracer that substitutes
+# the reference for the C callable (torch.compile's) reaches none of the C callable's attributes.
+HOT: type | None = None if _SWITCH is None else _SWITCH.Hot
+REFERENCES: dict[str, Callable[..., Any]] = {}
+
+
+def fast(fn: F, *, arrays: int = 1, params: tuple[str, ...] = (), axis: str | None = None,
+         policy: bool = False, name: str | None = None) -> F:
+    """``fn``'s C hot path, or ``fn`` itself without the C module.
+
+    ``arrays``: the leading array positionals (of one type on the hot path); ``params``: the other parameters
+    in the order the backend's op takes them positionally (their defaults read from ``fn``'s signature);
+    ``axis``: the one of them that is an axis; ``policy``: the backend's op takes the precision policy last
+    (``precision=`` per call, else the scope's); ``name``: the backend's op (``fn``'s name by default).
+    """
+    if _SWITCH is None:
+        return fn
+    sig = inspect.signature(fn).parameters
+    first = list(sig)[arrays:]
+    npos = 0
+    while npos < len(params) and npos < len(first) and params[npos] == first[npos] and \
+            sig[first[npos]].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD:
+        npos += 1
+    hot = _SWITCH.hot(fn, BY_TYPE, name or fn.__name__, arrays, params, tuple(sig[p].default for p in params),
+                      npos, params.index(axis) if axis is not None else -1,
+                      _precision._POLICY if policy else None, _precision.POLICIES, _MISSING)
+    if REFERENCES.setdefault(fn.__name__, fn) is not fn:
+        raise ValueError(f"two hot calls named {fn.__name__!r}")
+    # A tracer that runs Python (torch.compile) traces the reference in its place.
+    _compile_watch.install(hot, fn, "register_traced")
+    return hot  # type: ignore[no-any-return]
