@@ -262,8 +262,11 @@ def test_jax_jit_and_tf_function_trace_the_hot_calls() -> None:
     jax = pytest.importorskip("jax")
     x = np.random.default_rng(3).standard_normal((3, 3)).astype(np.float32)
     a = jax.numpy.asarray(x)
-    np.testing.assert_allclose(np.asarray(jax.jit(lambda a: _three(ua.sum, a, a))(a)), np.asarray(_three(ua.sum, a, a)),
-                               rtol=1e-6)
+    # XLA fuses the traced matmul, add and sum (on a GPU in another order than eager's three kernels): equal
+    # within float32 rounding of the terms' magnitudes, not bit for bit.
+    bound = 8 * np.finfo(np.float32).eps * (np.abs(x) @ np.abs(x) + np.abs(x)).sum(-1)
+    traced_sum = np.asarray(jax.jit(lambda a: _three(ua.sum, a, a))(a))
+    assert (np.abs(traced_sum - np.asarray(_three(ua.sum, a, a))) <= bound).all()
     tf = pytest.importorskip("tensorflow")
     t = tf.constant(x)
     traced = tf.function(lambda t: ua.argmax(_three(ua.max, t, t)[None], axis=-1))
