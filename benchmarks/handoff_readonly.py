@@ -1,4 +1,4 @@
-"""What does the read-only promise cost on a repeat JAX -> torch (and CuPy) handoff, against the native import and a copy?
+"""What does the read-only promise cost on a repeat JAX -> torch (or CuPy) handoff, against import and copy?
 
 The read-only promise: repeat handoff of one JAX array to torch (and, on a GPU, to CuPy), 4 MiB float32.
 
