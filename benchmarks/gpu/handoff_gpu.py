@@ -195,12 +195,15 @@ def measure(s: str, d: str, x: Any, natives: dict[str, Any]) -> dict[str, Any]:
         st = ua.stats()
         row["bytes_copied"] = st["bytes_copied"]
         row["same_pointer"] = _paths.data_ptr(s, x) == _paths.data_ptr(d, y)
+        # ua.to bound to a name once, as the native functions are (the cost of looking up ua.<name> on the
+        # module is benchmarks/name_lookup.py's question).
+        to = ua.to
         cases = {f"native {name}": (lambda f=f: f(x), None) for name, f in natives.items()}
-        cases["first"] = (lambda: ua.to(x, d), _cache.clear)
-        cases["repeated"] = (lambda: ua.to(x, d), None)
+        cases["first"] = (lambda: to(x, d), _cache.clear)
+        cases["repeated"] = (lambda: to(x, d), None)
         synced = interleaved_us(cases)
         # The second handoff of an array converts again and stores the view (admission on second sight).
-        cases["second"] = (lambda: ua.to(x, d), lambda: (_cache.clear(), ua.to(x, d)))
+        cases["second"] = (lambda: to(x, d), lambda: (_cache.clear(), to(x, d)))
         cases["repeated loop"] = (looped(ua.to, x, d), None)
         # The host's speed, timed in the same turns: this host's figures against another's.
         cases["dict lookup"] = (lambda: routes.get((type(x), d)), None)
