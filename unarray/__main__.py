@@ -151,8 +151,8 @@ def main(argv: list[str] | None = None, prog: str = "unarray") -> int:
                                        "reference, handoff zero-copy, precision policy. Exit status 1 on an "
                                        "unexpected failure (known deviations do not count).")
     check.add_argument("--profile", choices=("quick", "full", "distributed"), default="quick",
-                       help="quick (the default: about 85 s of CPU time with every CPU backend installed on a "
-                            "2-core x86 machine, XLA's compilations half of it; with the default backend alone, "
+                       help="quick (the default: about 65 s with every CPU backend installed on a 2-core x86 "
+                            "machine, JAX's XLA compilations more than half of it; with the default backend alone, "
                             "seconds), full (more dtypes, forms and examples) or distributed (the lazy backend on "
                             "a local distributed cluster, and each library's sharded arrays)"),
     check.add_argument("--backends", nargs="+", metavar="NAME",
