@@ -166,7 +166,7 @@ def main(argv: list[str] | None = None, prog: str = "unarray") -> int:
                             "in the current directory; the repository's .gitignore covers it)")
     check.add_argument("--seed", type=int, default=0, help="seed of the input draws (default: 0)")
     check.add_argument("--jobs", type=int, default=None,
-                       help="worker processes at once (default: half the cores, at most 4)")
+                       help="worker processes at once (default: half the cores, at most 8)")
     check.add_argument("--in-process", action="store_true",
                        help="run every backend in this process (faster start; a native crash ends the run)")
     args = parser.parse_args(argv)

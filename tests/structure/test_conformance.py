@@ -231,3 +231,27 @@ def test_compare_catches_shape_nan_and_exactness_problems() -> None:
     assert msg and err == pytest.approx(1e-3, rel=1e-6) and tol == tolerance("float32")
     ints = np.array([1, 2, 3])
     assert "exact" in check.compare(case, ints + np.array([0, 0, 1]), ints, (), {}, 1)[2]
+
+
+def test_a_cases_examples_cycle_through_a_few_shapes_with_new_values() -> None:
+    # Each new shape is one XLA compilation on JAX: the full profile's 8 examples of a hot case reuse
+    # SHAPES_PER_CASE shapes, every example still drawing values of its own.
+    from unarray.conformance.cases_common import SHAPES_PER_CASE, shapes_of
+
+    assert SHAPES_PER_CASE == 3
+    hot = [c for c in all_cases("full") if c.examples == 8]
+    assert hot
+    for case in hot[::37]:
+        draws = []
+        for e in range(case.examples):
+            with shapes_of(case, 0, e, SHAPES_PER_CASE):
+                args, _ = case.draw(case.rng(0, e), case.dtype)
+            draws.append([a for a in args if hasattr(a, "shape")])
+        shapes = [tuple(a.shape for a in d) for d in draws]
+        assert len(set(shapes)) <= SHAPES_PER_CASE, case.id
+        assert all(shapes[e] == shapes[e % SHAPES_PER_CASE] for e in range(case.examples)), case.id
+        # The values are fresh (floats: integer draws may have one value in their range, e.g. prod's).
+        if case.dtype.startswith("float"):
+            for e in range(SHAPES_PER_CASE, case.examples):
+                before = draws[e % SHAPES_PER_CASE]
+                assert any(not (a == b).all() for a, b in zip(draws[e], before, strict=True)), case.id

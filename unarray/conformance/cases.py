@@ -5,7 +5,9 @@ run's seed, the case's id and the example number, so every run and every
 backend sees the same inputs; a failure names its example and reproduces
 with the same seed). Values are drawn away from zero (magnitudes in
 ``[lo, hi]`` with a random sign) so relative errors stay meaningful; shapes
-are drawn per example.
+come from a stream of their own that repeats every ``SHAPES_PER_CASE`` examples
+(a case's later examples draw new values in the same shapes: on JAX each new
+shape is one compilation).
 
 Each result is compared with a reference computed by NumPy on the inputs
 upcast to float64/complex128 (integers and booleans are compared exactly),

@@ -6,13 +6,15 @@ How inputs are drawn and results compared: unarray/conformance/cases.py, which l
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, cast
 
 import numpy as np
 
-__all__ = ["Case", "Profile", "arr", "family_of", "shape", "tolerance", "upcast"]
+__all__ = ["SHAPES_PER_CASE", "Case", "Profile", "arr", "dim", "family_of", "shape", "shapes_of", "tolerance", "upcast"]
 
 Inputs = tuple[tuple[Any, ...], dict[str, Any]]
 Draw = Callable[[np.random.Generator, str], Inputs]
@@ -35,6 +37,11 @@ class Profile:
     # Every combination of axis/keepdims/dtype/correction forms (full), or each form value at
     # least once (quick: the combinations are sampled, which keeps JAX's per-shape compiles down).
     exhaustive: bool = True
+
+
+# Distinct shapes a case's examples cycle through (later examples draw new values in the same shapes):
+# each new shape is one compilation on JAX and TensorFlow, and shape variety also comes from the forms.
+SHAPES_PER_CASE = 3
 
 
 PROFILES = {
@@ -128,8 +135,32 @@ def tolerance(dtype: str, n_terms: int = 1, precision: str = "highest") -> float
     return cast(float, 16 * eps * max(1.0, float(n_terms)) ** 0.5)
 
 
+_SHAPE_RNG: ContextVar[np.random.Generator | None] = ContextVar("unarray_conformance_shapes", default=None)
+
+
+@contextmanager
+def shapes_of(case: Case, seed: int, example: int, per_case: int) -> Iterator[None]:
+    """Within it, ``shape`` and ``dim`` draw from a stream of their own that repeats every ``per_case``
+    examples of ``case``; values keep drawing from the example's own generator."""
+    token = _SHAPE_RNG.set(np.random.default_rng([seed, zlib.crc32(case.id.encode()), 1, example % per_case]))
+    try:
+        yield
+    finally:
+        _SHAPE_RNG.reset(token)
+
+
+def _shape_rng(rng: np.random.Generator) -> np.random.Generator:
+    return _SHAPE_RNG.get() or rng
+
+
 def shape(rng: np.random.Generator, ndim: int, lo: int = 1, hi: int = 5) -> tuple[int, ...]:
-    return tuple(int(n) for n in rng.integers(lo, hi + 1, size=ndim))
+    """A shape of ``ndim`` dimensions, each in ``[lo, hi]`` (from the shape stream inside ``shapes_of``)."""
+    return tuple(int(n) for n in _shape_rng(rng).integers(lo, hi + 1, size=ndim))
+
+
+def dim(rng: np.random.Generator, lo: int, hi: int) -> int:
+    """One size or rank in ``[lo, hi]``, from the shape stream like ``shape``."""
+    return int(_shape_rng(rng).integers(lo, hi + 1))
 
 
 def arr(rng: np.random.Generator, shp: tuple[int, ...], dtype: str, lo: float = 0.5, hi: float = 2.0,

@@ -10,7 +10,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from unarray.conformance.cases_common import Case, Inputs, Profile, arr, shape
+from unarray.conformance.cases_common import Case, Inputs, Profile, arr, dim, shape
 
 AXES: tuple[Any, ...] = (None, 0, -1, (0, 2))
 UP = {"float32": "float64", "complex64": "complex128", "int8": "int64", "int32": "int64", "uint8": "uint64",
@@ -125,7 +125,7 @@ def _matmul(p: Profile) -> Iterator[Case]:
     for dtype in _dtypes(p, "int float complex"):
         for form, shapes in MATMUL_FORMS.items():
             def draw(rng: np.random.Generator, d: str, shapes: Any = shapes) -> Inputs:
-                s1, s2 = shapes(shape(rng, 4, 1, 6), int(rng.integers(1, 33)))
+                s1, s2 = shapes(shape(rng, 4, 1, 6), dim(rng, 1, 32))
                 lo, hi = (1, 5) if d.startswith(("int", "uint")) else (0.5, 2.0)
                 return (arr(rng, s1, d, lo, hi), arr(rng, s2, d, lo, hi)), {}
 
@@ -135,7 +135,7 @@ def _matmul(p: Profile) -> Iterator[Case]:
     # (a silent TF32/bf16 pass over K=1024 terms misses them by orders of magnitude).
     for policy in ("highest", "tf32", "bf16"):
         def draw_p(rng: np.random.Generator, d: str, policy: str = policy) -> Inputs:
-            m, n = (int(v) for v in rng.integers(16, 65, size=2))
+            m, n = dim(rng, 16, 64), dim(rng, 16, 64)
             return (arr(rng, (m, 1024), d), arr(rng, (1024, n), d)), {"precision": policy}
 
         yield Case("matmul", f"precision={policy}, K=1024", "float32", draw_p, ref=_matmul_ref,
@@ -157,13 +157,13 @@ def _matmul(p: Profile) -> Iterator[Case]:
 def _transposes(p: Profile) -> Iterator[Case]:
     for dtype in _dtypes(p, "bool int float complex"):
         def draw_t(rng: np.random.Generator, d: str) -> Inputs:
-            return (arr(rng, shape(rng, int(rng.integers(2, 5))), d),), {}
+            return (arr(rng, shape(rng, dim(rng, 2, 4)), d),), {}
 
         yield Case("matrix_transpose", "ndim 2-4", dtype, draw_t, compare="exact", examples=p.hot_examples,
                    tags=("hot",))
 
         def draw_p(rng: np.random.Generator, d: str) -> Inputs:
-            x = arr(rng, shape(rng, int(rng.integers(1, 5))), d)
+            x = arr(rng, shape(rng, dim(rng, 1, 4)), d)
             return (x,), {"axes": tuple(int(a) for a in rng.permutation(x.ndim))}
 
         yield Case("permute_dims", "random axes, ndim 1-4", dtype, draw_p, compare="exact",

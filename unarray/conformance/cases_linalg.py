@@ -9,7 +9,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from unarray.conformance.cases_common import Case, Inputs, Profile, arr, shape
+from unarray.conformance.cases_common import Case, Inputs, Profile, arr, dim, shape
 from unarray.conformance.cases_hot import DT
 from unarray.conformance.cases_namespace import _simple, _x, bshape
 
@@ -140,21 +140,21 @@ def _desc_argsort(x: Any) -> Any:
 def _mat(n_lo: int = 2, n_hi: int = 5, batch: bool = True) -> Any:
     # Well conditioned: random entries plus n on the diagonal.
     def draw(rng: np.random.Generator, d: str) -> Inputs:
-        n = int(rng.integers(n_lo, n_hi + 1))
-        b = (int(rng.integers(1, 3)),) if batch else ()
+        n = dim(rng, n_lo, n_hi)
+        b = (dim(rng, 1, 2),) if batch else ()
         a = arr(rng, (*b, n, n), d) + (2 * n * np.eye(n)).astype(d)
         return (a,), {}
     return draw
 
 
 def _spd(rng: np.random.Generator, d: str) -> Inputs:
-    n = int(rng.integers(2, 6))
+    n = dim(rng, 2, 5)
     a = arr(rng, (n, n), d)
     return ((a @ np.conj(a.T) + n * np.eye(n)).astype(d),), {}
 
 
 def _herm(rng: np.random.Generator, d: str) -> Inputs:
-    n = int(rng.integers(2, 6))
+    n = dim(rng, 2, 5)
     a = arr(rng, (n, n), d)
     return ((a + np.conj(a.T)).astype(d),), {}
 
@@ -267,5 +267,5 @@ def fft_cases(p: Profile) -> Iterator[Case]:
         yield from _simple(f"fft.{name}", "axes=None", fc, p, _x(2))
     for name in ("fftfreq", "rfftfreq"):
         yield from _simple(f"fft.{name}", "n, d=0.5, dtype", "float", p,
-                           _d(lambda r, d: ((int(r.integers(2, 12)),), {"d": 0.5, "dtype": DT(d)})), creation=True,
+                           _d(lambda r, d: ((dim(r, 2, 11),), {"d": 0.5, "dtype": DT(d)})), creation=True,
                            ref=_freq_ref(name))

@@ -9,7 +9,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from unarray.conformance.cases_common import Case, Inputs, Profile, arr, family_of, shape
+from unarray.conformance.cases_common import Case, Inputs, Profile, _shape_rng, arr, dim, family_of, shape
 from unarray.conformance.cases_hot import DT
 
 # name -> (families, lo, hi, signed)
@@ -94,8 +94,9 @@ def dtypes(p: Profile, families: str) -> list[str]:
 
 def bshape(rng: np.random.Generator, s: tuple[int, ...]) -> tuple[int, ...]:
     """A shape that broadcasts against ``s``: some dimensions 1, sometimes a leading one dropped."""
-    out = tuple(1 if rng.random() < 0.3 else n for n in s)
-    return out[int(rng.integers(0, 2)):]
+    g = _shape_rng(rng)
+    out = tuple(1 if g.random() < 0.3 else n for n in s)
+    return out[int(g.integers(0, 2)):]
 
 
 def _unary(p: Profile) -> Iterator[Case]:
@@ -160,12 +161,12 @@ def _creation(p: Profile) -> Iterator[Case]:
     yield from _simple("full", "shape, fill, dtype", "int float complex", p,
                        mk(lambda r, d: ((shape(r, 2), 3), {"dtype": DT(d)})), creation=True)
     yield from _simple("eye", "n, m, k=1", "int float", p,
-                       mk(lambda r, d: ((int(r.integers(1, 6)), int(r.integers(1, 6))), {"k": 1, "dtype": DT(d)})),
+                       mk(lambda r, d: ((dim(r, 1, 5), dim(r, 1, 5)), {"k": 1, "dtype": DT(d)})),
                        creation=True)
     yield from _simple("arange", "start, stop, step", "int float", p,
-                       mk(lambda r, d: ((1, int(r.integers(5, 20)), 2), {"dtype": DT(d)})), creation=True)
+                       mk(lambda r, d: ((1, dim(r, 5, 19), 2), {"dtype": DT(d)})), creation=True)
     yield from _simple("linspace", "start, stop, num", "float complex", p,
-                       mk(lambda r, d: ((0.5, 3.0), {"num": int(r.integers(2, 12)), "dtype": DT(d)})),
+                       mk(lambda r, d: ((0.5, 3.0), {"num": dim(r, 2, 11), "dtype": DT(d)})),
                        creation=True)
     yield from _simple("asarray", "from nested lists", "int float", p,
                        mk(lambda r, d: ((arr(r, shape(r, 2), d).tolist(),), {"dtype": DT(d)})), creation=True)

@@ -16,6 +16,7 @@ from typing import Any, cast
 import numpy as np
 
 from unarray.conformance.cases import Case, arr, tolerance, upcast
+from unarray.conformance.cases_common import SHAPES_PER_CASE, shapes_of
 from unarray.conformance.cases_hot import DT
 from unarray.conformance.deviations import lookup
 from unarray.conformance.results import Env, Result
@@ -146,7 +147,8 @@ def run_case(case: Case, env: Env, seed: int = 0) -> Result:
     status, message = "pass", ""
     for example in range(case.examples):
         try:
-            args, kw = case.draw(case.rng(seed, example), case.dtype)
+            with shapes_of(case, seed, example, SHAPES_PER_CASE):
+                args, kw = case.draw(case.rng(seed, example), case.dtype)
             ref = case.ref or _reference(case.op)
             args64 = tuple(_to_ref(a, case.ref_upcast) for a in args)
             kw64 = {k: _to_ref(v, case.ref_upcast) for k, v in kw.items()}

@@ -210,10 +210,10 @@ def _record_cases(record: Callable[[Result], None], cases: list[Case], env: Env,
 
 
 def default_jobs() -> int:
-    """Worker processes at once: half the cores (each framework runs threads of its own), at most 4."""
+    """Worker processes at once: half the cores (each framework runs threads of its own), at most 8."""
     import os
 
-    return max(1, min(4, (os.cpu_count() or 2) // 2))
+    return max(1, min(8, (os.cpu_count() or 2) // 2))
 
 
 def _order(envs: list[Env], labels: list[tuple[str, str, str]]) -> Callable[[Result], tuple[int, int, str]]:
