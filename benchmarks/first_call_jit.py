@@ -109,6 +109,7 @@ def main() -> None:
         for r in range(a.rounds):
             for s in (SIDES if r % 2 == 0 else SIDES[::-1]):
                 times[s].append(run_side(fw, a.device, s, dirs[s]))
+                print(f"{fw} {a.device} round {r} {s}: {times[s][-1]:.2f} s", flush=True)
         med = {s: statistics.median(v) for s, v in times.items()}
         rows.append({"framework": fw, "device": a.device, "cache": a.cache, "runs": times, "median_s": med,
                      "ratio": med["ua.jit"] / med["native compiled"]})
