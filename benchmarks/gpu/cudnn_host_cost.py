@@ -222,7 +222,8 @@ def cupy_only() -> None:
     meta: dict[str, Any] = {"cupy": cupy.__version__, "cudnn": ac.versions(), "python": platform.python_version(),
                             "device": cupy.cuda.runtime.getDeviceProperties(0)["name"].decode(),
                             "shape": list(SHAPE), "N": N, "ONE": ONE,
-                            "fast_switch": [n for n in ("FAST", "FAST_CALL", "fast") if hasattr(ac, n)]}
+                            "fast_switch": [n for n in ("FAST", "FAST_CALL", "fast") if hasattr(ac, n)],
+                            "frontend_module": getattr(cudnn, "__file__", "")}
     try:
         cupy.zeros(2, dtype="bfloat16")
         dtypes = ["float16", "bfloat16"]
@@ -246,6 +247,10 @@ def cupy_only() -> None:
                     pr.host("ua.scaled_dot_product_attention, fast call off",
                             lambda: ua.scaled_dot_product_attention(q, k, v, is_causal=causal), ctx)
                     pr.host("ac.prepare, fast call off", lambda: ac.prepare(*args), ctx)
+                    p_off = ac.prepare(*args)
+                    if not isinstance(p_off, str):
+                        pr.host("ac.run, fast call off (cupy.empty workspace, {Tensor: ptr} execute)",
+                                lambda: ac.run(p_off, q, k, v, None, causal), ctx)
                     pr.one("ua call, fast call off", lambda: ua.scaled_dot_product_attention(q, k, v, is_causal=causal),
                            ctx)
                 finally:
@@ -296,6 +301,11 @@ def cupy_only() -> None:
                 pr.host(name, fn, ctx)
                 pr.one(name, fn, ctx)
 
+            launch = getattr(p, "launch", None)
+            if launch is not None:
+                form("p.launch (the fast call's execute, as the route runs it)", lambda: launch(*ptrs))
+                chosen = getattr(launch, "chosen", None)
+                meta.setdefault("launch_form", {})[f"{dtype}/{causal}"] = getattr(chosen, "__name__", repr(chosen))
             form("execute({Tensor: ptr}) (the route before the fast call)",
                  lambda: graph.execute(dict(zip(tensors, ptrs, strict=True)), wsp, handle=h))
             try:
@@ -422,6 +432,10 @@ def write(meta: dict[str, Any], pr: Probe, torch_info: dict[str, Any]) -> None:
                        else c.get("error", ""))
                 lines.append(f"| {step} | {hs} | {one} | {loop} | {ratio} | {chk} |")
             lines.append("")
+    for name in ("launch_form", "cpp_index", "uids", "sorted_uids", "graphs", "methods"):
+        if name in meta:
+            lines.append(f"- {name}: `{json.dumps(meta[name], default=str)[:1500]}`")
+    lines.append("")
     if pr.notes:
         lines += ["Notes:", ""] + [f"- {n}" for n in pr.notes]
     (OUT / "cudnn_host.md").write_text("\n".join(lines) + "\n")
