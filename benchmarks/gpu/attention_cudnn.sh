@@ -17,7 +17,7 @@ try:
     print("backend_version before unarray's loader:", cudnn.backend_version())
 except Exception as e:
     print("backend_version before unarray's loader failed:", type(e).__name__, e)
-from unarray._backends import attention_cudnn as ac
+from unarray._backends.cupy import attention_cudnn as ac
 print("libcudnn on sys.path:", ac._find_libcudnn())
 mod, why = ac.library()
 print("library:", mod is not None, why)
@@ -59,6 +59,8 @@ PY
 echo "probe rc=$?" >>"$OUT/probe.log"
 timeout 120 python3 benchmarks/gpu/attention_cudnn.py >"$OUT/bench.log" 2>&1
 echo "bench rc=$?" >>"$OUT/bench.log"
+timeout 240 python3 benchmarks/gpu/cudnn_host_cost.py >"$OUT/host.log" 2>&1
+echo "host cost rc=$?" >>"$OUT/host.log"
 timeout 150 python3 -m pytest -q -x -p no:randomly -p no:cacheprovider --devices gpu -s tests/attention/test_attention_cudnn.py \
     >"$OUT/tests.log" 2>&1
 echo "tests rc=$?" >>"$OUT/tests.log"

@@ -15,10 +15,15 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from unarray._backends.cupy.cudnn_call import call_key, launcher, remember
+
 HALF = ("float16", "bfloat16")
 MAX_HEAD_DIM = 256  # cuDNN's fused SDPA forward: head dims up to 256, multiples of 8 (16-byte rows)
 ALIGN = 8  # elements of a half-precision dtype in 16 bytes: strides and bias rows are multiples of it
 CACHE_SIZE = 256
+FAST_SIZE = 64  # prepared calls remembered per thread (each holds its graph and workspace alive)
+FAST = True  # prepared calls and their launchers; off: every call re-derives its problem (timed both ways by
+# benchmarks/gpu/cudnn_host_cost.py)
 
 
 # -- the problem as cuDNN sees it: 4-D (B, H, S, D) with element strides (pure) ------------------------
@@ -190,15 +195,39 @@ _GRAPHS: dict[tuple[Any, ...], Built | str] = {}
 _HANDLES = threading.local()
 
 
+def _local() -> Any:
+    # Per thread: cuDNN handles are not shared across threads, nor what is prepared with them.
+    t = _HANDLES
+    if not hasattr(t, "by_device"):
+        t.by_device, t.streams, t.workspaces, t.fast = {}, {}, {}, {}
+    return t
+
+
 def _handle(cudnn: Any, device: int, stream: int) -> Any:
-    by_device = getattr(_HANDLES, "by_device", None)
-    if by_device is None:
-        by_device = _HANDLES.by_device = {}
-    h = by_device.get(device)
+    t = _local()
+    h = t.by_device.get(device)
     if h is None:
-        h = by_device[device] = cudnn.create_handle()  # on the current device (the caller's array's)
-    cudnn.set_stream(h, stream)  # Note: a no-op when the stream is the handle's already
+        h = t.by_device[device] = cudnn.create_handle()  # on the current device (the caller's array's)
+    _on_stream(cudnn, t, h, device, stream)
     return h
+
+
+def _on_stream(cudnn: Any, t: Any, h: Any, device: int, stream: int) -> None:
+    if t.streams.get(device) != stream:  # the handle is this module's own: only here is its stream set
+        cudnn.set_stream(h, stream)
+        t.streams[device] = stream
+
+
+def _workspace(device: int, stream: int, size: int) -> Any:
+    # One buffer per (device, stream), grown as needed: kernels on one stream run in order, so a call's
+    # kernel never overlaps the previous call's use of it; a buffer is never shared across streams.
+    import cupy
+
+    t = _local()
+    ws = t.workspaces.get((device, stream))
+    if ws is None or ws.nbytes < size:
+        ws = t.workspaces[(device, stream)] = cupy.empty((size,), dtype=cupy.uint8)
+    return ws
 
 
 def _build(cudnn: Any, handle: Any, dtype: str, q: Operand, k: Operand, v: Operand, o: Operand,
@@ -271,6 +300,8 @@ class Problem:
     out_shape: tuple[int, ...]
     layout: str
     handle: Any
+    launch: Any = None  # execute on (q, k, v, out) pointers with the workspace held below (no mask)
+    workspace: Any = None
 
 
 def _elements(x: Any) -> tuple[int, ...]:
@@ -288,6 +319,28 @@ def prepare(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, la
     cudnn, why = library()
     if cudnn is None:
         return why or ""
+    if not FAST:
+        return _prepare(cudnn, q, k, v, mask, is_causal, scale, layout)
+    stream = cupy.cuda.get_current_stream().ptr
+    key = call_key(q, k, v, mask, is_causal, scale, layout, stream)
+    t = _local()
+    hit: Problem | str | None = t.fast.get(key)
+    if hit is None:
+        hit = _prepare(cudnn, q, k, v, mask, is_causal, scale, layout)
+        if not isinstance(hit, str) and mask is None:  # a mask's bias is made per call (run)
+            ws = hit.workspace = _workspace(key[7], stream, hit.built.workspace) if hit.built.workspace else None
+            hit.launch = launcher(hit.built.graph, hit.built.tensors, hit.handle, ws.data.ptr if ws is not None else 0)
+        remember(t.fast, key, hit, FAST_SIZE)
+    elif not isinstance(hit, str):
+        _on_stream(cudnn, t, hit.handle, key[7], stream)
+    return hit
+
+
+def _prepare(cudnn: Any, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
+             layout: str) -> Problem | str:
+    import cupy
+
+    dtype = q.dtype.name
     kind = "rocm" if getattr(cupy.cuda.runtime, "is_hip", False) else "cuda"
     qo, ko, vo = (as_bhsd(tuple(a.shape), _elements(a), layout) for a in (q, k, v))
     reason = refusal(dtype, qo, ko, vo, is_causal, kind)
@@ -327,6 +380,9 @@ def run(p: Problem, q: Any, k: Any, v: Any, mask: Any, is_causal: bool) -> Any:
     import cupy
 
     out = cupy.empty(p.out_shape, dtype=q.dtype)
+    if p.launch is not None and mask is None:
+        p.launch(q.data.ptr, k.data.ptr, v.data.ptr, out.data.ptr)
+        return out
     ptrs = [q.data.ptr, k.data.ptr, v.data.ptr, out.data.ptr]
     bias = None
     if mask is not None:

@@ -21,6 +21,7 @@ from unarray._backends import _special, attention_blocked
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends._nn import Plan, around
+from unarray._backends.cupy import attention_cudnn
 from unarray._backends.cupy import layout as _layout
 from unarray._devices import Device, parse_device, register_native
 from unarray._errors import ArgumentError, DeviceMismatchError
@@ -417,8 +418,6 @@ class CupyBackend(Backend):
                        policy: str) -> Plan:
         if attention_blocked.torch_route(self, q):
             return super().attention_plan(q, k, v, mask, is_causal, scale, layout, policy)
-        from unarray._backends.cupy import attention_cudnn
-
         with on_device_of(q):
             p = attention_cudnn.prepare(q, k, v, mask, is_causal, scale, layout)
         if isinstance(p, str):
@@ -430,7 +429,8 @@ class CupyBackend(Backend):
             with on_device_of(q):
                 return f(problem, q, k, v, mask, is_causal)
 
-        return Plan(attention_cudnn.run, call, attention_cudnn.describe(p, is_causal))
+        # Note: the library versions and the plan are read only when ua.explain prints them, not per call.
+        return Plan(attention_cudnn.run, call, lambda: attention_cudnn.describe(problem, is_causal))
 
 
 def _same(out: Any) -> Any:
