@@ -273,8 +273,14 @@ class _Graph:
         self.calls.append((pack, ws, handle))
 
 
+def _frontend(monkeypatch: pytest.MonkeyPatch, version: str) -> None:
+    # A frontend of this version without a handle object (the handle is an int), even where the real one loaded.
+    monkeypatch.setitem(sys.modules, "cudnn", types.SimpleNamespace(__version__=version))
+    monkeypatch.setitem(sys.modules, "cudnn._handle", None)
+
+
 def test_launcher_hands_the_backend_its_order(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "cudnn", None)  # no frontend handle object here: the handle is an int
+    _frontend(monkeypatch, "1.32.0")
     low = _Lowered([3, 1, 4, 2])
     g = _Graph(low)
     run = cc.launcher(g, (_Tensor(1), _Tensor(2), _Tensor(3), _Tensor(4)), 77, 5000)
@@ -283,8 +289,18 @@ def test_launcher_hands_the_backend_its_order(monkeypatch: pytest.MonkeyPatch) -
     assert run.chosen is not None and run.chosen.__name__ == "execute_raw"
 
 
+def test_a_frontend_release_not_verified_takes_the_public_execute(monkeypatch: pytest.MonkeyPatch) -> None:
+    _frontend(monkeypatch, "1.33.0")
+    low = _Lowered([3, 1, 4, 2])
+    g = _Graph(low)
+    run = cc.launcher(g, (_Tensor(1), _Tensor(2), _Tensor(3), _Tensor(4)), 77, 5000)
+    run(100, 200, 300, 400)
+    assert low.raw_calls == [] and g.calls == [({1: 100, 2: 200, 3: 300, 4: 400}, 5000, 77)]
+    assert run.chosen is not None and run.chosen.__name__ == "execute_uids"
+
+
 def test_launcher_uses_the_public_execute_when_the_raw_form_does_not_fit(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "cudnn", None)
+    _frontend(monkeypatch, "1.32.0")
     tensors = (_Tensor(1), _Tensor(2), _Tensor(3), _Tensor(4))
     for g in (_Graph(_Lowered([1, 2, 3, 4, 9])),  # a slot the caller does not fill
               _Graph(_Lowered([1, 2, 3, 4]), engine="python engine"),  # not a cuDNN-backend plan
