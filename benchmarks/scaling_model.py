@@ -111,7 +111,7 @@ def table() -> str:
         c, m, _ = step_parts(1 << 20, mc.gpus, mc.link_bps)
         lines.append(f"| {mc.name} | " + " | ".join(cells) + f" | {'compute' if c >= m else 'link'} |")
     lines += ["", "Cells: speed-up over one GPU (parallel efficiency). The link hides behind the block's compute "
-              "(compute beyond CALL_S >= communication) from:"]
+              "(compute beyond CALL_S >= communication) from:", ""]
     for mc in MACHINES:
         hidden = [x for x in (1 << k for k in range(12, 24)) if step_parts(x, mc.gpus, mc.link_bps)[0] - CALL_S
                   >= step_parts(x, mc.gpus, mc.link_bps)[1]]
