@@ -249,7 +249,8 @@ def _ring_fwd(q: Any, k: Any, v: Any, axis: str, n: int, causal: bool, scale: fl
     i = jax.lax.axis_index(axis)
     right = [(j, (j + 1) % n) for j in range(n)]
     ct = _ct(q)
-    o = lse = None
+    o: Any = None
+    lse: Any = None
     kt, vt = k, v
     for t in range(n):
         if t < n - 1:  # Note: the next block is sent before this one is used, so the transfer can overlap
