@@ -21,6 +21,8 @@ a fresh subprocess (``XLA_PYTHON_CLIENT_PREALLOCATE=false``, so the peak is what
 At the smallest size the 2-GPU attention output is compared with the 1-GPU cuDNN output (max abs error).
 
     python benchmarks/gpu/scale_jax.py --out DIR     # writes DIR/scale_jax.{json,md,svg}
+    python benchmarks/gpu/scale_jax.py --out DIR --sizes 32k,64k,128k,1M --what attention
+        # just those sizes, attention only; a summary line (speed-up, peak GiB per GPU) per size
 """
 
 # ruff: noqa: T201
@@ -159,7 +161,12 @@ def main() -> int:
     ap.add_argument("--child", default=None)
     ap.add_argument("--gpus", type=int, default=2, help="the sharded side's GPU count (2 on the two-H200 host)")
     ap.add_argument("--budget", type=float, default=330.0, help="seconds for the whole script")
+    ap.add_argument("--sizes", default="", help="attention sequence lengths, e.g. 32k,64k,128k,1M")
+    ap.add_argument("--what", default="matmul,sum,attention", help="comma-separated sections")
     a = ap.parse_args()
+    unit = {"k": 1024, "K": 1024, "M": 1 << 20, "m": 1 << 20}
+    sizes = [int(x[:-1]) * unit[x[-1]] if x[-1] in unit else int(x) for x in a.sizes.split(",") if x] or SIZES
+    what_list = a.what.split(",")
     if a.child is not None:
         print(json.dumps(child(json.loads(a.child))))
         return 0
@@ -169,24 +176,24 @@ def main() -> int:
         return a.budget - (time.perf_counter() - start)
 
     rows: list[dict[str, Any]] = []
-    for what in ("matmul", "sum"):
+    for what in [w for w in ("matmul", "sum") if w in what_list]:
         for g in (1, a.gpus):
             rows.append(run_child({"what": what, "gpus": g}, min(90.0, left())))
             print(json.dumps(rows[-1]), flush=True)
     failed_at: int | None = None  # the size where the 1-GPU run first failed
     last_t: dict[int, float] = {}
-    for s in SIZES:
-        if failed_at is not None and s > 2 * failed_at:
+    for s in sizes if "attention" in what_list else []:
+        if failed_at is not None and s > 2 * failed_at and not a.sizes:
             break  # the sharded side ran the failing size and one more
         for g in (1, a.gpus):
             if g == 1 and failed_at is not None:
                 continue
             # A call costs ~4x the last size's; ~12 calls plus ~25 s of start-up must fit the budget.
             guess = 4.0 * last_t.get(g, 0.0) * 12 + 25
-            if guess > left():
+            if guess > left() and not (a.sizes and left() > 60):
                 rows.append({"what": "attention", "gpus": g, "S": s, "status": "skipped: time budget"})
             else:
-                rows.append(run_child({"what": "attention", "gpus": g, "S": s, "check": s == SIZES[0]},
+                rows.append(run_child({"what": "attention", "gpus": g, "S": s, "check": s == sizes[0]},
                                       min(240.0, left())))
             r = rows[-1]
             print(json.dumps(r), flush=True)
@@ -194,6 +201,13 @@ def main() -> int:
                 last_t[g] = float(r["seconds"])
             elif g == 1 and failed_at is None:
                 failed_at = s
+        one = [r for r in rows if r.get("S") == s and r["gpus"] == 1 and r.get("status") == "ok"]
+        two = [r for r in rows if r.get("S") == s and r["gpus"] == a.gpus and r.get("status") == "ok"]
+        if one and two:
+            ratio = one[0]["seconds"] / two[0]["seconds"]
+            p1, p2 = (_gib(r[0].get("peak_bytes_per_gpu")) for r in (one, two))
+            peaks = f"1 GPU {p1}, {a.gpus} GPUs {p2}"
+            print(f"SUMMARY S={s // 1024}k | {a.gpus} GPUs / 1: {ratio:.2f}x | peak GiB per GPU: {peaks}", flush=True)
         if all(str(r.get("status", "")).startswith("skipped") for r in rows if r.get("S") == s):
             break
     write(pathlib.Path(a.out), rows, a.gpus, time.perf_counter() - start)

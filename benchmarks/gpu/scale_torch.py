@@ -4,14 +4,17 @@ Scaling out with torch DTensors: 1 GPU vs 2 GPUs (NCCL), bf16.
 
     torchrun --nproc-per-node 2 benchmarks/gpu/scale_torch.py     # writes $OUT/scale_torch.{json,md,png}
     python benchmarks/gpu/scale_torch.py                          # the 1-GPU baseline alone
+    torchrun --nproc-per-node 2 benchmarks/gpu/scale_torch.py --sizes 32k,64k,128k,1M --sections attention
+        # just those sizes (no doubling), every route, fewer repeats from 512k; a summary line per size
 
 Sections (each records its error and goes on; the whole run keeps to BUDGET_S):
 
 1. Causal attention, B=1, H=16, D=128, bf16, S = 32k, 64k, 128k, ... doubling:
    - 1 GPU: torch SDPA with cuDNN and with flash (the faster is "1 GPU best");
    - 2 GPUs, q/k/v sequence-sharded DTensors (Shard(2)) through ua.scaled_dot_product_attention:
-     "ua auto" (torch's context-parallel ring where it applies, as ua routes it) and "ua ring"
-     (unarray's own P2P ring, unarray._backends.torch.attention_ring.prefer("ring"));
+     "ua auto" (the ring unarray's crossover rule picks per call, named by ua.explain), "ua torch"
+     (torch's context-parallel ring as ua calls it, prefer("torch")) and "ua ring" (unarray's own P2P
+     ring, unarray._backends.torch.attention_ring.prefer("ring"));
    - 2 GPUs, torch's own context_parallel(...) context manager on the same sizes (reference).
    The doubling stops once one GPU runs out of memory (recorded; 2 GPUs run that size and one more)
    or when the next size would not fit the time left (recorded as the stop reason).
@@ -57,6 +60,7 @@ GIB = 2**30
 ROWS: list[dict[str, Any]] = []
 ERRORS: list[str] = []
 NOTES: list[str] = []
+SIZES: list[int] = []  # --sizes: just these sequence lengths, in this order (default: doubling from 32k)
 
 
 def left() -> float:
@@ -154,7 +158,13 @@ def attn_flops(s: int) -> float:
 
 
 def reps_for(s: int) -> int:
+    if SIZES and s >= 524288:
+        return 2
     return 5 if s <= 65536 else 3
+
+
+def warmup_for(s: int) -> int:
+    return 1 if SIZES and s >= 524288 else 2
 
 
 def one_gpu_attention(s: int) -> bool:
@@ -176,7 +186,7 @@ def one_gpu_attention(s: int) -> bool:
             def call() -> Any:
                 with sdpa_kernel([kern]):
                     return torch.nn.functional.scaled_dot_product_attention(*qkv, is_causal=True)
-            t = timed(call, reps_for(s))
+            t = timed(call, reps_for(s), warmup_for(s))
             row = {"S": s, "kernel": name, "seconds": t, "tflops": attn_flops(s) / t / 1e12, "peak_gib": peaks(),
                    "inputs_gib": peaks(now=True)}
             record("attention", f"1 GPU torch SDPA {name}", 1, **row)
@@ -190,8 +200,12 @@ def one_gpu_attention(s: int) -> bool:
             error(f"attention 1 GPU {name} S={s}", e)
     reset()
     try:
+        if SIZES:
+            raise StopIteration  # a sized run times the GPU's own kernels only
         t = timed(lambda: ua.scaled_dot_product_attention(*qkv, is_causal=True), reps_for(s))
         record("attention", "1 GPU ua", 1, S=s, seconds=t, tflops=attn_flops(s) / t / 1e12, peak_gib=peaks())
+    except StopIteration:
+        pass
     except Exception as e:
         error(f"attention 1 GPU ua S={s}", e)
     if best is not None:
@@ -216,12 +230,13 @@ def two_gpu_attention(s: int, mesh: Any) -> None:
     except torch.OutOfMemoryError as e:
         record("attention", "2 GPUs inputs", world(), S=s, oom=True, error=str(e)[:200])
         return
-    for route in ("auto", "ring"):
+    for route in ("auto", "ring", "torch"):
         reset()
         try:
             with ring.prefer(route):
                 label = str(ua.explain("scaled_dot_product_attention", *qkv, is_causal=True).kernel)
-                t = timed(lambda: ua.scaled_dot_product_attention(*qkv, is_causal=True), reps_for(s))
+                t = timed(lambda: ua.scaled_dot_product_attention(*qkv, is_causal=True), reps_for(s),
+                          warmup_for(s))
             record("attention", f"2 GPUs ua {route}", world(), S=s, seconds=t, tflops=attn_flops(s) / t / 1e12,
                    peak_gib=peaks(), inputs_gib=peaks(now=True), route=label)
         except Exception as e:
@@ -244,7 +259,7 @@ def torch_context_parallel(s: int, mesh: Any) -> None:
         torch.cuda.reset_peak_memory_stats()
         with context_parallel(mesh, buffers=qkv, buffer_seq_dims=[2, 2, 2]):
             t = timed(lambda: torch.nn.functional.scaled_dot_product_attention(*qkv, is_causal=True),
-                      reps_for(s))
+                      reps_for(s), warmup_for(s))
             pk = peaks()
         record("attention", "2 GPUs torch context_parallel", world(), S=s, seconds=t,
                tflops=attn_flops(s) / t / 1e12, peak_gib=pk,
@@ -258,7 +273,40 @@ def torch_context_parallel(s: int, mesh: Any) -> None:
     reset()
 
 
+def attention_sizes(mesh: Any) -> None:
+    for s in SIZES:
+        if left() < 30:
+            NOTES.append(f"attention stopped before S={s}: no time left")
+            break
+        flag = torch.tensor([0], device="cuda")
+        if rank() == 0:
+            with solo():
+                flag[0] = 0 if one_gpu_attention(s) else 1
+        if world() > 1:
+            dist.broadcast(flag, 0)
+            if mesh is not None:
+                two_gpu_attention(s, mesh)
+        summary(s)
+
+
+def summary(s: int) -> None:
+    # One line per size: speed-up against one GPU's best and peak GiB per GPU, for every configuration.
+    if rank() != 0:
+        return
+    base = next((r["seconds"] for r in ROWS if r.get("S") == s and r["config"] == "1 GPU best"), None)
+    parts = []
+    for r in ROWS:
+        if r.get("S") != s or r["section"] != "attention" or "seconds" not in r or r["config"] == "1 GPU best":
+            continue
+        speed = f"{base / r['seconds']:.2f}x" if base else "-"
+        parts.append(f"{r['config']}: {speed}, peak {max(r.get('peak_gib') or [0]):.1f} GiB")
+    print(f"SUMMARY S={s // 1024}k | " + " | ".join(parts), flush=True)
+
+
 def attention_section(mesh: Any) -> None:
+    if SIZES:
+        attention_sizes(mesh)
+        return
     s, one_fits, beyond = 32768, True, 0
     last = 0.0
     while True:
@@ -307,7 +355,7 @@ def check_section(mesh: Any) -> None:
         parts = [DTensor.from_local(t.chunk(w, dim=2)[r].contiguous(), mesh, [Shard(2)], run_check=False)
                  for t in (q, k, v)]
         dmask = None if mask is None else distribute_tensor(mask, mesh, [Replicate()])
-        for route in ("auto", "ring"):
+        for route in ("auto", "ring", "torch"):
             try:
                 with ring.prefer(route):
                     label = str(ua.explain("scaled_dot_product_attention", *parts, is_causal=causal, mask=dmask).kernel)
@@ -483,7 +531,22 @@ def write() -> None:
     (OUT / "scale_torch.md").write_text("\n".join(lines) + "\n")
 
 
+def parse(argv: list[str]) -> list[str]:
+    # --sizes 32k,64k,128k,1M (k = 1024, M = 1024k); --sections attention,check (default: all).
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="", help="sequence lengths, e.g. 32k,64k,128k,1M (default: doubling)")
+    ap.add_argument("--sections", default="check,attention,matmul,sum,fits on two",
+                    help="comma-separated sections to run")
+    a = ap.parse_args(argv)
+    unit = {"k": 1024, "K": 1024, "M": 1 << 20, "m": 1 << 20}
+    SIZES[:] = [int(x[:-1]) * unit[x[-1]] if x[-1] in unit else int(x) for x in a.sizes.split(",") if x]
+    return [x.strip() for x in a.sections.split(",") if x.strip()]
+
+
 def main() -> None:
+    sections = parse(sys.argv[1:])
     mesh = None
     if int(os.environ.get("WORLD_SIZE", "1")) > 1:
         torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
@@ -494,6 +557,8 @@ def main() -> None:
     for name, section in (("check", check_section), ("attention", attention_section), ("matmul", matmul_section),
                           ("sum", sum_section),
                           ("fits on two", fits_on_two_section)):
+        if name not in sections:
+            continue
         try:
             section(mesh)
         except Exception as e:

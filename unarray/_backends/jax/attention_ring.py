@@ -248,16 +248,16 @@ def _ring_fwd(q: Any, k: Any, v: Any, axis: str, n: int, causal: bool, scale: fl
               precision: Any) -> tuple[Any, Any]:
     i = jax.lax.axis_index(axis)
     right = [(j, (j + 1) % n) for j in range(n)]
-    b, sq, h, _ = q.shape
     ct = _ct(q)
-    o = jnp.zeros((b, sq, h, v.shape[-1]), ct)
-    lse = jnp.full((b, sq, h), -jnp.inf, ct)
+    o: Any = None
+    lse: Any = None
     kt, vt = k, v
     for t in range(n):
         if t < n - 1:  # Note: the next block is sent before this one is used, so the transfer can overlap
             k_next, v_next = _ppermute(kt, axis, right), _ppermute(vt, axis, right)
         ob, lb = _step(q, kt, vt, i, t, n, causal, scale, kernel, precision)
-        o, lse = _merge(o, lse, ob, lb)
+        # Note: the first block covers every row (its own keys): it is the accumulator, no merge with zeros.
+        o, lse = (ob.astype(ct), lb.astype(ct)) if t == 0 else _merge(o, lse, ob, lb)
         if t < n - 1:
             kt, vt = k_next, v_next
     out = o.astype(q.dtype)

@@ -7,12 +7,11 @@
 # - the sequence is sharded along one mesh dimension:
 #   * torch's context-parallel ring (torch.distributed.tensor.experimental._context_parallel:
 #     _templated_ring_attention with torch's own flash/efficient/CPU-flash kernel, its rotation method
-#     and its log-sum-exp merger) where it applies: causal with Sq == Sk and load balancing on (torch's
-#     default; the shards are exchanged into torch's head-tail order and back), or load balancing off;
-#     no mask, Hq == Hk, no gradient wanted. torch's options (_cp_options) are read, never changed.
-#   * otherwise a ring of unarray's own: K/V blocks travel rank to rank by P2P (batch_isend_irecv),
-#     one block in flight each way while the current one is computed; each block runs a kernel that
-#     returns its log-sum-exp, merged online in float32; zigzag (head-tail) load balancing for causal.
+#     and its log-sum-exp merger) where it applies (causal with Sq == Sk and load balancing on, torch's
+#     default, the shards exchanged into torch's head-tail order and back; or load balancing off; no mask,
+#     Hq == Hk, no gradient wanted) and where ring_rules.choose_route picks it for the local sequence
+#     length on this device and ring size. torch's options (_cp_options) are read, never changed.
+#   * otherwise unarray's own ring (attention_ring_own.py), head groups from ring_rules.head_groups.
 #     Masks, Sq != Sk, grouped-query heads, uneven shards and Dv != D all go this way.
 # The output is a DTensor with q's placements (the sequence stays sharded).
 from __future__ import annotations
@@ -24,11 +23,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-import torch.distributed as dist
 from torch.distributed.tensor import DTensor
 
 from unarray._backends._nn import Plan, around
 from unarray._backends.torch import precision as _tp
+from unarray._backends.torch import ring_rules
+from unarray._backends.torch.attention_ring_own import CUDNN_OFF, ring, start_exchange
 from unarray._errors import ArgumentTypeError, ShapeError, UnsupportedError
 
 _OP = "scaled_dot_product_attention"
@@ -39,8 +39,8 @@ _NEG = float("-inf")
 
 @contextlib.contextmanager
 def prefer(route: str) -> Iterator[None]:
-    # "auto": torch's context parallel where it applies, else unarray's ring; "ring": unarray's ring
-    # always (sequence-sharded inputs); "torch": as auto (torch's where it applies). For benchmarks.
+    # "auto": the ring ring_rules.choose_route picks where torch's context parallel applies, else unarray's;
+    # "ring": unarray's ring always (sequence-sharded inputs); "torch": torch's wherever it applies.
     if route not in _ROUTES:
         raise ArgumentTypeError(f"route must be one of {_ROUTES}, got {route!r}", op=_OP, backend="torch")
     token = _PREFER.set(route)
@@ -66,6 +66,8 @@ class _Plan:
     zigzag: bool = False
     kernel: str = ""
     why: list[str] = field(default_factory=list)
+    rule: str = ""  # why this ring runs where both could
+    groups: int = 1  # head groups unarray's ring walks one after the other
 
 
 def _axes(ndim: int, layout: str) -> tuple[int, int]:
@@ -130,8 +132,40 @@ def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> _Pl
     p.kernel = _kernel_name(q, k, v)
     if p.kernel == "math" and q.is_cuda:
         p.why.append(f"{q.dtype} on {q.device.type}")
-    p.route = "torch-cp" if not p.why and _PREFER.get() != "ring" else "ring"
+    p.route, p.rule = _choose(q, sq // p.size, p)
+    if p.route == "ring":
+        p.groups = _groups(q, k, v, seq, head, p)
     return p
+
+
+def _device_name(x: Any) -> str:
+    d = x.device
+    return torch.cuda.get_device_name(d) if d.type == "cuda" else str(d.type)
+
+
+def _choose(q: Any, local_seq: int, p: _Plan) -> tuple[str, str]:
+    pref = _PREFER.get()
+    if p.why:
+        return "ring", ""
+    if pref == "ring":
+        return "ring", "unarray's ring asked for (prefer('ring'))"
+    if pref == "torch":
+        return "torch-cp", "torch's context parallel asked for (prefer('torch'))"
+    return ring_rules.choose_route(local_seq, _device_name(q), p.size)
+
+
+def _groups(q: Any, k: Any, v: Any, seq: int, head: int, p: _Plan) -> int:
+    # The head groups that keep this rank's peak under one device's for the whole sequence.
+    ql, kl = q.to_local(), k.to_local()
+    n = 1
+    for s in ql.shape[:-3]:
+        n *= int(s)
+    hq, hk, lq, lk = ql.shape[head], kl.shape[head], ql.shape[seq], kl.shape[seq]
+    d, dv, item = ql.shape[-1], v.shape[-1], ql.element_size()
+    acc_item = 8 if q.dtype is torch.float64 else 4
+    extra = ring_rules.ring_extra_bytes(n, hq, hk, lq, lk, d, dv, item, acc_item, p.zigzag)
+    io = n * (hq * lq * (d + dv) + hk * lk * (d + dv)) * item
+    return ring_rules.head_groups(hk, extra, io, p.size)
 
 
 def _cp_options() -> Any:
@@ -167,7 +201,6 @@ def _cp_refusals(q: Any, k: Any, v: Any, mask: Any, causal: bool, sq: int, sk: i
 _ATEN = {"cpu-flash": "aten._scaled_dot_product_flash_attention_for_cpu",
          "cudnn": "aten._scaled_dot_product_cudnn_attention", "flash": "aten._scaled_dot_product_flash_attention",
          "efficient": "aten._scaled_dot_product_efficient_attention", "math": "float32 math"}
-_CUDNN_OFF: set[tuple[Any, int]] = set()  # (dtype, D) where cuDNN refused a block: flash from then on
 
 
 def _kernel_name(q: Any, k: Any, v: Any) -> str:
@@ -177,7 +210,7 @@ def _kernel_name(q: Any, k: Any, v: Any) -> str:
         return "cpu-flash" if q.shape[-1] == v.shape[-1] else "math"
     d = q.shape[-1]
     if q.dtype in (torch.float16, torch.bfloat16) and d == v.shape[-1] and d <= 256 and d % 8 == 0:
-        return "cudnn" if (q.dtype, d) not in _CUDNN_OFF and _cudnn_takes(q) else "flash"
+        return "cudnn" if (q.dtype, d) not in CUDNN_OFF and _cudnn_takes(q) else "flash"
     return "efficient" if q.dtype is torch.float32 else "math"
 
 
@@ -231,11 +264,13 @@ def attention_plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: fl
     if p.route == "torch-cp":
         method = str(_cp_options().rotate_method.name).lower().replace("_", "-")
         return Plan(_torch_cp, call, f"({where}: torch context parallel (_templated_ring_attention, {method} "
-                                     f"rotation, {balance}) over {p.size} ranks, {_ATEN[p.kernel]} per block)")
-    not_cp = "; torch's context parallel does not take " + ", ".join(p.why) if p.why else ""
-    return Plan(_ring, call, f"({where}: unarray ring attention over {p.size} ranks (P2P batch_isend_irecv of "
-                             f"K/V blocks, one in flight, {_ATEN[p.kernel]} per block or float32 math for masked "
-                             f"blocks, online log-sum-exp merge, {balance}){not_cp})")
+                                     f"rotation, {balance}) over {p.size} ranks, {_ATEN[p.kernel]} per block; "
+                                     f"route: {p.rule})")
+    not_cp = "; torch's context parallel does not take " + ", ".join(p.why) if p.why else f"; route: {p.rule}"
+    heads = f", {p.groups} head groups in turn" if p.groups > 1 else ""
+    return Plan(ring, call, f"({where}: unarray ring attention over {p.size} ranks (P2P batch_isend_irecv of "
+                            f"K/V blocks, one in flight, {_ATEN[p.kernel]} per block or float32 math for masked "
+                            f"blocks, online log-sum-exp merge, {balance}{heads}){not_cp})")
 
 
 def _mask_rows(m: Any, q: Any, layout: str, keep_seq: bool = False) -> Any:
@@ -279,55 +314,6 @@ def _wrap(out: Any, batch: tuple[int, ...], layout: str, q: Any, v: Any, p: _Pla
                               stride=_contiguous_strides(shape))
 
 
-# -- shards: who holds which rows ----------------------------------------------------------------------
-
-def _spans(n: int, size: int) -> list[tuple[int, int]]:
-    # (start, length) of each rank's shard under torch's Shard rule (chunks of ceil(n / size), last ones short).
-    c = -(-n // size) if size else n
-    return [(min(i * c, n), max(0, min(c, n - i * c))) for i in range(size)]
-
-
-def _segments(rank: int, n: int, size: int, zigzag: bool) -> list[tuple[int, int]]:
-    # Global (start, length) runs of the rows a rank holds, in local order.
-    if zigzag:
-        h = n // (2 * size)
-        return [(rank * h, h), ((2 * size - 1 - rank) * h, h)]
-    return [_spans(n, size)[rank]]
-
-
-def _peer(p: _Plan, r: int) -> int:
-    return int(dist.get_global_rank(p.group, r))
-
-
-def _exchange(x: Any, p: _Plan, to_zigzag: bool) -> Any:
-    # Re-deal a (N, H, 2h, D) shard between the contiguous order (rank r: chunks 2r, 2r+1 of 2W) and the
-    # head-tail order (rank r: chunks r, 2W-1-r), in either direction; one P2P batch, halves only.
-    w, r = p.size, p.rank
-    halves = list(x.chunk(2, dim=2))
-
-    def contiguous(c: int) -> tuple[int, int]:
-        return c // 2, c % 2
-
-    def headtail(c: int) -> tuple[int, int]:
-        return (c, 0) if c < w else (2 * w - 1 - c, 1)
-
-    src_of, dst_of = (contiguous, headtail) if to_zigzag else (headtail, contiguous)
-    out: list[Any] = [None, None]
-    ops = []
-    for c in range(2 * w):
-        (sr, sp), (dr, dp) = src_of(c), dst_of(c)
-        if sr == r and dr == r:
-            out[dp] = halves[sp]
-        elif sr == r:
-            ops.append(dist.P2POp(dist.isend, halves[sp].contiguous(), _peer(p, dr), p.group))
-        elif dr == r:
-            out[dp] = torch.empty_like(halves[0], memory_format=torch.contiguous_format)
-            ops.append(dist.P2POp(dist.irecv, out[dp], _peer(p, sr), p.group))
-    for req in dist.batch_isend_irecv(ops) if ops else []:
-        req.wait()
-    return torch.cat(out, dim=2)
-
-
 # -- torch's context-parallel ring ------------------------------------------------------------------
 
 def _torch_cp(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int, sk: int, p: _Plan) -> Any:
@@ -335,7 +321,7 @@ def _torch_cp(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq:
 
     aten = torch.ops.aten
     if p.zigzag and _cp_options().enable_load_balance:
-        q, k, v = (_exchange(a, p, True) for a in (q, k, v))
+        q, k, v = start_exchange([q, k, v], p, True)()
     kw: dict[str, Any] = {"dropout_p": 0.0, "scale": scale}
     if p.kernel == "cpu-flash":
         op = aten._scaled_dot_product_flash_attention_for_cpu
@@ -348,174 +334,8 @@ def _torch_cp(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq:
         op, kw = aten._scaled_dot_product_efficient_attention, {**kw, "attn_bias": None, "compute_log_sumexp": True}
     out = _templated_ring_attention(p.group, 2, op, q, k, v, is_causal=causal, **kw)[0]
     if p.zigzag and _cp_options().enable_load_balance:
-        out = _exchange(out, p, False)
+        out = start_exchange([out], p, False)()[0]
     return out
-
-
-# -- unarray's ring ---------------------------------------------------------------------------------
-
-def _ring(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int, sk: int, p: _Plan) -> Any:
-    w, r = p.size, p.rank
-    if p.zigzag:
-        q, k, v = (_exchange(a, p, True) for a in (q, k, v))
-    if q.shape[1] != k.shape[1]:  # grouped-query: the ring carries Hk heads; each block is widened locally
-        g = q.shape[1] // k.shape[1]
-    else:
-        g = 1
-    qseg = _segments(r, sq, w, p.zigzag)
-    n, hq, lq = q.shape[0], q.shape[1], q.shape[2]
-    ct = torch.float64 if q.dtype is torch.float64 else torch.float32  # the merge's precision
-    acc = torch.zeros(n, hq, lq, v.shape[-1], dtype=ct, device=q.device)
-    lse = torch.full((n, hq, lq), _NEG, dtype=ct, device=q.device)
-    kspans = _spans(sk, w)
-    cur_k, cur_v = k.contiguous(), v.contiguous()
-    for t in range(w):
-        src = (r - t) % w
-        reqs, nxt = [], None
-        if t < w - 1:
-            nlen = 2 * (sk // (2 * w)) if p.zigzag else kspans[(src - 1) % w][1]
-            nxt = (cur_k.new_empty(*cur_k.shape[:2], nlen, cur_k.shape[3]),
-                   cur_v.new_empty(*cur_v.shape[:2], nlen, cur_v.shape[3]))
-            send_to, recv_from = _peer(p, (r + 1) % w), _peer(p, (r - 1) % w)
-            ops = [dist.P2POp(dist.isend, cur_k, send_to, p.group), dist.P2POp(dist.isend, cur_v, send_to, p.group),
-                   dist.P2POp(dist.irecv, nxt[0], recv_from, p.group),
-                   dist.P2POp(dist.irecv, nxt[1], recv_from, p.group)]
-            reqs = dist.batch_isend_irecv(ops)
-        kseg = _segments(src, sk, w, p.zigzag)
-        for rows, cols, mode in _blocks(qseg, kseg, causal, mask is not None, sq, sk, t == 0 and p.zigzag):
-            kb, vb = cur_k[:, :, cols[0]:cols[1]], cur_v[:, :, cols[0]:cols[1]]
-            if g > 1:
-                kb, vb = kb.repeat_interleave(g, dim=1), vb.repeat_interleave(g, dim=1)
-            qb = q[:, :, rows[0]:rows[1]]
-            if mode == "masked":
-                bias = _block_mask(mask, qseg, kseg, rows, cols, causal, sq, sk, q.device)
-                o, ls = _math(qb, kb, vb, bias, scale)
-            else:
-                o, ls = _fused(qb, kb, vb, mode == "causal", scale, p.kernel)
-            _merge(acc, lse, rows, o, ls)
-        for req in reqs:
-            req.wait()
-        if nxt is not None:
-            cur_k, cur_v = nxt
-    out = acc.to(q.dtype)
-    del acc, lse, cur_k, cur_v, nxt, q, k, v  # the shards' copies go before the output is re-dealt
-    return _exchange(out, p, False) if p.zigzag else out
-
-
-def _global(segs: list[tuple[int, int]], lo: int, hi: int) -> Any:
-    # Global positions of local rows lo..hi of a shard made of segs.
-    idx, at = [], 0
-    for s, n in segs:
-        a, b = max(lo, at), min(hi, at + n)
-        if a < b:
-            idx.append(torch.arange(s + a - at, s + b - at))
-        at += n
-    return torch.cat(idx) if idx else torch.empty(0, dtype=torch.int64)
-
-
-def _blocks(qseg: list[tuple[int, int]], kseg: list[tuple[int, int]], causal: bool, masked: bool, sq: int,
-            sk: int, diag: bool) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
-    # The kernel calls of one ring step: (local rows, local cols, "full" | "causal" | "masked"); pairs of
-    # segments that causality rules out are left out, and rows/cols that share a mode are joined.
-    lq, lk = sum(n for _, n in qseg), sum(n for _, n in kseg)
-    if lq == 0 or lk == 0:
-        return []
-    if masked:
-        return [((0, lq), (0, lk), "masked")]
-    if not causal:
-        return [((0, lq), (0, lk), "full")]
-    off = sk - sq
-    if diag or (qseg == kseg and off == 0 and len(qseg) == 1):
-        return [((0, lq), (0, lk), "causal")]  # same rows and keys in increasing order: one top-left causal call
-    rel: dict[tuple[int, int], str] = {}
-    qat = [sum(n for _, n in qseg[:i]) for i in range(len(qseg))]
-    kat = [sum(n for _, n in kseg[:j]) for j in range(len(kseg))]
-    for i, (qs, qn) in enumerate(qseg):
-        for j, (ks, kn) in enumerate(kseg):
-            if qn == 0 or kn == 0 or ks > qs + qn - 1 + off:
-                continue  # every key after every query: nothing to attend
-            rel[i, j] = "full" if ks + kn - 1 <= qs + off else "masked"
-    if not rel:
-        return []
-    if len(rel) == len(qseg) * len(kseg) and set(rel.values()) == {"full"}:
-        return [((0, lq), (0, lk), "full")]
-    cols = {j for _, j in rel}
-    rows = {i for i, _ in rel}
-    if len(cols) == 1 and len(rel) == len(qseg) and set(rel.values()) == {"full"}:
-        j = cols.pop()
-        return [((0, lq), (kat[j], kat[j] + kseg[j][1]), "full")]
-    if len(rows) == 1 and len(rel) == len(kseg) and set(rel.values()) == {"full"}:
-        i = rows.pop()
-        return [((qat[i], qat[i] + qseg[i][1]), (0, lk), "full")]
-    return [((qat[i], qat[i] + qseg[i][1]), (kat[j], kat[j] + kseg[j][1]), m) for (i, j), m in rel.items()]
-
-
-def _block_mask(mask: Any, qseg: list[tuple[int, int]], kseg: list[tuple[int, int]], rows: tuple[int, int],
-                cols: tuple[int, int], causal: bool, sq: int, sk: int, device: Any) -> Any:
-    # Additive float32 bias (…, rows, cols) of the user's mask and causality at these global positions.
-    gi = _global(qseg, *rows).to(device)
-    gj = _global(kseg, *cols).to(device)
-    bias = torch.zeros(len(gi), len(gj), dtype=torch.float32, device=device)
-    if causal:
-        bias = bias.masked_fill(gj[None, :] > gi[:, None] + (sk - sq), _NEG)
-    if mask is not None:
-        m = mask.index_select(-2, gi) if mask.shape[-2] != 1 else mask
-        m = m.index_select(-1, gj) if mask.shape[-1] != 1 else m
-        bias = bias + (torch.where(m, 0.0, _NEG) if m.dtype is torch.bool else m.to(torch.float32))
-    return bias
-
-
-def _fused(q: Any, k: Any, v: Any, causal: bool, scale: float, kernel: str) -> tuple[Any, Any]:
-    # One block's (output, natural log-sum-exp of its scaled scores), the log-sum-exp as (N, H, Lq).
-    aten = torch.ops.aten
-    if kernel == "cudnn" and (q.dtype, q.shape[-1]) not in _CUDNN_OFF:
-        try:
-            o, ls = aten._scaled_dot_product_cudnn_attention(q.contiguous(), k, v, None, True, 0.0, causal, False,
-                                                             scale=scale)[:2]
-            return o, ls.reshape(o.shape[:-1])  # cuDNN keeps a trailing 1 on its log-sum-exp
-        except RuntimeError:
-            _CUDNN_OFF.add((q.dtype, q.shape[-1]))
-        kernel = "flash"
-    if kernel == "cpu-flash":
-        return aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, scale=scale)  # type: ignore[no-any-return]
-    if kernel == "flash":
-        o, ls = aten._scaled_dot_product_flash_attention(q, k, v, 0.0, causal, False, scale=scale)[:2]
-        return o, ls
-    if kernel == "efficient":
-        o, ls = aten._scaled_dot_product_efficient_attention(q, k, v, None, True, 0.0, causal, scale=scale)[:2]
-        return o, ls[..., : q.shape[-2]]  # its log-sum-exp is padded to a multiple of 32 rows
-    bias = None
-    if causal:
-        bias = torch.zeros(q.shape[-2], k.shape[-2], dtype=torch.float32, device=q.device)
-        bias = bias.masked_fill(torch.ones_like(bias, dtype=torch.bool).triu(1), _NEG)
-    return _math(q, k, v, bias, scale)
-
-
-def _math(q: Any, k: Any, v: Any, bias: Any, scale: float) -> tuple[Any, Any]:
-    # Float32 (float64 for float64 inputs) scores of one block; a row with nothing to attend gets lse -inf.
-    ct = torch.float64 if q.dtype is torch.float64 else torch.float32
-    s = torch.matmul(q.to(ct), k.to(ct).transpose(-1, -2)) * scale
-    if bias is not None:
-        s = s + bias.to(ct)
-    lse = torch.logsumexp(s, dim=-1)
-    p = torch.exp(s - torch.where(torch.isneginf(lse), 0.0, lse)[..., None])
-    return torch.matmul(p, v.to(ct)), lse
-
-
-def _merge(acc: Any, lse: Any, rows: tuple[int, int], o: Any, block_lse: Any) -> None:
-    # Online log-sum-exp merge of a block's (out, lse) into rows of the accumulators (float32, or float64
-    # for float64 inputs), in place.
-    a, b = rows
-    old = lse[:, :, a:b]
-    blk = block_lse.to(lse.dtype)
-    new = torch.logaddexp(old, blk)
-    safe = torch.where(torch.isneginf(new), 0.0, new)
-    w_old = torch.exp(old - safe)[..., None]
-    w_new = torch.exp(blk - safe)[..., None]
-    # Note: in place, no block-sized float32 temporaries; a block row with nothing to attend has lse -inf,
-    # so weight 0, and output 0 (the math block's), never NaN; a NaN input stays NaN.
-    acc[:, :, a:b].mul_(w_old).addcmul_(o, w_new)
-    lse[:, :, a:b] = new
 
 
 __all__ = ["attention_plan", "is_dtensor", "plan", "prefer"]

@@ -1,0 +1,172 @@
+"""The rank side of tests/attention/test_dtensor_ring.py: two gloo processes, each running
+``python -c "from tests import _ring_inside as t; t.main()"`` with RANK, WORLD_SIZE, MASTER_ADDR and MASTER_PORT set.
+
+Each check runs on both ranks with the same draws (Hypothesis derandomized), shares its verdict (an all-reduce)
+and rank 0 prints one JSON line ``{"check": name, "ok": bool, "examples": n, "error": text}``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import traceback
+from collections.abc import Callable
+from typing import Any
+from unittest import mock
+
+import numpy as np
+import torch
+import torch.distributed as dist
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from torch.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
+
+import unarray as ua
+from unarray._backends.torch import attention_ring, ring_rules
+
+_CHECKS: list[tuple[str, Callable[[Any, Any], int]]] = []
+
+
+def _check(fn: Callable[[Any, Any], int]) -> Callable[[Any, Any], int]:
+    _CHECKS.append((fn.__name__.lstrip("_"), fn))
+    return fn
+
+
+def _reference(q: Any, k: Any, v: Any, mask: Any, causal: bool) -> Any:
+    # float64 NumPy attention in (B, H, S, D), grouped-query heads widened, causal top-left (Sq == Sk here).
+    g = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    keep = np.ones(s.shape[-2:], bool) if mask is None else mask
+    if causal:
+        keep = keep & np.tril(np.ones(s.shape[-2:], bool))
+    s = np.where(keep, s, -np.inf)
+    m = np.max(s, axis=-1, keepdims=True)
+    p = np.exp(s - np.where(np.isfinite(m), m, 0.0))
+    tot = p.sum(-1, keepdims=True)
+    return (p / np.where(tot == 0, 1.0, tot)) @ v
+
+
+def _shard(mesh: Any, a: Any, dtype: Any) -> Any:
+    t = torch.from_numpy(a).to(dtype)
+    return DTensor.from_local(t.chunk(mesh.size(), dim=2)[mesh.get_local_rank()].contiguous(), mesh, [Shard(2)],
+                              run_check=False)
+
+
+def _inputs(seed: int, b: int, hq: int, hk: int, s: int, d: int) -> tuple[Any, Any, Any]:
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((b, hq, s, d)), rng.standard_normal((b, hk, s, d)),
+            rng.standard_normal((b, hk, s, d)))
+
+
+def _close(got: Any, want: Any, dtype: Any, what: str) -> None:
+    tol = 1e-10 if dtype is torch.float64 else 2e-5
+    err = float(np.max(np.abs(got.full_tensor().to(torch.float64).numpy() - want), initial=0.0))
+    if not err <= tol * (1 + float(np.max(np.abs(want)))):
+        raise AssertionError(f"{what}: max abs error {err:.3g} against the float64 reference")
+
+
+@_check
+def _route_follows_crossover(mesh: Any, data: Any) -> int:
+    # A window [8, 16) of local rows for this CPU ring: ring below, torch's context parallel inside, ring above;
+    # every result equals the reference whichever ring ran.
+    w = mesh.size()
+    table = {("cpu", w): ring_rules.Crossover(8, 16, "test table")}
+    for local, route in ((4, "unarray ring"), (8, "torch context parallel"), (12, "torch context parallel"),
+                         (16, "unarray ring")):
+        q, k, v = _inputs(local, 1, 2, 2, local * w, 8)
+        dq, dk, dv = (_shard(mesh, a, torch.float32) for a in (q, k, v))
+        with ring_rules.crossovers(table):
+            got = ua.scaled_dot_product_attention(dq, dk, dv, is_causal=True)
+            text = str(ua.explain("scaled_dot_product_attention", dq, dk, dv, is_causal=True))
+        if route not in text or "crossover window [8, 16) for cpu" not in text:
+            raise AssertionError(f"local rows {local}: want {route} by the crossover, explain says {text}")
+        side = "below" if local < 8 else "inside" if local < 16 else "above"
+        if f"{side}, " not in text:
+            raise AssertionError(f"local rows {local}: explain does not say {side!r}: {text}")
+        _close(got, _reference(q, k, v, None, True), torch.float32, f"{route} at {local} rows per rank")
+    text = str(ua.explain("scaled_dot_product_attention", dq, dk, dv, is_causal=True))
+    if "torch context parallel" not in text or "no crossover known for cpu" not in text:
+        raise AssertionError(f"with no crossover for the CPU ring, explain says {text}")
+    return 4
+
+
+@_check
+def _head_groups_equal_one_group(mesh: Any, data: Any) -> int:
+    # unarray's ring walked in 1, 2 or Hk head groups gives the same output as in one, and the reference's.
+    w = mesh.size()
+    hk = data.draw(st.sampled_from([1, 2, 4]), label="Hk")
+    g = data.draw(st.sampled_from([1, 2]), label="Hq/Hk")
+    b = data.draw(st.sampled_from([1, 2]), label="B")
+    d = data.draw(st.sampled_from([4, 8]), label="D")
+    s = 2 * w * data.draw(st.integers(1, 4), label="S/2W")
+    causal = data.draw(st.booleans(), label="is_causal")
+    masked = data.draw(st.booleans(), label="mask")
+    dtype = data.draw(st.sampled_from([torch.float32, torch.float64]), label="dtype")
+    groups = data.draw(st.sampled_from(sorted({1, 2, hk} & {x for x in range(1, hk + 1) if hk % x == 0})),
+                       label="groups")
+    q, k, v = _inputs(data.draw(st.integers(0, 2**20), label="seed"), b, hk * g, hk, s, d)
+    mask = np.random.default_rng(s).random((hk * g, s, s)) > 0.3 if masked else None
+    dq, dk, dv = (_shard(mesh, a, dtype) for a in (q, k, v))
+    dm = None if mask is None else distribute_tensor(torch.from_numpy(mask), mesh, [Replicate()])
+    outs = []
+    for n in (1, groups):
+        with attention_ring.prefer("ring"), mock.patch.object(ring_rules, "head_groups", return_value=n):
+            outs.append(ua.scaled_dot_product_attention(dq, dk, dv, mask=dm, is_causal=causal))
+            text = str(ua.explain("scaled_dot_product_attention", dq, dk, dv, mask=dm, is_causal=causal))
+        if (f"{n} head groups in turn" in text) != (n > 1):
+            raise AssertionError(f"{n} head groups, explain says {text}")
+    # Note: the same arithmetic per head; the CPU kernel's blocking over heads may move the last bits.
+    one, many = (o.full_tensor().to(torch.float64).numpy() for o in outs)
+    eps = float(torch.finfo(dtype).eps)
+    if not np.max(np.abs(one - many), initial=0.0) <= 16 * eps * (1 + np.max(np.abs(one), initial=0.0)):
+        raise AssertionError(f"{groups} head groups differ from one group by {np.max(np.abs(one - many)):.3g}")
+    _close(outs[1], _reference(q, k, v, mask, causal), dtype, f"{groups} head groups")
+    return 1
+
+
+def _run(check: Callable[[Any, Any], int], mesh: Any, examples: int) -> tuple[str | None, int]:
+    count = [0]
+
+    def agreed(data: Any) -> None:
+        err, tb = None, ""
+        try:
+            count[0] += check(mesh, data)
+        except Exception as e:  # the verdict is shared below, then raised on every rank alike
+            err, tb = f"{type(e).__name__}: {e}", traceback.format_exc()
+        bad = torch.tensor([0 if err is None else 1], dtype=torch.int64)
+        dist.all_reduce(bad, op=dist.ReduceOp.MAX)
+        if err is not None:
+            raise AssertionError(f"rank {dist.get_rank()}: {err}\n{tb}")
+        if int(bad.item()):
+            raise AssertionError("failed on another rank")
+
+    test = settings(max_examples=examples, derandomize=True, database=None, deadline=None,
+                    phases=[Phase.explicit, Phase.generate], print_blob=False,
+                    suppress_health_check=list(HealthCheck))(given(st.data())(agreed))
+    try:
+        test()
+    except Exception as e:
+        return f"{e}".strip()[:3000], count[0]
+    return None, count[0]
+
+
+def main() -> None:
+    from torch.distributed.device_mesh import init_device_mesh
+
+    wait = float(os.environ.get("UA_GLOO_TIMEOUT", "120"))  # a rank that died leaves the other this long
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=wait))
+    torch.set_num_threads(1)
+    mesh = init_device_mesh("cpu", (dist.get_world_size(),), mesh_dim_names=("cp",))
+    ok = True
+    try:
+        for name, check in _CHECKS:
+            err, n = _run(check, mesh, 1 if name == "route_follows_crossover" else 10)
+            ok = ok and err is None
+            if dist.get_rank() == 0:
+                print(json.dumps({"check": name, "ok": err is None, "examples": n, "error": err}), flush=True)
+    finally:
+        dist.barrier()
+        dist.destroy_process_group()
+    raise SystemExit(0 if ok else 1)

@@ -1,0 +1,67 @@
+"""Sequence-sharded attention on torch DTensors over gloo, 2 local processes (tests/_ring_inside.py): the route
+follows the crossover rule on each side of its window, and unarray's ring walked in head groups gives the same
+output as in one group and the float64 reference's."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+dist = pytest.importorskip("torch.distributed")
+pytest.importorskip("hypothesis")
+if not (dist.is_available() and dist.is_gloo_available()):
+    pytest.skip("torch.distributed with gloo is not available", allow_module_level=True)
+
+CHECKS = {"route_follows_crossover", "head_groups_equal_one_group"}
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def two_ranks() -> tuple[list[int], dict[str, dict[str, object]], str]:
+    port = str(_free_port())
+    env = {**os.environ, "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port, "OMP_NUM_THREADS": "1",
+           "UA_GLOO_TIMEOUT": "120"}
+    procs = [subprocess.Popen([sys.executable, "-c", "from tests import _ring_inside as t; t.main()"], cwd=ROOT,
+                              env={**env, "RANK": str(r)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for r in range(2)]
+    outs = []
+    for p in procs:
+        try:
+            outs.append(p.communicate(timeout=300))
+        except subprocess.TimeoutExpired:
+            p.kill()
+            outs.append(p.communicate())
+    rows = {}
+    for line in outs[0][0].splitlines():
+        if line.startswith("{"):
+            row = json.loads(line)
+            rows[row["check"]] = row
+    tail = outs[0][0][-2000:] + outs[0][1][-3000:] + outs[1][1][-2000:]
+    return [p.returncode for p in procs], rows, tail
+
+
+@pytest.mark.parametrize("check", sorted(CHECKS))
+def test_check_holds_on_two_ranks(two_ranks: tuple[list[int], dict[str, dict[str, object]], str], check: str) -> None:
+    _, rows, tail = two_ranks
+    assert check in rows, f"check {check} did not report:\n{tail}"
+    assert rows[check]["ok"], f"{check} failed: {rows[check]['error']}"
+    assert isinstance(rows[check]["examples"], int) and rows[check]["examples"] >= 1
+
+
+def test_both_ranks_exit_zero(two_ranks: tuple[list[int], dict[str, dict[str, object]], str]) -> None:
+    rcs, rows, tail = two_ranks
+    assert set(rows) == CHECKS, tail
+    assert rcs == [0, 0], tail

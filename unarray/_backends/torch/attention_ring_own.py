@@ -1,0 +1,298 @@
+# unarray's own ring for torch DTensors whose sequence is sharded (attention_ring.py chooses it): K/V blocks
+# travel rank to rank by P2P (batch_isend_irecv), the next block posted before the current one is computed;
+# each block runs a kernel that returns its log-sum-exp, merged online in float32 (float64 kept). Causal
+# calls are dealt head-tail (zigzag). The heads are walked in groups (ring_rules.head_groups) so a rank's
+# extra memory is bounded by a group's share; the next group's head-tail exchange and the previous group's
+# output exchange travel while the current group is computed.
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+_NEG = float("-inf")
+CUDNN_OFF: set[tuple[Any, int]] = set()  # (dtype, D) where cuDNN refused a block: flash from then on
+
+
+# -- shards: who holds which rows ----------------------------------------------------------------------
+
+def spans(n: int, size: int) -> list[tuple[int, int]]:
+    # (start, length) of each rank's shard under torch's Shard rule (chunks of ceil(n / size), last ones short).
+    c = -(-n // size) if size else n
+    return [(min(i * c, n), max(0, min(c, n - i * c))) for i in range(size)]
+
+
+def _segments(rank: int, n: int, size: int, zigzag: bool) -> list[tuple[int, int]]:
+    # Global (start, length) runs of the rows a rank holds, in local order.
+    if zigzag:
+        h = n // (2 * size)
+        return [(rank * h, h), ((2 * size - 1 - rank) * h, h)]
+    return [spans(n, size)[rank]]
+
+
+def _peer(p: Any, r: int) -> int:
+    return int(dist.get_global_rank(p.group, r))
+
+
+def start_exchange(xs: list[Any], p: Any, to_zigzag: bool) -> Callable[[], list[Any]]:
+    # Re-deal (N, H, 2h, D) shards between the contiguous order (rank r: chunks 2r, 2r+1 of 2W) and the
+    # head-tail order (rank r: chunks r, 2W-1-r), in either direction: one P2P batch for all of xs, halves
+    # only. Returns the function that waits and assembles them (the transfer runs meanwhile).
+    w, r = p.size, p.rank
+
+    def contiguous(c: int) -> tuple[int, int]:
+        return c // 2, c % 2
+
+    def headtail(c: int) -> tuple[int, int]:
+        return (c, 0) if c < w else (2 * w - 1 - c, 1)
+
+    src_of, dst_of = (contiguous, headtail) if to_zigzag else (headtail, contiguous)
+    outs: list[list[Any]] = []
+    ops, keep = [], []
+    for x in xs:
+        halves = list(x.chunk(2, dim=2))
+        out: list[Any] = [None, None]
+        for c in range(2 * w):
+            (sr, sp), (dr, dp) = src_of(c), dst_of(c)
+            if sr == r and dr == r:
+                out[dp] = halves[sp]
+            elif sr == r:
+                keep.append(halves[sp].contiguous())
+                ops.append(dist.P2POp(dist.isend, keep[-1], _peer(p, dr), p.group))
+            elif dr == r:
+                out[dp] = torch.empty_like(halves[0], memory_format=torch.contiguous_format)
+                ops.append(dist.P2POp(dist.irecv, out[dp], _peer(p, sr), p.group))
+        outs.append(out)
+    reqs = dist.batch_isend_irecv(ops) if ops else []
+
+    def finish() -> list[Any]:
+        for req in reqs:
+            req.wait()
+        keep.clear()
+        return [torch.cat(o, dim=2) for o in outs]
+
+    return finish
+
+
+def exchange(x: Any, p: Any, to_zigzag: bool) -> Any:
+    return start_exchange([x], p, to_zigzag)()[0]
+
+
+# -- unarray's ring ---------------------------------------------------------------------------------
+
+def ring(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int, sk: int, p: Any) -> Any:
+    """The ring over ``p.groups`` head groups, one after the other; the output in the caller's order."""
+    groups = max(1, int(getattr(p, "groups", 1)))
+    hq, hk = q.shape[1], k.shape[1]
+    gq, gk = hq // groups, hk // groups
+
+    def heads(j: int) -> list[Any]:
+        return [q[:, j * gq:(j + 1) * gq], k[:, j * gk:(j + 1) * gk], v[:, j * gk:(j + 1) * gk]]
+
+    def mask_heads(j: int) -> Any:
+        if mask is None or groups == 1 or mask.ndim < 3 or mask.shape[-3] == 1:
+            return mask
+        return mask[..., j * gq:(j + 1) * gq, :, :]
+
+    if groups == 1 and not p.zigzag:
+        return _ring_group(q, k, v, mask, causal, scale, sq, sk, p)
+    out = q.new_empty(q.shape[0], hq, q.shape[2], v.shape[-1])
+    pending = start_exchange(heads(0), p, True) if p.zigzag else None
+    back: tuple[int, Callable[[], list[Any]]] | None = None
+    for j in range(groups):
+        if pending is not None:
+            qj, kj, vj = pending()
+            pending = start_exchange(heads(j + 1), p, True) if j + 1 < groups else None
+        else:
+            qj, kj, vj = heads(j)
+        oj = _ring_group(qj, kj, vj, mask_heads(j), causal, scale, sq, sk, p)
+        del qj, kj, vj
+        if not p.zigzag:
+            out[:, j * gq:(j + 1) * gq] = oj
+            continue
+        nxt = (j, start_exchange([oj], p, False))
+        del oj
+        if back is not None:
+            out[:, back[0] * gq:(back[0] + 1) * gq] = back[1]()[0]
+        back = nxt
+    if back is not None:
+        out[:, back[0] * gq:(back[0] + 1) * gq] = back[1]()[0]
+    return out
+
+
+def _ring_group(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int, sk: int, p: Any) -> Any:
+    # One head group's ring (already in head-tail order where p.zigzag); the output in the same order.
+    w, r = p.size, p.rank
+    g = q.shape[1] // k.shape[1]  # grouped-query: the ring carries Hk heads; each block is widened locally
+    qseg = _segments(r, sq, w, p.zigzag)
+    lq, dv = q.shape[2], v.shape[-1]
+    ct = torch.float64 if q.dtype is torch.float64 else torch.float32  # the merge's precision
+    acc: Any = None
+    lse: Any = None
+    kspans = spans(sk, w)
+    cur_k, cur_v = k.contiguous(), v.contiguous()
+    del k, v  # only the block in hand and the one in flight stay alive
+    for t in range(w):
+        src = (r - t) % w
+        reqs, nxt = [], None
+        if t < w - 1:
+            nlen = 2 * (sk // (2 * w)) if p.zigzag else kspans[(src - 1) % w][1]
+            nxt = (cur_k.new_empty(*cur_k.shape[:2], nlen, cur_k.shape[3]),
+                   cur_v.new_empty(*cur_v.shape[:2], nlen, cur_v.shape[3]))
+            send_to, recv_from = _peer(p, (r + 1) % w), _peer(p, (r - 1) % w)
+            ops = [dist.P2POp(dist.isend, cur_k, send_to, p.group), dist.P2POp(dist.isend, cur_v, send_to, p.group),
+                   dist.P2POp(dist.irecv, nxt[0], recv_from, p.group),
+                   dist.P2POp(dist.irecv, nxt[1], recv_from, p.group)]
+            reqs = dist.batch_isend_irecv(ops)
+        kseg = _segments(src, sk, w, p.zigzag)
+        for rows, cols, mode in _blocks(qseg, kseg, causal, mask is not None, sq, sk, t == 0 and p.zigzag):
+            kb, vb = cur_k[:, :, cols[0]:cols[1]], cur_v[:, :, cols[0]:cols[1]]
+            if g > 1:
+                kb, vb = kb.repeat_interleave(g, dim=1), vb.repeat_interleave(g, dim=1)
+            qb = q[:, :, rows[0]:rows[1]]
+            if mode == "masked":
+                bias = _block_mask(mask, qseg, kseg, rows, cols, causal, sq, sk, q.device)
+                o, ls = _math(qb, kb, vb, bias, scale)
+            else:
+                o, ls = _fused(qb, kb, vb, mode == "causal", scale, p.kernel)
+            if acc is None and rows == (0, lq):
+                # Note: the first block over every row is the accumulator itself: no zero fill, no merge.
+                acc, lse = o.to(ct), ls.to(ct).reshape(o.shape[:-1])
+                continue
+            if acc is None:
+                acc = torch.zeros(*q.shape[:3], o.shape[-1], dtype=ct, device=q.device)
+                lse = torch.full(q.shape[:3], _NEG, dtype=ct, device=q.device)
+            _merge(acc, lse, rows, o, ls)
+            del o, ls
+        for req in reqs:
+            req.wait()
+        if nxt is not None:
+            cur_k, cur_v = nxt
+            del nxt
+    del cur_k, cur_v
+    if acc is None:  # no block at all (an empty shard): rows with nothing to attend give zeros
+        return q.new_zeros(*q.shape[:3], dv)
+    return acc.to(q.dtype)
+
+
+def _global(segs: list[tuple[int, int]], lo: int, hi: int) -> Any:
+    # Global positions of local rows lo..hi of a shard made of segs.
+    idx, at = [], 0
+    for s, n in segs:
+        a, b = max(lo, at), min(hi, at + n)
+        if a < b:
+            idx.append(torch.arange(s + a - at, s + b - at))
+        at += n
+    return torch.cat(idx) if idx else torch.empty(0, dtype=torch.int64)
+
+
+def _blocks(qseg: list[tuple[int, int]], kseg: list[tuple[int, int]], causal: bool, masked: bool, sq: int,
+            sk: int, diag: bool) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
+    # The kernel calls of one ring step: (local rows, local cols, "full" | "causal" | "masked"); pairs of
+    # segments that causality rules out are left out, and rows/cols that share a mode are joined.
+    lq, lk = sum(n for _, n in qseg), sum(n for _, n in kseg)
+    if lq == 0 or lk == 0:
+        return []
+    if masked:
+        return [((0, lq), (0, lk), "masked")]
+    if not causal:
+        return [((0, lq), (0, lk), "full")]
+    off = sk - sq
+    if diag or (qseg == kseg and off == 0 and len(qseg) == 1):
+        return [((0, lq), (0, lk), "causal")]  # same rows and keys in increasing order: one top-left causal call
+    rel: dict[tuple[int, int], str] = {}
+    qat = [sum(n for _, n in qseg[:i]) for i in range(len(qseg))]
+    kat = [sum(n for _, n in kseg[:j]) for j in range(len(kseg))]
+    for i, (qs, qn) in enumerate(qseg):
+        for j, (ks, kn) in enumerate(kseg):
+            if qn == 0 or kn == 0 or ks > qs + qn - 1 + off:
+                continue  # every key after every query: nothing to attend
+            rel[i, j] = "full" if ks + kn - 1 <= qs + off else "masked"
+    if not rel:
+        return []
+    if len(rel) == len(qseg) * len(kseg) and set(rel.values()) == {"full"}:
+        return [((0, lq), (0, lk), "full")]
+    cols = {j for _, j in rel}
+    rows = {i for i, _ in rel}
+    if len(cols) == 1 and len(rel) == len(qseg) and set(rel.values()) == {"full"}:
+        j = cols.pop()
+        return [((0, lq), (kat[j], kat[j] + kseg[j][1]), "full")]
+    if len(rows) == 1 and len(rel) == len(kseg) and set(rel.values()) == {"full"}:
+        i = rows.pop()
+        return [((qat[i], qat[i] + qseg[i][1]), (0, lk), "full")]
+    return [((qat[i], qat[i] + qseg[i][1]), (kat[j], kat[j] + kseg[j][1]), m) for (i, j), m in rel.items()]
+
+
+def _block_mask(mask: Any, qseg: list[tuple[int, int]], kseg: list[tuple[int, int]], rows: tuple[int, int],
+                cols: tuple[int, int], causal: bool, sq: int, sk: int, device: Any) -> Any:
+    # Additive float32 bias (…, rows, cols) of the user's mask and causality at these global positions.
+    gi = _global(qseg, *rows).to(device)
+    gj = _global(kseg, *cols).to(device)
+    bias = torch.zeros(len(gi), len(gj), dtype=torch.float32, device=device)
+    if causal:
+        bias = bias.masked_fill(gj[None, :] > gi[:, None] + (sk - sq), _NEG)
+    if mask is not None:
+        m = mask.index_select(-2, gi) if mask.shape[-2] != 1 else mask
+        m = m.index_select(-1, gj) if mask.shape[-1] != 1 else m
+        bias = bias + (torch.where(m, 0.0, _NEG) if m.dtype is torch.bool else m.to(torch.float32))
+    return bias
+
+
+def _fused(q: Any, k: Any, v: Any, causal: bool, scale: float, kernel: str) -> tuple[Any, Any]:
+    # One block's (output, natural log-sum-exp of its scaled scores), the log-sum-exp as (N, H, Lq).
+    aten = torch.ops.aten
+    if kernel == "cudnn" and (q.dtype, q.shape[-1]) not in CUDNN_OFF:
+        try:
+            o, ls = aten._scaled_dot_product_cudnn_attention(q.contiguous(), k, v, None, True, 0.0, causal, False,
+                                                             scale=scale)[:2]
+            return o, ls.reshape(o.shape[:-1])  # cuDNN keeps a trailing 1 on its log-sum-exp
+        except RuntimeError:
+            CUDNN_OFF.add((q.dtype, q.shape[-1]))
+        kernel = "flash"
+    if kernel == "cpu-flash":
+        return aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, scale=scale)  # type: ignore[no-any-return]
+    if kernel == "flash":
+        o, ls = aten._scaled_dot_product_flash_attention(q, k, v, 0.0, causal, False, scale=scale)[:2]
+        return o, ls
+    if kernel == "efficient":
+        o, ls = aten._scaled_dot_product_efficient_attention(q, k, v, None, True, 0.0, causal, scale=scale)[:2]
+        return o, ls[..., : q.shape[-2]]  # its log-sum-exp is padded to a multiple of 32 rows
+    bias = None
+    if causal:
+        bias = torch.zeros(q.shape[-2], k.shape[-2], dtype=torch.float32, device=q.device)
+        bias = bias.masked_fill(torch.ones_like(bias, dtype=torch.bool).triu(1), _NEG)
+    return _math(q, k, v, bias, scale)
+
+
+def _math(q: Any, k: Any, v: Any, bias: Any, scale: float) -> tuple[Any, Any]:
+    # Float32 (float64 for float64 inputs) scores of one block; a row with nothing to attend gets lse -inf.
+    ct = torch.float64 if q.dtype is torch.float64 else torch.float32
+    s = torch.matmul(q.to(ct), k.to(ct).transpose(-1, -2)) * scale
+    if bias is not None:
+        s = s + bias.to(ct)
+    lse = torch.logsumexp(s, dim=-1)
+    p = torch.exp(s - torch.where(torch.isneginf(lse), 0.0, lse)[..., None])
+    return torch.matmul(p, v.to(ct)), lse
+
+
+def _merge(acc: Any, lse: Any, rows: tuple[int, int], o: Any, block_lse: Any) -> None:
+    # Online log-sum-exp merge of a block's (out, lse) into rows of the accumulators (float32, or float64
+    # for float64 inputs), in place.
+    a, b = rows
+    old = lse[:, :, a:b]
+    blk = block_lse.to(lse.dtype)
+    new = torch.logaddexp(old, blk)
+    safe = torch.where(torch.isneginf(new), 0.0, new)
+    w_old = torch.exp(old - safe)[..., None]
+    w_new = torch.exp(blk - safe)[..., None]
+    # Note: in place, no block-sized float32 temporaries; a block row with nothing to attend has lse -inf,
+    # so weight 0, and output 0 (the math block's), never NaN; a NaN input stays NaN.
+    acc[:, :, a:b].mul_(w_old).addcmul_(o, w_new)
+    lse[:, :, a:b] = new
+
+
+
+
+__all__ = ["CUDNN_OFF", "exchange", "ring", "spans", "start_exchange"]

@@ -1,0 +1,111 @@
+# The rules that shape a sequence-sharded attention call on torch DTensors, as pure functions of sizes:
+# which ring runs (torch's context parallel or unarray's), chosen per call from the local sequence length
+# where a crossover is known for the device and world size, and how many head groups unarray's ring walks
+# so that its per-rank peak memory stays under one device's peak for the whole sequence.
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """A window of local sequence lengths (rows per rank) where torch's context parallel is the faster ring.
+
+    Below ``lo`` and from ``hi`` upwards unarray's ring runs: faster below, and as fast but with less memory
+    above (torch's all-gather rotation holds every rank's keys and values). ``source`` names where the
+    timings behind the window are recorded.
+    """
+
+    lo: int
+    hi: int
+    source: str
+
+
+# Keys: (a substring of the device's name, or "cpu"; ranks on the ring). The windows sit halfway (in
+# log2) between the sequence lengths timed with benchmarks/gpu/scale_torch.py, recorded in
+# docs/scaling_torch.md ("Which ring runs"); a device or ring size not listed keeps torch's context
+# parallel wherever it applies.
+CROSSOVERS: dict[tuple[str, int], Crossover] = {
+    ("H100", 2): Crossover(24576, 49152, "docs/scaling_torch.md, two-GPU causal bf16 timings"),
+    ("H200", 2): Crossover(24576, 49152, "docs/scaling_torch.md, two-GPU causal bf16 timings (same chip as H100)"),
+}
+_TABLE: contextvars.ContextVar[Mapping[tuple[str, int], Crossover] | None] = contextvars.ContextVar(
+    "unarray_ring_crossovers", default=None)
+
+
+@contextlib.contextmanager
+def crossovers(table: Mapping[tuple[str, int], Crossover]) -> Iterator[None]:
+    """Use ``table`` instead of :data:`CROSSOVERS` inside the block (tests, or a site's own timings)."""
+    token = _TABLE.set(dict(table))
+    try:
+        yield
+    finally:
+        _TABLE.reset(token)
+
+
+def crossover_for(device_name: str, ranks: int) -> tuple[str, Crossover] | None:
+    """The (key, window) that applies to a device of that name on a ring of ``ranks``, or None."""
+    table = _TABLE.get()
+    for (key, n), window in (CROSSOVERS if table is None else table).items():
+        if n == ranks and (key == device_name or (key != "cpu" and key in device_name)):
+            return key, window
+    return None
+
+
+def choose_route(local_seq: int, device_name: str, ranks: int) -> tuple[str, str]:
+    """("torch-cp" or "ring", the reason) for a call that torch's context parallel could take.
+
+    The rule: where a crossover window is known for the device and ring size, torch's context parallel
+    runs for ``lo <= local_seq < hi`` and unarray's ring otherwise; where none is known, torch's context
+    parallel runs.
+    """
+    found = crossover_for(device_name, ranks)
+    if found is None:
+        return "torch-cp", f"no crossover known for {device_name} x {ranks} ranks: torch's context parallel"
+    key, w = found
+    where = f"local sequence {local_seq} per rank; crossover window [{w.lo}, {w.hi}) for {key} x {ranks} ranks " \
+            f"({w.source})"
+    if w.lo <= local_seq < w.hi:
+        return "torch-cp", f"{where}: inside, torch's context parallel is faster"
+    side = "below" if local_seq < w.lo else "above"
+    why = "faster" if side == "below" else "as fast with less memory"
+    return "ring", f"{where}: {side}, unarray's ring is {why}"
+
+
+def ring_extra_bytes(n: int, hq: int, hk: int, lq: int, lk: int, d: int, dv: int, itemsize: int, acc_itemsize: int,
+                     zigzag: bool) -> int:
+    """Bytes unarray's ring holds beyond its inputs and output, walking all heads at once (an upper bound).
+
+    Counted: the head-tail copies of q, k, v and the next head group's copies in flight (zigzag only), the
+    output's exchange, the accumulators and log-sum-exp, the key/value block in flight, one block's output,
+    and grouped-query keys and values widened to the query heads.
+    """
+    qb, kvb, ob = n * hq * lq * d * itemsize, n * hk * lk * (d + dv) * itemsize, n * hq * lq * dv * itemsize
+    extra = kvb + ob + n * hq * lq * (dv + 1) * acc_itemsize
+    if zigzag:
+        extra += 2 * (qb + kvb) + ob + ob // 2
+    if hq != hk:
+        extra += n * hq * lk * (d + dv) * itemsize
+    return extra
+
+
+def head_groups(hk: int, extra_bytes: int, io_bytes: int, ranks: int) -> int:
+    """How many head groups unarray's ring walks one after the other: the fewest (a divisor of ``hk``) whose
+    extra memory per group, ``extra_bytes / groups``, fits in what one device would hold beyond this rank's
+    inputs and output for the whole sequence, ``(ranks - 1) * io_bytes``.
+
+    So a rank's peak (its inputs and output, plus one group's extra) stays under one device's peak for the
+    whole sequence (``ranks * io_bytes``). Where no divisor fits, every kv head is its own group.
+    """
+    budget = max(ranks - 1, 0) * io_bytes
+    for g in range(1, hk + 1):
+        if hk % g == 0 and extra_bytes <= g * budget:
+            return g
+    return max(hk, 1)
+
+
+__all__ = ["CROSSOVERS", "Crossover", "choose_route", "crossover_for", "crossovers", "head_groups",
+           "ring_extra_bytes"]
