@@ -39,8 +39,10 @@ def test_the_package_table_has_a_window_for_two_hopper_gpus() -> None:
     for name in ("NVIDIA H100 80GB HBM3", "NVIDIA H200"):
         found = ring_rules.crossover_for(name, 2)
         assert found is not None and found[1].lo < found[1].hi
-        assert ring_rules.choose_route(found[1].lo // 2, name, 2)[0] == "ring"
+        # The timed sizes: 32k over two ranks (16k each) to torch's context parallel, 64k and up to the ring.
+        assert ring_rules.choose_route(16384, name, 2)[0] == "torch-cp"
         assert ring_rules.choose_route(found[1].lo, name, 2)[0] == "torch-cp"
+        assert ring_rules.choose_route(32768, name, 2)[0] == "ring"
         assert ring_rules.choose_route(found[1].hi * 8, name, 2)[0] == "ring"
 
 
