@@ -335,6 +335,38 @@ hot_axis(PyObject *x, PyObject *axis)
     return a >= 0 ? Py_NewRef(axis) : PyLong_FromSsize_t(a + nd);
 }
 
+static PyObject *GETATTRIBUTE;  /* "__getattribute__" */
+static PyObject *OBJECT_GETATTRIBUTE;  /* object.__getattribute__ */
+
+/* getattr(b, name) (new reference), without the bound method where getattr would build one: where b's class
+ * keeps object's __getattribute__ (a __getattr__ hook only answers misses) and name is a function of the class
+ * not shadowed by b's own dict, that function with *unbound set (the caller passes b first). Anything else is
+ * PyObject_GetAttr's. */
+static PyObject *
+hot_method(PyObject *b, PyObject *name, int *unbound)
+{
+#if PY_VERSION_HEX < 0x030D0000
+    PyTypeObject *tp = Py_TYPE(b);
+    PyObject *descr = _PyType_Lookup(tp, name);  /* borrowed */
+    if (descr != NULL && PyFunction_Check(descr) && _PyType_Lookup(tp, GETATTRIBUTE) == OBJECT_GETATTRIBUTE) {
+        Py_INCREF(descr);  /* the class may change while its instance dict is read */
+        PyObject **dictptr = _PyObject_GetDictPtr(b);
+        PyObject *own = dictptr != NULL && *dictptr != NULL ? PyDict_GetItemWithError(*dictptr, name) : NULL;
+        if (own != NULL) {
+            Py_DECREF(descr);
+            return Py_NewRef(own);
+        }
+        if (PyErr_Occurred()) {
+            Py_DECREF(descr);
+            return NULL;
+        }
+        *unbound = 1;
+        return descr;
+    }
+#endif
+    return PyObject_GetAttr(b, name);
+}
+
 static PyObject *
 hot_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -404,25 +436,30 @@ hot_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
         a[h->arrays + h->axis] = axis;
     }
     Py_INCREF(b);  /* the table may be cleared while the op runs */
-    PyObject *fn = PyObject_GetAttr(b, h->name);
-    Py_DECREF(b);
+    /* getattr(b, name) without building a bound method where name is a function of b's class (unbound: b is
+     * passed as the first argument, in the slot before the arrays). */
+    int unbound = 0;
+    PyObject *fn = hot_method(b, h->name, &unbound);
     if (fn == NULL) {
+        Py_DECREF(b);
         Py_XDECREF(axis);
         goto failed;
     }
     PyObject *target = fn, *policy = NULL;
     if (h->policy != NULL) {
-        if (Py_IS_TYPE(fn, &UnswitchedType))
+        if (!unbound && Py_IS_TYPE(fn, &UnswitchedType))
             target = ((Unswitched *)fn)->fn;  /* no policy changes its result: the scope is not read */
         else if (precision != Py_None)
             a[total++] = precision;
         else {
             if (PyContextVar_Get(h->policy, NULL, &policy) < 0) {
+                Py_DECREF(b);
                 Py_DECREF(fn);
                 Py_XDECREF(axis);
                 return NULL;
             }
             if (policy == NULL) {
+                Py_DECREF(b);
                 Py_DECREF(fn);
                 Py_XDECREF(axis);
                 goto slow;
@@ -430,7 +467,14 @@ hot_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
             a[total++] = policy;
         }
     }
-    PyObject *res = PyObject_Vectorcall(target, a, total | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    PyObject *res;
+    if (unbound) {
+        argv[0] = b;
+        res = PyObject_Vectorcall(target, argv, total + 1, NULL);
+    }
+    else
+        res = PyObject_Vectorcall(target, a, total | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    Py_DECREF(b);
     Py_DECREF(fn);
     Py_XDECREF(axis);
     Py_XDECREF(policy);
@@ -633,6 +677,17 @@ PyInit__switch(void)
         return NULL;
     if (PRECISION == NULL && (PRECISION = PyUnicode_InternFromString("precision")) == NULL)
         return NULL;
+    if (GETATTRIBUTE == NULL && (GETATTRIBUTE = PyUnicode_InternFromString("__getattribute__")) == NULL)
+        return NULL;
+    if (OBJECT_GETATTRIBUTE == NULL) {
+        PyObject *o = PyDict_GetItemWithError(PyBaseObject_Type.tp_dict, GETATTRIBUTE);  /* borrowed */
+        if (o == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_RuntimeError, "object has no __getattribute__");
+            return NULL;
+        }
+        OBJECT_GETATTRIBUTE = Py_NewRef(o);  /* (held for the process, as the interned names) */
+    }
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL)
         return NULL;

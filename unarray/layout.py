@@ -9,12 +9,11 @@ behind it and the kernels' calls.
 
 from __future__ import annotations
 
-from typing import cast
-
+from unarray import _hot
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
-from unarray._kernels.layout_route import contiguous
+from unarray._kernels import layout_route as _layout_route  # noqa: F401  # (loaded with the front end, not by a first call)
 from unarray._typing import A
 
 __all__ = ["ascontiguousarray"]
@@ -72,6 +71,10 @@ def ascontiguousarray(x: A, /) -> A:
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "ascontiguousarray")
     try:  # frame("ascontiguousarray"): its except clause is written by tools/gen_frontend.py
-        return cast(A, contiguous(b, x))
+        return b.ascontiguousarray(x)  # type: ignore[no-any-return]
     except Exception as e:
         raise _fail("ascontiguousarray", b, e) from e
+
+
+# (the C path's backend call: Backend.ascontiguousarray, the route or a library's common cases first)
+ascontiguousarray = _hot.fast(ascontiguousarray)

@@ -190,6 +190,26 @@ def test_the_c_path_reads_the_backend_op_and_the_scope_at_each_call(monkeypatch:
 
 
 @needs_c
+def test_the_c_path_finds_a_backend_op_as_getattr_does() -> None:
+    # The C path calls a method of the backend's class without building a bound method: it must still see a
+    # method replaced on the class at run time, and an attribute of the backend itself that shadows it.
+    torch = pytest.importorskip("torch")
+    x = torch.arange(6.0).reshape(2, 3)
+    b = _lookup.one(x)
+    cls = type(b)
+    original = cls.__dict__["sum"]
+    try:
+        cls.sum = lambda self, x, axis, dtype, keepdims: ("class", self is b, axis, keepdims)
+        assert ua.sum(x, axis=-1) == ("class", True, 1, False)
+        b.sum = lambda x, axis, dtype, keepdims: ("own", axis)
+        assert ua.sum(x, axis=0) == ("own", 0)
+    finally:
+        cls.sum = original
+        vars(b).pop("sum", None)
+    assert ua.sum(x, axis=1).tolist() == [3.0, 12.0]
+
+
+@needs_c
 def test_a_cleared_lookup_table_is_filled_again() -> None:
     x = np.arange(6.0).reshape(2, 3)
     saved = dict(_lookup.BY_TYPE)

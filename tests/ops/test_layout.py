@@ -183,7 +183,11 @@ def test_explain_prints_the_route_that_runs(backend: TestBackend, case: tuple[np
     with monkeypatch.context() as m:
         m.setattr(b, "layout_route", recorded)
         got = ua.ascontiguousarray(v)
-        (ran,) = taken
+        # A library may answer its common cases without the route (torch's CPU and small tensors): only cases
+        # whose route is the library's own call or "as is", which the route, read here, must confirm.
+        assert len(taken) <= 1
+        ran = taken[0] if taken else declared(v)
+        assert taken or ran.how in ("as is", "native"), ran
         assert ua.explain("ascontiguousarray", v).kernel == ran.kernel
     assert (got is v) == (ran.how == "as is")
     np.testing.assert_array_equal(backend.to_numpy(got), backend.to_numpy(v))

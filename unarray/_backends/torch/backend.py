@@ -71,10 +71,16 @@ _dtypes.remember(d for d in vars(torch).values() if isinstance(d, torch.dtype))
 _CPU_REDUCES = _tp._CPU_REDUCES  # a float32 CPU matmul runs under the precision switch (_tp.matters)
 # Note: torch runs a float32 CPU matmul through oneDNN's reduced-precision (bf32) path only above
 # 16*16*16 multiply-adds (aten/src/ATen/native/mkldnn/Matmul.cpp: mkldnn_gemm and checksize); the
-# product of the operands' sizes bounds that count (batch*m*n*k <= numel1*numel2 for k >= 1), so at
-# or below it the user's setting cannot change the result and the switch is skipped. Held by
+# operands' sizes over the contracted length bound that count (batch*m*n*k <= numel1*numel2/k, the
+# batch broadcast being at most the product of both batches), so at or below it the user's setting
+# cannot change the result and the switch is skipped. Held by
 # tests/precision/test_precision.py::test_tiny_cpu_matmuls_are_float32_whatever_the_user_set where the CPU has the path.
 _TINY = 16 * 16 * 16
+# The dtype sets the common calls test, as sets: a membership test without a comparison per element.
+_UINT_SET = frozenset(_UINTS)
+_WIDE_UINT_SET = frozenset(_WIDE_UINTS)
+_Tensor = torch.Tensor
+_sum, _mean, _argmax, _matmul = torch.sum, torch.mean, torch.argmax, torch.matmul
 
 
 def _dims(axis: Any, ndim: int) -> tuple[int, ...]:
@@ -180,6 +186,7 @@ class TorchBackend(Backend):
         return dt
 
     layout_route = staticmethod(_layout.route)  # ua.ascontiguousarray's route (layout.py)
+    ascontiguousarray = _layout.compact  # the route, its common cases answered first (layout.py)
 
     def data_ptr(self, x: torch.Tensor) -> int:
         return int(x.data_ptr())
@@ -220,7 +227,9 @@ class TorchBackend(Backend):
         d = x1.dtype
         if d is _F32 or d is _C64:
             cpu = x1.is_cpu
-            if not cpu or _precision.FORCE_ARBITRATION or (_CPU_REDUCES and x1.numel() * x2.numel() > _TINY):
+            # (the size test is the second step: a product first, the contracted length only past it)
+            if not cpu or (_CPU_REDUCES and (n := x1.numel() * x2.numel()) > _TINY and n > _TINY * x1.shape[-1]) \
+                    or _precision.FORCE_ARBITRATION:
                 if _compiling():  # (policy: in a trace, the one scoped inside it, or "" for the graph's run)
                     if _tp.held_for(policy, x1, x2):
                         if x2.dtype is not d:  # (as the custom op: the standard's promotion, traceable)
@@ -229,12 +238,12 @@ class TorchBackend(Backend):
                         return torch.matmul(x1, x2)
                     return _compiled().matmul(x1, x2, policy)
                 # Note: same dtypes (the common case) need none of _matmul_general's promotion.
-                fn = torch.matmul if x2.dtype is d else _matmul_general
+                fn = _matmul if x2.dtype is d else _matmul_general
                 return _RUN(_WANT[cpu, policy], fn, x1, x2)
         if x2.dtype is not d:  # torch refuses mixed dtypes, and inside a trace that refusal cannot be caught
             return _matmul_general(x1, x2)
         try:
-            return torch.matmul(x1, x2)
+            return _matmul(x1, x2)
         except RuntimeError:
             return _matmul_general(x1, x2)
 
@@ -282,8 +291,8 @@ class TorchBackend(Backend):
 
     # Note: torch reduces every axis when dim=(); the standard reduces none.
     def sum(self, x: torch.Tensor, axis: Any, dtype: Any, keepdims: bool) -> Any:
-        if axis is None and dtype is None and not keepdims and x.dtype not in _UINTS:
-            return torch.sum(x)
+        if axis is None and dtype is None and not keepdims and x.dtype not in _UINT_SET:
+            return _sum(x)
         u = _uint_out(x, dtype)
         if u is not None:
             return _back(self.sum(_to_int64(x), axis, torch.int64, keepdims), u)
@@ -326,7 +335,7 @@ class TorchBackend(Backend):
     def mean(self, x: torch.Tensor, axis: Any, keepdims: bool) -> Any:
         x = x if x.is_floating_point() else _floating(x)  # (the common call without a helper's frame)
         if axis is None and not keepdims:
-            return torch.mean(x)
+            return _mean(x)
         if axis == ():
             return torch.mean(x.unsqueeze(-1), dim=-1)
         return torch.mean(x, dim=axis, keepdim=keepdims)
@@ -389,11 +398,11 @@ class TorchBackend(Backend):
             raise
 
     def argmax(self, x: torch.Tensor, axis: int | None, keepdims: bool) -> Any:
-        if type(x) is not torch.Tensor and _is_dtensor(x):
+        if type(x) is not _Tensor and _is_dtensor(x):
             _empty_shard_guard(x, axis, "argmax")
         try:
-            if axis is None and not keepdims and x.dtype not in _WIDE_UINTS:
-                return torch.argmax(x)  # no keyword parsing on the common call
+            if axis is None and not keepdims and x.dtype not in _WIDE_UINT_SET:
+                return _argmax(x)  # no keyword parsing on the common call
             return torch.argmax(_ordered(x) if x.dtype in _WIDE_UINTS else x, dim=axis, keepdim=keepdims)
         except (RuntimeError, IndexError):
             self._refuse("argmax", x, axis)

@@ -94,10 +94,12 @@ def _one_dtype_native(fn: Any, general: Any) -> Any:
     # both tensors it has nothing to fix, so torch's function runs at once (a Python scalar has no dtype: it
     # takes ``general``, compat's function or its traceable-scalar wrapper).
     native = fn.__wrapped__
+    tensor = torch.Tensor
 
     def call(x1: Any, x2: Any, /) -> Any:
-        # (isinstance, not a caught AttributeError or hasattr: Dynamo traces a Python scalar as a symbolic one)
-        if isinstance(x1, torch.Tensor) and isinstance(x2, torch.Tensor) and x1.dtype is x2.dtype:
+        # (isinstance, not a caught AttributeError or hasattr: Dynamo traces a Python scalar as a symbolic one;
+        # the names are the closure's: no global and module lookups on the common call)
+        if isinstance(x1, tensor) and isinstance(x2, tensor) and x1.dtype is x2.dtype:
             return native(x1, x2)
         return general(x1, x2)
 
