@@ -680,10 +680,10 @@ PyInit__switch(void)
     if (GETATTRIBUTE == NULL && (GETATTRIBUTE = PyUnicode_InternFromString("__getattribute__")) == NULL)
         return NULL;
     if (OBJECT_GETATTRIBUTE == NULL) {
-        PyObject *o = PyDict_GetItemWithError(PyBaseObject_Type.tp_dict, GETATTRIBUTE);  /* borrowed */
+        /* (a type lookup, as hot_method compares: a static builtin type's tp_dict is NULL from Python 3.12) */
+        PyObject *o = _PyType_Lookup(&PyBaseObject_Type, GETATTRIBUTE);  /* borrowed */
         if (o == NULL) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_RuntimeError, "object has no __getattribute__");
+            PyErr_SetString(PyExc_RuntimeError, "object has no __getattribute__");
             return NULL;
         }
         OBJECT_GETATTRIBUTE = Py_NewRef(o);  /* (held for the process, as the interned names) */
