@@ -162,3 +162,15 @@ def test_ci_runs_the_readmes_test_command_verbatim() -> None:
     blocks = re.findall(r"^```(?:bash|sh|console)?\n(.*?)^```", readme, flags=re.M | re.S)
     commands = [line.strip() for b in blocks for line in b.splitlines() if line.strip().startswith("pip install -e")]
     assert len(commands) >= 2 and commands[1] in (ROOT / ".ci" / "run").read_text().splitlines()
+
+
+def test_the_c_sources_read_no_type_dict_directly() -> None:
+    # A static builtin type's tp_dict is NULL from Python 3.12 (its dict lives in the interpreter): reading it
+    # crashed unarray._switch on import there, where CI's Python could not see it. Type lookups go through
+    # _PyType_Lookup (or PyType_GetDict), which every supported version answers.
+    root = Path(__file__).resolve().parents[2] / "unarray"
+    sources = sorted(root.rglob("*.c"))
+    assert sources
+    for src in sources:
+        code = re.sub(r"/\*.*?\*/", "", src.read_text(), flags=re.S)
+        assert not re.search(r"(->|\.)tp_dict\b", code), f"{src.name} reads a type's tp_dict directly"
