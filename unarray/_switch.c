@@ -367,6 +367,66 @@ hot_method(PyObject *b, PyObject *name, int *unbound)
     return PyObject_GetAttr(b, name);
 }
 
+/* A library's binary op whose common call is one native function: fn (the backend's op, a Python function, which
+ * stays what every other caller and a tracer run) -> (native, cls). On the hot path, two arrays of exactly cls
+ * with one dtype object go to native(x1, x2) without fn's frame; fn takes that same branch for them. */
+static PyObject *ONE_DTYPE;  /* dict */
+static PyObject *DTYPE;  /* "dtype" */
+
+static PyObject *
+one_dtype(PyObject *module, PyObject *args)
+{
+    PyObject *fn, *native, *cls;
+    if (!PyArg_ParseTuple(args, "OOO!:one_dtype", &fn, &native, &PyType_Type, &cls))
+        return NULL;
+    if (!PyFunction_Check(fn) || !PyCallable_Check(native)) {
+        PyErr_SetString(PyExc_TypeError, "one_dtype: a Python function, a callable and a type");
+        return NULL;
+    }
+    PyObject *entry = PyTuple_Pack(2, native, cls);
+    if (entry == NULL)
+        return NULL;
+    int rc = PyDict_SetItem(ONE_DTYPE, fn, entry);
+    Py_DECREF(entry);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* native(x1, x2) (new reference) where fn is registered and x1, x2 are exactly its cls with one dtype; NULL with
+ * *taken 0 where not (no error), NULL with *taken 1 on an error. */
+static PyObject *
+one_dtype_call(PyObject *fn, PyObject **a, int *taken)
+{
+    *taken = 0;
+    if (!PyFunction_Check(fn))
+        return NULL;
+    PyObject *entry = PyDict_GetItemWithError(ONE_DTYPE, fn);  /* borrowed */
+    if (entry == NULL) {
+        *taken = PyErr_Occurred() != NULL;
+        return NULL;
+    }
+    PyObject *cls = PyTuple_GET_ITEM(entry, 1);
+    if ((PyObject *)Py_TYPE(a[0]) != cls || (PyObject *)Py_TYPE(a[1]) != cls)
+        return NULL;
+    PyObject *d1 = PyObject_GetAttr(a[0], DTYPE);
+    if (d1 == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *d2 = PyObject_GetAttr(a[1], DTYPE);
+    Py_DECREF(d1);  /* (identity only is compared below; the arrays hold their dtypes) */
+    if (d2 == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    Py_DECREF(d2);
+    if (d1 != d2)
+        return NULL;
+    *taken = 1;
+    return PyObject_Vectorcall(PyTuple_GET_ITEM(entry, 0), a, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
 static PyObject *
 hot_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -444,6 +504,18 @@ hot_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
         Py_DECREF(b);
         Py_XDECREF(axis);
         goto failed;
+    }
+    if (h->arrays == 2 && total == 2 && h->policy == NULL && !unbound) {
+        int taken;
+        PyObject *res = one_dtype_call(fn, a, &taken);
+        if (taken) {
+            Py_DECREF(b);
+            Py_DECREF(fn);
+            Py_XDECREF(axis);
+            if (res != NULL)
+                return res;
+            goto failed;
+        }
     }
     PyObject *target = fn, *policy = NULL;
     if (h->policy != NULL) {
@@ -658,6 +730,9 @@ static PyMethodDef module_methods[] = {
     {"hot", (PyCFunction)(void (*)(void))hot_new, METH_VARARGS | METH_KEYWORDS,
      "hot(reference, by_type, name, arrays, params, defaults, npos, axis, policy, policies, missing): the C path "
      "of a front-end call (unarray/_hot.py)"},
+    {"one_dtype", (PyCFunction)one_dtype, METH_VARARGS,
+     "one_dtype(fn, native, cls): on the hot path, two arrays of exactly cls with one dtype go to native instead of "
+     "the backend's op fn (which takes the same branch for them)"},
     {NULL},
 };
 
@@ -688,6 +763,10 @@ PyInit__switch(void)
         }
         OBJECT_GETATTRIBUTE = Py_NewRef(o);  /* (held for the process, as the interned names) */
     }
+    if (DTYPE == NULL && (DTYPE = PyUnicode_InternFromString("dtype")) == NULL)
+        return NULL;
+    if (ONE_DTYPE == NULL && (ONE_DTYPE = PyDict_New()) == NULL)
+        return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL)
         return NULL;

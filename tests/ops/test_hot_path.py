@@ -210,6 +210,43 @@ def test_the_c_path_finds_a_backend_op_as_getattr_does() -> None:
 
 
 @needs_c
+def test_a_one_dtype_op_goes_native_on_the_c_path_and_a_replaced_op_is_followed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # unarray._switch.one_dtype(fn, native, cls): the C path sends two arrays of exactly cls with one dtype to native
+    # (fn's own first branch), anything else to fn; a backend op replaced at run time is not registered, so it runs.
+    torch = pytest.importorskip("torch")
+    switch = _native.load("_switch")
+    if switch is None:
+        pytest.skip("the C module is not built")
+    t = torch.arange(6.0).reshape(2, 3)
+    b = _lookup.one(t)
+    seen: list[str] = []
+
+    def op(x1: Any, x2: Any) -> Any:
+        seen.append("op")
+        return torch.add(x1, x2)
+
+    def native(x1: Any, x2: Any) -> Any:
+        seen.append("native")
+        return torch.add(x1, x2)
+
+    switch.one_dtype(op, native, torch.Tensor)
+    monkeypatch.setattr(b, "add", op)
+    assert torch.equal(ua.add(t, t), t + t) and seen == ["native"]
+    seen.clear()
+    assert torch.equal(ua.add(t, t.double()), t + t.double()) and seen == ["op"]  # two dtypes
+    seen.clear()
+    p = torch.nn.Parameter(t.clone(), requires_grad=False)
+    assert torch.equal(ua.add(p, p), t + t) and seen == ["op"]  # a subclass: not exactly cls
+    seen.clear()
+
+    def replaced(x1: Any, x2: Any) -> Any:
+        seen.append("replaced")
+        return torch.sub(x1, x2)
+
+    monkeypatch.setattr(b, "add", replaced)
+    assert torch.equal(ua.add(t, t), torch.zeros_like(t)) and seen == ["replaced"]
+
+
 def test_a_cleared_lookup_table_is_filled_again() -> None:
     x = np.arange(6.0).reshape(2, 3)
     saved = dict(_lookup.BY_TYPE)

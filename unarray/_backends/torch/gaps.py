@@ -9,6 +9,7 @@ from typing import Any, NamedTuple, cast
 import array_api_compat.torch as compat_torch
 import torch
 
+from unarray import _native
 from unarray._backends import _peers, _xp_shared
 
 _SMALL_UINTS = (torch.uint8, torch.uint16, torch.uint32)
@@ -104,7 +105,12 @@ def _one_dtype_native(fn: Any, general: Any) -> Any:
         return general(x1, x2)
 
     call.__wrapped__ = native  # type: ignore[attr-defined]  # (ua.explain names the kernel it wraps)
+    if _SWITCH is not None:  # the C hot path takes call's first branch itself, for plain tensors
+        _SWITCH.one_dtype(call, native, tensor)
     return call
+
+
+_SWITCH = _native.load("_switch")
 
 
 def _wide_uint_fallback(fn: Any, op: str) -> Any:
