@@ -153,8 +153,8 @@ def main(argv: list[str] | None = None, prog: str = "unarray") -> int:
     check.add_argument("--profile", choices=("quick", "full", "distributed"), default="quick",
                        help="quick (the default: about 65 s with every CPU backend installed on a 2-core x86 "
                             "machine, JAX's XLA compilations more than half of it; with the default backend alone, "
-                            "seconds), full (more dtypes, forms and examples: about 2 minutes for torch, JAX and "
-                            "CuPy on one 16-core GPU host) or distributed (the lazy backend on "
+                            "seconds), full (more dtypes, forms and examples: about 2 minutes for the three GPU "
+                            "backends on one 16-core GPU host) or distributed (the lazy backend on "
                             "a local distributed cluster, and each library's sharded arrays)"),
     check.add_argument("--backends", nargs="+", metavar="NAME",
                        help="backends to check (default: every installed one); comma or space separated")
