@@ -145,7 +145,8 @@ def extra_bytes(b: int, hq: int, hk: int, lq: int, lk: int, d: int, dv: int, ite
 
     Counted: the key/value block in flight and the one in hand; the float32 accumulators, log-sum-exp and one
     block's result; with zigzag, the head-tail copies of q, k, v and the output before it goes back; with the
-    jnp kernel, the float32 copy of q, its accumulators and one sub-block's scores and probabilities.
+    jnp kernel, the float32 copy of q, its accumulators and one sub-block's scores, probabilities and their
+    temporaries (four score-sized buffers).
     """
     q_b, kv_b, o_b = b * hq * lq * d * itemsize, b * hk * lk * (d + dv) * itemsize, b * hq * lq * dv * itemsize
     rows = b * hq * lq
@@ -153,7 +154,7 @@ def extra_bytes(b: int, hq: int, hk: int, lq: int, lk: int, d: int, dv: int, ite
     if zigzag:
         extra += q_b + kv_b + o_b
     if kernel != "cudnn":
-        extra += rows * (d + dv + 2) * acc + 2 * rows * min(SUB_BLOCK, lk) * acc + kv_b
+        extra += rows * (d + dv + 2) * acc + 4 * rows * min(SUB_BLOCK, lk) * acc + kv_b
     return extra
 
 
