@@ -30,7 +30,8 @@ import unarray as ua  # noqa: E402
 from unarray._backends import ring_memory  # noqa: E402
 from unarray._backends.jax import attention_ring as ring  # noqa: E402
 
-jax.config.update("jax_enable_x64", True)  # float64 inputs stay float64 (the reference's dtype)
+# float64 inputs stay float64 (the reference's dtype)
+jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]
 _CHECKS: list[tuple[str, Callable[[Any], int]]] = []
 # The memory check's shape: causal float32, B=1, S=1024, H=Hk=4, D=512, sequence over 2 devices; the jnp
 # block's scores (rows x 512 keys) are small next to the rows' q, k, v and output at D=512, as cuDNN's are.
@@ -89,11 +90,11 @@ def _groups_equal_one_group(data: Any) -> int:
                 q, k, v, is_causal=causal, layout=layout) ** 2), argnums=(0, 1, 2))(q, k, v))
         if "ring attention" not in text or (f"{n} head groups in turn" in text) != (n > 1):
             raise AssertionError(f"{n} head groups, explain says {text!r}")
-    eps = float(jnp.finfo(dtype).eps)
+    eps = float(np.finfo(dtype).eps)
     scale = 1 + float(np.max(np.abs(outs[0])))
     if not np.max(np.abs(outs[0] - outs[1])) <= 16 * eps * scale:
         raise AssertionError(f"{groups} head groups differ from one group by {np.max(np.abs(outs[0] - outs[1])):.3g}")
-    want = _reference(*arrs, causal)
+    want = _reference(arrs[0], arrs[1], arrs[2], causal)
     got = outs[1] if layout == "bshd" else np.swapaxes(outs[1], 1, 2)
     tol = 1e-10 if dtype == "float64" else 2e-5
     if not np.max(np.abs(got - want)) <= tol * scale:
@@ -119,10 +120,12 @@ def _peaks(shape: tuple[int, ...], causal: bool) -> tuple[int, dict[int, int], i
     for g in sorted({1, p.groups}):
         fn = ring._compiled(dataclasses.replace(p, groups=g), causal, 1 / np.sqrt(d), "bshd", "highest")[0]
         m = fn.lower(q, k, v).compile().memory_analysis()
+        assert m is not None
         peaks[g] = m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
     one = [jax.device_put(a, jax.devices()[0]) for a in arrs]
     m1 = jax.jit(lambda q, k, v: jax.nn.dot_product_attention(q, k, v, is_causal=causal)).lower(
         *one).compile().memory_analysis()
+    assert m1 is not None
     # Note: a fused kernel's program holds its inputs and output (XLA's CPU attention also holds S x S scores).
     return p.groups, peaks, m1.argument_size_in_bytes + m1.output_size_in_bytes
 
