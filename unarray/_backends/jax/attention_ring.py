@@ -24,6 +24,7 @@ import jax.numpy as jnp
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from unarray._backends import ring_memory
 from unarray._errors import DeviceMismatchError
 
 SUB_BLOCK = 512
@@ -44,13 +45,15 @@ class Plan:
     n: int
     zigzag: bool
     kernel: str
+    groups: int = 1  # head groups walked one after the other (ring_memory.head_groups)
 
     def describe(self) -> str:
         order = "zigzag causal" if self.zigzag else "non-causal"
         kernel = ("cuDNN fused attention with softmax statistics (jax._src.cudnn)" if self.kernel == "cudnn" else
                   f"jnp blocked online-softmax over {SUB_BLOCK}-key sub-blocks (float32 accumulation)")
-        return (f"ring attention over mesh axis {self.axis!r} ({self.n} devices, {order}), local kernel {kernel}; "
-                "backward: the ring in reverse with jnp blocks")
+        heads = f", {self.groups} head groups in turn" if self.groups > 1 else ""
+        return (f"ring attention over mesh axis {self.axis!r} ({self.n} devices, {order}{heads}), local kernel "
+                f"{kernel}; backward: the ring in reverse with jnp blocks")
 
 
 def _concrete_sharding(x: Any) -> Any:
@@ -120,7 +123,51 @@ def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> Pla
         return None
     if not jnp.issubdtype(q.dtype, jnp.floating):
         return None
-    return Plan(sq_sh.mesh, spec, str(axis), n, bool(is_causal), _kernel(q, v, sq_sh))
+    kernel = _kernel(q, v, sq_sh)
+    return Plan(sq_sh.mesh, spec, str(axis), n, bool(is_causal), kernel,
+                _groups(q, k, v, spec, seq, sq_sh.mesh, n, bool(is_causal), kernel))
+
+
+def _local_shape(shape: tuple[int, ...], spec: tuple[Any, ...], mesh: Any) -> tuple[int, ...]:
+    # A shard's shape under ``spec`` (each named axis divides its dimension; plan() checked the sequence's).
+    out = []
+    for size, names in zip(shape, spec, strict=True):
+        for a in (names if isinstance(names, tuple) else (names,) if names is not None else ()):
+            size //= int(mesh.shape[a])
+        out.append(size)
+    return tuple(out)
+
+
+def extra_bytes(b: int, hq: int, hk: int, lq: int, lk: int, d: int, dv: int, itemsize: int, acc: int,
+                zigzag: bool, kernel: str) -> int:
+    """Bytes the JAX ring holds on a device beyond its shards of q, k, v and its output, walking all heads at
+    once (an upper bound of XLA's temporaries for the program).
+
+    Counted: the key/value block in flight and the one in hand; the float32 accumulators, log-sum-exp and one
+    block's result; with zigzag, the head-tail copies of q, k, v and the output before it goes back; with the
+    jnp kernel, the float32 copy of q, its accumulators and one sub-block's scores, probabilities and their
+    temporaries (four score-sized buffers).
+    """
+    q_b, kv_b, o_b = b * hq * lq * d * itemsize, b * hk * lk * (d + dv) * itemsize, b * hq * lq * dv * itemsize
+    rows = b * hq * lq
+    extra = 2 * kv_b + 3 * rows * (dv + 1) * acc
+    if zigzag:
+        extra += q_b + kv_b + o_b
+    if kernel != "cudnn":
+        extra += rows * (d + dv + 2) * acc + 4 * rows * min(SUB_BLOCK, lk) * acc + kv_b
+    return extra
+
+
+def _groups(q: Any, k: Any, v: Any, spec: tuple[Any, ...], seq: int, mesh: Any, n: int, zigzag: bool,
+            kernel: str) -> int:
+    # The head groups that keep a device's peak under one device's for the whole sequence.
+    head = seq + 1 if seq == q.ndim - 3 else seq - 1
+    ql, kl = _local_shape(tuple(q.shape), spec, mesh), _local_shape(tuple(k.shape), spec, mesh)
+    b = math.prod(ql[:-3])
+    hq, hk, lq, lk, d, dv = ql[head], kl[head], ql[seq], kl[seq], ql[-1], v.shape[-1]
+    item, acc = jnp.dtype(q.dtype).itemsize, jnp.dtype(_ct(q)).itemsize
+    io = b * (hq * lq * (d + dv) + hk * lk * (d + dv)) * item
+    return ring_memory.head_groups(hk, extra_bytes(b, hq, hk, lq, lk, d, dv, item, acc, zigzag, kernel), io, n)
 
 
 def _mesh_text(mesh: Any) -> str:
@@ -173,7 +220,7 @@ def _compiled(p: Plan, causal: bool, scale: float, layout: str, policy: str) -> 
     fn = _JITTED.get(key)
     if fn is None:
         local = functools.partial(_local_call, axis=p.axis, n=p.n, causal=causal, scale=scale, layout=layout,
-                                  kernel=p.kernel, precision=_PRECISION[policy])
+                                  kernel=p.kernel, precision=_PRECISION[policy], groups=p.groups)
         spec = P(*p.spec)  # type: ignore[no-untyped-call]
         mapped = _shard_map(local, p.mesh, (spec, spec, spec), spec)
         if isinstance(p.mesh, jax.sharding.Mesh):
@@ -196,19 +243,37 @@ def _shard_map(f: Any, mesh: Any, in_specs: Any, out_specs: Any) -> Any:
 
 
 def _local_call(q: Any, k: Any, v: Any, *, axis: str, n: int, causal: bool, scale: float, layout: str,
-                kernel: str, precision: Any) -> Any:
+                kernel: str, precision: Any, groups: int = 1) -> Any:
     # The per-device body: q, k, v are this device's shards; (batch..., S/N, H, D) after the layout swap.
     if layout == "bhsd":
         q, k, v = (jnp.swapaxes(a, -2, -3) for a in (q, k, v))
     batch = q.shape[:-3]
     q, k, v = (a.reshape(math.prod(batch), *a.shape[-3:]) for a in (q, k, v))
+    one = functools.partial(_one_group, axis=axis, n=n, causal=causal, scale=scale, kernel=kernel,
+                            precision=precision)
+    if groups == 1:
+        out = one(q, k, v)
+    else:
+        gq, gk = q.shape[2] // groups, k.shape[2] // groups
+
+        def body(j: Any, out: Any) -> Any:
+            qj = jax.lax.dynamic_slice_in_dim(q, j * gq, gq, axis=2)
+            kj, vj = (jax.lax.dynamic_slice_in_dim(a, j * gk, gk, axis=2) for a in (k, v))
+            return jax.lax.dynamic_update_slice_in_dim(out, one(qj, kj, vj), j * gq, axis=2)
+
+        # Note: a loop, not unrolled groups: XLA runs its iterations in turn and reuses one group's buffers.
+        out = jax.lax.fori_loop(0, groups, body, jnp.zeros((*q.shape[:-1], v.shape[-1]), q.dtype))
+    out = out.reshape(*batch, *out.shape[1:])
+    return jnp.swapaxes(out, -2, -3) if layout == "bhsd" else out
+
+
+def _one_group(q: Any, k: Any, v: Any, *, axis: str, n: int, causal: bool, scale: float, kernel: str,
+               precision: Any) -> Any:
+    # One head group's ring, (B, S/N, H, D) in the caller's row order.
     if causal:
         q, k, v = (_zigzag(a, axis, n) for a in (q, k, v))
     out = _ring(q, k, v, axis, n, causal, scale, kernel, precision)
-    if causal:
-        out = _unzigzag(out, axis, n)
-    out = out.reshape(*batch, *out.shape[1:])
-    return jnp.swapaxes(out, -2, -3) if layout == "bhsd" else out
+    return _unzigzag(out, axis, n) if causal else out
 
 
 def _ppermute(x: Any, axis: str, perm: list[tuple[int, int]]) -> Any:

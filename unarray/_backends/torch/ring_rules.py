@@ -1,13 +1,16 @@
 # The rules that shape a sequence-sharded attention call on torch DTensors, as pure functions of sizes:
 # which ring runs (torch's context parallel or unarray's), chosen per call from the local sequence length
 # where a crossover is known for the device and world size, and how many head groups unarray's ring walks
-# so that its per-rank peak memory stays under one device's peak for the whole sequence.
+# so that its per-rank peak memory stays under one device's peak for the whole sequence (this module counts
+# the torch ring's bytes; the rule itself, shared with the JAX ring, is ring_memory.head_groups).
 from __future__ import annotations
 
 import contextlib
 import contextvars
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+
+from unarray._backends.ring_memory import head_groups
 
 
 @dataclass(frozen=True)
@@ -90,21 +93,6 @@ def ring_extra_bytes(n: int, hq: int, hk: int, lq: int, lk: int, d: int, dv: int
     if hq != hk:
         extra += n * hq * lk * (d + dv) * itemsize
     return extra
-
-
-def head_groups(hk: int, extra_bytes: int, io_bytes: int, ranks: int) -> int:
-    """How many head groups unarray's ring walks one after the other: the fewest (a divisor of ``hk``) whose
-    extra memory per group, ``extra_bytes / groups``, fits in what one device would hold beyond this rank's
-    inputs and output for the whole sequence, ``(ranks - 1) * io_bytes``.
-
-    So a rank's peak (its inputs and output, plus one group's extra) stays under one device's peak for the
-    whole sequence (``ranks * io_bytes``). Where no divisor fits, every kv head is its own group.
-    """
-    budget = max(ranks - 1, 0) * io_bytes
-    for g in range(1, hk + 1):
-        if hk % g == 0 and extra_bytes <= g * budget:
-            return g
-    return max(hk, 1)
 
 
 __all__ = ["CROSSOVERS", "Crossover", "choose_route", "crossover_for", "crossovers", "head_groups",

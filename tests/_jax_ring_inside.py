@@ -1,0 +1,193 @@
+"""The subprocess side of tests/attention/test_jax_ring_groups.py: JAX on 2 fake CPU devices
+(``--xla_force_host_platform_device_count=2``, set before JAX is imported), run as
+``python -c "from tests import _jax_ring_inside as t; t.main()"``; prints one JSON line per check,
+``{"check": name, "ok": bool, "examples": n, "error": text}``.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+os.environ["JAX_PLATFORMS"] = "cpu"
+
+import dataclasses  # noqa: E402
+import json  # noqa: E402
+import traceback  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from typing import Any  # noqa: E402
+from unittest import mock  # noqa: E402
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from jax.sharding import NamedSharding  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
+
+import unarray as ua  # noqa: E402
+from unarray._backends import ring_memory  # noqa: E402
+from unarray._backends.jax import attention_ring as ring  # noqa: E402
+
+# float64 inputs stay float64 (the reference's dtype)
+jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]
+_CHECKS: list[tuple[str, Callable[[Any], int]]] = []
+# The memory check's shape: causal float32, B=1, S=1024, H=Hk=4, D=512, sequence over 2 devices; the jnp
+# block's scores (rows x 512 keys) are small next to the rows' q, k, v and output at D=512, as cuDNN's are.
+MEMORY_SHAPE = (1, 1024, 4, 4, 512)
+
+
+def _check(fn: Callable[[Any], int]) -> Callable[[Any], int]:
+    _CHECKS.append((fn.__name__.lstrip("_"), fn))
+    return fn
+
+
+def _mesh() -> Any:
+    return jax.sharding.Mesh(np.array(jax.devices()), ("s",))
+
+
+def _reference(q: Any, k: Any, v: Any, causal: bool) -> Any:
+    # float64 NumPy attention in (B, S, H, D), grouped-query heads widened (head h reads kv head h // g).
+    g = q.shape[2] // k.shape[2]
+    k, v = np.repeat(k, g, axis=2), np.repeat(v, g, axis=2)
+    s = np.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(q.shape[-1])
+    if causal:
+        s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return np.einsum("bhqk,bkhd->bqhd", p / p.sum(-1, keepdims=True), v)
+
+
+def _sharded(arrs: list[Any], dtype: str, layout: str) -> list[Any]:
+    spec = P(None, "s", None, None) if layout == "bshd" else P(None, None, "s", None)  # type: ignore[no-untyped-call]
+    sh = NamedSharding(_mesh(), spec)
+    return [jax.device_put(jnp.asarray(a if layout == "bshd" else np.swapaxes(a, 1, 2), dtype), sh) for a in arrs]
+
+
+@_check
+def _groups_equal_one_group(data: Any) -> int:
+    # The ring walked in 1, 2 or Hk head groups: the same output and gradients as in one group, and the
+    # float64 reference's.
+    hk = data.draw(st.sampled_from([1, 2, 4]), label="Hk")
+    rep = data.draw(st.sampled_from([1, 2]), label="Hq/Hk")
+    b = data.draw(st.sampled_from([1, 2]), label="B")
+    d = data.draw(st.sampled_from([8, 16]), label="D")
+    s = 4 * data.draw(st.integers(1, 6), label="S/4")
+    causal = data.draw(st.booleans(), label="is_causal")
+    layout = data.draw(st.sampled_from(["bshd", "bhsd"]), label="layout")
+    dtype = data.draw(st.sampled_from(["float32", "float64"]), label="dtype")
+    groups = data.draw(st.sampled_from([x for x in (2, 4) if hk % x == 0] or [1]), label="groups")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**20), label="seed"))
+    arrs = [rng.standard_normal((b, s, h, d)) for h in (hk * rep, hk, hk)]
+    q, k, v = _sharded(arrs, dtype, layout)
+    outs, grads = [], []
+    for n in (1, groups):
+        with mock.patch.object(ring_memory, "head_groups", return_value=n):
+            text = ua.explain("scaled_dot_product_attention", q, k, v, is_causal=causal, layout=layout).kernel
+            outs.append(np.asarray(ua.scaled_dot_product_attention(q, k, v, is_causal=causal, layout=layout),
+                                   np.float64))
+            grads.append(jax.grad(lambda q, k, v: jnp.sum(ua.scaled_dot_product_attention(
+                q, k, v, is_causal=causal, layout=layout) ** 2), argnums=(0, 1, 2))(q, k, v))
+        if "ring attention" not in text or (f"{n} head groups in turn" in text) != (n > 1):
+            raise AssertionError(f"{n} head groups, explain says {text!r}")
+    eps = float(np.finfo(dtype).eps)
+    scale = 1 + float(np.max(np.abs(outs[0])))
+    if not np.max(np.abs(outs[0] - outs[1])) <= 16 * eps * scale:
+        raise AssertionError(f"{groups} head groups differ from one group by {np.max(np.abs(outs[0] - outs[1])):.3g}")
+    want = _reference(arrs[0], arrs[1], arrs[2], causal)
+    got = outs[1] if layout == "bshd" else np.swapaxes(outs[1], 1, 2)
+    tol = 1e-10 if dtype == "float64" else 2e-5
+    if not np.max(np.abs(got - want)) <= tol * scale:
+        raise AssertionError(f"{groups} head groups: max abs error {np.max(np.abs(got - want)):.3g} "
+                             "against the float64 reference")
+    for name, g1, gn in zip("qkv", grads[0], grads[1], strict=True):
+        a, c = np.asarray(g1, np.float64), np.asarray(gn, np.float64)
+        if not np.max(np.abs(a - c)) <= 64 * eps * (1 + float(np.max(np.abs(a)))):
+            raise AssertionError(f"d{name}: {groups} head groups differ from one by {np.max(np.abs(a - c)):.3g}")
+    return 1
+
+
+def _peaks(shape: tuple[int, ...], causal: bool) -> tuple[int, dict[int, int], int]:
+    # (chosen groups, {groups: the ring program's per-device peak}, one device's program's inputs + output).
+    b, s, h, hk, d = shape
+    rng = np.random.default_rng(0)
+    arrs = [rng.standard_normal((b, s, n, d)).astype(np.float32) for n in (h, hk, hk)]
+    q, k, v = _sharded(arrs, "float32", "bshd")
+    p = ring.plan(q, k, v, None, causal, "bshd")
+    if p is None:
+        raise AssertionError(f"{shape}: the ring does not take it")
+    peaks = {}
+    for g in sorted({1, p.groups}):
+        fn = ring._compiled(dataclasses.replace(p, groups=g), causal, 1 / np.sqrt(d), "bshd", "highest")[0]
+        m = fn.lower(q, k, v).compile().memory_analysis()
+        assert m is not None
+        peaks[g] = m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
+    one = [jax.device_put(a, jax.devices()[0]) for a in arrs]
+    m1 = jax.jit(lambda q, k, v: jax.nn.dot_product_attention(q, k, v, is_causal=causal)).lower(
+        *one).compile().memory_analysis()
+    assert m1 is not None
+    # Note: a fused kernel's program holds its inputs and output (XLA's CPU attention also holds S x S scores).
+    return p.groups, peaks, m1.argument_size_in_bytes + m1.output_size_in_bytes
+
+
+@_check
+def _peak_under_one_device(data: Any) -> int:
+    # The compiled ring's per-device peak (XLA's memory_analysis: arguments + output + temporaries) is at most
+    # what one device's fused-attention program holds for the whole sequence; one group would be above it.
+    causal = data.draw(st.booleans(), label="is_causal")
+    groups, peaks, one = _peaks(MEMORY_SHAPE, causal)
+    if groups < 2 or peaks[groups] > one:
+        raise AssertionError(f"{MEMORY_SHAPE} causal={causal}: {groups} head groups, peak per device "
+                             f"{peaks[groups] / 2**20:.2f} MiB against one device's {one / 2**20:.2f} MiB")
+    if peaks[1] <= one:
+        raise AssertionError(f"one head group's peak {peaks[1] / 2**20:.2f} MiB is already under one device's "
+                             f"{one / 2**20:.2f} MiB: the shape does not show the grouping")
+    return 1
+
+
+@_check
+def _count_bounds_the_temporaries(data: Any) -> int:
+    # The ring's counted extra bytes (what the group rule divides) bound XLA's temporaries for the program.
+    b = data.draw(st.sampled_from([1, 2]), label="B")
+    hk = data.draw(st.sampled_from([1, 2, 4]), label="Hk")
+    rep = data.draw(st.sampled_from([1, 2]), label="Hq/Hk")
+    d = data.draw(st.sampled_from([32, 64, 128]), label="D")
+    s = data.draw(st.sampled_from([256, 1024, 2048]), label="S")
+    causal = data.draw(st.booleans(), label="is_causal")
+    q, k, v = _sharded([np.ones((b, s, h, d), np.float32) for h in (hk * rep, hk, hk)], "float32", "bshd")
+    p = ring.plan(q, k, v, None, causal, "bshd")
+    assert p is not None
+    fn = ring._compiled(dataclasses.replace(p, groups=1), causal, 1 / np.sqrt(d), "bshd", "highest")[0]
+    temp = fn.lower(q, k, v).compile().memory_analysis().temp_size_in_bytes
+    counted = ring.extra_bytes(b, hk * rep, hk, s // 2, s // 2, d, d, 4, 4, causal, p.kernel)
+    if temp > counted:
+        raise AssertionError(f"temporaries {temp / 2**20:.2f} MiB above the count {counted / 2**20:.2f} MiB")
+    return 1
+
+
+def _run(check: Callable[[Any], int], examples: int) -> tuple[str | None, int]:
+    count = [0]
+
+    @settings(max_examples=examples, deadline=None, derandomize=True, database=None,
+              phases=[Phase.explicit, Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(st.data())
+    def prop(data: Any) -> None:
+        count[0] += check(data)
+
+    try:
+        prop()
+    except Exception as e:
+        return f"{type(e).__name__}: {e}\n{traceback.format_exc()[-2000:]}", count[0]
+    return None, count[0]
+
+
+EXAMPLES = {"groups_equal_one_group": 10, "peak_under_one_device": 2, "count_bounds_the_temporaries": 8}
+
+
+def main() -> None:
+    if len(jax.devices()) != 2:
+        print(json.dumps({"check": "devices", "ok": False, "examples": 0, "error": f"{jax.devices()}"}))
+        return
+    for name, fn in _CHECKS:
+        err, n = _run(fn, EXAMPLES[name])
+        print(json.dumps({"check": name, "ok": err is None, "examples": n, "error": err}), flush=True)
