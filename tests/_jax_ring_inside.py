@@ -131,6 +131,28 @@ def _peaks(shape: tuple[int, ...], causal: bool) -> tuple[int, dict[int, int], i
 
 
 @_check
+def _one_group_below_the_row_floor(data: Any) -> int:
+    # Below GROUP_MIN_ROWS rows per device the ring keeps one group (smaller kernels would cost more than the
+    # memory saves); the memory shape would otherwise take several.
+    causal = data.draw(st.booleans(), label="is_causal")
+    b, s, h, hk, d = MEMORY_SHAPE
+    arrs = [np.ones((b, s, n, d), np.float32) for n in (h, hk, hk)]
+    q, k, v = _sharded(arrs, "float32", "bshd")
+    saved = ring.GROUP_MIN_ROWS
+    try:
+        ring.GROUP_MIN_ROWS = s  # the local rows (s / 2) are below it
+        below = ring.plan(q, k, v, None, causal, "bshd")
+        ring.GROUP_MIN_ROWS = 0
+        above = ring.plan(q, k, v, None, causal, "bshd")
+    finally:
+        ring.GROUP_MIN_ROWS = saved
+    if below is None or above is None or below.groups != 1 or above.groups < 2:
+        raise AssertionError(f"groups {getattr(below, 'groups', None)} below the floor, "
+                             f"{getattr(above, 'groups', None)} above it")
+    return 1
+
+
+@_check
 def _peak_under_one_device(data: Any) -> int:
     # The compiled ring's per-device peak (XLA's memory_analysis: arguments + output + temporaries) is at most
     # what one device's fused-attention program holds for the whole sequence; one group would be above it.
@@ -181,10 +203,13 @@ def _run(check: Callable[[Any], int], examples: int) -> tuple[str | None, int]:
     return None, count[0]
 
 
-EXAMPLES = {"groups_equal_one_group": 10, "peak_under_one_device": 2, "count_bounds_the_temporaries": 8}
+EXAMPLES = {"groups_equal_one_group": 10, "one_group_below_the_row_floor": 2, "peak_under_one_device": 2,
+            "count_bounds_the_temporaries": 8}
 
 
 def main() -> None:
+    # The checks' shapes are small: the row floor (kept by _one_group_below_the_row_floor) would keep one group.
+    ring.GROUP_MIN_ROWS = 0
     if len(jax.devices()) != 2:
         print(json.dumps({"check": "devices", "ok": False, "examples": 0, "error": f"{jax.devices()}"}))
         return

@@ -16,7 +16,8 @@ import pytest
 pytest.importorskip("jax")
 pytest.importorskip("hypothesis")
 
-CHECKS = ("groups_equal_one_group", "peak_under_one_device", "count_bounds_the_temporaries")
+CHECKS = ("groups_equal_one_group", "one_group_below_the_row_floor", "peak_under_one_device",
+          "count_bounds_the_temporaries")
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -158,6 +158,11 @@ def extra_bytes(b: int, hq: int, hk: int, lq: int, lk: int, d: int, dv: int, ite
     return extra
 
 
+# Rows per device below which the ring keeps one head group: there its extra memory is small in bytes, and
+# smaller per-group kernels cost throughput (the torch ring's grouped timings, docs/scaling_torch.md).
+GROUP_MIN_ROWS = 32768
+
+
 def _groups(q: Any, k: Any, v: Any, spec: tuple[Any, ...], seq: int, mesh: Any, n: int, zigzag: bool,
             kernel: str) -> int:
     # The head groups that keep a device's peak under one device's for the whole sequence.
@@ -165,6 +170,8 @@ def _groups(q: Any, k: Any, v: Any, spec: tuple[Any, ...], seq: int, mesh: Any, 
     ql, kl = _local_shape(tuple(q.shape), spec, mesh), _local_shape(tuple(k.shape), spec, mesh)
     b = math.prod(ql[:-3])
     hq, hk, lq, lk, d, dv = ql[head], kl[head], ql[seq], kl[seq], ql[-1], v.shape[-1]
+    if lq < GROUP_MIN_ROWS:
+        return 1
     item, acc = jnp.dtype(q.dtype).itemsize, jnp.dtype(_ct(q)).itemsize
     io = b * (hq * lq * (d + dv) + hk * lk * (d + dv)) * item
     return ring_memory.head_groups(hk, extra_bytes(b, hq, hk, lq, lk, d, dv, item, acc, zigzag, kernel), io, n)
