@@ -105,7 +105,9 @@ def _one_dtype_native(fn: Any, general: Any) -> Any:
         return general(x1, x2)
 
     call.__wrapped__ = native  # type: ignore[attr-defined]  # (ua.explain names the kernel it wraps)
-    if _SWITCH is not None:  # the C hot path takes call's first branch itself, for plain tensors
+    # The C hot path takes call's first branch itself, for plain tensors (not registered from inside a trace,
+    # where the op may be met first: a C call there would break the graph).
+    if _SWITCH is not None and not torch.compiler.is_compiling():
         _SWITCH.one_dtype(call, native, tensor)
     return call
 
