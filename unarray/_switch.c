@@ -427,6 +427,65 @@ one_dtype_call(PyObject *fn, PyObject **a, int *taken)
     return PyObject_Vectorcall(PyTuple_GET_ITEM(entry, 0), a, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
 }
 
+/* A library's one-array op (a method of its backend class) whose call with every parameter at its default is one
+ * native function for the dtypes of a set: fn -> (native, cls, dtypes). On the hot path, exactly cls, every
+ * parameter the reference's default (by identity) and a dtype in the set go to native(x); fn takes that same
+ * branch for them. */
+static PyObject *ONE_DEFAULT;  /* dict */
+
+static PyObject *
+one_default(PyObject *module, PyObject *args)
+{
+    PyObject *fn, *native, *cls, *dtypes;
+    if (!PyArg_ParseTuple(args, "OOO!O!:one_default", &fn, &native, &PyType_Type, &cls, &PyFrozenSet_Type, &dtypes))
+        return NULL;
+    if (!PyFunction_Check(fn) || !PyCallable_Check(native)) {
+        PyErr_SetString(PyExc_TypeError, "one_default: a Python function, a callable, a type and a frozenset");
+        return NULL;
+    }
+    PyObject *entry = PyTuple_Pack(3, native, cls, dtypes);
+    if (entry == NULL)
+        return NULL;
+    int rc = PyDict_SetItem(ONE_DEFAULT, fn, entry);
+    Py_DECREF(entry);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* As one_dtype_call, for a registered one_default method called with (x, *defaults). */
+static PyObject *
+one_default_call(PyObject *fn, PyObject **a, PyObject *defaults, int *taken)
+{
+    *taken = 0;
+    if (!PyFunction_Check(fn))
+        return NULL;
+    PyObject *entry = PyDict_GetItemWithError(ONE_DEFAULT, fn);  /* borrowed */
+    if (entry == NULL) {
+        *taken = PyErr_Occurred() != NULL;
+        return NULL;
+    }
+    if ((PyObject *)Py_TYPE(a[0]) != PyTuple_GET_ITEM(entry, 1))
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(defaults); i++)
+        if (a[1 + i] != PyTuple_GET_ITEM(defaults, i))
+            return NULL;
+    PyObject *d = PyObject_GetAttr(a[0], DTYPE);
+    if (d == NULL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    int in = PySet_Contains(PyTuple_GET_ITEM(entry, 2), d);
+    Py_DECREF(d);
+    if (in <= 0) {
+        if (in < 0)
+            PyErr_Clear();
+        return NULL;
+    }
+    *taken = 1;
+    return PyObject_Vectorcall(PyTuple_GET_ITEM(entry, 0), a, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+}
+
 static PyObject *
 hot_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -504,6 +563,18 @@ hot_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
         Py_DECREF(b);
         Py_XDECREF(axis);
         goto failed;
+    }
+    if (h->arrays == 1 && h->policy == NULL && unbound) {
+        int taken;
+        PyObject *res = one_default_call(fn, a, h->defaults, &taken);
+        if (taken) {
+            Py_DECREF(b);
+            Py_DECREF(fn);
+            Py_XDECREF(axis);
+            if (res != NULL)
+                return res;
+            goto failed;
+        }
     }
     if (h->arrays == 2 && total == 2 && h->policy == NULL && !unbound) {
         int taken;
@@ -733,6 +804,9 @@ static PyMethodDef module_methods[] = {
     {"one_dtype", (PyCFunction)one_dtype, METH_VARARGS,
      "one_dtype(fn, native, cls): on the hot path, two arrays of exactly cls with one dtype go to native instead of "
      "the backend's op fn (which takes the same branch for them)"},
+    {"one_default", (PyCFunction)one_default, METH_VARARGS,
+     "one_default(fn, native, cls, dtypes): on the hot path, exactly cls with every parameter at its default and a "
+     "dtype in dtypes goes to native(x) instead of the backend class's method fn (which takes the same branch)"},
     {NULL},
 };
 
@@ -766,6 +840,8 @@ PyInit__switch(void)
     if (DTYPE == NULL && (DTYPE = PyUnicode_InternFromString("dtype")) == NULL)
         return NULL;
     if (ONE_DTYPE == NULL && (ONE_DTYPE = PyDict_New()) == NULL)
+        return NULL;
+    if (ONE_DEFAULT == NULL && (ONE_DEFAULT = PyDict_New()) == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL)

@@ -247,6 +247,45 @@ def test_a_one_dtype_op_goes_native_on_the_c_path_and_a_replaced_op_runs(monkeyp
 
 
 @needs_c
+def test_a_one_default_method_goes_native_only_with_every_parameter_at_its_default(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # unarray._switch.one_default(fn, native, cls, dtypes): the C path sends exactly cls, every parameter at the
+    # reference's default and a dtype in the set to native(x); anything else, or a method replaced at run time,
+    # runs the backend's method.
+    torch = pytest.importorskip("torch")
+    switch = _native.load("_switch")
+    assert switch is not None
+    t = torch.arange(6.0).reshape(2, 3)
+    b = _lookup.one(t)
+    seen: list[str] = []
+
+    def method(self: Any, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        seen.append("method")
+        return torch.sum(x) if axis is None else torch.sum(x, dim=axis, keepdim=keepdims)
+
+    def native(x: Any) -> Any:
+        seen.append("native")
+        return torch.sum(x)
+
+    switch.one_default(method, native, torch.Tensor, frozenset({torch.float32}))
+    monkeypatch.setattr(type(b), "sum", method)
+    assert ua.sum(t).item() == 15.0 and seen == ["native"]
+    for call in (lambda: ua.sum(t, axis=0), lambda: ua.sum(t, keepdims=True), lambda: ua.sum(t.double()),
+                 lambda: ua.sum(torch.nn.Parameter(t.clone(), requires_grad=False))):
+        seen.clear()
+        call()
+        assert seen == ["method"]
+
+    def replaced(self: Any, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        seen.append("replaced")
+        return torch.zeros(())
+
+    seen.clear()
+    monkeypatch.setattr(type(b), "sum", replaced)
+    assert ua.sum(t).item() == 0.0 and seen == ["replaced"]
+
+
+@needs_c
 def test_a_cleared_lookup_table_is_filled_again() -> None:
     x = np.arange(6.0).reshape(2, 3)
     saved = dict(_lookup.BY_TYPE)

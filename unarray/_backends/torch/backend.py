@@ -527,5 +527,22 @@ class TorchBackend(Backend):
 BACKEND = TorchBackend()
 
 
+def _register_defaults() -> None:
+    # The C hot path takes each method's first branch itself (every parameter at its default, a plain tensor of a
+    # dtype that branch takes): torch's function without the method's frame.
+    from unarray import _native
+
+    switch = _native.load("_switch")
+    if switch is None:
+        return
+    every = frozenset(d for d in vars(torch).values() if isinstance(d, torch.dtype))
+    switch.one_default(TorchBackend.sum, _sum, _Tensor, every - _UINT_SET)
+    switch.one_default(TorchBackend.argmax, _argmax, _Tensor, every - _WIDE_UINT_SET)
+    switch.one_default(TorchBackend.mean, _mean, _Tensor, frozenset(d for d in every if d.is_floating_point))
+
+
+_register_defaults()
+
+
 if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
     _contract: BackendContract[torch.Tensor] = BACKEND
