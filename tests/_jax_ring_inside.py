@@ -1,17 +1,13 @@
 """The subprocess side of tests/attention/test_jax_ring_groups.py: JAX on 2 fake CPU devices
-(``--xla_force_host_platform_device_count=2``, set before JAX is imported), run as
-``python -c "from tests import _jax_ring_inside as t; t.main()"``; prints one JSON line per check,
-``{"check": name, "ok": bool, "examples": n, "error": text}``.
+(``XLA_FLAGS=--xla_force_host_platform_device_count=2`` and ``JAX_PLATFORMS=cpu`` in the child's environment,
+set by the test before JAX is imported), run as ``python -c "from tests import _jax_ring_inside as t; t.main()"``;
+prints one JSON line per check, ``{"check": name, "ok": bool, "examples": n, "error": text}``. Importing it
+changes nothing (pytest's doctest collection imports it in the suite's own process).
 """
 
 from __future__ import annotations
 
-import os
-
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
-os.environ["JAX_PLATFORMS"] = "cpu"
-
-import dataclasses  # noqa: E402
+import dataclasses
 import json  # noqa: E402
 import traceback  # noqa: E402
 from collections.abc import Callable  # noqa: E402
@@ -30,8 +26,6 @@ import unarray as ua  # noqa: E402
 from unarray._backends import ring_memory  # noqa: E402
 from unarray._backends.jax import attention_ring as ring  # noqa: E402
 
-# float64 inputs stay float64 (the reference's dtype)
-jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]
 _CHECKS: list[tuple[str, Callable[[Any], int]]] = []
 # The memory check's shape: causal float32, B=1, S=1024, H=Hk=4, D=512, sequence over 2 devices; the jnp
 # block's scores (rows x 512 keys) are small next to the rows' q, k, v and output at D=512, as cuDNN's are.
@@ -208,6 +202,8 @@ EXAMPLES = {"groups_equal_one_group": 10, "one_group_below_the_row_floor": 2, "p
 
 
 def main() -> None:
+    # float64 inputs stay float64 (the reference's dtype); set here, not on import (see the module's docstring).
+    jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]
     # The checks' shapes are small: the row floor (kept by _one_group_below_the_row_floor) would keep one group.
     ring.GROUP_MIN_ROWS = 0
     if len(jax.devices()) != 2:

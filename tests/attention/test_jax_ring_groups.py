@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def rows() -> tuple[dict[str, dict[str, object]], str]:
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "JAX_ENABLE_X64")}
+    env.update(XLA_FLAGS="--xla_force_host_platform_device_count=2", JAX_PLATFORMS="cpu")
     proc = subprocess.run([sys.executable, "-c", "from tests import _jax_ring_inside as t; t.main()"], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=600)
     out = {}

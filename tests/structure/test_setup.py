@@ -174,3 +174,24 @@ def test_the_c_sources_read_no_type_dict_directly() -> None:
     for src in sources:
         code = re.sub(r"/\*.*?\*/", "", src.read_text(), flags=re.S)
         assert not re.search(r"(->|\.)tp_dict\b", code), f"{src.name} reads a type's tp_dict directly"
+
+
+def test_importing_a_test_helper_module_changes_no_environment() -> None:
+    # pytest's doctest collection imports every module under tests/ in the suite's own process: a helper that
+    # set XLA_FLAGS on import gave JAX fake devices there and changed the conformance plan's counts.
+    helpers = sorted(p.stem for p in (ROOT / "tests").glob("_*.py") if p.stem != "__init__")
+    assert helpers
+    code = textwrap.dedent(f"""
+        import importlib, importlib.util, json, os
+        for lib in ("numpy", "torch", "jax", "tensorflow", "cupy", "hypothesis", "unarray"):
+            if importlib.util.find_spec(lib) is not None:
+                importlib.import_module(lib)  # (what a framework sets on its own import is not the helpers')
+        before = dict(os.environ)
+        for name in {helpers!r}:
+            importlib.import_module("tests." + name)
+        changed = sorted(k for k in set(before) | set(os.environ) if before.get(k) != os.environ.get(k))
+        print(json.dumps(changed))
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout[-500:]
