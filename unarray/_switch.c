@@ -367,11 +367,31 @@ hot_method(PyObject *b, PyObject *name, int *unbound)
     return PyObject_GetAttr(b, name);
 }
 
-/* A library's binary op whose common call is one native function: fn (the backend's op, a Python function, which
- * stays what every other caller and a tracer run) -> (native, cls). On the hot path, two arrays of exactly cls
- * with one dtype object go to native(x1, x2) without fn's frame; fn takes that same branch for them. */
+/* A backend op's common branch that is one native function, registered by the backend (unarray/_hot.py): fn (the
+ * op, a Python function, which stays what every other caller and a tracer run) -> (native, cls[, dtypes]).
+ * ONE_DTYPE: a binary op; two arrays of exactly cls with one dtype object go to native(x1, x2).
+ * ONE_DEFAULT: a one-array method of the backend class; exactly cls, every parameter the reference's default (by
+ * identity) and a dtype in the set go to native(x). fn takes that same branch for those calls. */
 static PyObject *ONE_DTYPE;  /* dict */
+static PyObject *ONE_DEFAULT;  /* dict */
 static PyObject *DTYPE;  /* "dtype" */
+
+static PyObject *
+register_native(PyObject *table, PyObject *fn, PyObject *native, PyObject *entry, const char *what)
+{
+    if (entry == NULL)
+        return NULL;
+    int rc = -1;
+    if (!PyFunction_Check(fn) || !PyCallable_Check(native))
+        PyErr_Format(PyExc_TypeError, "%s: a Python function, a callable, a type%s", what,
+                     table == ONE_DEFAULT ? " and a frozenset" : "");
+    else
+        rc = PyDict_SetItem(table, fn, entry);
+    Py_DECREF(entry);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
 
 static PyObject *
 one_dtype(PyObject *module, PyObject *args)
@@ -379,59 +399,8 @@ one_dtype(PyObject *module, PyObject *args)
     PyObject *fn, *native, *cls;
     if (!PyArg_ParseTuple(args, "OOO!:one_dtype", &fn, &native, &PyType_Type, &cls))
         return NULL;
-    if (!PyFunction_Check(fn) || !PyCallable_Check(native)) {
-        PyErr_SetString(PyExc_TypeError, "one_dtype: a Python function, a callable and a type");
-        return NULL;
-    }
-    PyObject *entry = PyTuple_Pack(2, native, cls);
-    if (entry == NULL)
-        return NULL;
-    int rc = PyDict_SetItem(ONE_DTYPE, fn, entry);
-    Py_DECREF(entry);
-    if (rc < 0)
-        return NULL;
-    Py_RETURN_NONE;
+    return register_native(ONE_DTYPE, fn, native, PyTuple_Pack(2, native, cls), "one_dtype");
 }
-
-/* native(x1, x2) (new reference) where fn is registered and x1, x2 are exactly its cls with one dtype; NULL with
- * *taken 0 where not (no error), NULL with *taken 1 on an error. */
-static PyObject *
-one_dtype_call(PyObject *fn, PyObject **a, int *taken)
-{
-    *taken = 0;
-    if (!PyFunction_Check(fn))
-        return NULL;
-    PyObject *entry = PyDict_GetItemWithError(ONE_DTYPE, fn);  /* borrowed */
-    if (entry == NULL) {
-        *taken = PyErr_Occurred() != NULL;
-        return NULL;
-    }
-    PyObject *cls = PyTuple_GET_ITEM(entry, 1);
-    if ((PyObject *)Py_TYPE(a[0]) != cls || (PyObject *)Py_TYPE(a[1]) != cls)
-        return NULL;
-    PyObject *d1 = PyObject_GetAttr(a[0], DTYPE);
-    if (d1 == NULL) {
-        PyErr_Clear();
-        return NULL;
-    }
-    PyObject *d2 = PyObject_GetAttr(a[1], DTYPE);
-    Py_DECREF(d1);  /* (identity only is compared below; the arrays hold their dtypes) */
-    if (d2 == NULL) {
-        PyErr_Clear();
-        return NULL;
-    }
-    Py_DECREF(d2);
-    if (d1 != d2)
-        return NULL;
-    *taken = 1;
-    return PyObject_Vectorcall(PyTuple_GET_ITEM(entry, 0), a, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-}
-
-/* A library's one-array op (a method of its backend class) whose call with every parameter at its default is one
- * native function for the dtypes of a set: fn -> (native, cls, dtypes). On the hot path, exactly cls, every
- * parameter the reference's default (by identity) and a dtype in the set go to native(x); fn takes that same
- * branch for them. */
-static PyObject *ONE_DEFAULT;  /* dict */
 
 static PyObject *
 one_default(PyObject *module, PyObject *args)
@@ -439,51 +408,62 @@ one_default(PyObject *module, PyObject *args)
     PyObject *fn, *native, *cls, *dtypes;
     if (!PyArg_ParseTuple(args, "OOO!O!:one_default", &fn, &native, &PyType_Type, &cls, &PyFrozenSet_Type, &dtypes))
         return NULL;
-    if (!PyFunction_Check(fn) || !PyCallable_Check(native)) {
-        PyErr_SetString(PyExc_TypeError, "one_default: a Python function, a callable, a type and a frozenset");
-        return NULL;
-    }
-    PyObject *entry = PyTuple_Pack(3, native, cls, dtypes);
-    if (entry == NULL)
-        return NULL;
-    int rc = PyDict_SetItem(ONE_DEFAULT, fn, entry);
-    Py_DECREF(entry);
-    if (rc < 0)
-        return NULL;
-    Py_RETURN_NONE;
+    return register_native(ONE_DEFAULT, fn, native, PyTuple_Pack(3, native, cls, dtypes), "one_default");
 }
 
-/* As one_dtype_call, for a registered one_default method called with (x, *defaults). */
+/* x's dtype (new reference), or NULL without an error where it has none readable. */
 static PyObject *
-one_default_call(PyObject *fn, PyObject **a, PyObject *defaults, int *taken)
+dtype_of(PyObject *x)
+{
+    PyObject *d = PyObject_GetAttr(x, DTYPE);
+    if (d == NULL)
+        PyErr_Clear();
+    return d;
+}
+
+/* native(*a) (new reference) where fn is registered in its table and the call is the registered branch; NULL with
+ * *taken 0 where not (no error), NULL with *taken 1 on an error. arrays: 1 (ONE_DEFAULT, with the reference's
+ * defaults) or 2 (ONE_DTYPE). */
+static PyObject *
+native_call(PyObject *fn, PyObject **a, Py_ssize_t arrays, PyObject *defaults, int *taken)
 {
     *taken = 0;
     if (!PyFunction_Check(fn))
         return NULL;
-    PyObject *entry = PyDict_GetItemWithError(ONE_DEFAULT, fn);  /* borrowed */
+    PyObject *entry = PyDict_GetItemWithError(arrays == 1 ? ONE_DEFAULT : ONE_DTYPE, fn);  /* borrowed */
     if (entry == NULL) {
         *taken = PyErr_Occurred() != NULL;
         return NULL;
     }
-    if ((PyObject *)Py_TYPE(a[0]) != PyTuple_GET_ITEM(entry, 1))
-        return NULL;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(defaults); i++)
+    PyObject *cls = PyTuple_GET_ITEM(entry, 1);
+    for (Py_ssize_t i = 0; i < arrays; i++)
+        if ((PyObject *)Py_TYPE(a[i]) != cls)
+            return NULL;
+    for (Py_ssize_t i = 0; arrays == 1 && i < PyTuple_GET_SIZE(defaults); i++)
         if (a[1 + i] != PyTuple_GET_ITEM(defaults, i))
             return NULL;
-    PyObject *d = PyObject_GetAttr(a[0], DTYPE);
-    if (d == NULL) {
-        PyErr_Clear();
+    PyObject *d = dtype_of(a[0]);
+    if (d == NULL)
         return NULL;
-    }
-    int in = PySet_Contains(PyTuple_GET_ITEM(entry, 2), d);
-    Py_DECREF(d);
-    if (in <= 0) {
-        if (in < 0)
+    Py_DECREF(d);  /* (identity and membership only are read below; the array holds its dtype) */
+    int ok;
+    if (arrays == 1) {
+        if ((ok = PySet_Contains(PyTuple_GET_ITEM(entry, 2), d)) < 0) {
             PyErr_Clear();
-        return NULL;
+            ok = 0;
+        }
     }
+    else {
+        PyObject *d2 = dtype_of(a[1]);
+        if (d2 == NULL)
+            return NULL;
+        Py_DECREF(d2);
+        ok = d == d2;
+    }
+    if (!ok)
+        return NULL;
     *taken = 1;
-    return PyObject_Vectorcall(PyTuple_GET_ITEM(entry, 0), a, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    return PyObject_Vectorcall(PyTuple_GET_ITEM(entry, 0), a, arrays | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
 }
 
 static PyObject *
@@ -564,21 +544,10 @@ hot_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
         Py_XDECREF(axis);
         goto failed;
     }
-    if (h->arrays == 1 && h->policy == NULL && unbound) {
+    /* (a one-array op is a method of the backend class, unbound; a binary one is the backend's own function) */
+    if (h->policy == NULL && (h->arrays == 1 ? unbound : total == 2 && !unbound)) {
         int taken;
-        PyObject *res = one_default_call(fn, a, h->defaults, &taken);
-        if (taken) {
-            Py_DECREF(b);
-            Py_DECREF(fn);
-            Py_XDECREF(axis);
-            if (res != NULL)
-                return res;
-            goto failed;
-        }
-    }
-    if (h->arrays == 2 && total == 2 && h->policy == NULL && !unbound) {
-        int taken;
-        PyObject *res = one_dtype_call(fn, a, &taken);
+        PyObject *res = native_call(fn, a, h->arrays, h->defaults, &taken);
         if (taken) {
             Py_DECREF(b);
             Py_DECREF(fn);
