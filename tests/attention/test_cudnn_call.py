@@ -279,22 +279,24 @@ def _frontend(monkeypatch: pytest.MonkeyPatch, version: str) -> None:
     monkeypatch.setitem(sys.modules, "cudnn._handle", None)
 
 
-def test_launcher_hands_the_backend_its_order(monkeypatch: pytest.MonkeyPatch) -> None:
-    _frontend(monkeypatch, "1.32.0")
+def _launch_4(monkeypatch: pytest.MonkeyPatch, version: str) -> tuple[Any, Any, Any]:
+    # (the lowered graph, the graph, the launcher) after one launch of four tensors whose backend order is 3, 1, 4, 2
+    _frontend(monkeypatch, version)
     low = _Lowered([3, 1, 4, 2])
     g = _Graph(low)
     run = cc.launcher(g, (_Tensor(1), _Tensor(2), _Tensor(3), _Tensor(4)), 77, 5000)
     run(100, 200, 300, 400)
+    return low, g, run
+
+
+def test_launcher_hands_the_backend_its_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    low, g, run = _launch_4(monkeypatch, "1.32.0")
     assert low.raw_calls == [([300, 100, 400, 200], 5000, 77, 3)] and g.calls == []
     assert run.chosen is not None and run.chosen.__name__ == "execute_raw"
 
 
 def test_a_frontend_release_not_verified_takes_the_public_execute(monkeypatch: pytest.MonkeyPatch) -> None:
-    _frontend(monkeypatch, "1.33.0")
-    low = _Lowered([3, 1, 4, 2])
-    g = _Graph(low)
-    run = cc.launcher(g, (_Tensor(1), _Tensor(2), _Tensor(3), _Tensor(4)), 77, 5000)
-    run(100, 200, 300, 400)
+    low, g, run = _launch_4(monkeypatch, "1.33.0")
     assert low.raw_calls == [] and g.calls == [({1: 100, 2: 200, 3: 300, 4: 400}, 5000, 77)]
     assert run.chosen is not None and run.chosen.__name__ == "execute_uids"
 

@@ -209,15 +209,20 @@ def test_the_c_path_finds_a_backend_op_as_getattr_does() -> None:
     assert ua.sum(x, axis=1).tolist() == [3.0, 12.0]
 
 
-@needs_c
-def test_a_one_dtype_op_goes_native_on_the_c_path_and_a_replaced_op_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    # unarray._switch.one_dtype(fn, native, cls): the C path sends two arrays of exactly cls with one dtype to native
-    # (fn's own first branch), anything else to fn; a backend op replaced at run time is not registered, so it runs.
+def _torch_and_switch() -> tuple[Any, Any, Any, Any]:
+    # (torch, the C module, a float32 tensor, torch's backend) for the native-registration tests
     torch = pytest.importorskip("torch")
     switch = _native.load("_switch")
     assert switch is not None
     t = torch.arange(6.0).reshape(2, 3)
-    b = _lookup.one(t)
+    return torch, switch, t, _lookup.one(t)
+
+
+@needs_c
+def test_a_one_dtype_op_goes_native_on_the_c_path_and_a_replaced_op_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    # unarray._switch.one_dtype(fn, native, cls): the C path sends two arrays of exactly cls with one dtype to native
+    # (fn's own first branch), anything else to fn; a backend op replaced at run time is not registered, so it runs.
+    torch, switch, t, b = _torch_and_switch()
     seen: list[str] = []
 
     def op(x1: Any, x2: Any) -> Any:
@@ -252,11 +257,7 @@ def test_a_one_default_method_goes_native_only_with_every_parameter_at_its_defau
     # unarray._switch.one_default(fn, native, cls, dtypes): the C path sends exactly cls, every parameter at the
     # reference's default and a dtype in the set to native(x); anything else, or a method replaced at run time,
     # runs the backend's method.
-    torch = pytest.importorskip("torch")
-    switch = _native.load("_switch")
-    assert switch is not None
-    t = torch.arange(6.0).reshape(2, 3)
-    b = _lookup.one(t)
+    torch, switch, t, b = _torch_and_switch()
     seen: list[str] = []
 
     def method(self: Any, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
