@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import traceback
 from collections.abc import Callable
 from typing import Any
 from unittest import mock
@@ -18,12 +17,12 @@ from unittest import mock
 import numpy as np
 import torch
 import torch.distributed as dist
-from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from torch.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
 
 import unarray as ua
 from unarray._backends.torch import attention_ring, ring_rules
+from unarray.conformance import sharded_torch
 
 _CHECKS: list[tuple[str, Callable[[Any, Any], int]]] = []
 
@@ -126,32 +125,6 @@ def _head_groups_equal_one_group(mesh: Any, data: Any) -> int:
     return 1
 
 
-def _run(check: Callable[[Any, Any], int], mesh: Any, examples: int) -> tuple[str | None, int]:
-    count = [0]
-
-    def agreed(data: Any) -> None:
-        err, tb = None, ""
-        try:
-            count[0] += check(mesh, data)
-        except Exception as e:  # the verdict is shared below, then raised on every rank alike
-            err, tb = f"{type(e).__name__}: {e}", traceback.format_exc()
-        bad = torch.tensor([0 if err is None else 1], dtype=torch.int64)
-        dist.all_reduce(bad, op=dist.ReduceOp.MAX)
-        if err is not None:
-            raise AssertionError(f"rank {dist.get_rank()}: {err}\n{tb}")
-        if int(bad.item()):
-            raise AssertionError("failed on another rank")
-
-    test = settings(max_examples=examples, derandomize=True, database=None, deadline=None,
-                    phases=[Phase.explicit, Phase.generate], print_blob=False,
-                    suppress_health_check=list(HealthCheck))(given(st.data())(agreed))
-    try:
-        test()
-    except Exception as e:
-        return f"{e}".strip()[:3000], count[0]
-    return None, count[0]
-
-
 def main() -> None:
     from torch.distributed.device_mesh import init_device_mesh
 
@@ -162,7 +135,8 @@ def main() -> None:
     ok = True
     try:
         for name, check in _CHECKS:
-            err, n = _run(check, mesh, 1 if name == "route_follows_crossover" else 10)
+            # (the conformance suite's runner: each example's verdict agreed across ranks before it is raised)
+            err, n = sharded_torch._run(check, mesh, 1 if name == "route_follows_crossover" else 10)
             ok = ok and err is None
             if dist.get_rank() == 0:
                 print(json.dumps({"check": name, "ok": err is None, "examples": n, "error": err}), flush=True)
