@@ -278,15 +278,21 @@ def attention_sizes(mesh: Any) -> None:
         if left() < 30:
             NOTES.append(f"attention stopped before S={s}: no time left")
             break
-        flag = torch.tensor([0], device="cuda")
-        if rank() == 0:
-            with solo():
-                flag[0] = 0 if one_gpu_attention(s) else 1
-        if world() > 1:
-            dist.broadcast(flag, 0)
-            if mesh is not None:
-                two_gpu_attention(s, mesh)
+        one_gpu_fits(s)
+        if world() > 1 and mesh is not None:
+            two_gpu_attention(s, mesh)
         summary(s)
+
+
+def one_gpu_fits(s: int) -> bool:
+    # Rank 0 times one GPU alone on S; every rank learns whether it fit in memory.
+    flag = torch.tensor([0], device="cuda")
+    if rank() == 0:
+        with solo():
+            flag[0] = 0 if one_gpu_attention(s) else 1
+    if world() > 1:
+        dist.broadcast(flag, 0)
+    return not bool(flag.item())
 
 
 def summary(s: int) -> None:
@@ -316,13 +322,7 @@ def attention_section(mesh: Any) -> None:
             break
         t0 = time.perf_counter()
         if one_fits:
-            flag = torch.tensor([0], device="cuda")
-            if rank() == 0:
-                with solo():
-                    flag[0] = 0 if one_gpu_attention(s) else 1
-            if world() > 1:
-                dist.broadcast(flag, 0)
-            one_fits = not bool(flag.item())
+            one_fits = one_gpu_fits(s)
             if not one_fits:
                 NOTES.append(f"one GPU ran out of memory at S={s}")
         if world() > 1 and mesh is not None:
