@@ -28,6 +28,7 @@ from unarray._backends.torch.compile import TorchCompiler
 from unarray._backends.torch.devices import _as_device, _empty_shard_guard, _is_dtensor, _mesh_device, _spans_mesh
 from unarray._backends.torch.gaps import (
     _SMALL_UINTS,
+    _SWITCH,
     _UINTS,
     _WIDE_UINTS,
     _WRAPPED,
@@ -530,9 +531,7 @@ BACKEND = TorchBackend()
 def _register_defaults() -> None:
     # The C hot path takes each method's first branch itself (every parameter at its default, a plain tensor of a
     # dtype that branch takes): torch's function without the method's frame.
-    from unarray import _native
-
-    switch = _native.load("_switch")
+    switch = _SWITCH
     if switch is None:
         return
     every = frozenset(d for d in vars(torch).values() if isinstance(d, torch.dtype))
