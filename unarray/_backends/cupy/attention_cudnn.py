@@ -321,18 +321,18 @@ def prepare(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, la
         return why or ""
     if not FAST:
         return _prepare(cudnn, q, k, v, mask, is_causal, scale, layout)
-    stream = cupy.cuda.get_current_stream().ptr
+    stream, device = cupy.cuda.get_current_stream().ptr, q.data.device_id
     key = call_key(q, k, v, mask, is_causal, scale, layout, stream)
     t = _local()
     hit: Problem | str | None = t.fast.get(key)
     if hit is None:
         hit = _prepare(cudnn, q, k, v, mask, is_causal, scale, layout)
         if not isinstance(hit, str) and mask is None:  # a mask's bias is made per call (run)
-            ws = hit.workspace = _workspace(key[7], stream, hit.built.workspace) if hit.built.workspace else None
+            ws = hit.workspace = _workspace(device, stream, hit.built.workspace) if hit.built.workspace else None
             hit.launch = launcher(hit.built.graph, hit.built.tensors, hit.handle, ws.data.ptr if ws is not None else 0)
         remember(t.fast, key, hit, FAST_SIZE)
     elif not isinstance(hit, str):
-        _on_stream(cudnn, t, hit.handle, key[7], stream)
+        _on_stream(cudnn, t, hit.handle, device, stream)
     return hit
 
 
