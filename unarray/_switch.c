@@ -368,13 +368,23 @@ hot_method(PyObject *b, PyObject *name, int *unbound)
 }
 
 /* A backend op's common branch that is one native function, registered by the backend (unarray/_hot.py): fn (the
- * op, a Python function, which stays what every other caller and a tracer run) -> (native, cls[, dtypes]).
+ * op, a Python function, which stays what every other caller and a tracer run) -> (native, cls, here[, dtypes]).
  * ONE_DTYPE: a binary op; two arrays of exactly cls with one dtype object go to native(x1, x2).
  * ONE_DEFAULT: a one-array method of the backend class; exactly cls, every parameter the reference's default (by
- * identity) and a dtype in the set go to native(x). fn takes that same branch for those calls. */
+ * identity) and a dtype in the set go to native(x).
+ * here: None, or (attr, sub, current) for a library whose calls run on the current device rather than the
+ * array's: the branch is taken only where x.attr.sub == current() for the first array.
+ * ONE_GATED: a binary method of the backend class that takes a precision policy (matmul); one dtype object and
+ * (native, cls, anywhere, local, reducible, where, limit, flags, flag): a dtype in anywhere goes to native
+ * anywhere; in local, where x1.<where> is true; in reducible, where also flags.<flag> is false and, for
+ * limit >= 0, x1.numel() * x2.numel() <= limit * max(1, x1.shape[-1]) (a product below the size at which a
+ * reduced-precision pass can run). The policy is not read for those calls: it cannot change their result.
+ * fn takes that same branch for those calls. */
 static PyObject *ONE_DTYPE;  /* dict */
 static PyObject *ONE_DEFAULT;  /* dict */
+static PyObject *ONE_GATED;  /* dict */
 static PyObject *DTYPE;  /* "dtype" */
+static PyObject *SHAPE;  /* "shape" */
 
 static PyObject *
 register_native(PyObject *table, PyObject *fn, PyObject *native, PyObject *entry, const char *what)
@@ -383,8 +393,7 @@ register_native(PyObject *table, PyObject *fn, PyObject *native, PyObject *entry
         return NULL;
     int rc = -1;
     if (!PyFunction_Check(fn) || !PyCallable_Check(native))
-        PyErr_Format(PyExc_TypeError, "%s: a Python function, a callable, a type%s", what,
-                     table == ONE_DEFAULT ? " and a frozenset" : "");
+        PyErr_Format(PyExc_TypeError, "%s: fn a Python function, native a callable", what);
     else
         rc = PyDict_SetItem(table, fn, entry);
     Py_DECREF(entry);
@@ -393,22 +402,52 @@ register_native(PyObject *table, PyObject *fn, PyObject *native, PyObject *entry
     Py_RETURN_NONE;
 }
 
+/* here as it is kept: None, or a tuple (str, str, callable) */
+static int
+here_ok(PyObject *here, const char *what)
+{
+    if (here == Py_None || (PyTuple_CheckExact(here) && PyTuple_GET_SIZE(here) == 3
+                            && PyUnicode_Check(PyTuple_GET_ITEM(here, 0)) && PyUnicode_Check(PyTuple_GET_ITEM(here, 1))
+                            && PyCallable_Check(PyTuple_GET_ITEM(here, 2))))
+        return 1;
+    PyErr_Format(PyExc_TypeError, "%s: here is None or (attr, sub, current)", what);
+    return 0;
+}
+
 static PyObject *
 one_dtype(PyObject *module, PyObject *args)
 {
-    PyObject *fn, *native, *cls;
-    if (!PyArg_ParseTuple(args, "OOO!:one_dtype", &fn, &native, &PyType_Type, &cls))
+    PyObject *fn, *native, *cls, *here = Py_None;
+    if (!PyArg_ParseTuple(args, "OOO!|O:one_dtype", &fn, &native, &PyType_Type, &cls, &here) || !here_ok(here, "one_dtype"))
         return NULL;
-    return register_native(ONE_DTYPE, fn, native, PyTuple_Pack(2, native, cls), "one_dtype");
+    return register_native(ONE_DTYPE, fn, native, PyTuple_Pack(3, native, cls, here), "one_dtype");
 }
 
 static PyObject *
 one_default(PyObject *module, PyObject *args)
 {
-    PyObject *fn, *native, *cls, *dtypes;
-    if (!PyArg_ParseTuple(args, "OOO!O!:one_default", &fn, &native, &PyType_Type, &cls, &PyFrozenSet_Type, &dtypes))
+    PyObject *fn, *native, *cls, *dtypes, *here = Py_None;
+    if (!PyArg_ParseTuple(args, "OOO!O!|O:one_default", &fn, &native, &PyType_Type, &cls, &PyFrozenSet_Type, &dtypes,
+                          &here) || !here_ok(here, "one_default"))
         return NULL;
-    return register_native(ONE_DEFAULT, fn, native, PyTuple_Pack(3, native, cls, dtypes), "one_default");
+    return register_native(ONE_DEFAULT, fn, native, PyTuple_Pack(4, native, cls, here, dtypes), "one_default");
+}
+
+static PyObject *
+one_gated(PyObject *module, PyObject *args)
+{
+    PyObject *fn, *native, *cls, *anywhere, *local, *reducible, *where, *flags, *flag;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "OOO!O!O!O!UnOU:one_gated", &fn, &native, &PyType_Type, &cls, &PyFrozenSet_Type,
+                          &anywhere, &PyFrozenSet_Type, &local, &PyFrozenSet_Type, &reducible, &where, &limit, &flags,
+                          &flag))
+        return NULL;
+    PyObject *n = PyLong_FromSsize_t(limit);
+    if (n == NULL)
+        return NULL;
+    PyObject *entry = PyTuple_Pack(9, native, cls, anywhere, local, reducible, where, n, flags, flag);
+    Py_DECREF(n);
+    return register_native(ONE_GATED, fn, native, entry, "one_gated");
 }
 
 /* x's dtype (new reference), or NULL without an error where it has none readable. */
@@ -421,16 +460,95 @@ dtype_of(PyObject *x)
     return d;
 }
 
+/* Whether x is on the current device by here (None, or (attr, sub, current): x.attr.sub == current()); -1 on an
+ * error of current() (an attribute x lacks is a no). */
+static int
+is_here(PyObject *x, PyObject *here)
+{
+    if (here == Py_None)
+        return 1;
+    PyObject *d = PyObject_GetAttr(x, PyTuple_GET_ITEM(here, 0));
+    if (d == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *id = PyObject_GetAttr(d, PyTuple_GET_ITEM(here, 1));
+    Py_DECREF(d);
+    if (id == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *now = PyObject_CallNoArgs(PyTuple_GET_ITEM(here, 2));
+    if (now == NULL) {
+        Py_DECREF(id);
+        return -1;
+    }
+    int same = PyObject_RichCompareBool(id, now, Py_EQ);
+    Py_DECREF(id);
+    Py_DECREF(now);
+    return same;
+}
+
+/* The product of x.shape's sizes (and the last one, 1 for none) as C sizes, or -1 without an error where the shape is
+ * no tuple of ints or the product overflows. */
+static Py_ssize_t
+numel_of(PyObject *x, Py_ssize_t *last)
+{
+    PyObject *shape = PyObject_GetAttr(x, SHAPE);
+    if (shape == NULL) {
+        PyErr_Clear();
+        return -1;
+    }
+    Py_ssize_t n = PyTuple_Check(shape) ? 1 : -1;
+    *last = 1;
+    for (Py_ssize_t i = 0; n >= 0 && i < PyTuple_GET_SIZE(shape); i++) {
+        PyObject *o = PyTuple_GET_ITEM(shape, i);
+        Py_ssize_t k = PyLong_Check(o) ? PyLong_AsSsize_t(o) : -1;
+        if (k < 0 || (k > 0 && n > PY_SSIZE_T_MAX / k))
+            n = -1;
+        else
+            n *= k, *last = k;
+    }
+    Py_DECREF(shape);
+    if (n < 0)
+        PyErr_Clear();
+    return n;
+}
+
+/* Whether a reducible dtype's call to a ONE_GATED native is one a precision policy cannot change: the flag off and
+ * the product of the sizes within the limit times the contracted length (-1 on an error). */
+static int
+gated_small(PyObject *x1, PyObject *x2, PyObject *entry)
+{
+    PyObject *f = PyObject_GetAttr(PyTuple_GET_ITEM(entry, 7), PyTuple_GET_ITEM(entry, 8));
+    if (f == NULL)
+        return -1;
+    int on = PyObject_IsTrue(f);
+    Py_DECREF(f);
+    if (on != 0)
+        return on < 0 ? -1 : 0;
+    Py_ssize_t limit = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 6));
+    if (limit < 0)
+        return 1;
+    Py_ssize_t last, unused, n1 = numel_of(x1, &last), n2 = numel_of(x2, &unused);
+    if (n1 < 0 || n2 < 0)
+        return 0;
+    if (last < 1)
+        last = 1;
+    return n1 == 0 || n2 == 0 || (limit <= PY_SSIZE_T_MAX / last && n1 <= (limit * last) / n2);
+}
+
 /* native(*a) (new reference) where fn is registered in its table and the call is the registered branch; NULL with
  * *taken 0 where not (no error), NULL with *taken 1 on an error. arrays: 1 (ONE_DEFAULT, with the reference's
- * defaults) or 2 (ONE_DTYPE). */
+ * defaults) or 2 (ONE_DTYPE, or ONE_GATED where gated). */
 static PyObject *
-native_call(PyObject *fn, PyObject **a, Py_ssize_t arrays, PyObject *defaults, int *taken)
+native_call(PyObject *fn, PyObject **a, Py_ssize_t arrays, PyObject *defaults, int gated, int *taken)
 {
     *taken = 0;
     if (!PyFunction_Check(fn))
         return NULL;
-    PyObject *entry = PyDict_GetItemWithError(arrays == 1 ? ONE_DEFAULT : ONE_DTYPE, fn);  /* borrowed */
+    PyObject *table = gated ? ONE_GATED : arrays == 1 ? ONE_DEFAULT : ONE_DTYPE;
+    PyObject *entry = PyDict_GetItemWithError(table, fn);  /* borrowed */
     if (entry == NULL) {
         *taken = PyErr_Occurred() != NULL;
         return NULL;
@@ -446,19 +564,42 @@ native_call(PyObject *fn, PyObject **a, Py_ssize_t arrays, PyObject *defaults, i
     if (d == NULL)
         return NULL;
     Py_DECREF(d);  /* (identity and membership only are read below; the array holds its dtype) */
-    int ok;
-    if (arrays == 1) {
-        if ((ok = PySet_Contains(PyTuple_GET_ITEM(entry, 2), d)) < 0) {
-            PyErr_Clear();
-            ok = 0;
-        }
-    }
-    else {
+    if (arrays == 2) {
         PyObject *d2 = dtype_of(a[1]);
         if (d2 == NULL)
             return NULL;
         Py_DECREF(d2);
-        ok = d == d2;
+        if (d != d2)
+            return NULL;
+    }
+    int ok;
+    if (gated) {
+        if ((ok = PySet_Contains(PyTuple_GET_ITEM(entry, 2), d)) == 0) {
+            int local = PySet_Contains(PyTuple_GET_ITEM(entry, 3), d);
+            int reducible = local == 0 ? PySet_Contains(PyTuple_GET_ITEM(entry, 4), d) : 0;
+            if (local < 0 || reducible < 0) {
+                *taken = 1;
+                return NULL;
+            }
+            if (local || reducible) {
+                PyObject *w = PyObject_GetAttr(a[0], PyTuple_GET_ITEM(entry, 5));
+                if (w == NULL)
+                    PyErr_Clear();
+                ok = w == NULL ? 0 : PyObject_IsTrue(w);
+                Py_XDECREF(w);
+                if (ok > 0 && reducible)
+                    ok = gated_small(a[0], a[1], entry);
+            }
+        }
+    }
+    else {
+        ok = arrays == 1 ? PySet_Contains(PyTuple_GET_ITEM(entry, 3), d) : 1;
+        if (ok > 0)
+            ok = is_here(a[0], PyTuple_GET_ITEM(entry, 2));
+    }
+    if (ok < 0) {
+        *taken = 1;
+        return NULL;
     }
     if (!ok)
         return NULL;
@@ -544,10 +685,12 @@ hot_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
         Py_XDECREF(axis);
         goto failed;
     }
-    /* (a one-array op is a method of the backend class, unbound; a binary one is the backend's own function) */
-    if (h->policy == NULL && (h->arrays == 1 ? unbound : total == 2 && !unbound)) {
+    /* (a one-array op is a method of the backend class, unbound; a binary one is the backend's own function, or
+     * with a policy a method) */
+    int gated = h->policy != NULL && unbound && h->arrays == 2 && total == 2;
+    if (gated || (h->policy == NULL && (h->arrays == 1 ? unbound : total == 2 && !unbound))) {
         int taken;
-        PyObject *res = native_call(fn, a, h->arrays, h->defaults, &taken);
+        PyObject *res = native_call(fn, a, h->arrays, h->defaults, gated, &taken);
         if (taken) {
             Py_DECREF(b);
             Py_DECREF(fn);
@@ -771,11 +914,19 @@ static PyMethodDef module_methods[] = {
      "hot(reference, by_type, name, arrays, params, defaults, npos, axis, policy, policies, missing): the C path "
      "of a front-end call (unarray/_hot.py)"},
     {"one_dtype", (PyCFunction)one_dtype, METH_VARARGS,
-     "one_dtype(fn, native, cls): on the hot path, two arrays of exactly cls with one dtype go to native instead of "
-     "the backend's op fn (which takes the same branch for them)"},
+     "one_dtype(fn, native, cls, here=None): on the hot path, two arrays of exactly cls with one dtype go to native "
+     "instead of the backend's op fn (which takes the same branch for them); here=(attr, sub, current): only where "
+     "x1.attr.sub == current()"},
     {"one_default", (PyCFunction)one_default, METH_VARARGS,
-     "one_default(fn, native, cls, dtypes): on the hot path, exactly cls with every parameter at its default and a "
-     "dtype in dtypes goes to native(x) instead of the backend class's method fn (which takes the same branch)"},
+     "one_default(fn, native, cls, dtypes, here=None): on the hot path, exactly cls with every parameter at its "
+     "default and a dtype in dtypes goes to native(x) instead of the backend class's method fn (which takes the "
+     "same branch); here as one_dtype's"},
+    {"one_gated", (PyCFunction)one_gated, METH_VARARGS,
+     "one_gated(fn, native, cls, anywhere, local, reducible, where, limit, flags, flag): on the hot path, a binary "
+     "method with a precision policy (matmul) sends two arrays of exactly cls and one dtype to native where the "
+     "policy cannot change the result: the dtype in anywhere; in local with x1.<where> true; in reducible with "
+     "x1.<where> true, flags.<flag> false and x1.numel() * x2.numel() <= limit * max(1, x1.shape[-1]) (limit -1: "
+     "no size rule)"},
     {NULL},
 };
 
@@ -811,6 +962,10 @@ PyInit__switch(void)
     if (ONE_DTYPE == NULL && (ONE_DTYPE = PyDict_New()) == NULL)
         return NULL;
     if (ONE_DEFAULT == NULL && (ONE_DEFAULT = PyDict_New()) == NULL)
+        return NULL;
+    if (ONE_GATED == NULL && (ONE_GATED = PyDict_New()) == NULL)
+        return NULL;
+    if (SHAPE == NULL && (SHAPE = PyUnicode_InternFromString("shape")) == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL)

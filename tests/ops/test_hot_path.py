@@ -287,6 +287,84 @@ def test_a_one_default_method_goes_native_only_with_every_parameter_at_its_defau
 
 
 @needs_c
+def test_a_native_registered_with_here_is_taken_only_on_the_current_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    # here=(attr, sub, current): for a library whose calls run on the current device (CuPy), the C path takes the
+    # native only where x1.attr.sub == current(); elsewhere the backend's op or method runs (it enters the device).
+    torch, switch, t, b = _torch_and_switch()
+    seen: list[str] = []
+    current = ["cpu"]
+    here = ("device", "type", lambda: current[0])
+
+    def op(x1: Any, x2: Any) -> Any:
+        seen.append("op")
+        return torch.add(x1, x2)
+
+    def method(self: Any, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        seen.append("method")
+        return torch.sum(x)
+
+    def native(*xs: Any) -> Any:
+        seen.append("native")
+        return torch.add(*xs) if len(xs) == 2 else torch.sum(*xs)
+
+    switch.one_dtype(op, native, torch.Tensor, here)
+    switch.one_default(method, native, torch.Tensor, frozenset({torch.float32}), here)
+    monkeypatch.setattr(b, "add", op)
+    monkeypatch.setattr(type(b), "sum", method)
+    assert torch.equal(ua.add(t, t), t + t) and ua.sum(t).item() == 15.0 and seen == ["native", "native"]
+    seen.clear()
+    current[0] = "cuda"
+    assert torch.equal(ua.add(t, t), t + t) and ua.sum(t).item() == 15.0 and seen == ["op", "method"]
+    for bad in ("device", ("device", 1, len), ("device", "type")):
+        with pytest.raises(TypeError, match="here is None or"):
+            switch.one_dtype(op, native, torch.Tensor, bad)
+
+
+def _ran_python(code: Any, call: Callable[[], Any]) -> tuple[Any, bool]:
+    # call()'s result and whether the Python function of ``code`` ran in it (a profiler sees Python frames only)
+    ran: list[bool] = []
+    old = sys.getprofile()
+    sys.setprofile(lambda frame, event, arg: ran.append(True) if event == "call" and frame.f_code is code else None)
+    try:
+        out = call()
+    finally:
+        sys.setprofile(old)
+    return out, bool(ran)
+
+
+@needs_c
+@settings(max_examples=60, deadline=None)
+@given(batch=st.sampled_from([(), (1,), (3,)]), m=st.integers(0, 40), k=st.integers(0, 40), n=st.integers(0, 40),
+       dtype=st.sampled_from(["float32", "complex64", "float64", "float16", "int32", "int64"]),
+       force=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_matmul_goes_native_on_the_c_path_exactly_where_the_policy_cannot_change_it(
+        batch: tuple[int, ...], m: int, k: int, n: int, dtype: str, force: bool, seed: int) -> None:
+    # torch's registration with unarray._switch.one_gated: the C path calls torch.matmul without the backend's
+    # method where no precision policy can change the result (float32 and complex64 on the CPU only up to the size
+    # at which oneDNN may reduce, and never with the arbiter forced), bit for bit the method's result.
+    torch = pytest.importorskip("torch")
+    from unarray import _precision
+    from unarray._backends.torch import backend as tb
+
+    rng = np.random.default_rng(seed)
+    x1 = torch.from_numpy((rng.standard_normal((*batch, m, k)) * 4).astype(dtype))
+    x2 = torch.from_numpy((rng.standard_normal((k, n)) * 4).astype(dtype))
+    ua.matmul(x1, x2)  # (a first call fills the lookup table through the reference)
+    saved = _precision.FORCE_ARBITRATION
+    _precision.FORCE_ARBITRATION = force
+    try:
+        out, ran = _ran_python(tb.TorchBackend.matmul.__code__, lambda: ua.matmul(x1, x2))
+        reference = ua.matmul.__wrapped__(x1, x2)
+    finally:
+        _precision.FORCE_ARBITRATION = saved
+    size = x1.numel() * x2.numel()
+    small = not tb._CPU_REDUCES or size <= tb._TINY or size <= tb._TINY * k
+    native = dtype not in ("float32", "complex64") or (small and not force)
+    assert ran is not native, (batch, m, k, n, dtype, force)
+    assert out.dtype == reference.dtype and torch.equal(out, reference)
+
+
+@needs_c
 def test_a_cleared_lookup_table_is_filled_again() -> None:
     x = np.arange(6.0).reshape(2, 3)
     saved = dict(_lookup.BY_TYPE)
@@ -393,3 +471,43 @@ def test_hot_calls_compare_and_hash_by_identity() -> None:
     fns = [getattr(ua, n) for n in HOT]
     assert len(set(fns)) == len(fns) and ua.add != ua.subtract and ua.add == ua.add
     assert {ua.add: 1, ua.subtract: 2}[ua.subtract] == 2
+
+
+def test_cupy_takes_its_natives_on_the_current_device_bit_for_bit(cuda: Callable[[str], Any]) -> None:
+    # CuPy's registrations (here: the array's device is the current one): the element-wise ops, and sum, mean and
+    # argmax at their defaults, call CuPy's function without the backend's frames, with the reference's result.
+    cupy = cuda("cupy")
+    from unarray._backends.cupy import backend as cb
+
+    rng = np.random.default_rng(7)
+    for dtype in ("float32", "float16", "float64", "int32"):
+        x1, x2 = (cupy.asarray((rng.standard_normal((5, 7)) * 9).astype(dtype)) for _ in range(2))
+        calls: list[tuple[Any, Callable[[], Any], Callable[[], Any]]] = [
+            (cb.BACKEND.add.__code__, lambda: ua.add(x1, x2),
+             lambda: ua.add.__wrapped__(x1, x2)),
+            (cb.CupyBackend.argmax.__code__, lambda: ua.argmax(x1), lambda: ua.argmax.__wrapped__(x1))]
+        if dtype != "int32":
+            calls += [(cb.CupyBackend.sum.__code__, lambda: ua.sum(x1), lambda: ua.sum.__wrapped__(x1)),
+                      (cb.CupyBackend.mean.__code__, lambda: ua.mean(x1), lambda: ua.mean.__wrapped__(x1))]
+        for code, fast, reference in calls:
+            fast()
+            out, ran = _ran_python(code, fast)
+            expected = reference()
+            assert not ran, (dtype, code.co_name)
+            assert out.dtype == expected.dtype and out.shape == expected.shape
+            assert out.tobytes() == expected.tobytes(), (dtype, code.co_name)
+
+
+def test_cupy_small_views_take_cupys_copy_and_compact_arrays_come_back(cuda: Callable[[str], Any]) -> None:
+    cupy = cuda("cupy")
+    from unarray._backends.cupy import layout
+
+    for shape in ((512, 384), (64, 48), (3,), ()):
+        x = cupy.asarray(np.random.default_rng(3).standard_normal(shape).astype("float32"))
+        assert ua.ascontiguousarray(x) is x
+        v = x.T if x.ndim == 2 else x[::-1] if x.ndim else x
+        got = ua.ascontiguousarray(v)
+        assert got.flags.c_contiguous and got.shape == v.shape
+        assert bool((got == cupy.ascontiguousarray(v)).all())
+        assert (got is v) == bool(v.flags.c_contiguous)
+        assert ua.explain("ascontiguousarray", v).kernel in ("cupy.ascontiguousarray", layout.lr.AS_IS.kernel)

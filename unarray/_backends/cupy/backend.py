@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import array_api_compat.cupy as compat_cupy
 import cupy
 
-from unarray import _precision
+from unarray import _native, _precision
 from unarray._backends import _special, attention_blocked
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
@@ -217,6 +217,8 @@ class CupyBackend(Backend):
         fn = super().__getattr__(op)
         wrapped = pinned(fn)
         setattr(self, op, wrapped)
+        if _SWITCH is not None and callable(fn):  # the C hot path calls fn itself where run would (_register)
+            _SWITCH.one_dtype(wrapped, fn, cupy.ndarray, _HERE)
         return wrapped
 
     def is_array_type(self, t: type) -> bool:
@@ -246,6 +248,7 @@ class CupyBackend(Backend):
         return [device_from_id(i) for i in range(n)]
 
     layout_route = staticmethod(_layout.route)  # ua.ascontiguousarray's route (layout.py)
+    ascontiguousarray = _layout.compact  # the route, its common cases answered first (layout.py)
 
     def data_ptr(self, x: cupy.ndarray) -> int:
         return int(x.data.ptr)
@@ -439,6 +442,26 @@ def _same(out: Any) -> Any:
 
 BACKEND = CupyBackend()
 register_native(cupy.cuda.Device, lambda d: device_from_id(d.id))
+
+
+def _register() -> None:
+    # The C hot path takes each method's first branch itself for a plain array on the current device (every
+    # parameter at its default, a dtype that branch takes), as pinned's wrapper does for the element-wise ops:
+    # CuPy's function without the method's frames. (compat's sum passes dtype=float32 for float32 and complex64
+    # for complex64, CuPy's own choice for them.)
+    if _SWITCH is None:
+        return
+    floats = frozenset(map(cupy.dtype, ("float16", "float32", "float64")))
+    ints = frozenset(map(cupy.dtype, ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")))
+    complexes = frozenset(map(cupy.dtype, ("complex64", "complex128")))
+    _SWITCH.one_default(CupyBackend.sum, cupy.sum, cupy.ndarray, floats | complexes, _HERE)
+    _SWITCH.one_default(CupyBackend.mean, cupy.mean, cupy.ndarray, floats, _HERE)
+    _SWITCH.one_default(CupyBackend.argmax, cupy.argmax, cupy.ndarray, floats | ints, _HERE)
+
+
+_SWITCH = _native.load("_switch")
+_HERE = ("device", "id", cupy.cuda.runtime.getDevice)  # (the array's device is the current one)
+_register()
 
 if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
     _contract: BackendContract[cupy.ndarray] = BACKEND

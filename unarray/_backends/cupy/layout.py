@@ -12,12 +12,25 @@ import cupy
 from unarray._kernels import layout_route as lr
 from unarray._kernels.layout_plan import Plan
 
-__all__ = ["MIN_SIDE", "NATIVE", "plan", "route"]
+__all__ = ["MIN_SIDE", "NATIVE", "compact", "plan", "route"]
 
 # CuPy's own strided copy loses to the skinny tile down to two rows or columns.
 MIN_SIDE = 2
 NATIVE = lr.Route("native", "cupy.ascontiguousarray", cupy.ascontiguousarray)
 _SMALL = lr.KERNEL_MIN_BYTES["cuda"]
+
+
+_ascontiguous = cupy.ascontiguousarray
+
+
+def compact(backend: Any, x: Any) -> Any:
+    """``route(x).run(x)``, the backend's ``ascontiguousarray`` (a method: the C path calls it unbound): a compact
+    array is returned as is and a small one takes CuPy's copy, as the route does, without building the route."""
+    if x.flags.c_contiguous:
+        return x
+    if x.nbytes < _SMALL:
+        return _ascontiguous(x)
+    return route(x).run(x)
 
 
 def plan(x: Any) -> Plan | None:
