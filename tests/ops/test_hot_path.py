@@ -10,6 +10,7 @@ time, a failing backend op), torch.compile's substitution and the function's int
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.util
 import inspect
 import pickle
@@ -482,13 +483,11 @@ def test_cupy_takes_its_natives_on_the_current_device_bit_for_bit(cuda: Callable
     rng = np.random.default_rng(7)
     for dtype in ("float32", "float16", "float64", "int32"):
         x1, x2 = (cupy.asarray((rng.standard_normal((5, 7)) * 9).astype(dtype)) for _ in range(2))
-        calls: list[tuple[Any, Callable[[], Any], Callable[[], Any]]] = [
-            (cb.BACKEND.add.__code__, lambda: ua.add(x1, x2),
-             lambda: ua.add.__wrapped__(x1, x2)),
-            (cb.CupyBackend.argmax.__code__, lambda: ua.argmax(x1), lambda: ua.argmax.__wrapped__(x1))]
+        ops = [("add", cb.BACKEND.add.__code__, (x1, x2)), ("argmax", cb.CupyBackend.argmax.__code__, (x1,))]
         if dtype != "int32":
-            calls += [(cb.CupyBackend.sum.__code__, lambda: ua.sum(x1), lambda: ua.sum.__wrapped__(x1)),
-                      (cb.CupyBackend.mean.__code__, lambda: ua.mean(x1), lambda: ua.mean.__wrapped__(x1))]
+            ops += [("sum", cb.CupyBackend.sum.__code__, (x1,)), ("mean", cb.CupyBackend.mean.__code__, (x1,))]
+        calls = [(code, functools.partial(getattr(ua, op), *args),
+                  functools.partial(getattr(ua, op).__wrapped__, *args)) for op, code, args in ops]
         for code, fast, reference in calls:
             fast()
             out, ran = _ran_python(code, fast)
