@@ -379,7 +379,8 @@ hot_method(PyObject *b, PyObject *name, int *unbound)
  * anywhere; in local, where x1.<where> is true; in reducible, where also flags.<flag> is false and, for
  * limit >= 0, x1.numel() * x2.numel() <= limit * max(1, x1.shape[-1]) (a product below the size at which a
  * reduced-precision pass can run). The policy is not read for those calls: it cannot change their result.
- * fn takes that same branch for those calls. */
+ * With (gate, wants), a reducible dtype's other calls run gate(wants[(x1.<where>, policy)], native, x1, x2):
+ * the precision switch's call, as fn makes it. fn takes that same branch for those calls. */
 static PyObject *ONE_DTYPE;  /* dict */
 static PyObject *ONE_DEFAULT;  /* dict */
 static PyObject *ONE_GATED;  /* dict */
@@ -436,16 +437,20 @@ one_default(PyObject *module, PyObject *args)
 static PyObject *
 one_gated(PyObject *module, PyObject *args)
 {
-    PyObject *fn, *native, *cls, *anywhere, *local, *reducible, *where, *flags, *flag;
+    PyObject *fn, *native, *cls, *anywhere, *local, *reducible, *where, *flags, *flag, *gate = Py_None, *wants = Py_None;
     Py_ssize_t limit;
-    if (!PyArg_ParseTuple(args, "OOO!O!O!O!UnOU:one_gated", &fn, &native, &PyType_Type, &cls, &PyFrozenSet_Type,
+    if (!PyArg_ParseTuple(args, "OOO!O!O!O!UnOU|OO:one_gated", &fn, &native, &PyType_Type, &cls, &PyFrozenSet_Type,
                           &anywhere, &PyFrozenSet_Type, &local, &PyFrozenSet_Type, &reducible, &where, &limit, &flags,
-                          &flag))
+                          &flag, &gate, &wants))
         return NULL;
+    if ((gate == Py_None) != (wants == Py_None) || (gate != Py_None && (!PyCallable_Check(gate) || !PyDict_Check(wants)))) {
+        PyErr_SetString(PyExc_TypeError, "one_gated: gate and wants are both None, or a callable and a dict");
+        return NULL;
+    }
     PyObject *n = PyLong_FromSsize_t(limit);
     if (n == NULL)
         return NULL;
-    PyObject *entry = PyTuple_Pack(9, native, cls, anywhere, local, reducible, where, n, flags, flag);
+    PyObject *entry = PyTuple_Pack(11, native, cls, anywhere, local, reducible, where, n, flags, flag, gate, wants);
     Py_DECREF(n);
     return register_native(ONE_GATED, fn, native, entry, "one_gated");
 }
@@ -542,9 +547,10 @@ gated_small(PyObject *x1, PyObject *x2, PyObject *entry)
  * *taken 0 where not (no error), NULL with *taken 1 on an error. arrays: 1 (ONE_DEFAULT, with the reference's
  * defaults) or 2 (ONE_DTYPE, or ONE_GATED where gated). */
 static PyObject *
-native_call(PyObject *fn, PyObject **a, Py_ssize_t arrays, PyObject *defaults, int gated, int *taken)
+native_call(PyObject *fn, PyObject **a, Py_ssize_t arrays, PyObject *defaults, PyObject *policy, int *taken)
 {
     *taken = 0;
+    int gated = policy != NULL;
     if (!PyFunction_Check(fn))
         return NULL;
     PyObject *table = gated ? ONE_GATED : arrays == 1 ? ONE_DEFAULT : ONE_DTYPE;
@@ -583,12 +589,32 @@ native_call(PyObject *fn, PyObject **a, Py_ssize_t arrays, PyObject *defaults, i
             }
             if (local || reducible) {
                 PyObject *w = PyObject_GetAttr(a[0], PyTuple_GET_ITEM(entry, 5));
-                if (w == NULL)
+                if (w == NULL) {
                     PyErr_Clear();
-                ok = w == NULL ? 0 : PyObject_IsTrue(w);
-                Py_XDECREF(w);
-                if (ok > 0 && reducible)
+                    return NULL;
+                }
+                int here = PyObject_IsTrue(w);
+                Py_DECREF(w);
+                ok = here;
+                if (here > 0 && reducible)
                     ok = gated_small(a[0], a[1], entry);
+                if (ok == 0 && reducible && PyTuple_GET_ITEM(entry, 9) != Py_None) {
+                    /* the precision switch's call: gate(wants[(here, policy)], native, x1, x2) */
+                    PyObject *key = Py_BuildValue("(OO)", here ? Py_True : Py_False, policy);
+                    PyObject *want = key == NULL ? NULL : PyDict_GetItemWithError(PyTuple_GET_ITEM(entry, 10), key);
+                    Py_XDECREF(key);
+                    if (want == NULL) {
+                        *taken = PyErr_Occurred() != NULL;
+                        return NULL;
+                    }
+                    Py_INCREF(want);
+                    PyObject *call[5] = {NULL, want, PyTuple_GET_ITEM(entry, 0), a[0], a[1]};
+                    *taken = 1;
+                    PyObject *res = PyObject_Vectorcall(PyTuple_GET_ITEM(entry, 9), call + 1,
+                                                        4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+                    Py_DECREF(want);
+                    return res;
+                }
             }
         }
     }
@@ -689,8 +715,17 @@ hot_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
      * with a policy a method) */
     int gated = h->policy != NULL && unbound && h->arrays == 2 && total == 2;
     if (gated || (h->policy == NULL && (h->arrays == 1 ? unbound : total == 2 && !unbound))) {
-        int taken;
-        PyObject *res = native_call(fn, a, h->arrays, h->defaults, gated, &taken);
+        int taken = 0;
+        PyObject *scope = NULL, *res = NULL;
+        if (gated && precision == Py_None && PyContextVar_Get(h->policy, NULL, &scope) < 0) {
+            Py_DECREF(b);
+            Py_DECREF(fn);
+            Py_XDECREF(axis);
+            return NULL;
+        }
+        if (!gated || precision != Py_None || scope != NULL)
+            res = native_call(fn, a, h->arrays, h->defaults, !gated ? NULL : scope != NULL ? scope : precision, &taken);
+        Py_XDECREF(scope);
         if (taken) {
             Py_DECREF(b);
             Py_DECREF(fn);
@@ -922,11 +957,12 @@ static PyMethodDef module_methods[] = {
      "default and a dtype in dtypes goes to native(x) instead of the backend class's method fn (which takes the "
      "same branch); here as one_dtype's"},
     {"one_gated", (PyCFunction)one_gated, METH_VARARGS,
-     "one_gated(fn, native, cls, anywhere, local, reducible, where, limit, flags, flag): on the hot path, a binary "
+     "one_gated(fn, native, cls, anywhere, local, reducible, where, limit, flags, flag, gate=None, wants=None): on the hot path, a binary "
      "method with a precision policy (matmul) sends two arrays of exactly cls and one dtype to native where the "
      "policy cannot change the result: the dtype in anywhere; in local with x1.<where> true; in reducible with "
      "x1.<where> true, flags.<flag> false and x1.numel() * x2.numel() <= limit * max(1, x1.shape[-1]) (limit -1: "
-     "no size rule)"},
+     "no size rule); with gate and wants, a reducible dtype's other calls run gate(wants[(x1.<where>, policy)], "
+     "native, x1, x2)"},
     {NULL},
 };
 

@@ -342,26 +342,38 @@ def test_matmul_goes_native_on_the_c_path_exactly_where_the_policy_cannot_change
         batch: tuple[int, ...], m: int, k: int, n: int, dtype: str, force: bool, seed: int) -> None:
     # torch's registration with unarray._switch.one_gated: the C path calls torch.matmul without the backend's
     # method where no precision policy can change the result (float32 and complex64 on the CPU only up to the size
-    # at which oneDNN may reduce, and never with the arbiter forced), bit for bit the method's result.
+    # at which oneDNN may reduce, and never with the arbiter forced), and through the precision switch (which
+    # reads the setting in force) elsewhere; bit for bit the method's result either way.
     torch = pytest.importorskip("torch")
     from unarray import _precision
     from unarray._backends.torch import backend as tb
+    from unarray._backends.torch import precision as tp
 
     rng = np.random.default_rng(seed)
     x1 = torch.from_numpy((rng.standard_normal((*batch, m, k)) * 4).astype(dtype))
     x2 = torch.from_numpy((rng.standard_normal((k, n)) * 4).astype(dtype))
     ua.matmul(x1, x2)  # (a first call fills the lookup table through the reference)
-    saved = _precision.FORCE_ARBITRATION
+    saved, reads = _precision.FORCE_ARBITRATION, dict(tp._READS)
+    read: list[bool] = []
+
+    def reading(read_fn: Any) -> Any:
+        def run(*args: Any) -> Any:
+            read.append(True)
+            return read_fn(*args)
+        return run
+
     _precision.FORCE_ARBITRATION = force
+    tp._READS.update({w: (reading(r), a, states) for w, (r, a, states) in reads.items()})
     try:
         out, ran = _ran_python(tb.TorchBackend.matmul.__code__, lambda: ua.matmul(x1, x2))
-        reference = ua.matmul.__wrapped__(x1, x2)
     finally:
         _precision.FORCE_ARBITRATION = saved
+        tp._READS.update(reads)
+    reference = ua.matmul.__wrapped__(x1, x2)
     size = x1.numel() * x2.numel()
     small = not tb._CPU_REDUCES or size <= tb._TINY or size <= tb._TINY * k
     native = dtype not in ("float32", "complex64") or (small and not force)
-    assert ran is not native, (batch, m, k, n, dtype, force)
+    assert not ran and bool(read) is not native, (batch, m, k, n, dtype, force)
     assert out.dtype == reference.dtype and torch.equal(out, reference)
 
 

@@ -538,13 +538,14 @@ def _register_defaults() -> None:
     switch.one_default(TorchBackend.sum, _sum, _Tensor, every - _UINT_SET)
     switch.one_default(TorchBackend.argmax, _argmax, _Tensor, every - _WIDE_UINT_SET)
     switch.one_default(TorchBackend.mean, _mean, _Tensor, frozenset(d for d in every if d.is_floating_point))
-    # matmul's first branches: torch's matmul wherever the policy cannot change the result (integers on the CPU
-    # only, cuBLAS having no integer GEMM; float32 and complex64 on the CPU, up to the size oneDNN reduces at)
+    # matmul's branches for one dtype: torch's matmul wherever the policy cannot change the result (integers on
+    # the CPU only, cuBLAS having no integer GEMM; float32 and complex64 on the CPU up to the size oneDNN reduces
+    # at), else float32 and complex64 through the precision switch
     switch.one_gated(TorchBackend.matmul, _matmul, _Tensor,
                      frozenset({torch.float16, torch.bfloat16, torch.float64, torch.complex128}),
                      frozenset({torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64}),
                      frozenset({_F32, _C64}), "is_cpu", _TINY if _CPU_REDUCES else -1, _precision,
-                     "FORCE_ARBITRATION")
+                     "FORCE_ARBITRATION", _RUN, _WANT)
 
 
 _register_defaults()
