@@ -20,6 +20,7 @@ from unarray._backends._contract import BackendContract
 from unarray._backends._nn import Plan
 from unarray._backends.torch import devices as _devices
 from unarray._backends.torch import layout as _layout
+from unarray._backends.torch import natives as _natives
 from unarray._backends.torch import nn as _nn
 from unarray._backends.torch import precision as _tp
 from unarray._backends.torch import sets as _sets
@@ -528,27 +529,8 @@ class TorchBackend(Backend):
 BACKEND = TorchBackend()
 
 
-def _register_defaults() -> None:
-    # The C hot path takes each method's first branch itself (every parameter at its default, a plain tensor of a
-    # dtype that branch takes): torch's function without the method's frame.
-    switch = _SWITCH
-    if switch is None:
-        return
-    every = frozenset(d for d in vars(torch).values() if isinstance(d, torch.dtype))
-    switch.one_default(TorchBackend.sum, _sum, _Tensor, every - _UINT_SET)
-    switch.one_default(TorchBackend.argmax, _argmax, _Tensor, every - _WIDE_UINT_SET)
-    switch.one_default(TorchBackend.mean, _mean, _Tensor, frozenset(d for d in every if d.is_floating_point))
-    # matmul's branches for one dtype: torch's matmul wherever the policy cannot change the result (integers on
-    # the CPU only, cuBLAS having no integer GEMM; float32 and complex64 on the CPU up to the size oneDNN reduces
-    # at), else float32 and complex64 through the precision switch
-    switch.one_gated(TorchBackend.matmul, _matmul, _Tensor,
-                     frozenset({torch.float16, torch.bfloat16, torch.float64, torch.complex128}),
-                     frozenset({torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64}),
-                     frozenset({_F32, _C64}), "is_cpu", _TINY if _CPU_REDUCES else -1, _precision,
-                     "FORCE_ARBITRATION", _RUN, _WANT)
-
-
-_register_defaults()
+_natives.register(_SWITCH, TorchBackend, uints=_UINT_SET, wide_uints=_WIDE_UINT_SET,
+                  limit=_TINY if _CPU_REDUCES else -1)
 
 
 if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
