@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from torch.distributed.tensor import DTensor, Replicate, Shard, distribute_tensor
 
 import unarray as ua
-from unarray._backends.torch import attention_ring, ring_rules
+from unarray._backends.torch import attention_ring, attention_ring_own, ring_rules
 from unarray.conformance import sharded_torch
 
 _CHECKS: list[tuple[str, Callable[[Any, Any], int]]] = []
@@ -93,7 +93,8 @@ def _route_follows_crossover(mesh: Any, data: Any) -> int:
 
 @_check
 def _head_groups_equal_one_group(mesh: Any, data: Any) -> int:
-    # unarray's ring walked in 1, 2 or Hk head groups gives the same output as in one, and the reference's.
+    # unarray's ring walked in 1, 2 or Hk head groups gives the same output as in one, and the reference's,
+    # with the head-tail exchange in either form.
     w = mesh.size()
     hk = data.draw(st.sampled_from([1, 2, 4]), label="Hk")
     g = data.draw(st.sampled_from([1, 2]), label="Hq/Hk")
@@ -105,13 +106,16 @@ def _head_groups_equal_one_group(mesh: Any, data: Any) -> int:
     dtype = data.draw(st.sampled_from([torch.float32, torch.float64]), label="dtype")
     groups = data.draw(st.sampled_from(sorted({1, 2, hk} & {x for x in range(1, hk + 1) if hk % x == 0})),
                        label="groups")
+    # the head-tail exchange per (batch, head) row, in place, or per half through a copy
+    rows = data.draw(st.sampled_from([0, attention_ring_own.ROW_MESSAGES]), label="ROW_MESSAGES")
     q, k, v = _inputs(data.draw(st.integers(0, 2**20), label="seed"), b, hk * g, hk, s, d)
     mask = np.random.default_rng(s).random((hk * g, s, s)) > 0.3 if masked else None
     dq, dk, dv = (_shard(mesh, a, dtype) for a in (q, k, v))
     dm = None if mask is None else distribute_tensor(torch.from_numpy(mask), mesh, [Replicate()])
     outs = []
     for n in (1, groups):
-        with attention_ring.prefer("ring"), mock.patch.object(ring_rules, "head_groups", return_value=n):
+        with attention_ring.prefer("ring"), mock.patch.object(ring_rules, "head_groups", return_value=n), \
+                mock.patch.object(attention_ring_own, "ROW_MESSAGES", rows):
             outs.append(ua.scaled_dot_product_attention(dq, dk, dv, mask=dm, is_causal=causal))
             text = str(ua.explain("scaled_dot_product_attention", dq, dk, dv, mask=dm, is_causal=causal))
         if (f"{n} head groups in turn" in text) != (n > 1):

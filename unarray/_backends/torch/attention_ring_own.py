@@ -36,10 +36,16 @@ def _peer(p: Any, r: int) -> int:
     return int(dist.get_global_rank(p.group, r))
 
 
-def start_exchange(xs: list[Any], p: Any, to_zigzag: bool) -> Callable[[], list[Any]]:
+# Up to this many (batch, head) rows per tensor the halves travel as one P2P message per row, sent from and
+# received into the tensors' own memory; beyond it, as one message per half (a copy out and a concatenation).
+ROW_MESSAGES = 64
+
+
+def start_exchange(xs: list[Any], p: Any, to_zigzag: bool, into: list[Any] | None = None) -> Callable[[], list[Any]]:
     # Re-deal (N, H, 2h, D) shards between the contiguous order (rank r: chunks 2r, 2r+1 of 2W) and the
     # head-tail order (rank r: chunks r, 2W-1-r), in either direction: one P2P batch for all of xs, halves
-    # only. Returns the function that waits and assembles them (the transfer runs meanwhile).
+    # only, each result into a new tensor or into the given one (same shape). Returns the function that waits
+    # and returns them (the transfer runs meanwhile).
     w, r = p.size, p.rank
 
     def contiguous(c: int) -> tuple[int, int]:
@@ -49,29 +55,43 @@ def start_exchange(xs: list[Any], p: Any, to_zigzag: bool) -> Callable[[], list[
         return (c, 0) if c < w else (2 * w - 1 - c, 1)
 
     src_of, dst_of = (contiguous, headtail) if to_zigzag else (headtail, contiguous)
-    outs: list[list[Any]] = []
+    outs: list[Any] = []
     ops, keep = [], []
-    for x in xs:
-        halves = list(x.chunk(2, dim=2))
-        out: list[Any] = [None, None]
+    for i, x in enumerate(xs):
+        n, hh, h = x.shape[0], x.shape[1], x.shape[2] // 2
+        out = into[i] if into is not None else torch.empty(x.shape, dtype=x.dtype, device=x.device)
+        # Note: a (batch, head) row of a half is one contiguous run of a BHSD tensor: it is sent from x and
+        # received into out where it lies, with no copy out and no concatenation.
+        rows = [(b, j) for b in range(n) for j in range(hh)] if n * hh <= ROW_MESSAGES else None
         for c in range(2 * w):
             (sr, sp), (dr, dp) = src_of(c), dst_of(c)
             if sr == r and dr == r:
-                out[dp] = halves[sp]
+                out[:, :, dp * h:(dp + 1) * h].copy_(x[:, :, sp * h:(sp + 1) * h])
             elif sr == r:
-                keep.append(halves[sp].contiguous())
-                ops.append(dist.P2POp(dist.isend, keep[-1], _peer(p, dr), p.group))
+                for part in ([x[b, j, sp * h:(sp + 1) * h] for b, j in rows] if rows is not None
+                             else [x[:, :, sp * h:(sp + 1) * h]]):
+                    keep.append(part if part.is_contiguous() else part.contiguous())
+                    ops.append(dist.P2POp(dist.isend, keep[-1], _peer(p, dr), p.group))
             elif dr == r:
-                out[dp] = torch.empty_like(halves[0], memory_format=torch.contiguous_format)
-                ops.append(dist.P2POp(dist.irecv, out[dp], _peer(p, sr), p.group))
+                region = out[:, :, dp * h:(dp + 1) * h]
+                parts = [out[b, j, dp * h:(dp + 1) * h] for b, j in rows] if rows is not None else [region]
+                for part in parts:
+                    buf = part if part.is_contiguous() else torch.empty_like(part,
+                                                                             memory_format=torch.contiguous_format)
+                    ops.append(dist.P2POp(dist.irecv, buf, _peer(p, sr), p.group))
+                    if buf is not part:
+                        keep.append((part, buf))
         outs.append(out)
     reqs = dist.batch_isend_irecv(ops) if ops else []
 
     def finish() -> list[Any]:
         for req in reqs:
             req.wait()
+        for k in keep:
+            if isinstance(k, tuple):  # a received half that could not land in place
+                k[0].copy_(k[1])
         keep.clear()
-        return [torch.cat(o, dim=2) for o in outs]
+        return outs
 
     return finish
 
@@ -100,7 +120,7 @@ def ring(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int,
         return _ring_group(q, k, v, mask, causal, scale, sq, sk, p)
     out = q.new_empty(q.shape[0], hq, q.shape[2], v.shape[-1])
     pending = start_exchange(heads(0), p, True) if p.zigzag else None
-    back: tuple[int, Callable[[], list[Any]]] | None = None
+    back: Callable[[], list[Any]] | None = None
     for j in range(groups):
         if pending is not None:
             qj, kj, vj = pending()
@@ -112,13 +132,13 @@ def ring(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int,
         if not p.zigzag:
             out[:, j * gq:(j + 1) * gq] = oj
             continue
-        nxt = (j, start_exchange([oj], p, False))
-        del oj
+        nxt = start_exchange([oj], p, False, into=[out[:, j * gq:(j + 1) * gq]])
+        del oj  # (the exchange holds what it sends until it is waited for)
         if back is not None:
-            out[:, back[0] * gq:(back[0] + 1) * gq] = back[1]()[0]
+            back()
         back = nxt
     if back is not None:
-        out[:, back[0] * gq:(back[0] + 1) * gq] = back[1]()[0]
+        back()
     return out
 
 
