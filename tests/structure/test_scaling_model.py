@@ -41,4 +41,4 @@ def test_predictions_grow_with_s_and_stay_under_the_gpu_count() -> None:
 
 def test_table_prints() -> None:
     text = _model().table()
-    assert "| 64k | 1.56 |" in text and "2 hosts x 8 GPUs" in text
+    assert "| 64k | 1.57 |" in text and "2 hosts x 8 GPUs" in text
