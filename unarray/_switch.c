@@ -419,7 +419,8 @@ static PyObject *
 one_dtype(PyObject *module, PyObject *args)
 {
     PyObject *fn, *native, *cls, *here = Py_None;
-    if (!PyArg_ParseTuple(args, "OOO!|O:one_dtype", &fn, &native, &PyType_Type, &cls, &here) || !here_ok(here, "one_dtype"))
+    if (!PyArg_ParseTuple(args, "OOO!|O:one_dtype", &fn, &native, &PyType_Type, &cls, &here)
+        || !here_ok(here, "one_dtype"))
         return NULL;
     return register_native(ONE_DTYPE, fn, native, PyTuple_Pack(3, native, cls, here), "one_dtype");
 }
@@ -437,13 +438,15 @@ one_default(PyObject *module, PyObject *args)
 static PyObject *
 one_gated(PyObject *module, PyObject *args)
 {
-    PyObject *fn, *native, *cls, *anywhere, *local, *reducible, *where, *flags, *flag, *gate = Py_None, *wants = Py_None;
+    PyObject *fn, *native, *cls, *anywhere, *local, *reducible, *where, *flags, *flag;
+    PyObject *gate = Py_None, *wants = Py_None;
     Py_ssize_t limit;
     if (!PyArg_ParseTuple(args, "OOO!O!O!O!UnOU|OO:one_gated", &fn, &native, &PyType_Type, &cls, &PyFrozenSet_Type,
                           &anywhere, &PyFrozenSet_Type, &local, &PyFrozenSet_Type, &reducible, &where, &limit, &flags,
                           &flag, &gate, &wants))
         return NULL;
-    if ((gate == Py_None) != (wants == Py_None) || (gate != Py_None && (!PyCallable_Check(gate) || !PyDict_Check(wants)))) {
+    if ((gate == Py_None) != (wants == Py_None)
+        || (gate != Py_None && (!PyCallable_Check(gate) || !PyDict_Check(wants)))) {
         PyErr_SetString(PyExc_TypeError, "one_gated: gate and wants are both None, or a callable and a dict");
         return NULL;
     }
@@ -545,12 +548,14 @@ gated_small(PyObject *x1, PyObject *x2, PyObject *entry)
 
 /* native(*a) (new reference) where fn is registered in its table and the call is the registered branch; NULL with
  * *taken 0 where not (no error), NULL with *taken 1 on an error. arrays: 1 (ONE_DEFAULT, with the reference's
- * defaults) or 2 (ONE_DTYPE, or ONE_GATED where gated). */
+ * defaults) or 2 (ONE_DTYPE, or ONE_GATED where scope, the policy's ContextVar, is given with the call's
+ * precision= or None). */
 static PyObject *
-native_call(PyObject *fn, PyObject **a, Py_ssize_t arrays, PyObject *defaults, PyObject *policy, int *taken)
+native_call(PyObject *fn, PyObject **a, Py_ssize_t arrays, PyObject *defaults, PyObject *scope, PyObject *precision,
+            int *taken)
 {
     *taken = 0;
-    int gated = policy != NULL;
+    int gated = scope != NULL;
     if (!PyFunction_Check(fn))
         return NULL;
     PyObject *table = gated ? ONE_GATED : arrays == 1 ? ONE_DEFAULT : ONE_DTYPE;
@@ -599,8 +604,19 @@ native_call(PyObject *fn, PyObject **a, Py_ssize_t arrays, PyObject *defaults, P
                 if (here > 0 && reducible)
                     ok = gated_small(a[0], a[1], entry);
                 if (ok == 0 && reducible && PyTuple_GET_ITEM(entry, 9) != Py_None) {
-                    /* the precision switch's call: gate(wants[(here, policy)], native, x1, x2) */
+                    /* the precision switch's call: gate(wants[(here, policy)], native, x1, x2), the policy the
+                     * call's precision= or else the scope's (none set: the reference's path) */
+                    PyObject *policy = NULL;
+                    if (precision != Py_None)
+                        policy = Py_NewRef(precision);
+                    else if (PyContextVar_Get(scope, NULL, &policy) < 0) {
+                        *taken = 1;
+                        return NULL;
+                    }
+                    if (policy == NULL)
+                        return NULL;
                     PyObject *key = Py_BuildValue("(OO)", here ? Py_True : Py_False, policy);
+                    Py_DECREF(policy);
                     PyObject *want = key == NULL ? NULL : PyDict_GetItemWithError(PyTuple_GET_ITEM(entry, 10), key);
                     Py_XDECREF(key);
                     if (want == NULL) {
@@ -715,17 +731,8 @@ hot_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
      * with a policy a method) */
     int gated = h->policy != NULL && unbound && h->arrays == 2 && total == 2;
     if (gated || (h->policy == NULL && (h->arrays == 1 ? unbound : total == 2 && !unbound))) {
-        int taken = 0;
-        PyObject *scope = NULL, *res = NULL;
-        if (gated && precision == Py_None && PyContextVar_Get(h->policy, NULL, &scope) < 0) {
-            Py_DECREF(b);
-            Py_DECREF(fn);
-            Py_XDECREF(axis);
-            return NULL;
-        }
-        if (!gated || precision != Py_None || scope != NULL)
-            res = native_call(fn, a, h->arrays, h->defaults, !gated ? NULL : scope != NULL ? scope : precision, &taken);
-        Py_XDECREF(scope);
+        int taken;
+        PyObject *res = native_call(fn, a, h->arrays, h->defaults, gated ? h->policy : NULL, precision, &taken);
         if (taken) {
             Py_DECREF(b);
             Py_DECREF(fn);
@@ -957,7 +964,8 @@ static PyMethodDef module_methods[] = {
      "default and a dtype in dtypes goes to native(x) instead of the backend class's method fn (which takes the "
      "same branch); here as one_dtype's"},
     {"one_gated", (PyCFunction)one_gated, METH_VARARGS,
-     "one_gated(fn, native, cls, anywhere, local, reducible, where, limit, flags, flag, gate=None, wants=None): on the hot path, a binary "
+     "one_gated(fn, native, cls, anywhere, local, reducible, where, limit, flags, flag, gate=None, wants=None): on "
+     "the hot path, a binary "
      "method with a precision policy (matmul) sends two arrays of exactly cls and one dtype to native where the "
      "policy cannot change the result: the dtype in anywhere; in local with x1.<where> true; in reducible with "
      "x1.<where> true, flags.<flag> false and x1.numel() * x2.numel() <= limit * max(1, x1.shape[-1]) (limit -1: "

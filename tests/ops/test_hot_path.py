@@ -337,13 +337,15 @@ def _ran_python(code: Any, call: Callable[[], Any]) -> tuple[Any, bool]:
 @settings(max_examples=60, deadline=None)
 @given(batch=st.sampled_from([(), (1,), (3,)]), m=st.integers(0, 40), k=st.integers(0, 40), n=st.integers(0, 40),
        dtype=st.sampled_from(["float32", "complex64", "float64", "float16", "int32", "int64"]),
-       force=st.booleans(), seed=st.integers(0, 2**32 - 1))
+       force=st.booleans(), precision=st.sampled_from([None, "highest", "tf32"]), seed=st.integers(0, 2**32 - 1))
 def test_matmul_goes_native_on_the_c_path_exactly_where_the_policy_cannot_change_it(
-        batch: tuple[int, ...], m: int, k: int, n: int, dtype: str, force: bool, seed: int) -> None:
+        batch: tuple[int, ...], m: int, k: int, n: int, dtype: str, force: bool, precision: str | None,
+        seed: int) -> None:
     # torch's registration with unarray._switch.one_gated: the C path calls torch.matmul without the backend's
     # method where no precision policy can change the result (float32 and complex64 on the CPU only up to the size
     # at which oneDNN may reduce, and never with the arbiter forced), and through the precision switch (which
-    # reads the setting in force) elsewhere; bit for bit the method's result either way.
+    # reads the setting in force for the call's precision= or the scope's) elsewhere; bit for bit the method's
+    # result either way.
     torch = pytest.importorskip("torch")
     from unarray import _precision
     from unarray._backends.torch import backend as tb
@@ -365,11 +367,12 @@ def test_matmul_goes_native_on_the_c_path_exactly_where_the_policy_cannot_change
     _precision.FORCE_ARBITRATION = force
     tp._READS.update({w: (reading(r), a, states) for w, (r, a, states) in reads.items()})
     try:
-        out, ran = _ran_python(tb.TorchBackend.matmul.__code__, lambda: ua.matmul(x1, x2))
+        kw = {} if precision is None else {"precision": precision}
+        out, ran = _ran_python(tb.TorchBackend.matmul.__code__, lambda: ua.matmul(x1, x2, **kw))
     finally:
         _precision.FORCE_ARBITRATION = saved
         tp._READS.update(reads)
-    reference = ua.matmul.__wrapped__(x1, x2)
+    reference = ua.matmul.__wrapped__(x1, x2, **kw)
     size = x1.numel() * x2.numel()
     small = not tb._CPU_REDUCES or size <= tb._TINY or size <= tb._TINY * k
     native = dtype not in ("float32", "complex64") or (small and not force)
