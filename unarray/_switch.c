@@ -546,6 +546,10 @@ gated_small(PyObject *x1, PyObject *x2, PyObject *entry)
     return n1 == 0 || n2 == 0 || (limit <= PY_SSIZE_T_MAX / last && n1 <= (limit * last) / n2);
 }
 
+static PyObject *
+entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults, PyObject *scope, PyObject *precision,
+           int *taken);
+
 /* native(*a) (new reference) where fn is registered in its table and the call is the registered branch; NULL with
  * *taken 0 where not (no error), NULL with *taken 1 on an error. arrays: 1 (ONE_DEFAULT, with the reference's
  * defaults) or 2 (ONE_DTYPE, or ONE_GATED where scope, the policy's ContextVar, is given with the call's
@@ -555,15 +559,26 @@ native_call(PyObject *fn, PyObject **a, Py_ssize_t arrays, PyObject *defaults, P
             int *taken)
 {
     *taken = 0;
-    int gated = scope != NULL;
     if (!PyFunction_Check(fn))
         return NULL;
-    PyObject *table = gated ? ONE_GATED : arrays == 1 ? ONE_DEFAULT : ONE_DTYPE;
+    PyObject *table = scope != NULL ? ONE_GATED : arrays == 1 ? ONE_DEFAULT : ONE_DTYPE;
     PyObject *entry = PyDict_GetItemWithError(table, fn);  /* borrowed */
     if (entry == NULL) {
         *taken = PyErr_Occurred() != NULL;
         return NULL;
     }
+    Py_INCREF(entry);  /* (a registration while the call reads attributes may replace it in the table) */
+    PyObject *res = entry_call(entry, a, arrays, defaults, scope, precision, taken);
+    Py_DECREF(entry);
+    return res;
+}
+
+/* native_call's work on fn's entry. */
+static PyObject *
+entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults, PyObject *scope, PyObject *precision,
+           int *taken)
+{
+    int gated = scope != NULL;
     PyObject *cls = PyTuple_GET_ITEM(entry, 1);
     for (Py_ssize_t i = 0; i < arrays; i++)
         if ((PyObject *)Py_TYPE(a[i]) != cls)
