@@ -41,6 +41,12 @@ def _peer(p: Any, r: int) -> int:
 ROW_MESSAGES = 64
 
 
+def _messages(t: Any, slot: int, h: int, rows: list[tuple[int, int]] | None) -> list[Any]:
+    # Half ``slot`` (of length h along dim 2) of t as its P2P messages: one per (batch, head) row, or the half.
+    s = slice(slot * h, (slot + 1) * h)
+    return [t[b, j, s] for b, j in rows] if rows is not None else [t[:, :, s]]
+
+
 def start_exchange(xs: list[Any], p: Any, to_zigzag: bool, into: list[Any] | None = None) -> Callable[[], list[Any]]:
     # Re-deal (N, H, 2h, D) shards between the contiguous order (rank r: chunks 2r, 2r+1 of 2W) and the
     # head-tail order (rank r: chunks r, 2W-1-r), in either direction: one P2P batch for all of xs, halves
@@ -56,7 +62,9 @@ def start_exchange(xs: list[Any], p: Any, to_zigzag: bool, into: list[Any] | Non
 
     src_of, dst_of = (contiguous, headtail) if to_zigzag else (headtail, contiguous)
     outs: list[Any] = []
-    ops, keep = [], []
+    ops: list[Any] = []
+    sent: list[Any] = []  # what is sent, alive until the transfer is waited for
+    landed: list[tuple[Any, Any]] = []  # (region, buffer) where a received half could not land in place
     for i, x in enumerate(xs):
         n, hh, h = x.shape[0], x.shape[1], x.shape[2] // 2
         out = into[i] if into is not None else torch.empty(x.shape, dtype=x.dtype, device=x.device)
@@ -68,29 +76,26 @@ def start_exchange(xs: list[Any], p: Any, to_zigzag: bool, into: list[Any] | Non
             if sr == r and dr == r:
                 out[:, :, dp * h:(dp + 1) * h].copy_(x[:, :, sp * h:(sp + 1) * h])
             elif sr == r:
-                for part in ([x[b, j, sp * h:(sp + 1) * h] for b, j in rows] if rows is not None
-                             else [x[:, :, sp * h:(sp + 1) * h]]):
-                    keep.append(part if part.is_contiguous() else part.contiguous())
-                    ops.append(dist.P2POp(dist.isend, keep[-1], _peer(p, dr), p.group))
+                for part in _messages(x, sp, h, rows):
+                    sent.append(part.contiguous())  # (part itself where it is contiguous)
+                    ops.append(dist.P2POp(dist.isend, sent[-1], _peer(p, dr), p.group))
             elif dr == r:
-                region = out[:, :, dp * h:(dp + 1) * h]
-                parts = [out[b, j, dp * h:(dp + 1) * h] for b, j in rows] if rows is not None else [region]
-                for part in parts:
+                for part in _messages(out, dp, h, rows):
                     buf = part if part.is_contiguous() else torch.empty_like(part,
                                                                              memory_format=torch.contiguous_format)
                     ops.append(dist.P2POp(dist.irecv, buf, _peer(p, sr), p.group))
                     if buf is not part:
-                        keep.append((part, buf))
+                        landed.append((part, buf))
         outs.append(out)
     reqs = dist.batch_isend_irecv(ops) if ops else []
 
     def finish() -> list[Any]:
         for req in reqs:
             req.wait()
-        for k in keep:
-            if isinstance(k, tuple):  # a received half that could not land in place
-                k[0].copy_(k[1])
-        keep.clear()
+        for region, buf in landed:
+            region.copy_(buf)
+        sent.clear()
+        landed.clear()
         return outs
 
     return finish
