@@ -14,7 +14,7 @@ from unarray._backends.torch import precision as _tp
 __all__ = ["register"]
 
 
-def register(switch: Any, cls: type, *, uints: frozenset[Any], wide_uints: frozenset[Any], limit: int) -> None:
+def register(switch: Any, cls: Any, *, uints: frozenset[Any], wide_uints: frozenset[Any], limit: int) -> None:
     """Register the backend class ``cls``'s sum, argmax, mean and matmul branches with the C module ``switch``
     (None: not built). ``uints``, ``wide_uints``: the dtypes sum and argmax take elsewhere; ``limit``: matmul's
     multiply-adds up to which no policy changes a CPU float32 result (-1: any size)."""
@@ -23,14 +23,13 @@ def register(switch: Any, cls: type, *, uints: frozenset[Any], wide_uints: froze
     tensor = torch.Tensor
     every = frozenset(d for d in vars(torch).values() if isinstance(d, torch.dtype))
     # every parameter at its default, a plain tensor of a dtype that branch takes
-    switch.one_default(cls.sum, torch.sum, tensor, every - uints)  # type: ignore[attr-defined]
-    switch.one_default(cls.argmax, torch.argmax, tensor, every - wide_uints)  # type: ignore[attr-defined]
-    switch.one_default(cls.mean, torch.mean, tensor,  # type: ignore[attr-defined]
-                       frozenset(d for d in every if d.is_floating_point))
+    switch.one_default(cls.sum, torch.sum, tensor, every - uints)
+    switch.one_default(cls.argmax, torch.argmax, tensor, every - wide_uints)
+    switch.one_default(cls.mean, torch.mean, tensor, frozenset(d for d in every if d.is_floating_point))
     # matmul's branches for one dtype: torch's matmul wherever the policy cannot change the result (integers on
     # the CPU only, cuBLAS having no integer GEMM; float32 and complex64 on the CPU up to the size oneDNN reduces
     # at), else float32 and complex64 through the precision switch
-    switch.one_gated(cls.matmul, torch.matmul, tensor,  # type: ignore[attr-defined]
+    switch.one_gated(cls.matmul, torch.matmul, tensor,
                      frozenset({torch.float16, torch.bfloat16, torch.float64, torch.complex128}),
                      frozenset({torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64}),
                      frozenset({torch.float32, torch.complex64}), "is_cpu", limit, _precision, "FORCE_ARBITRATION",
