@@ -15,12 +15,9 @@ import os
 import pathlib
 import statistics
 
+import sizes  # (this script's folder, first on sys.path)
 import torch
 import torch.distributed as dist
-
-
-def _size(s: str) -> int:
-    return int(s[:-1]) * (1024 if s.endswith("k") else 1024 * 1024) if s[-1] in "kM" else int(s)
 
 
 def main() -> None:
@@ -42,7 +39,7 @@ def main() -> None:
     mesh = init_device_mesh("cuda", (w,), mesh_dim_names=("cp",))
     out = pathlib.Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
-    for s in map(_size, a.sizes.split(",")):
+    for s in sizes.parse(a.sizes):
         torch.manual_seed(rank)
         qkv = [DTensor.from_local(torch.randn(1, 16, s // w, 128, device="cuda", dtype=torch.bfloat16), mesh,
                                   [Shard(2)], run_check=False) for _ in range(3)]

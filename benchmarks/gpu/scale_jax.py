@@ -38,6 +38,8 @@ import sys
 import time
 from typing import Any
 
+from sizes import parse as parse_sizes  # (this script's folder, first on sys.path)
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 B, H, D = 1, 16, 128
 MATMUL_N = 16384
@@ -164,8 +166,7 @@ def main() -> int:
     ap.add_argument("--sizes", default="", help="attention sequence lengths, e.g. 32k,64k,128k,1M")
     ap.add_argument("--what", default="matmul,sum,attention", help="comma-separated sections")
     a = ap.parse_args()
-    unit = {"k": 1024, "K": 1024, "M": 1 << 20, "m": 1 << 20}
-    sizes = [int(x[:-1]) * unit[x[-1]] if x[-1] in unit else int(x) for x in a.sizes.split(",") if x] or SIZES
+    sizes = parse_sizes(a.sizes) or SIZES
     what_list = a.what.split(",")
     if a.child is not None:
         print(json.dumps(child(json.loads(a.child))))

@@ -49,6 +49,7 @@ from typing import Any  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
+import sizes  # noqa: E402 (this script's folder, first on sys.path)
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
@@ -540,8 +541,7 @@ def parse(argv: list[str]) -> list[str]:
     ap.add_argument("--sections", default="check,attention,matmul,sum,fits on two",
                     help="comma-separated sections to run")
     a = ap.parse_args(argv)
-    unit = {"k": 1024, "K": 1024, "M": 1 << 20, "m": 1 << 20}
-    SIZES[:] = [int(x[:-1]) * unit[x[-1]] if x[-1] in unit else int(x) for x in a.sizes.split(",") if x]
+    SIZES[:] = sizes.parse(a.sizes)
     return [x.strip() for x in a.sections.split(",") if x.strip()]
 
 
