@@ -27,12 +27,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this tree's unarray, not an installed one
+sys.path.insert(1, str(Path(__file__).resolve().parent / "gpu"))  # the GPU benchmarks' --sizes parser
 
-
-def _size(text: str) -> int:
-    text = text.strip().lower()
-    mult = {"k": 1024, "m": 1024 * 1024}.get(text[-1:], 1)
-    return int(text.rstrip("km")) * mult
+import sizes  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
           "peak per device = arguments + output + temporaries (MiB)")
     print("| S | one device: args+out (temp) | ring, 1 group | ring, chosen groups | groups |")
     print("|---|---|---|---|---|")
-    for s in (_size(x) for x in args.sizes.split(",")):
+    for s in sizes.parse(args.sizes):
         def arrays(shard: object, s: int = s) -> list[object]:
             mk = jax.jit(lambda n: jnp.zeros((b, s, n, d), dt), static_argnums=0, out_shardings=shard)
             return [mk(n) for n in (h, hk, hk)]
