@@ -125,17 +125,7 @@ def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> Pla
         return None
     kernel = _kernel(q, v, sq_sh)
     return Plan(sq_sh.mesh, spec, str(axis), n, bool(is_causal), kernel,
-                _groups(q, k, v, spec, seq, sq_sh.mesh, n, bool(is_causal), kernel))
-
-
-def _local_shape(shape: tuple[int, ...], spec: tuple[Any, ...], mesh: Any) -> tuple[int, ...]:
-    # A shard's shape under ``spec`` (each named axis divides its dimension; plan() checked the sequence's).
-    out = []
-    for size, names in zip(shape, spec, strict=True):
-        for a in (names if isinstance(names, tuple) else (names,) if names is not None else ()):
-            size //= int(mesh.shape[a])
-        out.append(size)
-    return tuple(out)
+                _groups(q, k, v, seq, sq_sh, shardings[0], n, bool(is_causal), kernel))
 
 
 def extra_bytes(b: int, hq: int, hk: int, lq: int, lk: int, d: int, dv: int, itemsize: int, acc: int,
@@ -163,11 +153,11 @@ def extra_bytes(b: int, hq: int, hk: int, lq: int, lk: int, d: int, dv: int, ite
 GROUP_MIN_ROWS = 32768
 
 
-def _groups(q: Any, k: Any, v: Any, spec: tuple[Any, ...], seq: int, mesh: Any, n: int, zigzag: bool,
+def _groups(q: Any, k: Any, v: Any, seq: int, q_sh: NamedSharding, k_sh: NamedSharding, n: int, zigzag: bool,
             kernel: str) -> int:
     # The head groups that keep a device's peak under one device's for the whole sequence.
     head = seq + 1 if seq == q.ndim - 3 else seq - 1
-    ql, kl = _local_shape(tuple(q.shape), spec, mesh), _local_shape(tuple(k.shape), spec, mesh)
+    ql, kl = q_sh.shard_shape(q.shape), k_sh.shard_shape(k.shape)
     b = math.prod(ql[:-3])
     hq, hk, lq, lk, d, dv = ql[head], kl[head], ql[seq], kl[seq], ql[-1], v.shape[-1]
     if lq < GROUP_MIN_ROWS:
