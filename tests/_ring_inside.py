@@ -22,7 +22,7 @@ from torch.distributed.tensor import DTensor, Replicate, Shard, distribute_tenso
 
 import unarray as ua
 from unarray._backends.torch import attention_ring, attention_ring_own, ring_rules
-from unarray.conformance import sharded_torch
+from unarray.conformance import local_group, sharded_torch
 
 _CHECKS: list[tuple[str, Callable[[Any, Any], int]]] = []
 
@@ -147,4 +147,4 @@ def main() -> None:
     finally:
         dist.barrier()
         dist.destroy_process_group()
-    raise SystemExit(0 if ok else 1)
+    local_group.end_worker(0 if ok else 1)

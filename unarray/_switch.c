@@ -371,7 +371,8 @@ hot_method(PyObject *b, PyObject *name, int *unbound)
  * op, a Python function, which stays what every other caller and a tracer run) -> (native, cls, here[, dtypes]).
  * ONE_DTYPE: a binary op; two arrays of exactly cls with one dtype object go to native(x1, x2).
  * ONE_DEFAULT: a one-array method of the backend class; exactly cls, every parameter the reference's default (by
- * identity) and a dtype in the set go to native(x).
+ * identity) and a dtype in the set go to native(x); with bound (same, on, size, limit), only where also
+ * x.<same[0]> is same[1] (same not None) and x.<size> < limit wherever x.<on> is true (on None: everywhere).
  * here: None, or (attr, sub, current) for a library whose calls run on the current device rather than the
  * array's: the branch is taken only where x.attr.sub == current() for the first array.
  * ONE_GATED: a binary method of the backend class that takes a precision policy (matmul); one dtype object and
@@ -425,14 +426,33 @@ one_dtype(PyObject *module, PyObject *args)
     return register_native(ONE_DTYPE, fn, native, PyTuple_Pack(3, native, cls, here), "one_dtype");
 }
 
+/* bound as it is kept: None, or (same, on, size, limit) with same None or (str, object), on None or a str, size a
+ * str and limit an int */
+static int
+bound_ok(PyObject *bound)
+{
+    if (bound == Py_None)
+        return 1;
+    if (PyTuple_CheckExact(bound) && PyTuple_GET_SIZE(bound) == 4) {
+        PyObject *same = PyTuple_GET_ITEM(bound, 0), *on = PyTuple_GET_ITEM(bound, 1);
+        if ((same == Py_None || (PyTuple_CheckExact(same) && PyTuple_GET_SIZE(same) == 2
+                                 && PyUnicode_Check(PyTuple_GET_ITEM(same, 0))))
+            && (on == Py_None || PyUnicode_Check(on)) && PyUnicode_Check(PyTuple_GET_ITEM(bound, 2))
+            && PyLong_CheckExact(PyTuple_GET_ITEM(bound, 3)))
+            return 1;
+    }
+    PyErr_SetString(PyExc_TypeError, "one_default: bound is None or (same, on, size, limit)");
+    return 0;
+}
+
 static PyObject *
 one_default(PyObject *module, PyObject *args)
 {
-    PyObject *fn, *native, *cls, *dtypes, *here = Py_None;
-    if (!PyArg_ParseTuple(args, "OOO!O!|O:one_default", &fn, &native, &PyType_Type, &cls, &PyFrozenSet_Type, &dtypes,
-                          &here) || !here_ok(here, "one_default"))
+    PyObject *fn, *native, *cls, *dtypes, *here = Py_None, *bound = Py_None;
+    if (!PyArg_ParseTuple(args, "OOO!O!|OO:one_default", &fn, &native, &PyType_Type, &cls, &PyFrozenSet_Type, &dtypes,
+                          &here, &bound) || !here_ok(here, "one_default") || !bound_ok(bound))
         return NULL;
-    return register_native(ONE_DEFAULT, fn, native, PyTuple_Pack(4, native, cls, here, dtypes), "one_default");
+    return register_native(ONE_DEFAULT, fn, native, PyTuple_Pack(5, native, cls, here, dtypes, bound), "one_default");
 }
 
 static PyObject *
@@ -450,11 +470,36 @@ one_gated(PyObject *module, PyObject *args)
         PyErr_SetString(PyExc_TypeError, "one_gated: gate and wants are both None, or a callable and a dict");
         return NULL;
     }
+    /* wants kept as (policy -> want where x1.<where> is false, the same where true): no key is built per call */
+    PyObject *by_where = Py_None;
+    if (wants != Py_None) {
+        PyObject *off = PyDict_New(), *on = PyDict_New(), *key, *want;
+        Py_ssize_t pos = 0;
+        int rc = off != NULL && on != NULL ? 0 : -1;
+        while (rc == 0 && PyDict_Next(wants, &pos, &key, &want)) {
+            if (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) != 2 || !PyBool_Check(PyTuple_GET_ITEM(key, 0))) {
+                PyErr_SetString(PyExc_TypeError, "one_gated: wants is keyed by (bool, policy)");
+                rc = -1;
+            }
+            else
+                rc = PyDict_SetItem(PyTuple_GET_ITEM(key, 0) == Py_True ? on : off, PyTuple_GET_ITEM(key, 1), want);
+        }
+        by_where = rc == 0 ? PyTuple_Pack(2, off, on) : NULL;
+        Py_XDECREF(off);
+        Py_XDECREF(on);
+        if (by_where == NULL)
+            return NULL;
+    }
+    else
+        Py_INCREF(by_where);
     PyObject *n = PyLong_FromSsize_t(limit);
-    if (n == NULL)
+    if (n == NULL) {
+        Py_DECREF(by_where);
         return NULL;
-    PyObject *entry = PyTuple_Pack(11, native, cls, anywhere, local, reducible, where, n, flags, flag, gate, wants);
+    }
+    PyObject *entry = PyTuple_Pack(11, native, cls, anywhere, local, reducible, where, n, flags, flag, gate, by_where);
     Py_DECREF(n);
+    Py_DECREF(by_where);
     return register_native(ONE_GATED, fn, native, entry, "one_gated");
 }
 
@@ -466,6 +511,45 @@ dtype_of(PyObject *x)
     if (d == NULL)
         PyErr_Clear();
     return d;
+}
+
+/* Whether x is within bound (None, or (same, on, size, limit): x.<same[0]> is same[1] where same is given, and
+ * x.<size> < limit wherever on is None or x.<on> is true); an attribute x lacks is a no, -1 on another error. */
+static int
+in_bound(PyObject *x, PyObject *bound)
+{
+    if (bound == Py_None)
+        return 1;
+    PyObject *same = PyTuple_GET_ITEM(bound, 0), *on = PyTuple_GET_ITEM(bound, 1);
+    if (same != Py_None) {
+        PyObject *v = PyObject_GetAttr(x, PyTuple_GET_ITEM(same, 0));
+        if (v == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+        Py_DECREF(v);  /* (identity only) */
+        if (v != PyTuple_GET_ITEM(same, 1))
+            return 0;
+    }
+    if (on != Py_None) {
+        PyObject *v = PyObject_GetAttr(x, on);
+        if (v == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+        int t = PyObject_IsTrue(v);
+        Py_DECREF(v);
+        if (t <= 0)
+            return t < 0 ? -1 : 1;  /* (the size rule does not apply) */
+    }
+    PyObject *n = PyObject_GetAttr(x, PyTuple_GET_ITEM(bound, 2));
+    if (n == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    int ok = PyLong_Check(n) ? PyObject_RichCompareBool(n, PyTuple_GET_ITEM(bound, 3), Py_LT) : 0;
+    Py_DECREF(n);
+    return ok;
 }
 
 /* Whether x is on the current device by here (None, or (attr, sub, current): x.attr.sub == current()); -1 on an
@@ -630,10 +714,9 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults,
                     }
                     if (policy == NULL)
                         return NULL;
-                    PyObject *key = Py_BuildValue("(OO)", here ? Py_True : Py_False, policy);
+                    PyObject *want = PyDict_GetItemWithError(PyTuple_GET_ITEM(PyTuple_GET_ITEM(entry, 10), here > 0),
+                                                             policy);
                     Py_DECREF(policy);
-                    PyObject *want = key == NULL ? NULL : PyDict_GetItemWithError(PyTuple_GET_ITEM(entry, 10), key);
-                    Py_XDECREF(key);
                     if (want == NULL) {
                         *taken = PyErr_Occurred() != NULL;
                         return NULL;
@@ -651,6 +734,8 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults,
     }
     else {
         ok = arrays == 1 ? PySet_Contains(PyTuple_GET_ITEM(entry, 3), d) : 1;
+        if (ok > 0 && arrays == 1)
+            ok = in_bound(a[0], PyTuple_GET_ITEM(entry, 4));
         if (ok > 0)
             ok = is_here(a[0], PyTuple_GET_ITEM(entry, 2));
     }
@@ -977,7 +1062,8 @@ static PyMethodDef module_methods[] = {
     {"one_default", (PyCFunction)one_default, METH_VARARGS,
      "one_default(fn, native, cls, dtypes, here=None): on the hot path, exactly cls with every parameter at its "
      "default and a dtype in dtypes goes to native(x) instead of the backend class's method fn (which takes the "
-     "same branch); here as one_dtype's"},
+     "same branch); here as one_dtype's; bound=(same, on, size, limit): also x.<same[0]> is same[1] (same not None) "
+     "and x.<size> < limit wherever x.<on> is true (on None: everywhere)"},
     {"one_gated", (PyCFunction)one_gated, METH_VARARGS,
      "one_gated(fn, native, cls, anywhere, local, reducible, where, limit, flags, flag, gate=None, wants=None): on "
      "the hot path, a binary "

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -23,27 +22,22 @@ CHECKS = {"route_follows_crossover", "head_groups_equal_one_group"}
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def two_ranks() -> tuple[list[int], dict[str, dict[str, object]], str]:
-    port = str(_free_port())
-    env = {**os.environ, "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port, "OMP_NUM_THREADS": "1",
-           "UA_GLOO_TIMEOUT": "120"}
-    procs = [subprocess.Popen([sys.executable, "-c", "from tests import _ring_inside as t; t.main()"], cwd=ROOT,
-                              env={**env, "RANK": str(r)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for r in range(2)]
+    from unarray.conformance import local_group
+
     outs = []
-    for p in procs:
-        try:
-            outs.append(p.communicate(timeout=300))
-        except subprocess.TimeoutExpired:
-            p.kill()
-            outs.append(p.communicate())
+    with local_group.rendezvous(2) as joined:
+        env = {**os.environ, **joined, "OMP_NUM_THREADS": "1", "UA_GLOO_TIMEOUT": "120"}
+        procs = [subprocess.Popen([sys.executable, "-c", "from tests import _ring_inside as t; t.main()"], cwd=ROOT,
+                                  env={**env, "RANK": str(r)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) for r in range(2)]
+        for p in procs:
+            try:
+                outs.append(p.communicate(timeout=300))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                outs.append(p.communicate())
     rows = {}
     for line in outs[0][0].splitlines():
         if line.startswith("{"):

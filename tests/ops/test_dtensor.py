@@ -21,6 +21,8 @@ pytest.importorskip("hypothesis")
 if not (dist.is_available() and dist.is_gloo_available()):
     pytest.skip("torch.distributed with gloo is not available", allow_module_level=True)
 
+from unarray.conformance import local_group  # noqa: E402  (after the skip: it starts torch's store)
+
 PROPERTIES = {"matmul", "reductions", "elementwise_and_permute", "device_handoff_mixing", "attention",
               "attention_heads_sharded", "attention_refuses_gradients_through_the_ring"}
 
@@ -66,24 +68,18 @@ def test_attention_on_three_ranks() -> None:
 
 def test_a_failing_property_is_named() -> None:
     # The harness reports a failure by name and exits non-zero: a property that cannot hold.
-    code = ("import sys; from unarray.conformance import sharded_torch as s\n"
+    code = ("from unarray.conformance import sharded_torch as s\n"
             "def _never(mesh, data):\n"
             "    raise AssertionError('the sharded result differs')\n"
             "s._PROPERTIES[:] = [('never', _never)]\n"
-            "sys.exit(s._worker(2, ''))\n")
-    port = str(_free_port())
-    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env={**os.environ, "RANK": str(r), "WORLD_SIZE": "2",
-                                              "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": port,
-                                              "UA_GLOO_TIMEOUT": "60"}) for r in range(2)]
-    outs = [p.communicate(timeout=200) for p in procs]
+            "from unarray.conformance.local_group import end_worker\n"
+            "end_worker(s._worker(2, ''))\n")
+    with local_group.rendezvous(2) as joined:
+        procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True, env={**os.environ, **joined, "RANK": str(r), "UA_GLOO_TIMEOUT": "60"})
+                 for r in range(2)]
+        outs = [p.communicate(timeout=200) for p in procs]
     assert [p.returncode for p in procs] == [1, 1], outs[0][1][-2000:]
     row = json.loads(next(line for line in outs[0][0].splitlines() if line.startswith("{")))
     assert row["property"] == "never" and row["ok"] is False
     assert "the sharded result differs" in row["error"]
-
-
-def _free_port() -> int:
-    from unarray.conformance.sharded_torch import _free_port as free
-
-    return free()

@@ -321,6 +321,41 @@ def test_a_native_registered_with_here_is_taken_only_on_the_current_device(monke
             switch.one_dtype(op, native, torch.Tensor, bad)
 
 
+@needs_c
+def test_a_one_default_native_with_a_bound_is_taken_only_within_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    # bound=(same, on, size, limit): the native only where x.<same[0]> is same[1] and, wherever x.<on> is true,
+    # x.<size> < limit; elsewhere (another layout, a large array where the rule applies) the method runs.
+    torch, switch, _, b = _torch_and_switch()
+    seen: list[str] = []
+
+    def method(self: Any, x: Any) -> Any:
+        seen.append("method")
+        return x.contiguous() if x.layout is torch.strided else x
+
+    def native(x: Any) -> Any:
+        seen.append("native")
+        return x.contiguous()
+
+    every = frozenset({torch.float32, torch.float64})
+    switch.one_default(method, native, torch.Tensor, every, None, (("layout", torch.strided), "is_cpu", "nbytes", 64))
+    monkeypatch.setattr(type(b), "ascontiguousarray", method)
+    for x, way in ((torch.ones(3, 5).T, "native"), (torch.ones(4, 5).T, "method"), (torch.ones(2, 4), "native"),
+                   (torch.ones(4, 4), "method"), (torch.eye(3).to_sparse(), "method"),
+                   (torch.ones(4, 5, device="meta").T, "native")):
+        seen.clear()
+        out = ua.ascontiguousarray(x)
+        assert seen == [way], (tuple(x.shape), x.layout)
+        assert out.is_meta or torch.equal(out.to_dense(), x.to_dense())
+    switch.one_default(method, native, torch.Tensor, every, None, (None, None, "nbytes", 64))
+    for x, way in ((torch.ones(3, 5).T, "native"), (torch.ones(4, 5).T, "method")):
+        seen.clear()
+        ua.ascontiguousarray(x)
+        assert seen == [way]
+    for bad in ((None, None, "nbytes"), ("layout", None, "nbytes", 1), (None, None, "nbytes", 1.0)):
+        with pytest.raises(TypeError, match="bound is None or"):
+            switch.one_default(method, native, torch.Tensor, every, None, bad)
+
+
 def _ran_python(code: Any, call: Callable[[], Any]) -> tuple[Any, bool]:
     # call()'s result and whether the Python function of ``code`` ran in it (a profiler sees Python frames only)
     ran: list[bool] = []
@@ -378,6 +413,29 @@ def test_matmul_goes_native_on_the_c_path_exactly_where_the_policy_cannot_change
     native = dtype not in ("float32", "complex64") or (small and not force)
     assert not ran and bool(read) is not native, (batch, m, k, n, dtype, force)
     assert out.dtype == reference.dtype and torch.equal(out, reference)
+
+
+@needs_c
+@settings(max_examples=60, deadline=None)
+@given(shape=st.lists(st.integers(0, 6), min_size=0, max_size=4), data=st.data(),
+       dtype=st.sampled_from(["float32", "float64", "int32", "bool", "complex64"]), seed=st.integers(0, 2**32 - 1))
+def test_ascontiguousarray_goes_native_on_the_c_path_bit_for_bit(shape: list[int], data: Any, dtype: str,
+                                                                  seed: int) -> None:
+    # torch's registration: a strided CPU tensor, any view of it, is torch's own copy (x itself where compact)
+    # without the backend's method, with the reference's result, strides and identity.
+    torch = pytest.importorskip("torch")
+    from unarray._backends.torch import layout
+
+    base = torch.from_numpy(np.asarray(np.random.default_rng(seed).standard_normal(shape) * 5).astype(dtype))
+    x = base.permute(tuple(data.draw(st.permutations(range(base.ndim)), label="perm")))
+    if x.ndim and x.shape[0] > 1 and data.draw(st.booleans(), label="step"):
+        x = x[::2]
+    ua.ascontiguousarray(x)
+    out, ran = _ran_python(layout.compact.__code__, lambda: ua.ascontiguousarray(x))
+    reference = ua.ascontiguousarray.__wrapped__(x)
+    assert not ran
+    assert out.is_contiguous() and out.stride() == reference.stride() and torch.equal(out, reference)
+    assert (out is x) == (reference is x) == x.is_contiguous()
 
 
 @needs_c
@@ -510,6 +568,22 @@ def test_cupy_takes_its_natives_on_the_current_device_bit_for_bit(cuda: Callable
             assert not ran, (dtype, code.co_name)
             assert out.dtype == expected.dtype and out.shape == expected.shape
             assert out.tobytes() == expected.tobytes(), (dtype, code.co_name)
+
+
+def test_torch_cuda_small_views_take_torchs_copy_on_the_c_path(cuda: Callable[[str], Any]) -> None:
+    # Below the kernel size a CUDA view is torch's copy without the backend's method; from it, the method plans
+    # the route (and its kernel where one is worth it).
+    torch = cuda("torch")
+    from unarray._backends.torch import layout
+
+    for shape, native in (((512, 384), True), ((4096, 4096), False)):
+        v = torch.randn(shape, device="cuda").T
+        ua.ascontiguousarray(v)
+        out, ran = _ran_python(layout.compact.__code__, lambda v=v: ua.ascontiguousarray(v))
+        assert ran is not native, shape
+        assert out.is_contiguous() and torch.equal(out, v.contiguous())
+        c = v.contiguous()
+        assert ua.ascontiguousarray(c) is c
 
 
 def test_cupy_small_views_take_cupys_copy_and_compact_arrays_come_back(cuda: Callable[[str], Any]) -> None:

@@ -1,10 +1,10 @@
 """Sharded torch DTensors against single-process float64 NumPy: the distributed conformance check.
 
 ``main()`` starts ``--nproc`` processes (2 by default) on this machine, joined by a gloo process group
-over a free local port, each running the properties below on one 1-D DeviceMesh; it prints one JSON
-line per property (``{"property": ..., "ok": ..., "examples": ..., "error": ...}``, from rank 0) and
-returns 0 when every property held on every rank. ``python -m unarray check --profile distributed``
-runs it.
+through a TCP store this process hosts (``local_group.rendezvous``), each running the properties below on
+one 1-D DeviceMesh; it prints one JSON line per property (``{"property": ..., "ok": ..., "examples": ...,
+"error": ...}``, from rank 0) and returns 0 when every property held on every rank.
+``python -m unarray check --profile distributed`` runs it.
 
 Properties (Hypothesis, derandomized so every rank draws the same examples; each example's verdict
 is agreed by an all-reduce so no rank waits on a collective another has left):
@@ -26,13 +26,14 @@ import argparse
 import datetime
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 import traceback
 from collections.abc import Callable
 from typing import Any
+
+from unarray.conformance.local_group import end_worker, rendezvous
 
 __all__ = ["main"]
 
@@ -70,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
-        return _worker(args.examples, args.only)
+        end_worker(_worker(args.examples, args.only))
     try:
         import torch.distributed as dist
     except ImportError:
@@ -82,33 +83,26 @@ def main(argv: list[str] | None = None) -> int:
     return _launch(args.nproc, args.examples, args.only)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _launch(nproc: int, examples: int, only: str) -> int:
-    port = _free_port()
     procs = []
-    for rank in range(nproc):
-        env = {**os.environ, "RANK": str(rank), "WORLD_SIZE": str(nproc), "MASTER_ADDR": "127.0.0.1",
-               "MASTER_PORT": str(port), "OMP_NUM_THREADS": "1"}
-        cmd = [sys.executable, "-m", "unarray.conformance.sharded_torch", "--worker", "--examples", str(examples)]
-        if only:
-            cmd += ["--only", only]
-        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE if rank else None,
-                                      stderr=subprocess.PIPE if rank else None, text=True))
-    rcs = []
-    for rank, p in enumerate(procs):
-        try:
-            out, err = p.communicate(timeout=600)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            out, err = p.communicate()
-        rcs.append(p.returncode)
-        if rank and p.returncode:
-            sys.stderr.write(f"[rank {rank}] exit {p.returncode}\n{err or ''}")
+    with rendezvous(nproc) as joined:
+        for rank in range(nproc):
+            env = {**os.environ, **joined, "RANK": str(rank), "OMP_NUM_THREADS": "1"}
+            cmd = [sys.executable, "-m", "unarray.conformance.sharded_torch", "--worker", "--examples", str(examples)]
+            if only:
+                cmd += ["--only", only]
+            procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE if rank else None,
+                                          stderr=subprocess.PIPE if rank else None, text=True))
+        rcs = []
+        for rank, p in enumerate(procs):
+            try:
+                out, err = p.communicate(timeout=600)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, err = p.communicate()
+            rcs.append(p.returncode)
+            if rank and p.returncode:
+                sys.stderr.write(f"[rank {rank}] exit {p.returncode}\n{err or ''}")
     return 0 if all(rc == 0 for rc in rcs) else 1
 
 

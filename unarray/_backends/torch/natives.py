@@ -10,14 +10,15 @@ import torch
 
 from unarray import _precision
 from unarray._backends.torch import precision as _tp
+from unarray._kernels import layout_route as lr
 
 __all__ = ["register"]
 
 
 def register(switch: Any, cls: Any, *, uints: frozenset[Any], wide_uints: frozenset[Any], limit: int) -> None:
-    """Register the backend class ``cls``'s sum, argmax, mean and matmul branches with the C module ``switch``
-    (None: not built). ``uints``, ``wide_uints``: the dtypes sum and argmax take elsewhere; ``limit``: matmul's
-    multiply-adds up to which no policy changes a CPU float32 result (-1: any size)."""
+    """Register the backend class ``cls``'s sum, argmax, mean, ascontiguousarray and matmul branches with the C
+    module ``switch`` (None: not built). ``uints``, ``wide_uints``: the dtypes sum and argmax take elsewhere;
+    ``limit``: matmul's multiply-adds up to which no policy changes a CPU float32 result (-1: any size)."""
     if switch is None:
         return
     tensor = torch.Tensor
@@ -26,6 +27,10 @@ def register(switch: Any, cls: Any, *, uints: frozenset[Any], wide_uints: frozen
     switch.one_default(cls.sum, torch.sum, tensor, every - uints)
     switch.one_default(cls.argmax, torch.argmax, tensor, every - wide_uints)
     switch.one_default(cls.mean, torch.mean, tensor, frozenset(d for d in every if d.is_floating_point))
+    # ascontiguousarray's common case (layout.compact): a strided tensor off CUDA, or a small one on it, is
+    # torch's own copy (x itself where compact); a large CUDA view takes the route and its kernels
+    switch.one_default(cls.ascontiguousarray, torch.Tensor.contiguous, tensor, every, None,
+                       (("layout", torch.strided), "is_cuda", "nbytes", lr.KERNEL_MIN_BYTES["cuda"]))
     # matmul's branches for one dtype: torch's matmul wherever the policy cannot change the result (integers on
     # the CPU only, cuBLAS having no integer GEMM; float32 and complex64 on the CPU up to the size oneDNN reduces
     # at), else float32 and complex64 through the precision switch

@@ -1,0 +1,49 @@
+"""Local process groups for the distributed checks: the store that joins a launcher's worker processes, and how
+a worker ends.
+
+:func:`rendezvous` is used by ``unarray.conformance.sharded_torch`` and by the test suite's own multi-process
+checks; :func:`end_worker` is the last call of each of their workers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import os
+import sys
+from collections.abc import Iterator
+from typing import NoReturn
+
+__all__ = ["end_worker", "rendezvous"]
+
+
+@contextlib.contextmanager
+def rendezvous(world_size: int) -> Iterator[dict[str, str]]:
+    """A TCP store hosted by this process on a port the system assigns, and the environment (without ``RANK``)
+    under which ``world_size`` worker processes' ``init_process_group`` joins it as clients.
+
+    torchelastic's agent-store convention (``TORCHELASTIC_USE_AGENT_STORE``): no port is picked free and then
+    lost to another process before a worker binds it, and no worker hosts the store, which is closed here once
+    the block ends, after the workers.
+    """
+    from torch.distributed import TCPStore  # type: ignore[attr-defined]  # (public, not re-exported in stubs)
+
+    store = TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False, timeout=datetime.timedelta(seconds=600))
+    try:
+        yield {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(store.port), "WORLD_SIZE": str(world_size),
+               "TORCHELASTIC_USE_AGENT_STORE": "True"}
+    finally:
+        del store  # (its daemon stops while the interpreter is whole)
+
+
+def end_worker(code: int) -> NoReturn:
+    """End a worker process with ``code`` once its process group is destroyed: stdout and stderr are flushed and
+    the process leaves without the interpreter's teardown (``os._exit``).
+
+    In that teardown torch's C++ objects (rank 0's TCP store daemon, gloo's pairs) are destroyed in an order
+    that can abort the process ("terminate called without an active exception") after its verdict is printed
+    and its process group destroyed: the exit code would then report a crash the properties never had.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
