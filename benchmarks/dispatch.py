@@ -48,6 +48,9 @@ OPS = ("matmul", "sum", "permute_dims", "mean", "argmax")
 BINARY = ("add", "subtract", "multiply", "divide", "maximum", "less")
 # ua.matmul with a per-call policy, timed on request against the native matmul (compat has no policy).
 PRECISION = ("matmul_tf32",)
+# ua.ascontiguousarray of the transposed (n, n) view, timed on request against the library's own call (the
+# standard and compat have none).
+COMPACT = ("ascontiguousarray",)
 
 
 def _setup(backend: str, n: int = 4) -> tuple[Any, Any, dict[str, Callable[[], Any]], Callable[[Any], None]]:
@@ -60,12 +63,14 @@ def _setup(backend: str, n: int = 4) -> tuple[Any, Any, dict[str, Callable[[], A
     sync: Callable[[Any], None] = lambda last: None
     if backend == "numpy":
         a, b = a0, b0
+        at = _transposed(a)
         native = {
             "matmul": lambda: np.matmul(a, b),
             "sum": lambda: np.sum(a),
             "permute_dims": lambda: np.permute_dims(a, (1, 0)),
             "mean": lambda: np.mean(a),
             "argmax": lambda: np.argmax(a),
+            "ascontiguousarray": lambda: np.ascontiguousarray(at),
             **_binary(np, a, b),
         }
     elif backend in ("torch", "torch-cuda"):
@@ -73,6 +78,7 @@ def _setup(backend: str, n: int = 4) -> tuple[Any, Any, dict[str, Callable[[], A
 
         dev = "cuda" if backend == "torch-cuda" else "cpu"
         a, b = torch.from_numpy(a0).to(dev), torch.from_numpy(b0).to(dev)
+        at = _transposed(a)
         if dev == "cuda":
             sync = lambda last: torch.cuda.synchronize()
         native = {
@@ -81,6 +87,7 @@ def _setup(backend: str, n: int = 4) -> tuple[Any, Any, dict[str, Callable[[], A
             "permute_dims": lambda: torch.permute(a, (1, 0)),
             "mean": lambda: torch.mean(a),
             "argmax": lambda: torch.argmax(a),
+            "ascontiguousarray": lambda: at.contiguous(),
             **_binary(torch, a, b),
         }
     elif backend in ("jax", "jax-gpu"):
@@ -115,18 +122,25 @@ def _setup(backend: str, n: int = 4) -> tuple[Any, Any, dict[str, Callable[[], A
         import cupy
 
         a, b = cupy.asarray(a0), cupy.asarray(b0)
+        at = _transposed(a)
         native = {
             "matmul": lambda: cupy.matmul(a, b),
             "sum": lambda: cupy.sum(a),
             "permute_dims": lambda: cupy.transpose(a, (1, 0)),
             "mean": lambda: cupy.mean(a),
             "argmax": lambda: cupy.argmax(a),
+            "ascontiguousarray": lambda: cupy.ascontiguousarray(at),
             **_binary(cupy, a, b),
         }
         sync = lambda last: cupy.cuda.get_current_stream().synchronize()
     else:
         raise SystemExit(f"unknown backend {backend}")
     return a, b, native, sync
+
+
+def _transposed(a: Any) -> Any:
+    # The (n, n) array's transposed view, where the library has one (ascontiguousarray's input).
+    return getattr(a, "T", a)
 
 
 def _binary(ns: Any, a: Any, b: Any) -> dict[str, Callable[[], Any]]:
@@ -138,6 +152,7 @@ def _binary(ns: Any, a: Any, b: Any) -> dict[str, Callable[[], Any]]:
 
 
 def _ua_calls(a: Any, b: Any) -> dict[str, Callable[[], Any]]:
+    at = _transposed(a)
     return {
         "matmul": lambda: ua.matmul(a, b),
         "sum": lambda: ua.sum(a),
@@ -145,6 +160,7 @@ def _ua_calls(a: Any, b: Any) -> dict[str, Callable[[], Any]]:
         "mean": lambda: ua.mean(a),
         "argmax": lambda: ua.argmax(a),
         "matmul_tf32": lambda: ua.matmul(a, b, precision="tf32"),
+        "ascontiguousarray": lambda: ua.ascontiguousarray(at),
         **_binary(ua, a, b),
     }
 
@@ -201,7 +217,7 @@ def bench_backend(
     rows = []
     for op in ops:
         contenders = {"native": native["matmul" if op in PRECISION else op], "unarray": mine[op]}
-        if compat is not None and op not in PRECISION:
+        if compat is not None and op not in PRECISION + COMPACT:
             contenders["compat"] = compat[0][op]
             contenders["compat_hoisted"] = compat[1][op]
         for fn in contenders.values():  # warm-up: caches, JIT, first-call paths
@@ -265,7 +281,8 @@ def main() -> None:
     p.add_argument("--backends", default="numpy,torch,jax")
     p.add_argument("--repeats", type=int, default=15)
     p.add_argument("--number", type=int, default=2000)
-    p.add_argument("--ops", default=",".join(OPS), help=f"comma-separated, of {', '.join(OPS + BINARY + PRECISION)}")
+    p.add_argument("--ops", default=",".join(OPS),
+                   help=f"comma-separated, of {', '.join(OPS + BINARY + PRECISION + COMPACT)}")
     p.add_argument("--size", type=int, default=4, help="the arrays are (size, size) float32")
     p.add_argument("--stat", choices=("median", "min"), default="median", help="of the samples")
     p.add_argument("--tree", default=None, help="a checkout whose unarray to time (default: this one)")

@@ -368,7 +368,7 @@ hot_method(PyObject *b, PyObject *name, int *unbound)
 }
 
 /* A backend op's common branch that is one native function, registered by the backend (unarray/_hot.py): fn (the
- * op, a Python function, which stays what every other caller and a tracer run) -> (native, cls, here[, dtypes]).
+ * op, a Python function, which stays what every other caller and a tracer run) -> (native, cls, here[, dtypes, bound]).
  * ONE_DTYPE: a binary op; two arrays of exactly cls with one dtype object go to native(x1, x2).
  * ONE_DEFAULT: a one-array method of the backend class; exactly cls, every parameter the reference's default (by
  * identity) and a dtype in the set go to native(x); with bound (same, on, size, limit), only where also

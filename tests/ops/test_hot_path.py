@@ -41,7 +41,7 @@ REDUCTIONS = ["sum", "prod", "mean", "min", "max", "argmax", "argmin"]
 BINARY = ["add", "subtract", "multiply", "divide", "maximum", "less", "pow", "floor_divide", "atan2",
           "bitwise_and", "logical_or"]
 UNARY = ["abs", "negative", "sqrt", "isnan", "exp", "round"]
-OPS = ["matmul", "matrix_transpose", "permute_dims", *REDUCTIONS, *BINARY, *UNARY]
+OPS = ["matmul", "matrix_transpose", "permute_dims", "ascontiguousarray", *REDUCTIONS, *BINARY, *UNARY]
 
 HOT = sorted(n for n in ua.__all__ if type(getattr(ua, n)).__name__ == "Hot")
 
@@ -89,6 +89,9 @@ def calls(draw: st.DrawFn) -> tuple[str, int, list[tuple[tuple[int, ...], str]],
     elif op == "permute_dims":
         specs = [(shape, dtype)]
         kw["axes"] = tuple(draw(st.permutations(range(ndim)))) if draw(st.booleans()) else (0,) * ndim
+    elif op == "ascontiguousarray":
+        specs = [(shape, dtype)]
+        kw["view"] = tuple(draw(st.permutations(range(ndim))))  # (the input is this permuted view)
     else:
         specs = [(shape, dtype)]
     if op in REDUCTIONS:
@@ -109,6 +112,8 @@ def test_the_c_path_is_its_reference_bit_for_bit(backend: TestBackend, call: Any
     arrays = tuple(_array(backend, rng, shape, dtype) for shape, dtype in specs)
     before = [backend.to_numpy(a).copy() for a in arrays]
     args: tuple[Any, ...] = arrays
+    if op == "ascontiguousarray":
+        args = (ua.permute_dims(arrays[0], kw.pop("view")),)
     if op == "permute_dims" and seed % 2:
         args = (*arrays, kw.pop("axes"))  # axes positionally
     fn = getattr(ua, op)
