@@ -53,20 +53,23 @@ leave(Gate *g, PyObject *tid)
     return rc;
 }
 
+/* A want's read in the gate's table: (read, read's arguments, the states that give want). */
+enum { R_READ, R_ARGS, R_STATES };
+
 static int
 gives(PyObject *entry)
 {
     /* 1 when the setting in force is one of the entry's states, 0 when not or the read failed with
      * RuntimeError (torch's, when its legacy and new precision APIs disagree: the Python path reads
      * it again and decides), -1 on any other error. */
-    PyObject *state = PyObject_Call(PyTuple_GET_ITEM(entry, 0), PyTuple_GET_ITEM(entry, 1), NULL);
+    PyObject *state = PyObject_Call(PyTuple_GET_ITEM(entry, R_READ), PyTuple_GET_ITEM(entry, R_ARGS), NULL);
     if (state == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_RuntimeError))
             return -1;
         PyErr_Clear();
         return 0;
     }
-    int ok = PySequence_Contains(PyTuple_GET_ITEM(entry, 2), state);
+    int ok = PySequence_Contains(PyTuple_GET_ITEM(entry, R_STATES), state);
     Py_DECREF(state);
     return ok;
 }
@@ -85,7 +88,7 @@ gate_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwname
         if (entry == NULL && PyErr_Occurred())
             return NULL;
         if (entry != NULL) {
-            if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 3 || !PyTuple_Check(PyTuple_GET_ITEM(entry, 1))) {
+            if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 3 || !PyTuple_Check(PyTuple_GET_ITEM(entry, R_ARGS))) {
                 PyErr_SetString(PyExc_TypeError, "a precision gate's read is (read, args tuple, states)");
                 return NULL;
             }
@@ -385,6 +388,10 @@ hot_method(PyObject *b, PyObject *name, int *unbound)
 static PyObject *ONE_DTYPE;  /* dict */
 static PyObject *ONE_DEFAULT;  /* dict */
 static PyObject *ONE_GATED;  /* dict */
+/* An entry's slots: every table's first two; ONE_DTYPE's (3 slots) and ONE_DEFAULT's (5); ONE_GATED's (11). */
+enum { E_NATIVE, E_CLS };
+enum { E_HERE = 2, E_DTYPES, E_BOUND };
+enum { G_ANYWHERE = 2, G_LOCAL, G_REDUCIBLE, G_WHERE, G_LIMIT, G_FLAGS, G_FLAG, G_GATE, G_WANTS };
 static PyObject *DTYPE;  /* "dtype" */
 static PyObject *SHAPE;  /* "shape" */
 
@@ -612,14 +619,14 @@ numel_of(PyObject *x, Py_ssize_t *last)
 static int
 gated_small(PyObject *x1, PyObject *x2, PyObject *entry)
 {
-    PyObject *f = PyObject_GetAttr(PyTuple_GET_ITEM(entry, 7), PyTuple_GET_ITEM(entry, 8));
+    PyObject *f = PyObject_GetAttr(PyTuple_GET_ITEM(entry, G_FLAGS), PyTuple_GET_ITEM(entry, G_FLAG));
     if (f == NULL)
         return -1;
     int on = PyObject_IsTrue(f);
     Py_DECREF(f);
     if (on != 0)
         return on < 0 ? -1 : 0;
-    Py_ssize_t limit = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 6));
+    Py_ssize_t limit = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, G_LIMIT));
     if (limit < 0)
         return 1;
     Py_ssize_t last, unused, n1 = numel_of(x1, &last), n2 = numel_of(x2, &unused);
@@ -663,7 +670,7 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults,
            int *taken)
 {
     int gated = scope != NULL;
-    PyObject *cls = PyTuple_GET_ITEM(entry, 1);
+    PyObject *cls = PyTuple_GET_ITEM(entry, E_CLS);
     for (Py_ssize_t i = 0; i < arrays; i++)
         if ((PyObject *)Py_TYPE(a[i]) != cls)
             return NULL;
@@ -684,15 +691,15 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults,
     }
     int ok;
     if (gated) {
-        if ((ok = PySet_Contains(PyTuple_GET_ITEM(entry, 2), d)) == 0) {
-            int local = PySet_Contains(PyTuple_GET_ITEM(entry, 3), d);
-            int reducible = local == 0 ? PySet_Contains(PyTuple_GET_ITEM(entry, 4), d) : 0;
+        if ((ok = PySet_Contains(PyTuple_GET_ITEM(entry, G_ANYWHERE), d)) == 0) {
+            int local = PySet_Contains(PyTuple_GET_ITEM(entry, G_LOCAL), d);
+            int reducible = local == 0 ? PySet_Contains(PyTuple_GET_ITEM(entry, G_REDUCIBLE), d) : 0;
             if (local < 0 || reducible < 0) {
                 *taken = 1;
                 return NULL;
             }
             if (local || reducible) {
-                PyObject *w = PyObject_GetAttr(a[0], PyTuple_GET_ITEM(entry, 5));
+                PyObject *w = PyObject_GetAttr(a[0], PyTuple_GET_ITEM(entry, G_WHERE));
                 if (w == NULL) {
                     PyErr_Clear();
                     return NULL;
@@ -702,7 +709,7 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults,
                 ok = here;
                 if (here > 0 && reducible)
                     ok = gated_small(a[0], a[1], entry);
-                if (ok == 0 && reducible && PyTuple_GET_ITEM(entry, 9) != Py_None) {
+                if (ok == 0 && reducible && PyTuple_GET_ITEM(entry, G_GATE) != Py_None) {
                     /* the precision switch's call: gate(wants[(here, policy)], native, x1, x2), the policy the
                      * call's precision= or else the scope's (none set: the reference's path) */
                     PyObject *policy = NULL;
@@ -714,7 +721,7 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults,
                     }
                     if (policy == NULL)
                         return NULL;
-                    PyObject *want = PyDict_GetItemWithError(PyTuple_GET_ITEM(PyTuple_GET_ITEM(entry, 10), here > 0),
+                    PyObject *want = PyDict_GetItemWithError(PyTuple_GET_ITEM(PyTuple_GET_ITEM(entry, G_WANTS), here > 0),
                                                              policy);
                     Py_DECREF(policy);
                     if (want == NULL) {
@@ -722,9 +729,9 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults,
                         return NULL;
                     }
                     Py_INCREF(want);
-                    PyObject *call[5] = {NULL, want, PyTuple_GET_ITEM(entry, 0), a[0], a[1]};
+                    PyObject *call[5] = {NULL, want, PyTuple_GET_ITEM(entry, E_NATIVE), a[0], a[1]};
                     *taken = 1;
-                    PyObject *res = PyObject_Vectorcall(PyTuple_GET_ITEM(entry, 9), call + 1,
+                    PyObject *res = PyObject_Vectorcall(PyTuple_GET_ITEM(entry, G_GATE), call + 1,
                                                         4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
                     Py_DECREF(want);
                     return res;
@@ -733,11 +740,11 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults,
         }
     }
     else {
-        ok = arrays == 1 ? PySet_Contains(PyTuple_GET_ITEM(entry, 3), d) : 1;
+        ok = arrays == 1 ? PySet_Contains(PyTuple_GET_ITEM(entry, E_DTYPES), d) : 1;
         if (ok > 0 && arrays == 1)
-            ok = in_bound(a[0], PyTuple_GET_ITEM(entry, 4));
+            ok = in_bound(a[0], PyTuple_GET_ITEM(entry, E_BOUND));
         if (ok > 0)
-            ok = is_here(a[0], PyTuple_GET_ITEM(entry, 2));
+            ok = is_here(a[0], PyTuple_GET_ITEM(entry, E_HERE));
     }
     if (ok < 0) {
         *taken = 1;
@@ -746,7 +753,7 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults,
     if (!ok)
         return NULL;
     *taken = 1;
-    return PyObject_Vectorcall(PyTuple_GET_ITEM(entry, 0), a, arrays | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    return PyObject_Vectorcall(PyTuple_GET_ITEM(entry, E_NATIVE), a, arrays | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
 }
 
 static PyObject *
