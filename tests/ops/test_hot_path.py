@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import unarray as ua
-from tests._support import TestBackend
+from tests._support import TestBackend, make_backend
 from unarray import _lookup, _native
 
 if importlib.util.find_spec("torch") is not None:
@@ -550,6 +550,32 @@ def test_hot_calls_compare_and_hash_by_identity() -> None:
     fns = [getattr(ua, n) for n in HOT]
     assert len(set(fns)) == len(fns) and ua.add != ua.subtract and ua.add == ua.add
     assert {ua.add: 1, ua.subtract: 2}[ua.subtract] == 2
+
+
+@needs_c
+@settings(max_examples=40, deadline=None)
+@given(shape=st.lists(st.integers(0, 4), min_size=0, max_size=3),
+       dtype=st.sampled_from(["float32", "float16", "bfloat16", "int32", "bool", "complex64"]),
+       op=st.sampled_from(["add", "less", "sum", "mean", "argmax"]), seed=st.integers(0, 2**32 - 1))
+def test_jax_takes_its_natives_on_the_c_path_bit_for_bit(shape: list[int], dtype: str, op: str, seed: int) -> None:
+    # JAX's registrations: a same-dtype binary op of two concrete arrays, and sum, mean (floating) and argmax (not
+    # complex) at their defaults, call JAX's function without the backend's frame, with the reference's result or
+    # error; anything else runs the backend's frame.
+    jnp = pytest.importorskip("jax.numpy")
+    from unarray._backends.jax import backend as jb
+
+    rng = np.random.default_rng(seed)
+    x1, x2 = (jnp.asarray((rng.standard_normal(shape) * 5).astype("float32")).astype(dtype) for _ in range(2))
+    args = (x1, x2) if op in ("add", "less") else (x1,)
+    fast, outcome = getattr(ua, op), functools.partial(_outcome, make_backend("jax"))
+    outcome(fast, args, {})
+    code = getattr(jb.BACKEND, op).__code__  # (the binary op's wrapper, or the method)
+    out, ran = _ran_python(code, lambda: outcome(fast, args, {}))
+    assert out == outcome(fast.__wrapped__, args, {})
+    taken = len(args) == 2 or (op == "sum" or (op == "mean" and dtype in ("float32", "float16", "bfloat16"))
+                                or (op == "argmax" and dtype != "complex64"))
+    # (an empty argmax, and any native error, runs the method for unarray's error)
+    assert ran is not taken or (op == "argmax" and 0 in shape), (op, dtype, shape)
 
 
 def test_cupy_takes_its_natives_on_the_current_device_bit_for_bit(cuda: Callable[[str], Any]) -> None:

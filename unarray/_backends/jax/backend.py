@@ -12,6 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from unarray import _native
 from unarray._backends import _special, updates
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
@@ -126,7 +127,9 @@ def _wide_int(v: Any, args: tuple[Any, ...]) -> Any:
     return v
 
 
-_ARRAY_TYPES = frozenset({type(jnp.zeros(0))})
+_ARRAY_TYPE = type(jnp.zeros(0))
+_ARRAY_TYPES = frozenset({_ARRAY_TYPE})
+_SWITCH = _native.load("_switch")
 
 
 # The element-wise ops of two arrays among them: the front end passes exactly (x1, x2).
@@ -150,6 +153,8 @@ def _guarded(fn: Any, op: str) -> Any:
         return call(x1, x2)
 
     binary.__wrapped__ = fn  # type: ignore[attr-defined]  # (ua.explain names the kernel it wraps)
+    if _SWITCH is not None:  # the C hot path takes binary's first branch itself, for concrete arrays
+        _SWITCH.one_dtype(binary, fn, _ARRAY_TYPE)
     return binary
 
 
@@ -475,6 +480,17 @@ class JaxBackend(Backend):
 
 BACKEND = JaxBackend()
 register_native(jax.Device, device_from_jax)
+
+if _SWITCH is not None:
+    # The C hot path's common branches (unarray/_hot.py): a concrete array with every parameter at its default
+    # is the method's own call, JAX's function, without the method's frame (argmax: not complex, which the
+    # method refuses; an empty array's error runs the method, which raises unarray's).
+    _EVERY = frozenset(jnp.dtype(n) for n in (*SPEC_DTYPE_NAMES, "bfloat16"))
+    _SWITCH.one_default(JaxBackend.sum, jnp.sum, _ARRAY_TYPE, _EVERY)
+    _SWITCH.one_default(JaxBackend.mean, jnp.mean, _ARRAY_TYPE,
+                        frozenset(d for d in _EVERY if jnp.issubdtype(d, jnp.floating)))
+    _SWITCH.one_default(JaxBackend.argmax, jnp.argmax, _ARRAY_TYPE,
+                        frozenset(d for d in _EVERY if not jnp.issubdtype(d, jnp.complexfloating)))
 
 if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
     _contract: BackendContract[jax.Array] = BACKEND
