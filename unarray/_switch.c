@@ -384,14 +384,20 @@ hot_method(PyObject *b, PyObject *name, int *unbound)
  * limit >= 0, x1.numel() * x2.numel() <= limit * max(1, x1.shape[-1]) (a product below the size at which a
  * reduced-precision pass can run). The policy is not read for those calls: it cannot change their result.
  * With (gate, wants), a reducible dtype's other calls run gate(wants[(x1.<where>, policy)], native, x1, x2):
- * the precision switch's call, as fn makes it. fn takes that same branch for those calls. */
+ * the precision switch's call, as fn makes it. fn takes that same branch for those calls.
+ * ONE_POLICY: a binary method of the backend class that takes a precision policy and passes it to its native as a
+ * keyword (JAX's matmul: precision=); two arrays of exactly cls with one dtype object go to
+ * native(x1, x2, <kw>=values[policy]), the policy the call's precision= or else the scope's. */
 static PyObject *ONE_DTYPE;  /* dict */
 static PyObject *ONE_DEFAULT;  /* dict */
 static PyObject *ONE_GATED;  /* dict */
-/* An entry's slots: every table's first two; ONE_DTYPE's (3 slots) and ONE_DEFAULT's (5); ONE_GATED's (11). */
+static PyObject *ONE_POLICY;  /* dict */
+/* An entry's slots: every table's first two; ONE_DTYPE's (3 slots) and ONE_DEFAULT's (5); ONE_GATED's (11);
+ * ONE_POLICY's (4: the keyword as a kwnames tuple, and the policy -> value dict). */
 enum { E_NATIVE, E_CLS };
 enum { E_HERE = 2, E_DTYPES, E_BOUND };
 enum { G_ANYWHERE = 2, G_LOCAL, G_REDUCIBLE, G_WHERE, G_LIMIT, G_FLAGS, G_FLAG, G_GATE, G_WANTS };
+enum { P_KWNAMES = 2, P_VALUES };
 static PyObject *DTYPE;  /* "dtype" */
 static PyObject *SHAPE;  /* "shape" */
 
@@ -508,6 +514,20 @@ one_gated(PyObject *module, PyObject *args)
     Py_DECREF(n);
     Py_DECREF(by_where);
     return register_native(ONE_GATED, fn, native, entry, "one_gated");
+}
+
+static PyObject *
+one_policy(PyObject *module, PyObject *args)
+{
+    PyObject *fn, *native, *cls, *kw, *values;
+    if (!PyArg_ParseTuple(args, "OOO!UO!:one_policy", &fn, &native, &PyType_Type, &cls, &kw, &PyDict_Type, &values))
+        return NULL;
+    PyObject *kwnames = PyTuple_Pack(1, kw);
+    if (kwnames == NULL)
+        return NULL;
+    PyObject *entry = PyTuple_Pack(4, native, cls, kwnames, values);
+    Py_DECREF(kwnames);
+    return register_native(ONE_POLICY, fn, native, entry, "one_policy");
 }
 
 /* x's dtype (new reference), or NULL without an error where it has none readable. */
@@ -640,6 +660,8 @@ gated_small(PyObject *x1, PyObject *x2, PyObject *entry)
 static PyObject *
 entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults, PyObject *scope, PyObject *precision,
            int *taken);
+static PyObject *
+policy_call(PyObject *entry, PyObject **a, PyObject *scope, PyObject *precision, int *taken);
 
 /* native(*a) (new reference) where fn is registered in its table and the call is the registered branch; NULL with
  * *taken 0 where not (no error), NULL with *taken 1 on an error. arrays: 1 (ONE_DEFAULT, with the reference's
@@ -654,13 +676,60 @@ native_call(PyObject *fn, PyObject **a, Py_ssize_t arrays, PyObject *defaults, P
         return NULL;
     PyObject *table = scope != NULL ? ONE_GATED : arrays == 1 ? ONE_DEFAULT : ONE_DTYPE;
     PyObject *entry = PyDict_GetItemWithError(table, fn);  /* borrowed */
+    int keyword = 0;
+    if (entry == NULL && scope != NULL && !PyErr_Occurred()) {
+        entry = PyDict_GetItemWithError(ONE_POLICY, fn);
+        keyword = 1;
+    }
     if (entry == NULL) {
         *taken = PyErr_Occurred() != NULL;
         return NULL;
     }
     Py_INCREF(entry);  /* (a registration while the call reads attributes may replace it in the table) */
-    PyObject *res = entry_call(entry, a, arrays, defaults, scope, precision, taken);
+    PyObject *res = keyword ? policy_call(entry, a, scope, precision, taken)
+                            : entry_call(entry, a, arrays, defaults, scope, precision, taken);
     Py_DECREF(entry);
+    return res;
+}
+
+/* native_call's work on a ONE_POLICY entry. */
+static PyObject *
+policy_call(PyObject *entry, PyObject **a, PyObject *scope, PyObject *precision, int *taken)
+{
+    PyObject *cls = PyTuple_GET_ITEM(entry, E_CLS);
+    if ((PyObject *)Py_TYPE(a[0]) != cls || (PyObject *)Py_TYPE(a[1]) != cls)
+        return NULL;
+    PyObject *d = dtype_of(a[0]);
+    if (d == NULL)
+        return NULL;
+    Py_DECREF(d);  /* (identity only; the array holds its dtype) */
+    PyObject *d2 = dtype_of(a[1]);
+    if (d2 == NULL)
+        return NULL;
+    Py_DECREF(d2);
+    if (d != d2)
+        return NULL;
+    PyObject *policy = NULL;
+    if (precision != Py_None)
+        policy = Py_NewRef(precision);
+    else if (PyContextVar_Get(scope, NULL, &policy) < 0) {
+        *taken = 1;
+        return NULL;
+    }
+    if (policy == NULL)  /* (no policy set: the reference's path) */
+        return NULL;
+    PyObject *value = PyDict_GetItemWithError(PyTuple_GET_ITEM(entry, P_VALUES), policy);  /* borrowed */
+    Py_DECREF(policy);
+    if (value == NULL) {
+        *taken = PyErr_Occurred() != NULL;
+        return NULL;
+    }
+    Py_INCREF(value);
+    PyObject *argv[4] = {NULL, a[0], a[1], value};
+    *taken = 1;
+    PyObject *res = PyObject_Vectorcall(PyTuple_GET_ITEM(entry, E_NATIVE), argv + 1,
+                                        2 | PY_VECTORCALL_ARGUMENTS_OFFSET, PyTuple_GET_ITEM(entry, P_KWNAMES));
+    Py_DECREF(value);
     return res;
 }
 
@@ -1079,6 +1148,10 @@ static PyMethodDef module_methods[] = {
      "x1.<where> true, flags.<flag> false and x1.numel() * x2.numel() <= limit * max(1, x1.shape[-1]) (limit -1: "
      "no size rule); with gate and wants, a reducible dtype's other calls run gate(wants[(x1.<where>, policy)], "
      "native, x1, x2)"},
+    {"one_policy", (PyCFunction)one_policy, METH_VARARGS,
+     "one_policy(fn, native, cls, kw, values): on the hot path, a binary method with a precision policy that passes "
+     "it to native as a keyword (JAX's matmul) sends two arrays of exactly cls and one dtype to "
+     "native(x1, x2, <kw>=values[policy]), the policy the call's precision= or else the scope's"},
     {NULL},
 };
 
@@ -1116,6 +1189,8 @@ PyInit__switch(void)
     if (ONE_DEFAULT == NULL && (ONE_DEFAULT = PyDict_New()) == NULL)
         return NULL;
     if (ONE_GATED == NULL && (ONE_GATED = PyDict_New()) == NULL)
+        return NULL;
+    if (ONE_POLICY == NULL && (ONE_POLICY = PyDict_New()) == NULL)
         return NULL;
     if (SHAPE == NULL && (SHAPE = PyUnicode_InternFromString("shape")) == NULL)
         return NULL;

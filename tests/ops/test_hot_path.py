@@ -361,6 +361,41 @@ def test_a_one_default_native_with_a_bound_is_taken_only_within_it(monkeypatch: 
             switch.one_default(method, native, torch.Tensor, every, None, bad)
 
 
+@needs_c
+def test_a_one_policy_method_passes_the_policys_value_as_its_keyword(monkeypatch: pytest.MonkeyPatch) -> None:
+    # unarray._switch.one_policy(fn, native, cls, kw, values): two arrays of exactly cls and one dtype go to
+    # native(x1, x2, kw=values[policy]), the policy the call's precision= or else the scope's; anything else runs
+    # the method, with the policy as its last argument.
+    torch, switch, t, b = _torch_and_switch()
+    seen: list[Any] = []
+
+    def method(self: Any, x1: Any, x2: Any, policy: str) -> Any:
+        seen.append(("method", policy))
+        return torch.matmul(x1.double(), x2.double()) if x1.dtype != x2.dtype else torch.matmul(x1, x2)
+
+    def native(x1: Any, x2: Any, *, how: Any) -> Any:
+        seen.append(("native", how))
+        return torch.matmul(x1, x2)
+
+    values = {p: f"value of {p}" for p in ("highest", "tf32", "bf16", "fastest")}
+    switch.one_policy(method, native, torch.Tensor, "how", values)
+    monkeypatch.setattr(type(b), "matmul", method)
+    m = t @ t.T
+    assert torch.equal(ua.matmul(t, t.T), m) and seen == [("native", "value of highest")]
+    seen.clear()
+    with ua.precision("bf16"):
+        ua.matmul(t, t.T)
+        ua.matmul(t, t.T, precision="tf32")
+    assert seen == [("native", "value of bf16"), ("native", "value of tf32")]
+    seen.clear()
+    ua.matmul(t, t.T.double())
+    ua.matmul(torch.nn.Parameter(t.clone(), requires_grad=False), t.T)
+    assert seen == [("method", "highest"), ("method", "highest")]
+    for bad in ((method, native, torch.Tensor, 3, values), (method, native, torch.Tensor, "how", [])):
+        with pytest.raises(TypeError):
+            switch.one_policy(*bad)
+
+
 def _ran_python(code: Any, call: Callable[[], Any]) -> tuple[Any, bool]:
     # call()'s result and whether the Python function of ``code`` ran in it (a profiler sees Python frames only)
     ran: list[bool] = []
@@ -556,26 +591,32 @@ def test_hot_calls_compare_and_hash_by_identity() -> None:
 @settings(max_examples=40, deadline=None)
 @given(shape=st.lists(st.integers(0, 4), min_size=0, max_size=3),
        dtype=st.sampled_from(["float32", "float16", "bfloat16", "int32", "bool", "complex64"]),
-       op=st.sampled_from(["add", "less", "sum", "mean", "argmax"]), seed=st.integers(0, 2**32 - 1))
-def test_jax_takes_its_natives_on_the_c_path_bit_for_bit(shape: list[int], dtype: str, op: str, seed: int) -> None:
-    # JAX's registrations: a same-dtype binary op of two concrete arrays, and sum, mean (floating) and argmax (not
-    # complex) at their defaults, call JAX's function without the backend's frame, with the reference's result or
-    # error; anything else runs the backend's frame.
+       op=st.sampled_from(["add", "less", "sum", "mean", "argmax", "matmul"]),
+       precision=st.sampled_from([None, "highest", "tf32", "bf16"]), seed=st.integers(0, 2**32 - 1))
+def test_jax_takes_its_natives_on_the_c_path_bit_for_bit(shape: list[int], dtype: str, op: str, precision: str | None,
+                                                         seed: int) -> None:
+    # JAX's registrations: a same-dtype binary op of two concrete arrays, matmul with the policy's precision=, and
+    # sum, mean (floating) and argmax (not complex) at their defaults, call JAX's function without the backend's
+    # frame, with the reference's result or error; anything else runs the backend's frame.
     jnp = pytest.importorskip("jax.numpy")
     from unarray._backends.jax import backend as jb
 
     rng = np.random.default_rng(seed)
     x1, x2 = (jnp.asarray((rng.standard_normal(shape) * 5).astype("float32")).astype(dtype) for _ in range(2))
-    args = (x1, x2) if op in ("add", "less") else (x1,)
+    if op == "matmul":  # (x1 @ x1.T where x1 has a dimension: shapes that multiply)
+        x2 = jnp.swapaxes(x2, -1, -2) if x2.ndim >= 2 else x2
+    args = (x1, x2) if op in ("add", "less", "matmul") else (x1,)
+    kw = {} if op != "matmul" or precision is None else {"precision": precision}
     fast, outcome = getattr(ua, op), functools.partial(_outcome, make_backend("jax"))
-    outcome(fast, args, {})
+    outcome(fast, args, kw)
     code = getattr(jb.BACKEND, op).__code__  # (the binary op's wrapper, or the method)
-    out, ran = _ran_python(code, lambda: outcome(fast, args, {}))
-    assert out == outcome(fast.__wrapped__, args, {})
+    out, ran = _ran_python(code, lambda: outcome(fast, args, kw))
+    assert out == outcome(fast.__wrapped__, args, kw)
     taken = len(args) == 2 or (op == "sum" or (op == "mean" and dtype in ("float32", "float16", "bfloat16"))
                                 or (op == "argmax" and dtype != "complex64"))
-    # (an empty argmax, and any native error, runs the method for unarray's error)
-    assert ran is not taken or (op == "argmax" and 0 in shape), (op, dtype, shape)
+    # (an empty argmax, a 0-d matmul, and any native error, run the method for unarray's error)
+    assert ran is not taken or (op == "argmax" and 0 in shape) or (op == "matmul" and out[0] == "raised"), \
+        (op, dtype, shape)
 
 
 def test_cupy_takes_its_natives_on_the_current_device_bit_for_bit(cuda: Callable[[str], Any]) -> None:

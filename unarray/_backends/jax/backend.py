@@ -491,6 +491,8 @@ if _SWITCH is not None:
                         frozenset(d for d in _EVERY if jnp.issubdtype(d, jnp.floating)))
     _SWITCH.one_default(JaxBackend.argmax, jnp.argmax, _ARRAY_TYPE,
                         frozenset(d for d in _EVERY if not jnp.issubdtype(d, jnp.complexfloating)))
+    # matmul of one dtype: jnp.matmul with the policy's precision=, as the method calls it
+    _SWITCH.one_policy(JaxBackend.matmul, jnp.matmul, _ARRAY_TYPE, "precision", dict(_JAX_PRECISION))
 
 if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
     _contract: BackendContract[jax.Array] = BACKEND
