@@ -540,6 +540,50 @@ dtype_of(PyObject *x)
     return d;
 }
 
+/* The dtype object (borrowed: the arrays hold it) that the first `arrays` of a share where each is exactly cls; NULL
+ * without an error where one is not, has no readable dtype, or has another dtype object. */
+static PyObject *
+common_dtype(PyObject **a, Py_ssize_t arrays, PyObject *cls)
+{
+    for (Py_ssize_t i = 0; i < arrays; i++)
+        if ((PyObject *)Py_TYPE(a[i]) != cls)
+            return NULL;
+    PyObject *d = NULL;
+    for (Py_ssize_t i = 0; i < arrays; i++) {
+        PyObject *di = dtype_of(a[i]);
+        if (di == NULL)
+            return NULL;
+        Py_DECREF(di);  /* (identity and membership only are read; the array holds its dtype) */
+        if (d != NULL && di != d)
+            return NULL;
+        d = di;
+    }
+    return d;
+}
+
+/* table[policy] (new reference), the policy the call's precision= or else the scope's; NULL with *taken 0 where the
+ * scope has none set (the reference's path) or the table has no entry for it, NULL with *taken 1 on an error. */
+static PyObject *
+policy_value(PyObject *table, PyObject *scope, PyObject *precision, int *taken)
+{
+    PyObject *policy = NULL;
+    if (precision != Py_None)
+        policy = Py_NewRef(precision);
+    else if (PyContextVar_Get(scope, NULL, &policy) < 0) {
+        *taken = 1;
+        return NULL;
+    }
+    if (policy == NULL)
+        return NULL;
+    PyObject *value = PyDict_GetItemWithError(table, policy);  /* borrowed */
+    Py_DECREF(policy);
+    if (value == NULL) {
+        *taken = PyErr_Occurred() != NULL;
+        return NULL;
+    }
+    return Py_NewRef(value);
+}
+
 /* Whether x is within bound (None, or (same, on, size, limit): x.<same[0]> is same[1] where same is given, and
  * x.<size> < limit wherever on is None or x.<on> is true); an attribute x lacks is a no, -1 on another error. */
 static int
@@ -696,40 +740,32 @@ native_call(PyObject *fn, PyObject **a, Py_ssize_t arrays, PyObject *defaults, P
 static PyObject *
 policy_call(PyObject *entry, PyObject **a, PyObject *scope, PyObject *precision, int *taken)
 {
-    PyObject *cls = PyTuple_GET_ITEM(entry, E_CLS);
-    if ((PyObject *)Py_TYPE(a[0]) != cls || (PyObject *)Py_TYPE(a[1]) != cls)
+    if (common_dtype(a, 2, PyTuple_GET_ITEM(entry, E_CLS)) == NULL)
         return NULL;
-    PyObject *d = dtype_of(a[0]);
-    if (d == NULL)
+    PyObject *value = policy_value(PyTuple_GET_ITEM(entry, P_VALUES), scope, precision, taken);
+    if (value == NULL)
         return NULL;
-    Py_DECREF(d);  /* (identity only; the array holds its dtype) */
-    PyObject *d2 = dtype_of(a[1]);
-    if (d2 == NULL)
-        return NULL;
-    Py_DECREF(d2);
-    if (d != d2)
-        return NULL;
-    PyObject *policy = NULL;
-    if (precision != Py_None)
-        policy = Py_NewRef(precision);
-    else if (PyContextVar_Get(scope, NULL, &policy) < 0) {
-        *taken = 1;
-        return NULL;
-    }
-    if (policy == NULL)  /* (no policy set: the reference's path) */
-        return NULL;
-    PyObject *value = PyDict_GetItemWithError(PyTuple_GET_ITEM(entry, P_VALUES), policy);  /* borrowed */
-    Py_DECREF(policy);
-    if (value == NULL) {
-        *taken = PyErr_Occurred() != NULL;
-        return NULL;
-    }
-    Py_INCREF(value);
     PyObject *argv[4] = {NULL, a[0], a[1], value};
     *taken = 1;
     PyObject *res = PyObject_Vectorcall(PyTuple_GET_ITEM(entry, E_NATIVE), argv + 1,
                                         2 | PY_VECTORCALL_ARGUMENTS_OFFSET, PyTuple_GET_ITEM(entry, P_KWNAMES));
     Py_DECREF(value);
+    return res;
+}
+
+/* The precision switch's call for a ONE_GATED entry, as fn makes it: gate(wants[(here, policy)], native, x1, x2). */
+static PyObject *
+switch_call(PyObject *entry, PyObject **a, int here, PyObject *scope, PyObject *precision, int *taken)
+{
+    PyObject *want = policy_value(PyTuple_GET_ITEM(PyTuple_GET_ITEM(entry, G_WANTS), here > 0), scope, precision,
+                                  taken);
+    if (want == NULL)
+        return NULL;
+    PyObject *call[5] = {NULL, want, PyTuple_GET_ITEM(entry, E_NATIVE), a[0], a[1]};
+    *taken = 1;
+    PyObject *res = PyObject_Vectorcall(PyTuple_GET_ITEM(entry, G_GATE), call + 1, 4 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                        NULL);
+    Py_DECREF(want);
     return res;
 }
 
@@ -739,25 +775,12 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults,
            int *taken)
 {
     int gated = scope != NULL;
-    PyObject *cls = PyTuple_GET_ITEM(entry, E_CLS);
-    for (Py_ssize_t i = 0; i < arrays; i++)
-        if ((PyObject *)Py_TYPE(a[i]) != cls)
-            return NULL;
     for (Py_ssize_t i = 0; arrays == 1 && i < PyTuple_GET_SIZE(defaults); i++)
         if (a[1 + i] != PyTuple_GET_ITEM(defaults, i))
             return NULL;
-    PyObject *d = dtype_of(a[0]);
+    PyObject *d = common_dtype(a, arrays, PyTuple_GET_ITEM(entry, E_CLS));
     if (d == NULL)
         return NULL;
-    Py_DECREF(d);  /* (identity and membership only are read below; the array holds its dtype) */
-    if (arrays == 2) {
-        PyObject *d2 = dtype_of(a[1]);
-        if (d2 == NULL)
-            return NULL;
-        Py_DECREF(d2);
-        if (d != d2)
-            return NULL;
-    }
     int ok;
     if (gated) {
         if ((ok = PySet_Contains(PyTuple_GET_ITEM(entry, G_ANYWHERE), d)) == 0) {
@@ -778,33 +801,8 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults,
                 ok = here;
                 if (here > 0 && reducible)
                     ok = gated_small(a[0], a[1], entry);
-                if (ok == 0 && reducible && PyTuple_GET_ITEM(entry, G_GATE) != Py_None) {
-                    /* the precision switch's call: gate(wants[(here, policy)], native, x1, x2), the policy the
-                     * call's precision= or else the scope's (none set: the reference's path) */
-                    PyObject *policy = NULL;
-                    if (precision != Py_None)
-                        policy = Py_NewRef(precision);
-                    else if (PyContextVar_Get(scope, NULL, &policy) < 0) {
-                        *taken = 1;
-                        return NULL;
-                    }
-                    if (policy == NULL)
-                        return NULL;
-                    PyObject *want = PyDict_GetItemWithError(PyTuple_GET_ITEM(PyTuple_GET_ITEM(entry, G_WANTS), here > 0),
-                                                             policy);
-                    Py_DECREF(policy);
-                    if (want == NULL) {
-                        *taken = PyErr_Occurred() != NULL;
-                        return NULL;
-                    }
-                    Py_INCREF(want);
-                    PyObject *call[5] = {NULL, want, PyTuple_GET_ITEM(entry, E_NATIVE), a[0], a[1]};
-                    *taken = 1;
-                    PyObject *res = PyObject_Vectorcall(PyTuple_GET_ITEM(entry, G_GATE), call + 1,
-                                                        4 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
-                    Py_DECREF(want);
-                    return res;
-                }
+                if (ok == 0 && reducible && PyTuple_GET_ITEM(entry, G_GATE) != Py_None)
+                    return switch_call(entry, a, here, scope, precision, taken);
             }
         }
     }
