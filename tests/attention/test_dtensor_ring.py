@@ -5,8 +5,6 @@ output as in one group and the float64 reference's."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -26,25 +24,16 @@ ROOT = Path(__file__).resolve().parents[2]
 def two_ranks() -> tuple[list[int], dict[str, dict[str, object]], str]:
     from unarray.conformance import local_group
 
-    outs = []
-    with local_group.rendezvous(2) as joined:
-        env = {**os.environ, **joined, "OMP_NUM_THREADS": "1", "UA_GLOO_TIMEOUT": "120"}
-        procs = [subprocess.Popen([sys.executable, "-c", "from tests import _ring_inside as t; t.main()"], cwd=ROOT,
-                                  env={**env, "RANK": str(r)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True) for r in range(2)]
-        for p in procs:
-            try:
-                outs.append(p.communicate(timeout=300))
-            except subprocess.TimeoutExpired:
-                p.kill()
-                outs.append(p.communicate())
+    ranks = local_group.run_workers([sys.executable, "-c", "from tests import _ring_inside as t; t.main()"], 2,
+                                    timeout=300, env={"OMP_NUM_THREADS": "1", "UA_GLOO_TIMEOUT": "120"}, cwd=ROOT)
+    (_, out0, err0), (_, _, err1) = ranks
     rows = {}
-    for line in outs[0][0].splitlines():
+    for line in out0.splitlines():
         if line.startswith("{"):
             row = json.loads(line)
             rows[row["check"]] = row
-    tail = outs[0][0][-2000:] + outs[0][1][-3000:] + outs[1][1][-2000:]
-    return [p.returncode for p in procs], rows, tail
+    tail = out0[-2000:] + err0[-3000:] + err1[-2000:]
+    return [rc for rc, _, _ in ranks], rows, tail
 
 
 @pytest.mark.parametrize("check", sorted(CHECKS))

@@ -74,12 +74,8 @@ def test_a_failing_property_is_named() -> None:
             "s._PROPERTIES[:] = [('never', _never)]\n"
             "from unarray.conformance.local_group import end_worker\n"
             "end_worker(s._worker(2, ''))\n")
-    with local_group.rendezvous(2) as joined:
-        procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True, env={**os.environ, **joined, "RANK": str(r), "UA_GLOO_TIMEOUT": "60"})
-                 for r in range(2)]
-        outs = [p.communicate(timeout=200) for p in procs]
-    assert [p.returncode for p in procs] == [1, 1], outs[0][1][-2000:]
-    row = json.loads(next(line for line in outs[0][0].splitlines() if line.startswith("{")))
+    ranks = local_group.run_workers([sys.executable, "-c", code], 2, timeout=200, env={"UA_GLOO_TIMEOUT": "60"})
+    assert [rc for rc, _, _ in ranks] == [1, 1], ranks[0][2][-2000:]
+    row = json.loads(next(line for line in ranks[0][1].splitlines() if line.startswith("{")))
     assert row["property"] == "never" and row["ok"] is False
     assert "the sharded result differs" in row["error"]

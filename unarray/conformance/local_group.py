@@ -1,8 +1,8 @@
-"""Local process groups for the distributed checks: the store that joins a launcher's worker processes, and how
-a worker ends.
+"""Local process groups for the distributed checks: the store that joins a launcher's worker processes, the
+launch itself, and how a worker ends.
 
-:func:`rendezvous` is used by ``unarray.conformance.sharded_torch`` and by the test suite's own multi-process
-checks; :func:`end_worker` is the last call of each of their workers.
+:func:`run_workers` (over :func:`rendezvous`) is used by ``unarray.conformance.sharded_torch`` and by the test
+suite's own multi-process checks; :func:`end_worker` is the last call of each of their workers.
 """
 
 from __future__ import annotations
@@ -10,11 +10,12 @@ from __future__ import annotations
 import contextlib
 import datetime
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
-from typing import NoReturn
+from typing import Any, NoReturn
 
-__all__ = ["end_worker", "rendezvous"]
+__all__ = ["end_worker", "rendezvous", "run_workers"]
 
 
 @contextlib.contextmanager
@@ -34,6 +35,29 @@ def rendezvous(world_size: int) -> Iterator[dict[str, str]]:
                "TORCHELASTIC_USE_AGENT_STORE": "True"}
     finally:
         del store  # (its daemon stops while the interpreter is whole)
+
+
+def run_workers(argv: list[str], world_size: int, *, timeout: float, env: dict[str, str] | None = None,
+                cwd: Any = None, rank0_inherits: bool = False) -> list[tuple[int, str, str]]:
+    """Run ``argv`` as ``world_size`` processes joined by :func:`rendezvous` (``RANK`` set for each, ``env`` over
+    this process's environment) and wait for each up to ``timeout`` seconds, killing it past that: each one's
+    (exit code, stdout, stderr). With ``rank0_inherits``, rank 0 writes to this process's own stdout and stderr
+    (its strings are empty)."""
+    procs = []
+    with rendezvous(world_size) as joined:
+        for rank in range(world_size):
+            pipe = None if rank == 0 and rank0_inherits else subprocess.PIPE
+            procs.append(subprocess.Popen(argv, cwd=cwd, env={**os.environ, **joined, **(env or {}), "RANK": str(rank)},
+                                          stdout=pipe, stderr=pipe, text=True))
+        out = []
+        for p in procs:
+            try:
+                so, se = p.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                so, se = p.communicate()
+            out.append((p.returncode, so or "", se or ""))
+    return out
 
 
 def end_worker(code: int) -> NoReturn:

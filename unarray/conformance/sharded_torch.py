@@ -1,7 +1,7 @@
 """Sharded torch DTensors against single-process float64 NumPy: the distributed conformance check.
 
 ``main()`` starts ``--nproc`` processes (2 by default) on this machine, joined by a gloo process group
-through a TCP store this process hosts (``local_group.rendezvous``), each running the properties below on
+through a TCP store this process hosts (``local_group.run_workers``), each running the properties below on
 one 1-D DeviceMesh; it prints one JSON line per property (``{"property": ..., "ok": ..., "examples": ...,
 "error": ...}``, from rank 0) and returns 0 when every property held on every rank.
 ``python -m unarray check --profile distributed`` runs it.
@@ -26,14 +26,13 @@ import argparse
 import datetime
 import json
 import os
-import subprocess
 import sys
 import time
 import traceback
 from collections.abc import Callable
 from typing import Any
 
-from unarray.conformance.local_group import end_worker, rendezvous
+from unarray.conformance.local_group import end_worker, run_workers
 
 __all__ = ["main"]
 
@@ -84,26 +83,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _launch(nproc: int, examples: int, only: str) -> int:
-    procs = []
-    with rendezvous(nproc) as joined:
-        for rank in range(nproc):
-            env = {**os.environ, **joined, "RANK": str(rank), "OMP_NUM_THREADS": "1"}
-            cmd = [sys.executable, "-m", "unarray.conformance.sharded_torch", "--worker", "--examples", str(examples)]
-            if only:
-                cmd += ["--only", only]
-            procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE if rank else None,
-                                          stderr=subprocess.PIPE if rank else None, text=True))
-        rcs = []
-        for rank, p in enumerate(procs):
-            try:
-                out, err = p.communicate(timeout=600)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                out, err = p.communicate()
-            rcs.append(p.returncode)
-            if rank and p.returncode:
-                sys.stderr.write(f"[rank {rank}] exit {p.returncode}\n{err or ''}")
-    return 0 if all(rc == 0 for rc in rcs) else 1
+    cmd = [sys.executable, "-m", "unarray.conformance.sharded_torch", "--worker", "--examples", str(examples)]
+    if only:
+        cmd += ["--only", only]
+    ranks = run_workers(cmd, nproc, timeout=600, env={"OMP_NUM_THREADS": "1"}, rank0_inherits=True)
+    for rank, (rc, _, err) in enumerate(ranks):
+        if rank and rc:
+            sys.stderr.write(f"[rank {rank}] exit {rc}\n{err}")
+    return 0 if all(rc == 0 for rc, _, _ in ranks) else 1
 
 
 # -- the worker --------------------------------------------------------------------------------
