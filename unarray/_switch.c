@@ -384,7 +384,9 @@ hot_method(PyObject *b, PyObject *name, int *unbound)
  * limit >= 0, x1.numel() * x2.numel() <= limit * max(1, x1.shape[-1]) (a product below the size at which a
  * reduced-precision pass can run). The policy is not read for those calls: it cannot change their result.
  * With (gate, wants), a reducible dtype's other calls run gate(wants[(x1.<where>, policy)], native, x1, x2):
- * the precision switch's call, as fn makes it. fn takes that same branch for those calls.
+ * the precision switch's call, as fn makes it. fn takes that same branch for those calls. where None: x1.<where> is
+ * taken as false (a library of one kind of device: CuPy). here, as for ONE_DEFAULT: every branch only where x1's
+ * device is the current one.
  * ONE_POLICY: a binary method of the backend class that takes a precision policy and passes it to its native as a
  * keyword (JAX's matmul: precision=); two arrays of exactly cls with one dtype object go to
  * native(x1, x2, <kw>=values[policy]), the policy the call's precision= or else the scope's. */
@@ -392,11 +394,11 @@ static PyObject *ONE_DTYPE;  /* dict */
 static PyObject *ONE_DEFAULT;  /* dict */
 static PyObject *ONE_GATED;  /* dict */
 static PyObject *ONE_POLICY;  /* dict */
-/* An entry's slots: every table's first two; ONE_DTYPE's (3 slots) and ONE_DEFAULT's (5); ONE_GATED's (11);
+/* An entry's slots: every table's first two; ONE_DTYPE's (3 slots) and ONE_DEFAULT's (5); ONE_GATED's (12);
  * ONE_POLICY's (4: the keyword as a kwnames tuple, and the policy -> value dict). */
 enum { E_NATIVE, E_CLS };
 enum { E_HERE = 2, E_DTYPES, E_BOUND };
-enum { G_ANYWHERE = 2, G_LOCAL, G_REDUCIBLE, G_WHERE, G_LIMIT, G_FLAGS, G_FLAG, G_GATE, G_WANTS };
+enum { G_ANYWHERE = 2, G_LOCAL, G_REDUCIBLE, G_WHERE, G_LIMIT, G_FLAGS, G_FLAG, G_GATE, G_WANTS, G_HERE };
 enum { P_KWNAMES = 2, P_VALUES };
 static PyObject *DTYPE;  /* "dtype" */
 static PyObject *SHAPE;  /* "shape" */
@@ -472,12 +474,16 @@ static PyObject *
 one_gated(PyObject *module, PyObject *args)
 {
     PyObject *fn, *native, *cls, *anywhere, *local, *reducible, *where, *flags, *flag;
-    PyObject *gate = Py_None, *wants = Py_None;
+    PyObject *gate = Py_None, *wants = Py_None, *here = Py_None;
     Py_ssize_t limit;
-    if (!PyArg_ParseTuple(args, "OOO!O!O!O!UnOU|OO:one_gated", &fn, &native, &PyType_Type, &cls, &PyFrozenSet_Type,
+    if (!PyArg_ParseTuple(args, "OOO!O!O!O!OnOU|OOO:one_gated", &fn, &native, &PyType_Type, &cls, &PyFrozenSet_Type,
                           &anywhere, &PyFrozenSet_Type, &local, &PyFrozenSet_Type, &reducible, &where, &limit, &flags,
-                          &flag, &gate, &wants))
+                          &flag, &gate, &wants, &here) || !here_ok(here, "one_gated"))
         return NULL;
+    if (where != Py_None && !PyUnicode_Check(where)) {
+        PyErr_SetString(PyExc_TypeError, "one_gated: where is an attribute's name or None");
+        return NULL;
+    }
     if ((gate == Py_None) != (wants == Py_None)
         || (gate != Py_None && (!PyCallable_Check(gate) || !PyDict_Check(wants)))) {
         PyErr_SetString(PyExc_TypeError, "one_gated: gate and wants are both None, or a callable and a dict");
@@ -510,7 +516,8 @@ one_gated(PyObject *module, PyObject *args)
         Py_DECREF(by_where);
         return NULL;
     }
-    PyObject *entry = PyTuple_Pack(11, native, cls, anywhere, local, reducible, where, n, flags, flag, gate, by_where);
+    PyObject *entry = PyTuple_Pack(12, native, cls, anywhere, local, reducible, where, n, flags, flag, gate, by_where,
+                                   here);
     Py_DECREF(n);
     Py_DECREF(by_where);
     return register_native(ONE_GATED, fn, native, entry, "one_gated");
@@ -791,20 +798,31 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults,
                 return NULL;
             }
             if (local || reducible) {
-                PyObject *w = PyObject_GetAttr(a[0], PyTuple_GET_ITEM(entry, G_WHERE));
-                if (w == NULL) {
-                    PyErr_Clear();
-                    return NULL;
+                int here = 0;
+                if (PyTuple_GET_ITEM(entry, G_WHERE) != Py_None) {
+                    PyObject *w = PyObject_GetAttr(a[0], PyTuple_GET_ITEM(entry, G_WHERE));
+                    if (w == NULL) {
+                        PyErr_Clear();
+                        return NULL;
+                    }
+                    here = PyObject_IsTrue(w);
+                    Py_DECREF(w);
                 }
-                int here = PyObject_IsTrue(w);
-                Py_DECREF(w);
                 ok = here;
                 if (here > 0 && reducible)
                     ok = gated_small(a[0], a[1], entry);
-                if (ok == 0 && reducible && PyTuple_GET_ITEM(entry, G_GATE) != Py_None)
+                if (ok == 0 && reducible && PyTuple_GET_ITEM(entry, G_GATE) != Py_None) {
+                    int current = is_here(a[0], PyTuple_GET_ITEM(entry, G_HERE));
+                    if (current <= 0) {
+                        *taken = current < 0;
+                        return NULL;
+                    }
                     return switch_call(entry, a, here, scope, precision, taken);
+                }
             }
         }
+        if (ok > 0)
+            ok = is_here(a[0], PyTuple_GET_ITEM(entry, G_HERE));
     }
     else {
         ok = arrays == 1 ? PySet_Contains(PyTuple_GET_ITEM(entry, E_DTYPES), d) : 1;
@@ -1139,13 +1157,14 @@ static PyMethodDef module_methods[] = {
      "same branch); here as one_dtype's; bound=(same, on, size, limit): also x.<same[0]> is same[1] (same not None) "
      "and x.<size> < limit wherever x.<on> is true (on None: everywhere)"},
     {"one_gated", (PyCFunction)one_gated, METH_VARARGS,
-     "one_gated(fn, native, cls, anywhere, local, reducible, where, limit, flags, flag, gate=None, wants=None): on "
+     "one_gated(fn, native, cls, anywhere, local, reducible, where, limit, flags, flag, gate=None, wants=None, "
+     "here=None): on "
      "the hot path, a binary "
      "method with a precision policy (matmul) sends two arrays of exactly cls and one dtype to native where the "
      "policy cannot change the result: the dtype in anywhere; in local with x1.<where> true; in reducible with "
      "x1.<where> true, flags.<flag> false and x1.numel() * x2.numel() <= limit * max(1, x1.shape[-1]) (limit -1: "
      "no size rule); with gate and wants, a reducible dtype's other calls run gate(wants[(x1.<where>, policy)], "
-     "native, x1, x2)"},
+     "native, x1, x2); where None reads as false; here as for one_default"},
     {"one_policy", (PyCFunction)one_policy, METH_VARARGS,
      "one_policy(fn, native, cls, kw, values): on the hot path, a binary method with a precision policy that passes "
      "it to native as a keyword (JAX's matmul) sends two arrays of exactly cls and one dtype to "

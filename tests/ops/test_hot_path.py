@@ -396,6 +396,52 @@ def test_a_one_policy_method_passes_the_policys_value_as_its_keyword(monkeypatch
             switch.one_policy(*bad)
 
 
+@needs_c
+def test_a_one_gated_method_of_a_current_device_library_reads_no_place(monkeypatch: pytest.MonkeyPatch) -> None:
+    # one_gated(..., where=None, ..., here=(attr, sub, current)), CuPy's registration: no dtype is direct by place or
+    # size, a reducible dtype goes through the gate with the policy's want, and only where x1's device is the current
+    # one; elsewhere the method runs (it enters the device).
+    torch, switch, t, b = _torch_and_switch()
+    seen: list[Any] = []
+    current = ["cpu"]
+
+    def method(self: Any, x1: Any, x2: Any, policy: str) -> Any:
+        seen.append(("method", policy))
+        return torch.matmul(x1, x2)
+
+    def native(x1: Any, x2: Any) -> Any:
+        seen.append("native")
+        return torch.matmul(x1, x2)
+
+    def gate(want: Any, fn: Any, x1: Any, x2: Any) -> Any:
+        seen.append(("gate", want))
+        return fn(x1, x2)
+
+    from unarray import _precision
+
+    wants = {(False, p): f"want {p}" for p in _precision.POLICIES}
+    switch.one_gated(method, native, torch.Tensor, frozenset({torch.float64}), frozenset({torch.int64}),
+                     frozenset({torch.float32}), None, -1, _precision, "FORCE_ARBITRATION", gate, wants,
+                     ("device", "type", lambda: current[0]))
+    monkeypatch.setattr(type(b), "matmul", method)
+    d, i = t.double(), t.long()
+    ua.matmul(d, d.T)
+    ua.matmul(t, t.T, precision="tf32")
+    ua.matmul(i, i.T)  # (local: direct only where x1.<where>, which None never is)
+    assert seen == ["native", ("gate", "want tf32"), "native", ("method", "highest")]
+    seen.clear()
+    current[0] = "cuda"
+    ua.matmul(d, d.T)
+    ua.matmul(t, t.T)
+    assert seen == [("method", "highest"), ("method", "highest")]
+    with pytest.raises(TypeError, match="where is"):
+        switch.one_gated(method, native, torch.Tensor, frozenset(), frozenset(), frozenset(), 3, -1, _precision,
+                         "FORCE_ARBITRATION", gate, wants)
+    with pytest.raises(TypeError, match="here is None or"):
+        switch.one_gated(method, native, torch.Tensor, frozenset(), frozenset(), frozenset(), None, -1, _precision,
+                         "FORCE_ARBITRATION", gate, wants, "device")
+
+
 def _ran_python(code: Any, call: Callable[[], Any]) -> tuple[Any, bool]:
     # call()'s result and whether the Python function of ``code`` ran in it (a profiler sees Python frames only)
     ran: list[bool] = []
@@ -620,15 +666,17 @@ def test_jax_takes_its_natives_on_the_c_path_bit_for_bit(shape: list[int], dtype
 
 
 def test_cupy_takes_its_natives_on_the_current_device_bit_for_bit(cuda: Callable[[str], Any]) -> None:
-    # CuPy's registrations (here: the array's device is the current one): the element-wise ops, and sum, mean and
-    # argmax at their defaults, call CuPy's function without the backend's frames, with the reference's result.
+    # CuPy's registrations (here: the array's device is the current one): the element-wise ops, sum, mean and
+    # argmax at their defaults, and matmul (float32 through the precision switch, for the call's precision= or the
+    # scope's) call CuPy's function without the backend's frames, with the reference's result.
     cupy = cuda("cupy")
     from unarray._backends.cupy import backend as cb
 
     rng = np.random.default_rng(7)
     for dtype in ("float32", "float16", "float64", "int32"):
         x1, x2 = (cupy.asarray((rng.standard_normal((5, 7)) * 9).astype(dtype)) for _ in range(2))
-        ops = [("add", cb.BACKEND.add.__code__, (x1, x2)), ("argmax", cb.CupyBackend.argmax.__code__, (x1,))]
+        ops = [("add", cb.BACKEND.add.__code__, (x1, x2)), ("argmax", cb.CupyBackend.argmax.__code__, (x1,)),
+               ("matmul", cb.CupyBackend.matmul.__code__, (x1, x2.T))]
         if dtype != "int32":
             ops += [("sum", cb.CupyBackend.sum.__code__, (x1,)), ("mean", cb.CupyBackend.mean.__code__, (x1,))]
         calls = [(code, functools.partial(getattr(ua, op), *args),
@@ -640,6 +688,13 @@ def test_cupy_takes_its_natives_on_the_current_device_bit_for_bit(cuda: Callable
             assert not ran, (dtype, code.co_name)
             assert out.dtype == expected.dtype and out.shape == expected.shape
             assert out.tobytes() == expected.tobytes(), (dtype, code.co_name)
+    a, b = (cupy.asarray(rng.standard_normal((64, 64)).astype("float32")) for _ in range(2))
+    for policy in ("highest", "tf32", "bf16"):
+        with ua.precision(policy):
+            out, ran = _ran_python(cb.CupyBackend.matmul.__code__, lambda: ua.matmul(a, b))
+            assert not ran and out.tobytes() == ua.matmul.__wrapped__(a, b).tobytes(), policy
+        out, ran = _ran_python(cb.CupyBackend.matmul.__code__, lambda p=policy: ua.matmul(a, b, precision=p))
+        assert not ran and out.tobytes() == ua.matmul.__wrapped__(a, b, precision=policy).tobytes(), policy
 
 
 def test_torch_cuda_small_views_take_torchs_copy_on_the_c_path(cuda: Callable[[str], Any]) -> None:

@@ -457,6 +457,14 @@ def _register() -> None:
     _SWITCH.one_default(CupyBackend.sum, cupy.sum, cupy.ndarray, floats | complexes, _HERE)
     _SWITCH.one_default(CupyBackend.mean, cupy.mean, cupy.ndarray, floats, _HERE)
     _SWITCH.one_default(CupyBackend.argmax, cupy.argmax, cupy.ndarray, floats | ints, _HERE)
+    # matmul: CuPy's own for every dtype but float32, which runs under the policy's cuBLAS compute type through
+    # the precision switch (_matmul_f32's call); CuPy has no host arrays, so no dtype is direct by place or size
+    # (where None)
+    _fill_reads()
+    f32 = frozenset({_F32})
+    _SWITCH.one_gated(CupyBackend.matmul, cupy.matmul, cupy.ndarray, (floats | ints | complexes) - f32, frozenset(),
+                      f32, None, -1, _precision, "FORCE_ARBITRATION", _COMPUTE.run,
+                      {(False, p): p for p in _precision.POLICIES}, _HERE)
 
 
 _SWITCH = _native.load("_switch")
