@@ -87,7 +87,7 @@ def pinned(fn: Any) -> Any:
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Any:
         x = _first_array(args, kwargs)
-        if x is None or x.device.id == _current_id():
+        if x is None or x.data.device_id == _current_id():
             return fn(*args, **kwargs)
         with x.device:
             return fn(*args, **kwargs)
@@ -225,7 +225,7 @@ class CupyBackend(Backend):
         return issubclass(t, cupy.ndarray)
 
     def device_of(self, x: cupy.ndarray) -> Device:
-        i = x.device.id
+        i = x.data.device_id
         try:
             return _device_cache[i]
         except KeyError:
@@ -468,7 +468,8 @@ def _register() -> None:
 
 
 _SWITCH = _native.load("_switch")
-_HERE = ("device", "id", cupy.cuda.runtime.getDevice)  # (the array's device is the current one)
+# (the array's device is the current one; x.device would build a Device object per call)
+_HERE = ("data", "device_id", cupy.cuda.runtime.getDevice)
 _register()
 
 if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
