@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import types
 from typing import Any
 
 import numpy as np
@@ -83,7 +84,8 @@ class _FakeDevice:
 
 class _FakeArray:
     def __init__(self, dev: _FakeDevice):
-        self.device = dev
+        # (CuPy's device and its memory pointer's device_id, which the device checks read)
+        self.device, self.data = dev, types.SimpleNamespace(device_id=dev.id)
 
 
 def test_ops_run_on_the_arrays_device(monkeypatch: pytest.MonkeyPatch) -> None:
