@@ -726,3 +726,10 @@ def test_cupy_small_views_take_cupys_copy_and_compact_arrays_come_back(cuda: Cal
         assert bool((got == cupy.ascontiguousarray(v)).all())
         assert (got is v) == bool(v.flags.c_contiguous)
         assert ua.explain("ascontiguousarray", v).kernel in ("cupy.ascontiguousarray", layout.lr.AS_IS.kernel)
+    # below the kernel's size a view is CuPy's copy from C, without the backend's method; from it, the method plans
+    for shape, native in (((512, 384), True), ((4096, 4096), False)):
+        v = cupy.asarray(np.random.default_rng(5).standard_normal(shape).astype("float32")).T
+        ua.ascontiguousarray(v)
+        out, ran = _ran_python(layout.compact.__code__, lambda v=v: ua.ascontiguousarray(v))
+        assert ran is not native, shape
+        assert out.flags.c_contiguous and out.shape == v.shape and bool((out == v).all())

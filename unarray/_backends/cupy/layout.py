@@ -12,12 +12,12 @@ import cupy
 from unarray._kernels import layout_route as lr
 from unarray._kernels.layout_plan import Plan
 
-__all__ = ["MIN_SIDE", "NATIVE", "compact", "plan", "route"]
+__all__ = ["MIN_SIDE", "NATIVE", "SMALL", "compact", "plan", "route"]
 
 # CuPy's own strided copy loses to the skinny tile down to two rows or columns.
 MIN_SIDE = 2
 NATIVE = lr.Route("native", "cupy.ascontiguousarray", cupy.ascontiguousarray)
-_SMALL = lr.KERNEL_MIN_BYTES["cuda"]
+SMALL = lr.KERNEL_MIN_BYTES["cuda"]  # (below it a view takes CuPy's copy)
 
 
 _ascontiguous = cupy.ascontiguousarray
@@ -28,7 +28,7 @@ def compact(backend: Any, x: Any) -> Any:
     array is returned as is and a small one takes CuPy's copy, as the route does, without building the route."""
     if x.flags.c_contiguous:
         return x
-    if x.nbytes < _SMALL:
+    if x.nbytes < SMALL:
         return _ascontiguous(x)
     return route(x).run(x)
 
@@ -45,7 +45,7 @@ def route(x: Any) -> lr.Route:
     """How ``x`` is compacted (the plan that runs and that ``ua.explain`` prints)."""
     if x.flags.c_contiguous:
         return lr.AS_IS
-    if x.nbytes < _SMALL:  # a small array goes native without planning
+    if x.nbytes < SMALL:  # a small array goes native without planning
         return NATIVE
     p = plan(x)
     if p is None:
