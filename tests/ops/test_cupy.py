@@ -110,6 +110,22 @@ def test_ops_run_on_the_arrays_device(monkeypatch: pytest.MonkeyPatch) -> None:
     assert log == ["enter 1", "body", "exit 1"]
 
 
+def test_ascontiguousarray_copies_on_the_arrays_device(monkeypatch: pytest.MonkeyPatch) -> None:
+    # CuPy allocates and launches on the current device: a small view on another device is copied under that
+    # device, so the result lives where x does (the C path takes CuPy's copy only on the current device).
+    from unarray._backends.cupy import layout
+
+    log: list[str] = []
+    monkeypatch.setattr(layout, "_current", lambda: 0)
+    monkeypatch.setattr(layout, "_ascontiguous", lambda x: log.append("copy") or "copied")
+    for dev, expected in ((1, ["enter 1", "copy", "exit 1"]), (0, ["copy"])):
+        view = _FakeArray(_FakeDevice(dev, log))
+        view.flags, view.nbytes = types.SimpleNamespace(c_contiguous=False), 64
+        for call in (lambda v=view: layout.compact(cpb.BACKEND, v), lambda v=view: layout.NATIVE.run(v)):
+            log.clear()
+            assert call() == "copied" and log == expected, dev
+
+
 def test_effective_float32_compute_reads_cupy_tf32() -> None:
     types = {"highest": 1, "tf32": 2, "bf16": 3, "default": 0, "fastest": 3}
     assert cpb.effective_float32_compute(0, types, {}) == "highest"

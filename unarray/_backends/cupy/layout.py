@@ -16,11 +16,22 @@ __all__ = ["MIN_SIDE", "NATIVE", "SMALL", "compact", "plan", "route"]
 
 # CuPy's own strided copy loses to the skinny tile down to two rows or columns.
 MIN_SIDE = 2
-NATIVE = lr.Route("native", "cupy.ascontiguousarray", cupy.ascontiguousarray)
 SMALL = lr.KERNEL_MIN_BYTES["cuda"]  # (below it a view takes CuPy's copy)
 
 
 _ascontiguous = cupy.ascontiguousarray
+_current = cupy.cuda.runtime.getDevice
+
+
+def _native_copy(x: Any) -> Any:
+    # CuPy allocates and launches on the current device, not the array's: the copy runs on x's
+    if x.data.device_id == _current():
+        return _ascontiguous(x)
+    with x.device:
+        return _ascontiguous(x)
+
+
+NATIVE = lr.Route("native", "cupy.ascontiguousarray", _native_copy)
 
 
 def compact(backend: Any, x: Any) -> Any:
@@ -29,7 +40,7 @@ def compact(backend: Any, x: Any) -> Any:
     if x.flags.c_contiguous:
         return x
     if x.nbytes < SMALL:
-        return _ascontiguous(x)
+        return _native_copy(x)
     return route(x).run(x)
 
 
