@@ -760,11 +760,12 @@ policy_call(PyObject *entry, PyObject **a, PyObject *scope, PyObject *precision,
     return res;
 }
 
-/* The precision switch's call for a ONE_GATED entry, as fn makes it: gate(wants[(here, policy)], native, x1, x2). */
+/* The precision switch's call for a ONE_GATED entry, as fn makes it: gate(wants[(x1.<where>, policy)], native, x1,
+ * x2), with at_where x1.<where>'s truth. */
 static PyObject *
-switch_call(PyObject *entry, PyObject **a, int here, PyObject *scope, PyObject *precision, int *taken)
+switch_call(PyObject *entry, PyObject **a, int at_where, PyObject *scope, PyObject *precision, int *taken)
 {
-    PyObject *want = policy_value(PyTuple_GET_ITEM(PyTuple_GET_ITEM(entry, G_WANTS), here > 0), scope, precision,
+    PyObject *want = policy_value(PyTuple_GET_ITEM(PyTuple_GET_ITEM(entry, G_WANTS), at_where > 0), scope, precision,
                                   taken);
     if (want == NULL)
         return NULL;
@@ -790,6 +791,11 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults,
         return NULL;
     int ok;
     if (gated) {
+        /* every branch, native or the gate, only on the current device (here None: anywhere) */
+        if ((ok = is_here(a[0], PyTuple_GET_ITEM(entry, G_HERE))) <= 0) {
+            *taken = ok < 0;
+            return NULL;
+        }
         if ((ok = PySet_Contains(PyTuple_GET_ITEM(entry, G_ANYWHERE), d)) == 0) {
             int local = PySet_Contains(PyTuple_GET_ITEM(entry, G_LOCAL), d);
             int reducible = local == 0 ? PySet_Contains(PyTuple_GET_ITEM(entry, G_REDUCIBLE), d) : 0;
@@ -798,31 +804,23 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults,
                 return NULL;
             }
             if (local || reducible) {
-                int here = 0;
+                int at_where = 0;
                 if (PyTuple_GET_ITEM(entry, G_WHERE) != Py_None) {
                     PyObject *w = PyObject_GetAttr(a[0], PyTuple_GET_ITEM(entry, G_WHERE));
                     if (w == NULL) {
                         PyErr_Clear();
                         return NULL;
                     }
-                    here = PyObject_IsTrue(w);
+                    at_where = PyObject_IsTrue(w);
                     Py_DECREF(w);
                 }
-                ok = here;
-                if (here > 0 && reducible)
+                ok = at_where;
+                if (at_where > 0 && reducible)
                     ok = gated_small(a[0], a[1], entry);
-                if (ok == 0 && reducible && PyTuple_GET_ITEM(entry, G_GATE) != Py_None) {
-                    int current = is_here(a[0], PyTuple_GET_ITEM(entry, G_HERE));
-                    if (current <= 0) {
-                        *taken = current < 0;
-                        return NULL;
-                    }
-                    return switch_call(entry, a, here, scope, precision, taken);
-                }
+                if (ok == 0 && reducible && PyTuple_GET_ITEM(entry, G_GATE) != Py_None)
+                    return switch_call(entry, a, at_where, scope, precision, taken);
             }
         }
-        if (ok > 0)
-            ok = is_here(a[0], PyTuple_GET_ITEM(entry, G_HERE));
     }
     else {
         ok = arrays == 1 ? PySet_Contains(PyTuple_GET_ITEM(entry, E_DTYPES), d) : 1;
