@@ -91,7 +91,9 @@ class _FakeArray:
 def test_ops_run_on_the_arrays_device(monkeypatch: pytest.MonkeyPatch) -> None:
     import cupy
 
-    monkeypatch.setattr(cpb, "_current_id", lambda: 0)
+    from unarray._backends.cupy import devices
+
+    monkeypatch.setattr(devices, "current_id", lambda: 0)
     monkeypatch.setattr(cupy, "ndarray", _FakeArray)
     log: list[str] = []
     on1, on0 = _FakeArray(_FakeDevice(1, log)), _FakeArray(_FakeDevice(0, log))
@@ -113,10 +115,13 @@ def test_ops_run_on_the_arrays_device(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_ascontiguousarray_copies_on_the_arrays_device(monkeypatch: pytest.MonkeyPatch) -> None:
     # CuPy allocates and launches on the current device: a small view on another device is copied under that
     # device, so the result lives where x does (the C path takes CuPy's copy only on the current device).
-    from unarray._backends.cupy import layout
+    import cupy
+
+    from unarray._backends.cupy import devices, layout
 
     log: list[str] = []
-    monkeypatch.setattr(layout, "_current", lambda: 0)
+    monkeypatch.setattr(devices, "current_id", lambda: 0)
+    monkeypatch.setattr(cupy, "ndarray", _FakeArray)
     monkeypatch.setattr(layout, "_ascontiguous", lambda x: log.append("copy") or "copied")
     for dev, expected in ((1, ["enter 1", "copy", "exit 1"]), (0, ["copy"])):
         view = _FakeArray(_FakeDevice(dev, log))

@@ -23,6 +23,7 @@ from unarray._backends._contract import BackendContract
 from unarray._backends._nn import Plan, around
 from unarray._backends.cupy import attention_cudnn
 from unarray._backends.cupy import layout as _layout
+from unarray._backends.cupy.devices import elsewhere, on_device_of
 from unarray._devices import Device, parse_device, register_native
 from unarray._errors import ArgumentError, DeviceMismatchError
 
@@ -53,22 +54,6 @@ def device_from_id(index: int, hip: bool | None = None) -> Device:
     return CupyDevice("rocm" if hip else "cuda", int(index))
 
 
-def _current_id() -> int:
-    return int(cupy.cuda.runtime.getDevice())
-
-
-_STAY = contextlib.nullcontext()
-
-
-def on_device_of(x: Any) -> Any:
-    """A context that makes ``x``'s device current for the block when it is not already."""
-    # Note: a plain object, not a generator context manager: this runs on every op.
-    d = getattr(x, "device", None)
-    if d is None or d.id == _current_id():
-        return _STAY
-    return d
-
-
 def _first_array(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     for a in args:
         if isinstance(a, cupy.ndarray):
@@ -86,10 +71,10 @@ def pinned(fn: Any) -> Any:
 
     @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Any:
-        x = _first_array(args, kwargs)
-        if x is None or x.data.device_id == _current_id():
+        d = elsewhere(_first_array(args, kwargs))
+        if d is None:
             return fn(*args, **kwargs)
-        with x.device:
+        with d:
             return fn(*args, **kwargs)
 
     return run

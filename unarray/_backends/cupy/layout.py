@@ -9,6 +9,7 @@ from typing import Any
 
 import cupy
 
+from unarray._backends.cupy.devices import on_device_of
 from unarray._kernels import layout_route as lr
 from unarray._kernels.layout_plan import Plan
 
@@ -20,14 +21,10 @@ SMALL = lr.KERNEL_MIN_BYTES["cuda"]  # (below it a view takes CuPy's copy)
 
 
 _ascontiguous = cupy.ascontiguousarray
-_current = cupy.cuda.runtime.getDevice
 
 
 def _native_copy(x: Any) -> Any:
-    # CuPy allocates and launches on the current device, not the array's: the copy runs on x's
-    if x.data.device_id == _current():
-        return _ascontiguous(x)
-    with x.device:
+    with on_device_of(x):  # (CuPy copies on the current device, not the array's)
         return _ascontiguous(x)
 
 
