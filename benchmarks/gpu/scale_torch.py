@@ -12,9 +12,10 @@ Sections (each records its error and goes on; the whole run keeps to BUDGET_S):
 1. Causal attention, B=1, H=16, D=128, bf16, S = 32k, 64k, 128k, ... doubling:
    - 1 GPU: torch SDPA with cuDNN and with flash (the faster is "1 GPU best");
    - 2 GPUs, q/k/v sequence-sharded DTensors (Shard(2)) through ua.scaled_dot_product_attention:
-     "ua auto" (the ring unarray's crossover rule picks per call, named by ua.explain), "ua torch"
-     (torch's context-parallel ring as ua calls it, prefer("torch")) and "ua ring" (unarray's own P2P
-     ring, unarray._backends.torch.attention_ring.prefer("ring"));
+     "ua auto" (the route unarray's crossover rule picks per call, named by ua.explain), "ua split"
+     (unarray's two-rank split, prefer("split")), "ua torch" (torch's context-parallel ring as ua calls
+     it, prefer("torch")) and "ua ring" (unarray's own P2P ring,
+     unarray._backends.torch.attention_ring.prefer("ring"));
    - 2 GPUs, torch's own context_parallel(...) context manager on the same sizes (reference).
    The doubling stops once one GPU runs out of memory (recorded; 2 GPUs run that size and one more)
    or when the next size would not fit the time left (recorded as the stop reason).
@@ -231,7 +232,7 @@ def two_gpu_attention(s: int, mesh: Any) -> None:
     except torch.OutOfMemoryError as e:
         record("attention", "2 GPUs inputs", world(), S=s, oom=True, error=str(e)[:200])
         return
-    for route in ("auto", "ring", "torch"):
+    for route in ("auto", "split", "ring", "torch"):
         reset()
         try:
             with ring.prefer(route):
@@ -356,7 +357,7 @@ def check_section(mesh: Any) -> None:
         parts = [DTensor.from_local(t.chunk(w, dim=2)[r].contiguous(), mesh, [Shard(2)], run_check=False)
                  for t in (q, k, v)]
         dmask = None if mask is None else distribute_tensor(mask, mesh, [Replicate()])
-        for route in ("auto", "ring", "torch"):
+        for route in ("auto", "split", "ring", "torch"):
             try:
                 with ring.prefer(route):
                     label = str(ua.explain("scaled_dot_product_attention", *parts, is_causal=causal, mask=dmask).kernel)

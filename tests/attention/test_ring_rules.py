@@ -24,11 +24,26 @@ def test_route_follows_the_window(local: int, route: str, side: str) -> None:
     assert f"{side}, " in why and "[24576, 49152)" in why and "H100 x 2 ranks" in why
 
 
+@pytest.mark.parametrize(("local", "split", "torch_cp", "route"),
+                         [(8192, True, True, "split"), (8192, False, True, "ring"), (8192, True, False, "split"),
+                          (16383, True, True, "split"), (16384, True, True, "ring"), (24576, True, True, "torch-cp"),
+                          (24576, False, False, "ring"), (49152, True, True, "ring")])
+def test_the_split_runs_below_its_length_where_it_applies(local: int, split: bool, torch_cp: bool,
+                                                         route: str) -> None:
+    table = {("H100", 2): ring_rules.Crossover(24576, 49152, "a test table", split=16384)}
+    with ring_rules.crossovers(table):
+        got, why = ring_rules.choose_route(local, "NVIDIA H100 80GB HBM3", 2, split=split, torch_cp=torch_cp)
+    assert got == route
+    assert ("below 16384 for H100 x 2 ranks" in why) == (route == "split")
+
+
 def test_unknown_device_or_ring_size_keeps_torch_context_parallel() -> None:
     with ring_rules.crossovers(_TABLE):
         for name, ranks in (("NVIDIA A10G", 2), ("NVIDIA H100 80GB HBM3", 4), ("cuda", 2)):
             route, why = ring_rules.choose_route(4096, name, ranks)
             assert route == "torch-cp" and "no crossover known" in why
+            # neither the split nor torch's context parallel without a crossover that says so
+            assert ring_rules.choose_route(4096, name, ranks, split=True, torch_cp=False)[0] == "ring"
         # "cpu" names the CPU only, never a device whose name happens to contain it.
         assert ring_rules.crossover_for("cpu", 2) is not None
         assert ring_rules.crossover_for("acpux", 2) is None
@@ -44,6 +59,9 @@ def test_the_package_table_has_a_window_for_two_hopper_gpus() -> None:
         assert ring_rules.choose_route(found[1].lo, name, 2)[0] == "torch-cp"
         assert ring_rules.choose_route(32768, name, 2)[0] == "ring"
         assert ring_rules.choose_route(found[1].hi * 8, name, 2)[0] == "ring"
+        # the two-rank split where it applies: 32k and 64k over two ranks
+        assert ring_rules.choose_route(16384, name, 2, split=True)[0] == "split"
+        assert ring_rules.choose_route(32768, name, 2, split=True)[0] == "split"
 
 
 @settings(max_examples=40, deadline=None)

@@ -11,6 +11,8 @@
 #     default, the shards exchanged into torch's head-tail order and back; or load balancing off; no mask,
 #     Hq == Hk, no gradient wanted) and where ring_rules.choose_route picks it for the local sequence
 #     length on this device and ring size. torch's options (_cp_options) are read, never changed.
+#   * unarray's two-rank split (attention_split.py) for causal calls on two ranks, where ring_rules.choose_route
+#     picks it for the local sequence length (below the ring's fixed costs' reach);
 #   * otherwise unarray's own ring (attention_ring_own.py), head groups from ring_rules.head_groups.
 #     Masks, Sq != Sk, grouped-query heads, uneven shards and Dv != D all go this way.
 # The output is a DTensor with q's placements (the sequence stays sharded).
@@ -26,21 +28,21 @@ import torch
 from torch.distributed.tensor import DTensor
 
 from unarray._backends._nn import Plan, around
+from unarray._backends.torch import attention_split, ring_rules
 from unarray._backends.torch import precision as _tp
-from unarray._backends.torch import ring_rules
 from unarray._backends.torch.attention_ring_own import CUDNN_OFF, ring, start_exchange
 from unarray._errors import ArgumentTypeError, ShapeError, UnsupportedError
 
 _OP = "scaled_dot_product_attention"
-_ROUTES = ("auto", "ring", "torch")
+_ROUTES = ("auto", "ring", "torch", "split")
 _PREFER: contextvars.ContextVar[str] = contextvars.ContextVar("unarray_dtensor_attention_route", default="auto")
 _NEG = float("-inf")
 
 
 @contextlib.contextmanager
 def prefer(route: str) -> Iterator[None]:
-    # "auto": the ring ring_rules.choose_route picks where torch's context parallel applies, else unarray's;
-    # "ring": unarray's ring always (sequence-sharded inputs); "torch": torch's wherever it applies.
+    # "auto": the route ring_rules.choose_route picks; "ring": unarray's ring always (sequence-sharded inputs);
+    # "torch": torch's context parallel wherever it applies; "split": the two-rank split wherever it applies.
     if route not in _ROUTES:
         raise ArgumentTypeError(f"route must be one of {_ROUTES}, got {route!r}", op=_OP, backend="torch")
     token = _PREFER.set(route)
@@ -56,7 +58,7 @@ def is_dtensor(x: Any) -> bool:
 
 @dataclass
 class _Plan:
-    route: str  # "local", "torch-cp" or "ring"
+    route: str  # "local", "split", "torch-cp" or "ring"
     mesh: Any
     placements: tuple[Any, ...]
     seq_mesh_dim: int = -1
@@ -145,13 +147,19 @@ def _device_name(x: Any) -> str:
 
 def _choose(q: Any, local_seq: int, p: _Plan) -> tuple[str, str]:
     pref = _PREFER.get()
-    if p.why:
-        return "ring", ""
+    can_split = attention_split.applies(p)
+    if pref == "split" and can_split:
+        return "split", "unarray's two-rank split asked for (prefer('split'))"
+    if pref == "split":
+        return "ring", "the two-rank split asked for (prefer('split')) does not take the call (it needs two " \
+                       "ranks, causal, no mask, Sq == Sk, S divisible by 4): unarray's ring"
     if pref == "ring":
         return "ring", "unarray's ring asked for (prefer('ring'))"
-    if pref == "torch":
+    if pref == "torch" and not p.why:
         return "torch-cp", "torch's context parallel asked for (prefer('torch'))"
-    return ring_rules.choose_route(local_seq, _device_name(q), p.size)
+    if pref == "torch":
+        return "ring", ""
+    return ring_rules.choose_route(local_seq, _device_name(q), p.size, split=can_split, torch_cp=not p.why)
 
 
 def _groups(q: Any, k: Any, v: Any, seq: int, head: int, p: _Plan) -> int:
@@ -261,12 +269,18 @@ def attention_plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: fl
         return _wrap(out, batch, layout, q, v, p)
 
     balance = "head-tail load balance" if p.zigzag else "contiguous shards"
+    if p.route == "split":
+        return Plan(attention_split.split, call, f"({where}: unarray two-rank split (rank 0's keys and values to "
+                                                 f"rank 1, half of rank 1's rows to rank 0 and their output back, "
+                                                 f"one P2P batch each way; two {_ATEN[p.kernel]} calls per rank, "
+                                                 f"online log-sum-exp merge); route: {p.rule})")
     if p.route == "torch-cp":
         method = str(_cp_options().rotate_method.name).lower().replace("_", "-")
         return Plan(_torch_cp, call, f"({where}: torch context parallel (_templated_ring_attention, {method} "
                                      f"rotation, {balance}) over {p.size} ranks, {_ATEN[p.kernel]} per block; "
                                      f"route: {p.rule})")
-    not_cp = "; torch's context parallel does not take " + ", ".join(p.why) if p.why else f"; route: {p.rule}"
+    not_cp = "; torch's context parallel does not take " + ", ".join(p.why) if p.why else ""
+    not_cp += f"; route: {p.rule}" if p.rule else ""
     heads = f", {p.groups} head groups in turn" if p.groups > 1 else ""
     return Plan(ring, call, f"({where}: unarray ring attention over {p.size} ranks (P2P batch_isend_irecv of "
                             f"K/V blocks, one in flight, {_ATEN[p.kernel]} per block or float32 math for masked "

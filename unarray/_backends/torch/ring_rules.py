@@ -1,8 +1,9 @@
 # The rules that shape a sequence-sharded attention call on torch DTensors, as pure functions of sizes:
-# which ring runs (torch's context parallel or unarray's), chosen per call from the local sequence length
-# where a crossover is known for the device and world size, and how many head groups unarray's ring walks
-# so that its per-rank peak memory stays under one device's peak for the whole sequence (this module counts
-# the torch ring's bytes; the rule itself, shared with the JAX ring, is ring_memory.head_groups).
+# which route runs (unarray's two-rank split, torch's context parallel or unarray's ring), chosen per call
+# from the local sequence length where a crossover is known for the device and world size, and how many head
+# groups unarray's ring walks so that its per-rank peak memory stays under one device's peak for the whole
+# sequence (this module counts the torch ring's bytes; the rule itself, shared with the JAX ring, is
+# ring_memory.head_groups).
 from __future__ import annotations
 
 import contextlib
@@ -18,13 +19,15 @@ class Crossover:
     """A window of local sequence lengths (rows per rank) where torch's context parallel is the faster ring.
 
     Below ``lo`` and from ``hi`` upwards unarray's ring runs: faster below, and as fast but with less memory
-    above (torch's all-gather rotation holds every rank's keys and values). ``source`` names where the
-    timings behind the window are recorded.
+    above (torch's all-gather rotation holds every rank's keys and values). Below ``split`` (before the
+    window is read), a call the two-rank split takes (attention_split.applies) runs it: faster there.
+    ``source`` names where the timings behind the window are recorded.
     """
 
     lo: int
     hi: int
     source: str
+    split: int = 0
 
 
 # Keys: (a substring of the device's name, or "cpu"; ranks on the ring). The windows sit halfway (in
@@ -32,8 +35,9 @@ class Crossover:
 # docs/scaling_torch.md ("Which ring runs"); a device or ring size not listed keeps torch's context
 # parallel wherever it applies.
 CROSSOVERS: dict[tuple[str, int], Crossover] = {
-    ("H100", 2): Crossover(0, 32768, "docs/scaling_torch.md, two-GPU causal bf16 timings"),
-    ("H200", 2): Crossover(0, 32768, "docs/scaling_torch.md, two-GPU causal bf16 timings (same chip as H100)"),
+    ("H100", 2): Crossover(0, 32768, "docs/scaling_torch.md, two-GPU causal bf16 timings", split=65536),
+    ("H200", 2): Crossover(0, 32768, "docs/scaling_torch.md, two-GPU causal bf16 timings (same chip as H100)",
+                           split=65536),
 }
 _TABLE: contextvars.ContextVar[Mapping[tuple[str, int], Crossover] | None] = contextvars.ContextVar(
     "unarray_ring_crossovers", default=None)
@@ -58,19 +62,28 @@ def crossover_for(device_name: str, ranks: int) -> tuple[str, Crossover] | None:
     return None
 
 
-def choose_route(local_seq: int, device_name: str, ranks: int) -> tuple[str, str]:
-    """("torch-cp" or "ring", the reason) for a call that torch's context parallel could take.
+def choose_route(local_seq: int, device_name: str, ranks: int, split: bool = False,
+                 torch_cp: bool = True) -> tuple[str, str]:
+    """("split", "torch-cp" or "ring", the reason) for a sequence-sharded call.
 
-    The rule: where a crossover window is known for the device and ring size, torch's context parallel
-    runs for ``lo <= local_seq < hi`` and unarray's ring otherwise; where none is known, torch's context
-    parallel runs.
+    ``split``: the two-rank split can take the call; ``torch_cp``: torch's context parallel can. The rule:
+    where a crossover is known for the device and ring size, the split runs for ``local_seq < split`` where
+    it can, else torch's context parallel for ``lo <= local_seq < hi`` where it can, else unarray's ring;
+    where none is known, torch's context parallel runs where it can, else unarray's ring.
     """
     found = crossover_for(device_name, ranks)
     if found is None:
+        if not torch_cp:
+            return "ring", ""
         return "torch-cp", f"no crossover known for {device_name} x {ranks} ranks: torch's context parallel"
     key, w = found
     where = f"local sequence {local_seq} per rank; crossover window [{w.lo}, {w.hi}) for {key} x {ranks} ranks " \
             f"({w.source})"
+    if split and local_seq < w.split:
+        return "split", f"local sequence {local_seq} per rank, below {w.split} for {key} x {ranks} ranks " \
+                        f"({w.source}): the two-rank split is faster"
+    if not torch_cp:
+        return "ring", ""
     if w.lo <= local_seq < w.hi:
         return "torch-cp", f"{where}: inside, torch's context parallel is faster"
     side = "below" if local_seq < w.lo else "above"
