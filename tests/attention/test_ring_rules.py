@@ -59,9 +59,10 @@ def test_the_package_table_has_a_window_for_two_hopper_gpus() -> None:
         assert ring_rules.choose_route(found[1].lo, name, 2)[0] == "torch-cp"
         assert ring_rules.choose_route(32768, name, 2)[0] == "ring"
         assert ring_rules.choose_route(found[1].hi * 8, name, 2)[0] == "ring"
-        # the two-rank split where it applies: 32k and 64k over two ranks
-        assert ring_rules.choose_route(16384, name, 2, split=True)[0] == "split"
-        assert ring_rules.choose_route(32768, name, 2, split=True)[0] == "split"
+        # the two-rank split where it applies, from 32k to 256k over two ranks; unarray's ring at 1M
+        for local in (16384, 32768, 65536, 131072):
+            assert ring_rules.choose_route(local, name, 2, split=True)[0] == "split"
+        assert ring_rules.choose_route(524288, name, 2, split=True)[0] == "ring"
 
 
 @settings(max_examples=40, deadline=None)

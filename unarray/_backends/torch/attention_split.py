@@ -5,7 +5,7 @@
 # - rank 0 computes its own causal block, then that half of rank 1's rows against its keys (a full block), and
 #   sends that block's output and log-sum-exp back;
 # - rank 1 computes its own causal block, then the second half of its rows against rank 0's keys, and merges
-#   both full blocks into its causal block's output (online log-sum-exp, float32).
+#   both full blocks into its causal block's output, half a shard at a time (online log-sum-exp, float32).
 # Each rank runs two kernel calls of a quarter of the work; the keys and values travel while the first block
 # is computed, so what shows is the last block's output (half a shard's rows) travelling back.
 from __future__ import annotations
@@ -57,9 +57,8 @@ def split(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int
     qa = q[:, :, :h].contiguous()
     k0, v0 = k.new_empty(k.shape), v.new_empty(v.shape)
     reqs = exchange([qa], [k0, v0])
-    o, ls = _fused(q, wide(k), wide(v), True, scale, p.kernel)
-    acc, lse = o.to(ct), ls.to(ct).reshape(o.shape[:-1])
-    del o, ls
+    out, ls = _fused(q, wide(k), wide(v), True, scale, p.kernel)
+    ls = ls.reshape(out.shape[:-1])
     for req in reqs:
         req.wait()
     del qa
@@ -68,12 +67,21 @@ def split(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int
     oa = torch.empty(q.shape[0], q.shape[1], h, v.shape[-1], dtype=od, device=q.device)
     la = torch.empty(q.shape[0], q.shape[1], h, dtype=ct, device=q.device)
     reqs = exchange([], [oa, la])
-    _merge(acc, lse, (h, lq), ob, lb)
+    _merge_into(out, ls, (h, lq), ob, lb, ct)
     del ob, lb
     for req in reqs:
         req.wait()
-    _merge(acc, lse, (0, h), oa, la)
-    return acc.to(q.dtype)
+    _merge_into(out, ls, (0, h), oa, la, ct)
+    return out.to(q.dtype)
+
+
+def _merge_into(out: Any, ls: Any, rows: tuple[int, int], o: Any, block_lse: Any, ct: Any) -> None:
+    # Merge a block's (output, log-sum-exp) into rows a:b of the causal block's output, in place: the merge in
+    # ct over those rows only, so that no accumulator for the whole shard is held beside the received keys.
+    a, b = rows
+    acc, lse = out[:, :, a:b].to(ct), ls[:, :, a:b].to(ct)
+    _merge(acc, lse, (0, b - a), o, block_lse)
+    out[:, :, a:b] = acc
 
 
 __all__ = ["applies", "split"]

@@ -35,9 +35,9 @@ class Crossover:
 # docs/scaling_torch.md ("Which ring runs"); a device or ring size not listed keeps torch's context
 # parallel wherever it applies.
 CROSSOVERS: dict[tuple[str, int], Crossover] = {
-    ("H100", 2): Crossover(0, 32768, "docs/scaling_torch.md, two-GPU causal bf16 timings", split=65536),
+    ("H100", 2): Crossover(0, 32768, "docs/scaling_torch.md, two-GPU causal bf16 timings", split=262144),
     ("H200", 2): Crossover(0, 32768, "docs/scaling_torch.md, two-GPU causal bf16 timings (same chip as H100)",
-                           split=65536),
+                           split=262144),
 }
 _TABLE: contextvars.ContextVar[Mapping[tuple[str, int], Crossover] | None] = contextvars.ContextVar(
     "unarray_ring_crossovers", default=None)
