@@ -101,6 +101,78 @@ def _groups_equal_one_group(data: Any) -> int:
     return 1
 
 
+@_check
+def _split_equals_the_ring(data: Any) -> int:
+    # The two-device split (causal, two devices) gives the float64 reference's output and the ring's values and
+    # gradients (its backward is the ring's, on the zigzagged rows), chosen below SPLIT_ROWS and named by explain;
+    # its compiled program's per-device peak stays under one device's for the whole sequence.
+    hk = data.draw(st.sampled_from([1, 2, 4]), label="Hk")
+    rep = data.draw(st.sampled_from([1, 2]), label="Hq/Hk")
+    b = data.draw(st.sampled_from([1, 2]), label="B")
+    d = data.draw(st.sampled_from([8, 16]), label="D")
+    s = 4 * data.draw(st.integers(1, 6), label="S/4")
+    layout = data.draw(st.sampled_from(["bshd", "bhsd"]), label="layout")
+    dtype = data.draw(st.sampled_from(["float32", "float64"]), label="dtype")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**20), label="seed"))
+    arrs = [rng.standard_normal((b, s, h, d)) for h in (hk * rep, hk, hk)]
+    q, k, v = _sharded(arrs, dtype, layout)
+    outs, grads, texts = [], [], []
+    for route in ("auto", "ring"):
+        token = ring.PREFER.set(route)
+        try:
+            texts.append(ua.explain("scaled_dot_product_attention", q, k, v, is_causal=True, layout=layout).kernel)
+            outs.append(np.asarray(ua.scaled_dot_product_attention(q, k, v, is_causal=True, layout=layout),
+                                   np.float64))
+            grads.append(jax.grad(lambda q, k, v: jnp.sum(ua.scaled_dot_product_attention(
+                q, k, v, is_causal=True, layout=layout) ** 2), argnums=(0, 1, 2))(q, k, v))
+        finally:
+            ring.PREFER.reset(token)
+    if "two-device split" not in texts[0] or "below 262144 (SPLIT_ROWS)" not in texts[0]:
+        raise AssertionError(f"a causal call on two devices, explain says {texts[0]!r}")
+    if "ring attention" not in texts[1]:
+        raise AssertionError(f"the ring asked for, explain says {texts[1]!r}")
+    eps = float(np.finfo(dtype).eps)
+    scale = 1 + float(np.max(np.abs(outs[1])))
+    want = _reference(arrs[0], arrs[1], arrs[2], True)
+    got = outs[0] if layout == "bshd" else np.swapaxes(outs[0], 1, 2)
+    tol = 1e-10 if dtype == "float64" else 2e-5
+    if not np.max(np.abs(got - want)) <= tol * scale:
+        raise AssertionError(f"the split: max abs error {np.max(np.abs(got - want)):.3g} against the reference")
+    if not np.max(np.abs(outs[0] - outs[1])) <= 16 * eps * scale:
+        raise AssertionError(f"the split differs from the ring by {np.max(np.abs(outs[0] - outs[1])):.3g}")
+    for name, gs, gr in zip("qkv", grads[0], grads[1], strict=True):
+        a, c = np.asarray(gs, np.float64), np.asarray(gr, np.float64)
+        if not np.max(np.abs(a - c)) <= 64 * eps * (1 + float(np.max(np.abs(c)))):
+            raise AssertionError(f"d{name}: the split differs from the ring by {np.max(np.abs(a - c)):.3g}")
+    return 1
+
+
+@_check
+def _split_peak_under_one_device(data: Any) -> int:
+    # The split's compiled program holds no more per device than one device's program for the whole sequence.
+    b, s, h, hk, d = MEMORY_SHAPE
+    arrs = [np.random.default_rng(0).standard_normal((b, s, n, d)).astype(np.float32) for n in (h, hk, hk)]
+    q, k, v = _sharded(arrs, "float32", "bshd")
+    token = ring.PREFER.set("split")
+    try:
+        p = ring.plan(q, k, v, None, True, "bshd")
+    finally:
+        ring.PREFER.reset(token)
+    if p is None or p.route != "split":
+        raise AssertionError(f"the split was asked for, the plan is {p}")
+    m = ring._compiled(p, True, 1 / np.sqrt(d), "bshd", "highest")[0].lower(q, k, v).compile().memory_analysis()
+    one = [jax.device_put(a, jax.devices()[0]) for a in arrs]
+    m1 = jax.jit(lambda q, k, v: jax.nn.dot_product_attention(q, k, v, is_causal=True)).lower(
+        *one).compile().memory_analysis()
+    assert m is not None and m1 is not None
+    peak = m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
+    whole = m1.argument_size_in_bytes + m1.output_size_in_bytes
+    if not peak <= whole:
+        raise AssertionError(f"the split's per-device peak {peak / 2**20:.2f} MiB above one device's "
+                             f"{whole / 2**20:.2f} MiB")
+    return 1
+
+
 def _peaks(shape: tuple[int, ...], causal: bool) -> tuple[int, dict[int, int], int]:
     # (chosen groups, {groups: the ring program's per-device peak}, one device's program's inputs + output).
     b, s, h, hk, d = shape
@@ -198,7 +270,7 @@ def _run(check: Callable[[Any], int], examples: int) -> tuple[str | None, int]:
 
 
 EXAMPLES = {"groups_equal_one_group": 10, "one_group_below_the_row_floor": 2, "peak_under_one_device": 2,
-            "count_bounds_the_temporaries": 8}
+            "count_bounds_the_temporaries": 8, "split_equals_the_ring": 8, "split_peak_under_one_device": 1}
 
 
 def main() -> None:
@@ -206,6 +278,9 @@ def main() -> None:
     jax.config.update("jax_enable_x64", True)  # type: ignore[no-untyped-call]
     # The checks' shapes are small: the row floor (kept by _one_group_below_the_row_floor) would keep one group.
     ring.GROUP_MIN_ROWS = 0
+    # The ring's checks are the ring's: a causal call on two devices would otherwise take the split (its own checks
+    # set PREFER back to "auto" or "split" around their calls).
+    ring.PREFER.set("ring")
     if len(jax.devices()) != 2:
         print(json.dumps({"check": "devices", "ok": False, "examples": 0, "error": f"{jax.devices()}"}))
         return

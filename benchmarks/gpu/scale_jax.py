@@ -23,6 +23,8 @@ At the smallest size the 2-GPU attention output is compared with the 1-GPU cuDNN
     python benchmarks/gpu/scale_jax.py --out DIR     # writes DIR/scale_jax.{json,md,svg}
     python benchmarks/gpu/scale_jax.py --out DIR --sizes 32k,64k,128k,1M --what attention
         # just those sizes, attention only; a summary line (speed-up, peak GiB per GPU) per size
+    python benchmarks/gpu/scale_jax.py --out DIR --sizes 32k,64k --what attention --routes split,ring
+        # the sharded side once per route (the two-device split, the ring; "auto": the rule's choice)
 """
 
 # ruff: noqa: T201
@@ -101,6 +103,10 @@ def child(cfg: dict[str, Any]) -> dict[str, Any]:
                                                                           implementation="cudnn"))
                 out["kernel"] = "jax.nn.dot_product_attention(implementation='cudnn')"
             else:
+                from unarray._backends.jax import attention_ring
+
+                attention_ring.PREFER.set(cfg.get("route") or "auto")  # this process's route (one per child)
+
                 def fn(q: Any, k: Any, v: Any) -> Any:
                     return ua.scaled_dot_product_attention(q, k, v, is_causal=True, layout="bshd")
 
@@ -167,6 +173,7 @@ def main() -> int:
     ap.add_argument("--budget", type=float, default=330.0, help="seconds for the whole script")
     ap.add_argument("--sizes", default="", help="attention sequence lengths, e.g. 32k,64k,128k,1M")
     ap.add_argument("--what", default="matmul,sum,attention", help="comma-separated sections")
+    ap.add_argument("--routes", default="auto", help="the sharded side's routes, e.g. auto,ring,split (PREFER)")
     a = ap.parse_args()
     sizes = parse_sizes(a.sizes) or SIZES
     what_list = a.what.split(",")
@@ -188,16 +195,16 @@ def main() -> int:
     for s in sizes if "attention" in what_list else []:
         if failed_at is not None and s > 2 * failed_at and not a.sizes:
             break  # the sharded side ran the failing size and one more
-        for g in (1, a.gpus):
+        for g, route in [(1, "")] + [(a.gpus, r) for r in a.routes.split(",")]:
             if g == 1 and failed_at is not None:
                 continue
             # A call costs ~4x the last size's; ~12 calls plus ~25 s of start-up must fit the budget.
             guess = 4.0 * last_t.get(g, 0.0) * 12 + 25
+            cfg = {"what": "attention", "gpus": g, "S": s, "check": s == sizes[0], "route": route}
             if guess > left() and not (a.sizes and left() > 60):
-                rows.append({"what": "attention", "gpus": g, "S": s, "status": "skipped: time budget"})
+                rows.append({**cfg, "status": "skipped: time budget"})
             else:
-                rows.append(run_child({"what": "attention", "gpus": g, "S": s, "check": s == sizes[0]},
-                                      min(240.0, left())))
+                rows.append(run_child(cfg, min(240.0, left())))
             r = rows[-1]
             print(json.dumps(r), flush=True)
             if r.get("status") == "ok":
@@ -205,12 +212,14 @@ def main() -> int:
             elif g == 1 and failed_at is None:
                 failed_at = s
         one = [r for r in rows if r.get("S") == s and r["gpus"] == 1 and r.get("status") == "ok"]
-        two = [r for r in rows if r.get("S") == s and r["gpus"] == a.gpus and r.get("status") == "ok"]
-        if one and two:
+        for two in ([r] for r in rows if r.get("S") == s and r["gpus"] == a.gpus and r.get("status") == "ok"):
+            if not one:
+                break
             ratio = one[0]["seconds"] / two[0]["seconds"]
             p1, p2 = (_gib(r[0].get("peak_bytes_per_gpu")) for r in (one, two))
             peaks = f"1 GPU {p1}, {a.gpus} GPUs {p2}"
-            print(f"SUMMARY S={s // 1024}k | {a.gpus} GPUs / 1: {ratio:.2f}x | peak GiB per GPU: {peaks}", flush=True)
+            print(f"SUMMARY S={s // 1024}k route {two[0].get('route') or 'auto'} | {a.gpus} GPUs / 1: {ratio:.2f}x | "
+                  f"peak GiB per GPU: {peaks}", flush=True)
         if all(str(r.get("status", "")).startswith("skipped") for r in rows if r.get("S") == s):
             break
     write(pathlib.Path(a.out), rows, a.gpus, time.perf_counter() - start)
@@ -243,7 +252,7 @@ def write(out: pathlib.Path, rows: list[dict[str, Any]], gpus: int, wall: float)
         size = f"S={r['S']}" if "S" in r else (f"{MATMUL_N}^2 bf16" if r["what"] == "matmul" else "8 GiB f32")
         rate = f"{r['tflops']:.1f} TFLOP/s" if "tflops" in r else f"{r['tbps']:.2f} TB/s" if "tbps" in r else "-"
         ms = f"{r['seconds'] * 1e3:.2f}" if "seconds" in r else "-"
-        note = r.get("kernel", r.get("out_spec", ""))
+        note = (f"route {r['route']}: " if r.get("route") else "") + r.get("kernel", r.get("out_spec", ""))
         if "max_abs_err_vs_1gpu" in r:
             note += f"; max abs err vs 1 GPU {r['max_abs_err_vs_1gpu']:.3g}"
         if r.get("error"):
@@ -254,8 +263,8 @@ def write(out: pathlib.Path, rows: list[dict[str, Any]], gpus: int, wall: float)
     for s in SIZES:
         one = [r for r in rows if r.get("S") == s and r["gpus"] == 1 and r.get("status") == "ok"]
         two = [r for r in rows if r.get("S") == s and r["gpus"] == gpus and r.get("status") == "ok"]
-        if one and two:
-            speed.append(f"S={s}: {two[0]['tflops'] / one[0]['tflops']:.2f}x")
+        for r in two if one else []:
+            speed.append(f"S={s} {r.get('route') or 'auto'}: {r['tflops'] / one[0]['tflops']:.2f}x")
     lines += ["", f"Attention throughput, {gpus} GPUs / 1: " + (", ".join(speed) or "-")]
     (out / "scale_jax.md").write_text("\n".join(lines) + "\n")
     (out / "scale_jax.svg").write_text(_svg(rows, gpus))

@@ -1,7 +1,8 @@
 """JAX's sequence-sharded ring walks the heads in groups (ring_memory.head_groups) on 2 fake CPU devices
 (tests/_jax_ring_inside.py, a subprocess: JAX fixes its device count at import): grouped equals one group and
 the float64 reference (values and gradients), the compiled ring's per-device peak (XLA's memory_analysis) is
-at most one device's for the whole sequence, and the counted extra bytes bound XLA's temporaries."""
+at most one device's for the whole sequence, and the counted extra bytes bound XLA's temporaries; the two-device
+split equals the ring (values and gradients) and the reference, and its peak is under one device's."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ pytest.importorskip("jax")
 pytest.importorskip("hypothesis")
 
 CHECKS = ("groups_equal_one_group", "one_group_below_the_row_floor", "peak_under_one_device",
-          "count_bounds_the_temporaries")
+          "count_bounds_the_temporaries", "split_equals_the_ring", "split_peak_under_one_device")
 ROOT = Path(__file__).resolve().parents[2]
 
 

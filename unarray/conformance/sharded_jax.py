@@ -195,9 +195,12 @@ def attention(seed: int, where: int, causal: bool, gqa: bool, layout: str, dtype
     q, k, v, sharding, axis = _attention_inputs(seed, where, gqa, layout, dtype)
     what = f"attention causal={causal} gqa={gqa} {layout} {sharding.spec} {dtype}"
     kernel = ua.explain("scaled_dot_product_attention", q, k, v, is_causal=causal, layout=layout).kernel
-    order = "zigzag causal" if causal else "non-causal"
-    if f"ring attention over mesh axis {axis!r}" not in kernel or order not in kernel:
-        raise AssertionError(f"{what}: explain names {kernel!r}, not the ring over {axis!r} ({order})")
+    # a causal call over two devices takes the two-device split (below its row count), any other the ring
+    split = causal and sharding.mesh.shape[axis] == 2
+    order = "two-device split" if split else "zigzag causal" if causal else "non-causal"
+    route = f"two-device split over mesh axis {axis!r}" if split else f"ring attention over mesh axis {axis!r}"
+    if route not in kernel or order not in kernel:
+        raise AssertionError(f"{what}: explain names {kernel!r}, not the {route} ({order})")
     out = ua.scaled_dot_product_attention(q, k, v, is_causal=causal, layout=layout)
     q64, k64, v64 = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
     want = _ref_attention(q64, k64, v64, causal, layout)

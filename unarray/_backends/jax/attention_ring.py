@@ -13,6 +13,7 @@
 # online softmax), so memory stays bounded by the block size, never by S.
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 import functools
 import math
@@ -46,14 +47,21 @@ class Plan:
     zigzag: bool
     kernel: str
     groups: int = 1  # head groups walked one after the other (ring_memory.head_groups)
+    route: str = "ring"  # or "split": the two-device split (attention_split.py)
+    rule: str = ""  # why that route
 
     def describe(self) -> str:
         order = "zigzag causal" if self.zigzag else "non-causal"
         kernel = ("cuDNN fused attention with softmax statistics (jax._src.cudnn)" if self.kernel == "cudnn" else
                   f"jnp blocked online-softmax over {SUB_BLOCK}-key sub-blocks (float32 accumulation)")
         heads = f", {self.groups} head groups in turn" if self.groups > 1 else ""
+        if self.route == "split":
+            return (f"two-device split over mesh axis {self.axis!r} (device 0's keys and values to device 1, half "
+                    f"of device 1's rows to device 0 and their output back; two blocks per device), local kernel "
+                    f"{kernel}; backward: the ring's, zigzag; route: {self.rule}")
         return (f"ring attention over mesh axis {self.axis!r} ({self.n} devices, {order}{heads}), local kernel "
-                f"{kernel}; backward: the ring in reverse with jnp blocks")
+                f"{kernel}; backward: the ring in reverse with jnp blocks" + (f"; route: {self.rule}" if self.rule
+                                                                             else ""))
 
 
 def _concrete_sharding(x: Any) -> Any:
@@ -124,8 +132,27 @@ def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> Pla
     if not jnp.issubdtype(q.dtype, jnp.floating):
         return None
     kernel = _kernel(q, v, sq_sh)
+    route, rule = _route(is_causal, n, sq // n)
+    # (the split walks the zigzag ring's head groups; its program's peak under one device's is a test)
     return Plan(sq_sh.mesh, spec, str(axis), n, bool(is_causal), kernel,
-                _groups(q, k, v, seq, sq_sh, shardings[0], n, bool(is_causal), kernel))
+                _groups(q, k, v, seq, sq_sh, shardings[0], n, bool(is_causal), kernel), route, rule)
+
+
+# Rows per device below which a causal call on two devices runs the two-device split rather than the ring
+# (docs/scaling_jax.md, two-GPU timings); PREFER forces one ("ring" or "split") for benchmarks and tests.
+SPLIT_ROWS = 262144
+PREFER: contextvars.ContextVar[str] = contextvars.ContextVar("unarray_jax_sequence_route", default="auto")
+
+
+def _route(causal: bool, n: int, rows: int) -> tuple[str, str]:
+    if not causal or n != 2:
+        return "ring", ""
+    pref = PREFER.get()
+    if pref != "auto":
+        return pref, f"{pref} asked for (PREFER)"
+    if rows < SPLIT_ROWS:
+        return "split", f"{rows} rows per device, below {SPLIT_ROWS} (SPLIT_ROWS): the split is faster"
+    return "ring", f"{rows} rows per device, from {SPLIT_ROWS} (SPLIT_ROWS) on: the ring is as fast"
 
 
 def extra_bytes(b: int, hq: int, hk: int, lq: int, lk: int, d: int, dv: int, itemsize: int, acc: int,
@@ -217,7 +244,8 @@ def _compiled(p: Plan, causal: bool, scale: float, layout: str, policy: str) -> 
     fn = _JITTED.get(key)
     if fn is None:
         local = functools.partial(_local_call, axis=p.axis, n=p.n, causal=causal, scale=scale, layout=layout,
-                                  kernel=p.kernel, precision=_PRECISION[policy], groups=p.groups)
+                                  kernel=p.kernel, precision=_PRECISION[policy], groups=p.groups,
+                                  split=p.route == "split")
         spec = P(*p.spec)  # type: ignore[no-untyped-call]
         mapped = _shard_map(local, p.mesh, (spec, spec, spec), spec)
         if isinstance(p.mesh, jax.sharding.Mesh):
@@ -240,14 +268,14 @@ def _shard_map(f: Any, mesh: Any, in_specs: Any, out_specs: Any) -> Any:
 
 
 def _local_call(q: Any, k: Any, v: Any, *, axis: str, n: int, causal: bool, scale: float, layout: str,
-                kernel: str, precision: Any, groups: int = 1) -> Any:
+                kernel: str, precision: Any, groups: int = 1, split: bool = False) -> Any:
     # The per-device body: q, k, v are this device's shards; (batch..., S/N, H, D) after the layout swap.
     if layout == "bhsd":
         q, k, v = (jnp.swapaxes(a, -2, -3) for a in (q, k, v))
     batch = q.shape[:-3]
     q, k, v = (a.reshape(math.prod(batch), *a.shape[-3:]) for a in (q, k, v))
     one = functools.partial(_one_group, axis=axis, n=n, causal=causal, scale=scale, kernel=kernel,
-                            precision=precision)
+                            precision=precision, split=split)
     if groups == 1:
         out = one(q, k, v)
     else:
@@ -265,8 +293,12 @@ def _local_call(q: Any, k: Any, v: Any, *, axis: str, n: int, causal: bool, scal
 
 
 def _one_group(q: Any, k: Any, v: Any, *, axis: str, n: int, causal: bool, scale: float, kernel: str,
-               precision: Any) -> Any:
-    # One head group's ring, (B, S/N, H, D) in the caller's row order.
+               precision: Any, split: bool = False) -> Any:
+    # One head group's ring (or the two-device split), (B, S/N, H, D) in the caller's row order.
+    if split:
+        from unarray._backends.jax import attention_split
+
+        return attention_split.split(q, k, v, axis, scale, kernel, precision)
     if causal:
         q, k, v = (_zigzag(a, axis, n) for a in (q, k, v))
     out = _ring(q, k, v, axis, n, causal, scale, kernel, precision)

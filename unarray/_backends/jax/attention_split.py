@@ -1,0 +1,69 @@
+# JAX's two-device split for causal attention on a sequence sharded over a mesh axis of two devices (chosen in
+# attention_ring.plan, run inside its shard_map): device 0 holds rows [0, L), device 1 rows [L, 2L), the
+# torch backend's split in one SPMD program:
+# - device 0's keys and values go to device 1 and the first half of device 1's rows to device 0 (ppermute,
+#   issued before the causal blocks so XLA overlaps the transfers);
+# - each device computes its own causal block, then a full block of half a shard's rows: device 0 those rows
+#   of device 1 against its own keys, device 1 its second half against device 0's (one lax.cond, so neither
+#   device selects between whole arrays);
+# - device 0's full block goes back, and device 1 merges both full blocks into its causal block (online
+#   log-sum-exp in float32).
+# Gradients: the custom VJP lays the saved rows out zigzag and runs the ring's backward pass
+# (attention_ring._ring_bwd), which takes any causal rows with their per-row log-sum-exp.
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from unarray._backends.jax import attention_ring as ar
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(3, 4, 5, 6))
+def split(q: Any, k: Any, v: Any, axis: str, scale: float, kernel: str, precision: Any) -> Any:
+    """This device's output rows (B, L, H, Dv) of causal attention over two devices' contiguous shards."""
+    return _fwd(q, k, v, axis, scale, kernel, precision)[0]
+
+
+def _fwd(q: Any, k: Any, v: Any, axis: str, scale: float, kernel: str, precision: Any) -> tuple[Any, Any]:
+    local = functools.partial(ar._local_fwd, scale=scale, kernel=kernel, precision=precision)
+    h = q.shape[1] // 2
+    first = jax.lax.axis_index(axis) == 0
+    # (device 0 receives zeros from the one-way permutes, and device 1 the same from the other)
+    k0, v0 = ar._ppermute(k, axis, [(0, 1)]), ar._ppermute(v, axis, [(0, 1)])
+    qa = ar._ppermute(q[:, :h], axis, [(1, 0)])
+    oc, lc = local(q, k, v, causal=True)
+
+    def on_first(q: Any, k: Any, v: Any, qa: Any, k0: Any, v0: Any) -> tuple[Any, Any]:
+        return local(qa, k, v, causal=False)
+
+    def on_second(q: Any, k: Any, v: Any, qa: Any, k0: Any, v0: Any) -> tuple[Any, Any]:
+        return local(q[:, h:], k0, v0, causal=False)
+
+    of, lf = jax.lax.cond(first, on_first, on_second, q, k, v, qa, k0, v0)
+    oa, la = ar._ppermute(of, axis, [(0, 1)]), ar._ppermute(lf, axis, [(0, 1)])
+
+    def keep(oc: Any, lc: Any, oa: Any, la: Any, of: Any, lf: Any) -> tuple[Any, Any]:
+        return oc, lc
+
+    def merge(oc: Any, lc: Any, oa: Any, la: Any, of: Any, lf: Any) -> tuple[Any, Any]:
+        a, b = ar._merge(oc[:, :h], lc[:, :h], oa, la), ar._merge(oc[:, h:], lc[:, h:], of, lf)
+        return jnp.concatenate([a[0], b[0]], axis=1), jnp.concatenate([a[1], b[1]], axis=1)
+
+    o, lse = jax.lax.cond(first, keep, merge, oc, lc, oa, la, of, lf)
+    out = o.astype(q.dtype)
+    return out, (q, k, v, out, lse)
+
+
+def _bwd(axis: str, scale: float, kernel: str, precision: Any, res: Any, dout: Any) -> tuple[Any, Any, Any]:
+    zig = functools.partial(ar._zigzag, axis=axis, n=2)
+    grads = ar._ring_bwd(axis, 2, True, scale, kernel, precision, tuple(zig(x) for x in res), zig(dout))
+    return tuple(ar._unzigzag(g, axis, 2) for g in grads)
+
+
+split.defvjp(_fwd, _bwd)
+
+
+__all__ = ["split"]
