@@ -7,7 +7,7 @@
 #   of device 1 against its own keys, device 1 its second half against device 0's (one lax.cond, so neither
 #   device selects between whole arrays);
 # - device 0's full block goes back, and device 1 merges both full blocks into its causal block (online
-#   log-sum-exp in float32).
+#   log-sum-exp in float32; cuDNN's blocks are held and sent in q's dtype, which is what cuDNN computed).
 # Gradients: the custom VJP lays the saved rows out zigzag and runs the ring's backward pass
 # (attention_ring._ring_bwd), which takes any causal rows with their per-row log-sum-exp.
 from __future__ import annotations
@@ -28,32 +28,44 @@ def split(q: Any, k: Any, v: Any, axis: str, scale: float, kernel: str, precisio
 
 
 def _fwd(q: Any, k: Any, v: Any, axis: str, scale: float, kernel: str, precision: Any) -> tuple[Any, Any]:
-    local = functools.partial(ar._local_fwd, scale=scale, kernel=kernel, precision=precision)
     h = q.shape[1] // 2
     first = jax.lax.axis_index(axis) == 0
     # (device 0 receives zeros from the one-way permutes, and device 1 the same from the other)
     k0, v0 = ar._ppermute(k, axis, [(0, 1)]), ar._ppermute(v, axis, [(0, 1)])
     qa = ar._ppermute(q[:, :h], axis, [(1, 0)])
-    oc, lc = local(q, k, v, causal=True)
+
+    def block(q: Any, k: Any, v: Any, causal: bool) -> tuple[Any, Any]:
+        if kernel == "cudnn":
+            try:
+                o, lse = ar._local_cudnn(q, k, v, causal, scale)
+                # Note: cuDNN's output is in q's dtype, widened: narrowing it back is exact, and halves what
+                # is held and what travels back.
+                return o.astype(q.dtype), lse
+            except Exception:  # cuDNN refused this configuration at trace time: the jnp blocks take it
+                pass
+        return ar._local_xla(q, k, v, causal, scale, precision)
+
+    oc, lc = block(q, k, v, True)
 
     def on_first(q: Any, k: Any, v: Any, qa: Any, k0: Any, v0: Any) -> tuple[Any, Any]:
-        return local(qa, k, v, causal=False)
+        return block(qa, k, v, False)
 
     def on_second(q: Any, k: Any, v: Any, qa: Any, k0: Any, v0: Any) -> tuple[Any, Any]:
-        return local(q[:, h:], k0, v0, causal=False)
+        return block(q[:, h:], k0, v0, False)
 
     of, lf = jax.lax.cond(first, on_first, on_second, q, k, v, qa, k0, v0)
     oa, la = ar._ppermute(of, axis, [(0, 1)]), ar._ppermute(lf, axis, [(0, 1)])
 
     def keep(oc: Any, lc: Any, oa: Any, la: Any, of: Any, lf: Any) -> tuple[Any, Any]:
-        return oc, lc
+        return oc.astype(q.dtype), lc
 
     def merge(oc: Any, lc: Any, oa: Any, la: Any, of: Any, lf: Any) -> tuple[Any, Any]:
-        a, b = ar._merge(oc[:, :h], lc[:, :h], oa, la), ar._merge(oc[:, h:], lc[:, h:], of, lf)
-        return jnp.concatenate([a[0], b[0]], axis=1), jnp.concatenate([a[1], b[1]], axis=1)
+        ct = ar._ct(q)
+        a = ar._merge(oc[:, :h].astype(ct), lc[:, :h], oa.astype(ct), la)
+        b = ar._merge(oc[:, h:].astype(ct), lc[:, h:], of.astype(ct), lf)
+        return jnp.concatenate([a[0], b[0]], axis=1).astype(q.dtype), jnp.concatenate([a[1], b[1]], axis=1)
 
-    o, lse = jax.lax.cond(first, keep, merge, oc, lc, oa, la, of, lf)
-    out = o.astype(q.dtype)
+    out, lse = jax.lax.cond(first, keep, merge, oc, lc, oa, la, of, lf)
     return out, (q, k, v, out, lse)
 
 
