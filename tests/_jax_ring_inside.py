@@ -127,7 +127,7 @@ def _split_equals_the_ring(data: Any) -> int:
                 q, k, v, is_causal=True, layout=layout) ** 2), argnums=(0, 1, 2))(q, k, v))
         finally:
             ring.PREFER.reset(token)
-    if "two-device split" not in texts[0] or "below 262144 (SPLIT_ROWS)" not in texts[0]:
+    if "two-device split" not in texts[0] or f"below {ring.SPLIT_ROWS} (SPLIT_ROWS)" not in texts[0]:
         raise AssertionError(f"a causal call on two devices, explain says {texts[0]!r}")
     if "ring attention" not in texts[1]:
         raise AssertionError(f"the ring asked for, explain says {texts[1]!r}")

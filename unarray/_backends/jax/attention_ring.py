@@ -57,8 +57,8 @@ class Plan:
         heads = f", {self.groups} head groups in turn" if self.groups > 1 else ""
         if self.route == "split":
             return (f"two-device split over mesh axis {self.axis!r} (device 0's keys and values to device 1, half "
-                    f"of device 1's rows to device 0 and their output back; two blocks per device), local kernel "
-                    f"{kernel}; backward: the ring's, zigzag; route: {self.rule}")
+                    f"of device 1's rows to device 0 and their output back; two blocks per device{heads}), local "
+                    f"kernel {kernel}; backward: the ring's, zigzag; route: {self.rule}")
         return (f"ring attention over mesh axis {self.axis!r} ({self.n} devices, {order}{heads}), local kernel "
                 f"{kernel}; backward: the ring in reverse with jnp blocks" + (f"; route: {self.rule}" if self.rule
                                                                              else ""))
@@ -138,9 +138,10 @@ def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> Pla
                 _groups(q, k, v, seq, sq_sh, shardings[0], n, bool(is_causal), kernel), route, rule)
 
 
-# Rows per device below which a causal call on two devices runs the two-device split rather than the ring
-# (docs/scaling_jax.md, two-GPU timings); PREFER forces one ("ring" or "split") for benchmarks and tests.
-SPLIT_ROWS = 262144
+# Rows per device below which a causal call on two devices runs the two-device split rather than the ring: up
+# to S = 512k, where it was timed as fast as the ring or faster, with less memory (docs/scaling_jax.md); the
+# ring from 1M, where the torch split's timings fell behind the ring's. PREFER forces one ("ring" or "split").
+SPLIT_ROWS = 524288
 PREFER: contextvars.ContextVar[str] = contextvars.ContextVar("unarray_jax_sequence_route", default="auto")
 
 
