@@ -23,8 +23,8 @@ At the smallest size the 2-GPU attention output is compared with the 1-GPU cuDNN
     python benchmarks/gpu/scale_jax.py --out DIR     # writes DIR/scale_jax.{json,md,svg}
     python benchmarks/gpu/scale_jax.py --out DIR --sizes 32k,64k,128k,1M --what attention
         # just those sizes, attention only; a summary line (speed-up, peak GiB per GPU) per size
-    python benchmarks/gpu/scale_jax.py --out DIR --sizes 32k,64k --what attention --routes split,ring
-        # the sharded side once per route (the two-device split, the ring; "auto": the rule's choice)
+    python benchmarks/gpu/scale_jax.py --out DIR --sizes 32k,64k --what routes,attention --routes split,ring
+        # the split against the ring (values, gradients), then the sharded side once per route ("auto": the rule's)
 """
 
 # ruff: noqa: T201
@@ -123,6 +123,8 @@ def child(cfg: dict[str, Any]) -> dict[str, Any]:
                 ref = jax.nn.dot_product_attention(*one, is_causal=True, implementation="cudnn")
                 out["max_abs_err_vs_1gpu"] = float(jnp.max(jnp.abs(jax.device_put(got, devices[0]).astype(
                     jnp.float32) - ref.astype(jnp.float32))))
+        elif cfg["what"] == "routes":
+            out["checks"] = _routes_agree(mesh, ua)
         elif cfg["what"] == "matmul":
             n_ = MATMUL_N
             a = _random((n_, n_), jnp.bfloat16, NamedSharding(mesh, P("s", None) if gpus > 1 else P()), 0)
@@ -143,6 +145,44 @@ def child(cfg: dict[str, Any]) -> dict[str, Any]:
         out["error"] = text[:600]
     out.setdefault("peak_bytes_per_gpu", _peaks(devices))
     return out
+
+
+def _routes_agree(mesh: Any, ua: Any) -> list[dict[str, Any]]:
+    # The two-device split against the ring on the GPUs' own kernels, S = 4096: outputs and gradients (bf16
+    # with Hk 16 and 4 through cuDNN's blocks, float32 through the jnp blocks).
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from unarray._backends.jax import attention_ring
+
+    sh = NamedSharding(mesh, P(None, "s"))
+    rng = np.random.default_rng(0)
+    rows = []
+    for dtype, hk in (("bfloat16", H), ("bfloat16", 4), ("float32", H)):
+        arrs = [rng.standard_normal((1, 4096, h, D)).astype(np.float32) for h in (H, hk, hk)]
+        q, k, v = (jax.device_put(jnp.asarray(a, dtype), sh) for a in arrs)
+        got = {}
+        for route in ("split", "ring"):
+            token = attention_ring.PREFER.set(route)
+            try:
+                def f(q: Any, k: Any, v: Any) -> Any:
+                    return ua.scaled_dot_product_attention(q, k, v, is_causal=True, layout="bshd")
+
+                grads = jax.grad(lambda q, k, v: jnp.sum(f(q, k, v).astype(jnp.float32) ** 2),
+                                 argnums=(0, 1, 2))(q, k, v)
+                got[route] = (np.asarray(f(q, k, v), np.float32), [np.asarray(g, np.float32) for g in grads],
+                              ua.explain("scaled_dot_product_attention", q, k, v, is_causal=True,
+                                         layout="bshd").kernel.split(" (", 1)[-1][:32])
+            finally:
+                attention_ring.PREFER.reset(token)
+        (o1, g1, k1), (o2, g2, k2) = got["split"], got["ring"]
+        rows.append({"dtype": dtype, "Hk": hk, "routes": [k1, k2], "out_max_abs_diff": float(np.max(np.abs(o1 - o2))),
+                     "grad_max_rel_diff": [float(np.max(np.abs(a - b)) / (1 + np.max(np.abs(b))))
+                                           for a, b in zip(g1, g2, strict=True)]})
+    return rows
 
 
 # ---------------------------------------------------------------- parent
@@ -172,7 +212,8 @@ def main() -> int:
     ap.add_argument("--gpus", type=int, default=2, help="the sharded side's GPU count (2 on the two-H200 host)")
     ap.add_argument("--budget", type=float, default=330.0, help="seconds for the whole script")
     ap.add_argument("--sizes", default="", help="attention sequence lengths, e.g. 32k,64k,128k,1M")
-    ap.add_argument("--what", default="matmul,sum,attention", help="comma-separated sections")
+    ap.add_argument("--what", default="matmul,sum,attention",
+                    help="comma-separated sections (also: routes, the split against the ring)")
     ap.add_argument("--routes", default="auto", help="the sharded side's routes, e.g. auto,ring,split (PREFER)")
     a = ap.parse_args()
     sizes = parse_sizes(a.sizes) or SIZES
@@ -186,6 +227,9 @@ def main() -> int:
         return a.budget - (time.perf_counter() - start)
 
     rows: list[dict[str, Any]] = []
+    if "routes" in what_list:  # the split against the ring, values and gradients, before any timing
+        rows.append(run_child({"what": "routes", "gpus": a.gpus}, min(180.0, left())))
+        print(json.dumps(rows[-1]), flush=True)
     for what in [w for w in ("matmul", "sum") if w in what_list]:
         for g in (1, a.gpus):
             rows.append(run_child({"what": what, "gpus": g}, min(90.0, left())))
@@ -249,6 +293,15 @@ def write(out: pathlib.Path, rows: list[dict[str, Any]], gpus: int, wall: float)
              "| what | size | GPUs | status | time (ms) | TFLOP/s or TB/s | peak GiB per GPU | kernel / note |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
+        if r["what"] == "routes":
+            for c in r.get("checks", []):
+                lines.append(f"| split vs ring | S=4096 {c['dtype']} Hk={c['Hk']} | {r['gpus']} | {r.get('status')} "
+                             f"| - | - | - | output max abs diff {c['out_max_abs_diff']:.3g}; gradients max rel "
+                             f"diff {max(c['grad_max_rel_diff']):.3g} ({' / '.join(c['routes'])}) |")
+            if r.get("error"):
+                lines.append(f"| split vs ring | - | {r['gpus']} | {r.get('status')} | - | - | - | "
+                             f"{r['error'][:160]} |")
+            continue
         size = f"S={r['S']}" if "S" in r else (f"{MATMUL_N}^2 bf16" if r["what"] == "matmul" else "8 GiB f32")
         rate = f"{r['tflops']:.1f} TFLOP/s" if "tflops" in r else f"{r['tbps']:.2f} TB/s" if "tbps" in r else "-"
         ms = f"{r['seconds'] * 1e3:.2f}" if "seconds" in r else "-"
