@@ -10,7 +10,9 @@
 # Local kernel per block: cuDNN's fused attention (jax._src.cudnn, which returns the softmax statistics
 # when asked for its residuals) on NVIDIA GPUs for float16/bfloat16 with D == Dv <= 128, D % 8 == 0;
 # elsewhere, and for the backward pass, jnp math over key sub-blocks of SUB_BLOCK (a lax.scan with an
-# online softmax), so memory stays bounded by the block size, never by S.
+# online softmax), so memory stays bounded by the block size, never by S. This module plans, compiles and
+# runs the call; the ring's compute is ring_blocks.py, and a causal call on two devices may take the
+# two-device split instead (attention_split.py).
 from __future__ import annotations
 
 import contextvars
@@ -26,10 +28,10 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from unarray._backends import ring_memory
+from unarray._backends.jax import attention_split
+from unarray._backends.jax import ring_blocks as rb
 from unarray._errors import DeviceMismatchError
 
-SUB_BLOCK = 512
-_F32 = jnp.float32
 _CUDNN_DTYPES = ("float16", "bfloat16")
 _PRECISION = {"highest": jax.lax.Precision.HIGHEST, "tf32": jax.lax.Precision.HIGH,
               "bf16": jax.lax.Precision.DEFAULT, "fastest": jax.lax.Precision.DEFAULT}
@@ -53,7 +55,7 @@ class Plan:
     def describe(self) -> str:
         order = "zigzag causal" if self.zigzag else "non-causal"
         kernel = ("cuDNN fused attention with softmax statistics (jax._src.cudnn)" if self.kernel == "cudnn" else
-                  f"jnp blocked online-softmax over {SUB_BLOCK}-key sub-blocks (float32 accumulation)")
+                  f"jnp blocked online-softmax over {rb.SUB_BLOCK}-key sub-blocks (float32 accumulation)")
         heads = f", {self.groups} head groups in turn" if self.groups > 1 else ""
         if self.route == "split":
             return (f"two-device split over mesh axis {self.axis!r} (device 0's keys and values to device 1, half "
@@ -172,7 +174,7 @@ def extra_bytes(b: int, hq: int, hk: int, lq: int, lk: int, d: int, dv: int, ite
     if zigzag:
         extra += q_b + kv_b + o_b
     if kernel != "cudnn":
-        extra += rows * (d + dv + 2) * acc + 4 * rows * min(SUB_BLOCK, lk) * acc + kv_b
+        extra += rows * (d + dv + 2) * acc + 4 * rows * min(rb.SUB_BLOCK, lk) * acc + kv_b
     return extra
 
 
@@ -190,7 +192,7 @@ def _groups(q: Any, k: Any, v: Any, seq: int, q_sh: NamedSharding, k_sh: NamedSh
     hq, hk, lq, lk, d, dv = ql[head], kl[head], ql[seq], kl[seq], ql[-1], v.shape[-1]
     if lq < GROUP_MIN_ROWS:
         return 1
-    item, acc = jnp.dtype(q.dtype).itemsize, jnp.dtype(_ct(q)).itemsize
+    item, acc = jnp.dtype(q.dtype).itemsize, jnp.dtype(rb.compute_dtype(q)).itemsize
     io = b * (hq * lq * (d + dv) + hk * lk * (d + dv)) * item
     return ring_memory.head_groups(hk, extra_bytes(b, hq, hk, lq, lk, d, dv, item, acc, zigzag, kernel), io, n)
 
@@ -297,247 +299,8 @@ def _one_group(q: Any, k: Any, v: Any, *, axis: str, n: int, causal: bool, scale
                precision: Any, split: bool = False) -> Any:
     # One head group's ring (or the two-device split), (B, S/N, H, D) in the caller's row order.
     if split:
-        from unarray._backends.jax import attention_split
-
         return attention_split.split(q, k, v, axis, scale, kernel, precision)
     if causal:
-        q, k, v = (_zigzag(a, axis, n) for a in (q, k, v))
-    out = _ring(q, k, v, axis, n, causal, scale, kernel, precision)
-    return _unzigzag(out, axis, n) if causal else out
-
-
-def _ppermute(x: Any, axis: str, perm: list[tuple[int, int]]) -> Any:
-    return jax.lax.ppermute(x, axis, perm)  # type: ignore[no-untyped-call]
-
-
-def _dest(chunk: int, n: int) -> int:
-    return chunk if chunk < n else 2 * n - 1 - chunk
-
-
-def _zigzag(x: Any, axis: str, n: int) -> Any:
-    # Device j holds chunks 2j and 2j+1 of 2N; chunk c goes to device c (c < N) or 2N-1-c (second slot).
-    c = x.shape[1] // 2
-    r0 = _ppermute(x[:, :c], axis, [(j, _dest(2 * j, n)) for j in range(n)])
-    r1 = _ppermute(x[:, c:], axis, [(j, _dest(2 * j + 1, n)) for j in range(n)])
-    # Note: chunk i has the parity of i and chunk 2N-1-i the other, so the slots follow the device's parity.
-    even = jax.lax.axis_index(axis) % 2 == 0
-    return jnp.concatenate([jnp.where(even, r0, r1), jnp.where(even, r1, r0)], axis=1)
-
-
-def _unzigzag(x: Any, axis: str, n: int) -> Any:
-    c = x.shape[1] // 2
-    even = jax.lax.axis_index(axis) % 2 == 0
-    s0, s1 = x[:, :c], x[:, c:]
-    h0 = _ppermute(jnp.where(even, s0, s1), axis, [(_dest(2 * j, n), j) for j in range(n)])
-    h1 = _ppermute(jnp.where(even, s1, s0), axis, [(_dest(2 * j + 1, n), j) for j in range(n)])
-    return jnp.concatenate([h0, h1], axis=1)
-
-
-@functools.partial(jax.custom_vjp, nondiff_argnums=(3, 4, 5, 6, 7, 8))
-def _ring(q: Any, k: Any, v: Any, axis: str, n: int, causal: bool, scale: float, kernel: str,
-          precision: Any) -> Any:
-    return _ring_fwd(q, k, v, axis, n, causal, scale, kernel, precision)[0]
-
-
-def _ring_fwd(q: Any, k: Any, v: Any, axis: str, n: int, causal: bool, scale: float, kernel: str,
-              precision: Any) -> tuple[Any, Any]:
-    i = jax.lax.axis_index(axis)
-    right = [(j, (j + 1) % n) for j in range(n)]
-    ct = _ct(q)
-    o: Any = None
-    lse: Any = None
-    kt, vt = k, v
-    for t in range(n):
-        if t < n - 1:  # Note: the next block is sent before this one is used, so the transfer can overlap
-            k_next, v_next = _ppermute(kt, axis, right), _ppermute(vt, axis, right)
-        ob, lb = _step(q, kt, vt, i, t, n, causal, scale, kernel, precision)
-        # Note: the first block covers every row (its own keys): it is the accumulator, no merge with zeros.
-        o, lse = (ob.astype(ct), lb.astype(ct)) if t == 0 else _merge(o, lse, ob, lb)
-        if t < n - 1:
-            kt, vt = k_next, v_next
-    out = o.astype(q.dtype)
-    return out, (q, k, v, out, lse)
-
-
-def _ct(x: Any) -> Any:
-    # The compute dtype: float32 for half inputs, float64 kept.
-    return jnp.promote_types(x.dtype, _F32)
-
-
-def _merge(o: Any, lse: Any, ob: Any, lb: Any) -> tuple[Any, Any]:
-    new = jnp.logaddexp(lse, lb)
-    safe = jnp.where(new == -jnp.inf, jnp.zeros((), new.dtype), new)
-    return o * jnp.exp(lse - safe)[..., None] + ob * jnp.exp(lb - safe)[..., None], new
-
-
-def _step(q: Any, k: Any, v: Any, i: Any, t: int, n: int, causal: bool, scale: float, kernel: str,
-          precision: Any) -> tuple[Any, Any]:
-    # The block of device i at ring step t holds keys of device j = i - t. Zigzag causal: t == 0 is the
-    # device's own block (causal inside); j < i: every q row sees the first key chunk only; j > i: only the
-    # second q chunk sees keys, all of them. Each is half a block's work: every device does the same.
-    local = functools.partial(_local_fwd, scale=scale, kernel=kernel, precision=precision)
-    if not causal:
-        return local(q, k, v, causal=False)
-    if t == 0:
-        return local(q, k, v, causal=True)
-    c = q.shape[1] // 2
-
-    def before(q: Any, k: Any, v: Any) -> tuple[Any, Any]:
-        return local(q, k[:, :c], v[:, :c], causal=False)
-
-    def after(q: Any, k: Any, v: Any) -> tuple[Any, Any]:
-        o2, l2 = local(q[:, c:], k, v, causal=False)
-        return (jnp.concatenate([jnp.zeros_like(o2), o2], axis=1),
-                jnp.concatenate([jnp.full_like(l2, -jnp.inf), l2], axis=1))
-
-    j = (i - t) % n
-    return jax.lax.cond(j < i, before, after, q, k, v)  # type: ignore[no-any-return]
-
-
-def _local_fwd(q: Any, k: Any, v: Any, *, causal: bool, scale: float, kernel: str,
-               precision: Any) -> tuple[Any, Any]:
-    """One block: (output normalised over this block's keys in float32, per-row log-sum-exp (B, S, H))."""
-    if kernel == "cudnn":
-        try:
-            return _local_cudnn(q, k, v, causal, scale)
-        except Exception:  # cuDNN refused this configuration at trace time: the jnp blocks take it
-            pass
-    return _local_xla(q, k, v, causal, scale, precision)
-
-
-def _local_cudnn(q: Any, k: Any, v: Any, causal: bool, scale: float) -> tuple[Any, Any]:
-    from jax._src.cudnn import fused_attention_stablehlo as fa
-
-    mask = fa.MaskType.CAUSAL if causal else fa.MaskType.NO_MASK
-    out, stats = fa.dot_product_attention(q, k, v, scale=scale, mask_type=mask, qkv_layout="BTNH",
-                                          return_residual=True)
-    # Note: the statistics are cuDNN's per-row log-sum-exp of the scaled scores, (B, H, Sq) float32.
-    return out.astype(_F32), jnp.swapaxes(stats.reshape(q.shape[0], q.shape[2], q.shape[1]), 1, 2).astype(_F32)
-
-
-def _sub(sk: int) -> int:
-    blk = min(SUB_BLOCK, sk)
-    return blk if sk % blk == 0 else sk
-
-
-def _local_xla(q: Any, k: Any, v: Any, causal: bool, scale: float, precision: Any) -> tuple[Any, Any]:
-    b, sq, h, d = q.shape
-    sk, hk, dv = k.shape[1], k.shape[2], v.shape[-1]
-    g, blk, ct = h // hk, _sub(sk), _ct(q)
-    qg = q.reshape(b, sq, hk, g, d).astype(ct) * jnp.asarray(scale, ct)
-    ks = jnp.moveaxis(k.reshape(b, sk // blk, blk, hk, d), 1, 0)
-    vs = jnp.moveaxis(v.reshape(b, sk // blk, blk, hk, dv), 1, 0)
-    rows = jnp.arange(sq)[:, None]
-
-    def body(carry: Any, xs: Any) -> Any:
-        m, total, acc = carry
-        kc, vc, start = xs
-        s = jnp.einsum("bqhgd,bkhd->bhgqk", qg, kc.astype(ct), precision=precision)
-        if causal:
-            s = jnp.where(start + jnp.arange(blk)[None, :] <= rows, s, -jnp.inf)
-        m_new = jnp.maximum(m, jnp.max(s, axis=-1))
-        safe = jnp.where(m_new == -jnp.inf, jnp.zeros((), ct), m_new)
-        p = jnp.exp(s - safe[..., None])
-        alpha = jnp.exp(m - safe)
-        total = alpha * total + jnp.sum(p, axis=-1)
-        acc = alpha[..., None] * acc + jnp.einsum("bhgqk,bkhd->bhgqd", p, vc.astype(ct), precision=precision)
-        return (m_new, total, acc), None
-
-    init = (jnp.full((b, hk, g, sq), -jnp.inf, ct), jnp.zeros((b, hk, g, sq), ct),
-            jnp.zeros((b, hk, g, sq, dv), ct))
-    starts = jnp.arange(0, sk, blk)
-    (m, total, acc), _ = jax.lax.scan(body, init, (ks, vs, starts))
-    empty = total == 0
-    out = acc / jnp.where(empty, jnp.ones((), ct), total)[..., None]
-    lse = jnp.where(empty, -jnp.inf, m + jnp.log(jnp.where(empty, jnp.ones((), ct), total)))
-    # (b, hk, g, sq, ...) -> (b, sq, h, ...)
-    out = jnp.moveaxis(out, 3, 1).reshape(b, sq, h, dv)
-    return out, jnp.moveaxis(lse, 3, 1).reshape(b, sq, h)
-
-
-def _ring_bwd(axis: str, n: int, causal: bool, scale: float, kernel: str, precision: Any, res: Any,
-              dout: Any) -> tuple[Any, Any, Any]:
-    q, k, v, out, lse = res
-    i = jax.lax.axis_index(axis)
-    right = [(j, (j + 1) % n) for j in range(n)]
-    delta = jnp.sum(dout.astype(_ct(q)) * out.astype(_ct(q)), axis=-1)
-    dq = jnp.zeros(q.shape, _ct(q))
-    dk, dv = jnp.zeros(k.shape, _ct(q)), jnp.zeros(v.shape, _ct(q))
-    kt, vt = k, v
-    for t in range(n):
-        if t < n - 1:
-            k_next, v_next = _ppermute(kt, axis, right), _ppermute(vt, axis, right)
-        gq, gk, gv = _step_bwd(q, kt, vt, dout, lse, delta, i, t, n, causal, scale, precision)
-        dq, dk, dv = dq + gq, dk + gk, dv + gv
-        # Note: a block's dK/dV accumulator travels with it; after N moves it is home again.
-        dk, dv = _ppermute(dk, axis, right), _ppermute(dv, axis, right)
-        if t < n - 1:
-            kt, vt = k_next, v_next
-    return dq.astype(q.dtype), dk.astype(k.dtype), dv.astype(v.dtype)
-
-
-def _ring_fwd_rule(q: Any, k: Any, v: Any, axis: str, n: int, causal: bool, scale: float, kernel: str,
-                   precision: Any) -> tuple[Any, Any]:
-    return _ring_fwd(q, k, v, axis, n, causal, scale, kernel, precision)
-
-
-_ring.defvjp(_ring_fwd_rule, _ring_bwd)
-
-
-def _step_bwd(q: Any, k: Any, v: Any, do: Any, lse: Any, delta: Any, i: Any, t: int, n: int, causal: bool,
-              scale: float, precision: Any) -> tuple[Any, Any, Any]:
-    local = functools.partial(_local_bwd, scale=scale, precision=precision)
-    if not causal:
-        return local(q, k, v, do, lse, delta, causal=False)
-    if t == 0:
-        return local(q, k, v, do, lse, delta, causal=True)
-    c = q.shape[1] // 2
-
-    def before(q: Any, k: Any, v: Any, do: Any, lse: Any, delta: Any) -> tuple[Any, Any, Any]:
-        gq, gk, gv = local(q, k[:, :c], v[:, :c], do, lse, delta, causal=False)
-        return gq, jnp.concatenate([gk, jnp.zeros_like(gk)], 1), jnp.concatenate([gv, jnp.zeros_like(gv)], 1)
-
-    def after(q: Any, k: Any, v: Any, do: Any, lse: Any, delta: Any) -> tuple[Any, Any, Any]:
-        gq, gk, gv = local(q[:, c:], k, v, do[:, c:], lse[:, c:], delta[:, c:], causal=False)
-        return jnp.concatenate([jnp.zeros_like(gq), gq], 1), gk, gv
-
-    j = (i - t) % n
-    return jax.lax.cond(j < i, before, after, q, k, v, do, lse, delta)  # type: ignore[no-any-return]
-
-
-def _local_bwd(q: Any, k: Any, v: Any, do: Any, lse: Any, delta: Any, *, causal: bool, scale: float,
-               precision: Any) -> tuple[Any, Any, Any]:
-    # Flash-attention backward over key sub-blocks: P = exp(S - lse) from the saved global statistics.
-    b, sq, h, d = q.shape
-    sk, hk, dv = k.shape[1], k.shape[2], v.shape[-1]
-    g, blk, ct = h // hk, _sub(sk), _ct(q)
-    qg = q.reshape(b, sq, hk, g, d).astype(ct)
-    dog = do.reshape(b, sq, hk, g, dv).astype(ct)
-    lse_g = jnp.moveaxis(lse.reshape(b, sq, hk, g), 1, 3)  # (b, hk, g, sq)
-    dl_g = jnp.moveaxis(delta.reshape(b, sq, hk, g), 1, 3)
-    lse_safe = jnp.where(lse_g == -jnp.inf, jnp.zeros((), ct), lse_g)
-    ks = jnp.moveaxis(k.reshape(b, sk // blk, blk, hk, d), 1, 0)
-    vs = jnp.moveaxis(v.reshape(b, sk // blk, blk, hk, dv), 1, 0)
-    rows = jnp.arange(sq)[:, None]
-    sc = jnp.asarray(scale, ct)
-
-    def body(dq: Any, xs: Any) -> Any:
-        kc, vc, start = xs
-        kc, vc = kc.astype(ct), vc.astype(ct)
-        s = jnp.einsum("bqhgd,bkhd->bhgqk", qg * sc, kc, precision=precision)
-        p = jnp.exp(s - lse_safe[..., None])
-        keep = (lse_g != -jnp.inf)[..., None]
-        if causal:
-            keep = jnp.logical_and(keep, start + jnp.arange(blk)[None, :] <= rows)
-        p = jnp.where(keep, p, jnp.zeros((), ct))
-        gv = jnp.einsum("bhgqk,bqhgd->bkhd", p, dog, precision=precision)
-        dp = jnp.einsum("bqhgd,bkhd->bhgqk", dog, vc, precision=precision)
-        ds = p * (dp - dl_g[..., None])
-        dq = dq + jnp.einsum("bhgqk,bkhd->bqhgd", ds, kc, precision=precision) * sc
-        gk = jnp.einsum("bhgqk,bqhgd->bkhd", ds, qg, precision=precision) * sc
-        return dq, (gk, gv)
-
-    dq, (gk, gv) = jax.lax.scan(body, jnp.zeros(qg.shape, ct), (ks, vs, jnp.arange(0, sk, blk)))
-    gk = jnp.moveaxis(gk, 0, 1).reshape(b, sk, hk, d)
-    gv = jnp.moveaxis(gv, 0, 1).reshape(b, sk, hk, dv)
-    return dq.reshape(b, sq, h, d), gk, gv
+        q, k, v = (rb.zigzag(a, axis, n) for a in (q, k, v))
+    out = rb.ring(q, k, v, axis, n, causal, scale, kernel, precision)
+    return rb.unzigzag(out, axis, n) if causal else out

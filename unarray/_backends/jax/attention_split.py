@@ -9,7 +9,7 @@
 # - device 0's full block goes back, and device 1 merges both full blocks into its causal block (online
 #   log-sum-exp in float32; cuDNN's blocks are held and sent in q's dtype, which is what cuDNN computed).
 # Gradients: the custom VJP lays the saved rows out zigzag and runs the ring's backward pass
-# (attention_ring._ring_bwd), which takes any causal rows with their per-row log-sum-exp.
+# (ring_blocks.ring_bwd), which takes any causal rows with their per-row log-sum-exp.
 from __future__ import annotations
 
 import functools
@@ -18,7 +18,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from unarray._backends.jax import attention_ring as ar
+from unarray._backends.jax import ring_blocks as rb
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(3, 4, 5, 6))
@@ -31,19 +31,19 @@ def _fwd(q: Any, k: Any, v: Any, axis: str, scale: float, kernel: str, precision
     h = q.shape[1] // 2
     first = jax.lax.axis_index(axis) == 0
     # (device 0 receives zeros from the one-way permutes, and device 1 the same from the other)
-    k0, v0 = ar._ppermute(k, axis, [(0, 1)]), ar._ppermute(v, axis, [(0, 1)])
-    qa = ar._ppermute(q[:, :h], axis, [(1, 0)])
+    k0, v0 = rb.ppermute(k, axis, [(0, 1)]), rb.ppermute(v, axis, [(0, 1)])
+    qa = rb.ppermute(q[:, :h], axis, [(1, 0)])
 
     def block(q: Any, k: Any, v: Any, causal: bool) -> tuple[Any, Any]:
         if kernel == "cudnn":
             try:
-                o, lse = ar._local_cudnn(q, k, v, causal, scale)
+                o, lse = rb.local_cudnn(q, k, v, causal, scale)
                 # Note: cuDNN's output is in q's dtype, widened: narrowing it back is exact, and halves what
                 # is held and what travels back.
                 return o.astype(q.dtype), lse
             except Exception:  # cuDNN refused this configuration at trace time: the jnp blocks take it
                 pass
-        return ar._local_xla(q, k, v, causal, scale, precision)
+        return rb.local_xla(q, k, v, causal, scale, precision)
 
     oc, lc = block(q, k, v, True)
 
@@ -54,15 +54,15 @@ def _fwd(q: Any, k: Any, v: Any, axis: str, scale: float, kernel: str, precision
         return block(q[:, h:], k0, v0, False)
 
     of, lf = jax.lax.cond(first, on_first, on_second, q, k, v, qa, k0, v0)
-    oa, la = ar._ppermute(of, axis, [(0, 1)]), ar._ppermute(lf, axis, [(0, 1)])
+    oa, la = rb.ppermute(of, axis, [(0, 1)]), rb.ppermute(lf, axis, [(0, 1)])
 
     def keep(oc: Any, lc: Any, oa: Any, la: Any, of: Any, lf: Any) -> tuple[Any, Any]:
         return oc.astype(q.dtype), lc
 
     def merge(oc: Any, lc: Any, oa: Any, la: Any, of: Any, lf: Any) -> tuple[Any, Any]:
-        ct = ar._ct(q)
-        a = ar._merge(oc[:, :h].astype(ct), lc[:, :h], oa.astype(ct), la)
-        b = ar._merge(oc[:, h:].astype(ct), lc[:, h:], of.astype(ct), lf)
+        ct = rb.compute_dtype(q)
+        a = rb.merge(oc[:, :h].astype(ct), lc[:, :h], oa.astype(ct), la)
+        b = rb.merge(oc[:, h:].astype(ct), lc[:, h:], of.astype(ct), lf)
         return jnp.concatenate([a[0], b[0]], axis=1).astype(q.dtype), jnp.concatenate([a[1], b[1]], axis=1)
 
     out, lse = jax.lax.cond(first, keep, merge, oc, lc, oa, la, of, lf)
@@ -70,9 +70,9 @@ def _fwd(q: Any, k: Any, v: Any, axis: str, scale: float, kernel: str, precision
 
 
 def _bwd(axis: str, scale: float, kernel: str, precision: Any, res: Any, dout: Any) -> tuple[Any, Any, Any]:
-    zig = functools.partial(ar._zigzag, axis=axis, n=2)
-    grads = ar._ring_bwd(axis, 2, True, scale, kernel, precision, tuple(zig(x) for x in res), zig(dout))
-    return tuple(ar._unzigzag(g, axis, 2) for g in grads)
+    zig = functools.partial(rb.zigzag, axis=axis, n=2)
+    grads = rb.ring_bwd(axis, 2, True, scale, kernel, precision, tuple(zig(x) for x in res), zig(dout))
+    return tuple(rb.unzigzag(g, axis, 2) for g in grads)
 
 
 split.defvjp(_fwd, _bwd)
