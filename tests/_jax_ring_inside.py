@@ -58,21 +58,26 @@ def _sharded(arrs: list[Any], dtype: str, layout: str) -> list[Any]:
     return [jax.device_put(jnp.asarray(a if layout == "bshd" else np.swapaxes(a, 1, 2), dtype), sh) for a in arrs]
 
 
-@_check
-def _groups_equal_one_group(data: Any) -> int:
-    # The ring walked in 1, 2 or Hk head groups: the same output and gradients as in one group, and the
-    # float64 reference's.
+def _draw_inputs(data: Any) -> tuple[list[Any], int, str, str]:
+    # q, k, v in (B, S, H, D) float64 (grouped-query heads drawn), Hk, the layout and the dtype of a check's call.
     hk = data.draw(st.sampled_from([1, 2, 4]), label="Hk")
     rep = data.draw(st.sampled_from([1, 2]), label="Hq/Hk")
     b = data.draw(st.sampled_from([1, 2]), label="B")
     d = data.draw(st.sampled_from([8, 16]), label="D")
     s = 4 * data.draw(st.integers(1, 6), label="S/4")
-    causal = data.draw(st.booleans(), label="is_causal")
     layout = data.draw(st.sampled_from(["bshd", "bhsd"]), label="layout")
     dtype = data.draw(st.sampled_from(["float32", "float64"]), label="dtype")
-    groups = data.draw(st.sampled_from([x for x in (2, 4) if hk % x == 0] or [1]), label="groups")
     rng = np.random.default_rng(data.draw(st.integers(0, 2**20), label="seed"))
-    arrs = [rng.standard_normal((b, s, h, d)) for h in (hk * rep, hk, hk)]
+    return [rng.standard_normal((b, s, h, d)) for h in (hk * rep, hk, hk)], hk, layout, dtype
+
+
+@_check
+def _groups_equal_one_group(data: Any) -> int:
+    # The ring walked in 1, 2 or Hk head groups: the same output and gradients as in one group, and the
+    # float64 reference's.
+    causal = data.draw(st.booleans(), label="is_causal")
+    arrs, hk, layout, dtype = _draw_inputs(data)
+    groups = data.draw(st.sampled_from([x for x in (2, 4) if hk % x == 0] or [1]), label="groups")
     q, k, v = _sharded(arrs, dtype, layout)
     outs, grads = [], []
     for n in (1, groups):
@@ -84,21 +89,26 @@ def _groups_equal_one_group(data: Any) -> int:
                 q, k, v, is_causal=causal, layout=layout) ** 2), argnums=(0, 1, 2))(q, k, v))
         if "ring attention" not in text or (f"{n} head groups in turn" in text) != (n > 1):
             raise AssertionError(f"{n} head groups, explain says {text!r}")
-    eps = float(np.finfo(dtype).eps)
-    scale = 1 + float(np.max(np.abs(outs[0])))
-    if not np.max(np.abs(outs[0] - outs[1])) <= 16 * eps * scale:
-        raise AssertionError(f"{groups} head groups differ from one group by {np.max(np.abs(outs[0] - outs[1])):.3g}")
-    want = _reference(arrs[0], arrs[1], arrs[2], causal)
-    got = outs[1] if layout == "bshd" else np.swapaxes(outs[1], 1, 2)
-    tol = 1e-10 if dtype == "float64" else 2e-5
-    if not np.max(np.abs(got - want)) <= tol * scale:
-        raise AssertionError(f"{groups} head groups: max abs error {np.max(np.abs(got - want)):.3g} "
-                             "against the float64 reference")
-    for name, g1, gn in zip("qkv", grads[0], grads[1], strict=True):
-        a, c = np.asarray(g1, np.float64), np.asarray(gn, np.float64)
-        if not np.max(np.abs(a - c)) <= 64 * eps * (1 + float(np.max(np.abs(a)))):
-            raise AssertionError(f"d{name}: {groups} head groups differ from one by {np.max(np.abs(a - c)):.3g}")
+    _agree((outs[1], grads[1]), (outs[0], grads[0]), arrs, causal, layout, dtype, f"{groups} head groups", "one")
     return 1
+
+
+def _agree(got: tuple[Any, Any], base: tuple[Any, Any], arrs: list[Any], causal: bool, layout: str, dtype: str,
+           what: str, base_what: str) -> None:
+    # got's output equals the float64 reference's, and got's output and gradients equal base's to a few ulps.
+    eps = float(np.finfo(dtype).eps)
+    scale = 1 + float(np.max(np.abs(base[0])))
+    if not np.max(np.abs(got[0] - base[0])) <= 16 * eps * scale:
+        raise AssertionError(f"{what} differ from {base_what} by {np.max(np.abs(got[0] - base[0])):.3g}")
+    want = _reference(arrs[0], arrs[1], arrs[2], causal)
+    out = got[0] if layout == "bshd" else np.swapaxes(got[0], 1, 2)
+    tol = 1e-10 if dtype == "float64" else 2e-5
+    if not np.max(np.abs(out - want)) <= tol * scale:
+        raise AssertionError(f"{what}: max abs error {np.max(np.abs(out - want)):.3g} against the float64 reference")
+    for name, g, gb in zip("qkv", got[1], base[1], strict=True):
+        a, c = np.asarray(g, np.float64), np.asarray(gb, np.float64)
+        if not np.max(np.abs(a - c)) <= 64 * eps * (1 + float(np.max(np.abs(c)))):
+            raise AssertionError(f"d{name}: {what} differ from {base_what} by {np.max(np.abs(a - c)):.3g}")
 
 
 @_check
@@ -106,15 +116,7 @@ def _split_equals_the_ring(data: Any) -> int:
     # The two-device split (causal, two devices) gives the float64 reference's output and the ring's values and
     # gradients (its backward is the ring's, on the zigzagged rows), chosen below SPLIT_ROWS and named by explain;
     # its compiled program's per-device peak stays under one device's for the whole sequence.
-    hk = data.draw(st.sampled_from([1, 2, 4]), label="Hk")
-    rep = data.draw(st.sampled_from([1, 2]), label="Hq/Hk")
-    b = data.draw(st.sampled_from([1, 2]), label="B")
-    d = data.draw(st.sampled_from([8, 16]), label="D")
-    s = 4 * data.draw(st.integers(1, 6), label="S/4")
-    layout = data.draw(st.sampled_from(["bshd", "bhsd"]), label="layout")
-    dtype = data.draw(st.sampled_from(["float32", "float64"]), label="dtype")
-    rng = np.random.default_rng(data.draw(st.integers(0, 2**20), label="seed"))
-    arrs = [rng.standard_normal((b, s, h, d)) for h in (hk * rep, hk, hk)]
+    arrs, _, layout, dtype = _draw_inputs(data)
     q, k, v = _sharded(arrs, dtype, layout)
     outs, grads, texts = [], [], []
     for route in ("auto", "ring"):
@@ -131,19 +133,7 @@ def _split_equals_the_ring(data: Any) -> int:
         raise AssertionError(f"a causal call on two devices, explain says {texts[0]!r}")
     if "ring attention" not in texts[1]:
         raise AssertionError(f"the ring asked for, explain says {texts[1]!r}")
-    eps = float(np.finfo(dtype).eps)
-    scale = 1 + float(np.max(np.abs(outs[1])))
-    want = _reference(arrs[0], arrs[1], arrs[2], True)
-    got = outs[0] if layout == "bshd" else np.swapaxes(outs[0], 1, 2)
-    tol = 1e-10 if dtype == "float64" else 2e-5
-    if not np.max(np.abs(got - want)) <= tol * scale:
-        raise AssertionError(f"the split: max abs error {np.max(np.abs(got - want)):.3g} against the reference")
-    if not np.max(np.abs(outs[0] - outs[1])) <= 16 * eps * scale:
-        raise AssertionError(f"the split differs from the ring by {np.max(np.abs(outs[0] - outs[1])):.3g}")
-    for name, gs, gr in zip("qkv", grads[0], grads[1], strict=True):
-        a, c = np.asarray(gs, np.float64), np.asarray(gr, np.float64)
-        if not np.max(np.abs(a - c)) <= 64 * eps * (1 + float(np.max(np.abs(c)))):
-            raise AssertionError(f"d{name}: the split differs from the ring by {np.max(np.abs(a - c)):.3g}")
+    _agree((outs[0], grads[0]), (outs[1], grads[1]), arrs, True, layout, dtype, "the split's", "the ring's")
     return 1
 
 
