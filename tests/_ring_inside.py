@@ -132,31 +132,43 @@ def _head_groups_equal_one_group(mesh: Any, data: Any) -> int:
 @_check
 def _split_equals_reference(mesh: Any, data: Any) -> int:
     # The two-rank split gives the reference's output wherever it applies (causal, Sq == Sk, S divisible by 4),
-    # grouped-query heads included; below the table's split length the rule picks it and explain names it;
-    # a call it cannot take (non-causal) runs unarray's ring and explain says why.
+    # grouped-query heads and either layout included; below the table's split length the rule picks it and
+    # explain names it; a call it cannot take (non-causal) runs unarray's ring and explain says why.
     hk = data.draw(st.sampled_from([1, 2, 4]), label="Hk")
     g = data.draw(st.sampled_from([1, 2]), label="Hq/Hk")
     b = data.draw(st.sampled_from([1, 2]), label="B")
     d = data.draw(st.sampled_from([4, 8]), label="D")
     s = 4 * data.draw(st.integers(1, 6), label="S/4")
     dtype = data.draw(st.sampled_from([torch.float32, torch.float64]), label="dtype")
+    layout = data.draw(st.sampled_from(["bhsd", "bshd"]), label="layout")
     q, k, v = _inputs(data.draw(st.integers(0, 2**20), label="seed"), b, hk * g, hk, s, d)
-    dq, dk, dv = (_shard(mesh, a, dtype) for a in (q, k, v))
+    if layout == "bhsd":
+        dq, dk, dv = (_shard(mesh, a, dtype) for a in (q, k, v))
+    else:  # (B, S, H, D) sharded along S: the ring's tensors are transposed views
+        dq, dk, dv = (DTensor.from_local(torch.from_numpy(np.swapaxes(a, 1, 2)).to(dtype).chunk(
+            mesh.size(), dim=1)[mesh.get_local_rank()].contiguous(), mesh, [Shard(1)], run_check=False)
+            for a in (q, k, v))
+
+    def want(causal: bool) -> Any:
+        ref = _reference(q, k, v, None, causal)
+        return ref if layout == "bhsd" else np.swapaxes(ref, 1, 2)
+
+    def call(causal: bool) -> tuple[Any, str]:
+        out = ua.scaled_dot_product_attention(dq, dk, dv, is_causal=causal, layout=layout)
+        return out, str(ua.explain("scaled_dot_product_attention", dq, dk, dv, is_causal=causal, layout=layout))
+
     with attention_ring.prefer("split"):
-        got = ua.scaled_dot_product_attention(dq, dk, dv, is_causal=True)
-        text = str(ua.explain("scaled_dot_product_attention", dq, dk, dv, is_causal=True))
+        got, text = call(True)
         if "unarray two-rank split" not in text:
             raise AssertionError(f"prefer('split') on a causal call, explain says {text}")
-        _close(got, _reference(q, k, v, None, True), dtype, f"the split, Hk={hk}, Hq/Hk={g}, S={s}")
-        plain = ua.scaled_dot_product_attention(dq, dk, dv, is_causal=False)
-        text = str(ua.explain("scaled_dot_product_attention", dq, dk, dv, is_causal=False))
+        _close(got, want(True), dtype, f"the split, Hk={hk}, Hq/Hk={g}, S={s}, {layout}")
+        plain, text = call(False)
         if "unarray ring" not in text or "does not take the call" not in text:
             raise AssertionError(f"prefer('split') on a non-causal call, explain says {text}")
-        _close(plain, _reference(q, k, v, None, False), dtype, "non-causal under prefer('split')")
+        _close(plain, want(False), dtype, "non-causal under prefer('split')")
     table = {("cpu", mesh.size()): ring_rules.Crossover(0, 0, "test table", split=s // 2 + 1)}
     with ring_rules.crossovers(table):
-        auto = ua.scaled_dot_product_attention(dq, dk, dv, is_causal=True)
-        text = str(ua.explain("scaled_dot_product_attention", dq, dk, dv, is_causal=True))
+        auto, text = call(True)
     if "unarray two-rank split" not in text or f"below {s // 2 + 1} for cpu" not in text:
         raise AssertionError(f"local rows {s // 2} under a split length {s // 2 + 1}: explain says {text}")
     if not torch.equal(auto.to_local(), got.to_local()):
