@@ -31,7 +31,8 @@ import numpy as np  # noqa: E402
 from jax.sharding import Mesh, NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
-from unarray._backends import attention_ring_jax as R  # noqa: E402
+from unarray._backends.jax import attention_ring as R  # noqa: E402
+from unarray._backends.jax import ring_blocks as RB  # noqa: E402
 
 HI = jax.lax.Precision.HIGHEST
 OUT: dict[str, Any] = {"jax": jax.__version__, "device": str(jax.devices()[0].device_kind)}
@@ -61,11 +62,11 @@ def lse_check() -> None:
         for hk in (16, 4):
             q, k, v = inputs(2048, hk, jnp.bfloat16)
             try:
-                oc, lc = jax.jit(lambda q, k, v: R._local_cudnn(q, k, v, causal, scale))(q, k, v)
+                oc, lc = jax.jit(lambda q, k, v: RB._local_cudnn(q, k, v, causal, scale))(q, k, v)
             except Exception as e:  # noqa: BLE001
                 rows.append({"causal": causal, "hk": hk, "error": f"{type(e).__name__}: {str(e)[:300]}"})
                 continue
-            ox, lx = jax.jit(lambda q, k, v: R._local_xla(q, k, v, causal, scale, HI))(q, k, v)
+            ox, lx = jax.jit(lambda q, k, v: RB._local_xla(q, k, v, causal, scale, HI))(q, k, v)
             rows.append({"causal": causal, "hk": hk, "out_max_err": float(jnp.max(jnp.abs(oc - ox))),
                          "lse_max_err": float(jnp.max(jnp.abs(lc - lx))),
                          "lse_range": [float(lx.min()), float(lx.max())]})
@@ -81,8 +82,8 @@ def speed() -> None:
         fns = {
             "jax.nn cudnn": jax.jit(lambda q, k, v: jax.nn.dot_product_attention(q, k, v, is_causal=True,
                                                                                  implementation="cudnn")),
-            "local cudnn+lse": jax.jit(lambda q, k, v: R._local_cudnn(q, k, v, True, scale)),
-            "local jnp blocked": jax.jit(lambda q, k, v: R._local_xla(q, k, v, True, scale,
+            "local cudnn+lse": jax.jit(lambda q, k, v: RB._local_cudnn(q, k, v, True, scale)),
+            "local jnp blocked": jax.jit(lambda q, k, v: RB._local_xla(q, k, v, True, scale,
                                                                       jax.lax.Precision.DEFAULT)),
         }
         for name, fn in fns.items():

@@ -34,24 +34,15 @@ def _fwd(q: Any, k: Any, v: Any, axis: str, scale: float, kernel: str, precision
     k0, v0 = rb.ppermute(k, axis, [(0, 1)]), rb.ppermute(v, axis, [(0, 1)])
     qa = rb.ppermute(q[:, :h], axis, [(1, 0)])
 
-    def block(q: Any, k: Any, v: Any, causal: bool) -> tuple[Any, Any]:
-        if kernel == "cudnn":
-            try:
-                o, lse = rb.local_cudnn(q, k, v, causal, scale)
-                # Note: cuDNN's output is in q's dtype, widened: narrowing it back is exact, and halves what
-                # is held and what travels back.
-                return o.astype(q.dtype), lse
-            except Exception:  # cuDNN refused this configuration at trace time: the jnp blocks take it
-                pass
-        return rb.local_xla(q, k, v, causal, scale, precision)
-
-    oc, lc = block(q, k, v, True)
+    # (cuDNN's blocks held and sent in q's dtype: see local_fwd)
+    block = functools.partial(rb.local_fwd, scale=scale, kernel=kernel, precision=precision, narrow=True)
+    oc, lc = block(q, k, v, causal=True)
 
     def on_first(q: Any, k: Any, v: Any, qa: Any, k0: Any, v0: Any) -> tuple[Any, Any]:
-        return block(qa, k, v, False)
+        return block(qa, k, v, causal=False)
 
     def on_second(q: Any, k: Any, v: Any, qa: Any, k0: Any, v0: Any) -> tuple[Any, Any]:
-        return block(q[:, h:], k0, v0, False)
+        return block(q[:, h:], k0, v0, causal=False)
 
     of, lf = jax.lax.cond(first, on_first, on_second, q, k, v, qa, k0, v0)
     oa, la = rb.ppermute(of, axis, [(0, 1)]), rb.ppermute(lf, axis, [(0, 1)])

@@ -84,7 +84,7 @@ def _step(q: Any, k: Any, v: Any, i: Any, t: int, n: int, causal: bool, scale: f
     # The block of device i at ring step t holds keys of device j = i - t. Zigzag causal: t == 0 is the
     # device's own block (causal inside); j < i: every q row sees the first key chunk only; j > i: only the
     # second q chunk sees keys, all of them. Each is half a block's work: every device does the same.
-    local = functools.partial(_local_fwd, scale=scale, kernel=kernel, precision=precision)
+    local = functools.partial(local_fwd, scale=scale, kernel=kernel, precision=precision)
     if not causal:
         return local(q, k, v, causal=False)
     if t == 0:
@@ -103,18 +103,23 @@ def _step(q: Any, k: Any, v: Any, i: Any, t: int, n: int, causal: bool, scale: f
     return jax.lax.cond(j < i, before, after, q, k, v)  # type: ignore[no-any-return]
 
 
-def _local_fwd(q: Any, k: Any, v: Any, *, causal: bool, scale: float, kernel: str,
-               precision: Any) -> tuple[Any, Any]:
-    """One block: (output normalised over this block's keys in float32, per-row log-sum-exp (B, S, H))."""
+def local_fwd(q: Any, k: Any, v: Any, *, causal: bool, scale: float, kernel: str, precision: Any,
+              narrow: bool = False) -> tuple[Any, Any]:
+    """One block: (output normalised over this block's keys in float32, per-row log-sum-exp (B, S, H)).
+
+    ``narrow``: cuDNN's output in q's dtype instead, which is exact (cuDNN computed it there) and halves what
+    is held and sent; the jnp block's output stays float32 (it was computed there).
+    """
     if kernel == "cudnn":
         try:
-            return local_cudnn(q, k, v, causal, scale)
+            o, lse = _local_cudnn(q, k, v, causal, scale)
+            return (o.astype(q.dtype) if narrow else o), lse
         except Exception:  # cuDNN refused this configuration at trace time: the jnp blocks take it
             pass
-    return local_xla(q, k, v, causal, scale, precision)
+    return _local_xla(q, k, v, causal, scale, precision)
 
 
-def local_cudnn(q: Any, k: Any, v: Any, causal: bool, scale: float) -> tuple[Any, Any]:
+def _local_cudnn(q: Any, k: Any, v: Any, causal: bool, scale: float) -> tuple[Any, Any]:
     from jax._src.cudnn import fused_attention_stablehlo as fa
 
     mask = fa.MaskType.CAUSAL if causal else fa.MaskType.NO_MASK
@@ -129,7 +134,7 @@ def _sub(sk: int) -> int:
     return blk if sk % blk == 0 else sk
 
 
-def local_xla(q: Any, k: Any, v: Any, causal: bool, scale: float, precision: Any) -> tuple[Any, Any]:
+def _local_xla(q: Any, k: Any, v: Any, causal: bool, scale: float, precision: Any) -> tuple[Any, Any]:
     b, sq, h, d = q.shape
     sk, hk, dv = k.shape[1], k.shape[2], v.shape[-1]
     g, blk, ct = h // hk, _sub(sk), compute_dtype(q)
@@ -252,5 +257,4 @@ def _local_bwd(q: Any, k: Any, v: Any, do: Any, lse: Any, delta: Any, *, causal:
     return dq.reshape(b, sq, h, d), gk, gv
 
 
-__all__ = ["SUB_BLOCK", "compute_dtype", "local_cudnn", "local_xla", "merge", "ppermute", "ring", "ring_bwd",
-           "unzigzag", "zigzag"]
+__all__ = ["SUB_BLOCK", "compute_dtype", "local_fwd", "merge", "ppermute", "ring", "ring_bwd", "unzigzag", "zigzag"]
