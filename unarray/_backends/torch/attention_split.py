@@ -57,8 +57,7 @@ def split(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int
     qa = q[:, :, :h].contiguous()
     k0, v0 = k.new_empty(k.shape), v.new_empty(v.shape)
     reqs = exchange([qa], [k0, v0])
-    out, ls = _fused(q, wide(k), wide(v), True, scale, p.kernel)
-    ls = ls.reshape(out.shape[:-1])
+    out, ls = _fused(q, wide(k), wide(v), True, scale, p.kernel)  # (ls: (N, Hq, L) from every kernel)
     for req in reqs:
         req.wait()
     del qa
