@@ -23,6 +23,7 @@ from unarray._backends._contract import BackendContract
 from unarray._backends._nn import Plan, around
 from unarray._backends.cupy import attention_cudnn
 from unarray._backends.cupy import layout as _layout
+from unarray._backends.cupy.devices import HERE as _HERE
 from unarray._backends.cupy.devices import elsewhere, on_device_of
 from unarray._devices import Device, parse_device, register_native
 from unarray._errors import ArgumentError, DeviceMismatchError
@@ -461,8 +462,6 @@ def _register() -> None:
 
 
 _SWITCH = _native.load("_switch")
-# (the array's device is the current one; x.device would build a Device object per call)
-_HERE = ("data", "device_id", cupy.cuda.runtime.getDevice)
 _register()
 
 if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type

@@ -8,9 +8,12 @@ from typing import Any
 
 import cupy
 
-__all__ = ["current_id", "elsewhere", "on_device_of"]
+__all__ = ["HERE", "current_id", "elsewhere", "on_device_of"]
 
 _STAY = contextlib.nullcontext()
+# The same rule for the C hot path's registrations (unarray._switch, its `here`): x.<data>.<device_id> equals
+# getDevice(), the memory pointer's device id read as elsewhere() reads it.
+HERE = ("data", "device_id", cupy.cuda.runtime.getDevice)
 
 
 def current_id() -> int:
