@@ -163,6 +163,32 @@ def _split_peak_under_one_device(data: Any) -> int:
     return 1
 
 
+@_check
+def _split_count_bounds_the_temporaries(data: Any) -> int:
+    # The split's counted extra bytes (what its group rule divides) bound XLA's temporaries for its program, and
+    # are below the zigzag ring's count (so the split walks no more head groups than the ring).
+    b = data.draw(st.sampled_from([1, 2]), label="B")
+    hk = data.draw(st.sampled_from([1, 2, 4]), label="Hk")
+    rep = data.draw(st.sampled_from([1, 2]), label="Hq/Hk")
+    d = data.draw(st.sampled_from([32, 64, 128]), label="D")
+    s = data.draw(st.sampled_from([256, 1024, 2048]), label="S")
+    q, k, v = _sharded([np.ones((b, s, h, d), np.float32) for h in (hk * rep, hk, hk)], "float32", "bshd")
+    token = ring.PREFER.set("split")
+    try:
+        p = ring.plan(q, k, v, None, True, "bshd")
+    finally:
+        ring.PREFER.reset(token)
+    assert p is not None and p.route == "split"
+    fn = ring._compiled(dataclasses.replace(p, groups=1), True, 1 / np.sqrt(d), "bshd", "highest")[0]
+    temp = fn.lower(q, k, v).compile().memory_analysis().temp_size_in_bytes
+    args = (b, hk * rep, hk, s // 2, s // 2, d, d, 4, 4)
+    counted, zigzag = max(ring.split_extra_bytes(*args, p.kernel)), ring.extra_bytes(*args, True, p.kernel)
+    if not temp <= counted < zigzag:
+        raise AssertionError(f"temporaries {temp / 2**20:.2f} MiB, the split's count {counted / 2**20:.2f} MiB, "
+                             f"the ring's {zigzag / 2**20:.2f} MiB")
+    return 1
+
+
 def _peaks(shape: tuple[int, ...], causal: bool) -> tuple[int, dict[int, int], int]:
     # (chosen groups, {groups: the ring program's per-device peak}, one device's program's inputs + output).
     b, s, h, hk, d = shape
@@ -260,7 +286,8 @@ def _run(check: Callable[[Any], int], examples: int) -> tuple[str | None, int]:
 
 
 EXAMPLES = {"groups_equal_one_group": 10, "one_group_below_the_row_floor": 2, "peak_under_one_device": 2,
-            "count_bounds_the_temporaries": 8, "split_equals_the_ring": 8, "split_peak_under_one_device": 1}
+            "count_bounds_the_temporaries": 8, "split_equals_the_ring": 8, "split_peak_under_one_device": 1,
+            "split_count_bounds_the_temporaries": 8}
 
 
 def main() -> None:

@@ -105,7 +105,11 @@ def child(cfg: dict[str, Any]) -> dict[str, Any]:
             else:
                 from unarray._backends.jax import attention_ring
 
-                attention_ring.PREFER.set(cfg.get("route") or "auto")  # this process's route (one per child)
+                # this process's route (one per child); "ROUTE@G" also forces G head groups
+                route, _, groups = (cfg.get("route") or "auto").partition("@")
+                attention_ring.PREFER.set(route)
+                if groups:
+                    attention_ring._groups = lambda *a, **kw: int(groups)  # type: ignore[assignment]
 
                 def fn(q: Any, k: Any, v: Any) -> Any:
                     return ua.scaled_dot_product_attention(q, k, v, is_causal=True, layout="bshd")
@@ -214,7 +218,8 @@ def main() -> int:
     ap.add_argument("--sizes", default="", help="attention sequence lengths, e.g. 32k,64k,128k,1M")
     ap.add_argument("--what", default="matmul,sum,attention",
                     help="comma-separated sections (also: routes, the split against the ring)")
-    ap.add_argument("--routes", default="auto", help="the sharded side's routes, e.g. auto,ring,split (PREFER)")
+    ap.add_argument("--routes", default="auto", help="the sharded side's routes, e.g. auto,ring,split (PREFER); "
+                    "ROUTE@G forces G head groups, e.g. split@4")
     a = ap.parse_args()
     sizes = parse_sizes(a.sizes) or SIZES
     what_list = a.what.split(",")

@@ -2,7 +2,8 @@
 (tests/_jax_ring_inside.py, a subprocess: JAX fixes its device count at import): grouped equals one group and
 the float64 reference (values and gradients), the compiled ring's per-device peak (XLA's memory_analysis) is
 at most one device's for the whole sequence, and the counted extra bytes bound XLA's temporaries; the two-device
-split equals the ring (values and gradients) and the reference, and its peak is under one device's."""
+split equals the ring (values and gradients) and the reference, its peak is under one device's, and its
+own count of extra bytes bounds its temporaries."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ pytest.importorskip("jax")
 pytest.importorskip("hypothesis")
 
 CHECKS = ("groups_equal_one_group", "one_group_below_the_row_floor", "peak_under_one_device",
-          "count_bounds_the_temporaries", "split_equals_the_ring", "split_peak_under_one_device")
+          "count_bounds_the_temporaries", "split_equals_the_ring", "split_peak_under_one_device",
+          "split_count_bounds_the_temporaries")
 ROOT = Path(__file__).resolve().parents[2]
 
 

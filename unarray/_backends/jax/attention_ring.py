@@ -135,9 +135,8 @@ def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> Pla
         return None
     kernel = _kernel(q, v, sq_sh)
     route, rule = _route(is_causal, n, sq // n)
-    # (the split walks the zigzag ring's head groups; its program's peak under one device's is a test)
     return Plan(sq_sh.mesh, spec, str(axis), n, bool(is_causal), kernel,
-                _groups(q, k, v, seq, sq_sh, shardings[0], n, bool(is_causal), kernel), route, rule)
+                _groups(q, k, v, seq, sq_sh, shardings[0], n, bool(is_causal), kernel, route), route, rule)
 
 
 # Rows per device below which a causal call on two devices runs the two-device split rather than the ring: up
@@ -178,14 +177,35 @@ def extra_bytes(b: int, hq: int, hk: int, lq: int, lk: int, d: int, dv: int, ite
     return extra
 
 
+def split_extra_bytes(b: int, hq: int, hk: int, lq: int, lk: int, d: int, dv: int, itemsize: int, acc: int,
+                      kernel: str) -> tuple[int, int]:
+    """Bytes the two-device split (attention_split.py) holds on a device beyond its shards of q, k, v, walking
+    all heads at once: (while its blocks run, before its output exists; at the merge, beyond the output too).
+
+    While the blocks run: the other device's keys and values (device 1) or half of its rows (device 0), the
+    causal block's output and log-sum-exp, and the full block's (cuDNN's in q's dtype, the jnp kernel's in
+    float32), with the jnp kernel's own temporaries as in the ring. At the merge, written into the output as
+    one element-wise pass: the causal block's, the full block's and the one received. The larger of the two
+    bounds XLA's temporaries for the program.
+    """
+    q_b, kv_b = b * hq * lq * d * itemsize, b * hk * lk * (d + dv) * itemsize
+    rows = b * hq * lq
+    block, lse = rows * dv * (itemsize if kernel == "cudnn" else acc), rows * acc
+    held = kv_b + q_b // 2 + (block + lse) * 3 // 2
+    if kernel != "cudnn":
+        held += rows * (d + dv + 2) * acc + 4 * rows * min(rb.SUB_BLOCK, lk) * acc + kv_b
+    return held, 2 * (block + lse)
+
+
 # Rows per device below which the ring keeps one head group: there its extra memory is small in bytes, and
 # smaller per-group kernels cost throughput (the torch ring's grouped timings, docs/scaling_torch.md).
 GROUP_MIN_ROWS = 32768
 
 
 def _groups(q: Any, k: Any, v: Any, seq: int, q_sh: NamedSharding, k_sh: NamedSharding, n: int, zigzag: bool,
-            kernel: str) -> int:
-    # The head groups that keep a device's peak under one device's for the whole sequence.
+            kernel: str, route: str) -> int:
+    # The head groups that keep a device's peak under one device's for the whole sequence, by the route's count
+    # (the split holds less than the zigzag ring: on cuDNN's blocks one group wherever the inputs fit).
     head = seq + 1 if seq == q.ndim - 3 else seq - 1
     ql, kl = q_sh.shard_shape(q.shape), k_sh.shard_shape(k.shape)
     b = math.prod(ql[:-3])
@@ -194,7 +214,20 @@ def _groups(q: Any, k: Any, v: Any, seq: int, q_sh: NamedSharding, k_sh: NamedSh
         return 1
     item, acc = jnp.dtype(q.dtype).itemsize, jnp.dtype(rb.compute_dtype(q)).itemsize
     io = b * (hq * lq * (d + dv) + hk * lk * (d + dv)) * item
-    return ring_memory.head_groups(hk, extra_bytes(b, hq, hk, lq, lk, d, dv, item, acc, zigzag, kernel), io, n)
+    if route != "split":
+        return ring_memory.head_groups(hk, extra_bytes(b, hq, hk, lq, lk, d, dv, item, acc, zigzag, kernel), io, n)
+    held, merge = split_extra_bytes(b, hq, hk, lq, lk, d, dv, item, acc, kernel)
+    return split_groups(hk, held, merge, io, b * hq * lq * dv * item, n)
+
+
+def split_groups(hk: int, held: int, merge: int, io: int, out: int, n: int) -> int:
+    """The split's head groups from its two counts (split_extra_bytes), this device's inputs and output ``io``
+    and output alone ``out``: one group where its peak stays under one device's for the whole sequence (its
+    output is written only at its merge, so its blocks may use the output's bytes too), else the ring's rule
+    on the larger count (a walk of several groups holds the output throughout, as the loop's carry)."""
+    if held <= (n - 1) * io + out and merge <= (n - 1) * io:
+        return 1
+    return ring_memory.head_groups(hk, max(held, merge), io, n)
 
 
 def _mesh_text(mesh: Any) -> str:
