@@ -50,3 +50,20 @@ def test_split_on_cudnn_blocks_walks_one_group(hk: int, lq: int) -> None:
     if hk == hq:
         zigzag = ring.extra_bytes(1, hq, hk, lq, lq, d, d, 2, 4, True, "cudnn")
         assert ring.split_groups(hk, zigzag, zigzag, io, 0, 2) > 1
+
+
+def test_a_route_asked_for_is_one_the_planner_knows() -> None:
+    from unarray._errors import ArgumentTypeError
+
+    for route in ("auto", "ring", "split"):
+        token = ring.PREFER.set(route)
+        try:
+            assert ring._route(True, 2, 1024)[0] == ("split" if route == "auto" else route)
+        finally:
+            ring.PREFER.reset(token)
+    token = ring.PREFER.set("zigzag")
+    try:
+        with pytest.raises(ArgumentTypeError, match="PREFER must be one of .*got 'zigzag'"):
+            ring._route(True, 2, 1024)
+    finally:
+        ring.PREFER.reset(token)

@@ -30,7 +30,7 @@ from jax.sharding import PartitionSpec as P
 from unarray._backends import ring_memory
 from unarray._backends.jax import attention_split
 from unarray._backends.jax import ring_blocks as rb
-from unarray._errors import DeviceMismatchError
+from unarray._errors import ArgumentTypeError, DeviceMismatchError
 
 _CUDNN_DTYPES = ("float16", "bfloat16")
 _PRECISION = {"highest": jax.lax.Precision.HIGHEST, "tf32": jax.lax.Precision.HIGH,
@@ -144,12 +144,16 @@ def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> Pla
 # ring from 1M, where the torch split's timings fell behind the ring's. PREFER forces one ("ring" or "split").
 SPLIT_ROWS = 524288
 PREFER: contextvars.ContextVar[str] = contextvars.ContextVar("unarray_jax_sequence_route", default="auto")
+_ROUTES = ("auto", "ring", "split")
 
 
 def _route(causal: bool, n: int, rows: int) -> tuple[str, str]:
     if not causal or n != 2:
         return "ring", ""
     pref = PREFER.get()
+    if pref not in _ROUTES:
+        raise ArgumentTypeError(f"attention_ring.PREFER must be one of {_ROUTES}, got {pref!r}",
+                                op="scaled_dot_product_attention", backend="jax")
     if pref != "auto":
         return pref, f"{pref} asked for (PREFER)"
     if rows < SPLIT_ROWS:

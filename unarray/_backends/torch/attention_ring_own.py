@@ -32,7 +32,7 @@ def _segments(rank: int, n: int, size: int, zigzag: bool) -> list[tuple[int, int
     return [spans(n, size)[rank]]
 
 
-def _peer(p: Any, r: int) -> int:
+def peer_rank(p: Any, r: int) -> int:
     return int(dist.get_global_rank(p.group, r))
 
 
@@ -78,12 +78,12 @@ def start_exchange(xs: list[Any], p: Any, to_zigzag: bool, into: list[Any] | Non
             elif sr == r:
                 for part in _messages(x, sp, h, rows):
                     sent.append(part.contiguous())  # (part itself where it is contiguous)
-                    ops.append(dist.P2POp(dist.isend, sent[-1], _peer(p, dr), p.group))
+                    ops.append(dist.P2POp(dist.isend, sent[-1], peer_rank(p, dr), p.group))
             elif dr == r:
                 for part in _messages(out, dp, h, rows):
                     buf = part if part.is_contiguous() else torch.empty_like(part,
                                                                              memory_format=torch.contiguous_format)
-                    ops.append(dist.P2POp(dist.irecv, buf, _peer(p, sr), p.group))
+                    ops.append(dist.P2POp(dist.irecv, buf, peer_rank(p, sr), p.group))
                     if buf is not part:
                         landed.append((part, buf))
         outs.append(out)
@@ -166,7 +166,7 @@ def _ring_group(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, s
             nlen = 2 * (sk // (2 * w)) if p.zigzag else kspans[(src - 1) % w][1]
             nxt = (cur_k.new_empty(*cur_k.shape[:2], nlen, cur_k.shape[3]),
                    cur_v.new_empty(*cur_v.shape[:2], nlen, cur_v.shape[3]))
-            send_to, recv_from = _peer(p, (r + 1) % w), _peer(p, (r - 1) % w)
+            send_to, recv_from = peer_rank(p, (r + 1) % w), peer_rank(p, (r - 1) % w)
             ops = [dist.P2POp(dist.isend, cur_k, send_to, p.group), dist.P2POp(dist.isend, cur_v, send_to, p.group),
                    dist.P2POp(dist.irecv, nxt[0], recv_from, p.group),
                    dist.P2POp(dist.irecv, nxt[1], recv_from, p.group)]
@@ -181,7 +181,7 @@ def _ring_group(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, s
                 bias = _block_mask(mask, qseg, kseg, rows, cols, causal, sq, sk, q.device)
                 o, ls = _math(qb, kb, vb, bias, scale)
             else:
-                o, ls = _fused(qb, kb, vb, mode == "causal", scale, p.kernel)
+                o, ls = fused(qb, kb, vb, mode == "causal", scale, p.kernel)
             if acc is None and rows == (0, lq):
                 # Note: the first block over every row is the accumulator itself: no zero fill, no merge.
                 acc, lse = o.to(ct), ls.to(ct).reshape(o.shape[:-1])
@@ -189,7 +189,7 @@ def _ring_group(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, s
             if acc is None:
                 acc = torch.zeros(*q.shape[:3], o.shape[-1], dtype=ct, device=q.device)
                 lse = torch.full(q.shape[:3], _NEG, dtype=ct, device=q.device)
-            _merge(acc, lse, rows, o, ls)
+            merge_block(acc, lse, rows, o, ls)
             del o, ls
         for req in reqs:
             req.wait()
@@ -265,7 +265,7 @@ def _block_mask(mask: Any, qseg: list[tuple[int, int]], kseg: list[tuple[int, in
     return bias
 
 
-def _fused(q: Any, k: Any, v: Any, causal: bool, scale: float, kernel: str) -> tuple[Any, Any]:
+def fused(q: Any, k: Any, v: Any, causal: bool, scale: float, kernel: str) -> tuple[Any, Any]:
     # One block's (output, natural log-sum-exp of its scaled scores), the log-sum-exp as (N, H, Lq).
     aten = torch.ops.aten
     if kernel == "cudnn" and (q.dtype, q.shape[-1]) not in CUDNN_OFF:
@@ -302,7 +302,7 @@ def _math(q: Any, k: Any, v: Any, bias: Any, scale: float) -> tuple[Any, Any]:
     return torch.matmul(p, v.to(ct)), lse
 
 
-def _merge(acc: Any, lse: Any, rows: tuple[int, int], o: Any, block_lse: Any) -> None:
+def merge_block(acc: Any, lse: Any, rows: tuple[int, int], o: Any, block_lse: Any) -> None:
     # Online log-sum-exp merge of a block's (out, lse) into rows of the accumulators (float32, or float64
     # for float64 inputs), in place.
     a, b = rows
@@ -320,4 +320,4 @@ def _merge(acc: Any, lse: Any, rows: tuple[int, int], o: Any, block_lse: Any) ->
 
 
 
-__all__ = ["CUDNN_OFF", "exchange", "ring", "spans", "start_exchange"]
+__all__ = ["CUDNN_OFF", "exchange", "fused", "merge_block", "peer_rank", "ring", "spans", "start_exchange"]

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
-from unarray._backends.torch.attention_ring_own import _fused, _merge, _peer
+from unarray._backends.torch.attention_ring_own import fused, merge_block, peer_rank
 
 
 def applies(p: Any) -> bool:
@@ -29,7 +29,7 @@ def split(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int
     g = q.shape[1] // k.shape[1]  # grouped-query: keys and values travel with Hk heads, widened locally
     lq = q.shape[2]
     h = lq // 2
-    peer = _peer(p, 1 - p.rank)
+    peer = peer_rank(p, 1 - p.rank)
     ct = torch.float64 if q.dtype is torch.float64 else torch.float32  # the merge's precision
     od = ct if p.kernel == "math" else q.dtype  # a block's output (the math block computes in ct)
 
@@ -46,10 +46,10 @@ def split(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int
         qa = q.new_empty(q.shape[0], q.shape[1], h, q.shape[3])
         reqs = exchange([k0, v0], [qa])
         kw, vw = wide(k0), wide(v0)
-        out, _ = _fused(q, kw, vw, True, scale, p.kernel)
+        out, _ = fused(q, kw, vw, True, scale, p.kernel)
         for req in reqs:
             req.wait()
-        oa, la = _fused(qa, kw, vw, False, scale, p.kernel)
+        oa, la = fused(qa, kw, vw, False, scale, p.kernel)
         del qa, kw, vw
         for req in exchange([oa.to(od).contiguous(), la.to(ct).contiguous()], []):
             req.wait()
@@ -57,11 +57,11 @@ def split(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int
     qa = q[:, :, :h].contiguous()
     k0, v0 = k.new_empty(k.shape), v.new_empty(v.shape)
     reqs = exchange([qa], [k0, v0])
-    out, ls = _fused(q, wide(k), wide(v), True, scale, p.kernel)  # (ls: (N, Hq, L) from every kernel)
+    out, ls = fused(q, wide(k), wide(v), True, scale, p.kernel)  # (ls: (N, Hq, L) from every kernel)
     for req in reqs:
         req.wait()
     del qa
-    ob, lb = _fused(q[:, :, h:], wide(k0), wide(v0), False, scale, p.kernel)
+    ob, lb = fused(q[:, :, h:], wide(k0), wide(v0), False, scale, p.kernel)
     del k0, v0
     oa = torch.empty(q.shape[0], q.shape[1], h, v.shape[-1], dtype=od, device=q.device)
     la = torch.empty(q.shape[0], q.shape[1], h, dtype=ct, device=q.device)
@@ -79,7 +79,7 @@ def _merge_into(out: Any, ls: Any, rows: tuple[int, int], o: Any, block_lse: Any
     # ct over those rows only, so that no accumulator for the whole shard is held beside the received keys.
     a, b = rows
     acc, lse = out[:, :, a:b].to(ct), ls[:, :, a:b].to(ct)
-    _merge(acc, lse, (0, b - a), o, block_lse)
+    merge_block(acc, lse, (0, b - a), o, block_lse)
     out[:, :, a:b] = acc
 
 
