@@ -6,9 +6,9 @@ common call, arrays of one library already seen, without the Python frame: it lo
 lookup's table, normalises an int ``axis`` as :func:`unarray._axes.many` does, reads the precision scope
 where the backend takes it (not for a backend that ignores the policy), and calls the backend's op.
 A backend may register an op's common branch with the C module (``one_dtype``: two plain arrays of one dtype;
-``one_default``: a plain array, every parameter at its default, a dtype of a set; ``one_gated``: matmul where
-no precision policy can change the result, by dtype, device and size; ``one_policy``: matmul whose native takes the
-policy's value as a keyword, JAX's ``precision=``), whose native function the C path then
+``one_default``: a plain array, every parameter at its default, a dtype of a set or any (None); ``one_gated``:
+matmul where no precision policy can change the result, by dtype, device and size; ``one_policy``: matmul whose
+native takes the policy's value as a keyword, JAX's ``precision=``), whose native function the C path then
 calls without the backend op's frame; the backend's op takes the same branch for those calls. A library whose
 calls run on the current device rather than the array's (CuPy) registers with ``here``, and the C path takes
 the native only where the array is on the current device.

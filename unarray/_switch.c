@@ -27,6 +27,8 @@ typedef struct {
     PyObject *reads;  /* dict: want -> (read, read's arguments, the states that give want) */
     PyObject *slow;   /* slow(want, fn, *args): the Python path */
     PyObject *wake;   /* wake(): tell a call draining the fast calls that one left */
+    unsigned long last;  /* the thread id of `tid` */
+    PyObject *tid;    /* the last calling thread's id as an int, reused while the same thread calls (NULL: none) */
 } Gate;
 
 static int
@@ -62,7 +64,9 @@ gives(PyObject *entry)
     /* 1 when the setting in force is one of the entry's states, 0 when not or the read failed with
      * RuntimeError (torch's, when its legacy and new precision APIs disagree: the Python path reads
      * it again and decides), -1 on any other error. */
-    PyObject *state = PyObject_Call(PyTuple_GET_ITEM(entry, R_READ), PyTuple_GET_ITEM(entry, R_ARGS), NULL);
+    PyObject *args = PyTuple_GET_ITEM(entry, R_ARGS);
+    PyObject *state = PyObject_Vectorcall(PyTuple_GET_ITEM(entry, R_READ), &PyTuple_GET_ITEM(args, 0),
+                                          PyTuple_GET_SIZE(args), NULL);
     if (state == NULL) {
         if (!PyErr_ExceptionMatches(PyExc_RuntimeError))
             return -1;
@@ -72,6 +76,22 @@ gives(PyObject *entry)
     int ok = PySequence_Contains(PyTuple_GET_ITEM(entry, R_STATES), state);
     Py_DECREF(state);
     return ok;
+}
+
+/* The calling thread's id as an int (new reference), the same object while one thread calls: leave() finds a call's
+ * entry by identity, and a thread's entries are interchangeable. */
+static PyObject *
+thread_id(Gate *g)
+{
+    unsigned long ident = PyThread_get_thread_ident();
+    if (g->tid == NULL || g->last != ident) {
+        PyObject *tid = PyLong_FromUnsignedLong(ident);
+        if (tid == NULL)
+            return NULL;
+        Py_XSETREF(g->tid, tid);
+        g->last = ident;
+    }
+    return Py_NewRef(g->tid);
 }
 
 static PyObject *
@@ -93,7 +113,7 @@ gate_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwname
                 return NULL;
             }
             Py_INCREF(entry);  /* the table may change while the read runs */
-            PyObject *tid = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
+            PyObject *tid = thread_id(g);
             if (tid == NULL || PyList_Append(g->fast, tid) < 0) {
                 Py_XDECREF(tid);
                 Py_DECREF(entry);
@@ -160,6 +180,7 @@ gate_clear(Gate *g)
     Py_CLEAR(g->reads);
     Py_CLEAR(g->slow);
     Py_CLEAR(g->wake);
+    Py_CLEAR(g->tid);
     return 0;
 }
 
@@ -464,9 +485,13 @@ static PyObject *
 one_default(PyObject *module, PyObject *args)
 {
     PyObject *fn, *native, *cls, *dtypes, *here = Py_None, *bound = Py_None;
-    if (!PyArg_ParseTuple(args, "OOO!O!|OO:one_default", &fn, &native, &PyType_Type, &cls, &PyFrozenSet_Type, &dtypes,
-                          &here, &bound) || !here_ok(here, "one_default") || !bound_ok(bound))
+    if (!PyArg_ParseTuple(args, "OOO!O|OO:one_default", &fn, &native, &PyType_Type, &cls, &dtypes, &here, &bound)
+        || !here_ok(here, "one_default") || !bound_ok(bound))
         return NULL;
+    if (dtypes != Py_None && !PyFrozenSet_CheckExact(dtypes)) {
+        PyErr_SetString(PyExc_TypeError, "one_default: dtypes is a frozenset, or None for every dtype");
+        return NULL;
+    }
     return register_native(ONE_DEFAULT, fn, native, PyTuple_Pack(5, native, cls, here, dtypes, bound), "one_default");
 }
 
@@ -786,7 +811,10 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults,
     for (Py_ssize_t i = 0; arrays == 1 && i < PyTuple_GET_SIZE(defaults); i++)
         if (a[1 + i] != PyTuple_GET_ITEM(defaults, i))
             return NULL;
-    PyObject *d = common_dtype(a, arrays, PyTuple_GET_ITEM(entry, E_CLS));
+    /* (a one-array entry for every dtype reads no dtype: exactly cls is the whole test) */
+    int any = !gated && arrays == 1 && PyTuple_GET_ITEM(entry, E_DTYPES) == Py_None;
+    PyObject *d = any ? ((PyObject *)Py_TYPE(a[0]) == PyTuple_GET_ITEM(entry, E_CLS) ? Py_None : NULL)
+                      : common_dtype(a, arrays, PyTuple_GET_ITEM(entry, E_CLS));
     if (d == NULL)
         return NULL;
     int ok;
@@ -823,7 +851,7 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults,
         }
     }
     else {
-        ok = arrays == 1 ? PySet_Contains(PyTuple_GET_ITEM(entry, E_DTYPES), d) : 1;
+        ok = arrays == 1 && !any ? PySet_Contains(PyTuple_GET_ITEM(entry, E_DTYPES), d) : 1;
         if (ok > 0 && arrays == 1)
             ok = in_bound(a[0], PyTuple_GET_ITEM(entry, E_BOUND));
         if (ok > 0)
@@ -1151,7 +1179,7 @@ static PyMethodDef module_methods[] = {
      "x1.attr.sub == current()"},
     {"one_default", (PyCFunction)one_default, METH_VARARGS,
      "one_default(fn, native, cls, dtypes, here=None): on the hot path, exactly cls with every parameter at its "
-     "default and a dtype in dtypes goes to native(x) instead of the backend class's method fn (which takes the "
+     "default and a dtype in dtypes (None: any dtype, none read) goes to native(x) instead of the backend class's method fn (which takes the "
      "same branch); here as one_dtype's; bound=(same, on, size, limit): also x.<same[0]> is same[1] (same not None) "
      "and x.<size> < limit wherever x.<on> is true (on None: everywhere)"},
     {"one_gated", (PyCFunction)one_gated, METH_VARARGS,

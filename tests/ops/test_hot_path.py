@@ -362,6 +362,35 @@ def test_a_one_default_native_with_a_bound_is_taken_only_within_it(monkeypatch: 
 
 
 @needs_c
+def test_a_one_default_native_for_every_dtype_takes_exactly_its_class(monkeypatch: pytest.MonkeyPatch) -> None:
+    # dtypes=None: any dtype goes native (no dtype is read), still only exactly cls within the bound; a subclass
+    # runs the method. dtypes is a frozenset or None.
+    torch, switch, _, b = _torch_and_switch()
+    seen: list[str] = []
+
+    def method(self: Any, x: Any) -> Any:
+        seen.append("method")
+        return x.contiguous()
+
+    def native(x: Any) -> Any:
+        seen.append("native")
+        return x.contiguous()
+
+    switch.one_default(method, native, torch.Tensor, None, None, (None, None, "nbytes", 64))
+    monkeypatch.setattr(type(b), "ascontiguousarray", method)
+    for x, way in ((torch.ones(3, 5).T, "native"), (torch.ones(3, 5, dtype=torch.int8).T, "native"),
+                   (torch.ones(2, 3, dtype=torch.complex64).T, "native"), (torch.ones(4, 5).T, "method"),
+                   (torch.nn.Parameter(torch.ones(3, 5), requires_grad=False).T, "native"),
+                   (torch.nn.Parameter(torch.ones(3, 5), requires_grad=False), "method")):
+        seen.clear()
+        out = ua.ascontiguousarray(x)
+        assert seen == [way], (tuple(x.shape), x.dtype, type(x))
+        assert torch.equal(out, x) and out.is_contiguous()
+    with pytest.raises(TypeError, match="dtypes is a frozenset, or None"):
+        switch.one_default(method, native, torch.Tensor, {torch.float32})
+
+
+@needs_c
 def test_a_one_policy_method_passes_the_policys_value_as_its_keyword(monkeypatch: pytest.MonkeyPatch) -> None:
     # unarray._switch.one_policy(fn, native, cls, kw, values): two arrays of exactly cls and one dtype go to
     # native(x1, x2, kw=values[policy]), the policy the call's precision= or else the scope's; anything else runs

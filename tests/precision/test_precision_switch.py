@@ -91,6 +91,32 @@ def test_calls_needing_the_users_setting_never_swap(gate: bool) -> None:
 
 
 @pytest.mark.parametrize("gate", GATES)
+def test_a_call_in_flight_is_listed_by_its_threads_id(gate: bool) -> None:
+    # The fast list names each call in flight by its thread's id (what a draining swap waits on), from one
+    # thread after another, nested calls once each; empty when they are done.
+    g = FakeGlobal("ieee")
+    sw = g.switch(gate)
+    seen: list[list[int]] = []
+
+    def inner() -> None:
+        seen.append(list(sw._fast))
+
+    def outer() -> None:
+        seen.append(list(sw._fast))
+        sw.run("ieee", inner)
+
+    idents = []
+    for _ in range(3):
+        t = threading.Thread(target=lambda: (idents.append(threading.get_ident()), sw.run("ieee", outer)))
+        t.start()
+        t.join(timeout=60)
+    sw.run("ieee", outer)
+    idents.append(threading.get_ident())
+    assert seen == [x for i in idents for x in ([i], [i, i])]
+    assert sw._fast == [] and g.swaps == 0
+
+
+@pytest.mark.parametrize("gate", GATES)
 def test_a_failing_call_still_restores_the_users_setting(gate: bool) -> None:
     g = FakeGlobal("ieee")
     sw = g.switch(gate)

@@ -445,11 +445,10 @@ def _register() -> None:
     _SWITCH.one_default(CupyBackend.argmax, cupy.argmax, cupy.ndarray, floats | ints, _HERE)
     # ascontiguousarray's common case (layout.compact): below the kernel's size, CuPy's copy into a C-order array of
     # the same shape, x itself where compact. That is CuPy's _internal_ascontiguousarray; the public
-    # cupy.ascontiguousarray makes a 0-d array 1-d, so it cannot stand in for the method.
+    # cupy.ascontiguousarray makes a 0-d array 1-d, so it cannot stand in for the method. Every dtype (None).
     same_shape = getattr(cupy._core, "_internal_ascontiguousarray", None)
     if same_shape is not None:
-        every = floats | ints | complexes | frozenset({cupy.dtype("bool")})
-        _SWITCH.one_default(CupyBackend.ascontiguousarray, same_shape, cupy.ndarray, every, _HERE,
+        _SWITCH.one_default(CupyBackend.ascontiguousarray, same_shape, cupy.ndarray, None, _HERE,
                             (None, None, "nbytes", _layout.SMALL))
     # matmul: CuPy's own for every dtype but float32, which runs under the policy's cuBLAS compute type through
     # the precision switch (_matmul_f32's call); CuPy has no host arrays, so no dtype is direct by place or size

@@ -28,8 +28,9 @@ def register(switch: Any, cls: Any, *, uints: frozenset[Any], wide_uints: frozen
     switch.one_default(cls.argmax, torch.argmax, tensor, every - wide_uints)
     switch.one_default(cls.mean, torch.mean, tensor, frozenset(d for d in every if d.is_floating_point))
     # ascontiguousarray's common case (layout.compact): a strided tensor off CUDA, or a small one on it, is
-    # torch's own copy (x itself where compact); a large CUDA view takes the route and its kernels
-    switch.one_default(cls.ascontiguousarray, torch.Tensor.contiguous, tensor, every, None,
+    # torch's own copy (x itself where compact), for every dtype (None: no dtype read); a large CUDA view takes the
+    # route and its kernels
+    switch.one_default(cls.ascontiguousarray, torch.Tensor.contiguous, tensor, None, None,
                        (("layout", torch.strided), "is_cuda", "nbytes", lr.KERNEL_MIN_BYTES["cuda"]))
     # matmul's branches for one dtype: torch's matmul wherever the policy cannot change the result (integers on
     # the CPU only, cuBLAS having no integer GEMM; float32 and complex64 on the CPU up to the size oneDNN reduces
