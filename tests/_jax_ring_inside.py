@@ -163,26 +163,31 @@ def _split_peak_under_one_device(data: Any) -> int:
     return 1
 
 
-@_check
-def _split_count_bounds_the_temporaries(data: Any) -> int:
-    # The split's counted extra bytes (what its group rule divides) bound XLA's temporaries for its program, and
-    # are below the zigzag ring's count (so the split walks no more head groups than the ring).
+def _count_case(data: Any, causal: bool, route: str) -> tuple[int, tuple[int, ...], str]:
+    # A drawn shape's one-group program on the route: XLA's temporaries, the counts' arguments, the kernel.
     b = data.draw(st.sampled_from([1, 2]), label="B")
     hk = data.draw(st.sampled_from([1, 2, 4]), label="Hk")
     rep = data.draw(st.sampled_from([1, 2]), label="Hq/Hk")
     d = data.draw(st.sampled_from([32, 64, 128]), label="D")
     s = data.draw(st.sampled_from([256, 1024, 2048]), label="S")
     q, k, v = _sharded([np.ones((b, s, h, d), np.float32) for h in (hk * rep, hk, hk)], "float32", "bshd")
-    token = ring.PREFER.set("split")
+    token = ring.PREFER.set(route)
     try:
-        p = ring.plan(q, k, v, None, True, "bshd")
+        p = ring.plan(q, k, v, None, causal, "bshd")
     finally:
         ring.PREFER.reset(token)
-    assert p is not None and p.route == "split"
-    fn = ring._compiled(dataclasses.replace(p, groups=1), True, 1 / np.sqrt(d), "bshd", "highest")[0]
+    assert p is not None and p.route == route
+    fn = ring._compiled(dataclasses.replace(p, groups=1), causal, 1 / np.sqrt(d), "bshd", "highest")[0]
     temp = fn.lower(q, k, v).compile().memory_analysis().temp_size_in_bytes
-    args = (b, hk * rep, hk, s // 2, s // 2, d, d, 4, 4)
-    counted, zigzag = max(ring.split_extra_bytes(*args, p.kernel)), ring.extra_bytes(*args, True, p.kernel)
+    return temp, (b, hk * rep, hk, s // 2, s // 2, d, d, 4, 4), p.kernel
+
+
+@_check
+def _split_count_bounds_the_temporaries(data: Any) -> int:
+    # The split's counted extra bytes (what its group rule divides) bound XLA's temporaries for its program, and
+    # are below the zigzag ring's count (so the split walks no more head groups than the ring).
+    temp, args, kernel = _count_case(data, True, "split")
+    counted, zigzag = max(ring.split_extra_bytes(*args, kernel)), ring.extra_bytes(*args, True, kernel)
     if not temp <= counted < zigzag:
         raise AssertionError(f"temporaries {temp / 2**20:.2f} MiB, the split's count {counted / 2**20:.2f} MiB, "
                              f"the ring's {zigzag / 2**20:.2f} MiB")
@@ -252,18 +257,9 @@ def _peak_under_one_device(data: Any) -> int:
 @_check
 def _count_bounds_the_temporaries(data: Any) -> int:
     # The ring's counted extra bytes (what the group rule divides) bound XLA's temporaries for the program.
-    b = data.draw(st.sampled_from([1, 2]), label="B")
-    hk = data.draw(st.sampled_from([1, 2, 4]), label="Hk")
-    rep = data.draw(st.sampled_from([1, 2]), label="Hq/Hk")
-    d = data.draw(st.sampled_from([32, 64, 128]), label="D")
-    s = data.draw(st.sampled_from([256, 1024, 2048]), label="S")
     causal = data.draw(st.booleans(), label="is_causal")
-    q, k, v = _sharded([np.ones((b, s, h, d), np.float32) for h in (hk * rep, hk, hk)], "float32", "bshd")
-    p = ring.plan(q, k, v, None, causal, "bshd")
-    assert p is not None
-    fn = ring._compiled(dataclasses.replace(p, groups=1), causal, 1 / np.sqrt(d), "bshd", "highest")[0]
-    temp = fn.lower(q, k, v).compile().memory_analysis().temp_size_in_bytes
-    counted = ring.extra_bytes(b, hk * rep, hk, s // 2, s // 2, d, d, 4, 4, causal, p.kernel)
+    temp, args, kernel = _count_case(data, causal, "ring")
+    counted = ring.extra_bytes(*args, causal, kernel)
     if temp > counted:
         raise AssertionError(f"temporaries {temp / 2**20:.2f} MiB above the count {counted / 2**20:.2f} MiB")
     return 1
