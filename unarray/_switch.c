@@ -573,13 +573,16 @@ dtype_of(PyObject *x)
 }
 
 /* The dtype object (borrowed: the arrays hold it) that the first `arrays` of a share where each is exactly cls; NULL
- * without an error where one is not, has no readable dtype, or has another dtype object. */
+ * without an error where one is not, has no readable dtype, or has another dtype object. With read 0, no dtype is
+ * read: None where each is exactly cls. */
 static PyObject *
-common_dtype(PyObject **a, Py_ssize_t arrays, PyObject *cls)
+common_dtype(PyObject **a, Py_ssize_t arrays, PyObject *cls, int read)
 {
     for (Py_ssize_t i = 0; i < arrays; i++)
         if ((PyObject *)Py_TYPE(a[i]) != cls)
             return NULL;
+    if (!read)
+        return Py_None;
     PyObject *d = NULL;
     for (Py_ssize_t i = 0; i < arrays; i++) {
         PyObject *di = dtype_of(a[i]);
@@ -772,7 +775,7 @@ native_call(PyObject *fn, PyObject **a, Py_ssize_t arrays, PyObject *defaults, P
 static PyObject *
 policy_call(PyObject *entry, PyObject **a, PyObject *scope, PyObject *precision, int *taken)
 {
-    if (common_dtype(a, 2, PyTuple_GET_ITEM(entry, E_CLS)) == NULL)
+    if (common_dtype(a, 2, PyTuple_GET_ITEM(entry, E_CLS), 1) == NULL)
         return NULL;
     PyObject *value = policy_value(PyTuple_GET_ITEM(entry, P_VALUES), scope, precision, taken);
     if (value == NULL)
@@ -813,8 +816,7 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults,
             return NULL;
     /* (a one-array entry for every dtype reads no dtype: exactly cls is the whole test) */
     int any = !gated && arrays == 1 && PyTuple_GET_ITEM(entry, E_DTYPES) == Py_None;
-    PyObject *d = any ? ((PyObject *)Py_TYPE(a[0]) == PyTuple_GET_ITEM(entry, E_CLS) ? Py_None : NULL)
-                      : common_dtype(a, arrays, PyTuple_GET_ITEM(entry, E_CLS));
+    PyObject *d = common_dtype(a, arrays, PyTuple_GET_ITEM(entry, E_CLS), !any);
     if (d == NULL)
         return NULL;
     int ok;
@@ -1179,9 +1181,9 @@ static PyMethodDef module_methods[] = {
      "x1.attr.sub == current()"},
     {"one_default", (PyCFunction)one_default, METH_VARARGS,
      "one_default(fn, native, cls, dtypes, here=None): on the hot path, exactly cls with every parameter at its "
-     "default and a dtype in dtypes (None: any dtype, none read) goes to native(x) instead of the backend class's method fn (which takes the "
-     "same branch); here as one_dtype's; bound=(same, on, size, limit): also x.<same[0]> is same[1] (same not None) "
-     "and x.<size> < limit wherever x.<on> is true (on None: everywhere)"},
+     "default and a dtype in dtypes (None: any dtype, none read) goes to native(x) instead of the backend class's "
+     "method fn (which takes the same branch); here as one_dtype's; bound=(same, on, size, limit): also "
+     "x.<same[0]> is same[1] (same not None) and x.<size> < limit wherever x.<on> is true (on None: everywhere)"},
     {"one_gated", (PyCFunction)one_gated, METH_VARARGS,
      "one_gated(fn, native, cls, anywhere, local, reducible, where, limit, flags, flag, gate=None, wants=None, "
      "here=None): on "
