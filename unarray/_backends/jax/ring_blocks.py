@@ -190,12 +190,7 @@ def ring_bwd(axis: str, n: int, causal: bool, scale: float, kernel: str, precisi
     return dq.astype(q.dtype), dk.astype(k.dtype), dv.astype(v.dtype)
 
 
-def _ring_fwd_rule(q: Any, k: Any, v: Any, axis: str, n: int, causal: bool, scale: float, kernel: str,
-                   precision: Any) -> tuple[Any, Any]:
-    return _ring_fwd(q, k, v, axis, n, causal, scale, kernel, precision)
-
-
-ring.defvjp(_ring_fwd_rule, ring_bwd)
+ring.defvjp(_ring_fwd, ring_bwd)
 
 
 def _step_bwd(q: Any, k: Any, v: Any, do: Any, lse: Any, delta: Any, i: Any, t: int, n: int, causal: bool,
