@@ -301,7 +301,7 @@ def _buffer(offset: int, shape: tuple[int, int]) -> Any:
 
 @pytest.mark.parametrize("lead", ["torch", "jax", "tensorflow"])
 def test_readme_copy_statement_holds(lead: str) -> None:
-    # README: JAX (CPU) and TensorFlow copy NumPy buffers not 64-byte aligned and strided or reversed views;
+    # docs/features.md: JAX (CPU) and TensorFlow copy NumPy buffers not 64-byte aligned and strided or reversed views;
     # torch takes any strided view and copies reversed ones. Each copy is counted, and explain says so.
     import numpy as np
 

@@ -4,8 +4,6 @@ generator uses is the one its extractor writes."""
 
 from __future__ import annotations
 
-import doctest
-import importlib.util
 import inspect
 import re
 import subprocess
@@ -109,27 +107,69 @@ def test_generated_docstrings_come_from_the_standard() -> None:
     assert "JAX on CUDA GPUs, ROCm GPUs and TPUs" in " ".join((inspect.getdoc(ua.linalg.eig) or "").split())
 
 
-# The guide's pages whose sessions run on one CPU (the scaling pages show multi-device sessions, which
-# tests/ops/test_dask.py and the sharded conformance suites run instead).
-PAGES = [DOCS / name for name in ("tour.md", "generic_code.md", "precision.md", "handoff.md", "attention.md",
-                                       "adding-a-backend.md")]
-_NEEDS = {"tour.md": ("torch",), "generic_code.md": ("torch",), "precision.md": ("torch",),
-          "handoff.md": ("torch", "jax"), "adding-a-backend.md": ("mlx",)}
+# The pages' examples are run by pytest itself (``python -m pytest docs/ README.md``, the root conftest's Markdown
+# collector): each page's blocks as one session, a block that names what it ``# needs:`` skipped where that is missing.
+_OPTIONAL = ("torch", "jax", "tensorflow", "dask", "mlx", "cupy", "numba")
+_IMPORT = re.compile(r"^(?:>>> )?(?:import|from) ([\w, .]+)", re.M)
 
 
-@pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
-def test_page_examples_run(page: Path) -> None:
-    for mod in _NEEDS.get(page.name, ()):
-        if importlib.util.find_spec(mod) is None:
-            pytest.skip(f"{page.name}'s examples use {mod}, which is not installed")
-    # The page's ```python blocks, one session (a closing fence needs no blank line before it).
-    text = page.read_text(encoding="utf-8")
-    blocks = re.findall(r"^```(?:python|pycon)\n(.*?)^```", text, flags=re.M | re.S)
-    test = doctest.DocTestParser().get_doctest("\n\n".join(blocks), {}, page.name, str(page), 0)
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
-    runner.run(test)
-    result = runner.summarize(verbose=False)
-    assert result.attempted > 0 and result.failed == 0, f"{result.failed} example(s) of {page.name} failed"
+def _pages() -> list[Path]:
+    return [p for p in [*sorted(DOCS.glob("*.md")), ROOT / "README.md"] if ">>> " in p.read_text(encoding="utf-8")]
+
+
+@pytest.mark.parametrize("page", _pages(), ids=lambda p: p.name)
+def test_a_block_that_imports_an_optional_library_says_it_needs_it(page: Path) -> None:
+    import conftest
+
+    found = conftest.blocks(page.read_text(encoding="utf-8"))
+    assert any(">>> " in code for _, code, _ in found), f"{page.name}: its examples are not in ```python blocks"
+    for start, code, needs in found:
+        if ">>> " not in code:
+            continue  # a listing, not an example (not run)
+        imported = {w.strip().split(".")[0] for m in _IMPORT.findall(code) for w in m.replace(" as ", ",").split(",")}
+        named = {n.strip() for n in needs.split(",")}
+        lacking = sorted((imported & set(_OPTIONAL)) - named)
+        assert not lacking, f"{page.name}:{start + 1} imports {lacking}: its first line says '# needs: ...'"
+
+
+def test_pytest_runs_a_pages_blocks_and_skips_what_it_lacks(tmp_path: Path) -> None:
+    # A closing fence right after an output line ends the output; a block that needs a missing library is
+    # reported as a skip with the reason; the other blocks run as one session.
+    page = tmp_path / "page.md"
+    page.write_text("Prose.\n\n```python\n>>> x = 2\n>>> x + 1\n3\n```\n\nMore prose: 4.\n\n"
+                    "```pycon\n# needs: no_such_library\n>>> import no_such_library\n```\n\n"
+                    "```python\n>>> x * 5\n10\n```\n", encoding="utf-8")
+    r = _pytest_in(tmp_path, page)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "1 passed, 1 skipped" in r.stdout
+    assert "SKIPPED [1] page.md:12: needs no_such_library, which is not installed" in r.stdout, r.stdout[-2000:]
+    page.write_text("```python\n>>> 1 + 1\n3\n```\n", encoding="utf-8")  # and a wrong output fails
+    assert _pytest_in(tmp_path, page).returncode == 1
+
+
+def test_no_traceback_at_exit_after_a_compiled_page(tmp_path: Path) -> None:
+    # torch.compile's cleanup deletes the names it installed in the namespace of the code it compiled (the
+    # page's, at a graph break) when that code is freed, often at exit; doctest had emptied the namespace,
+    # and each deletion printed a KeyError traceback. The collector keeps a page's namespace.
+    pytest.importorskip("torch")
+    page = tmp_path / "jit.md"
+    page.write_text("```python\n>>> import torch, unarray as ua\n>>> def f(a):\n...     b = a * 2\n"
+                    "...     print('a graph break')\n...     return ua.sum(b)\n>>> g = ua.jit(f)\n"
+                    ">>> import warnings; warnings.simplefilter('ignore')\n>>> float(g(torch.ones(3)))\n"
+                    "a graph break\n6.0\n```\n", encoding="utf-8")
+    r = _pytest_in(tmp_path, page)
+    assert r.returncode == 0 and "1 passed" in r.stdout, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "Traceback" not in r.stderr and "KeyError" not in r.stderr, r.stderr[-3000:]
+
+
+def _pytest_in(where: Path, page: Path) -> subprocess.CompletedProcess[str]:
+    # The root conftest as a plugin (the page lies outside the checkout), the checkout first on the path.
+    import os
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-q", "-ra",
+                           "--rootdir", str(where), str(page)], cwd=where, env=env, capture_output=True, text=True,
+                          timeout=900)
 
 
 def test_site_builds_without_warnings(tmp_path: Path) -> None:
@@ -145,3 +185,21 @@ def test_site_builds_without_warnings(tmp_path: Path) -> None:
     html = (tmp_path / "html" / "_generated" / "api" / "standard.html").read_text(encoding="utf-8")
     assert "Calculates the absolute value for each element" in html and "Backend support" in html
     assert (tmp_path / "html" / "handoff.html").exists()
+
+
+def test_the_readme_states_no_figure_that_nothing_checks() -> None:
+    # A measured figure in the README's prose goes stale unchecked: the figures are in docs/ and
+    # benchmarks/results/ beside their machine and command; the README's picture is one of those results.
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    prose = re.sub(r"^```.*?^```", "", readme, flags=re.M | re.S)
+    measured = re.findall(r"\b\d[\d.,]*\s?(?:x|%|µs|us|ms|s|GB|GiB|MB|MiB)\b", prose)
+    assert not measured, f"README states {measured}: move them to docs/ with their measurement"
+    pictures = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", readme)
+    assert len(pictures) == 1, pictures
+    picture = ROOT / pictures[0]
+    assert picture.parent == ROOT / "benchmarks" / "results" and picture.exists()
+    # The result page that shows it names the script that draws it, and the README names both.
+    page = next(p for p in picture.parent.glob("*.md") if f"]({picture.name})" in p.read_text(encoding="utf-8"))
+    script = re.search(r"Script: `(benchmarks/[\w/]+\.py)`", page.read_text(encoding="utf-8"))
+    assert script and (ROOT / script.group(1)).exists()
+    assert Path(script.group(1)).name in readme and f"benchmarks/results/{page.name}" in readme
