@@ -33,6 +33,7 @@ from unarray._errors import (
     UnknownNameError,
     UnsupportedError,
 )
+from unarray._names import public_dir as _public_dir
 from unarray._precision import current as get_precision
 from unarray._precision import precision
 from unarray.constants import e, inf, nan, newaxis, pi
@@ -119,6 +120,10 @@ __all__ = [
     "unique_counts", "unique_inverse", "unique_values", "argsort", "sort", "cumulative_prod", "cumulative_sum",
     "max", "mean", "min", "prod", "std", "sum", "var", "all", "any", "diff",
 ]
+
+
+def __dir__() -> list[str]:
+    return _public_dir(__all__, "__array_api_version__", "__array_namespace_info__", "__version__")
 
 
 def __array_namespace_info__() -> _Info:

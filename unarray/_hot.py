@@ -13,7 +13,9 @@ calls without the backend op's frame; the backend's op takes the same branch for
 calls run on the current device rather than the array's (CuPy) registers with ``here``, and the C path takes
 the native only where the array is on the current device.
 Anything else, and any ``Exception`` the backend raises, runs the reference with the original arguments
-(the ops are pure, so the call runs again and its error is framed as the reference frames it). Without
+(the ops are pure, so the call runs again and its error is framed as the reference frames it). Where the
+reference refuses a keyword (torch's ``dim=``, NumPy's ``ddof=``), the C path raises
+:func:`unarray._names.keyword_error`'s typed error instead of Python's bare ``TypeError``: built only then. Without
 the C module, or with ``UNARRAY_PURE_PYTHON=1``, the public name is the reference itself.
 """
 
@@ -23,11 +25,11 @@ import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from unarray import _native, _precision
+from unarray import _names, _native, _precision
 from unarray._lookup import BY_TYPE
 from unarray.interop import _compile_watch
 
-__all__ = ["HOT", "REFERENCES", "fast"]
+__all__ = ["BACKEND_OPS", "HOT", "REFERENCES", "fast"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -37,6 +39,10 @@ _MISSING = inspect.Parameter.empty
 # the reference for the C callable (torch.compile's) reaches none of the C callable's attributes.
 HOT: type | None = None if _SWITCH is None else _SWITCH.Hot
 REFERENCES: dict[str, Callable[..., Any]] = {}
+# Each hot call's backend op by the public name, where the two differ (var -> var_corrected).
+BACKEND_OPS: dict[str, str] = {}
+if _SWITCH is not None:
+    _SWITCH.set_keyword_error(_names.keyword_error)
 
 
 def fast(fn: F, *, arrays: int = 1, params: tuple[str, ...] = (), axis: str | None = None,
@@ -61,6 +67,8 @@ def fast(fn: F, *, arrays: int = 1, params: tuple[str, ...] = (), axis: str | No
                       _precision._POLICY if policy else None, _precision.POLICIES, _MISSING)
     if REFERENCES.setdefault(fn.__name__, fn) is not fn:
         raise ValueError(f"two hot calls named {fn.__name__!r}")
+    if name is not None and name != fn.__name__:
+        BACKEND_OPS[fn.__name__] = name
     # A tracer that runs Python (torch.compile) traces the reference in its place.
     _compile_watch.install(hot, fn, "register_traced")
     return hot  # type: ignore[no-any-return]

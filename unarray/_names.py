@@ -1,20 +1,24 @@
-"""The names a NumPy, torch or JAX user reaches for, mapped to the standard's function.
+"""The names a NumPy, torch or JAX user reaches for, mapped to the standard's function and keyword.
 
 One table for ``ua.<name>`` (the module's ``__getattr__``) and ``xp.<name>`` (the bound namespace's
 descriptors), both an :class:`UnknownNameError` naming the standard's function, and for
 ``ua.explain("<name>", ...)``'s "did you mean". A name with no entry gets difflib's closest names of the
-namespace.
+namespace. A second table maps keywords (``dim``, ``keepdim``, ``ddof``, ``attn_mask``, ``out``...) to the
+standard's: :func:`keyword_error` turns the call's ``TypeError`` into an :class:`ArgumentTypeError` naming the
+keyword to use. It runs only once a call has failed (the C hot path's fallback and ``ua.nn``'s argument check
+call it), so a correct call pays nothing for it. :func:`public_dir` is what ``dir()`` lists.
 """
 
 from __future__ import annotations
 
-import difflib
 import functools
 import sys
+from collections.abc import Callable, Iterable
+from typing import Any
 
-from unarray._errors import UnknownNameError
+from unarray._errors import ArgumentTypeError, UnknownNameError
 
-__all__ = ["FOREIGN", "error", "suggestion"]
+__all__ = ["FOREIGN", "KEYWORDS", "RECIPES", "error", "keyword_error", "public_dir", "suggestion"]
 
 # Keys are never names of the namespace (tests/ops/test_names.py holds it); values are the standard's
 # functions to use instead, best first ("linalg.vector_norm" is ua.linalg.vector_norm).
@@ -47,16 +51,53 @@ FOREIGN: dict[str, tuple[str, ...]] = {
     "layer_norm": ("nn.layer_norm",), "rms_norm": ("nn.rms_norm",),
 }
 
+# Names whose answer is an expression of the standard's functions rather than one function.
+RECIPES: dict[str, str] = {
+    "allclose": "ua.all(ua.abs(x1 - x2) <= atol + rtol * ua.abs(x2))",
+    "isclose": "ua.abs(x1 - x2) <= atol + rtol * ua.abs(x2)",
+    "array_equal": "ua.all(x1 == x2) (after comparing shapes)",
+}
+
+# Keywords of NumPy's and torch's functions -> (the standard's keywords for it, the first an op takes is named;
+# how to say it where that needs more words, or where the standard has none).
+KEYWORDS: dict[str, tuple[tuple[str, ...], str]] = {
+    "dim": (("axis", "axes"), ""), "dims": (("axes", "axis"), ""), "keepdim": (("keepdims",), ""),
+    "ddof": (("correction",), ""),
+    "unbiased": (("correction",), "unbiased=True is correction=1, False is correction=0"),
+    "attn_mask": (("mask",), ""), "normalized_shape": (("axis",), "axis= names the normalised axes"),
+    "axes": (("axis",), ""), "axis": (("axes",), ""), "kind": (("stable",), "stable=True asks for a stable sort"),
+    "out": ((), "the standard has no out=: unarray returns a new array, so assign the result"),
+    "dtype": ((), "cast with ua.astype(x, dtype) before or after the call"),
+    "input": ((), "pass the array positionally"), "other": ((), "pass the arrays positionally"),
+    "a": ((), "pass the array positionally"),
+    "inplace": ((), "unarray never writes into its inputs; assign the result"),
+    "dropout_p": ((), "there is no dropout: results are deterministic on every backend"),
+    "enable_gqa": ((), "grouped-query attention is on whenever the query heads are a multiple of the key heads"),
+    "device": ((), "the result is on the input's device; move it with ua.to(x, device=...)"),
+    "initial": ((), "combine the result with the initial value yourself"),
+    "where": ((), "mask the input first (ua.where)"),
+    "order": ((), "the standard sorts along axis="),
+}
+
+
+def _close(name: str, names: Iterable[str], n: int = 3) -> list[str]:
+    import difflib  # only once a name or keyword is wrong
+
+    # 0.75: a misspelling (matmull, conact) is found, an unrelated name sharing a few letters is not.
+    return difflib.get_close_matches(name, list(names), n=n, cutoff=0.75)
+
 
 def suggestion(name: str, names: list[str]) -> list[str]:
     """What to use instead of ``name``: the table's functions, else the closest of ``names`` (none: [])."""
     if name in FOREIGN:
         return list(FOREIGN[name])
-    return difflib.get_close_matches(name, names, n=3)
+    return _close(name, names)
 
 
 @functools.lru_cache(maxsize=256)
 def _message(name: str) -> str:
+    if name in RECIPES:
+        return f"the array API standard has no {name}; write {RECIPES[name]}"
     ua = sys.modules["unarray"]
     use = " or ".join(f"ua.{n}" for n in suggestion(name, [n for n in ua.__all__ if not n.startswith("_")]))
     if name not in FOREIGN:
@@ -73,3 +114,76 @@ def error(name: str) -> AttributeError:
     e = UnknownNameError(_message(name), op=name)
     e.name = name
     return e
+
+
+def public_dir(names: Iterable[str], *extra: str) -> list[str]:
+    """``dir()`` of a namespace: its public names (``__all__``) and the given public extras, sorted."""
+    return sorted({*names, *extra})
+
+
+_PARAMS: dict[Any, tuple[dict[str, Any], bool]] = {}
+
+
+def _params(fn: Callable[..., Any]) -> tuple[dict[str, Any], bool]:
+    # fn's parameters by name, and whether it takes **kwargs; read once per function, after a failure.
+    if fn not in _PARAMS:
+        import inspect
+
+        sig = inspect.signature(fn).parameters
+        _PARAMS[fn] = dict(sig), any(p.kind is p.VAR_KEYWORD for p in sig.values())
+    return _PARAMS[fn]
+
+
+def _owner(keyword: str) -> str:
+    from unarray import _backends
+
+    owners = [lib.name for lib in _backends.LIBRARIES.values() if keyword in lib.api_names]
+    return f" ({'/'.join(owners)}'s)" if owners else ""
+
+
+def keyword_error(fn: Callable[..., Any], given: Iterable[str], first: object = None,
+                  op: str | None = None) -> ArgumentTypeError | None:
+    """The typed error of calling ``fn`` with the keywords ``given`` where one of them is not its keyword (a
+    NumPy or torch habit, a misspelling), naming the standard's keyword; None where ``fn`` takes them all
+    (the call's TypeError came from elsewhere). ``first``: the call's first argument, whose backend the
+    message names; ``op``: the name the message uses (``fn``'s ``ua.`` name by default)."""
+    params, takes_any = _params(fn)
+    keywords = [n for n, p in params.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    wrong = [k for k in given if k not in keywords]
+    if not wrong or takes_any:
+        return None
+    if op is None:
+        module = getattr(fn, "__module__", "") or ""
+        sub = module.rpartition(".")[2]
+        op = f"{sub}.{fn.__name__}" if sub in ("nn", "linalg", "fft") else fn.__name__
+    key = wrong[0]
+    return ArgumentTypeError(_keyword_message(op, key, keywords, params), op=op, backend=_backend_name(first))
+
+
+def _keyword_message(op: str, key: str, keywords: list[str], params: dict[str, Any]) -> str:
+    standard, how = KEYWORDS.get(key, ((), ""))
+    head = f"unexpected keyword {key}={_owner(key)}"
+    takes = ", ".join(f"{k}=" for k in keywords) or "no keywords"
+    if key in params:  # a positional-only parameter given by name
+        return f"{head}; pass {key} positionally"
+    std = next((k for k in standard if k in keywords), None)
+    if std is not None:
+        return f"{head}; the array API standard calls it {std}=" + (f" ({how})" if how else "")
+    if how and not standard:
+        return f"{head}; {how} (ua.{op} takes {takes})"
+    close = _close(key, keywords, n=2)
+    if close:
+        return f"{head}; did you mean {' or '.join(f'{c}=' for c in close)}?"
+    return f"{head}; ua.{op} takes {takes}"
+
+
+def _backend_name(x: object) -> str | None:
+    from unarray._lookup import of_array
+
+    if isinstance(x, (list, tuple)) and x:  # concat's and stack's arrays
+        x = x[0]
+    try:
+        b = of_array(x)
+    except Exception:  # not an array: the message names no backend
+        return None
+    return None if b is None else str(b.name)

@@ -20,6 +20,7 @@ from unarray import _backends
 from unarray._dispatch import BY_TYPE
 from unarray._dtypes import promote_names
 from unarray._errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
+from unarray._names import keyword_error
 
 __all__ = ["FLOATS", "check_attention", "check_bool", "check_eps", "keywords", "owner", "result_dtype", "their"]
 
@@ -40,14 +41,23 @@ def their(arg: str) -> str:
 
 
 def keywords(positional: int, hint: str) -> Callable[[_F], _F]:
-    """Refuse more than ``positional`` positional arguments with an ``ArgumentTypeError`` saying ``hint``."""
+    """Refuse more than ``positional`` positional arguments with an ``ArgumentTypeError`` saying ``hint``, and a
+    keyword ``fn`` does not take (torch's ``dim=``, ``attn_mask=``) with one naming the standard's keyword."""
 
     def mark(fn: _F) -> _F:
         @functools.wraps(fn)
         def call(*args: Any, **kwargs: Any) -> Any:
             if len(args) > positional:
                 raise _positional(fn.__name__, positional, args, hint)
-            return fn(*args, **kwargs)
+            try:  # (free until it raises)
+                return fn(*args, **kwargs)
+            except TypeError:
+                op = fn.__name__ if fn.__name__ == _OP else f"nn.{fn.__name__}"
+                first = args[0] if args else next(iter(kwargs.values()), None)
+                err = keyword_error(fn, kwargs, first, op=op) if kwargs else None
+                if err is None:
+                    raise
+                raise err from None
 
         return cast(_F, call)
 

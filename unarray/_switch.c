@@ -869,6 +869,39 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults,
     return PyObject_Vectorcall(PyTuple_GET_ITEM(entry, E_NATIVE), a, arrays | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
 }
 
+/* unarray._names.keyword_error, once unarray/_hot.py sets it: the typed error of a call whose keyword the
+ * reference does not take (dim=, keepdim=, ddof=...), built only after the reference has raised its TypeError. */
+static PyObject *KEYWORD_ERROR;
+
+/* The reference's TypeError replaced by keyword_error(ref, kwnames, first)'s error, where it returns one. */
+static void
+keyword_error(PyObject *ref, PyObject *kwnames, PyObject *first)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *err = PyObject_CallFunctionObjArgs(KEYWORD_ERROR, ref, kwnames, first, NULL);
+    if (err == NULL || err == Py_None || !PyExceptionInstance_Check(err)) {
+        if (err == NULL)
+            PyErr_Clear();
+        Py_XDECREF(err);
+        PyErr_Restore(type, value, tb);
+        return;
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(tb);
+    PyException_SetCause(err, NULL);  /* raise err from None: the bare TypeError says nothing more */
+    PyErr_SetObject((PyObject *)Py_TYPE(err), err);
+    Py_DECREF(err);
+}
+
+static PyObject *
+set_keyword_error(PyObject *module, PyObject *fn)
+{
+    Py_XSETREF(KEYWORD_ERROR, Py_NewRef(fn));
+    Py_RETURN_NONE;
+}
+
 static PyObject *
 hot_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
@@ -876,6 +909,7 @@ hot_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
     Py_ssize_t np = PyTuple_GET_SIZE(h->params);
     Py_ssize_t nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    PyObject *res;
     if (n < h->arrays || n > h->arrays + h->npos)
         goto slow;
     PyTypeObject *t = Py_TYPE(args[0]);
@@ -952,7 +986,7 @@ hot_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
     int gated = h->policy != NULL && unbound && h->arrays == 2 && total == 2;
     if (gated || (h->policy == NULL && (h->arrays == 1 ? unbound : total == 2 && !unbound))) {
         int taken;
-        PyObject *res = native_call(fn, a, h->arrays, h->defaults, gated ? h->policy : NULL, precision, &taken);
+        res = native_call(fn, a, h->arrays, h->defaults, gated ? h->policy : NULL, precision, &taken);
         if (taken) {
             Py_DECREF(b);
             Py_DECREF(fn);
@@ -984,7 +1018,6 @@ hot_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
             a[total++] = policy;
         }
     }
-    PyObject *res;
     if (unbound) {
         argv[0] = b;
         res = PyObject_Vectorcall(target, argv, total + 1, NULL);
@@ -1003,7 +1036,10 @@ failed:
         return NULL;
     PyErr_Clear();
 slow:
-    return PyObject_Vectorcall(h->ref, args, nargsf, kwnames);
+    res = PyObject_Vectorcall(h->ref, args, nargsf, kwnames);
+    if (res == NULL && nkw > 0 && KEYWORD_ERROR != NULL && PyErr_ExceptionMatches(PyExc_TypeError))
+        keyword_error(h->ref, kwnames, args[0]);  /* (the first argument given, by name too) */
+    return res;
 }
 
 static PyObject *
@@ -1175,6 +1211,9 @@ static PyMethodDef module_methods[] = {
     {"hot", (PyCFunction)(void (*)(void))hot_new, METH_VARARGS | METH_KEYWORDS,
      "hot(reference, by_type, name, arrays, params, defaults, npos, axis, policy, policies, missing): the C path "
      "of a front-end call (unarray/_hot.py)"},
+    {"set_keyword_error", (PyCFunction)set_keyword_error, METH_O,
+     "set_keyword_error(fn): where a hot call's reference raises TypeError for a call with keywords, "
+     "fn(reference, kwnames, first_argument) returns the error to raise instead (None: the TypeError stands)"},
     {"one_dtype", (PyCFunction)one_dtype, METH_VARARGS,
      "one_dtype(fn, native, cls, here=None): on the hot path, two arrays of exactly cls with one dtype go to native "
      "instead of the backend's op fn (which takes the same branch for them); here=(attr, sub, current): only where "

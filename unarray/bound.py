@@ -20,7 +20,7 @@ from unarray._dispatch import backend_named, default_backend, fail, leader, one
 from unarray._dtypes import DType, canonical_name
 from unarray._errors import ArgumentError
 from unarray._lookup import _PASSIVE, SCALARS, of_array
-from unarray._names import FOREIGN
+from unarray._names import FOREIGN, RECIPES
 from unarray.introspection import Info, with_library
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ class BoundNamespace:
         return f"<unarray namespace bound to {self.backend} on {where}>"
 
     def __dir__(self) -> list[str]:
-        return sorted(set(super().__dir__()) - FOREIGN.keys())
+        return _names.public_dir(_PUBLIC, "backend", "device", "lazy", "immutable", "__array_namespace_info__")
 
     if TYPE_CHECKING:  # every public name is set in __init__, which a type checker does not read
         def __getattr__(self, name: str) -> Any: ...
@@ -152,7 +152,7 @@ class _Foreign:
         raise _names.error(self.name)
 
 
-for _name in FOREIGN:
+for _name in (*FOREIGN, *RECIPES):
     setattr(BoundNamespace, _name, _Foreign(_name))
 del _name
 

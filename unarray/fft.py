@@ -7,9 +7,14 @@ from typing import Literal
 
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
+from unarray._names import public_dir as _public_dir
 from unarray._typing import A, Array, DeviceLike, DTypeLike
 
 __all__ = ["fftfreq", "rfftfreq"]
+
+
+def __dir__() -> list[str]:
+    return _public_dir(__all__)
 
 
 def fftfreq(

@@ -14,11 +14,16 @@ from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
 from unarray._errors import DTypeError
 from unarray._explanation import PLANNERS
+from unarray._names import public_dir as _public_dir
 from unarray._precision import resolve as _resolve
 from unarray._typing import A, Array
 
 __all__ = ["gelu", "layer_norm", "log_softmax", "logsumexp", "rms_norm", "scaled_dot_product_attention", "silu",
            "softmax"]
+
+
+def __dir__() -> list[str]:
+    return _public_dir(__all__)
 
 _OP = "scaled_dot_product_attention"
 _FLOATS = _args.FLOATS

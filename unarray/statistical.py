@@ -21,14 +21,11 @@ empty check of ``min``/``max`` runs in the graph: the call raises TensorFlow's
 
 from __future__ import annotations
 
-import math as _math
-from typing import Any
-
 from unarray import _axes, _hot
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
-from unarray._typing import A, Array, DTypeLike
+from unarray._typing import A, DTypeLike
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
@@ -217,7 +214,7 @@ def var(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: 
     if axis is not None:
         axis = _axes.many("var", b, x, axis)
     try:  # frame("var"): its except clause is written by tools/gen_frontend.py
-        return _spread(b.var, x, axis, correction, keepdims)
+        return b.var_corrected(x, axis, correction, keepdims)
     except Exception as e:
         raise _fail("var", b, e) from e
 
@@ -262,7 +259,7 @@ def std(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: 
     if axis is not None:
         axis = _axes.many("std", b, x, axis)
     try:  # frame("std"): its except clause is written by tools/gen_frontend.py
-        return _spread(b.std, x, axis, correction, keepdims)
+        return b.std_corrected(x, axis, correction, keepdims)
     except Exception as e:
         raise _fail("std", b, e) from e
 
@@ -459,28 +456,5 @@ prod = _hot.fast(prod, params=("axis", "dtype", "keepdims"), axis="axis")
 mean = _hot.fast(mean, params=("axis", "keepdims"), axis="axis")
 min = _hot.fast(min, params=("axis", "keepdims"), axis="axis")
 max = _hot.fast(max, params=("axis", "keepdims"), axis="axis")
-
-
-def _spread(fn: Any, x: Array, axis: Any, correction: int | float, keepdims: bool) -> Array:
-    # Note: NumPy and torch divide by max(N - correction, 0) and give inf; the standard says NaN when
-    # N - correction <= 0. N is known from the shape (unknown only inside tf.function, whose backend
-    # divides by a NaN-guarded N - correction itself).
-    if correction:
-        n = _count(x, axis)
-        if n is not None and n - correction <= 0:
-            return fn(x, axis, 0, keepdims) * _math.nan
-    return fn(x, axis, correction, keepdims)
-
-
-def _count(x: Array, axis: Any) -> int | None:
-    try:
-        shape = tuple(x.shape)
-    except ValueError:  # a TensorFlow shape of unknown rank
-        return None
-    dims = shape if axis is None else (shape[axis],) if isinstance(axis, int) else tuple(shape[a] for a in axis)
-    n = 1
-    for d in dims:
-        if d is None:
-            return None
-        n *= int(d)
-    return n
+var = _hot.fast(var, params=("axis", "correction", "keepdims"), axis="axis", name="var_corrected")
+std = _hot.fast(std, params=("axis", "correction", "keepdims"), axis="axis", name="std_corrected")

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 import unarray as ua
 from tests._support import TestBackend, make_backend
-from unarray import _lookup, _native
+from unarray import _hot, _lookup, _native
 
 if importlib.util.find_spec("torch") is not None:
     import torch._dynamo  # noqa: F401  (before TensorFlow: see tests/jit/test_jit.py)
@@ -37,7 +37,7 @@ SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 DTYPES = ["bool", "int8", "int32", "int64", "uint8", "float16", "float32", "float64"]
-REDUCTIONS = ["sum", "prod", "mean", "min", "max", "argmax", "argmin"]
+REDUCTIONS = ["sum", "prod", "mean", "min", "max", "argmax", "argmin", "var", "std"]
 BINARY = ["add", "subtract", "multiply", "divide", "maximum", "less", "pow", "floor_divide", "atan2",
           "bitwise_and", "logical_or"]
 UNARY = ["abs", "negative", "sqrt", "isnan", "exp", "round"]
@@ -101,6 +101,8 @@ def calls(draw: st.DrawFn) -> tuple[str, int, list[tuple[tuple[int, ...], str]],
             kw["keepdims"] = draw(st.booleans())
         if op in ("sum", "prod") and draw(st.booleans()):
             kw["dtype"] = draw(st.sampled_from([None, ua.float64, ua.int64, ua.float32]))
+        if op in ("var", "std") and draw(st.booleans()):
+            kw["correction"] = draw(st.sampled_from([0, 1, 2.5, 4]))
     return op, draw(st.integers(0, 2**32 - 1)), specs, kw
 
 
@@ -148,7 +150,7 @@ def test_each_reference_is_a_lookup_then_one_backend_call(name: str) -> None:
     assert len(tries) == 1 and len(body) <= 3, ast.unparse(tree)
     call = tries[0].body[-1]
     assert isinstance(call, ast.Return) and isinstance(call.value, ast.Call), ast.unparse(call)
-    assert ast.unparse(call.value.func) == f"b.{name}", ast.unparse(call)
+    assert ast.unparse(call.value.func) == f"b.{_hot.BACKEND_OPS.get(name, name)}", ast.unparse(call)
     allowed = ("b = _BY_TYPE.get(", "if b is None or type(x2) is not type(x1)",
                "if axis is not None:\n    axis = _axes.")
     assert all(ast.unparse(s).startswith(allowed) for s in body if s is not tries[0]), ast.unparse(tree)
@@ -166,11 +168,11 @@ def test_mixed_libraries_and_scalars_take_the_reference() -> None:
         out, ref = ua.add(*args), ua.add.__wrapped__(*args)
         assert type(out) is type(ref) and np.array_equal(np.asarray(out), np.asarray(ref))
     assert type(ua.matmul(t, x.T)) is torch.Tensor
-    with pytest.raises(TypeError) as fast:
+    # A keyword the reference refuses: the C path raises the typed error naming the standard's keyword.
+    with pytest.raises(ua.ArgumentTypeError, match=r"^ua\.sum \[numpy\]: unexpected keyword axes=.*axis="):
         ua.sum(x, axes=0)
-    with pytest.raises(TypeError) as slow:
+    with pytest.raises(TypeError, match="unexpected keyword argument 'axes'"):
         ua.sum.__wrapped__(x, axes=0)
-    assert str(fast.value) == str(slow.value)
     with pytest.raises(TypeError) as fast:
         ua.sum(x, 0)
     with pytest.raises(TypeError) as slow:

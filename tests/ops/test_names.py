@@ -9,6 +9,9 @@ from __future__ import annotations
 import doctest
 import inspect
 import pickle
+import subprocess
+import sys
+from typing import Any
 
 import numpy as np
 import pytest
@@ -102,3 +105,120 @@ def test_the_bound_namespace_has_no_getattr_hook() -> None:
     with pytest.raises(AttributeError) as e:
         xp.matmull  # noqa: B018
     assert type(e.value) is AttributeError and e.value.name == "matmull"
+
+
+# -- keywords: a NumPy or torch keyword names the standard's ---------------------------------------------------
+
+# (call, the op the error names, the keyword given, the keyword the message must name): one per op family, the
+# hot C path (reductions, element-wise, manipulation) and the Python front end (ua.nn, attention).
+HABITS: list[tuple[str, str, str, str]] = [
+    ("ua.sum(x, dim=0)", "sum", "dim", "axis="),
+    ("ua.mean(x, keepdim=True)", "mean", "keepdim", "keepdims="),
+    ("ua.var(x, ddof=1)", "var", "ddof", "correction="),
+    ("ua.std(x, unbiased=True)", "std", "unbiased", "correction=1"),
+    ("ua.max(x, dim=-1, keepdim=True)", "max", "dim", "axis="),
+    ("ua.argmax(x, dim=0)", "argmax", "dim", "axis="),
+    ("ua.prod(x, out=x)", "prod", "out", "assign the result"),
+    ("ua.mean(x, dtype=ua.float64)", "mean", "dtype", "ua.astype"),
+    ("ua.add(x, x, out=x)", "add", "out", "assign the result"),
+    ("ua.add(input=x, other=x)", "add", "input", "positionally"),
+    ("ua.exp(x, out=x)", "exp", "out", "assign the result"),
+    ("ua.matmul(x, ua.matrix_transpose(x), out=x)", "matmul", "out", "assign the result"),
+    ("ua.permute_dims(x, dims=(1, 0))", "permute_dims", "dims", "axes="),
+    ("ua.sum(x, axes=0)", "sum", "axes", "axis="),
+    ("ua.nn.softmax(x, dim=-1)", "nn.softmax", "dim", "axis="),
+    ("ua.nn.logsumexp(x, dim=0, keepdim=True)", "nn.logsumexp", "dim", "axis="),
+    ("ua.nn.layer_norm(x, normalized_shape=(3,))", "nn.layer_norm", "normalized_shape", "axis="),
+    ("ua.scaled_dot_product_attention(q, q, q, attn_mask=None)", "scaled_dot_product_attention", "attn_mask", "mask="),
+    ("ua.scaled_dot_product_attention(q, q, q, dropout_p=0.1)", "scaled_dot_product_attention", "dropout_p",
+     "no dropout"),
+]
+
+
+@pytest.mark.parametrize(("call", "op", "keyword", "standard"), HABITS, ids=[h[0] for h in HABITS])
+def test_a_habit_keyword_names_the_standards(backend: Any, call: str, op: str, keyword: str, standard: str) -> None:
+    rng = np.random.default_rng(7)
+    x = backend.asarray(rng.uniform(0.5, 2.0, (2, 3)).astype(np.float32))
+    q = backend.asarray(rng.uniform(0.5, 2.0, (1, 2, 4, 8)).astype(np.float32))
+    with pytest.raises(ua.ArgumentTypeError) as e:
+        eval(call, {"ua": ua, "x": x, "q": q})
+    err = e.value
+    assert isinstance(err, TypeError) and err.op == op and err.backend == backend.name, (str(err), err.backend)
+    assert str(err).startswith(f"ua.{op} [{backend.name}]: unexpected keyword {keyword}="), str(err)
+    assert standard in str(err), str(err)
+    assert err.__cause__ is None and err.__suppress_context__  # the bare TypeError adds nothing
+
+
+def test_the_same_keyword_error_through_the_bound_namespace_and_without_the_c_path() -> None:
+    x = np.ones((2, 3))
+    xp = ua.array_namespace(x)
+    with pytest.raises(ua.ArgumentTypeError, match=r"^ua\.sum \[numpy\]: unexpected keyword dim=.*axis=") as e:
+        xp.sum(x, dim=0)
+    assert e.value.op == "sum"
+    # The reference itself (the pure-Python build's public function) raises Python's own TypeError, which the
+    # C path turns into the typed one: both are TypeErrors.
+    with pytest.raises(TypeError, match="unexpected keyword argument 'dim'"):
+        ua.sum.__wrapped__(x, dim=0)
+    err = _names.keyword_error(ua.sum.__wrapped__, ("dim",), x)
+    assert err is not None and str(err) == str(e.value)
+
+
+def test_a_keyword_error_leaves_other_type_errors_alone() -> None:
+    # The typed keyword error replaces only the refusal of a keyword the function does not take.
+    assert _names.keyword_error(ua.sum.__wrapped__, ("axis", "keepdims"), np.ones(2)) is None
+    with pytest.raises(ua.ArgumentTypeError, match="axis"):  # unarray's own refusal of a float axis, unchanged
+        ua.sum(np.ones(2), axis=0.5)
+    with pytest.raises(TypeError) as e:
+        ua.nn.softmax(np.ones(2), axis="last")
+    assert "unexpected keyword" not in str(e.value)
+
+
+def test_a_misspelt_keyword_names_the_closest() -> None:
+    with pytest.raises(ua.ArgumentTypeError, match=r"unexpected keyword keepdim=.*keepdims=|unexpected keyword "
+                                                   r"keepdimss=; did you mean keepdims=\?"):
+        ua.min(np.ones(2), keepdimss=True)
+    with pytest.raises(ua.ArgumentTypeError, match=r"unexpected keyword zzz=; ua\.sum takes axis=, dtype=, keepdims="):
+        ua.sum(np.ones(2), zzz=1)
+
+
+# -- did you mean, dir ------------------------------------------------------------------------------------------
+
+
+def test_suggestions_are_relevant() -> None:
+    # A name with no function of its own gets the standard's expression, not names sharing a few letters.
+    for name in ("allclose", "isclose"):
+        with pytest.raises(ua.UnknownNameError, match=rf"^ua\.{name}: the array API standard has no {name}; "
+                                                      r"write .*ua\.abs\(x1 - x2\) <= atol \+ rtol"):
+            getattr(ua, name)
+    with pytest.raises(ua.UnknownNameError, match=r"did you mean ua\.concat\?$"):
+        ua.conact  # type: ignore[attr-defined]  # noqa: B018
+    assert _names.suggestion("allclose", list(ua.__all__)) == []  # difflib's cut-off: no acos, no acosh
+
+
+def test_the_bound_namespace_suggests_as_the_module_does() -> None:
+    xp = ua.array_namespace(np.ones(3))
+    with pytest.raises(ua.UnknownNameError) as e:
+        xp.allclose  # noqa: B018
+    assert str(e.value) == str(_names.error("allclose"))
+    # A misspelling: Python's own AttributeError (the class has no lookup hook: docs/design-notes.md), whose
+    # traceback names the closest of the public names dir(xp) lists.
+    out = subprocess.run([sys.executable, "-c", "import numpy as np, unarray as ua\n"
+                          "xp = ua.array_namespace(np.ones(1))\nxp.conact"],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode == 1 and "Did you mean: 'concat'?" in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("where", ["ua", "ua.nn", "ua.linalg", "ua.fft", "xp"])
+def test_dir_lists_public_names_only(where: str) -> None:
+    xp = ua.array_namespace(np.ones(3))
+    ns: Any = {"ua": ua, "ua.nn": ua.nn, "ua.linalg": ua.linalg, "ua.fft": ua.fft, "xp": xp}[where]
+    names = dir(ns)
+    public = set(ua.__all__ if where in ("ua", "xp") else ns.__all__)
+    extras: set[str] = set()
+    if where == "ua":
+        extras = {"__array_api_version__", "__array_namespace_info__", "__version__"}
+    elif where == "xp":
+        extras = {"__array_api_version__", "__array_namespace_info__", "backend", "lazy", "immutable"}
+    assert set(names) == public | extras, sorted(set(names) ^ (public | extras))
+    assert not {"annotations", "A", "Any", "Array"} & set(names)
+    assert all(hasattr(ns, n) for n in names)

@@ -282,6 +282,19 @@ class Backend(NNOps):
     def std(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
         return self.xp.std(x, axis=axis, correction=correction, keepdims=keepdims)
 
+    # Note: NumPy and torch divide by max(N - correction, 0) and give inf; the standard says NaN when
+    # N - correction <= 0. N is known from the shape (unknown only inside tf.function, whose backend
+    # divides by a NaN-guarded N - correction itself). ua.var and ua.std call these, each backend's var/std below.
+    def var_corrected(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        if correction and _too_few(x, axis, correction):
+            return self.var(x, axis, 0, keepdims) * math.nan
+        return self.var(x, axis, correction, keepdims)
+
+    def std_corrected(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
+        if correction and _too_few(x, axis, correction):
+            return self.std(x, axis, 0, keepdims) * math.nan
+        return self.std(x, axis, correction, keepdims)
+
     def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
         if self.xp.isdtype(x.dtype, "complex floating"):
             raise self._unordered("min", x)
@@ -442,3 +455,18 @@ def _lookup(dotted: str, module: str | None = None) -> Any:
     for part in rest.split(".") if rest else ():
         obj = getattr(obj, part, None)
     return getattr(obj, "__func__", obj)
+
+
+def _too_few(x: Any, axis: Any, correction: float) -> bool:
+    # N - correction <= 0 for the reduced count N, where the shape tells N (a TensorFlow shape may not).
+    try:
+        shape = tuple(x.shape)
+    except ValueError:  # a TensorFlow shape of unknown rank
+        return False
+    dims = shape if axis is None else (shape[axis],) if isinstance(axis, int) else tuple(shape[a] for a in axis)
+    n = 1
+    for d in dims:
+        if d is None:
+            return False
+        n *= int(d)
+    return n - correction <= 0

@@ -11,4 +11,5 @@ LIBRARY = Library(
     roots=("numpy",),
     distributions=("numpy",),
     install_cpu="pip install numpy",
+    api_names=("ddof", "a", "initial"),
 )

@@ -20,5 +20,6 @@ LIBRARY = Library(
     tracer_module="torch._dynamo",
     tracing_flag="torch.compiler.is_dynamo_compiling",
     early_types=("Tensor", "nn.Parameter"),
-    api_names=("dim", "keepdim", "attn_mask", "normalized_shape", "approximate", "inplace"),
+    api_names=("dim", "dims", "keepdim", "unbiased", "attn_mask", "normalized_shape", "approximate", "inplace", "input",
+               "other", "dropout_p", "enable_gqa"),
 )
