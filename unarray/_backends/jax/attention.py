@@ -16,6 +16,7 @@ import jax.numpy as jnp
 from jax.sharding import SingleDeviceSharding
 
 from unarray._backends._nn import Plan
+from unarray._backends.jax.compile import EAGER_OPTIONS
 
 _JAX_PRECISION = {"highest": "highest", "tf32": "high", "bf16": "default", "fastest": "default"}
 _CUDNN_DTYPES = ("float16", "bfloat16")
@@ -101,7 +102,7 @@ def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
     def call(f: Any) -> Any:
         # Note: one jitted function per configuration: outside jit the reshapes, mask fix and kernel run as one
         # compiled program (eager op-by-op dispatch would add launches); inside jit it simply inlines.
-        fn = _compiled(f, impl, is_causal, scale, layout, barrier)
+        fn = _compiled(f, impl, is_causal, scale, layout, barrier, not isinstance(q, jax.core.Tracer))
         if jnp.dtype(q.dtype) != jnp.float32:  # the policy is for float32; XLA:CPU rejects it on half dots
             return fn(q, k, v, mask)
         with jax.default_matmul_precision(_JAX_PRECISION[policy]):
@@ -129,17 +130,20 @@ def _sdpa(q: Any, k: Any, v: Any, mask: Any, kernel: Any, impl: str, is_causal: 
     return jnp.swapaxes(out, -2, -3) if layout == "bhsd" else out
 
 
-_JITTED: dict[tuple[Any, str, bool, float, str, bool], Any] = {}
+_JITTED: dict[tuple[Any, str, bool, float, str, bool, bool], Any] = {}
 
 
-def _compiled(kernel: Any, impl: str, is_causal: bool, scale: float, layout: str, barrier: bool = True) -> Any:
+def _compiled(kernel: Any, impl: str, is_causal: bool, scale: float, layout: str, barrier: bool = True,
+              top: bool = False) -> Any:
     # Note: one jitted callable per static configuration, called with arrays only: JAX's C++ dispatch
     # fast path then applies (static keyword arguments cost ~tens of microseconds of host time per call).
-    key = (kernel, impl, is_causal, scale, layout, barrier)
+    key = (kernel, impl, is_causal, scale, layout, barrier, top)
     fn = _JITTED.get(key)
     if fn is None:
+        options = EAGER_OPTIONS if top else None  # a top-level program only (see EAGER_OPTIONS)
         fn = _JITTED[key] = jax.jit(functools.partial(_sdpa, kernel=kernel, impl=impl, is_causal=is_causal,
-                                                      scale=scale, layout=layout, barrier=barrier))
+                                                      scale=scale, layout=layout, barrier=barrier),
+                                    compiler_options=options)
     return fn
 
 

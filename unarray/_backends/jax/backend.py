@@ -18,7 +18,7 @@ from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends._nn import Plan
 from unarray._backends.jax import nn as _nn
-from unarray._backends.jax.compile import JaxCompiler
+from unarray._backends.jax.compile import EAGER_OPTIONS, JaxCompiler
 from unarray._devices import Device, ShardedDevice, register_native
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES
 from unarray._errors import DeviceMismatchError, DTypeError, UnarrayError
@@ -29,6 +29,12 @@ _JAX_PRECISION = {"highest": _P.HIGHEST, "tf32": _P.HIGH, "bf16": _P.DEFAULT, "f
 # The same policies as names for jax.default_matmul_precision (for ops that take no precision argument).
 _DEFAULT_PRECISION = {"highest": "highest", "tf32": "tensorfloat32", "bf16": "bfloat16", "fastest": "bfloat16"}
 _device_cache: dict[Any, Device] = {}
+_matmul = jax.jit(lambda x1, x2, precision: jnp.matmul(x1, x2, precision=precision), static_argnames="precision",
+                  compiler_options=EAGER_OPTIONS)
+_tensordot = jax.jit(lambda x1, x2, axes, precision: jnp.tensordot(x1, x2, axes=axes, precision=precision),
+                     static_argnames=("axes", "precision"), compiler_options=EAGER_OPTIONS)
+_vecdot = jax.jit(lambda x1, x2, axis, precision: jnp.vecdot(x1, x2, axis=axis, precision=precision),
+                  static_argnames=("axis", "precision"), compiler_options=EAGER_OPTIONS)
 
 
 def _x64() -> bool:
@@ -343,15 +349,22 @@ class JaxBackend(Backend):
     def matmul(self, x1: jax.Array, x2: jax.Array, policy: str) -> Any:
         if x1.dtype is not x2.dtype:
             check_promotion("matmul", x1, x2)
+        if type(x1) is _ARRAY_TYPE and type(x2) is _ARRAY_TYPE:
+            return _matmul(x1, x2, precision=_JAX_PRECISION[policy])
         return jnp.matmul(x1, x2, precision=_JAX_PRECISION[policy])
 
     # Note: like matmul, these contract on the MXU/tensor cores, where JAX's default precision is bf16/TF32.
     def tensordot(self, x1: Any, x2: Any, /, *, axes: Any = 2, policy: str) -> Any:
         check_promotion("tensordot", x1, x2)
+        if type(x1) is _ARRAY_TYPE and type(x2) is _ARRAY_TYPE:
+            axes = axes if isinstance(axes, int) else tuple(tuple(a) for a in axes)
+            return _tensordot(x1, x2, axes=axes, precision=_JAX_PRECISION[policy])
         return jnp.tensordot(x1, x2, axes=axes, precision=_JAX_PRECISION[policy])
 
     def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1, policy: str) -> Any:
         check_promotion("vecdot", x1, x2)
+        if type(x1) is _ARRAY_TYPE and type(x2) is _ARRAY_TYPE:
+            return _vecdot(x1, x2, axis=axis, precision=_JAX_PRECISION[policy])
         return jnp.vecdot(x1, x2, axis=axis, precision=_JAX_PRECISION[policy])
 
     def linalg_matrix_power(self, x: jax.Array, n: int, /, *, policy: str) -> Any:
@@ -492,7 +505,7 @@ if _SWITCH is not None:
     _SWITCH.one_default(JaxBackend.argmax, jnp.argmax, _ARRAY_TYPE,
                         frozenset(d for d in _EVERY if not jnp.issubdtype(d, jnp.complexfloating)))
     # matmul of one dtype: jnp.matmul with the policy's precision=, as the method calls it
-    _SWITCH.one_policy(JaxBackend.matmul, jnp.matmul, _ARRAY_TYPE, "precision", dict(_JAX_PRECISION))
+    _SWITCH.one_policy(JaxBackend.matmul, _matmul, _ARRAY_TYPE, "precision", dict(_JAX_PRECISION))
 
 if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
     _contract: BackendContract[jax.Array] = BACKEND
