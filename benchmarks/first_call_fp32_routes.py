@@ -2,9 +2,9 @@
 
 Each row runs in a fresh process with JAX's backend started before the clock: the first eager call of
 jit_block's transformer block (float32) through unarray, with unarray's JAX matmul and attention programs
-compiled as built or under other per-program XLA options (``jax.jit(..., compiler_options=...)``: no global flag, no JAX config).
-Then, per route, an 8192^3 float32 matmul: its compile time, its median time after warm-up, and its error
-against a float64 product. Run on a GPU machine from the project root:
+compiled as built or under other per-program XLA options (``jax.jit(..., compiler_options=...)``: no global
+flag, no JAX config). Then, per route, an 8192^3 float32 (and bfloat16) matmul: its compile time, its median
+time after warm-up, and its error against a float64 product. Run on a GPU machine from the project root:
 
     python benchmarks/first_call_fp32_routes.py            (one JSON line per row)
 """
@@ -44,11 +44,12 @@ if opts is not None:
     jb_mod.JaxBackend.matmul = matmul
 
 import jit_block as jb, unarray as ua
-if row == "gemm":
+if row.startswith("gemm"):
     n = 8192
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((n, n), np.float32), rng.standard_normal((n, n), np.float32)
-    xa, xb = jax.device_put(a, d), jax.device_put(b, d)
+    dt = jnp.bfloat16 if row == "gemm_bf16" else jnp.float32
+    xa, xb = jax.device_put(jnp.asarray(a, dt), d), jax.device_put(jnp.asarray(b, dt), d)
     t = time.perf_counter(); r = ua.matmul(xa, xb).block_until_ready(); first = time.perf_counter() - t
     times = []
     for _ in range(12):
@@ -81,7 +82,7 @@ def main() -> None:
         "autotune cache, cold": {"xla_gpu_per_fusion_autotune_cache_dir": cache},
         "autotune cache, warm": {"xla_gpu_per_fusion_autotune_cache_dir": cache},
     }
-    for what in ("block", "gemm"):
+    for what in ("block", "gemm", "gemm_bf16"):
         for name, opts in routes.items():
             env = dict(os.environ, UNARRAY_PURE_PYTHON="1") if opts is not None else dict(os.environ)
             r = subprocess.run([sys.executable, "-c", CHILD, what, json.dumps(opts)], capture_output=True, text=True,
