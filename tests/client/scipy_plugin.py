@@ -8,22 +8,20 @@ own validation (sparse, masked and object arrays refused, lists coerced) and the
 unarray's namespace bound to NumPy, torch, JAX or dask. Importing this module patches nothing; only
 pytest's hook does.
 
-With ``UA_CLIENT_REPORT=path`` the run writes a JSON report there: every test's outcome and how many
-times SciPy's lookup returned unarray's namespace, per backend.
+Load :mod:`tests.client.report_plugin` with it: it writes the run's report (every test's outcome, and
+how many times SciPy's lookup returned unarray's namespace, per backend).
 """
 
 from __future__ import annotations
 
-import collections
-import json
 import os
 import sys
 from typing import Any
 
 import pytest
 
-_SEEN: collections.Counter[str] = collections.Counter()
-_OUTCOMES: dict[str, str] = {}
+from tests.client import report_plugin
+
 _STATE: dict[str, Any] = {}
 
 
@@ -43,7 +41,7 @@ def _lookup(original: Any) -> Any:
             return xp
         else:
             ns = ua.array_namespace(*(a for a in arrays if compat.is_array_api_obj(a)))
-        _SEEN[ns.backend] += 1
+        report_plugin.SEEN[ns.backend] += 1
         return ns
 
     array_namespace.__wrapped__ = original  # type: ignore[attr-defined]
@@ -72,29 +70,9 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
         return
     _STATE["original"] = override.array_namespace
     _STATE["ours"] = _lookup(override.array_namespace)
-    _STATE["rebound"] = _rebind()
+    report_plugin.STATE["rebound"] += _rebind()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     if "ours" in _STATE:
-        _STATE["rebound"] += _rebind()  # a module that imported it by another path before the hook ran
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    # One outcome per test: the call's, or the setup's where setup skipped or failed; a teardown error wins.
-    nodeid = report.nodeid[report.nodeid.find("scipy/"):] if "scipy/" in report.nodeid else report.nodeid
-    if hasattr(report, "wasxfail"):
-        outcome = "xfailed" if report.skipped else "xpassed"
-    elif report.failed:
-        outcome = "failed" if report.when == "call" else "error"
-    else:
-        outcome = report.outcome
-    if report.when == "call" or outcome != "passed":
-        _OUTCOMES[nodeid] = outcome
-
-
-def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    path = os.environ.get("UA_CLIENT_REPORT")
-    if path:
-        with open(path, "w") as f:
-            json.dump({"outcomes": _OUTCOMES, "namespaces": dict(_SEEN), "rebound": _STATE.get("rebound", 0)}, f)
+        report_plugin.STATE["rebound"] += _rebind()  # a module that imported it by another path before the hook ran
