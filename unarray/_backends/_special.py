@@ -62,14 +62,14 @@ def complex_abs(xp: Any, r: Any, z: Any) -> Any:
 
 def complex_expm1(xp: Any, z: Any, build: Any) -> Any:
     # exp(a)cis(b) - 1, with the real part as expm1(a)cos(b) - 2sin(b/2)**2 (accurate near 0), and the
-    # standard's cases: an imaginary zero stays (expm1(a) + bj), -inf + (inf|NaN)j is -1 + 0j, +inf + (inf|NaN)j
-    # is inf + NaN j.
+    # standard's cases: an imaginary zero stays (expm1(a) + bj), +-0 + +-0j is +0 +-0j (a zero real part's sign
+    # is not kept, unlike real expm1(-0)), -inf + (inf|NaN)j is -1 + 0j, +inf + (inf|NaN)j is inf + NaN j.
     a, b = complex_parts(xp, z)
     s = xp.sin(b / 2)
     re = xp.expm1(a) * xp.cos(b) - 2 * s * s
     im = xp.exp(a) * xp.sin(b)
     bzero = b == 0
-    re = xp.where(bzero, xp.expm1(a), re)
+    re = xp.where(bzero, xp.where(a == 0, xp.zeros_like(a), xp.expm1(a)), re)
     im = xp.where(bzero, b, im)
     bad_b = ~xp.isfinite(b)
     re = xp.where(bad_b & (a == -math.inf), xp.full_like(re, -1.0), re)

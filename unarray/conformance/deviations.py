@@ -73,6 +73,10 @@ NOTES: dict[str, str] = {n: _FACTS[n].NOTE for n in NAMES}
 # What the native array objects' own operators do: unarray never wraps or patches them (native in, native out),
 # so ``x + y`` on a backend's arrays is that library's ``+``, not the standard's ``ua.add``.
 OPERATORS: dict[str, str] = {n: _FACTS[n].OPERATORS for n in NAMES}
+# Where the library's own function answers otherwise and unarray gives the standard's answer: (op, dtype, what the
+# library's own gives). Not deviations of unarray (the suite expects the standard's answer there); the reason
+# ua.<op> and the library's own op can differ. A package without such rows declares none.
+CORRECTED: dict[str, tuple[tuple[str, str, str], ...]] = {n: getattr(_FACTS[n], "CORRECTED", ()) for n in NAMES}
 
 
 def platform_of(device: object) -> str:
@@ -121,6 +125,11 @@ def render_markdown(backend: str) -> str:
              "", NOTES[backend], "", "Operators: " + OPERATORS[backend], ""]
     lines += ["unarray itself is installed from its clone (`pip install -e .` in the repository root); each "
               "platform's command below adds the framework.", ""]
+    if CORRECTED[backend]:
+        lines += ["Corrected by unarray (the library's own function answers otherwise; `ua.<op>` gives the "
+                  "standard's answer):", "", "| op | dtype | the library's own answer |", "| --- | --- | --- |"]
+        lines += [f"| `{op}` | `{dtype}` | {what} |" for op, dtype, what in CORRECTED[backend]]
+        lines.append("")
     for platform in PLATFORMS:
         lines += [f"## {platform}", "", "| install | status |", "| --- | --- |"]
         cmd = INSTALL[backend][platform]

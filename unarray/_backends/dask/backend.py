@@ -214,6 +214,8 @@ class DaskBackend(Backend):
             raise UnsupportedError("repeats given as a dask array make the output shape depend on data that dask "
                                    "cannot know without computing; compute the counts first "
                                    "(ua.to(repeats, 'numpy')) or pass an int", op="repeat", backend=self.name)
+        if axis is None:  # Note: dask's repeat needs an axis; the standard's None repeats the flattened array.
+            x, axis = da.reshape(x, (-1,)), 0
         return compat_dask.repeat(x, repeats, axis=axis)
 
     # Note: dask's mean sums float16 chunks in float16; NumPy (the reference) accumulates them in float32.
@@ -237,6 +239,10 @@ class DaskBackend(Backend):
     def searchsorted(self, x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Any:
         if sorter is not None:
             x1 = self.take(x1, sorter, axis=0)
+        if not isinstance(x2, da.Array):  # (dask's searchsorted reads x2's chunks: a Python scalar has none)
+            x2 = da.from_array(np.asarray(x2, dtype=np.result_type(x1.dtype, x2)))
+        if x2.ndim == 0:  # Note: dask's per-block search writes into its result, which a 0-d x2 makes a scalar.
+            return da.reshape(compat_dask.searchsorted(x1, da.reshape(x2, (1,)), side=side), ())
         return compat_dask.searchsorted(x1, x2, side=side)
 
     # -- linalg: per matrix (the core axes in one chunk, the stack chunked as it is), through the chunks'

@@ -184,8 +184,11 @@ def per_matrix(op: str, signature: str, args: tuple[Any, ...], dtypes: Any, size
     cores = [len([d for d in g.split(",") if d]) for g in re.findall(r"\(([^)]*)\)", signature.split("->")[0])]
     args = tuple(_core_chunk(a, n, None if axes is None else axes[i]) for i, (a, n) in enumerate(zip(args, cores,
                                                                                                       strict=True)))
+    # Note: apply_gufunc's rechunk divides each size by its largest chunk (ZeroDivisionError for an empty axis);
+    # the core axes are one chunk already, so an empty operand goes without it.
+    empty = any(isinstance(a, da.Array) and 0 in a.shape for a in args)
     return da.apply_gufunc(fn, signature, *args, output_dtypes=dtypes, output_sizes=sizes, axes=axes,
-                           allow_rechunk=True)
+                           allow_rechunk=not empty)
 
 
 def _take_along(x: Any, i: Any, axis: int = -1) -> Any:

@@ -405,6 +405,14 @@ class JaxBackend(Backend):
         r = jnp.abs(x)
         return _special.complex_abs(jnp, r, x) if x.dtype.kind == "c" else r
 
+    # Note: jnp.expm1(0 - 0j) is 0 + 0j; the standard's conj symmetry keeps an imaginary zero's sign.
+    def expm1(self, x: jax.Array, /) -> Any:
+        r = jnp.expm1(x)
+        if x.dtype.kind != "c":
+            return r
+        b = jnp.imag(x)
+        return jax.lax.complex(jnp.real(r), jnp.where(b == 0, b, jnp.imag(r)))
+
     # Note: jnp.permute_dims refuses negative axes, which NumPy and torch accept.
     def permute_dims(self, x: jax.Array, axes: tuple[int, ...]) -> Any:
         return jnp.permute_dims(x, tuple(a % x.ndim if a < 0 else a for a in axes))
@@ -448,11 +456,12 @@ class JaxBackend(Backend):
         self._check_nonempty("argmax", x, axis)
         return jnp.argmax(x, axis=axis, keepdims=keepdims)
 
+    # Note: jnp.any/all read a complex element's real part only (-0.5j counts as False); the standard: nonzero.
     def any(self, x: jax.Array, axis: Any, keepdims: bool) -> Any:
-        return jnp.any(x, axis=axis, keepdims=keepdims)
+        return jnp.any(x != 0 if x.dtype.kind == "c" else x, axis=axis, keepdims=keepdims)
 
     def all(self, x: jax.Array, axis: Any, keepdims: bool) -> Any:
-        return jnp.all(x, axis=axis, keepdims=keepdims)
+        return jnp.all(x != 0 if x.dtype.kind == "c" else x, axis=axis, keepdims=keepdims)
 
     # Note: jnp.searchsorted returns int32 even in x64 mode; the standard says the default index dtype.
     def searchsorted(self, x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Any:

@@ -102,6 +102,8 @@ def astype(x: Any, dtype: Any, /, *, copy: builtins.bool = True, device: Any = N
     x, d = a(x), native(dtype)
     if x.dtype == d:
         return mx.array(x) if copy else x
+    if d == mx.bool_:  # (the standard: a complex element is True when nonzero, as for reals)
+        return x != 0
     _promote.refuse_complex_to_real(x.dtype == complex64, d == complex64)
     return x.astype(d)
 

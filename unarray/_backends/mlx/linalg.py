@@ -72,8 +72,11 @@ def _back(r: Any, d: Any) -> Any:
     return r if r.dtype == d or d == complex64 else r.astype(d)
 
 
+# Note: MLX's LAPACK calls stop the process (SIGFPE) on an empty matrix or stack; an empty one has an empty answer.
 def cholesky(x: Any, /, *, upper: bool = False) -> Any:
     v, d = _float(x)
+    if v.size == 0:
+        return mx.zeros(v.shape, d)
     return _back(mx.linalg.cholesky(v, upper=upper, **_CPU), d)
 
 
@@ -138,6 +141,8 @@ def eigvals(x: Any, /) -> Any:
 
 def inv(x: Any, /) -> Any:
     v, d = _float(x)
+    if v.size == 0:  # (MLX's LAPACK call stops the process on it: see cholesky)
+        return mx.zeros(v.shape, d)
     return _back(mx.linalg.inv(v, **_CPU), d)
 
 
@@ -173,10 +178,14 @@ def solve(x1: Any, x2: Any, /) -> Any:
     p, q = promote(x1, x2)
     (p, d), (q, _) = _float(p), _float(q)
     if q.ndim == 1:
+        if p.size == 0:  # (MLX's LAPACK call stops the process on it: see cholesky)
+            return mx.zeros((*p.shape[:-1],), d)
         return _back(mx.linalg.solve(p, q[:, None], **_CPU)[..., 0], d)
     batch = mx.broadcast_shapes(p.shape[:-2], q.shape[:-2])
     p = mx.broadcast_to(p, (*batch, *p.shape[-2:]))
     q = mx.broadcast_to(q, (*batch, *q.shape[-2:]))
+    if p.size == 0 or q.size == 0:
+        return mx.zeros(q.shape, d)
     return _back(mx.linalg.solve(p, q, **_CPU), d)
 
 

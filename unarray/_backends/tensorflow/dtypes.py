@@ -66,6 +66,11 @@ def _cast(x: Any, d: Any) -> Any:
     return x if x.dtype == d else tf.cast(x, d)
 
 
+# Note: tf.cast of a complex tensor to bool reads the real part only (-0.5j is False); the standard: nonzero.
+def truth(x: Any) -> Any:
+    return tf.not_equal(x, tf.zeros((), x.dtype)) if x.dtype in _COMPLEX else _cast(x, bool_)
+
+
 def _scalar_dtype(v: Any, d: Any) -> Any:
     return _promote.scalar_dtype(v, d, default_int=DEFAULT_INT, default_float=DEFAULT_FLOAT, bool_=bool,
                                  floats=_FLOATS, complexes=_COMPLEX, complex_of=lambda r: _COMPLEX_OF.get(r, complex64))
@@ -108,6 +113,8 @@ def astype(x: Any, dtype: Any, /, *, copy: builtins.bool = True, device: Any = N
             return tf.identity(tf.cast(x, dtype))
     if x.dtype == dtype:
         return tf.identity(x) if copy else x
+    if dtype == bool_:
+        return truth(x)
     _promote.refuse_complex_to_real(x.dtype in _COMPLEX, dtype in _COMPLEX)
     return tf.cast(x, dtype)
 

@@ -28,6 +28,7 @@ from unarray._backends.tensorflow.dtypes import (
     is_float,
     promote,
     t,
+    truth,
     uint32,
     uint64,
 )
@@ -178,7 +179,7 @@ def signbit(x: Any, /) -> Any:
 
 
 def logical_not(x: Any, /) -> Any:
-    return tf.math.logical_not(_cast(t(x), bool))
+    return tf.math.logical_not(truth(t(x)))
 
 
 def bitwise_invert(x: Any, /) -> Any:
@@ -233,7 +234,7 @@ greater, greater_equal = _compare(tf.math.greater), _compare(tf.math.greater_equ
 def _logical(fn: Any) -> Any:
     def op(x1: Any, x2: Any, /) -> Any:
         a, b = promote(x1, x2)
-        return fn(_cast(a, bool), _cast(b, bool))
+        return fn(truth(a), truth(b))
 
     return op
 

@@ -8,10 +8,12 @@ from typing import Any
 import tensorflow as tf
 
 from unarray._backends.tensorflow.dtypes import (
+    _SIGNED_OF,
     _cast,
     bool_,
     result_type,
     t,
+    uint8,
 )
 from unarray._errors import ArgumentError, ShapeError
 
@@ -107,7 +109,11 @@ def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Any:
     x = t(x)
     if axis is None:
         x, axis = tf.reshape(x, [-1]), 0
-    return tf.repeat(x, repeats if isinstance(repeats, int) else _cast(t(repeats), tf.int64), axis=axis)
+    reps = repeats if isinstance(repeats, int) else _cast(t(repeats), tf.int64)
+    if x.dtype in _SIGNED_OF and x.dtype != uint8 and not x.dtype.is_floating:
+        # Note: TF's Tile has no uint16/32/64 kernel: the bits repeat as the signed integer of their width.
+        return tf.bitcast(tf.repeat(tf.bitcast(x, _SIGNED_OF[x.dtype]), reps, axis=axis), x.dtype)
+    return tf.repeat(x, reps, axis=axis)
 
 
 def roll(x: Any, /, shift: Any, *, axis: Any = None) -> Any:

@@ -16,6 +16,7 @@ from unarray._backends.tensorflow.dtypes import (
     bool_,
     promote,
     t,
+    truth,
 )
 from unarray._errors import ArgumentError, DTypeError
 
@@ -34,7 +35,7 @@ def nonzero(x: Any, /) -> tuple[Any, ...]:
 
 def where(condition: Any, x1: Any, x2: Any, /) -> Any:
     a, b = promote(x1, x2)
-    return tf.where(_cast(t(condition), bool_), a, b)
+    return tf.where(truth(t(condition)), a, b)
 
 
 def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Any:

@@ -68,6 +68,7 @@ _compiling = _tp.compiling
 # (set on loading, which a first call inside a trace runs for real; replaces the core's stand-in)
 _precision._IS_COMPILING[:] = [_compiling]
 _SCALAR_OPS = scalar_wrappers(compat_torch, _compiling)  # compat's ops taking Python scalars, traceable
+_WHERE = _wide_uint_fallback(compat_torch.where, "where")
 # Every torch dtype named now: a name looked up inside a compiled trace is then never written there.
 _dtypes.remember(d for d in vars(torch).values() if isinstance(d, torch.dtype))
 _CPU_REDUCES = _tp._CPU_REDUCES  # a float32 CPU matmul runs under the precision switch (_tp.matters)
@@ -475,6 +476,19 @@ class TorchBackend(Backend):
         return _special.remainder_zero_sign(compat_torch, r, x2) if r.is_floating_point() else r
 
     # Note: torch's CUDA complex sqrt gives -0 for sqrt(-0 + 0j); the standard: +0 + 0j.
+    # Note: torch.where refuses a condition that is not bool; it is read as the standard casts to bool (nonzero),
+    # as every other backend reads it.
+    def where(self, condition: Any, x1: Any, x2: Any, /) -> Any:
+        if isinstance(condition, torch.Tensor) and condition.dtype is not torch.bool:
+            condition = condition != 0
+        return _WHERE(condition, x1, x2)
+
+    # Note: torch's repeat_interleave has no uint16/32/64 kernel: the values repeat as int64 and are cast back.
+    def repeat(self, x: torch.Tensor, repeats: Any, /, *, axis: int | None = None) -> Any:
+        if x.dtype in _WIDE_UINTS:
+            return _back(compat_torch.repeat(_to_int64(x), repeats, axis=axis), x.dtype)
+        return compat_torch.repeat(x, repeats, axis=axis)
+
     def sqrt(self, x: torch.Tensor, /) -> Any:
         r = torch.sqrt(x)
         return _special.complex_sqrt(compat_torch, r, x, torch.complex) if x.is_complex() else r

@@ -1,0 +1,167 @@
+"""What counts as True, and the answers that hinge on a signed zero, a NaN or an imaginary part, on every backend.
+
+The standard: a number is True when it is not zero, a complex number when either part is not zero (``-0.5j`` is
+True, ``-0 - 0j`` False, NaN True); reductions, casts to bool, logical functions, ``where``'s condition and
+``nonzero`` all read elements that way, and ``equal`` is False wherever a part is NaN. Hypothesis draws arrays whose
+elements mix signed zeros, tiny and ordinary numbers, NaN and infinities in either part; NumPy, which follows the
+standard there, is the reference. ``expm1`` of a complex number keeps the standard's zeros (``+-0 + 0j`` is
+``+0 + 0j``, and conjugate symmetry), against a float64 formula.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import unarray as ua
+from tests._support import TestBackend
+
+SETTINGS = settings(max_examples=30, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+PARTS = [0.0, -0.0, 0.5, -0.5, 1e-30, -2.0, math.nan, math.inf, -math.inf]
+AXES = [None, (), 0, -1, (0, -1)]
+
+
+def _listed(backend: TestBackend, dtype: str) -> bool:
+    with ua.use(backend.name):
+        return dtype in ua.__array_namespace_info__().dtypes()
+
+
+@st.composite
+def elements(draw: Any, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    """An array of ``shape`` whose parts come from PARTS, at least one element nonzero."""
+    n = math.prod(shape)
+    re = draw(st.lists(st.sampled_from(PARTS), min_size=n, max_size=n))
+    if dtype.startswith("complex"):
+        im = draw(st.lists(st.sampled_from(PARTS), min_size=n, max_size=n))
+        values = np.array([complex(a, b) for a, b in zip(re, im, strict=True)])
+    else:
+        values = np.array(re)
+    if not np.any(values):
+        values[draw(st.integers(0, n - 1))] = 0.5j if dtype.startswith("complex") else -0.5
+    return values.astype(dtype).reshape(shape)
+
+
+def _dtypes(backend: TestBackend) -> list[str]:
+    return [d for d in ("complex64", "complex128", "float32", "float64") if _listed(backend, d)]
+
+
+def _same(got: Any, want: np.ndarray, what: str) -> None:
+    assert got.shape == want.shape and got.dtype == want.dtype and np.array_equal(got, want), (what, got, want)
+
+
+# (name, the call on a namespace, how many arrays it takes)
+TRUTH_CALLS = [
+    ("astype(bool)", lambda m, x, y: m.astype(x, m.bool), 1),
+    ("logical_not", lambda m, x, y: m.logical_not(x), 1),
+    ("logical_and", lambda m, x, y: m.logical_and(x, y), 2),
+    ("logical_or", lambda m, x, y: m.logical_or(x, y), 2),
+    ("logical_xor", lambda m, x, y: m.logical_xor(x, y), 2),
+    ("where", lambda m, x, y: m.where(x, m.asarray(1.0, dtype=m.float32), m.asarray(2.0, dtype=m.float32)), 1),
+    ("equal", lambda m, x, y: m.equal(x, y), 2),
+    ("not_equal", lambda m, x, y: m.not_equal(x, y), 2),
+]
+
+
+def test_all_and_any_of_complex_read_both_parts(backend: TestBackend) -> None:
+    # The case that was reported: jnp.all and jnp.any read the real part only.
+    x = backend.asarray(np.array([-0.5j, 1], np.complex64))
+    assert bool(backend.to_numpy(ua.all(x)))
+    assert backend.to_numpy(ua.any(x[:1], axis=())).tolist() == [True]
+    assert not bool(backend.to_numpy(ua.any(backend.asarray(np.array([0j, complex(-0.0, -0.0)], np.complex64)))))
+
+
+@pytest.mark.parametrize("op", ["all", "any", "count_nonzero"])
+def test_reductions_read_truth_as_the_standard(backend: TestBackend, op: str) -> None:
+    dtypes = _dtypes(backend)
+
+    @SETTINGS
+    @given(data=st.data())
+    def check(data: st.DataObject) -> None:
+        dtype = data.draw(st.sampled_from(dtypes))
+        shape = tuple(data.draw(st.lists(st.integers(1, 3), min_size=2, max_size=3)))
+        x = data.draw(elements(dtype, shape))
+        axis, keepdims = data.draw(st.sampled_from(AXES)), data.draw(st.booleans())
+        want = np.asarray(getattr(np, op)(x, axis=axis, keepdims=keepdims))
+        got = backend.to_numpy(getattr(ua, op)(backend.asarray(x), axis=axis, keepdims=keepdims))
+        if op == "count_nonzero":  # (the default integer dtype is the library's: the values are the answer)
+            got = got.astype(want.dtype)
+        _same(got, want, (op, x.tolist(), axis, keepdims))
+
+    check()
+
+
+@pytest.mark.parametrize("name", [c[0] for c in TRUTH_CALLS])
+def test_elementwise_truth_and_equality_as_the_standard(backend: TestBackend, name: str) -> None:
+    call, arity = next((c[1], c[2]) for c in TRUTH_CALLS if c[0] == name)
+    dtypes = _dtypes(backend)
+
+    @SETTINGS
+    @given(data=st.data())
+    def check(data: st.DataObject) -> None:
+        dtype = data.draw(st.sampled_from(dtypes))
+        n = data.draw(st.integers(1, 6))
+        x, y = data.draw(elements(dtype, (n,))), data.draw(elements(dtype, (n,)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # NumPy warns when it casts complex to real (where's condition)
+            want = np.asarray(call(np, x, y if arity == 2 else None))
+        got = backend.to_numpy(call(ua, backend.asarray(x), backend.asarray(y) if arity == 2 else None))
+        _same(got, want, (name, x.tolist(), y.tolist() if arity == 2 else None))
+
+    check()
+
+
+def test_nonzero_reads_truth_as_the_standard(backend: TestBackend) -> None:
+    dtypes = _dtypes(backend)
+
+    @SETTINGS
+    @given(data=st.data())
+    def check(data: st.DataObject) -> None:
+        dtype = data.draw(st.sampled_from(dtypes))
+        shape = tuple(data.draw(st.lists(st.integers(1, 3), min_size=1, max_size=2)))
+        x = data.draw(elements(dtype, shape))
+        got = [backend.to_numpy(i).tolist() for i in ua.nonzero(backend.asarray(x))]
+        assert got == [i.tolist() for i in np.nonzero(x)], (x.tolist(), got)
+
+    check()
+
+
+def _expm1_reference(z: complex) -> tuple[float, float, float]:
+    """The standard's expm1(a + bj) for finite parts, in float64, and the size of its terms (for the tolerance)."""
+    a, b = z.real, z.imag
+    if b == 0:  # an imaginary zero stays; a zero real part gives +0 (the standard: +-0 + 0j is +0 + 0j)
+        return (0.0 if a == 0 else math.expm1(a)), b, abs(math.expm1(a))
+    s = math.sin(b / 2)
+    re = math.expm1(a) * math.cos(b) - 2 * s * s
+    return re, math.exp(a) * math.sin(b), abs(math.expm1(a)) + 2 * s * s + math.exp(a)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_expm1_of_complex_keeps_the_standards_zeros(backend: TestBackend, dtype: str) -> None:
+    if not _listed(backend, dtype):
+        pytest.skip(f"{backend.name} lists no {dtype} here")
+    finite = [0.0, -0.0, 1e-30, -1e-30, 0.25, -0.5, 1.5, -3.0]
+    eps = float(np.finfo(dtype).eps)
+
+    @SETTINGS
+    @given(st.lists(st.tuples(st.sampled_from(finite), st.sampled_from(finite)), min_size=1, max_size=8))
+    def check(parts: list[tuple[float, float]]) -> None:
+        z = np.array([complex(a, b) for a, b in parts], dtype)
+        # the conjugates ride along: expm1(conj(z)) must be conj(expm1(z))
+        z = np.concatenate([z, np.conj(z)])
+        got = backend.to_numpy(ua.expm1(backend.asarray(z)))
+        for zi, gi in zip(z.tolist(), got.tolist(), strict=True):
+            re, im, size = _expm1_reference(complex(zi))
+            for g, w in ((gi.real, re), (gi.imag, im)):
+                if w == 0:
+                    assert g == 0 and math.copysign(1, g) == math.copysign(1, w), (zi, gi, (re, im))
+                else:
+                    assert abs(g - w) <= 16 * eps * max(size, abs(w)), (zi, gi, (re, im))
+
+    check()
