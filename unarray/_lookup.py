@@ -17,7 +17,6 @@ import contextvars
 from typing import TYPE_CHECKING, Any
 
 from unarray import _backends, _precision
-from unarray._backends import _peers
 from unarray._errors import ArgumentTypeError, UnknownArrayTypeError
 
 if TYPE_CHECKING:
@@ -52,9 +51,6 @@ def resolve_type(t: type, op: str | None = None) -> Backend:
         op=op,
     )
 
-
-# (a backend whose tracer must know an array type ahead of its trace resolves it through _peers)
-_peers.resolve_type = resolve_type
 
 
 def of_array(x: Any) -> Backend | None:

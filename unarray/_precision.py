@@ -69,14 +69,22 @@ _TRACED: list[str] = []
 # trace: dynamo wraps a dict it reads (all of sys.modules), guarding on it and iterating it while other code
 # imports, which can fail a compile ("dictionary changed size during iteration").
 _IS_COMPILING: list[Any] = []
-# Until then, that library's own flag (Library.tracing_flag, dotted from its top module), installed by the registry.
-TRACING_FLAGS: list[str] = []
+# Until then, that library's own flag (Library.tracing_flag, dotted from its top module), as the registry tells it.
+_TRACING_FLAGS: list[str] = []
+
+
+def watch_tracing(flags: Any = (), compiling: Any = None) -> None:
+    """What tells whether a trace is running: each library's dotted flag, or a loaded backend's own ``compiling``
+    (which replaces them). The registry, which reads each library's record and loads its backend, calls this."""
+    if compiling is not None:
+        _IS_COMPILING[:] = [compiling]
+    _TRACING_FLAGS.extend(f for f in flags if f not in _TRACING_FLAGS)
 
 
 def tracing() -> bool:
     """Whether torch.compile is tracing this code in this thread (no import: torch only if it is loaded)."""
     if not _IS_COMPILING:
-        for flag in TRACING_FLAGS:
+        for flag in _TRACING_FLAGS:
             top, *path = flag.split(".")
             found = sys.modules.get(top)
             if found is None:

@@ -3,7 +3,6 @@ and what a call would do (``ua.explain``)."""
 
 from __future__ import annotations
 
-import dataclasses
 import importlib.metadata
 import sys
 from collections.abc import Callable
@@ -11,11 +10,10 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from unarray import _backends, _precision
-from unarray._backends import _peers
+from unarray._backends._info import Info, with_library
 from unarray._devices import Device
 from unarray._dispatch import leader, one, same_device
-from unarray._dtypes import DTYPES, DType
-from unarray._errors import ArgumentError
+from unarray._dtypes import DType
 from unarray._explanation import PLANNERS, Explanation
 from unarray._lookup import SCALARS
 from unarray._typing import Array
@@ -84,20 +82,6 @@ def device(x: Array, /) -> Device:
     """
     b = one(x, "device")
     return with_library(b.placement_of(x), b.name)
-
-
-_WITH_LIBRARY: dict[tuple[Device, str], Device] = {}
-
-
-def with_library(d: Device, name: str) -> Device:
-    """``d`` carrying the backend ``name`` (one object per device and backend)."""
-    if d.library == name:
-        return d
-    try:
-        return _WITH_LIBRARY[d, name]
-    except KeyError:
-        out = _WITH_LIBRARY[d, name] = dataclasses.replace(d, library=name)
-        return out
 
 
 @dataclass(frozen=True)
@@ -270,115 +254,6 @@ def explain(op: str | Callable[..., Any], *args: Any, **kwargs: Any) -> Explanat
     planner = PLANNERS.get(op)
     kernel = planner(*args, **kwargs)[1].label if planner is not None else lead.kernel_name(op, args, kwargs)
     return Explanation(op, lead.name, dev, kernel, prec, tuple(handoffs), copies)
-
-
-_KINDS = {
-    "bool": ("bool",),
-    "signed integer": ("signed integer",),
-    "unsigned integer": ("unsigned integer",),
-    "integral": ("signed integer", "unsigned integer"),
-    "real floating": ("real floating",),
-    "complex floating": ("complex floating",),
-    "numeric": ("signed integer", "unsigned integer", "real floating", "complex floating"),
-}
-
-
-class Info:
-    """The standard's inspection API (2025.12) for one backend and its default device.
-
-    ``ua.__array_namespace_info__()`` describes the default backend and device as set by
-    :func:`unarray.use` when it is called; dtypes are ``ua`` dtypes and devices ``ua.Device``
-    objects, both accepted by every creation function. A dtype is listed only where creating or
-    promoting to it works: JAX without x64 mode lists no 64-bit dtype, a device without float64
-    (TPU, MPS) lists no float64 or complex128.
-
-    Examples:
-        >>> import unarray as ua
-        >>> info = ua.__array_namespace_info__()
-        >>> info.default_dtypes()["real floating"], info.devices()
-        (ua.float64, [Device('cpu')])
-        >>> sorted(info.dtypes(kind="unsigned integer"))
-        ['uint16', 'uint32', 'uint64', 'uint8']
-    """
-
-    def __init__(self, backend: Any, device: Any = None, own: dict[str, Any] | None = None):
-        self._backend = backend
-        self._device = device
-        # The dtype objects of a bound namespace that hands out its library's own (BoundNamespace), by name.
-        self._dtypes = {**DTYPES, **(own or {})}
-
-    def __repr__(self) -> str:
-        return f"<unarray inspection API for {self._backend.name} on {self.default_device()}>"
-
-    def capabilities(self) -> dict[str, Any]:
-        """``"boolean indexing"``, ``"data-dependent shapes"`` and ``"max dimensions"`` of the backend."""
-        return cast(dict[str, Any], self._backend.capabilities())
-
-    def default_device(self) -> Device:
-        """Where creation functions allocate by default (the :func:`unarray.use` device, else the backend's)."""
-        return with_library(self._where(self._device), self._backend.name)
-
-    def devices(self) -> list[Device]:
-        """The devices the backend can use here, a new list each call, as the standard types it (each carries the
-        backend as its ``library``)."""
-        return [with_library(d, self._backend.name) for d in self._backend.devices()]
-
-    def dtypes(self, *, device: Any = None, kind: str | tuple[str, ...] | None = None) -> dict[str, Any]:
-        """The standard's dtypes that the backend holds on ``device`` (default: the default device), by ``kind``.
-
-        Only the standard's dtypes: ``ua.float16`` and ``ua.bfloat16`` exist as extensions but are not listed."""
-        wanted = self._kinds(kind)
-        return {n: self._dtypes[n] for n in self._backend.dtype_names(self._where(device))
-                if n in _STANDARD and _dtype_kind(n) in wanted}
-
-    def default_dtypes(self, *, device: Any = None) -> dict[str, Any]:
-        """``"real floating"``, ``"complex floating"``, ``"integral"`` and ``"indexing"`` defaults on ``device``."""
-        names = self._backend.default_dtype_names(self._where(device))
-        return {k: self._dtypes[names[k]]
-                for k in ("real floating", "complex floating", "integral", "indexing")}
-
-    def _where(self, device: Any) -> Device:
-        if isinstance(device, Device):
-            return device
-        if device is None:
-            device = self._device
-            if isinstance(device, Device):
-                return device
-        from unarray.creation import zeros
-
-        # Where the backend would allocate: an empty array made as a creation call would make it.
-        return cast(Device, self._backend.device_of(zeros((0,), backend=self._backend.name, device=device)))
-
-    @staticmethod
-    def _kinds(kind: str | tuple[str, ...] | None) -> set[str]:
-        if kind is None:
-            return {"bool", *_KINDS["numeric"]}
-        out: set[str] = set()
-        for k in (kind,) if isinstance(kind, str) else kind:
-            if k not in _KINDS:
-                raise ArgumentError(f"unknown dtype kind {k!r}; use one of {sorted(_KINDS)} or a tuple of them",
-                                    op="__array_namespace_info__().dtypes")
-            out.update(_KINDS[k])
-        return out
-
-
-def _namespace_info(name: str) -> Info:
-    return Info(_backends.get(name))
-
-
-# (the namespace a backend assembles itself, TensorFlow's and MLX's, serves this through _peers)
-_peers.namespace_info = _namespace_info
-
-
-# The standard's (2025.12) dtypes: float16 and bfloat16 are extensions.
-_STANDARD = frozenset(("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32",
-                       "float64", "complex64", "complex128"))
-
-
-def _dtype_kind(name: str) -> str:
-    from unarray._dtypes import DType
-
-    return DType(name).kind
 
 
 def array_namespace_info() -> Info:

@@ -2,8 +2,8 @@
 
 For bf16 causal attention of growing size, times each route unarray has for CuPy inputs on the same
 arrays: cuDNN's SDPA through nvidia-cudnn-frontend (attention_cudnn.sdpa), torch's fused kernels
-through a zero-copy DLPack handoff (_attention.via_torch; needs torch imported), the blocked
-online-softmax path (_attention.blocked), and ua.scaled_dot_product_attention as routed. CuPy
+through a zero-copy DLPack handoff (the front end's borrowed plan, unarray.nn._borrowed; needs torch
+imported), the blocked online-softmax path (_attention.blocked), and ua.scaled_dot_product_attention as routed. CuPy
 events around back-to-back calls, median of 30 samples after 5 warm-up calls.
 
     python3 benchmarks/gpu/cupy_attention_routes.py --out DIR     (writes cupy_attention_routes.{json,md})
@@ -22,6 +22,7 @@ import torch  # noqa: F401 - the torch route needs torch imported (unarray never
 
 import unarray as ua
 from unarray import _backends
+from unarray import nn as _front
 from unarray._backends import attention_blocked as _attention
 from unarray._backends.cupy import attention_cudnn
 
@@ -61,7 +62,8 @@ def main() -> None:
         routes = {
             "ua (as routed)": lambda: ua.scaled_dot_product_attention(q, k, v, is_causal=True),  # noqa: B023
             "cudnn": lambda: attention_cudnn.sdpa(q, k, v, None, True, scale, "bhsd"),  # noqa: B023
-            "torch via dlpack": lambda: _attention.via_torch(b, q, k, v, None, True, scale, "bhsd", None),  # noqa: B023
+            "torch via dlpack": lambda: _front._borrowed(b, "torch", q, k, v, None, True, scale, "bhsd",  # noqa: B023
+                                                         "highest").run(),
         }
         if S <= 1024:
             routes["blocked"] = lambda: _attention.blocked(b, q, k, v, None, True, scale, "bhsd", None)  # noqa: B023

@@ -150,6 +150,7 @@ def test_the_blocked_path_and_the_torch_route_are_plans(backend: Any, case: str,
     # The torch route, which GPU arrays without a kernel of their own take, forced for CPU arrays: the kernel
     # entered is torch's, named by explain with the handoff.
     pytest.importorskip("torch")
-    monkeypatch.setattr(attention_blocked, "_GPU_KINDS", ("cpu",))
+    lenders = tuple((n, root, (*kinds, "cpu")) for n, root, kinds in _backends._LENDERS)
+    monkeypatch.setattr(_backends, "_LENDERS", lenders)
     label = _check_attention_plan(backend.asarray, case, "float32", monkeypatch)
     assert label.startswith("torch.") and f"reached from {backend.name} through DLPack" in label, label

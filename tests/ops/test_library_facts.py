@@ -83,7 +83,7 @@ def _resolve(dotted: str) -> Any:
 @pytest.mark.parametrize("name", _backends.NAMES)
 def test_the_core_reads_each_librarys_tracer_facts(name: str) -> None:
     lib = _backends.LIBRARIES[name]
-    assert (lib.tracing_flag in _precision.TRACING_FLAGS) == bool(lib.tracing_flag)
+    assert (lib.tracing_flag in _precision._TRACING_FLAGS) == bool(lib.tracing_flag)
     for root in lib.roots:
         assert (root in _dtypes._OWN) == bool(lib.tracer_module)
     if (lib.tracing_flag or lib.early_types) and importlib.util.find_spec(lib.roots[0]) is not None:

@@ -40,8 +40,8 @@ def test_import_unarray_imports_no_framework(after_import: set[str], framework: 
 def test_import_unarray_imports_no_backend_module(after_import: set[str]) -> None:
     # No backend adapter and no array-api-compat namespace is loaded before an array needs it: only the
     # packages' facts (each package's __init__, which imports no framework) and the framework-free contracts
-    # the registry reads them with (the Library record, the handoff and compiler contracts, the peers hook).
-    contracts = {f"unarray._backends.{m}" for m in ("_library", "_handoff", "_compiler", "_peers")}
+    # the registry reads them with (the Library record, the handoff and compiler contracts, the inspection API).
+    contracts = {f"unarray._backends.{m}" for m in ("_library", "_handoff", "_compiler", "_info")}
     facts = contracts | {f"unarray._backends.{n}" for n in unarray_backend_names()}
     assert {m for m in after_import if m.startswith("unarray._backends.")} == facts
     assert "array_api_compat" not in after_import

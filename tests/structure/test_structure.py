@@ -5,7 +5,7 @@ The import graph is read from the source (``ast``), function-level imports inclu
 function still ties the two modules together. Imports under ``if TYPE_CHECKING:`` are for the type checker only
 and are left out. The backend registry's loading of a package by name (``importlib.import_module`` of each
 package's facts, ``backend`` and ``handoff`` module) counts as an import: no backend reaches back up to the
-registry (it reaches another backend through ``unarray._backends._peers``).
+registry, and no library's package imports another's.
 """
 
 from __future__ import annotations
@@ -187,9 +187,8 @@ _CORE = ("unarray._devices", "unarray._dtypes", "unarray._errors", "unarray._pre
 
 
 def test_no_backend_imports_anything_above_the_registry() -> None:
-    # DESIGN.md section 7: a backend reaches another backend, a handoff declaration, the lookup's cache or the
-    # inspection API by name (unarray._backends._peers), never the registry, dispatch, the lookup, interop or
-    # the front end.
+    # DESIGN.md section 7: a backend never reaches the registry, dispatch, the lookup, interop or the front end;
+    # what it needs is handed to it, or composed above it (the registry, the handoff hub, the front end's plan).
     graph = _graph()
     above: dict[str, list[str]] = {}
     for low in (m for m in graph if m.startswith(REGISTRY + ".")):
@@ -203,6 +202,77 @@ def test_no_backend_imports_anything_above_the_registry() -> None:
         if bad:
             above[low] = bad
     assert not above, f"backend modules reaching above the registry: {above}"
+
+
+def _module_names(name: str, tree: ast.AST) -> dict[str, str]:
+    # Local name -> the unarray module it is bound to (``from unarray import _precision``, ``import x.y as z``).
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                full = f"{node.module}.{a.name}"
+                if full in MODULES:
+                    out[a.asname or a.name] = full
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname and a.name in MODULES:
+                    out[a.asname] = a.name
+    return out
+
+
+def _writes_into_modules(name: str, path: Path) -> list[str]:
+    # Each assignment (plain, augmented, annotated, or setattr) whose target is an attribute of another unarray module,
+    # or an item or slice of one: one module writing another's state.
+    tree = ast.parse(path.read_text())
+    bound = _module_names(name, tree)
+
+    def root(t: ast.AST) -> str | None:
+        while isinstance(t, ast.Subscript):
+            t = t.value
+        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name):
+            return bound.get(t.value.id)
+        return None
+
+    out = []
+    for node in ast.walk(tree):
+        targets: list[ast.AST] = []
+        if isinstance(node, ast.Assign):
+            targets = [e for t in node.targets for e in (t.elts if isinstance(t, ast.Tuple) else [t])]
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr"
+              and node.args and isinstance(node.args[0], ast.Name) and node.args[0].id in bound):
+            out.append(f"{name}:{node.lineno} setattr({bound[node.args[0].id]}, ...)")
+        for t in targets:
+            m = root(t)
+            if m is not None and m != name:
+                out.append(f"{name}:{node.lineno} writes into {m}")
+    return out
+
+
+def test_no_module_writes_another_modules_state() -> None:
+    # DESIGN.md section 7: what a backend needs is handed to it, and no backend fills or writes state in a core
+    # module (or the registry's): a module of slots that the layers above fill at import time is a second, invisible
+    # import graph. The core learns what it must through its own functions' arguments.
+    writes = [w for name, path in MODULES.items() for w in _writes_into_modules(name, path)]
+    assert not writes, writes
+
+
+def test_the_write_check_finds_one(tmp_path: Path) -> None:
+    for body in ("from unarray import _precision\n_precision.FLAGS[:] = [1]\n",
+                 "from unarray._backends import _base\n_base.get, x = 1, 2\n",
+                 "import unarray._precision as p\nsetattr(p, 'X', 1)\n"):
+        f = tmp_path / "m.py"
+        f.write_text(body)
+        assert _writes_into_modules("unarray._backends.m", f), body
+
+
+def test_the_registry_has_no_module_of_slots() -> None:
+    # A backend's peers (another backend, a handoff declaration, the lookup, the inspection API) are not reached
+    # through a module the layers above fill: the registry composes, the front end plans.
+    assert "unarray._backends._peers" not in MODULES
+    for name, path in MODULES.items():
+        assert "_peers" not in _module_names(name, ast.parse(path.read_text())), name
 
 
 @pytest.mark.parametrize(("low", "high"), [

@@ -8,10 +8,10 @@ The rule of this package: a backend holds only what differs from the generic
 array-API path (``_base.Backend``), each deviation with a one-line reason; the
 semantics live in the front end. The rest of unarray reaches a backend through
 :func:`get`, never by importing its module, and a backend imports nothing above
-it (not this registry, no lookup, no dispatch, no handoff hub, no front end): it
-reaches another backend by name through ``_peers``, where this module installs
-:func:`get`; where it needs a step of the handoff (a graph break, a dask join)
-the caller passes it in.
+it (not this registry, no lookup, no dispatch, no handoff hub, no front end), and no
+library's package imports another's: what two libraries need of each other is
+declared by one of them and composed here and in the handoff hub; where a backend
+needs a step of the handoff (a graph break, a dask join) the caller passes it in.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from unarray import _dtypes, _precision
-from unarray._backends import _peers
 from unarray._backends._library import Library
 from unarray._devices import Device, accelerator_free
 from unarray._errors import BackendNotAvailableError
@@ -42,7 +41,7 @@ LIBRARIES: dict[str, Library] = {n: importlib.import_module(f"unarray._backends.
 # Distribution names per backend, for installed-version reports.
 DISTRIBUTIONS = {n: lib.distributions for n, lib in LIBRARIES.items()}
 # The core below this registry names no library: it learns the tracers' facts from the records here.
-_precision.TRACING_FLAGS[:] = [lib.tracing_flag for lib in LIBRARIES.values() if lib.tracing_flag]
+_precision.watch_tracing(lib.tracing_flag for lib in LIBRARIES.values() if lib.tracing_flag)
 _dtypes.own_caches(root for lib in LIBRARIES.values() if lib.tracer_module for root in lib.roots)
 
 _LOADED: dict[str, Backend] = {}
@@ -77,6 +76,8 @@ def get(name: str, op: str | None = None) -> Backend:
             backend=canonical,
         ) from e
     backend: Backend = module.BACKEND
+    if backend.compiling is not None:  # a tracer sharing the array type: its own probe from now on
+        _precision.watch_tracing(compiling=backend.compiling)
     _LOADED[canonical] = _LOADED[name] = backend
     return backend
 
@@ -112,8 +113,20 @@ def handoff(name: str) -> Handoff:
     return h
 
 
-# A backend reaches another backend, or a library's handoff, through _peers (it imports nothing above the registry).
-_peers.get, _peers.handoff = get, handoff
+# (name, top module, device kinds) of each library that lends its fused attention kernels (Library.lends_attention)
+_LENDERS = tuple((lib.name, lib.roots[0], lib.lends_attention) for lib in LIBRARIES.values() if lib.lends_attention)
+
+
+def attention_lender(b: Backend, q: Any, imported: bool = True) -> str | None:
+    """The library whose fused attention kernels take ``q`` (an array of ``b``, which borrows them) zero-copy on
+    its device, where the caller has imported it (with ``imported=False``: one that would, not imported), else
+    None. unarray never imports a framework on its own (DESIGN 1.2)."""
+    if not b.borrows_attention:
+        return None
+    for name, root, kinds in _LENDERS:
+        if name != b.name and (root in sys.modules) is imported and b.device_of(q).kind in kinds:
+            return name
+    return None
 
 
 def loaded() -> dict[str, Backend]:

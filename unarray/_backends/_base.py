@@ -332,11 +332,13 @@ class Backend(NNOps):
         return self.xp.cumulative_prod(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
 
     # -- attention: one plan per call (the kernel it enters, the call that enters it): the blocked online-softmax
-    # path, or torch's kernels for GPU arrays; a backend with its own kernel overrides attention_plan --------
+    # path; a backend with its own kernel overrides attention_plan and says it borrows none ----------------------
+    # Where another library lends its fused kernels on the array's device (Library.lends_attention), the front end
+    # hands the operands to it instead (its plan, not this backend's).
+    borrows_attention: ClassVar[bool] = True
+
     def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
                        policy: str) -> Plan:
-        if attention_blocked.torch_route(self, q):
-            return attention_blocked.via_torch(self, q, k, v, mask, is_causal, scale, layout, policy)
         return attention_blocked.blocked_plan(self, q, k, v, mask, is_causal, scale, layout, policy)
 
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,

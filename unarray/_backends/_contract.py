@@ -94,6 +94,8 @@ class BackendContract(Protocol[NativeT]):
     @property
     def compiling(self) -> Callable[[], bool] | None: ...
     @property
+    def borrows_attention(self) -> bool: ...  # a lender's fused kernels take its GPU arrays (the front end's plan)
+    @property
     def outside_trace(self) -> Callable[..., Any] | None: ...
     @property
     def quiet(self) -> Callable[[], Any] | None: ...  # silences its floating-point warnings (ua.nn)

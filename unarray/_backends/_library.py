@@ -45,6 +45,12 @@ class Library:
     # Its array types (dotted, from its top module) registered at ``import unarray`` where the library is
     # imported already: a first lookup inside its tracer would be replayed and the function traced twice.
     early_types: tuple[str, ...] = ()
+    # Other libraries' array types (dotted, from their top module) the type lookup resolves once this library's
+    # tracer is coming: a type first met inside its trace cannot be resolved there.
+    trace_types: tuple[str, ...] = ()
+    # Device kinds on which its fused attention kernels take another library's arrays zero-copy, once the caller
+    # has imported it: a backend without fused kernels of its own (Backend.borrows_attention) borrows them there.
+    lends_attention: tuple[str, ...] = ()
     # Its arrays are lazy graphs: a handoff wraps or computes them (the conformance handoff pairs leave it out).
     lazy: bool = False
     # It takes part in handoff only (no array namespace of its own): the conformance suite runs no op cases.

@@ -1,20 +1,16 @@
 # Attention shared by every backend: the blocked online-softmax path written in
 # array-API ops through a backend's namespace (the fallback everywhere, and the
 # kernel of backends without a fused one), plus the small helpers the native
-# paths share (causal offset, rows with nothing to attend, the GPU handoff).
+# paths share (causal offset, rows with nothing to attend).
 # Each route is a Plan (_nn.py): the kernel it enters and the call that enters it.
-# The backend base class calls it; it reaches torch's kernels by name (unarray._backends._peers.get,
-# which the registry installs), never by importing a backend module or the registry, and imports the
-# base class for types only.
+# The backend base class calls it; it imports the base class for types only. Another library's fused
+# kernels, borrowed for a GPU array, are the front end's plan (unarray/nn.py), not this module's.
 from __future__ import annotations
 
 import math
-import sys
 from typing import TYPE_CHECKING, Any
 
-from unarray._backends import _peers
-from unarray._backends._handoff import pair
-from unarray._backends._nn import Plan, around
+from unarray._backends._nn import Plan
 from unarray._errors import ShapeError
 
 if TYPE_CHECKING:
@@ -23,7 +19,6 @@ if TYPE_CHECKING:
 BLOCK_Q = 512
 BLOCK_K = 512
 _HALF = ("float16", "bfloat16")
-_GPU_KINDS = ("cuda", "rocm")
 
 
 def blocked_plan(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
@@ -35,29 +30,8 @@ def blocked_plan(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool,
 def _facts(b: Backend, q: Any) -> str:
     xp = getattr(b.xp, "__name__", b.name)
     acc = "float32" if b.dtype_name(q) in _HALF else b.dtype_name(q)
-    label = (f"(unarray blocked online-softmax: {xp} ops, {BLOCK_Q}x{BLOCK_K} blocks, {acc} accumulation, "
-             "memory linear in sequence length)")
-    if b.name != "torch" and b.device_of(q).kind in _GPU_KINDS and "torch" not in sys.modules:
-        label += "; import torch to run torch's fused kernels on these arrays zero-copy"
-    return label
-
-
-def torch_route(b: Backend, q: Any) -> bool:
-    # A GPU array whose backend has no fused kernel borrows torch's (DLPack, zero-copy), when the
-    # caller has imported torch: unarray never imports a framework on its own (DESIGN 1.2).
-    return b.name != "torch" and "torch" in sys.modules and b.device_of(q).kind in _GPU_KINDS
-
-
-def via_torch(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
-              policy: str) -> Plan:
-    """torch's plan for the arrays handed to torch, its result handed back: torch's kernel is the one entered."""
-    tb = _peers.get("torch")
-    # The fastest zero-copy, stream-ordered path per pair (no cache: attention inputs are new each call).
-    here, torch_side = _peers.handoff(b.name), _peers.handoff("torch")
-    there, back = pair(here, torch_side).convert, pair(torch_side, here).convert
-    t = [None if a is None else there(a) for a in (q, k, v, mask)]
-    inner = tb.attention_plan(t[0], t[1], t[2], t[3], is_causal, scale, layout, policy)
-    return around(inner, back, f", reached from {b.name} through DLPack (zero-copy, stream-ordered)")
+    return (f"(unarray blocked online-softmax: {xp} ops, {BLOCK_Q}x{BLOCK_K} blocks, {acc} accumulation, "
+            "memory linear in sequence length)")
 
 
 def blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,

@@ -12,7 +12,7 @@ import importlib.machinery
 import sys
 from typing import Any
 
-from unarray import _backends
+from unarray import _backends, _lookup
 
 __all__ = ["install"]
 
@@ -22,6 +22,13 @@ _PENDING: list[tuple[Any, Any, str]] = []
 
 
 def _register(lib: str, to: Any, traced_to: Any, how: str) -> None:
+    for dotted in _backends.LIBRARIES[lib].trace_types:  # types its tracer cannot resolve inside a trace
+        top, *path = dotted.split(".")
+        t = sys.modules.get(top)
+        for name in path if t is not None else ():
+            t = getattr(t, name)
+        if isinstance(t, type):
+            _lookup.resolve_type(t)
     try:
         getattr(_backends.get(lib), how)(to, traced_to)
     except Exception:  # noqa: BLE001 - a torch without substitute_in_graph: the C callable breaks the graph there

@@ -17,7 +17,7 @@ import array_api_compat.cupy as compat_cupy
 import cupy
 
 from unarray import _native, _precision
-from unarray._backends import _special, attention_blocked
+from unarray._backends import _special
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends._nn import Plan, around
@@ -399,14 +399,12 @@ class CupyBackend(Backend):
 
         return erf
 
-    # Attention: where the caller has imported torch, torch's fused kernels through a zero-copy handoff (the
-    # base class's route); otherwise cuDNN's fused SDPA through nvidia-cudnn-frontend for the half-precision
-    # inputs it takes (attention_cudnn.py), else the blocked online-softmax path. The torch route is
-    # the faster where both apply (docs/design-notes.md, "Attention routes").
+    # Attention: where the caller has imported torch, the front end hands the arrays to torch's fused
+    # kernels (torch's Library.lends_attention); otherwise cuDNN's fused SDPA through nvidia-cudnn-frontend for
+    # the half-precision inputs it takes (attention_cudnn.py), else the blocked online-softmax path. The torch
+    # route is the faster where both apply (docs/design-notes.md, "Attention routes").
     def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
                        policy: str) -> Plan:
-        if attention_blocked.torch_route(self, q):
-            return super().attention_plan(q, k, v, mask, is_causal, scale, layout, policy)
         with on_device_of(q):
             p = attention_cudnn.prepare(q, k, v, mask, is_causal, scale, layout)
         if isinstance(p, str):

@@ -343,6 +343,8 @@ class DaskBackend(Backend):
         return per_matrix("linalg_cross", "(i),(i)->(i)", (x1, x2), dt, axes=[(axis,), (axis,), (axis,)])
 
     # -- attention: a blocked online softmax over the key chunks, as a dask graph ----------------------
+    borrows_attention = False  # its own fused kernels
+
     def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
                        policy: str) -> Plan:
         from unarray._backends.dask import attention as attention_dask

@@ -493,6 +493,8 @@ class JaxBackend(Backend):
     nn_silu = _nn.silu
 
     # Attention: jax.nn.dot_product_attention, cuDNN where it applies (attention.py), a ring on a sharded sequence.
+    borrows_attention = False  # its own fused kernels
+
     def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
                        policy: str) -> Plan:
         from unarray._backends.jax import attention as attention_jax

@@ -10,6 +10,7 @@ import numpy as np
 
 from unarray._backends import updates
 from unarray._backends._base import Backend
+from unarray._backends._info import Info
 from unarray._backends._nn import Plan
 from unarray._backends.mlx import IMMUTABLE, NAME, attention, creation, dtypes, linalg, statistical
 from unarray._backends.mlx.compile import MLXCompiler
@@ -198,6 +199,9 @@ class MLXBackend(Backend):
 
 
 BACKEND = MLXBackend()
+
+# Note: MLX has no inspection API of the standard's; this namespace's is unarray's, for MLX.
+setattr(XP, "__array_namespace_info__", lambda: Info(BACKEND))  # noqa: B010 - a ModuleType built at run time
 
 if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
     from unarray._backends._contract import BackendContract

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from unarray._backends import _peers
 from unarray._backends._handoff import Handoff, LazyNumpy, Snapshot
 from unarray._backends.numpy.handoff import aligned_copy
 
@@ -27,7 +26,9 @@ class MLXHandoff(Handoff):
     cacheable = False
 
     def adopt(self, producer: Any) -> Any:
-        raise Snapshot("MLX imports foreign buffers by copying them", _peers.get("mlx").from_dlpack(producer))
+        from unarray._backends.mlx.creation import from_dlpack
+
+        raise Snapshot("MLX imports foreign buffers by copying them", from_dlpack(producer))
 
     def compact_copy(self, x: Any, backend: Any) -> Any:
         return aligned_copy(np.asarray(x))

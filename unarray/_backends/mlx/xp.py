@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 import types
-from typing import Any
 
-from unarray._backends import _peers
 from unarray._backends.mlx import creation, dtypes, elementwise, fft, linalg, manipulation, searching, statistical
 
 _MODULES = (dtypes, elementwise, creation, statistical, manipulation, searching)
@@ -29,13 +27,8 @@ def _namespace() -> types.ModuleType:
     setattr(ns, "__array_api_version__", dtypes.__array_api_version__)  # noqa: B010
     setattr(ns, "linalg", linalg.linalg)  # noqa: B010 - a ModuleType built at run time
     setattr(ns, "fft", fft.fft_ns)  # noqa: B010
-    # Note: MLX has no inspection API of the standard's; this namespace's is unarray's, for MLX.
-    setattr(ns, "__array_namespace_info__", _info)  # noqa: B010
     return ns
 
-
-def _info() -> Any:
-    return _peers.namespace_info("mlx")
 
 
 XP = _namespace()

@@ -19,6 +19,7 @@ from unarray import _precision
 from unarray._backends import updates
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
+from unarray._backends._info import Info
 from unarray._backends.tensorflow import creation, dtypes, fast, linalg, linear_algebra, manipulation, statistical
 from unarray._backends.tensorflow import nn as _nn
 from unarray._backends.tensorflow.compile import TensorFlowCompiler
@@ -330,6 +331,9 @@ class TensorflowBackend(Backend):
 
 
 BACKEND = TensorflowBackend()
+
+# Note: TensorFlow has no inspection API of its own; this namespace's is unarray's, for TF.
+setattr(XP, "__array_namespace_info__", lambda: Info(BACKEND))  # noqa: B010 - a ModuleType built at run time
 
 if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
     _contract: BackendContract[tf.Tensor] = BACKEND

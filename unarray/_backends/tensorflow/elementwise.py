@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import tensorflow as tf
 
-from unarray._backends import _peers, _special
+from unarray._backends import _special
 from unarray._backends.tensorflow.dtypes import (
     _COMPLEX,
     _FLOATS,
@@ -56,8 +57,8 @@ _expm1, _log1p, _sqrt = _unary_float(tf.math.expm1), _unary_float(tf.math.log1p)
 
 
 def _xp() -> Any:
-    # The assembled namespace (xp.py imports this module), reached by name through the registry's loader.
-    return _peers.get("tensorflow").xp
+    # The assembled namespace: xp.py imports this module, so it is read once assembled (loaded by then).
+    return sys.modules[f"{__package__}.xp"].XP
 
 
 # Note: TF's complex expm1, log1p and sqrt miss the standard's infinities, signed zeros and the branch cut's

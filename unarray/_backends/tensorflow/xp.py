@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import types
-from typing import Any
 
-from unarray._backends import _peers
 from unarray._backends.tensorflow import (
     creation,
     dtypes,
@@ -30,13 +28,8 @@ def _namespace() -> types.ModuleType:
                 setattr(ns, k, v)
     setattr(ns, "linalg", linalg.linalg)  # noqa: B010 - a ModuleType built at run time
     setattr(ns, "fft", fft.fft_ns)  # noqa: B010
-    # Note: TensorFlow has no inspection API of its own; this namespace's is unarray's, for TF.
-    setattr(ns, "__array_namespace_info__", _info)  # noqa: B010
     return ns
 
-
-def _info() -> Any:
-    return _peers.namespace_info("tensorflow")
 
 
 XP = _namespace()

@@ -20,6 +20,10 @@ LIBRARY = Library(
     tracer_module="torch._dynamo",
     tracing_flag="torch.compiler.is_dynamo_compiling",
     early_types=("Tensor", "nn.Parameter"),
+    # Note: NumPy constants join torch tensors often, and loading the NumPy backend (about 0.1 s) is kept off
+    # torch's first use: ndarray is resolved once torch.compile is in use.
+    trace_types=("numpy.ndarray",),
+    lends_attention=("cuda", "rocm"),
     api_names=("dim", "dims", "keepdim", "unbiased", "attn_mask", "normalized_shape", "approximate", "inplace", "input",
                "other", "dropout_p", "enable_gqa"),
 )

@@ -65,8 +65,6 @@ from unarray._devices import Device
 _F32 = torch.float32
 _C64 = torch.complex64
 _compiling = _tp.compiling
-# (set on loading, which a first call inside a trace runs for real; replaces the core's stand-in)
-_precision._IS_COMPILING[:] = [_compiling]
 _SCALAR_OPS = scalar_wrappers(compat_torch, _compiling)  # compat's ops taking Python scalars, traceable
 _WHERE = _wide_uint_fallback(compat_torch.where, "where")
 # Every torch dtype named now: a name looked up inside a compiled trace is then never written there.
@@ -112,7 +110,6 @@ def register_traced_to(to: Any, traced_to: Any) -> None:
     # (traced_to) instead of meeting an unknown builtin. Called by unarray/interop/_compile_watch.py once
     # torch._dynamo is imported.
     _traced.disable_foreign_refusal()
-    _traced.resolve_ndarray()
     register_traced(to, traced_to)
 
 
@@ -529,6 +526,8 @@ class TorchBackend(Backend):
     nn_silu = _nn.silu
 
     # Attention: torch SDPA with the kernel chosen explicitly (attention.py), a ring on DTensors (attention_ring.py).
+    borrows_attention = False  # its own fused kernels
+
     def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
                        policy: str) -> Plan:
         if _is_dtensor(q):

@@ -10,7 +10,9 @@ import array_api_compat.torch as compat_torch
 import torch
 
 from unarray import _native
-from unarray._backends import _peers, _xp_shared
+from unarray._backends import _xp_shared
+from unarray._dtypes import DType, canonical_name
+from unarray._errors import DTypeError
 
 _SMALL_UINTS = (torch.uint8, torch.uint16, torch.uint32)
 _WIDE_UINTS = (torch.uint16, torch.uint32, torch.uint64)
@@ -57,13 +59,24 @@ def _to_int64(x: Any) -> Any:
     return x.view(torch.int64) if x.dtype is torch.uint64 else x.to(torch.int64)
 
 
+def _native_dtype(d: Any) -> Any:
+    # The backend's dtype() for a dtype that is not torch's (a ua.DType read directly: traceable under compile).
+    name = d.name if isinstance(d, DType) else canonical_name(d)
+    if name is None:
+        raise DTypeError(f"{d!r} is not a dtype", backend="torch")
+    dt = getattr(torch, name, None)
+    if not isinstance(dt, torch.dtype):
+        raise DTypeError(f"torch has no dtype {name}", backend="torch")
+    return dt
+
+
 def _uint_out(x: Any, dtype: Any) -> Any:
     # Note: torch has no unsigned accumulation (uint8 sums give int64, uint64 has no sum kernel); the standard's
     # sum/prod/cumulative_* of unsigned input is the default unsigned dtype: accumulate in int64 (the same bits
     # mod 2**64) and read the bits back as uint64 (or as the unsigned dtype asked for).
     if dtype is None:
         return torch.uint64 if x.dtype in _UINTS else None
-    dt = dtype if isinstance(dtype, torch.dtype) else _peers.get("torch").dtype(dtype)
+    dt = dtype if isinstance(dtype, torch.dtype) else _native_dtype(dtype)
     return dt if dt in _UINTS and not (x.is_floating_point() or x.is_complex()) else None
 
 

@@ -6,13 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import torch
 
-from unarray._backends import _peers
 from unarray._errors import TracerHandoffError
 
-__all__ = ["disable_foreign_refusal", "refuse_foreign", "resolve_ndarray"]
+__all__ = ["disable_foreign_refusal", "refuse_foreign"]
 
 _FOREIGN = ("inside torch.compile only NumPy arrays join a torch tensor (the trace captures them); "
             "convert other arrays before the compiled function (ua.to(x, 'torch')) and pass the tensor in")
@@ -36,9 +34,3 @@ def disable_foreign_refusal() -> None:
     except TypeError:  # a torch whose disable takes no reason
         refuse_foreign = disable(_refuse_eagerly, recursive=True)
 
-
-def resolve_ndarray() -> None:
-    # Note: torch.compile cannot resolve an array type it meets first inside a trace (it cannot read
-    # the type's module), and NumPy constants join torch tensors often: ndarray is resolved as soon as
-    # torch.compile is in use (loading the NumPy backend costs about 0.1 s, kept off torch's first use).
-    _peers.resolve_type(np.ndarray)
