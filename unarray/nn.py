@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from unarray import _axes, _backends
+from unarray import _axes
 from unarray import _nn_args as _args
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
@@ -14,10 +14,10 @@ from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
 from unarray._errors import DTypeError
 from unarray._explanation import PLANNERS
+from unarray._lending import attention_plan as _attention_plan
 from unarray._names import public_dir as _public_dir
 from unarray._precision import resolve as _resolve
 from unarray._typing import A, Array
-from unarray.interop._paths import path as _path
 
 __all__ = ["gelu", "layer_norm", "log_softmax", "logsumexp", "rms_norm", "scaled_dot_product_attention", "silu",
            "softmax"]
@@ -136,41 +136,9 @@ def _plan_attention(q: Any, k: Any, v: Any, /, *, mask: Any = None, is_causal: b
         b, (q, k, v, mask) = _many(_OP, (q, k, v, mask), skip_none=True)
     s = _args.check_attention(b.name, q, k, v, mask, is_causal, scale, layout, b.dtype_name)
     try:  # frame(_OP): its except clause is written by tools/gen_frontend.py
-        lender = _backends.attention_lender(b, q)
-        if lender is not None:
-            return b, _borrowed(b, lender, q, k, v, mask, bool(is_causal), s, layout, _resolve(precision))
-        return b, _hinted(b, q, b.attention_plan(q, k, v, mask, bool(is_causal), s, layout, _resolve(precision)))
+        return b, _attention_plan(b, q, k, v, mask, bool(is_causal), s, layout, _resolve(precision))
     except Exception as e:
         raise _fail(_OP, b, e) from e
-
-
-def _borrowed(b: Any, name: str, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
-              policy: str) -> Any:
-    # Another library's fused kernels for a GPU array of a library without its own: the operands handed over on the
-    # pair's fastest zero-copy, stream-ordered path (no cache: attention inputs are new each call), the result handed
-    # back. The plan is the lender's: its kernel is the one entered.
-    there, back = _path(b.name, name), _path(name, b.name)
-    t = [None if a is None else there(a) for a in (q, k, v, mask)]
-    inner = _backends.get(name).attention_plan(t[0], t[1], t[2], t[3], is_causal, scale, layout, policy)
-    from unarray._backends._nn import around  # (a GPU route: kept off import unarray)
-
-    return around(inner, back, f", reached from {b.name} through DLPack (zero-copy, stream-ordered)")
-
-
-def _hinted(b: Any, q: Any, plan: Any) -> Any:
-    # The blocked path, where a lender's fused kernels would take these arrays once the caller imports it: said when
-    # explained (the plan's facts are read then only).
-    if not b.borrows_attention:
-        return plan
-
-    def note() -> str:
-        from unarray._backends.attention_blocked import blocked
-
-        name = _backends.attention_lender(b, q, imported=False) if plan.kernel is blocked else None
-        hint = "" if name is None else f"; import {name} to run {name}'s fused kernels on these arrays zero-copy"
-        return str(plan.detail) + hint
-
-    return type(plan)(plan.kernel, plan.call, note)
 
 
 # -- the building blocks around attention (semantics and kernels: unarray/_backends/_nn.py) -------------

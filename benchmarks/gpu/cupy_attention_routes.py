@@ -2,7 +2,7 @@
 
 For bf16 causal attention of growing size, times each route unarray has for CuPy inputs on the same
 arrays: cuDNN's SDPA through nvidia-cudnn-frontend (attention_cudnn.sdpa), torch's fused kernels
-through a zero-copy DLPack handoff (the front end's borrowed plan, unarray.nn._borrowed; needs torch
+through a zero-copy DLPack handoff (the front end's borrowed plan, unarray._lending._borrowed; needs torch
 imported), the blocked online-softmax path (_attention.blocked), and ua.scaled_dot_product_attention as routed. CuPy
 events around back-to-back calls, median of 30 samples after 5 warm-up calls.
 
@@ -21,8 +21,7 @@ import cupy
 import torch  # noqa: F401 - the torch route needs torch imported (unarray never imports it itself)
 
 import unarray as ua
-from unarray import _backends
-from unarray import nn as _front
+from unarray import _backends, _lending
 from unarray._backends import attention_blocked as _attention
 from unarray._backends.cupy import attention_cudnn
 
@@ -62,7 +61,7 @@ def main() -> None:
         routes = {
             "ua (as routed)": lambda: ua.scaled_dot_product_attention(q, k, v, is_causal=True),  # noqa: B023
             "cudnn": lambda: attention_cudnn.sdpa(q, k, v, None, True, scale, "bhsd"),  # noqa: B023
-            "torch via dlpack": lambda: _front._borrowed(b, "torch", q, k, v, None, True, scale, "bhsd",  # noqa: B023
+            "torch via dlpack": lambda: _lending._borrowed(b, "torch", q, k, v, None, True, scale, "bhsd",  # noqa: B023
                                                          "highest").run(),
         }
         if S <= 1024:

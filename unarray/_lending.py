@@ -1,0 +1,51 @@
+"""Another library's kernels for a call: the front end's plan, composed from what the libraries declare.
+
+A backend without fused attention kernels of its own (``Backend.borrows_attention``) gets, for a GPU array, the
+kernels of a library that lends them on that device (``Library.lends_attention``: torch's), where the caller has
+imported it: the operands go over on the pair's fastest zero-copy path and the result comes back. No backend imports
+another: the registry names the lender, the handoff hub hands the arrays over, and the plan is the lender's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from unarray import _backends
+from unarray.interop._paths import path as _path
+
+__all__ = ["attention_plan"]
+
+
+def attention_plan(b: Any, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+                   policy: str) -> Any:
+    """The plan of an attention call on ``b``'s arrays: a lender's kernels where one takes them, else ``b``'s own."""
+    lender = _backends.attention_lender(b, q)
+    if lender is not None:
+        return _borrowed(b, lender, q, k, v, mask, is_causal, scale, layout, policy)
+    return _hinted(b, q, b.attention_plan(q, k, v, mask, is_causal, scale, layout, policy))
+
+
+def _borrowed(b: Any, name: str, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+              policy: str) -> Any:
+    # The pair's fastest zero-copy, stream-ordered path (no cache: attention inputs are new each call).
+    there, back = _path(b.name, name), _path(name, b.name)
+    t = [None if a is None else there(a) for a in (q, k, v, mask)]
+    inner = _backends.get(name).attention_plan(t[0], t[1], t[2], t[3], is_causal, scale, layout, policy)
+    from unarray._backends._nn import around  # (a GPU route: kept off import unarray)
+
+    return around(inner, back, f", reached from {b.name} through DLPack (zero-copy, stream-ordered)")
+
+
+def _hinted(b: Any, q: Any, plan: Any) -> Any:
+    # The blocked path, where a lender's fused kernels would take these arrays once the caller imports it: said when
+    # explained (the plan's facts are read then only).
+    if not b.borrows_attention:
+        return plan
+
+    def note() -> str:
+        from unarray._backends.attention_blocked import blocked
+
+        name = _backends.attention_lender(b, q, imported=False) if plan.kernel is blocked else None
+        return str(plan.detail) + ("" if name is None else f"; import {name} to run {name}'s fused kernels on these "
+                                   "arrays zero-copy")
+
+    return type(plan)(plan.kernel, plan.call, note)
