@@ -412,7 +412,10 @@ def render(name: str) -> str:
     elif len(arrays) == 2 and arrays[1] not in ("min", "max", "prepend", "append", "sorter", "repeats"):
         x1, x2 = arrays
         if OPS[name] in HOT_MODULES:  # two arrays of one type (the common call): one dict lookup, no frame
-            lines += [f"    b = _BY_TYPE.get(type({x1}))", f"    if b is None or type({x2}) is not type({x1}):",
+            # (two dtypes: _pair promotes them by unarray's rule)
+            lines += [f"    b = _BY_TYPE.get(type({x1}))",
+                      f"    if b is None or type({x2}) is not type({x1}) or {x1}.dtype is not {x2}.dtype:"
+                      "  # type: ignore[union-attr]",
                       f'        b, {x1}, {x2} = _pair("{name}", {x1}, {x2})']
         else:
             lines.append(f'    b, {x1}, {x2} = _pair("{name}", {x1}, {x2})')

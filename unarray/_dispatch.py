@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from unarray import interop
 from unarray._devices import MeshDevice
-from unarray._dtypes import check_int_scalar
+from unarray._dtypes import canonical_name, check_int_scalar, promote, promote_names
 from unarray._errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -35,10 +35,63 @@ from unarray._lookup import (
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
 
-__all__ = ["BY_TYPE", "backend_named", "default_backend", "fail", "many", "one", "pair", "run_as_written", "use"]
+__all__ = ["BY_TYPE", "PROMOTING", "backend_named", "default_backend", "fail", "many", "one", "pair", "promoted",
+           "run_as_written", "use"]
+
+# The ops whose array operands promote to one dtype (the standard's type promotion), by the position of the first
+# that does (where's condition takes no part).
+PROMOTING: dict[str, int] = {
+    **dict.fromkeys((
+        "add", "atan2", "bitwise_and", "bitwise_left_shift", "bitwise_or", "bitwise_right_shift", "bitwise_xor",
+        "copysign", "divide", "equal", "floor_divide", "greater", "greater_equal", "hypot", "less", "less_equal",
+        "logaddexp", "maximum", "minimum", "multiply", "nextafter", "not_equal", "pow", "remainder", "subtract",
+        "matmul", "tensordot", "vecdot", "linalg.cross", "linalg.outer", "linalg.solve", "concat", "stack"), 0),
+    "where": 1,
+}
+_COPYING = frozenset({"concat", "stack"})
 
 def pair(op: str, x1: Any, x2: Any) -> tuple[Backend, Any, Any]:
-    """Backend and operands of a two-array call; Python scalars follow the array."""
+    """Backend and operands of a two-array call; Python scalars follow the array. Two arrays of two dtypes of an
+    op in ``PROMOTING`` are promoted by unarray's rule (:func:`promoted`)."""
+    b, x1, x2 = _pair(op, x1, x2)
+    if type(x1) not in _PY_SCALARS and type(x2) not in _PY_SCALARS and op in PROMOTING:
+        d1, d2 = x1.dtype, x2.dtype
+        if d1 is not d2 and d1 != d2:
+            x1, x2 = promoted(op, b, [x1, x2])
+    return b, x1, x2
+
+
+def promoted(op: str, b: Backend, arrays: list[Any], start: int = 0) -> list[Any]:
+    """``arrays`` (from ``start``; Python scalars and None left as they are) promoted to one dtype by unarray's rule
+    (``unarray._dtypes.promote``): the standard's table, where every backend follows the standard; the higher kind's
+    dtype at its own width for mixed kinds, cast here for a library that widens instead (NumPy's int32 with float32
+    is float64); and the typed refusal of a pair with no rule (int64 with uint64). Runs only where dtypes differ."""
+    idx = [i for i in range(start, len(arrays)) if type(arrays[i]) not in _PASSIVE]
+    names: list[str] = []
+    for i in idx:
+        n = canonical_name(arrays[i].dtype)
+        if n is None:  # a dtype unarray does not name: the library's own rules
+            return arrays
+        names.append(n)
+    out, crossed = names[0] if names else None, False
+    for n in names[1:]:
+        assert out is not None
+        if n != out:
+            crossed = crossed or promote_names(out, n) is None
+            out = promote(op, out, n, b.name)
+    # (concat and stack copy every operand anyway: cast here, also where the library cannot promote them, as torch
+    # cannot uint16 with int8)
+    if out is None or (op not in _COPYING and (not crossed or b.native_mixed_kinds)):
+        return arrays
+    target = b.dtype(out)
+    arrays = list(arrays)
+    for i, n in zip(idx, names, strict=True):
+        if n != out:
+            arrays[i] = b.astype(arrays[i], target, copy=False)
+    return arrays
+
+
+def _pair(op: str, x1: Any, x2: Any) -> tuple[Backend, Any, Any]:
     t1, t2 = type(x1), type(x2)
     if t1 is t2:
         return one(x1, op), x1, x2
@@ -98,6 +151,9 @@ def many(
         b = one(a, op)
         if b is not lead:
             arrays[i] = adopt(op, lead, arrays[lead_i], b, a)
+    start = PROMOTING.get(op)
+    if start is not None:
+        arrays = promoted(op, lead, arrays, start)
     return lead, arrays
 
 

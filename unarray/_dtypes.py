@@ -17,6 +17,7 @@ __all__ = [
     "DTYPE_NAMES",
     "canonical_name",
     "isdtype",
+    "promote",
     "promote_names",
 ]
 
@@ -278,6 +279,8 @@ def _build_promotion() -> dict[tuple[str, str], str]:
     table["bfloat16", "bfloat16"] = "bfloat16"
     table["bfloat16", "float32"] = table["float32", "bfloat16"] = "float32"
     table["bfloat16", "float64"] = table["float64", "bfloat16"] = "float64"
+    # Note: beyond the standard (bfloat16 is an extension): what torch and JAX both give.
+    table["bfloat16", "float16"] = table["float16", "bfloat16"] = "float32"
     table["bool", "bool"] = "bool"
     return table
 
@@ -288,3 +291,36 @@ _PROMOTION = _build_promotion()
 def promote_names(a: str, b: str) -> str | None:
     """The standard's result of promoting ``a`` with ``b``, or ``None`` where it leaves it undefined."""
     return _PROMOTION.get((a, b))
+
+
+_RANK = {"bool": 0, "signed integer": 1, "unsigned integer": 1, "real floating": 2, "complex floating": 3}
+
+
+def mixed_kinds(a: str, b: str) -> str | None:
+    """unarray's rule where the standard leaves mixed kinds open: the higher kind's dtype, at its own width.
+
+    bool or an integer with a real floating dtype gives the floating dtype (int32 with float32 is float32, int64
+    with float16 is float16), with a complex dtype that complex dtype, bool with an integer that integer: what
+    torch, JAX, TensorFlow and MLX do natively; NumPy's widening to float64 is corrected. Signed with unsigned
+    beyond the standard's table (int8..int64 with uint64) has no rule: ``None``.
+    """
+    ka, kb = _RANK[_KIND[a]], _RANK[_KIND[b]]
+    if ka == kb:
+        return None
+    return a if ka > kb else b
+
+
+def promote(op: str | None, a: str, b: str, backend: str | None = None) -> str:
+    """The result dtype's name of ``a`` with ``b``: the standard's table, else :func:`mixed_kinds`; a pair with
+    neither (int64 with uint64: NumPy says float64 and loses integers, torch refuses, JAX picks a float) is refused
+    with a :class:`~unarray.DTypeError` naming the fix."""
+    out = _PROMOTION.get((a, b))
+    if out is None:
+        out = mixed_kinds(a, b)
+        if out is None:
+            from unarray._errors import DTypeError
+
+            raise DTypeError(f"{a} with {b} has no common dtype (the standard defines none and the libraries "
+                             f"disagree); cast one side first: ua.astype(x, ua.{b}) for the {a} operand, or "
+                             f"ua.astype(x, ua.{a}) for the {b} one", op=op, backend=backend)
+    return out

@@ -12,6 +12,7 @@ native takes the policy's value as a keyword, JAX's ``precision=``), whose nativ
 calls without the backend op's frame; the backend's op takes the same branch for those calls. A library whose
 calls run on the current device rather than the array's (CuPy) registers with ``here``, and the C path takes
 the native only where the array is on the current device.
+Two arrays of two dtypes run the reference, which promotes them by unarray's rule (``_dispatch.promoted``).
 Anything else, and any ``Exception`` the backend raises, runs the reference with the original arguments
 (the ops are pure, so the call runs again and its error is framed as the reference frames it). Where the
 reference refuses a keyword (torch's ``dim=``, NumPy's ``ddof=``), the C path raises

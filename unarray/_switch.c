@@ -572,6 +572,25 @@ dtype_of(PyObject *x)
     return d;
 }
 
+/* Whether x1 and x2 have one dtype: 1 (also where either has none readable), 0, or -1 with an error. An identical
+ * object is the common answer; a library whose arrays make a new dtype object per read (MLX) compares them. */
+static int
+one_dtype_pair(PyObject *x1, PyObject *x2)
+{
+    PyObject *d1 = dtype_of(x1);
+    if (d1 == NULL)
+        return 1;
+    PyObject *d2 = dtype_of(x2);
+    if (d2 == NULL) {
+        Py_DECREF(d1);
+        return 1;
+    }
+    int one = d1 == d2 ? 1 : PyObject_RichCompareBool(d1, d2, Py_EQ);
+    Py_DECREF(d1);
+    Py_DECREF(d2);
+    return one;
+}
+
 /* The dtype object (borrowed: the arrays hold it) that the first `arrays` of a share where each is exactly cls; NULL
  * without an error where one is not, has no readable dtype, or has another dtype object. With read 0, no dtype is
  * read: None where each is exactly cls. */
@@ -994,6 +1013,19 @@ hot_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
             if (res != NULL)
                 return res;
             goto failed;
+        }
+    }
+    /* Two arrays of two dtypes: the reference promotes them (unarray's rule for mixed kinds and its refusals), not
+     * the backend's op. */
+    if (h->arrays == 2) {
+        int one = one_dtype_pair(a[0], a[1]);
+        if (one <= 0) {
+            Py_DECREF(b);
+            Py_DECREF(fn);
+            Py_XDECREF(axis);
+            if (one < 0)
+                goto failed;
+            goto slow;
         }
     }
     PyObject *target = fn, *policy = NULL;

@@ -17,7 +17,7 @@ from unarray._dispatch import backend_named as _backend_named
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
-from unarray._dtypes import DTYPES, DType, canonical_name, isdtype, promote_names
+from unarray._dtypes import DTYPES, DType, canonical_name, isdtype, promote, promote_names
 from unarray._errors import DTypeError
 from unarray._lookup import _ROOTS
 from unarray._lookup import SCALARS as _SCALARS
@@ -119,11 +119,15 @@ def can_cast(from_: DTypeLike | Array, to: DTypeLike, /) -> builtins.bool:
 
 
 def result_type(*arrays_and_dtypes: Array | DTypeLike | complex) -> Any:
-    """The dtype the standard's promotion gives for the arguments.
+    """The dtype unarray's promotion gives for the arguments: what its functions give on arrays of those dtypes.
 
-        With any array among the arguments, the answer is that backend's dtype;
-        with only ``ua`` dtypes, a ``ua`` dtype; with only one library's dtypes,
-        that library's dtype. Python scalars follow the arrays' kinds.
+        The standard's table, and for the kinds it leaves open one rule on every backend: the higher kind's
+        dtype at its own width (``int32`` with ``float32`` is ``float32``, ``int64`` with ``float16`` is
+        ``float16``, an integer with ``complex64`` is ``complex64``). Signed with unsigned beyond the standard's
+        table (``int8``..``int64`` with ``uint64``) is refused. With any array among the arguments, the answer
+        is that backend's dtype (and its refusals: 64-bit dtypes on JAX without x64); with only ``ua`` dtypes, a
+        ``ua`` dtype; with only one library's dtypes, that library's dtype. Python scalars follow the arrays'
+        kinds.
 
         Parameters
         ----------
@@ -138,34 +142,22 @@ def result_type(*arrays_and_dtypes: Array | DTypeLike | complex) -> Any:
         Raises
         ------
         DTypeError
-            No array or dtype is given, or two dtypes do not promote (mixed kinds the standard leaves open;
-            a namespace from :func:`unarray.array_namespace` answers its backend's rule for them).
+            No array or dtype is given, or two dtypes have no common dtype (a signed integer with ``uint64``:
+            cast one side first).
 
         Examples
         --------
         >>> import unarray as ua
-        >>> ua.result_type(ua.int8, ua.uint8)
-        ua.int16
+        >>> ua.result_type(ua.int8, ua.uint8), ua.result_type(ua.int32, ua.float32)
+        (ua.int16, ua.float32)
     """
     arrays = [a for a in arrays_and_dtypes if not isinstance(a, _SCALARS) and canonical_name(a) is None]
     if arrays:
         b, _ = _many("result_type", arrays)
-        native = [a if any(a is y for y in arrays) else (b.dtype(a) if not isinstance(a, _SCALARS) else a)
-                  for a in arrays_and_dtypes]
-        try:  # frame("result_type"): its except clause is written by tools/gen_frontend.py
-            return b.result_type(*native)
-        except Exception as e:
-            raise _fail("result_type", b, e) from e
-    names = [_name(a, "result_type") for a in arrays_and_dtypes if not isinstance(a, _SCALARS)]
-    if not names:
+        return on_backend(b, arrays_and_dtypes, *promoted_name(arrays_and_dtypes))
+    out, _ = promoted_name(arrays_and_dtypes)
+    if out is None:
         raise DTypeError("needs at least one array or dtype", op="result_type")
-    out = names[0]
-    for n in names[1:]:
-        nxt = promote_names(out, n)
-        if nxt is None:
-            raise DTypeError(f"the standard defines no promotion of {out} with {n}; cast one explicitly",
-                             op="result_type")
-        out = nxt
     for v in arrays_and_dtypes:
         if isinstance(v, _SCALARS):
             out = _with_scalar(out, v)
@@ -173,7 +165,41 @@ def result_type(*arrays_and_dtypes: Array | DTypeLike | complex) -> Any:
              if not isinstance(a, (DType, str, *_SCALARS))} - {None}
     if len(roots) == 1:
         return _backend_named(roots.pop(), "result_type").dtype(out)
-    return DType(out)
+    return DTYPES[out]
+
+
+def on_backend(b: Any, arrays_and_dtypes: tuple[Any, ...], out: str | None, crossed: builtins.bool) -> Any:
+    """``b``'s dtype for ``result_type(*arrays_and_dtypes)``, whose promoted name is ``out`` (``crossed``: by the
+    rule for mixed kinds): the backend's own answer where the standard's table decides (with its refusals), else
+    the backend's dtype of the rule's answer."""
+    try:  # frame("result_type"): its except clause is written by tools/gen_frontend.py
+        if not crossed or out is None:
+            return b.result_type(*(a if isinstance(a, _SCALARS) or canonical_name(a) is None else b.dtype(a)
+                                   for a in arrays_and_dtypes))
+        return b.result_type(b.dtype(out), *(a for a in arrays_and_dtypes if isinstance(a, _SCALARS)))
+    except Exception as e:
+        raise _fail("result_type", b, e) from e
+
+
+def promoted_name(arrays_and_dtypes: tuple[Any, ...]) -> tuple[str | None, builtins.bool]:
+    # The promoted name of the arrays' and dtypes' (None: none, or one unarray does not name), and whether the rule
+    # for mixed kinds decided it; a pair with no common dtype raises.
+    out: str | None = None
+    crossed = False
+    for a in arrays_and_dtypes:
+        if isinstance(a, _SCALARS):
+            continue
+        n = canonical_name(a)
+        if n is None:
+            n = canonical_name(getattr(a, "dtype", None))
+            if n is None:
+                return None, False
+        if out is None:
+            out = n
+        elif n != out:
+            crossed = crossed or promote_names(out, n) is None
+            out = promote("result_type", out, n)
+    return out, crossed
 
 
 _COMPLEX_OF = {"float16": "complex64", "bfloat16": "complex64", "float32": "complex64", "float64": "complex128"}

@@ -239,7 +239,7 @@ def add(x1: complex | Array, x2: complex | Array, /) -> Array:
     array([1.5, 0. , 2.5])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("add", x1, x2)
     try:
         return b.add(x1, x2)
@@ -467,7 +467,7 @@ def atan2(x1: float | Array, x2: float | Array, /) -> Array:
     array([ 0.78539816, -0.78539816,  3.14159265])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("atan2", x1, x2)
     try:
         return b.atan2(x1, x2)
@@ -587,7 +587,7 @@ def bitwise_and(x1: int | Array, x2: int | Array, /) -> Array:
     array([8, 2, 4])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("bitwise_and", x1, x2)
     try:
         return b.bitwise_and(x1, x2)
@@ -653,7 +653,7 @@ def bitwise_left_shift(x1: int | Array, x2: int | Array, /) -> Array:
     array([ 2, 12, 40])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("bitwise_left_shift", x1, x2)
     try:
         return b.bitwise_left_shift(x1, x2)
@@ -771,7 +771,7 @@ def bitwise_or(x1: int | Array, x2: int | Array, /) -> Array:
     array([14, 11,  6])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("bitwise_or", x1, x2)
     try:
         return b.bitwise_or(x1, x2)
@@ -837,7 +837,7 @@ def bitwise_right_shift(x1: int | Array, x2: int | Array, /) -> Array:
     array([8, 3, 0])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("bitwise_right_shift", x1, x2)
     try:
         return b.bitwise_right_shift(x1, x2)
@@ -903,7 +903,7 @@ def bitwise_xor(x1: int | Array, x2: int | Array, /) -> Array:
     array([6, 9, 2])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("bitwise_xor", x1, x2)
     try:
         return b.bitwise_xor(x1, x2)
@@ -1134,7 +1134,7 @@ def copysign(x1: float | Array, x2: float | Array, /) -> Array:
     array([-0.5,  1. , -2. ])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("copysign", x1, x2)
     try:
         return b.copysign(x1, x2)
@@ -1307,7 +1307,7 @@ def divide(x1: complex | Array, x2: complex | Array, /) -> Array:
     array([ 0.25, -0.25,  4.  ])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("divide", x1, x2)
     try:
         return b.divide(x1, x2)
@@ -1372,7 +1372,7 @@ def equal(x1: complex | Array, x2: complex | Array, /) -> Array:
     array([ True, False,  True])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("equal", x1, x2)
     try:
         return b.equal(x1, x2)
@@ -1599,7 +1599,7 @@ def floor_divide(x1: float | Array, x2: float | Array, /) -> Array:
     array([ 3., -4., -4.])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("floor_divide", x1, x2)
     try:
         return b.floor_divide(x1, x2)
@@ -1665,7 +1665,7 @@ def greater(x1: float | Array, x2: float | Array, /) -> Array:
     array([False, False,  True])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("greater", x1, x2)
     try:
         return b.greater(x1, x2)
@@ -1731,7 +1731,7 @@ def greater_equal(x1: float | Array, x2: float | Array, /) -> Array:
     array([ True, False,  True])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("greater_equal", x1, x2)
     try:
         return b.greater_equal(x1, x2)
@@ -1797,7 +1797,7 @@ def hypot(x1: float | Array, x2: float | Array, /) -> Array:
     array([ 5., 13., 17.])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("hypot", x1, x2)
     try:
         return b.hypot(x1, x2)
@@ -2071,7 +2071,7 @@ def less(x1: float | Array, x2: float | Array, /) -> Array:
     array([False,  True, False])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("less", x1, x2)
     try:
         return b.less(x1, x2)
@@ -2137,7 +2137,7 @@ def less_equal(x1: float | Array, x2: float | Array, /) -> Array:
     array([ True,  True, False])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("less_equal", x1, x2)
     try:
         return b.less_equal(x1, x2)
@@ -2415,7 +2415,7 @@ def logaddexp(x1: float | Array, x2: float | Array, /) -> Array:
     array([   1.19314718,    1.12692801, 1000.        ])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("logaddexp", x1, x2)
     try:
         return b.logaddexp(x1, x2)
@@ -2481,7 +2481,7 @@ def logical_and(x1: bool | Array, x2: bool | Array, /) -> Array:
     array([ True, False, False, False])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("logical_and", x1, x2)
     try:
         return b.logical_and(x1, x2)
@@ -2599,7 +2599,7 @@ def logical_or(x1: bool | Array, x2: bool | Array, /) -> Array:
     array([ True,  True,  True, False])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("logical_or", x1, x2)
     try:
         return b.logical_or(x1, x2)
@@ -2665,7 +2665,7 @@ def logical_xor(x1: bool | Array, x2: bool | Array, /) -> Array:
     array([False,  True,  True, False])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("logical_xor", x1, x2)
     try:
         return b.logical_xor(x1, x2)
@@ -2731,7 +2731,7 @@ def maximum(x1: float | Array, x2: float | Array, /) -> Array:
     array([ 0.,  1., nan])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("maximum", x1, x2)
     try:
         return b.maximum(x1, x2)
@@ -2797,7 +2797,7 @@ def minimum(x1: float | Array, x2: float | Array, /) -> Array:
     array([-1.5 ,  0.25,   nan])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("minimum", x1, x2)
     try:
         return b.minimum(x1, x2)
@@ -2867,7 +2867,7 @@ def multiply(x1: complex | Array, x2: complex | Array, /) -> Array:
     array([ 1. , -3. ,  0.5])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("multiply", x1, x2)
     try:
         return b.multiply(x1, x2)
@@ -2986,7 +2986,7 @@ def nextafter(x1: float | Array, x2: float | Array, /) -> Array:
     array([1.0000001 , 0.99999994], dtype=float32)
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("nextafter", x1, x2)
     try:
         return b.nextafter(x1, x2)
@@ -3051,7 +3051,7 @@ def not_equal(x1: complex | Array, x2: complex | Array, /) -> Array:
     array([False,  True, False])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("not_equal", x1, x2)
     try:
         return b.not_equal(x1, x2)
@@ -3171,7 +3171,7 @@ def pow(x1: complex | Array, x2: complex | Array, /) -> Array:
     array([0.25, 1.  , 0.5 ])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("pow", x1, x2)
     try:
         return b.pow(x1, x2)
@@ -3341,7 +3341,7 @@ def remainder(x1: float | Array, x2: float | Array, /) -> Array:
     array([ 1. ,  1. , -0.5])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("remainder", x1, x2)
     try:
         return b.remainder(x1, x2)
@@ -3778,7 +3778,7 @@ def subtract(x1: complex | Array, x2: complex | Array, /) -> Array:
     array([-0.5,  2. ,  1.5])
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:  # type: ignore[union-attr]
         b, x1, x2 = _pair("subtract", x1, x2)
     try:
         return b.subtract(x1, x2)

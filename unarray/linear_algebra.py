@@ -65,8 +65,9 @@ def matmul(x1: A, x2: Array, /, *, precision: Policy | None = None) -> A:
         array([ 3, 12], dtype=int16)
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1) or (precision is not None and precision not in _POLICIES):
-        return _matmul_general(x1, x2, precision)
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype or \
+            (precision is not None and precision not in _POLICIES):
+        return _matmul_general(x1, x2, precision)  # (two dtypes: _pair promotes them by unarray's rule)
     # the scope is read here, once, and the policy passed down
     try:  # frame("matmul"): its except clause is written by tools/gen_frontend.py
         return b.matmul(x1, x2, _scope() if precision is None else precision)

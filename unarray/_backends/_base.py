@@ -39,6 +39,9 @@ class Backend(NNOps):
     # Elementwise ops this backend corrects beyond its library's kernel: a lazy backend whose chunks are this
     # backend's arrays runs these per chunk, so the corrections hold there too.
     elementwise_fixes: ClassVar[frozenset[str]] = frozenset()
+    # Whether the library's own promotion of mixed kinds is unarray's rule (the higher kind's dtype at its own width:
+    # int32 with float32 is float32); a library that widens instead (NumPy's float64) has its operands cast first.
+    native_mixed_kinds: ClassVar[bool] = True
     # Arrays that cannot be written in place (JAX, TensorFlow): ua.at returns a new array there.
     immutable: ClassVar[bool] = False
     # What ua.jit does for this library's arrays (its package's compile.py); none of its own: eager.

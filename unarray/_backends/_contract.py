@@ -92,6 +92,8 @@ class BackendContract(Protocol[NativeT]):
     @property
     def immutable(self) -> bool: ...
     @property
+    def native_mixed_kinds(self) -> bool: ...  # its promotion of mixed kinds is unarray's rule (_dispatch.promoted)
+    @property
     def compiling(self) -> Callable[[], bool] | None: ...
     @property
     def borrows_attention(self) -> bool: ...  # a lender's fused kernels take its GPU arrays (the front end's plan)

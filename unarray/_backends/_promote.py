@@ -8,19 +8,10 @@ import builtins
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from unarray._dtypes import promote_names
+from unarray._dtypes import promote, promote_names
 from unarray._errors import DTypeError
 
 SCALARS = (builtins.bool, int, float, complex)
-_RANK = {"bool": 0, "int": 1, "uint": 1, "float": 2, "bfloat": 2, "complex": 3}
-
-
-def cross_kind(p: str, q: str) -> str | None:
-    # Note: mixed kinds are left undefined by the standard; like torch and JAX, the higher kind's dtype wins.
-    kp, kq = _RANK[p.rstrip("0123456789")], _RANK[q.rstrip("0123456789")]
-    if kp == kq:
-        return None
-    return p if kp > kq else q
 
 
 def scalar_dtype(v: Any, d: Any, *, default_int: Any, default_float: Any, bool_: Any, floats: Any,
@@ -81,9 +72,7 @@ class Promotion(NamedTuple):
             if out is None:
                 out = n
                 continue
-            nxt = promote_names(out, n) or cross_kind(out, n)
-            if nxt is None:
-                raise DTypeError(f"the standard defines no promotion of {out} with {n}; cast one explicitly")
+            nxt = promote(None, out, n)  # the standard's table, else unarray's rule for mixed kinds
             self.check(out, n, nxt)
             out = nxt
         if out is None:

@@ -26,7 +26,7 @@ from typing import Any
 
 from unarray._backends import NAMES
 
-__all__ = ["BACKENDS", "DEVIATIONS", "PLATFORMS", "Deviation", "by_reason", "lookup", "platform_of",
+__all__ = ["BACKENDS", "DEVIATIONS", "PLATFORMS", "RULES", "Deviation", "Rule", "by_reason", "lookup", "platform_of",
            "render_markdown"]
 
 PLATFORMS = ("cpu", "cuda", "rocm", "tpu")
@@ -77,6 +77,31 @@ OPERATORS: dict[str, str] = {n: _FACTS[n].OPERATORS for n in NAMES}
 # library's own gives). Not deviations of unarray (the suite expects the standard's answer there); the reason
 # ua.<op> and the library's own op can differ. A package without such rows declares none.
 CORRECTED: dict[str, tuple[tuple[str, str, str], ...]] = {n: getattr(_FACTS[n], "CORRECTED", ()) for n in NAMES}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Where the standard leaves the answer open and the libraries disagree: unarray's one answer and why."""
+
+    case: str
+    answer: str
+    why: str
+
+
+# Each holds on every backend (the functions, ua.result_type and a bound namespace's result_type alike); the
+# native arrays' own operators (OPERATORS) are the library's, which unarray never wraps.
+RULES: tuple[Rule, ...] = (
+    Rule("mixed kinds: bool or an integer with a real floating dtype; an integer with a complex dtype",
+         "the floating (or complex) dtype at its own width: int32 with float32 is float32, int64 with float16 is "
+         "float16, uint8 with complex64 is complex64",
+         "torch, JAX, TensorFlow and MLX do it natively (it costs nothing there); it keeps float32 programs float32 "
+         "on accelerators (a TPU has no float64); it is what array-api-compat users of GPU libraries already see. "
+         "NumPy, CuPy and dask widen to float64: unarray casts their operands first, only where the dtypes differ"),
+    Rule("signed with unsigned beyond the standard's table: int8..int64 with uint64",
+         "refused: DTypeError naming the function, both dtypes and the fix (astype one side)",
+         "no common answer exists: NumPy gives float64 (losing integers beyond 2**53), torch refuses, JAX picks a "
+         "float. A backend's own capability refusals stay (JAX without x64 makes no 64-bit dtype)"),
+)
 
 
 def platform_of(device: object) -> str:
@@ -160,6 +185,10 @@ def render_index() -> str:
             n = sum(1 for d in DEVIATIONS if fnmatch.fnmatchcase(b, d.backend) and fnmatch.fnmatchcase(p, d.platform))
             cells.append("-" if not INSTALL[b][p] else f"yes ({n} known deviation{'s' if n != 1 else ''})")
         lines.append(f"| [{b}]({b}.md) | " + " | ".join(cells) + " |")
+    lines += ["", "Where the standard leaves the answer open and the libraries disagree, unarray gives one answer on "
+              "every backend (a library's own array operators, `x + y`, stay the library's: see each page):", "",
+              "| case | unarray's answer | why |", "| --- | --- | --- |"]
+    lines += [f"| {r.case} | {r.answer} | {r.why} |" for r in RULES]
     lines += ["", "| platform | CI template | runner |", "| --- | --- | --- |",
               "| cpu | [ci/cpu.yml](ci/cpu.yml) | GitHub-hosted `ubuntu-latest` |",
               "| cuda | [ci/cuda.yml](ci/cuda.yml) | self-hosted, labels `gpu`, `cuda` |",

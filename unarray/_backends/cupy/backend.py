@@ -198,6 +198,7 @@ class CupyBackend(Backend):
     xp = compat_cupy
     native = cupy
     elementwise_fixes = frozenset({"remainder", "nextafter"})
+    native_mixed_kinds = False  # NumPy's promotion widens int32 with float32 to float64
 
     def __getattr__(self, op: str) -> Any:
         fn = super().__getattr__(op)

@@ -19,4 +19,5 @@ INSTALL = {
 }
 NOTE = "GPU only (CUDA or ROCm builds)."
 # What the native array objects' own operators do (unarray never wraps or patches them).
-OPERATORS = "`cupy.ndarray` operators are CuPy's own (NumPy's promotion)."
+OPERATORS = ("`cupy.ndarray` operators are CuPy's own (NumPy's promotion: `x + y` of int32 and float32 arrays is "
+             "float64, where `ua.add` gives float32 by unarray's rule for mixed kinds).")

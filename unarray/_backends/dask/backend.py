@@ -43,6 +43,7 @@ class DaskBackend(Backend):
     kernel_namespace = "dask.array"
     # Note: a dask operand leads a mixed call whatever its position; eager operands join its graph.
     lazy = LIBRARY.lazy
+    native_mixed_kinds = False  # NumPy's promotion widens int32 with float32 to float64
 
     def failure_hint(self, text: str) -> tuple[type[UnarrayError], str] | None:
         if "nan" in text:  # a size unknown until computed

@@ -27,5 +27,6 @@ NOTE = ("Lazy: every op builds a graph and computes nothing; NumPy chunks on the
         "`ua.to(x, 'dask')` wraps, `ua.to(dask_array, 'numpy')` computes (counted); the handoff pairs are "
         "checked in tests/ops/test_dask.py. `--profile distributed` runs the cases on a local cluster.")
 # What the native array objects' own operators do (unarray never wraps or patches them).
-OPERATORS = ("`dask.array.Array` operators are dask's own (NumPy's promotion, lazily); `x[mask]` gives a result of "
-             "unknown (NaN) size until computed.")
+OPERATORS = ("`dask.array.Array` operators are dask's own (NumPy's promotion, lazily: `x + y` of int32 and float32 "
+             "arrays is float64, where `ua.add` gives float32 by unarray's rule for mixed kinds); `x[mask]` gives a "
+             "result of unknown (NaN) size until computed.")

@@ -49,4 +49,5 @@ NOTE = ("The suite turns on `jax_enable_x64` so that float64 cases run (never on
         "and attention run at `lax.Precision.HIGHEST` under the default policy.")
 # What the native array objects' own operators do (unarray never wraps or patches them).
 OPERATORS = ("`jax.Array` operators are JAX's own: without x64 mode, `x + y` of uint32 and int32 silently gives "
-             "int32 (where `ua.add` raises `DTypeError`), and Python ints out of the dtype's range wrap.")
+             "int32 (where `ua.add` raises `DTypeError`), with x64 int64 and uint64 give float64 (`ua.add` refuses), "
+             "and Python ints out of the dtype's range wrap.")

@@ -52,6 +52,7 @@ class NumpyBackend(Backend):
     name = "numpy"
     native = np
     elementwise_fixes = frozenset({"expm1", "nextafter"})
+    native_mixed_kinds = False  # NumPy's promotion widens int32 with float32 to float64
     quiet = staticmethod(functools.partial(np.errstate, all="ignore"))  # NumPy warns where it makes NaN or inf
 
     @property

@@ -15,4 +15,6 @@ INSTALL = {"cpu": "pip install -e .   # NumPy is a dependency of unarray", "cuda
 NOTE = "The reference implementation and the embedded default; CPU only."
 # What the native array objects' own operators do (unarray never wraps or patches them).
 OPERATORS = ("`ndarray` operators (`x + y`, `x[mask]`, `x / 0`) are NumPy's own; they follow NumPy's promotion "
-             "(NEP 50), which agrees with the standard for the standard's dtypes.")
+             "(NEP 50), which agrees with the standard for the standard's dtypes. For the mixed kinds the standard "
+             "leaves open they are not unarray's rule: `x + y` of int32 and float32 arrays is float64 (`ua.add`: "
+             "float32), and of int8 and uint64 arrays float64 (`ua.add` refuses).")

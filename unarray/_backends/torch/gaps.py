@@ -162,24 +162,10 @@ def _emulate(fn: Any, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
 
 def _promote(a: Any, b: Any) -> Any:
     if a in _WIDE_UINTS or b in _WIDE_UINTS:
-        from unarray._dtypes import canonical_name, promote_names
+        # Note: torch has no promotion for uint16/32/64: the standard's table, else unarray's rule for mixed kinds.
+        from unarray._dtypes import canonical_name, promote
 
-        name = promote_names(canonical_name(a) or "", canonical_name(b) or "")
-        if name is not None:
-            return getattr(torch, name)
-        # Note: mixed kinds are left undefined by the standard; as torch does for other integers, the float wins,
-        # and the unsigned dtype wins over bool (what torch's functions give bool with uint16).
-        if a is torch.bool:
-            return b
-        if b is torch.bool:
-            return a
-        if b.is_floating_point or b.is_complex:
-            return b
-        if a.is_floating_point or a.is_complex:
-            return a
-        from unarray._errors import DTypeError
-
-        raise DTypeError(f"the standard defines no promotion of {a} with {b}; cast one explicitly", backend="torch")
+        return getattr(torch, promote(None, canonical_name(a) or "", canonical_name(b) or "", "torch"))
     return torch.promote_types(a, b)
 
 
