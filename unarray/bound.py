@@ -16,11 +16,12 @@ from typing import TYPE_CHECKING, Any
 
 from unarray import _names
 from unarray._devices import Device
-from unarray._dispatch import backend_named, default_backend, fail, leader, one
-from unarray._dtypes import DType, canonical_name
+from unarray._dispatch import backend_named, default_backend, leader, one
+from unarray._dtypes import DTYPES, DType, canonical_name
 from unarray._errors import ArgumentError
 from unarray._lookup import _PASSIVE, SCALARS, of_array
 from unarray._names import FOREIGN, RECIPES
+from unarray.datatypes import on_backend, promoted_name
 from unarray.introspection import Info, with_library
 
 if TYPE_CHECKING:
@@ -74,10 +75,9 @@ class BoundNamespace:
       in generic code, and ``__array_namespace_info__()`` lists those same objects. A name the library
       lacks (``complex128`` on MLX) stays unarray's.
     - ``result_type`` of dtypes alone answers as the bound backend's functions do on arrays of those
-      dtypes: the standard's promotion, the backend's refusals (uint32 with int16 on JAX without x64),
-      and, for the kinds the standard leaves open (``float32`` with ``int32``), the backend's rule
-      (float64 on NumPy and dask, float32 on torch and JAX). ``ua.result_type``, with no backend to
-      ask, refuses those kinds; with an array among the arguments both answer that array's backend.
+      dtypes: unarray's promotion (the standard's table, and for the kinds it leaves open the higher
+      kind's dtype at its own width: ``float32`` with ``int32`` is ``float32``), as ``ua.result_type``
+      answers, with the backend's refusals (uint32 with int16 on JAX without x64).
 
     Attributes
     ----------
@@ -189,18 +189,14 @@ def _bound_result_type(fn: Callable[..., Any], backend: str) -> Callable[..., An
         dtypes = [a for a in arrays_and_dtypes if not isinstance(a, SCALARS)]
         if not dtypes or any(canonical_name(a) is None for a in dtypes):
             return fn(*arrays_and_dtypes)  # an array leads (its backend answers), or nothing to promote
-        # Note: dtypes alone promote as the bound backend's functions do on arrays of them (the standard's rule, its
-        # refusals, and its rule for the kinds the standard leaves open), so result_type predicts what xp.add(a, b)
-        # gives: generic code sizes its outputs by it.
+        # Note: dtypes alone promote as ua.result_type does, with the bound backend's refusals (uint32 with int16 on
+        # JAX without x64): what xp.add(a, b) gives, so generic code can size its outputs by it.
         b = backend_named(backend, "result_type")
-        try:
-            native = b.result_type(*(a if isinstance(a, SCALARS) else b.dtype(a) for a in arrays_and_dtypes))
-        except Exception as e:
-            raise fail("result_type", b, e) from e
+        native = on_backend(b, arrays_and_dtypes, *promoted_name(arrays_and_dtypes))
         name = canonical_name(native)
         if name is None or not all(isinstance(a, (DType, str)) for a in dtypes):
             return native  # the library's dtype for the library's dtypes, as ua.result_type gives
-        return DType(name)
+        return DTYPES[name]
 
     return result_type
 
