@@ -42,7 +42,7 @@ HOT: type | None = None if _SWITCH is None else _SWITCH.Hot
 REFERENCES: dict[str, Callable[..., Any]] = {}
 # Each hot call's backend op by the public name, where the two differ (var -> var_corrected).
 BACKEND_OPS: dict[str, str] = {}
-if _SWITCH is not None:
+if _SWITCH is not None and hasattr(_SWITCH, "set_keyword_error"):  # (a build older than its source lacks it)
     _SWITCH.set_keyword_error(_names.keyword_error)
 
 
