@@ -44,6 +44,23 @@ def _report(probe: bool = False) -> int:
     return 0
 
 
+# Measured with `python -m unarray check` on the 2-core VM, every CPU backend installed: conformance/README.md
+# records the run (tests/structure/test_cli.py holds this figure to that page's).
+QUICK_MINUTES = 3
+
+
+def _quick_time() -> str:
+    """The quick check's time: the recorded measurement, and this machine's last run where one was kept."""
+    from unarray.conformance.progress import last_times
+
+    text = (f"The quick check takes seconds with NumPy alone and about {QUICK_MINUTES} minutes with every CPU "
+            "backend installed on a 2-core machine, JAX's XLA compilations most of it")
+    last = sorted(last_times("quick").items(), key=lambda kv: -kv[1])
+    if last:
+        text += "; the last runs here: " + ", ".join(f"{label} {s:.0f} s" for label, s in last)
+    return text + "."
+
+
 def _c_path(native: ModuleType | None, what: str) -> str:
     from unarray import _native
 
@@ -93,9 +110,9 @@ def _check(profile: str, backends: list[str] | None, devices: list[str] | None, 
     if distributed:
         from unarray.conformance.distributed import run as run_distributed
 
-        report = run_distributed(seed=seed, ops=ops, progress=Progress(), backends=backends)
+        report = run_distributed(seed=seed, ops=ops, progress=Progress(profile=profile), backends=backends)
     else:
-        report = run(profile, backends=backends, devices=devices, seed=seed, progress=Progress(), ops=ops,
+        report = run(profile, backends=backends, devices=devices, seed=seed, progress=Progress(profile=profile), ops=ops,
                      isolate=isolate, parallel=jobs, snapshot=snapshot)
     counts = ", ".join(f"{n} {s}" for s, n in sorted(report.counts().items()))
     print(f"conformance ({profile}, seed {seed}): {counts} in {report.seconds:.1f}s")
@@ -137,7 +154,8 @@ def main(argv: list[str] | None = None, prog: str = "unarray") -> int:
 
     # Note: TensorFlow's C++ start-up chatter would bury the live progress line.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    parser = argparse.ArgumentParser(prog=prog, description=(__doc__ or "").replace("``", ""))
+    parser = argparse.ArgumentParser(prog=prog, description=(__doc__ or "").replace("``", ""),
+                                     epilog=_quick_time())
     parser.add_argument("--version", action="version", version=f"unarray {unarray.__version__}")
     sub = parser.add_subparsers(dest="command")
     dev = sub.add_parser("deviations", help="list the known deviations by reason (from the deviation table)")
@@ -151,9 +169,7 @@ def main(argv: list[str] | None = None, prog: str = "unarray") -> int:
                                        "reference, handoff zero-copy, precision policy. Exit status 1 on an "
                                        "unexpected failure (known deviations do not count).")
     check.add_argument("--profile", choices=("quick", "full", "distributed"), default="quick",
-                       help="quick (the default: about 65 s with every CPU backend installed on a 2-core x86 "
-                            "machine, JAX's XLA compilations more than half of it; with the default backend alone, "
-                            "seconds), full (more dtypes, forms and examples: about 2 minutes for the three GPU "
+                       help="quick (the default; " + _quick_time()[0].lower() + _quick_time()[1:-1] + "), full (more dtypes, forms and examples: about 2 minutes for the three GPU "
                             "backends on one 16-core GPU host) or distributed (the lazy backend on "
                             "a local distributed cluster, and each library's sharded arrays)"),
     check.add_argument("--backends", nargs="+", metavar="NAME",

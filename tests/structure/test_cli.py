@@ -325,3 +325,74 @@ def test_readme_copy_statement_holds(lead: str) -> None:
         r = ua.add(a, x)
         assert ua.stats()["copies"] == expected, (lead, name)
         np.testing.assert_array_equal(np.asarray(r), x + 1)
+
+
+# -- the main job says where it is ------------------------------------------------------------------------------
+def _on_a_terminal(*args: str, env: dict[str, str]) -> str:
+    # The command with a pseudo-terminal as its stdout and stderr, as a user's shell runs it.
+    import pty
+    import select
+
+    master, slave = pty.openpty()
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    proc = subprocess.Popen([sys.executable, "-m", "unarray", *args], stdin=subprocess.DEVNULL, stdout=slave,
+                            stderr=slave, cwd=ROOT, env={**os.environ, "PYTHONPATH": path, **env})
+    os.close(slave)
+    chunks = []
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], 600)
+            if not ready:
+                break
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # the child closed the terminal (Linux)
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(master)
+        proc.wait(timeout=600)
+    assert proc.returncode == 0, b"".join(chunks).decode(errors="replace")[-3000:]
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_check_on_a_terminal_draws_each_backends_count_and_time(tmp_path: Path) -> None:
+    env = {"XDG_CACHE_HOME": str(tmp_path)}
+    out = _on_a_terminal("check", "--backends", "numpy", "--ops", "matmul", "sum", "--out", str(tmp_path / "r"),
+                         env=env)
+    status = [s for s in out.split("\r") if s.startswith("[")]
+    assert status, out
+    # [ done/total] run time  backend@device its-done/its-total in its time
+    assert all(re.match(r"\[\s*\d+/\d+\]\s+\d+\.\ds  numpy@cpu \d+/\d+ in \d+s", s) for s in status), status
+    lines = out.replace("\r\n", "\n").split("\n")
+    assert any(re.fullmatch(r"numpy@cpu: \d+ pass in \d+\.\ds", ln.split("\r")[-1]) for ln in lines), out
+
+
+def test_check_in_a_log_is_a_few_plain_lines(tmp_path: Path) -> None:
+    r = _module("check", "--backends", "numpy", "--out", str(tmp_path / "r"), env={"XDG_CACHE_HOME": str(tmp_path)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "\r" not in r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert re.fullmatch(r"conformance: \d+ checks on 1 backend and device pairs", lines[0]), lines
+    assert re.fullmatch(r"numpy@cpu: \d+ pass in \d+\.\ds", lines[1]), lines
+    assert re.fullmatch(r"conformance: \d+ checks in \d+\.\ds", lines[-1]) and len(lines) == 3, lines
+    # The run's times are kept: the next run, and --help, give them.
+    again = _module("check", "--backends", "numpy", "--out", str(tmp_path / "r"), env={"XDG_CACHE_HOME": str(tmp_path)})
+    assert "(the last run here)" in again.stderr.splitlines()[0]
+    helped = _module("--help", env={"XDG_CACHE_HOME": str(tmp_path)})
+    assert re.search(r"the last runs here: numpy@cpu \d+ s", " ".join(helped.stdout.split())), helped.stdout
+
+
+def test_help_gives_the_quick_checks_measured_time() -> None:
+    from unarray.__main__ import QUICK_MINUTES
+
+    # The page's row of the quick check on every CPU backend: its wall time, measured on the 2-core VM.
+    text = (ROOT / "conformance" / "README.md").read_text()
+    row = re.search(r"^\| `python -m unarray check` \(NumPy, torch, JAX[^|]*\| \d+ \| ([\d.]+) s", text, flags=re.M)
+    assert row, "conformance/README.md has no row for the quick check on every CPU backend"
+    assert round(float(row.group(1)) / 60) == QUICK_MINUTES
+    helped = " ".join(_module("--help").stdout.split())
+    assert f"about {QUICK_MINUTES} minutes with every CPU backend installed" in helped
+    assert f"about {QUICK_MINUTES} minutes" in " ".join(_module("check", "--help").stdout.split())

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -157,17 +158,64 @@ def test_tolerance_follows_dtype_terms_and_policy() -> None:
     assert tolerance("float64", precision="bf16") == tolerance("float64")
 
 
-def test_progress_is_one_updating_line_on_a_tty_and_plain_lines_otherwise() -> None:
+def test_progress_is_one_updating_line_on_a_tty_and_few_plain_lines_otherwise(tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # no earlier run: no estimates
     tty, plain = io.StringIO(), io.StringIO()
     for stream, is_tty in ((tty, True), (plain, False)):
         p = Progress(stream, tty=is_tty)
-        p.start(20)
-        for _ in range(20):
-            p.step("numpy@cpu", "sum")
+        p.start(40, {"numpy@cpu": 20, "torch@cpu": 20})
+        for label in ("numpy@cpu", "torch@cpu"):
+            p.begin(label)
+            for _ in range(20):
+                p.step(label, "sum")
+            p.block_done(label, [SimpleNamespace(status="pass")] * 20, 0.5)
         p.finish()
-    assert "\r[" in tty.getvalue()
+    assert "\r[" in tty.getvalue() and "numpy@cpu 20/20" in tty.getvalue()
     assert "\r" not in plain.getvalue()
-    assert plain.getvalue().count("\n") >= 10
+    # A CI log: the run's first and last line and one per backend, whatever the number of checks.
+    lines = plain.getvalue().splitlines()
+    assert lines[:3] == ["conformance: 40 checks on 2 backend and device pairs", "numpy@cpu: 20 pass in 0.5s",
+                         "torch@cpu: 20 pass in 0.5s"] and len(lines) == 4
+    assert plain.getvalue().splitlines()[-1].startswith("conformance: 40 checks in ")
+    # A check that holds the run (a compilation): the terminal's line is redrawn on the ticker meanwhile, a
+    # plain stream gets a line once it has been quiet for its interval.
+    for is_tty in (True, False):
+        stream = io.StringIO()
+        p = Progress(stream, tty=is_tty, tick=0.05, quiet=0.3)
+        p.start(3, {"jax@cpu": 3})
+        p.begin("jax@cpu")
+        p.step("jax@cpu", "matmul")
+        time.sleep(1.0)
+        p.finish()
+        if is_tty:
+            assert stream.getvalue().count("\r[") >= 5, stream.getvalue()
+        else:
+            assert "  ... jax@cpu 1/3 in " in stream.getvalue(), stream.getvalue()
+
+
+def test_a_backend_whose_last_run_was_slow_gets_a_line_before_it_starts(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from unarray.conformance import progress
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    progress.remember("quick", {"jax@cpu": 61.0, "numpy@cpu": 2.0})
+    assert progress.last_times("quick") == {"jax@cpu": 61.0, "numpy@cpu": 2.0}
+    assert progress.last_times("full") == {}
+    stream = io.StringIO()
+    p = Progress(stream, tty=False)
+    p.start(4, {"numpy@cpu": 2, "jax@cpu": 2})
+    for label in ("numpy@cpu", "jax@cpu"):
+        p.begin(label)
+    p.finish()
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == "conformance: 4 checks on 2 backend and device pairs, about 63 s (the last run here)"
+    assert "jax@cpu: 2 checks, about 61 s (the last run here)" in lines
+    assert not any(ln.startswith("numpy@cpu: 2 checks") for ln in lines)  # a fast one gets no line
+    (tmp_path / "unarray" / "check-times.json").write_text("not json")
+    assert progress.last_times("quick") == {}
 
 
 def test_backend_pages_match_the_deviation_table() -> None:

@@ -26,6 +26,7 @@ from unarray._devices import _TPU_SETTINGS, no_driver  # noqa: F401 - this modul
 from unarray.conformance.cases import Case, all_cases, select_cases
 from unarray.conformance.check import _handoff_form, _short, handoff_case, run_case, to_numpy
 from unarray.conformance.deviations import platform_of
+from unarray.conformance.progress import remember
 from unarray.conformance.results import Env, Result, RunReport
 from unarray.conformance.worker import _parse_device, _run_worker, _setup
 from unarray.interop._paths import owned as _owned
@@ -125,22 +126,35 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
     op_envs = [e for e in envs if e.backend not in HANDOFF_ONLY]
     checks = handoff_checks(envs) if not ops or any(fnmatch.fnmatchcase("handoff", p) for p in ops) else []
     total = len(op_envs) * len(case_list) + len(checks)
+    blocks = {e.label: len(case_list) for e in op_envs}
+    for _src, _dst, dev, _dtype, _strided in checks:
+        blocks[f"handoff@{dev}"] = blocks.get(f"handoff@{dev}", 0) + 1
     if progress is not None:
-        progress.start(total)
+        progress.start(total, blocks)
 
     lock = threading.Lock()
     last_snapshot = [time.perf_counter()]
     spans: dict[str, list[float]] = {}  # label -> [first start, last end] of its jobs
 
+    pending: dict[str, int] = {}  # label -> its jobs not finished yet
+
     def timed(label: str, job: Callable[[], Any]) -> Callable[[], Any]:
+        pending[label] = pending.get(label, 0) + 1
+
         def go() -> Any:
             t = time.perf_counter()
+            if progress is not None:
+                progress.begin(label)
             try:
                 return job()
             finally:
                 with lock:
                     span = spans.setdefault(label, [t, t])
                     span[0], span[1] = min(span[0], t), max(span[1], time.perf_counter())
+                    pending[label] -= 1
+                    if pending[label] == 0 and progress is not None:
+                        progress.block_done(label, [r for r in report.results if _label(r) == label],
+                                            span[1] - span[0])
         return go
 
     unavailable_seen: set[tuple[str, str]] = set()
@@ -157,7 +171,7 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
                 report.seconds = last_snapshot[0] - t0
                 snapshot(report)
             if progress is not None:
-                progress.step(f"{r.backend}@{r.device}", r.op)
+                progress.step(_label(r), r.op)
                 if r.unexpected:
                     progress.note(f"{r.status.upper()} {r.backend}@{r.device} {r.op}[{r.form}|{r.dtype}]: "
                                   f"{r.message}")
@@ -190,14 +204,15 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
     report.complete = True
     report.timings = {label: end - start for label, (start, end) in spans.items()}
     if progress is not None:
-        for env in op_envs:
-            progress.block_done(env.label, [r for r in report.results if r.backend == env.backend
-                                            and r.device == str(env.device) and not r.op.startswith("handoff")],
-                                report.timings.get(env.label))
-    if progress is not None:
         progress.finish()
     report.seconds = time.perf_counter() - t0
+    if cases is None and not ops:
+        remember(profile, report.timings)  # the next run's estimates (a filtered run's times are not a backend's)
     return report
+
+
+def _label(r: Result) -> str:
+    return f"handoff@{r.device}" if r.op.startswith("handoff") else f"{r.backend}@{r.device}"
 
 
 def _record_handoff(record: Callable[[Result], None], *args: Any) -> None:
