@@ -112,8 +112,8 @@ def _check(profile: str, backends: list[str] | None, devices: list[str] | None, 
 
         report = run_distributed(seed=seed, ops=ops, progress=Progress(profile=profile), backends=backends)
     else:
-        report = run(profile, backends=backends, devices=devices, seed=seed, progress=Progress(profile=profile), ops=ops,
-                     isolate=isolate, parallel=jobs, snapshot=snapshot)
+        report = run(profile, backends=backends, devices=devices, seed=seed, progress=Progress(profile=profile),
+                     ops=ops, isolate=isolate, parallel=jobs, snapshot=snapshot)
     counts = ", ".join(f"{n} {s}" for s, n in sorted(report.counts().items()))
     print(f"conformance ({profile}, seed {seed}): {counts} in {report.seconds:.1f}s")
     for label, line in report.per_backend().items():
@@ -168,10 +168,12 @@ def main(argv: list[str] | None = None, prog: str = "unarray") -> int:
                            description="Every op on every installed backend and visible device against a float64 "
                                        "reference, handoff zero-copy, precision policy. Exit status 1 on an "
                                        "unexpected failure (known deviations do not count).")
+    quick = _quick_time()
     check.add_argument("--profile", choices=("quick", "full", "distributed"), default="quick",
-                       help="quick (the default; " + _quick_time()[0].lower() + _quick_time()[1:-1] + "), full (more dtypes, forms and examples: about 2 minutes for the three GPU "
-                            "backends on one 16-core GPU host) or distributed (the lazy backend on "
-                            "a local distributed cluster, and each library's sharded arrays)"),
+                       help="quick (the default; " + quick[0].lower() + quick[1:-1] + "), full (more dtypes, "
+                            "forms and examples: about 2 minutes for the three GPU backends on one 16-core GPU "
+                            "host) or distributed (the lazy backend on a local distributed cluster, and each "
+                            "library's sharded arrays)"),
     check.add_argument("--backends", nargs="+", metavar="NAME",
                        help="backends to check (default: every installed one); comma or space separated")
     check.add_argument("--devices", nargs="+", metavar="KIND",

@@ -93,7 +93,7 @@ def argmin(x: A, /, *, axis: int | None = None, keepdims: bool = False) -> A:
         --------
         >>> import numpy as np, unarray as ua
         >>> ua.argmin(np.array([4, 1, 1, 5]))
-        np.int64(1)
+        array(1)
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "argmin")
     if axis is not None:

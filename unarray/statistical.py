@@ -115,7 +115,7 @@ def prod(x: A, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepdims
         --------
         >>> import numpy as np, unarray as ua
         >>> ua.prod(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=(0, 1))
-        np.float64(24.0)
+        array(24.)
         >>> ua.prod(np.array([1, 2, 3], dtype=np.int8)).dtype
         dtype('int64')
     """
@@ -208,7 +208,7 @@ def var(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: 
         --------
         >>> import numpy as np, unarray as ua
         >>> ua.var(np.array([1.0, 2.0, 3.0, 4.0]), correction=1)
-        np.float64(1.6666666666666667)
+        array(1.66666667)
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "var")
     if axis is not None:
@@ -253,7 +253,7 @@ def std(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: 
         --------
         >>> import numpy as np, unarray as ua
         >>> ua.std(np.array([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]))
-        np.float64(2.0)
+        array(2.)
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "std")
     if axis is not None:

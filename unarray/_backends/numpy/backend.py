@@ -30,6 +30,14 @@ _max_reduce: Any = np.maximum.reduce
 _min_reduce: Any = np.minimum.reduce
 _or_reduce: Any = np.logical_or.reduce
 _and_reduce: Any = np.logical_and.reduce
+_divide: Any = np.divide
+_ndarray = np.ndarray
+_asarray = np.asarray
+
+
+def _array(r: Any) -> Any:
+    # A full reduction's NumPy scalar as the 0-d array the standard (and every other backend) returns.
+    return r if type(r) is _ndarray else _asarray(r)
 
 
 def _count(shape: tuple[int, ...], axis: int | tuple[int, ...]) -> int:
@@ -111,31 +119,32 @@ class NumpyBackend(Backend):
     # Note: NumPy orders complex numbers lexicographically; the standard has no complex order, so
     # max/min/argmax/argmin refuse them, as on every backend.
     # Note: the ufunc reductions are np.sum/np.prod/np.max/... without their Python
-    # wrappers (same results, dtypes and errors; checked in tests/ops/test_hot_ops.py).
+    # wrappers (same results, dtypes and errors; checked in tests/ops/test_hot_ops.py); out=... makes a full
+    # reduction's result the standard's 0-d array, not a NumPy scalar (tests/ops/test_zero_d_results.py).
     def sum(self, x: _NDArray, axis: Any, dtype: Any, keepdims: bool) -> Any:
-        return _add_reduce(x, axis, None if dtype is None else self.dtype(dtype), None, keepdims)
+        return _add_reduce(x, axis, None if dtype is None else self.dtype(dtype), keepdims=keepdims, out=...)
 
     def prod(self, x: _NDArray, axis: Any, dtype: Any, keepdims: bool) -> Any:
-        return _mul_reduce(x, axis, None if dtype is None else self.dtype(dtype), None, keepdims)
+        return _mul_reduce(x, axis, None if dtype is None else self.dtype(dtype), keepdims=keepdims, out=...)
 
     def mean(self, x: _NDArray, axis: Any, keepdims: bool) -> Any:
         dt = x.dtype
         if dt.kind in "fc" and dt.itemsize >= 4:  # np.mean accumulates float16 in float32: keep its path
             n = x.size if axis is None else _count(x.shape, axis)
-            return _add_reduce(x, axis, None, None, keepdims) / n
-        return np.mean(x, axis=axis, keepdims=keepdims)
+            return _divide(_add_reduce(x, axis, None, keepdims=keepdims, out=...), n, out=...)
+        return _array(np.mean(x, axis=axis, keepdims=keepdims))
 
     def var(self, x: _NDArray, axis: Any, correction: float, keepdims: bool) -> Any:
-        return np.var(x, axis=axis, correction=correction, keepdims=keepdims)
+        return _array(np.var(x, axis=axis, correction=correction, keepdims=keepdims))
 
     def std(self, x: _NDArray, axis: Any, correction: float, keepdims: bool) -> Any:
-        return np.std(x, axis=axis, correction=correction, keepdims=keepdims)
+        return _array(np.std(x, axis=axis, correction=correction, keepdims=keepdims))
 
     def min(self, x: _NDArray, axis: Any, keepdims: bool) -> Any:
         if type(x.dtype) in _COMPLEX:
             raise self._unordered("min", x)
         try:
-            return _min_reduce(x, axis, None, None, keepdims)
+            return _min_reduce(x, axis, None, keepdims=keepdims, out=...)
         except ValueError:
             self._check_nonempty("min", x, axis)
             raise
@@ -144,7 +153,7 @@ class NumpyBackend(Backend):
         if type(x.dtype) in _COMPLEX:
             raise self._unordered("max", x)
         try:
-            return _max_reduce(x, axis, None, None, keepdims)
+            return _max_reduce(x, axis, None, keepdims=keepdims, out=...)
         except ValueError:
             self._check_nonempty("max", x, axis)
             raise
@@ -153,7 +162,7 @@ class NumpyBackend(Backend):
         if type(x.dtype) in _COMPLEX:
             raise self._unordered("argmin", x)
         try:
-            return x.argmin(axis=axis, keepdims=keepdims)
+            return _array(x.argmin(axis=axis, keepdims=keepdims))
         except ValueError:
             self._check_nonempty("argmin", x, axis)
             raise
@@ -162,16 +171,39 @@ class NumpyBackend(Backend):
         if type(x.dtype) in _COMPLEX:
             raise self._unordered("argmax", x)
         try:
-            return x.argmax(axis=axis, keepdims=keepdims)
+            return _array(x.argmax(axis=axis, keepdims=keepdims))
         except ValueError:
             self._check_nonempty("argmax", x, axis)
             raise
 
     def any(self, x: _NDArray, axis: Any, keepdims: bool) -> Any:
-        return _or_reduce(x, axis, None, None, keepdims)
+        return _or_reduce(x, axis, None, keepdims=keepdims, out=...)
 
     def all(self, x: _NDArray, axis: Any, keepdims: bool) -> Any:
-        return _and_reduce(x, axis, None, None, keepdims)
+        return _and_reduce(x, axis, None, keepdims=keepdims, out=...)
+
+    def count_nonzero(self, x: _NDArray, /, **kw: Any) -> Any:
+        return _array(self.xp.count_nonzero(x, **kw))  # (a scalar where its axes are all of x's)
+
+    # The linear-algebra reductions: NumPy's return a scalar where the result has no dimension left.
+    def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1, policy: str) -> Any:
+        return _array(self.xp.vecdot(x1, x2, axis=axis))
+
+    def linalg_det(self, x: _NDArray, /) -> Any:
+        return _array(self.xp.linalg.det(x))
+
+    def linalg_matrix_norm(self, x: _NDArray, /, **kw: Any) -> Any:
+        return _array(self.xp.linalg.matrix_norm(x, **kw))
+
+    def linalg_vector_norm(self, x: _NDArray, /, **kw: Any) -> Any:
+        return _array(self.xp.linalg.vector_norm(x, **kw))
+
+    def linalg_matrix_rank(self, x: _NDArray, /, **kw: Any) -> Any:
+        return _array(self.xp.linalg.matrix_rank(x, **kw))
+
+    def linalg_slogdet(self, x: _NDArray, /) -> Any:
+        r = self.xp.linalg.slogdet(x)
+        return type(r)(*(_array(v) for v in r))
 
     def cumulative_sum(self, x: _NDArray, axis: int | None, dtype: Any, include_initial: bool) -> Any:
         return np.cumulative_sum(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
