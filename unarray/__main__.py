@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 from types import ModuleType
 
@@ -18,9 +19,10 @@ def _report(probe: bool = False) -> int:
     print(f"unarray {ua.__version__} (array API {ua.__array_api_version__}), Python {sys.version.split()[0]}")
     print(f"{'backend':<12}{'version':<14}{'usable':<8}devices")
     unchecked = False
+    width = shutil.get_terminal_size().columns  # (COLUMNS, else the terminal's, else 80)
     for info in ua.backends(probe=False):
         if not info.installed:
-            print(f"{info.name:<12}{'-':<14}{'-':<8}not installed ({hint(info.name)})")
+            print(_wrapped(f"{info.name:<12}{'-':<14}{'-':<8}not installed ({hint(info.name)})", width))
             continue
         # Note: a framework is imported only where the OS cannot tell its devices (seconds each).
         known = None if probe else _backends.known_devices(info.name)
@@ -34,8 +36,8 @@ def _report(probe: bool = False) -> int:
         devs = ", ".join(str(d) for d in known) or error or "none"
         print(f"{info.name:<12}{info.version or '?':<14}{usable:<8}{devs}")
     if unchecked:
-        print("?: not imported (the OS shows no GPU or TPU driver, so its devices are the CPU's); "
-              "env --probe imports each backend")
+        print(_wrapped("?: not imported (the OS shows no GPU or TPU driver, so its devices are the CPU's); "
+                       "env --probe imports each backend", width, indent=3))
     from unarray import _native
     from unarray.interop import _routes
 
@@ -59,6 +61,16 @@ def _quick_time() -> str:
     if last:
         text += "; the last runs here: " + ", ".join(f"{label} {s:.0f} s" for label, s in last)
     return text + "."
+
+
+def _wrapped(line: str, width: int, indent: int = 34) -> str:
+    # An install hint under its row, its lines indented to the devices column (to 4 on a narrow terminal).
+    import textwrap
+
+    if len(line) <= width:
+        return line
+    pad = " " * (indent if width - indent >= 40 else 4)
+    return textwrap.fill(line, width, subsequent_indent=pad, break_long_words=False, break_on_hyphens=False)
 
 
 def _c_path(native: ModuleType | None, what: str) -> str:

@@ -396,3 +396,18 @@ def test_help_gives_the_quick_checks_measured_time() -> None:
     helped = " ".join(_module("--help").stdout.split())
     assert f"about {QUICK_MINUTES} minutes with every CPU backend installed" in helped
     assert f"about {QUICK_MINUTES} minutes" in " ".join(_module("check", "--help").stdout.split())
+
+
+@pytest.mark.parametrize("columns", [72, 120])
+def test_env_wraps_its_install_hints_at_the_terminals_width(columns: int) -> None:
+    r = _module("env", env={"COLUMNS": str(columns)})
+    assert r.returncode == 0, r.stderr
+    if "not installed" not in r.stdout:
+        pytest.skip("every backend is installed here: no install hint to wrap")
+    lines = r.stdout.splitlines()
+    # Every line fits, but one that is a single word too long for any line (a file's path).
+    too_long = [ln for ln in lines if len(ln) > columns and len(ln.split()) > 1 and "C path:" not in ln]
+    assert not too_long, too_long
+    hint = lines.index(next(ln for ln in lines if "not installed" in ln))
+    # continued under the devices column, or 4 spaces in on a narrow terminal
+    assert lines[hint + 1].startswith(" " * (34 if columns - 34 >= 40 else 4)) and lines[hint + 1].strip()
