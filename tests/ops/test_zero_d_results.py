@@ -92,5 +92,8 @@ def test_numpys_linear_algebra_reductions_are_0d_arrays() -> None:
     np.testing.assert_allclose(ua.linalg.det(m), 8.0)
     sign, logabsdet = ua.linalg.slogdet(m)
     assert sign == 1.0 and np.isclose(logabsdet, np.log(8.0))
+    # The standard's NaN where the correction leaves no degree of freedom, a 0-d array too.
+    for r in (ua.var(np.ones(2), correction=2), ua.std(np.ones(2), correction=3)):
+        assert type(r) is np.ndarray and r.shape == () and np.isnan(r)
     # Reductions that keep a dimension are unchanged: arrays of the reduced shape.
     assert ua.sum(m, axis=0).shape == (2,) and ua.sum(m, keepdims=True).shape == (1, 1)

@@ -140,6 +140,13 @@ class NumpyBackend(Backend):
     def std(self, x: _NDArray, axis: Any, correction: float, keepdims: bool) -> Any:
         return _array(np.std(x, axis=axis, correction=correction, keepdims=keepdims))
 
+    # (the base's NaN for too few elements multiplies a 0-d array by NaN: NumPy makes that a scalar)
+    def var_corrected(self, x: _NDArray, axis: Any, correction: float, keepdims: bool) -> Any:
+        return _array(Backend.var_corrected(self, x, axis, correction, keepdims))
+
+    def std_corrected(self, x: _NDArray, axis: Any, correction: float, keepdims: bool) -> Any:
+        return _array(Backend.std_corrected(self, x, axis, correction, keepdims))
+
     def min(self, x: _NDArray, axis: Any, keepdims: bool) -> Any:
         if type(x.dtype) in _COMPLEX:
             raise self._unordered("min", x)
