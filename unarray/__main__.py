@@ -46,8 +46,8 @@ def _report(probe: bool = False) -> int:
     return 0
 
 
-# Measured with `python -m unarray check` on the 2-core VM, every CPU backend installed: conformance/README.md
-# records the run (tests/structure/test_cli.py holds this figure to that page's).
+# The quick check's time on the 2-core VM with every CPU backend, as conformance/README.md records it
+# (tests/structure/test_cli.py holds this figure to that page's).
 QUICK_MINUTES = 3
 
 
