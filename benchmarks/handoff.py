@@ -29,7 +29,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import unarray as ua  # noqa: E402
-from unarray._backends.numpy.handoff import aligned_copy  # noqa: E402
+from unarray._backends._host import aligned_copy  # noqa: E402
 from unarray.interop import _cache, _paths, _routes  # noqa: E402
 
 LIBS = [n for n in ("numpy", "torch", "jax", "tensorflow") if importlib.util.find_spec(n)]

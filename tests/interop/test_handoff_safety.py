@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import unarray as ua
 from tests._support import TestBackend
-from unarray._backends.numpy import handoff as _np_h
+from unarray._backends import _host as _np_h
 from unarray._devices import Device, parse_device
 from unarray.interop import _cache
 

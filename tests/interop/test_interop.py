@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 
 import unarray as ua
 from unarray._backends import _handoff
+from unarray._backends import _host as _np_h
 from unarray._backends.jax import handoff as _jax_h
 from unarray._backends.numba import handoff as _numba_h
-from unarray._backends.numpy import handoff as _np_h
 from unarray._backends.tensorflow import handoff as _tf_h
 from unarray._backends.torch import handoff as _torch_h
 from unarray.interop import _cache, _paths

@@ -15,9 +15,9 @@ import pytest
 
 import unarray as ua
 from unarray import _native, interop
+from unarray._backends import _host as _np_h
 from unarray._backends import handoff as _handoff_of
 from unarray._backends.cupy import handoff as _cupy_h
-from unarray._backends.numpy import handoff as _np_h
 from unarray._backends.torch import handoff as _torch_h
 from unarray.interop import _cache, _paths, _routes
 

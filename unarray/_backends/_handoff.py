@@ -150,10 +150,11 @@ class Handoff:
     # The library that holds this one's compact copy, where not itself.
     copies_into: str | None = None
     # Pair fast paths, by the other library's name: to a target, from a source. A pair's fast path is
-    # declared by one of the two (the one whose module imports the other's: numpy, torch, jax,
-    # tensorflow, cupy, numba in that order, so that no two handoff modules import each other).
-    fast_to: dict[str, FastPath] = {}
-    fast_from: dict[str, FastPath] = {}
+    # declared by one of the two, as a FastPath or as what makes one from the other library's Handoff (its
+    # capsule import, its stream, its plain view: the steps it offers below), so that no library's package
+    # imports another's; the hub composes them (pair).
+    fast_to: dict[str, FastPath | Callable[[Handoff], FastPath]] = {}
+    fast_from: dict[str, FastPath | Callable[[Handoff], FastPath]] = {}
     # The weak cache's signature of an array (None: nothing about it can change in place), the same as
     # the C route's reads ((attribute, call it?) per item; call None reads an ndarray's data pointer),
     # and a checked signature's factory and reads (a guard checked before the reads: _cache.CheckedSig).
@@ -202,6 +203,31 @@ class Handoff:
         """This library's array aliasing a bare DLPack capsule."""
         raise NeedsCopy(f"{self.name} takes no bare capsule")
 
+    def adopt_unordered(self, producer: Any) -> Any:
+        """:meth:`adopt` of a producer whose ``__dlpack__`` takes no stream argument."""
+        return self.adopt(producer)
+
+    # -- what a library offers the other side of a pair's fast path ---------------------------------
+
+    def plain(self, x: Any) -> Any:
+        """``x`` as it can be exported (what the library must resolve or refuse first), else ``x``."""
+        return x
+
+    def export_capsule(self, x: Any, stream: int | None = None) -> Any:
+        """A bare DLPack capsule of ``x`` for a consumer on CUDA stream ``stream`` (1: the legacy default), where
+        this library exports one more cheaply than ``x.__dlpack__``; None where only that will do."""
+        return None
+
+    def dlpack_device(self, x: Any) -> tuple[int, int]:
+        """``x.__dlpack_device__()``, as (device type, index)."""
+        kind, index = x.__dlpack_device__()
+        return int(kind), int(index)
+
+    def one_device(self, x: Any) -> tuple[Any, str]:
+        """(``x`` held on one device, that device's platform): a library whose arrays can span devices gives one
+        device's copy of a replicated array, and refuses a sharded one (Gather)."""
+        return x, "cpu"
+
     def adopt_host(self, y: Any) -> Any:
         """This library's array of the host ndarray ``y`` (lands_on_host)."""
         raise NeedsCopy(f"{self.name} adopts no host array")
@@ -239,9 +265,12 @@ class Handoff:
 
 def pair(src: Handoff, dst: Handoff) -> FastPath:
     """The path from ``src`` to ``dst``: a fast path one of the two declares, else export, then adopt."""
-    fast = src.fast_to.get(dst.name) or dst.fast_from.get(src.name)
-    if fast is not None:
-        return fast
+    made = src.fast_to.get(dst.name)
+    if made is not None:
+        return made if isinstance(made, FastPath) else made(dst)
+    made = dst.fast_from.get(src.name)
+    if made is not None:
+        return made if isinstance(made, FastPath) else made(src)
     export, adopt = src.export, dst.adopt
 
     def dlpack(x: Any) -> Any:

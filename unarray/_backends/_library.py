@@ -10,11 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Library", "Row"]
+__all__ = ["AT_IN_PLACE", "IMMUTABLE", "Library", "Row"]
 
 # A row of the deviation table, as a backend package declares it (its deviations.py): op, backend, platform,
 # dtype (fnmatch patterns each) and the reason.
 Row = tuple[str, str, str, str, str]
+# Reasons several libraries' rows share (each package's deviations.py names them): an immutable array handed to a
+# library without read-only arrays (JAX's, TensorFlow's), ua.at in place where arrays are immutable or lazy.
+IMMUTABLE = ("JAX arrays and TensorFlow tensors are immutable and torch, CuPy and Numba arrays cannot be read-only: "
+             "such a handoff is one copy (refused under copy=False), never a writable alias")
+AT_IN_PLACE = ("ua.at(..., copy=False) writes in place on NumPy, CuPy and torch arrays only; JAX and TensorFlow "
+               "arrays (immutable) and dask arrays (a graph) refuse it (ArgumentError; leave copy unset)")
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,8 @@ platform ("" where it does not run)."""
 
 from __future__ import annotations
 
-from unarray._backends._library import Row
+from unarray._backends._library import AT_IN_PLACE, Row
 from unarray._backends.dask import LIBRARY
-from unarray._backends.jax.deviations import AT_IN_PLACE
 
 INBOUND: tuple[Row, ...] = ()
 ROWS: tuple[Row, ...] = (

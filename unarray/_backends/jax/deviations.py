@@ -7,14 +7,8 @@ platform ("" where it does not run)."""
 
 from __future__ import annotations
 
-from unarray._backends._library import Row
+from unarray._backends._library import AT_IN_PLACE, IMMUTABLE, Row
 from unarray._backends.jax import LIBRARY
-
-# An immutable array handed to a library without read-only arrays (the same reason as TensorFlow's rows).
-IMMUTABLE = ("JAX arrays and TensorFlow tensors are immutable and torch, CuPy and Numba arrays cannot be read-only: "
-             "such a handoff is one copy (refused under copy=False), never a writable alias")
-AT_IN_PLACE = ("ua.at(..., copy=False) writes in place on NumPy, CuPy and torch arrays only; JAX and TensorFlow "
-               "arrays (immutable) and dask arrays (a graph) refuse it (ArgumentError; leave copy unset)")
 
 INBOUND: tuple[Row, ...] = (
     ("handoff->jax", "*", "cpu", "*",

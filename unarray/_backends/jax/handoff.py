@@ -8,8 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from unarray._backends._handoff import FastPath, Gather, Handoff, LazyNumpy, NeedsCopy, OtherDevice, mod
-from unarray._backends.numpy.handoff import aligned_copy, is_permutation, np_ptr, own_array, writable_view
-from unarray._backends.torch.handoff import torch_from_capsule, torch_plain, torch_raw_stream
+from unarray._backends._host import aligned_copy, is_permutation, np_ptr, own_array, writable_view
 from unarray._errors import DTypeError, HandoffError
 
 if TYPE_CHECKING:
@@ -214,14 +213,19 @@ def np_to_jax(x: Any) -> Any:
     return jax_from_dlpack(writable_view(x))
 
 
-def torch_to_jax(x: Any) -> Any:
-    # The import jnp.from_dlpack ends in. On CUDA, JAX's stream for external events is passed to
-    # __dlpack__, so torch orders its pending work before it.
-    check_x64(x)
-    x = torch_plain(x)
-    if x.is_cpu and x.numel() and x.data_ptr() % JAX_ALIGN:
-        raise NeedsCopy(_JAX_UNALIGNED)
-    return jax_from_dlpack(x)
+def _from_torch(torch: Handoff) -> FastPath:
+    plain = torch.plain
+
+    def torch_to_jax(x: Any) -> Any:
+        # The import jnp.from_dlpack ends in. On CUDA, JAX's stream for external events is passed to
+        # __dlpack__, so torch orders its pending work before it.
+        check_x64(x)
+        x = plain(x)
+        if x.is_cpu and x.numel() and x.data_ptr() % JAX_ALIGN:
+            raise NeedsCopy(_JAX_UNALIGNED)
+        return jax_from_dlpack(x)
+
+    return FastPath(torch_to_jax)
 
 
 def to_jax(x: Any) -> Any:
@@ -239,21 +243,26 @@ def jax_to_np(x: Any) -> Any:
     return np.asarray(x)
 
 
-def jax_to_torch(x: Any) -> Any:
-    # JAX's export + torch._C._from_dlpack, skipping torch.from_dlpack's Python. On CUDA the export
-    # names torch's current stream, as torch.from_dlpack does, so JAX orders its work before it.
-    # Note: the result is a writable alias of an immutable JAX buffer (as torch.from_dlpack's is): the
-    # route copies it (the pair is owned), so that no write through it can change the JAX array.
-    x, platform = jax_single(x)
-    if platform == "cpu":
-        cap = jax_capsule(x)
-    else:
-        kind, index = jax_dlpack_device(x)
-        cap = None
-        if int(kind) == 2:  # CUDA: the stream torch.from_dlpack would name (1: the legacy default stream)
-            stream = torch_raw_stream(int(index))
-            cap = jax_capsule(x, stream or 1)
-    return mod("torch").from_dlpack(x) if cap is None else torch_from_capsule(cap)
+def _to_torch(torch: Handoff) -> FastPath:
+    adopt, adopt_capsule, stream_of = torch.adopt, torch.adopt_capsule, torch.consumer_stream
+
+    def jax_to_torch(x: Any) -> Any:
+        # JAX's export + torch._C._from_dlpack, skipping torch.from_dlpack's Python. On CUDA the export
+        # names torch's current stream, as torch.from_dlpack does, so JAX orders its work before it.
+        # Note: the result is a writable alias of an immutable JAX buffer (as torch.from_dlpack's is): the
+        # route copies it (the pair is owned), so that no write through it can change the JAX array.
+        x, platform = jax_single(x)
+        if platform == "cpu":
+            cap = jax_capsule(x)
+        else:
+            kind, index = jax_dlpack_device(x)
+            cap = None
+            if int(kind) == 2:  # CUDA: the stream torch.from_dlpack would name (1: the legacy default stream)
+                stream = stream_of(int(index))
+                cap = jax_capsule(x, stream or 1)
+        return adopt(x) if cap is None else adopt_capsule(cap)
+
+    return FastPath(jax_to_torch)
 
 
 def _sig_jax(x: Any) -> Any:
@@ -273,12 +282,20 @@ class JaxHandoff(Handoff):
         # runs (a guard reading x.platform() would crash the process on a deleted array: _jax_platform).
         "numpy": FastPath(jax_to_np, cached=False,
                           guard=lambda sp: (None, sp.buffer_array) if hasattr(sp, "buffer_array") else None),
-        "torch": FastPath(jax_to_torch),
+        "torch": _to_torch,
     }
-    fast_from = {"numpy": FastPath(np_to_jax), "torch": FastPath(torch_to_jax)}
+    fast_from = {"numpy": FastPath(np_to_jax), "torch": _from_torch}
+    # What the other side of a pair's fast path asks of JAX (Handoff): its import, its direct export, a cached
+    # DLPack device, one device's array.
+    export_capsule = staticmethod(jax_capsule)
+    dlpack_device = staticmethod(jax_dlpack_device)
+    one_device = staticmethod(jax_single)
 
     def adopt(self, producer: Any) -> Any:
         return to_jax(producer)
+
+    def adopt_unordered(self, producer: Any) -> Any:
+        return jax_from_dlpack(producer, stream_ok=False)
 
     def compact_copy(self, x: Any, backend: Any) -> Any:
         return mod("jax.numpy").array(x, copy=True)

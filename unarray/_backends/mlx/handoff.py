@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from unarray._backends._handoff import Handoff, LazyNumpy, Snapshot
-from unarray._backends.numpy.handoff import aligned_copy
+from unarray._backends._host import aligned_copy
 
 if TYPE_CHECKING:
     import numpy as np

@@ -7,8 +7,7 @@ platform ("" where it does not run)."""
 
 from __future__ import annotations
 
-from unarray._backends._library import Row
-from unarray._backends.jax.deviations import AT_IN_PLACE, IMMUTABLE
+from unarray._backends._library import AT_IN_PLACE, IMMUTABLE, Row
 from unarray._backends.tensorflow import LIBRARY
 
 INBOUND: tuple[Row, ...] = (

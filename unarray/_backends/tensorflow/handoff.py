@@ -21,9 +21,7 @@ from unarray._backends._handoff import (
     capsule_data,
     mod,
 )
-from unarray._backends.jax.handoff import jax_capsule, jax_from_dlpack, jax_single
-from unarray._backends.numpy.handoff import aligned_copy, np_ptr, own_array, writable_view
-from unarray._backends.torch.handoff import torch_from_capsule, torch_plain
+from unarray._backends._host import aligned_copy, np_ptr, own_array, writable_view
 from unarray._errors import DTypeError
 
 if TYPE_CHECKING:
@@ -97,23 +95,33 @@ def np_to_tf(x: Any) -> Any:
     return tf_from_capsule(writable_view(x).__dlpack__())
 
 
-def torch_to_tf(x: Any) -> Any:
-    # torch.utils.dlpack.to_dlpack: C, where Tensor.__dlpack__ is Python.
-    x = torch_plain(x)
-    if not x.is_contiguous():
-        raise NeedsCopy("TensorFlow imports only C-contiguous buffers")
-    if x.data_ptr() % TF_ALIGN and x.numel():
-        raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
-    return tf_from_capsule(x.__dlpack__() if x.is_cuda else mod("torch").utils.dlpack.to_dlpack(x))
+def _from_torch(torch: Handoff) -> FastPath:
+    plain = torch.plain
+
+    def torch_to_tf(x: Any) -> Any:
+        # torch.utils.dlpack.to_dlpack: C, where Tensor.__dlpack__ is Python.
+        x = plain(x)
+        if not x.is_contiguous():
+            raise NeedsCopy("TensorFlow imports only C-contiguous buffers")
+        if x.data_ptr() % TF_ALIGN and x.numel():
+            raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
+        return tf_from_capsule(x.__dlpack__() if x.is_cuda else mod("torch").utils.dlpack.to_dlpack(x))
+
+    return FastPath(torch_to_tf)
 
 
-def jax_to_tf(x: Any) -> Any:
-    x, platform = jax_single(x)
-    cpu = platform == "cpu"
-    if x.unsafe_buffer_pointer() % TF_ALIGN and x.size:
-        raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
-    cap = jax_capsule(x) if cpu else None
-    return tf_from_capsule(x.__dlpack__() if cap is None else cap)
+def _from_jax(jax: Handoff) -> FastPath:
+    one_device, export_capsule = jax.one_device, jax.export_capsule
+
+    def jax_to_tf(x: Any) -> Any:
+        x, platform = one_device(x)
+        cpu = platform == "cpu"
+        if x.unsafe_buffer_pointer() % TF_ALIGN and x.size:
+            raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
+        cap = export_capsule(x) if cpu else None
+        return tf_from_capsule(x.__dlpack__() if cap is None else cap)
+
+    return FastPath(jax_to_tf)
 
 
 def capsule_to_tf(cap: Any) -> Any:
@@ -170,21 +178,31 @@ def tf_to_np(x: Any) -> Any:
     return out
 
 
-def tf_to_torch(x: Any) -> Any:
-    # The calls torch's and TF's DLPack wrappers end in.
-    if not _is_eager(x):
-        raise _snapshot(x, tf_to_torch)
-    return torch_from_capsule(tf_capsule(x))
+def _to_torch(torch: Handoff) -> FastPath:
+    adopt_capsule = torch.adopt_capsule
+
+    def tf_to_torch(x: Any) -> Any:
+        # The calls torch's and TF's DLPack wrappers end in.
+        if not _is_eager(x):
+            raise _snapshot(x, tf_to_torch)
+        return adopt_capsule(tf_capsule(x))
+
+    return FastPath(tf_to_torch, cached=False)
 
 
-def tf_to_jax(x: Any) -> Any:
-    # The import jnp.from_dlpack ends in (TF >= 2.16 exports __dlpack__, without a
-    # stream argument); older TF gives only a capsule, wrapped as a producer object. Both zero-copy.
-    if not _is_eager(x):
-        raise _snapshot(x, tf_to_jax)
-    if hasattr(x, "__dlpack__"):
-        return jax_from_dlpack(x, stream_ok=False)
-    return jax_from_dlpack(_Capsule(tf_capsule(x), x.__dlpack_device__()), stream_ok=False)
+def _to_jax(jax: Handoff) -> FastPath:
+    adopt = jax.adopt_unordered
+
+    def tf_to_jax(x: Any) -> Any:
+        # The import jnp.from_dlpack ends in (TF >= 2.16 exports __dlpack__, without a
+        # stream argument); older TF gives only a capsule, wrapped as a producer object. Both zero-copy.
+        if not _is_eager(x):
+            raise _snapshot(x, tf_to_jax)
+        if hasattr(x, "__dlpack__"):
+            return adopt(x)
+        return adopt(_Capsule(tf_capsule(x), x.__dlpack_device__()))
+
+    return FastPath(tf_to_jax)
 
 
 class _Capsule:
@@ -219,14 +237,14 @@ class TensorflowHandoff(Handoff):
     lands_on_host = True
     fast_to = {
         "numpy": FastPath(tf_to_np, cached=False, guard=_to_np_guard, read_only_result=True),
-        "torch": FastPath(tf_to_torch, cached=False),
-        "jax": FastPath(tf_to_jax),
+        "torch": _to_torch,
+        "jax": _to_jax,
     }
     fast_from = {
         # np_to_tf in C: a writable, C-contiguous, TF_ALIGN-aligned buffer (cached route: a first sight only).
         "numpy": FastPath(np_to_tf, guard=lambda sp: ((GUARD_BUFFER, TF_ALIGN), tf_from_export)),
-        "torch": FastPath(torch_to_tf),
-        "jax": FastPath(jax_to_tf),
+        "torch": _from_torch,
+        "jax": _from_jax,
     }
 
     def adopt(self, producer: Any) -> Any:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from unarray._backends._handoff import GUARD_WRITABLE as _GUARD_WRITABLE
 from unarray._backends._handoff import FastPath, Handoff, LazyNumpy, NeedsCopy, OtherDevice, ml_dtype, mod
-from unarray._backends.numpy.handoff import aligned_copy, writable_view
+from unarray._backends._host import aligned_copy, writable_view
 from unarray._errors import DTypeError, HandoffError
 from unarray._kernels.layout_route import contiguous
 
@@ -246,8 +246,11 @@ class TorchHandoff(Handoff):
     def adopt(self, producer: Any) -> Any:
         return mod("torch").from_dlpack(producer)
 
-    def adopt_capsule(self, cap: Any) -> Any:
-        return torch_from_capsule(cap)
+    # What the other side of a pair's fast path asks of torch (Handoff): the capsule import, the plain tensor, the
+    # current raw stream (the consumer stream a producer orders its work before).
+    adopt_capsule = staticmethod(torch_from_capsule)
+    plain = staticmethod(torch_plain)
+    consumer_stream = staticmethod(torch_raw_stream)
 
     def check_source(self, x: Any, dst: str) -> None:
         check_torch(x, dst)
@@ -288,9 +291,6 @@ class TorchHandoff(Handoff):
 
     def host(self, x: Any) -> Any:
         return x.detach().cpu().resolve_conj().resolve_neg().numpy()
-
-    def consumer_stream(self, index: int) -> int:
-        return torch_raw_stream(index)
 
 
 HANDOFF = TorchHandoff()
