@@ -71,7 +71,7 @@ class BoundNamespace:
     - ``__array_namespace_info__()`` describes the bound backend and device: its devices, its default
       dtypes, and only the dtypes that device holds (no float64 on a TPU).
     - the dtypes are unarray's (``xp.float32 is ua.float32``), except for a library whose dtypes compare
-      equal only to its own (MLX): there ``xp.float32 is mx.float32``, so ``x.dtype == xp.float32`` holds
+      equal only to its own (MLX): there ``xp.float32 == mx.float32``, so ``x.dtype == xp.float32`` holds
       in generic code, and ``__array_namespace_info__()`` lists those same objects. A name the library
       lacks (``complex128`` on MLX) stays unarray's.
     - ``result_type`` of dtypes alone answers as the bound backend's functions do on arrays of those
@@ -195,7 +195,8 @@ def _bound_result_type(fn: Callable[..., Any], backend: str) -> Callable[..., An
         native = on_backend(b, arrays_and_dtypes, *promoted_name(arrays_and_dtypes))
         name = canonical_name(native)
         if name is None or not all(isinstance(a, (DType, str)) for a in dtypes):
-            return native  # the library's dtype for the library's dtypes, as ua.result_type gives
+            # the library's dtype for the library's dtypes, as ua.result_type gives (the namespace's object for it)
+            return b.namespace_dtypes().get(name, native) if name is not None else native
         return DTYPES[name]
 
     return result_type
@@ -245,8 +246,9 @@ def array_namespace(*arrays: Any, api_version: str | None = None) -> BoundNamesp
 
         Notes
         -----
-        Bound to MLX, the namespace's dtypes are MLX's own (``xp.float32 is mx.float32``): MLX's dtype
-        answers False when compared with any other object, and generic code writes ``x.dtype == xp.float32``.
+        Bound to MLX, the namespace's dtypes are MLX's own (``xp.float32 == mx.float32``, a subclass that also
+        compares with ``None``): MLX's dtype answers False when compared with any other object, and generic code
+        writes ``x.dtype == xp.float32``.
         Every unarray function takes them wherever it takes a dtype (``dtype=``, ``astype``, ``isdtype``,
         ``finfo``, ``iinfo``, ``result_type``, ``can_cast``), with any backend's arrays: a dtype is read by
         its name, so ``mx.float32`` with a torch tensor means ``torch.float32``; a name the target backend

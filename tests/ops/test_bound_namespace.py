@@ -408,17 +408,31 @@ def test_generic_code_compares_an_mlx_arrays_dtype_with_the_namespaces() -> None
     mx = _mlx()
     x = mx.array([1.5, -2.0, 3.25])
     xp = ua.array_namespace(x)
-    assert xp.float32 is mx.float32 and xp.bool is mx.bool_ and xp.int64 is mx.int64
-    assert x.dtype == xp.float32 and not x.dtype == xp.float16
+    assert xp.float32 == mx.float32 and xp.bool == mx.bool_ and mx.int64 == xp.int64 and xp.int64 != mx.int32
+    assert x.dtype == xp.float32 and not x.dtype == xp.float16 and not x.dtype != xp.float32
     y = _only_floats32(xp, x)
     assert y.dtype == xp.float16 and np.allclose(np.asarray(y, np.float64), [3.0, -4.0, 6.5])
     assert _only_floats32(xp, y).dtype == xp.float32
     info = xp.__array_namespace_info__()
-    assert info.default_dtypes()["real floating"] is mx.float32
+    assert info.default_dtypes()["real floating"] is xp.float32 and xp.float32 == mx.float32
     assert all(v is getattr(xp, n) for n, v in info.dtypes().items())
     assert xp.complex128 is ua.complex128  # MLX has none: unarray's, which MLX refuses
     with pytest.raises(ua.DTypeError, match="complex64"):
         xp.asarray([1.0], dtype=xp.complex128)
+
+
+def test_mlx_dtypes_of_the_namespace_compare_with_none_and_other_objects() -> None:
+    # Generic code writes dtype == None; MLX's own dtype raises TypeError there.
+    mx = _mlx()
+    xp = ua.array_namespace(mx.zeros(1))
+    for name in _MLX_NAMES:
+        d = getattr(xp, name)
+        assert d != None and not d == None and not None == d  # noqa: E711 - the idiom under test
+        assert d != "float32" and d != 3 and d != ua.complex128 and d != object()
+        assert d == getattr(mx, "bool_" if name == "bool" else name) and hash(d) == hash(d.native)
+        x = xp.zeros(2, dtype=d)
+        assert x.dtype == d and d == x.dtype and {x.dtype: name}[d] == name
+        assert xp.asarray(x, dtype=d).dtype == d and ua.result_type(x, d) == d
 
 
 _MLX_NAMES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16",

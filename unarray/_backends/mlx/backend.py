@@ -76,7 +76,7 @@ class MLXBackend(Backend):
         if d is None:
             return None
         if isinstance(d, mx.Dtype):
-            return self._on_device(d, None)
+            return self._on_device(dtypes.native(d), None)
         name = d.name if isinstance(d, DType) else canonical_name(d)
         if name is None:
             raise DTypeError(f"{d!r} is not a dtype", backend=self.name)
@@ -92,9 +92,9 @@ class MLXBackend(Backend):
         return d
 
     def namespace_dtypes(self) -> dict[str, Any]:
-        # Note: MLX's Dtype.__eq__ is False for anything but its own dtypes, so generic code's x.dtype == xp.float32
-        # holds only with MLX's own objects in the namespace.
-        return dict(dtypes.DT)
+        # Note: MLX's Dtype.__eq__ is False for anything but its own dtypes (and raises beside None), so generic code's
+        # x.dtype == xp.float32 holds only with MLX's dtypes in the namespace: NamespaceDtype, which also takes None.
+        return dict(dtypes.NAMESPACE_DT)
 
     def dtype_name(self, x: Any) -> str:
         return dtypes.name(x.dtype)

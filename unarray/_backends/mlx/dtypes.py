@@ -37,12 +37,54 @@ UNSIGNED = frozenset({uint8, uint16, uint32, uint64})
 _NP = {k: np.dtype(k) for k in DT if k != "bfloat16"}
 
 
+class NamespaceDtype(mx.Dtype):
+    """MLX's dtype as the bound namespace hands it out: equal to MLX's own (``x.dtype == xp.float32`` on an MLX
+    array, either side) and False beside anything else, ``None`` included, where MLX's own raises TypeError
+    (generic code's ``dtype == None``).
+
+    Note: a subclass, so that Python asks its ``__eq__`` first even with MLX's dtype on the left; MLX defines no
+    constructor, so the instance never holds MLX's value itself: every MLX call gets ``.native`` (``native``)."""
+
+    native: Any
+
+    def __eq__(self, other: object) -> builtins.bool:
+        if isinstance(other, NamespaceDtype):
+            return builtins.bool(other.native == self.native)
+        return type(other) is mx.Dtype and builtins.bool(other == self.native)
+
+    def __ne__(self, other: object) -> builtins.bool:
+        return not self.__eq__(other)
+
+    def __hash__(self) -> int:
+        return hash(self.native)
+
+    def __repr__(self) -> str:
+        return repr(self.native)
+
+    __str__ = __repr__
+
+    @property
+    def size(self) -> int:
+        return int(self.native.size)
+
+
+def _namespace_dtype(d: Any) -> NamespaceDtype:
+    out = NamespaceDtype.__new__(NamespaceDtype)
+    out.native = d
+    return out
+
+
+NAMESPACE_DT: dict[str, NamespaceDtype] = {k: _namespace_dtype(v) for k, v in DT.items()}
+
+
 def name(d: Any) -> str:
-    return NAME_OF.get(d) or canonical_name(d) or str(d)
+    return NAME_OF.get(native(d) if isinstance(d, NamespaceDtype) else d) or canonical_name(d) or str(d)
 
 
 def native(d: Any) -> Any:
     """MLX's dtype for any dtype-like (a ua dtype, a NumPy dtype, a name); complex128 is refused."""
+    if isinstance(d, NamespaceDtype):
+        return d.native
     if d is None or isinstance(d, mx.Dtype):
         return d
     n = canonical_name(d)
