@@ -177,7 +177,7 @@ def test_progress_is_one_updating_line_on_a_tty_and_few_plain_lines_otherwise(tm
     assert "\r" not in plain.getvalue()
     # A CI log: the run's first and last line and one per backend, whatever the number of checks.
     lines = plain.getvalue().splitlines()
-    assert lines[:3] == ["conformance: 40 checks on 2 backend and device pairs", "numpy@cpu: 20 pass in 0.5s",
+    assert lines[:3] == ["conformance: 40 checks on 2 backends and devices", "numpy@cpu: 20 pass in 0.5s",
                          "torch@cpu: 20 pass in 0.5s"] and len(lines) == 4
     assert plain.getvalue().splitlines()[-1].startswith("conformance: 40 checks in ")
     # A check that holds the run (a compilation): the terminal's line is redrawn on the ticker meanwhile, a
@@ -201,7 +201,7 @@ def test_a_backend_whose_last_run_was_slow_gets_a_line_before_it_starts(tmp_path
     from unarray.conformance import progress
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    progress.remember("quick", {"jax@cpu": 61.0, "numpy@cpu": 2.0})
+    progress.remember("quick", {"jax@cpu": 61.0, "numpy@cpu": 2.0}, {"jax@cpu": 2, "numpy@cpu": 2})
     assert progress.last_times("quick") == {"jax@cpu": 61.0, "numpy@cpu": 2.0}
     assert progress.last_times("full") == {}
     stream = io.StringIO()
@@ -211,9 +211,13 @@ def test_a_backend_whose_last_run_was_slow_gets_a_line_before_it_starts(tmp_path
         p.begin(label)
     p.finish()
     lines = stream.getvalue().splitlines()
-    assert lines[0] == "conformance: 4 checks on 2 backend and device pairs, about 63 s (the last run here)"
+    assert lines[0] == "conformance: 4 checks on 2 backends and devices, about 63 s (the last run here)"
     assert "jax@cpu: 2 checks, about 61 s (the last run here)" in lines
     assert not any(ln.startswith("numpy@cpu: 2 checks") for ln in lines)  # a fast one gets no line
+    # A run of a part of a backend's checks is told that part of its time.
+    stream = io.StringIO()
+    Progress(stream, tty=False).start(1, {"jax@cpu": 1})
+    assert stream.getvalue().startswith("conformance: 1 checks on jax@cpu, about 30 s (the last run here)")
     (tmp_path / "unarray" / "check-times.json").write_text("not json")
     assert progress.last_times("quick") == {}
 

@@ -34,22 +34,29 @@ def _times_file() -> Path:
     return Path(base) / "unarray" / "check-times.json"
 
 
-def last_times(profile: str) -> dict[str, float]:
-    """The wall time of each backend@device's last complete run of ``profile`` here ({} where none was kept)."""
+def _last(profile: str) -> dict[str, tuple[float, int]]:
     try:
         data = json.loads(_times_file().read_text(encoding="utf-8"))
-        return {str(k): float(v) for k, v in data.get(profile, {}).items()}
-    except (OSError, ValueError, AttributeError, TypeError):
+        return {str(k): (float(v[0]), int(v[1])) for k, v in data.get(profile, {}).items()}
+    except (OSError, ValueError, AttributeError, TypeError, IndexError, KeyError):
         return {}
 
 
-def remember(profile: str, timings: dict[str, float]) -> None:
-    """Keep ``timings`` (backend@device -> seconds of a complete run) as the last of ``profile``; best effort."""
+def last_times(profile: str) -> dict[str, float]:
+    """The wall time of each backend@device's last complete run of ``profile`` here ({} where none was kept)."""
+    return {label: seconds for label, (seconds, _) in _last(profile).items()}
+
+
+def remember(profile: str, timings: dict[str, float], checks: dict[str, int]) -> None:
+    """Keep ``timings`` (backend@device -> seconds of a complete run of ``checks[label]`` checks) as the last of
+    ``profile``; best effort."""
     path = _times_file()
     try:
         data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
         data = data if isinstance(data, dict) else {}
-        data[profile] = {**data.get(profile, {}), **{k: round(v, 1) for k, v in timings.items()}}
+        kept = {k: [round(v, 1), checks[k]] for k, v in timings.items() if checks.get(k)}
+        before = data.get(profile)
+        data[profile] = {**(before if isinstance(before, dict) else {}), **kept}
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
@@ -92,12 +99,16 @@ class Progress:
         with self._lock:
             self.total, self.done, self._t0 = total, 0, time.perf_counter()
             self.blocks = {label: _Block(n) for label, n in (blocks or {}).items()}
-            self.estimates = last_times(self.profile)
+            # A backend's last time, scaled to this run's share of its checks (a run of a few ops is short).
+            self.estimates = {label: seconds * (self.blocks[label].total / n if label in self.blocks and
+                                                self.blocks[label].total else 1.0)
+                              for label, (seconds, n) in _last(self.profile).items()}
             known = [self.estimates.get(label) for label in self.blocks]
             about = ""
             if self.blocks and all(s is not None for s in known):
-                about = f", about {_secs(sum(s for s in known if s is not None))} (the last run here)"
-            self._line(f"conformance: {total} checks on {len(self.blocks) or 1} backend and device pairs{about}")
+                about = f", {_about(sum(s for s in known if s is not None))} (the last run here)"
+            where = next(iter(self.blocks)) if len(self.blocks) == 1 else f"{len(self.blocks)} backends and devices"
+            self._line(f"conformance: {total} checks on {where}{about}")
         if self._ticker is None:
             self._stop.clear()
             self._ticker = threading.Thread(target=self._tick, name="unarray-progress", daemon=True)
@@ -114,7 +125,7 @@ class Progress:
             last = self.estimates.get(label)
             if last is not None and last >= SLOW:
                 count = f"{block.total} checks" if block.total else "starting"
-                self._line(f"{label}: {count}, about {_secs(last)} (the last run here)")
+                self._line(f"{label}: {count}, {_about(last)} (the last run here)")
 
     def step(self, where: str, op: str) -> None:
         with self._lock:
@@ -172,9 +183,9 @@ class Progress:
             left = ""
             last = self.estimates.get(label)
             if last is not None and last > spent:
-                left = f", about {_secs(last - spent)} left"
+                left = f", {_about(last - spent)} left"
             elif b.total and 3 <= b.done < b.total:
-                left = f", about {_secs(spent / b.done * (b.total - b.done))} left"
+                left = f", {_about(spent / b.done * (b.total - b.done))} left"
             parts.append(f"{label} {b.done}{f'/{b.total}' if b.total else ''} in {spent:.0f}s{left}")
         return "; ".join(parts)
 
@@ -208,7 +219,7 @@ class Progress:
         self._last_write = time.perf_counter()
 
 
-def _secs(seconds: float) -> str:
+def _about(seconds: float) -> str:
     if seconds < 1:
         return "under 1 s"
-    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+    return f"about {seconds:.0f} s" if seconds < 120 else f"about {seconds / 60:.1f} min"

@@ -207,7 +207,7 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
         progress.finish()
     report.seconds = time.perf_counter() - t0
     if cases is None and not ops:
-        remember(profile, report.timings)  # the next run's estimates (a filtered run's times are not a backend's)
+        remember(profile, report.timings, blocks)  # the next run's estimates (not a filtered run's times)
     return report
 
 
