@@ -12,7 +12,8 @@ for each into the "generated" region of its category module, so tools and
 readers see ordinary code. It also writes every error frame of the front end
 from one template (``frame``): the generated functions' and the except clause
 of each hand-written ``try:`` marked as a frame. Run it after editing any of those;
-``tests/ops/test_namespace.py`` fails when a module is out of date.
+``tests/ops/test_namespace.py`` fails when a module is out of date. It then writes the types of the bound
+namespace's names (``tools/gen_namespace_types.py``).
 
     python tools/gen_frontend.py          # rewrite
     python tools/gen_frontend.py --check  # exit 1 if anything would change
@@ -33,6 +34,7 @@ import array_api_strict as strict
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import gen_namespace_types  # noqa: E402
 from frontend_examples import example  # noqa: E402
 from frontend_rules import CHECKS, REFUSALS, RULES  # noqa: E402
 
@@ -548,6 +550,8 @@ def main(check: bool) -> int:
             stale.append(path.name)
             if not check:
                 path.write_text(new)
+    if gen_namespace_types.main(check):  # the bound namespace's types, from the public names just written
+        stale.append(gen_namespace_types.TARGET.name)
     if stale:
         print(("out of date: " if check else "rewrote: ") + ", ".join(stale))
     return 1 if (check and stale) else 0

@@ -15,17 +15,21 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from unarray import _names
-from unarray._devices import Device
+from unarray._devices import Device, _from_native
 from unarray._dispatch import backend_named, default_backend, leader, one
 from unarray._dtypes import DTYPES, DType, canonical_name
 from unarray._errors import ArgumentError
 from unarray._lookup import _PASSIVE, SCALARS, of_array
 from unarray._names import FOREIGN, RECIPES
 from unarray.datatypes import on_backend, promoted_name
+from unarray.interop import _compile_watch
 from unarray.introspection import Info, with_library
 
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
+    from unarray._namespace_types import PublicNames
+else:
+    PublicNames = object  # the types of the public names, for the type checker (generated)
 
 __all__ = ["BoundNamespace", "array_namespace", "namespace", "publish"]
 
@@ -51,7 +55,7 @@ def publish(module: types.ModuleType) -> None:
     _PUBLIC["__array_api_version__"] = module.__array_api_version__
 
 
-class BoundNamespace:
+class BoundNamespace(PublicNames):
     """unarray's namespace bound to one backend and device: what :func:`array_namespace` returns.
 
     Every standard function, constant and dtype, and unarray's extras (``nn``, ``linalg``, ``fft``,
@@ -116,16 +120,13 @@ class BoundNamespace:
         self.__dict__.update(own)
         self.backend, self.device, self.lazy, self.immutable = b.name, device, b.lazy, b.immutable
         self.__name__ = "unarray"
-        for name in _CREATION:
-            setattr(self, name, _bound(_PUBLIC[name], b.name, device))
-        self.asarray = _bound_asarray(_PUBLIC["asarray"], b.name, device)
-        self.result_type = _bound_result_type(_PUBLIC["result_type"], b.name)
-        fft = _PUBLIC["fft"]
-        self.fft = types.SimpleNamespace(**{n: getattr(fft, n) for n in fft.__all__})
-        for name in _FFT_CREATION:
-            setattr(self.fft, name, _bound(getattr(fft, name), b.name, device))
+        bound: dict[str, Any] = {name: _bound(_PUBLIC[name], b.name, device) for name in _CREATION}
+        bound["asarray"] = _bound_asarray(_PUBLIC["asarray"], b.name, device)
+        bound["result_type"] = _bound_result_type(_PUBLIC["result_type"], b.name)
+        bound["fft"] = _BoundFFT(_PUBLIC["fft"], b.name, device)
         info = Info(b, device, own)
-        self.__array_namespace_info__ = lambda: info
+        bound["__array_namespace_info__"] = lambda: info
+        self.__dict__.update(bound)  # what has no array to dispatch on, bound to this backend and device
 
     def __repr__(self) -> str:
         where = "the trace's device" if self.device is None else str(self.device)
@@ -134,8 +135,20 @@ class BoundNamespace:
     def __dir__(self) -> list[str]:
         return _names.public_dir(_PUBLIC, "backend", "device", "lazy", "immutable", "__array_namespace_info__")
 
-    if TYPE_CHECKING:  # every public name is set in __init__, which a type checker does not read
-        def __getattr__(self, name: str) -> Any: ...
+
+class _BoundFFT:
+    """``xp.fft``: unarray.fft's functions, with ``fftfreq`` and ``rfftfreq`` creating in the bound backend and
+    on the bound device."""
+
+    def __init__(self, fft: types.ModuleType, backend: str, device: Any) -> None:
+        self.__dict__.update({n: getattr(fft, n) for n in fft.__all__})
+        self.__dict__.update({n: _bound(getattr(fft, n), backend, device) for n in _FFT_CREATION})
+
+    def __repr__(self) -> str:
+        return "<unarray.fft bound to a namespace>"
+
+    def __dir__(self) -> list[str]:
+        return _names.public_dir(self.__dict__)
 
 
 class _Foreign:
@@ -275,14 +288,22 @@ def array_namespace(*arrays: Any, api_version: str | None = None) -> BoundNamesp
         True
     """
     if api_version is not None and api_version not in _VERSIONS:
-        raise ArgumentError(f"api_version must be one of {', '.join(_VERSIONS)} or None; got {api_version!r}",
-                            op="array_namespace")
+        _bad_version(api_version)
     if len(arrays) == 1:
         x = arrays[0]
         try:  # the common call: one array, of a type and device seen before
             return _BY_DEVICE[type(x), x.device]
         except Exception:  # noqa: BLE001 - not seen yet, no .device, a tracer's or an unhashable device: the full way
             pass
+    return _resolve(arrays)
+
+
+def _bad_version(api_version: object) -> None:
+    raise ArgumentError(f"api_version must be one of {', '.join(_VERSIONS)} or None; got {api_version!r}",
+                        op="array_namespace")
+
+
+def _resolve(arrays: tuple[Any, ...]) -> BoundNamespace:
     xs = [a for a in arrays if type(a) not in _PASSIVE]
     if not xs:
         name, where = default_backend()
@@ -301,6 +322,46 @@ def array_namespace(*arrays: Any, api_version: str | None = None) -> BoundNamesp
         except Exception:  # noqa: BLE001 - no .device or an unhashable one: this array takes the full way
             pass
     return ns
+
+
+def _traced_array_namespace(*arrays: Any, api_version: str | None = None) -> BoundNamespace:
+    # What torch.compile traces in place of array_namespace (registered through its backend). A traced tensor's
+    # namespace is found by _traced_name, which the tracer runs for real as a call of constants, so neither the
+    # caches (a read would be guarded on the dict's keys, a write replayed after the graph) nor the construction
+    # are traced; the trace reads the one attribute of _TRACED it names.
+    if api_version is not None and api_version not in _VERSIONS:
+        _bad_version(api_version)
+    xs = [a for a in arrays if type(a) not in _PASSIVE]
+    if xs:
+        x = xs[leader("array_namespace", xs)] if len(xs) > 1 else xs[0]
+        b = one(x, "array_namespace")
+        if b.compiling is not None and b.is_tracer(x):
+            return getattr(_TRACED, _traced_name(b.name, x.device))  # type: ignore[no-any-return]
+    return _resolve(arrays)
+
+
+class _Traced:
+    """The namespaces of traced tensors, one attribute each (named by _traced_name)."""
+
+
+_TRACED = _Traced()
+_TRACED_NAMES: dict[tuple[str, Any], str] = {}
+
+
+def _traced_name(backend: str, device: Any) -> str:
+    """The attribute of ``_TRACED`` holding the namespace of a tensor traced on ``device`` (the library's own
+    device object); made on first need."""
+    name = _TRACED_NAMES.get((backend, device))
+    if name is None:
+        ns = _namespace(backend_named(backend, "array_namespace"), _from_native(device), "traced")
+        name = f"ns{len(_TRACED_NAMES)}"
+        setattr(_TRACED, name, ns)
+        _TRACED_NAMES[backend, device] = name
+    return name
+
+
+_compile_watch.install(array_namespace, _traced_array_namespace, "register_traced")
+_compile_watch.install(_traced_name, None, "register_constant")
 
 
 def _namespace(b: Backend, where: Any, source: str) -> BoundNamespace:

@@ -74,10 +74,7 @@ _SCRIPT = textwrap.dedent(
     ("ua.jit", "torch first"),
     ("ua.jit", "unarray first"),
     ("torch.compile", "torch first"),
-    pytest.param("torch.compile", "unarray first", marks=pytest.mark.xfail(strict=True, reason=(
-        "torch imported after unarray and first met inside the user's own trace: the registry lookup that loads "
-        "torch's backend is read by Dynamo before it fills, so the function compiles once more on its next call "
-        "(ua.jit looks its arguments up before compiling; torch imported first is registered on import)"))),
+    ("torch.compile", "unarray first"),  # torch registered when torch.compile imports its tracer
 ])
 def test_a_function_compiles_once_per_dtype_in_a_cold_process(how: str, order: str) -> None:
     proc = subprocess.run([sys.executable, "-c", _SCRIPT, how, order], capture_output=True, text=True, cwd=ROOT,

@@ -48,6 +48,58 @@ USER_MODULE = textwrap.dedent(
     """
 )
 
+# Generic code as docs/generic_code.md teaches it (xp = ua.array_namespace(x)): the bound namespace is typed as
+# the module's functions, so the caller's array type comes back (Tensor in, Tensor out).
+GENERIC_MODULE = textwrap.dedent(
+    """
+    from typing import assert_type
+
+    import numpy as np
+    import numpy.typing as npt
+    import torch
+
+    import unarray as ua
+    from unarray.typing import ArrayT
+
+
+    def energy(x: torch.Tensor) -> torch.Tensor:
+        xp = ua.array_namespace(x)
+        return xp.sum(x * x)
+
+
+    def softmax(x: ArrayT) -> ArrayT:
+        xp = ua.array_namespace(x)
+        y = xp.exp(x - xp.max(x, axis=-1, keepdims=True))
+        return y / xp.sum(y, axis=-1, keepdims=True)
+
+
+    t = torch.ones(3)
+    a: npt.NDArray[np.float64] = np.ones(3)
+    xp = ua.array_namespace(t)
+    assert_type(softmax(t), torch.Tensor)
+    assert_type(softmax(a), npt.NDArray[np.float64])
+    assert_type(xp.add(1.0, t), torch.Tensor)
+    assert_type(xp.linalg.vector_norm(t), torch.Tensor)
+    assert_type(xp.fft.fft(t), torch.Tensor)
+    assert_type(xp.nn.softmax(t, axis=-1), torch.Tensor)
+    reveal_type(energy(t))
+    """
+)
+
+# What the checker must refuse of the namespace: a name it lacks, a wrong array type.
+WRONG_MODULE = textwrap.dedent(
+    """
+    import torch
+
+    import unarray as ua
+
+    t = torch.ones(3)
+    xp = ua.array_namespace(t)
+    xp.concatenate([t, t])
+    n: int = xp.sum(t)
+    """
+)
+
 
 def _env(tmp: Path) -> Path:
     """A plain venv whose Python sees this interpreter's packages except unarray; returns its python."""
@@ -109,14 +161,23 @@ def test_editable_install_gives_a_type_checker_the_packages_types(fresh: tuple[P
     user = clone.parent / "user" / "user_module.py"
     user.parent.mkdir()
     user.write_text(USER_MODULE)
+    (user.parent / "generic_module.py").write_text(GENERIC_MODULE)
+    (user.parent / "wrong_module.py").write_text(WRONG_MODULE)
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MYPYPATH")}
-    # From the user's own folder: the clone is reached only through the install.
+    # From the user's own folder: the clone is reached only through the install. One run for the three modules
+    # (reading torch's types takes most of it).
     r = subprocess.run([str(python), "-m", "mypy", "--strict", "--no-incremental", "--cache-dir", os.devnull,
-                        user.name], capture_output=True, text=True, cwd=user.parent, timeout=300, env=env)
+                        user.name, "generic_module.py", "wrong_module.py"], capture_output=True, text=True,
+                       cwd=user.parent, timeout=600, env=env)
     assert "Cannot find implementation or library stub" not in r.stdout, r.stdout[-3000:]
-    revealed = [ln for ln in r.stdout.splitlines() if "Revealed type" in ln]
-    assert revealed and 'is "numpy.ndarray[' in revealed[0], r.stdout[-3000:]  # not "Any"
-    assert r.returncode == 0 and "error:" not in r.stdout, r.stdout[-3000:]
+    revealed = {ln.partition(":")[0]: ln for ln in r.stdout.splitlines() if "Revealed type" in ln}
+    assert 'is "numpy.ndarray[' in revealed.get(user.name, ""), r.stdout[-3000:]  # not "Any"
+    assert 'is "torch._tensor.Tensor"' in revealed.get("generic_module.py", ""), r.stdout[-3000:]
+    errors = [ln for ln in r.stdout.splitlines() if "error:" in ln]
+    # Only the wrong module's two lines fail: the README's example and the generic one check.
+    assert all(ln.startswith("wrong_module.py:") for ln in errors) and len(errors) == 2, r.stdout[-3000:]
+    assert '"BoundNamespace" has no attribute "concatenate"' in errors[0], errors
+    assert 'expression has type "Tensor", variable has type "int"' in errors[1], errors
     # And the interpreter imports the clone (the same path, as the install's .pth line says).
     r = subprocess.run([str(python), "-c", "import unarray; print(unarray.__file__)"], capture_output=True,
                        text=True, cwd=user.parent, timeout=120, env=env)

@@ -67,6 +67,7 @@ OPTIONAL: frozenset[str] = frozenset({
     "join",  # a lazy backend: an eager operand joining its graph (_dispatch.adopt)
     "register_traced_to",  # torch: ua.to's traceable twin for torch.compile (interop._compile_watch)
     "register_traced",  # torch: a C hot call's traceable twin (unarray/_hot.py, interop._compile_watch)
+    "register_constant",  # torch: a call the tracer runs for real and takes as a constant (array_namespace)
     "handoff_path",  # a lazy backend: how an eager operand joins its graph, for ua.explain (interop._public)
 })
 

@@ -50,6 +50,9 @@ class _Watch:
 
         def exec_module(module: Any) -> None:
             run(module)
+            # Note: the library's array types registered before its tracer's first trace, which would otherwise
+            # register them itself and guard on the registry as it was (the function compiles again next call).
+            _lookup.register_imported()
             for to, traced_to, how in _PENDING:
                 _register(lib, to, traced_to, how)
 

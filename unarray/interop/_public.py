@@ -204,6 +204,10 @@ def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str, chunks: A
     if readonly is not False and readonly is not True:
         readonly = _as_flag(readonly, backend, op)
     src = one(x, op)
+    if src.compiling is not None and type(backend) is str and backend != src.name and src.compiling():
+        # A torch.compile trace handing over to another library: out of the trace before the target is looked up,
+        # whose first lookup imports it (an import the trace refuses with the tracer's words, not unarray's).
+        return src.outside_trace(_to, x, backend, device, copy, op)
     dst = _DST.get(backend) if isinstance(backend, str) else None
     if dst is None:
         dst = backend_named(backend, op)
