@@ -133,7 +133,10 @@ def _wide_int(v: Any, args: tuple[Any, ...]) -> Any:
     return v
 
 
-_ARRAY_TYPE = type(jnp.zeros(0))
+# Note: this module may first load inside the user's jax.jit trace, where jnp.zeros gives a tracer: the concrete
+# array type is read outside the trace.
+with jax.ensure_compile_time_eval():
+    _ARRAY_TYPE = type(jnp.zeros(0))
 _ARRAY_TYPES = frozenset({_ARRAY_TYPE})
 _SWITCH = _native.load("_switch")
 
