@@ -110,18 +110,7 @@ def register_traced_to(to: Any, traced_to: Any) -> None:
     # (traced_to) instead of meeting an unknown builtin. Called by unarray/interop/_compile_watch.py once
     # torch._dynamo is imported.
     _traced.disable_foreign_refusal()
-    register_traced(to, traced_to)
-
-
-def register_traced(fn: Any, reference: Any) -> None:
-    # A C hot call of the front end (unarray/_hot.py): torch.compile traces its Python reference instead.
-    torch.compiler.substitute_in_graph(fn, skip_signature_check=True)(reference)
-
-
-def register_constant(fn: Any, _: Any = None) -> None:
-    # A function of constants (ua.array_namespace's lookup of a traced tensor's namespace) that torch.compile runs
-    # at trace time, taking its result as a constant: its caches and the object it builds stay out of the trace.
-    torch.compiler.assume_constant_result(fn)  # type: ignore[no-untyped-call]
+    _traced.register_traced(to, traced_to)
 
 
 class TorchBackend(Backend):
@@ -214,8 +203,8 @@ class TorchBackend(Backend):
 
     outside_trace = staticmethod(_outside_trace)
     register_traced_to = staticmethod(register_traced_to)
-    register_traced = staticmethod(register_traced)
-    register_constant = staticmethod(register_constant)
+    register_traced = staticmethod(_traced.register_traced)
+    register_constant = staticmethod(_traced.register_constant)
     # A DTensor spans its mesh and leads a mixed call; another library's array joins it only as a DTensor.
     spreads, is_spread = True, staticmethod(_spans_mesh)
     mesh_fix = "place it on the leader's mesh first, e.g. distribute_tensor(torch.as_tensor(x), x1.device_mesh, " \
