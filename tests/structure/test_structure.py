@@ -267,6 +267,40 @@ def test_the_write_check_finds_one(tmp_path: Path) -> None:
         assert _writes_into_modules("unarray._backends.m", f), body
 
 
+def _library_of(module: str) -> str | None:
+    # The library package a module belongs to (unarray._backends.<lib>...), else None.
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["unarray", "_backends"] and parts[2] in _registry_names() \
+        else None
+
+
+def _foreign_imports(lib: str) -> list[str]:
+    # Each import (deferred ones inside functions included) from lib's package into another library's package.
+    out = []
+    for name, path in MODULES.items():
+        if _library_of(name) == lib:
+            out += [f"{name} -> {m}" for m in sorted(_imports(name, path)) if _library_of(m) not in (None, lib)]
+    return out
+
+
+@pytest.mark.parametrize("lib", [pytest.param(n, marks=pytest.mark.xfail(
+    strict=True, reason="dask's chunk ops import NumPy's and CuPy's backends by name; the registry does not "
+    "hand a backend its peers yet")) if n == "dask" else n for n in _registry_names()])
+def test_no_library_package_imports_another(lib: str) -> None:
+    # DESIGN.md section 7: the library packages stand side by side. What two libraries need of each other is
+    # declared by one of them as data (a fast path made from the other's Handoff, a Library fact) and composed
+    # by the hub (the registry, interop's pair, the front end's plan): no import runs between two packages.
+    assert not _foreign_imports(lib), _foreign_imports(lib)
+
+
+def test_the_foreign_import_check_finds_one(tmp_path: Path) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("def f():\n    from unarray._backends.torch import handoff\n")  # deferred: counted all the same
+    found = {m for m in _imports("unarray._backends.cupy.m", f) if _library_of(m) not in (None, "cupy")}
+    assert found == {"unarray._backends.torch.handoff"}
+    assert _library_of("unarray._backends._handoff") is None
+
+
 def test_the_registry_has_no_module_of_slots() -> None:
     # A backend's peers (another backend, a handoff declaration, the lookup, the inspection API) are not reached
     # through a module the layers above fill: the registry composes, the front end plans.

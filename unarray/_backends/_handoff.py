@@ -223,6 +223,38 @@ class Handoff:
         kind, index = x.__dlpack_device__()
         return int(kind), int(index)
 
+    def np_dtype(self, dtype: Any) -> Any:
+        """The NumPy dtype a CUDA array interface names for this library's ``dtype``, else None."""
+        return None
+
+    def current_stream(self, index: int) -> int:
+        """The raw CUDA stream this library's current work on GPU ``index`` runs on (a consumer's, for stream
+        order): by default :meth:`consumer_stream`."""
+        return self.consumer_stream(index)
+
+    def stream_reads(self, speedups: Any) -> tuple[Any, Any] | None:
+        """:meth:`current_stream` as the C route reads it (_speedups.c, order_streams): (the stream, or what
+        gives it for a device; the attribute holding its handle, or None), or None where the C route cannot."""
+        return None
+
+    # It makes its raw stream wait on a producer's raw CUDA event with its own call (wait_event).
+    waits_on_events = False
+
+    def wait_event(self, stream: int, event: int) -> None:
+        """Make this library's raw ``stream`` wait on the raw CUDA ``event`` (waits_on_events)."""
+
+    def stream_wait(self, x: Any, consumer: Handoff) -> None:
+        """Order ``x``'s pending work (on this library's current stream) before ``consumer``'s stream, for a
+        consumer that builds its view itself (no DLPack stream exchange)."""
+
+    def order_for(self, consumer: Handoff) -> Callable[[Any, str], None]:
+        """:meth:`stream_wait` as a cache hit of a pair to ``consumer`` repeats it (FastPath.order)."""
+        return lambda x, dst: self.stream_wait(x, consumer)
+
+    def order_reads_for(self, consumer: Handoff, speedups: Any) -> tuple[Any, ...] | None:
+        """:meth:`order_for`'s check as the C route's reads (FastPath.order_reads), or None."""
+        return None
+
     def one_device(self, x: Any) -> tuple[Any, str]:
         """(``x`` held on one device, that device's platform): a library whose arrays can span devices gives one
         device's copy of a replicated array, and refuses a sharded one (Gather)."""

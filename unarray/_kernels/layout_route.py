@@ -105,6 +105,15 @@ def plan_if_worth(kernel: str, min_side: int, shape: tuple[int, ...], strides: t
     return p if kernel == "cuda" and kernels is not None and kernels.few_rows(p, itemsize, 0, 0) else None
 
 
+def cuda_view_plan(x: Any, min_side: int) -> Plan | None:
+    """The CUDA C kernel's plan for a strided view with CuPy's attributes (a CuPy array, or CuPy's zero-copy view of
+    another library's), where the kernel takes it and is worth it against CuPy's own copy, else None."""
+    if x.flags.c_contiguous or any(s % x.itemsize for s in x.strides):
+        return None
+    p = plan_if_worth("cuda", min_side, x.shape, tuple(s // x.itemsize for s in x.strides), x.itemsize)
+    return p if p is not None and cuda_kernels().transposable(x.itemsize, p, x.data.ptr) else None
+
+
 def cuda_label(p: Plan, itemsize: int, ptr: int, where: str = "") -> str:
     """``ua.explain``'s name of the CUDA C kernel that runs ``p`` (``where``: on whose stream)."""
     return (f"unarray._kernels.transpose_cupy.{cuda_kernels().kernel(p, itemsize, ptr % 16)} (CUDA C{where}: "

@@ -43,10 +43,7 @@ def compact(backend: Any, x: Any) -> Any:
 
 def plan(x: Any) -> Plan | None:
     """The plan of a CuPy view where the CUDA C kernel takes it and is worth it, else None."""
-    if x.flags.c_contiguous or any(s % x.itemsize for s in x.strides):
-        return None
-    p = lr.plan_if_worth("cuda", MIN_SIDE, x.shape, tuple(s // x.itemsize for s in x.strides), x.itemsize)
-    return p if p is not None and lr.cuda_kernels().transposable(x.itemsize, p, x.data.ptr) else None
+    return lr.cuda_view_plan(x, MIN_SIDE)
 
 
 def route(x: Any) -> lr.Route:

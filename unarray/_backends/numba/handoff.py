@@ -7,15 +7,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from unarray._backends._handoff import FastPath, Handoff, LazyNumpy, OtherDevice, count_sync, mod
-from unarray._backends.cupy.handoff import (
-    consumer_stream,
-    torch_np_dtype,
-    torch_order,
-    torch_order_reads,
-    torch_stream_wait,
-)
-from unarray._backends.jax.handoff import jax_capsule, jax_dlpack_device, jax_single, to_jax
-from unarray._backends.torch.handoff import torch_from_capsule, torch_plain
 from unarray._errors import DTypeError
 
 if TYPE_CHECKING:
@@ -34,12 +25,36 @@ def count_cai_wait(x: Any) -> None:
         count_sync()
 
 
+def numba_stream() -> int:
+    """The raw stream Numba launches on: its default stream, legacy (0) or per-thread, fixed for the process."""
+    if not _NUMBA_STREAM:
+        try:
+            _NUMBA_STREAM.append(int(mod("numba.cuda").default_stream().handle.value or 0))
+        except Exception:
+            _NUMBA_STREAM.append(0)
+    return _NUMBA_STREAM[0]
+
+
+_NUMBA_STREAM: list[int] = []
+
+
 def to_numba(x: Any) -> Any:
-    # A Numba device array built directly (_numba_maker), not numba.cuda.as_cuda_array's slower path.
-    if type(x).__module__.startswith("torch"):
-        x = torch_plain(x)
-        torch_stream_wait(x, "numba")
-        np_dtype = torch_np_dtype(x.dtype)
+    # A Numba device array over any producer's memory (its CUDA array interface, else CuPy's DLPack import,
+    # still zero-copy).
+    if not hasattr(x, "__cuda_array_interface__"):
+        x = mod("cupy").from_dlpack(x)
+    count_cai_wait(x)
+    return mod("numba.cuda").as_cuda_array(x)
+
+
+def _from_torch(torch: Handoff) -> FastPath:
+    plain, np_dtype_of, wait = torch.plain, torch.np_dtype, torch.stream_wait
+
+    def to_numba(x: Any) -> Any:
+        # A Numba device array built directly (_numba_maker), not numba.cuda.as_cuda_array's slower path.
+        x = plain(x)
+        wait(x, HANDOFF)
+        np_dtype = np_dtype_of(x.dtype)
         if x.is_cuda and np_dtype is not None:
             # The interface torch's property would build (a Python property, with checks unarray has
             # made), without a stream: the wait above ordered it.
@@ -48,31 +63,40 @@ def to_numba(x: Any) -> Any:
             item = np_dtype.itemsize
             strides = None if x.is_contiguous() else tuple(st * item for st in x.stride())
             return numba_array(x.data_ptr(), tuple(x.shape), strides, np_dtype, x, x.get_device())
-    elif not hasattr(x, "__cuda_array_interface__"):
-        # A DLPack-only producer: through CuPy's DLPack import (still zero-copy).
-        x = mod("cupy").from_dlpack(x)
-    count_cai_wait(x)
-    return mod("numba.cuda").as_cuda_array(x)
+        count_cai_wait(x)
+        return mod("numba.cuda").as_cuda_array(x)
+
+    return FastPath(to_numba, order=lambda dst: torch.order_for(HANDOFF),
+                    order_reads=lambda dst, sp: torch.order_reads_for(HANDOFF, sp))
 
 
-def jax_to_numba(x: Any) -> Any:
+def _from_jax(jax: Handoff) -> FastPath:
+    one_device, dlpack_device, export_capsule = jax.one_device, jax.dlpack_device, jax.export_capsule
+
+    def jax_to_numba(x: Any) -> Any:
+        return _jax_to_numba(x, one_device, dlpack_device, export_capsule)
+
+    return FastPath(jax_to_numba)
+
+
+def _jax_to_numba(x: Any, one_device: Any, dlpack_device: Any, export_capsule: Any) -> Any:
     # Note: JAX's __cuda_array_interface__ (what numba.cuda.as_cuda_array reads) names no stream and
     # does not wait for the array's pending work (xla/python/py_array.cc, CudaArrayInterface), so Numba
     # could read the memory before JAX had written it (docs/design-notes.md). JAX's DLPack export with
     # Numba's stream makes that stream wait for the array instead (no host synchronize), and its capsule,
     # the view's owner, holds the buffer for as long as the view lives; the interface only describes it.
-    x, platform = jax_single(x)
+    x, platform = one_device(x)
     if platform == "cpu":
         raise OtherDevice("Numba device arrays live on the GPU")
-    stream = consumer_stream("numba") or 1  # DLPack's 1: the legacy default stream
-    cap = jax_capsule(x, stream)
+    stream = numba_stream() or 1  # DLPack's 1: the legacy default stream
+    cap = export_capsule(x, stream)
     if cap is None:
         cap = x.__dlpack__(stream=stream)
     try:
         cai = x.__cuda_array_interface__
     except AttributeError as e:  # a dtype Numba has no type for (bfloat16), or a sharded array
         raise DTypeError(f"Numba cannot take this JAX array: {e}", backend="numba") from None
-    index = jax_dlpack_device(x)[1]
+    index = dlpack_device(x)[1]
     return numba_array(cai["data"][0], cai["shape"], None, np.dtype(cai["typestr"]), _Held(cap, x), index)
 
 
@@ -85,18 +109,23 @@ class _Held:
         self.cap, self.x = cap, x
 
 
-def cupy_to_numba(x: Any) -> Any:
-    # cuda.as_cuda_array(cupy) reads CuPy's interface, whose stream it then synchronizes from the
-    # host. Here Numba's stream waits on an event recorded on CuPy's current stream (only where the
-    # two differ), and the interface is built from the array's own fields.
-    cp = mod("cupy")
-    consumer = consumer_stream("numba")
-    if consumer_stream("cupy") != consumer:
-        ev = cp.cuda.Event(block=False, disable_timing=True)
-        ev.record()
-        cp.cuda.runtime.streamWaitEvent(consumer, ev.ptr, 0)
-        count_sync()
-    return numba_array(x.data.ptr, x.shape, x.strides, x.dtype, x, x.device.id)
+def _from_cupy(cupy: Handoff) -> FastPath:
+    cupy_stream = cupy.consumer_stream
+
+    def cupy_to_numba(x: Any) -> Any:
+        # cuda.as_cuda_array(cupy) reads CuPy's interface, whose stream it then synchronizes from the
+        # host. Here Numba's stream waits on an event recorded on CuPy's current stream (only where the
+        # two differ), and the interface is built from the array's own fields.
+        cp = mod("cupy")
+        consumer = numba_stream()
+        if cupy_stream(0) != consumer:
+            ev = cp.cuda.Event(block=False, disable_timing=True)
+            ev.record()
+            cp.cuda.runtime.streamWaitEvent(consumer, ev.ptr, 0)
+            count_sync()
+        return numba_array(x.data.ptr, x.shape, x.strides, x.dtype, x, x.device.id)
+
+    return FastPath(cupy_to_numba)
 
 
 def numba_array(ptr: int, shape: tuple[int, ...], strides: tuple[int, ...] | None, dtype: Any, owner: Any,
@@ -187,19 +216,29 @@ def _numba_device_id(x: Any) -> int:
         return int(mod("numba.cuda").get_current_device().id)
 
 
-def numba_to_torch(x: Any) -> Any:
-    # torch.as_tensor(numba) reads Numba's interface property. On Numba's
-    # default stream, the CuPy view of it (numba_to_cupy) goes to torch as a bare DLPack capsule;
-    # as with the interface, nothing is ordered (Numba names no stream).
-    if x.stream == 0 and x.device_ctypes_pointer.value is not None:
-        return torch_from_capsule(numba_to_cupy(x).__dlpack__())
-    count_cai_wait(x)
-    return mod("torch").as_tensor(x)  # the interface's pointer names the device
+def _to_torch(torch: Handoff) -> FastPath:
+    adopt_capsule = torch.adopt_capsule
+
+    def numba_to_torch(x: Any) -> Any:
+        # torch.as_tensor(numba) reads Numba's interface property. On Numba's
+        # default stream, the CuPy view of it (numba_to_cupy) goes to torch as a bare DLPack capsule;
+        # as with the interface, nothing is ordered (Numba names no stream).
+        if x.stream == 0 and x.device_ctypes_pointer.value is not None:
+            return adopt_capsule(numba_to_cupy(x).__dlpack__())
+        count_cai_wait(x)
+        return mod("torch").as_tensor(x)  # the interface's pointer names the device
+
+    return FastPath(numba_to_torch)
 
 
-def numba_to_jax(x: Any) -> Any:
-    # JAX reads DLPack only: hand it a CuPy view (zero-copy) of the Numba array.
-    return to_jax(numba_to_cupy(x))
+def _to_jax(jax: Handoff) -> FastPath:
+    adopt = jax.adopt
+
+    def numba_to_jax(x: Any) -> Any:
+        # JAX reads DLPack only: hand it a CuPy view (zero-copy) of the Numba array.
+        return adopt(numba_to_cupy(x))
+
+    return FastPath(numba_to_jax)
 
 
 class NumbaHandoff(Handoff):
@@ -209,12 +248,8 @@ class NumbaHandoff(Handoff):
     noun = "Numba device arrays"
     copies_into = "cupy"
     # (signature None: a Numba device array's pointer, shape and strides are fixed at construction)
-    fast_to = {"cupy": FastPath(numba_to_cupy), "torch": FastPath(numba_to_torch), "jax": FastPath(numba_to_jax)}
-    fast_from = {
-        "torch": FastPath(to_numba, order=torch_order, order_reads=torch_order_reads),
-        "cupy": FastPath(cupy_to_numba),
-        "jax": FastPath(jax_to_numba),
-    }
+    fast_to = {"cupy": FastPath(numba_to_cupy), "torch": _to_torch, "jax": _to_jax}
+    fast_from = {"torch": _from_torch, "cupy": _from_cupy, "jax": _from_jax}
 
     def adopt(self, producer: Any) -> Any:
         return to_numba(producer)
@@ -241,7 +276,10 @@ class NumbaHandoff(Handoff):
             return mod("numba.cuda").as_cuda_array(cp.asarray(y))
 
     def consumer_stream(self, index: int) -> int:
-        return consumer_stream(self.name)
+        return numba_stream()
+
+    def stream_reads(self, speedups: Any) -> tuple[Any, Any] | None:
+        return (numba_stream(), None)
 
 
 HANDOFF = NumbaHandoff()

@@ -10,7 +10,10 @@ from unarray._errors import UnsupportedError
 from unarray._kernels import layout_route as lr
 from unarray._kernels.layout_plan import Plan
 
-__all__ = ["route"]
+__all__ = ["MIN_SIDE", "route"]
+
+# The CuPy copy a view falls back to loses to the skinny tile down to two rows or columns (as for CuPy's arrays).
+MIN_SIDE = 2
 
 
 def route(x: Any) -> lr.Route:
@@ -23,10 +26,8 @@ def route(x: Any) -> lr.Route:
                                op="ascontiguousarray", backend="numba")
     import cupy
 
-    from unarray._backends.cupy import layout
-
     c = cupy.asarray(x)  # a zero-copy view through __cuda_array_interface__
-    p = layout.plan(c)
+    p = lr.cuda_view_plan(c, MIN_SIDE)
     if p is None:
         return lr.Route("native", "cupy.ascontiguousarray (on a CuPy view)", functools.partial(_copy, p=None))
     return lr.Route("cuda", lr.cuda_label(p, c.itemsize, c.data.ptr), functools.partial(_copy, p=p), p)
@@ -36,9 +37,7 @@ def _copy(x: Any, p: Plan | None) -> Any:
     import cupy
     from numba import cuda
 
-    from unarray._backends.cupy import layout
-
     c = cupy.asarray(x)
-    c = cupy.ascontiguousarray(c) if p is None else layout.transpose(c, p)
+    c = cupy.ascontiguousarray(c) if p is None else lr.cuda_kernels().transpose(c, p)
     view: Any = cuda.as_cuda_array
     return view(c)  # a view of the new array, which it keeps alive

@@ -10,7 +10,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from unarray._backends._handoff import GUARD_WRITABLE as _GUARD_WRITABLE
-from unarray._backends._handoff import FastPath, Handoff, LazyNumpy, NeedsCopy, OtherDevice, ml_dtype, mod
+from unarray._backends._handoff import (
+    FastPath,
+    Handoff,
+    LazyNumpy,
+    NeedsCopy,
+    OtherDevice,
+    count_sync,
+    ml_dtype,
+    mod,
+)
 from unarray._backends._host import aligned_copy, writable_view
 from unarray._errors import DTypeError, HandoffError
 from unarray._kernels.layout_route import contiguous
@@ -219,6 +228,83 @@ def torch_checked() -> Callable[[Any], Any] | None:
     return sig
 
 
+# -- stream order for a consumer that builds its view of a CUDA tensor itself (CuPy, Numba) -----------------
+# Such a view names no stream, so the consumer's stream is ordered after torch's here, without a synchronize:
+# it waits on an event recorded on torch's current stream (the producer's pending work), only where the two
+# streams differ. The check runs on every cache hit too (the producer may have written since), so it reads
+# raw handles. The consumer says which stream it reads on (Handoff.current_stream, stream_reads) and may wait
+# on the event with its own call (Handoff.wait_event).
+
+def torch_stream_wait(x: Any, consumer: Handoff) -> None:
+    if not x.is_cuda:
+        return
+    stream = consumer.consumer_stream(x.get_device())
+    if torch_raw_stream(x.get_device()) == stream:
+        return
+    torch = mod("torch")
+    producer = torch.cuda.current_stream(x.device)
+    if consumer.waits_on_events:
+        ev = producer.record_event()  # held until the wait is queued: a dropped event is destroyed at once
+        consumer.wait_event(stream, ev.cuda_event)
+        del ev
+    elif stream == 0:
+        # Note: torch.cuda.ExternalStream(0) is not the legacy default stream (a wait there is lost);
+        # default_stream() is stream 0.
+        torch.cuda.default_stream(x.device).wait_stream(producer)
+    else:
+        torch.cuda.ExternalStream(stream, device=x.device).wait_stream(producer)
+    count_sync()
+
+
+def torch_order(consumer: Handoff) -> Callable[[Any, str], None]:
+    """torch_stream_wait's check written out for a cache hit: one raw-handle compare when the two streams
+    already agree (the common case), the event wait otherwise."""
+    raw = getattr(mod("torch")._C, "_cuda_getCurrentRawStream", None)
+
+    def wait(x: Any, dst: str) -> None:
+        torch_stream_wait(x, consumer)
+
+    if raw is None:
+        return wait
+    current = consumer.current_stream
+
+    def order(x: Any, dst: str) -> None:
+        if x.is_cuda:
+            dev = x.get_device()
+            if raw(dev) != current(dev):
+                torch_stream_wait(x, consumer)
+
+    return order
+
+
+def torch_order_reads(consumer: Handoff, speedups: Any) -> tuple[Any, ...] | None:
+    """torch_order's check as the reads the C route makes (_speedups.c, order_streams): (torch's raw stream
+    of a device, the consumer's stream or what gives it for a device, the attribute holding its handle, the
+    wait)."""
+    raw = getattr(mod("torch")._C, "_cuda_getCurrentRawStream", None)
+    reads = consumer.stream_reads(speedups)
+    if raw is None or reads is None:
+        return None
+
+    def wait(x: Any, dst: str) -> None:
+        torch_stream_wait(x, consumer)
+
+    return (raw, *reads, wait)
+
+
+_TORCH_TO_NP: dict[Any, Any] = {}
+
+
+def torch_np_dtype(dtype: Any) -> Any:
+    """The NumPy dtype of a torch dtype that CUDA array interfaces can name, else None (bfloat16)."""
+    if not _TORCH_TO_NP:
+        torch = mod("torch")
+        for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64",
+                     "complex64", "complex128"):
+            _TORCH_TO_NP[getattr(torch, name)] = np.dtype(name)
+    return _TORCH_TO_NP.get(dtype)
+
+
 _READS = (("data_ptr", True), ("shape", False), ("stride", True), ("dtype", False), ("requires_grad", False))
 
 
@@ -251,6 +337,10 @@ class TorchHandoff(Handoff):
     adopt_capsule = staticmethod(torch_from_capsule)
     plain = staticmethod(torch_plain)
     consumer_stream = staticmethod(torch_raw_stream)
+    np_dtype = staticmethod(torch_np_dtype)
+    stream_wait = staticmethod(torch_stream_wait)
+    order_for = staticmethod(torch_order)
+    order_reads_for = staticmethod(torch_order_reads)
 
     def check_source(self, x: Any, dst: str) -> None:
         check_torch(x, dst)
