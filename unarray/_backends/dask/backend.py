@@ -22,6 +22,7 @@ from unarray._backends import updates
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends._nn import Plan
+from unarray._backends._xp_shared import UniqueAllResult, UniqueCountsResult, UniqueInverseResult
 from unarray._backends.dask import LIBRARY
 from unarray._backends.dask import chunks as dask_chunks
 from unarray._backends.dask.chunks import chunk_library, chunked_matmul, per_matrix, stable_var
@@ -218,6 +219,22 @@ class DaskBackend(Backend):
         if axis is None:  # Note: dask's repeat needs an axis; the standard's None repeats the flattened array.
             x, axis = da.reshape(x, (-1,)), 0
         return compat_dask.repeat(x, repeats, axis=axis)
+
+    # Note: dask's unique merges NaNs (and counts them 0, points the inverse at the wrong value, or fails in
+    # unique_all); the standard keeps each NaN apart: the chunks' backend runs it on the array as one block.
+    def unique_all(self, x: Any, /) -> Any:
+        return UniqueAllResult(*dask_chunks.unique_all(x))
+
+    def unique_values(self, x: Any, /) -> Any:
+        return dask_chunks.unique_all(x)[0]
+
+    def unique_counts(self, x: Any, /) -> Any:
+        values, _, _, counts = dask_chunks.unique_all(x)
+        return UniqueCountsResult(values, counts)
+
+    def unique_inverse(self, x: Any, /) -> Any:
+        values, _, inverse, _ = dask_chunks.unique_all(x)
+        return UniqueInverseResult(values, inverse)
 
     # Note: dask's mean sums float16 chunks in float16; NumPy (the reference) accumulates them in float32.
     def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:

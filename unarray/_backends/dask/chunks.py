@@ -219,3 +219,18 @@ def eye(n_rows: int, n_cols: int, k: int, dtype: Any) -> Any:
     """The standard's eye as a dask array of NumPy blocks, each the part of the diagonal that crosses it."""
     chunks = da.core.normalize_chunks("auto", (n_rows, n_cols), dtype=dtype)
     return da.map_blocks(_eye_block, k=k, dtype=dtype, chunks=chunks, meta=np.empty((0, 0), dtype))
+
+
+def _unique_part(block: Any, _i: int) -> Any:
+    # One result of the chunks' backend's unique_all on the whole array (one block): each NaN its own value.
+    return chunk_backend(block).unique_all(block)[_i]
+
+
+def unique_all(x: Any) -> tuple[Any, Any, Any, Any]:
+    """The standard's unique_all, lazily: the array as one block through the chunks' backend (dask's own unique
+    merges NaNs and miscounts them); values, indices and counts have unknown (NaN) sizes until computed."""
+    flat = _da.reshape(x, (-1,)).rechunk(-1)
+    one = functools.partial(_da.map_blocks, _unique_part, flat, chunks=((math.nan,),))
+    values, indices, counts = (one(_i=0, dtype=x.dtype), one(_i=1, dtype=np.int64), one(_i=3, dtype=np.int64))
+    inverse = _da.map_blocks(_unique_part, flat, _i=2, dtype=np.int64).reshape(x.shape)
+    return values, indices, inverse, counts

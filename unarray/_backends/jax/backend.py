@@ -18,6 +18,7 @@ from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends._nn import Plan
 from unarray._backends.jax import nn as _nn
+from unarray._backends.jax import sets as _sets
 from unarray._backends.jax.compile import EAGER_OPTIONS, JaxCompiler
 from unarray._devices import Device, ShardedDevice, register_native
 from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES
@@ -487,6 +488,12 @@ class JaxBackend(Backend):
         if jnp.issubdtype(x.dtype, jnp.integer) or x.dtype == jnp.bool_:
             return jnp.dtype("int64" if _x64() else "int32")
         return None
+
+    # The set functions: jnp's lose a complex NaN's other part (sets.py).
+    unique_all = staticmethod(_sets.unique_all)
+    unique_values = staticmethod(_sets.unique_values)
+    unique_counts = staticmethod(_sets.unique_counts)
+    unique_inverse = staticmethod(_sets.unique_inverse)
 
     # ua.nn: jax.nn's kernels (nn.py).
     nn_softmax = _nn.softmax

@@ -32,6 +32,7 @@ CORRECTED: tuple[tuple[str, str, str], ...] = (
     ("all, any", "complex*", "`jnp.all`/`jnp.any` read a complex element's real part only: `-0.5j` counts as "
      "False"),
     ("expm1", "complex*", "`jnp.expm1(0 - 0j)` is `0 + 0j` (the standard's conjugate symmetry: `0 - 0j`)"),
+    ("unique_*", "complex*", "`jnp.unique_*` write every value with a NaN part as `nan + 0j` (`1 + nanj` included)"),
 )
 INSTALL = {
     "cpu": LIBRARY.install_cpu,

@@ -29,6 +29,7 @@ ROWS: tuple[Row, ...] = (
 CORRECTED: tuple[tuple[str, str, str], ...] = (
     ("astype(x, bool), logical_and, logical_or, logical_xor, logical_not, where", "complex*",
      "`tf.cast(x, tf.bool)` of a complex tensor reads the real part only: `-0.5j` is False"),
+    ("repeat", "uint16, uint32, uint64", "`tf.repeat` (Tile) has no kernel"),
 )
 INSTALL = {
     "cpu": LIBRARY.install_cpu,
