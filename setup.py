@@ -1,5 +1,6 @@
-"""Build the optional C hot paths: ua.to's (unarray/interop/_speedups.c), the precision switch's and the
-front end's common calls (unarray/_switch.c); without a compiler unarray runs as pure Python."""
+"""Build the optional C hot paths: ua.to's (unarray/interop/_speedups.c), the precision switch's gate
+(unarray/_gate.c) and the front end's common calls (unarray/_fast.c); without a compiler unarray runs as pure
+Python, and each module is optional on its own."""
 
 from setuptools import Extension, setup
 
@@ -16,5 +17,6 @@ def _numpy() -> dict[str, list]:
 
 setup(ext_modules=[
     Extension("unarray.interop._speedups", ["unarray/interop/_speedups.c"], optional=True, **_numpy()),
-    Extension("unarray._switch", ["unarray/_switch.c"], optional=True),
+    Extension("unarray._gate", ["unarray/_gate.c"], depends=["unarray/_unswitched.h"], optional=True),
+    Extension("unarray._fast", ["unarray/_fast.c"], depends=["unarray/_unswitched.h"], optional=True),
 ])

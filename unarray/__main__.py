@@ -42,7 +42,8 @@ def _report(probe: bool = False) -> int:
     from unarray.interop import _routes
 
     print(f"ua.to C path: {_c_path(_routes.speedups, 'ua.to')}")
-    print(f"precision switch C path: {_c_path(_native.load('_switch'), 'the precision switch')}")
+    print(f"precision switch C path: {_c_path(_native.load('_gate'), 'the precision switch')}")
+    print(f"front end C path: {_c_path(_native.load('_fast'), 'the front end')}")
     return 0
 
 

@@ -1,17 +1,14 @@
 """The hot front-end calls in C: ``ua.matmul``, the reductions, the element-wise functions.
 
 A front-end function is the op's reference: its signature, docstring, checks, error frame and every
-unusual call. :func:`fast` makes the public name a C callable (``unarray._switch.Hot``) that runs the
+unusual call. :func:`fast` makes the public name a C callable (``unarray._fast.Hot``, unarray/_fast.c) that runs the
 common call, arrays of one library already seen, without the Python frame: it looks the backend up in the
 lookup's table, normalises an int ``axis`` as :func:`unarray._axes.many` does, reads the precision scope
 where the backend takes it (not for a backend that ignores the policy), and calls the backend's op.
-A backend may register an op's common branch with the C module (``one_dtype``: two plain arrays of one dtype;
-``one_default``: a plain array, every parameter at its default, a dtype of a set or any (None); ``one_gated``:
-matmul where no precision policy can change the result, by dtype, device and size; ``one_policy``: matmul whose
-native takes the policy's value as a keyword, JAX's ``precision=``), whose native function the C path then
-calls without the backend op's frame; the backend's op takes the same branch for those calls. A library whose
-calls run on the current device rather than the array's (CuPy) registers with ``here``, and the C path takes
-the native only where the array is on the current device.
+A backend declares an op's common branch that is one native call as a ``HotCall`` (unarray/_backends/hot_calls.py:
+the native, the class, the dtypes, the parameters' values, the device rule, the size bound, the policy's route);
+its op is written from that declaration, and the C path reads the same declaration and calls the native without
+the op's frame, or the op's general path for any other call.
 Two arrays of two dtypes run the reference, which promotes them by unarray's rule (``_dispatch.promoted``).
 Anything else, and any ``Exception`` the backend raises, runs the reference with the original arguments
 (the ops are pure, so the call runs again and its error is framed as the reference frames it). Where the
@@ -34,7 +31,7 @@ __all__ = ["BACKEND_OPS", "HOT", "REFERENCES", "fast"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_SWITCH = _native.load("_switch")
+_SWITCH = _native.load("_fast")
 _MISSING = inspect.Parameter.empty
 # The C callables' type (None without the C module), and each one's reference by name: a tracer that substitutes
 # the reference for the C callable (torch.compile's) reaches none of the C callable's attributes.

@@ -1,6 +1,6 @@
-"""The optional C extensions (``unarray.interop._speedups``: ``ua.to``'s hot path; ``unarray._switch``: the precision
-switch's fast path and the front end's hot calls, unarray/_hot.py). pip builds them where a C compiler is found;
-without them, or with ``UNARRAY_PURE_PYTHON=1``, the same steps run in Python."""
+"""The optional C extensions (``unarray.interop._speedups``: ``ua.to``'s hot path; ``unarray._gate``: the
+precision switch's fast path; ``unarray._fast``: the front end's hot calls, unarray/_hot.py). pip builds them
+where a C compiler is found; without them, or with ``UNARRAY_PURE_PYTHON=1``, the same steps run in Python."""
 
 from __future__ import annotations
 

@@ -192,7 +192,7 @@ def ignoring_policy(fn: Callable[..., Any]) -> Callable[..., Any]:
     op's dispatch)."""
     from unarray import _native
 
-    m = _native.load("_switch")
+    m = _native.load("_gate")
     if m is not None:
         return m.Unswitched(fn)  # type: ignore[no-any-return]
     def unswitched(*args: Any) -> Any:
@@ -217,10 +217,10 @@ class _Flag:
 
 
 def _gate_type() -> Any:
-    """unarray._switch.Gate (the fast path in C), or None without it or with UNARRAY_PURE_PYTHON=1."""
+    """unarray._gate.Gate (the fast path in C), or None without it or with UNARRAY_PURE_PYTHON=1."""
     from unarray import _native
 
-    m = _native.load("_switch")
+    m = _native.load("_gate")
     return None if m is None else m.Gate
 
 

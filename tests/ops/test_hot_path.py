@@ -1,4 +1,5 @@
-"""The C hot path of the front end (unarray/_hot.py, ``unarray._switch.Hot``) against its Python reference.
+"""The C hot path of the front end (unarray/_hot.py, ``unarray._fast.Hot``) against its Python reference, and the
+backends' hot calls (unarray/_backends/hot_calls.py), one declaration read by the Python op and the C path alike.
 
 Each hot public function is a C callable whose ``__wrapped__`` is the Python function it replaces; the
 reference stays the op's definition. On every backend and any arguments, the two give the same result bit
@@ -128,13 +129,13 @@ def test_the_c_path_is_its_reference_bit_for_bit(backend: TestBackend, call: Any
 
 def test_the_hot_calls_are_c_where_built() -> None:
     # The C path is on wherever the extension is built and not switched off.
-    built = _native.load("_switch") is not None
+    built = _native.load("_fast") is not None
     assert set(OPS) <= set(HOT) if built else not HOT
     if built:
         assert len(HOT) > 70 and all(inspect.isfunction(getattr(ua, n).__wrapped__) for n in HOT)
 
 
-needs_c = pytest.mark.skipif(not HOT, reason="the C extension unarray._switch is not built here")
+needs_c = pytest.mark.skipif(not HOT, reason="the C extension unarray._fast is not built here")
 
 
 @needs_c
@@ -217,20 +218,21 @@ def test_the_c_path_finds_a_backend_op_as_getattr_does() -> None:
     assert ua.sum(x, axis=1).tolist() == [3.0, 12.0]
 
 
-def _torch_and_switch() -> tuple[Any, Any, Any, Any]:
-    # (torch, the C module, a float32 tensor, torch's backend) for the native-registration tests
+def _torch_and_declarations() -> tuple[Any, Any, Any, Any]:
+    # (torch, the declarations' module, a float32 tensor, torch's backend) for the hot-call tests
     torch = pytest.importorskip("torch")
-    switch = _native.load("_switch")
-    assert switch is not None
+    from unarray._backends import hot_calls
+
     t = torch.arange(6.0).reshape(2, 3)
-    return torch, switch, t, _lookup.one(t)
+    return torch, hot_calls, t, _lookup.one(t)
 
 
 @needs_c
 def test_a_one_dtype_op_goes_native_on_the_c_path_and_a_replaced_op_runs(monkeypatch: pytest.MonkeyPatch) -> None:
-    # unarray._switch.one_dtype(fn, native, cls): the C path sends two arrays of exactly cls with one dtype to native
-    # (fn's own first branch), anything else to fn; a backend op replaced at run time is not registered, so it runs.
-    torch, switch, t, b = _torch_and_switch()
+    # HotCall(op, native, cls, arrays=2).bind(general): the C path sends two arrays of exactly cls with one dtype to
+    # native (the op's declared branch), anything else to general; a backend op replaced at run time is not
+    # declared, so it runs.
+    torch, hc, t, b = _torch_and_declarations()
     seen: list[str] = []
 
     def op(x1: Any, x2: Any) -> Any:
@@ -241,8 +243,7 @@ def test_a_one_dtype_op_goes_native_on_the_c_path_and_a_replaced_op_runs(monkeyp
         seen.append("native")
         return torch.add(x1, x2)
 
-    switch.one_dtype(op, native, torch.Tensor)
-    monkeypatch.setattr(b, "add", op)
+    monkeypatch.setattr(b, "add", hc.HotCall("add", native, torch.Tensor, arrays=2).bind(op))
     assert torch.equal(ua.add(t, t), t + t) and seen == ["native"]
     seen.clear()
     assert torch.equal(ua.add(t, t.double()), t + t.double()) and seen == ["op"]  # two dtypes
@@ -262,10 +263,10 @@ def test_a_one_dtype_op_goes_native_on_the_c_path_and_a_replaced_op_runs(monkeyp
 @needs_c
 def test_a_one_default_method_goes_native_only_with_every_parameter_at_its_default(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    # unarray._switch.one_default(fn, native, cls, dtypes): the C path sends exactly cls, every parameter at the
-    # reference's default and a dtype in the set to native(x); anything else, or a method replaced at run time,
-    # runs the backend's method.
-    torch, switch, t, b = _torch_and_switch()
+    # HotCall(op, native, cls, dtypes=, defaults=): the C path sends exactly cls, every parameter at the declared
+    # default and a dtype in the set to native(x); anything else runs the general method, and a method replaced at
+    # run time runs itself.
+    torch, hc, t, b = _torch_and_declarations()
     seen: list[str] = []
 
     def method(self: Any, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
@@ -276,8 +277,8 @@ def test_a_one_default_method_goes_native_only_with_every_parameter_at_its_defau
         seen.append("native")
         return torch.sum(x)
 
-    switch.one_default(method, native, torch.Tensor, frozenset({torch.float32}))
-    monkeypatch.setattr(type(b), "sum", method)
+    declared = hc.HotCall("sum", native, torch.Tensor, dtypes=frozenset({torch.float32}), defaults=(None, None, False))
+    monkeypatch.setattr(type(b), "sum", declared.bind(method))
     assert ua.sum(t).item() == 15.0 and seen == ["native"]
     for call in (lambda: ua.sum(t, axis=0), lambda: ua.sum(t, keepdims=True), lambda: ua.sum(t.double()),
                  lambda: ua.sum(torch.nn.Parameter(t.clone(), requires_grad=False))):
@@ -298,10 +299,10 @@ def test_a_one_default_method_goes_native_only_with_every_parameter_at_its_defau
 def test_a_native_registered_with_here_is_taken_only_on_the_current_device(monkeypatch: pytest.MonkeyPatch) -> None:
     # here=(attr, sub, current): for a library whose calls run on the current device (CuPy), the C path takes the
     # native only where x1.attr.sub == current(); elsewhere the backend's op or method runs (it enters the device).
-    torch, switch, t, b = _torch_and_switch()
+    torch, hc, t, b = _torch_and_declarations()
     seen: list[str] = []
     current = ["cpu"]
-    here = ("device", "type", lambda: current[0])
+    here = hc.Here("device", "type", lambda: current[0])
 
     def op(x1: Any, x2: Any) -> Any:
         seen.append("op")
@@ -315,24 +316,23 @@ def test_a_native_registered_with_here_is_taken_only_on_the_current_device(monke
         seen.append("native")
         return torch.add(*xs) if len(xs) == 2 else torch.sum(*xs)
 
-    switch.one_dtype(op, native, torch.Tensor, here)
-    switch.one_default(method, native, torch.Tensor, frozenset({torch.float32}), here)
-    monkeypatch.setattr(b, "add", op)
-    monkeypatch.setattr(type(b), "sum", method)
+    monkeypatch.setattr(b, "add", hc.HotCall("add", native, torch.Tensor, arrays=2, device=here).bind(op))
+    monkeypatch.setattr(type(b), "sum", hc.HotCall("sum", native, torch.Tensor, dtypes=frozenset({torch.float32}),
+                                                   defaults=(None, None, False), device=here).bind(method))
     assert torch.equal(ua.add(t, t), t + t) and ua.sum(t).item() == 15.0 and seen == ["native", "native"]
     seen.clear()
     current[0] = "cuda"
     assert torch.equal(ua.add(t, t), t + t) and ua.sum(t).item() == 15.0 and seen == ["op", "method"]
-    for bad in ("device", ("device", 1, len), ("device", "type")):
-        with pytest.raises(TypeError, match="here is None or"):
-            switch.one_dtype(op, native, torch.Tensor, bad)
+    for bad in (hc.Here("device", 1, len), hc.Here("device", "type", 3)):  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="device is None or a Here"):
+            hc.HotCall("add", native, torch.Tensor, arrays=2, device=bad).bind(op)
 
 
 @needs_c
 def test_a_one_default_native_with_a_bound_is_taken_only_within_it(monkeypatch: pytest.MonkeyPatch) -> None:
     # bound=(same, on, size, limit): the native only where x.<same[0]> is same[1] and, wherever x.<on> is true,
     # x.<size> < limit; elsewhere (another layout, a large array where the rule applies) the method runs.
-    torch, switch, _, b = _torch_and_switch()
+    torch, hc, _, b = _torch_and_declarations()
     seen: list[str] = []
 
     def method(self: Any, x: Any) -> Any:
@@ -344,8 +344,9 @@ def test_a_one_default_native_with_a_bound_is_taken_only_within_it(monkeypatch: 
         return x.contiguous()
 
     every = frozenset({torch.float32, torch.float64})
-    switch.one_default(method, native, torch.Tensor, every, None, (("layout", torch.strided), "is_cpu", "nbytes", 64))
-    monkeypatch.setattr(type(b), "ascontiguousarray", method)
+    bound = hc.Bound("nbytes", 64, on="is_cpu", same=("layout", torch.strided))
+    declared = hc.HotCall("ascontiguousarray", native, torch.Tensor, dtypes=every, max_size=bound)
+    monkeypatch.setattr(type(b), "ascontiguousarray", declared.bind(method))
     for x, way in ((torch.ones(3, 5).T, "native"), (torch.ones(4, 5).T, "method"), (torch.ones(2, 4), "native"),
                    (torch.ones(4, 4), "method"), (torch.eye(3).to_sparse(), "method"),
                    (torch.ones(4, 5, device="meta").T, "native")):
@@ -353,21 +354,22 @@ def test_a_one_default_native_with_a_bound_is_taken_only_within_it(monkeypatch: 
         out = ua.ascontiguousarray(x)
         assert seen == [way], (tuple(x.shape), x.layout)
         assert out.is_meta or torch.equal(out.to_dense(), x.to_dense())
-    switch.one_default(method, native, torch.Tensor, every, None, (None, None, "nbytes", 64))
+    declared = hc.HotCall("ascontiguousarray", native, torch.Tensor, dtypes=every, max_size=hc.Bound("nbytes", 64))
+    monkeypatch.setattr(type(b), "ascontiguousarray", declared.bind(method))
     for x, way in ((torch.ones(3, 5).T, "native"), (torch.ones(4, 5).T, "method")):
         seen.clear()
         ua.ascontiguousarray(x)
         assert seen == [way]
-    for bad in ((None, None, "nbytes"), ("layout", None, "nbytes", 1), (None, None, "nbytes", 1.0)):
-        with pytest.raises(TypeError, match="bound is None or"):
-            switch.one_default(method, native, torch.Tensor, every, None, bad)
+    for bad in (hc.Bound("nbytes", 1.0), hc.Bound(3, 1), hc.Bound("nbytes", 1, same="layout")):  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="max_size is None or a Bound"):
+            hc.HotCall("ascontiguousarray", native, torch.Tensor, max_size=bad).bind(method)
 
 
 @needs_c
 def test_a_one_default_native_for_every_dtype_takes_exactly_its_class(monkeypatch: pytest.MonkeyPatch) -> None:
     # dtypes=None: any dtype goes native (no dtype is read), still only exactly cls within the bound; a subclass
     # runs the method. dtypes is a frozenset or None.
-    torch, switch, _, b = _torch_and_switch()
+    torch, hc, _, b = _torch_and_declarations()
     seen: list[str] = []
 
     def method(self: Any, x: Any) -> Any:
@@ -378,8 +380,8 @@ def test_a_one_default_native_for_every_dtype_takes_exactly_its_class(monkeypatc
         seen.append("native")
         return x.contiguous()
 
-    switch.one_default(method, native, torch.Tensor, None, None, (None, None, "nbytes", 64))
-    monkeypatch.setattr(type(b), "ascontiguousarray", method)
+    monkeypatch.setattr(type(b), "ascontiguousarray", hc.HotCall("ascontiguousarray", native, torch.Tensor,
+                                                                 max_size=hc.Bound("nbytes", 64)).bind(method))
     for x, way in ((torch.ones(3, 5).T, "native"), (torch.ones(3, 5, dtype=torch.int8).T, "native"),
                    (torch.ones(2, 3, dtype=torch.complex64).T, "native"), (torch.ones(4, 5).T, "method"),
                    (torch.nn.Parameter(torch.ones(3, 5), requires_grad=False).T, "native"),
@@ -388,16 +390,16 @@ def test_a_one_default_native_for_every_dtype_takes_exactly_its_class(monkeypatc
         out = ua.ascontiguousarray(x)
         assert seen == [way], (tuple(x.shape), x.dtype, type(x))
         assert torch.equal(out, x) and out.is_contiguous()
-    with pytest.raises(TypeError, match="dtypes is a frozenset, or None"):
-        switch.one_default(method, native, torch.Tensor, {torch.float32})
+    with pytest.raises(TypeError, match="dtypes a frozenset or None"):
+        hc.HotCall("ascontiguousarray", native, torch.Tensor, dtypes={torch.float32}).bind(method)  # type: ignore[arg-type]
 
 
 @needs_c
 def test_a_one_policy_method_passes_the_policys_value_as_its_keyword(monkeypatch: pytest.MonkeyPatch) -> None:
-    # unarray._switch.one_policy(fn, native, cls, kw, values): two arrays of exactly cls and one dtype go to
+    # HotCall(..., policy=Keyword(kw, values)): two arrays of exactly cls and one dtype go to
     # native(x1, x2, kw=values[policy]), the policy the call's precision= or else the scope's; anything else runs
-    # the method, with the policy as its last argument.
-    torch, switch, t, b = _torch_and_switch()
+    # the general method, with the policy as its last argument.
+    torch, hc, t, b = _torch_and_declarations()
     seen: list[Any] = []
 
     def method(self: Any, x1: Any, x2: Any, policy: str) -> Any:
@@ -409,8 +411,8 @@ def test_a_one_policy_method_passes_the_policys_value_as_its_keyword(monkeypatch
         return torch.matmul(x1, x2)
 
     values = {p: f"value of {p}" for p in ("highest", "tf32", "bf16", "fastest")}
-    switch.one_policy(method, native, torch.Tensor, "how", values)
-    monkeypatch.setattr(type(b), "matmul", method)
+    declared = hc.HotCall("matmul", native, torch.Tensor, arrays=2, policy=hc.Keyword("how", values))
+    monkeypatch.setattr(type(b), "matmul", declared.bind(method))
     m = t @ t.T
     assert torch.equal(ua.matmul(t, t.T), m) and seen == [("native", "value of highest")]
     seen.clear()
@@ -422,17 +424,17 @@ def test_a_one_policy_method_passes_the_policys_value_as_its_keyword(monkeypatch
     ua.matmul(t, t.T.double())
     ua.matmul(torch.nn.Parameter(t.clone(), requires_grad=False), t.T)
     assert seen == [("method", "highest"), ("method", "highest")]
-    for bad in ((method, native, torch.Tensor, 3, values), (method, native, torch.Tensor, "how", [])):
-        with pytest.raises(TypeError):
-            switch.one_policy(*bad)
+    for bad in (hc.Keyword(3, values), hc.Keyword("how", [])):  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="Keyword policy"):
+            hc.HotCall("matmul", native, torch.Tensor, arrays=2, policy=bad).bind(method)
 
 
 @needs_c
 def test_a_one_gated_method_of_a_current_device_library_reads_no_place(monkeypatch: pytest.MonkeyPatch) -> None:
-    # one_gated(..., where=None, ..., here=(attr, sub, current)), CuPy's registration: no dtype is direct by place or
-    # size, a reducible dtype goes through the gate with the policy's want, and only where x1's device is the current
-    # one; elsewhere the method runs (it enters the device).
-    torch, switch, t, b = _torch_and_switch()
+    # Gated(host=None, ...) with device=Here(...), CuPy's declaration: no dtype is direct by place or size, a
+    # reducible dtype goes through the gate with the policy's want, and only where x1's device is the current one;
+    # elsewhere the general method runs (it enters the device).
+    torch, hc, t, b = _torch_and_declarations()
     seen: list[Any] = []
     current = ["cpu"]
 
@@ -451,10 +453,14 @@ def test_a_one_gated_method_of_a_current_device_library_reads_no_place(monkeypat
     from unarray import _precision
 
     wants = {(False, p): f"want {p}" for p in _precision.POLICIES}
-    switch.one_gated(method, native, torch.Tensor, frozenset({torch.float64}), frozenset({torch.int64}),
-                     frozenset({torch.float32}), None, -1, _precision, "FORCE_ARBITRATION", gate, wants,
-                     ("device", "type", lambda: current[0]))
-    monkeypatch.setattr(type(b), "matmul", method)
+    def gated(host: Any = None) -> Any:
+        return hc.Gated(anywhere=frozenset({torch.float64}), on_host=frozenset({torch.int64}),
+                        reducible=frozenset({torch.float32}), host=host, limit=-1, flags=_precision,
+                        flag="FORCE_ARBITRATION", gate=gate, wants=wants)
+
+    here = hc.Here("device", "type", lambda: current[0])
+    monkeypatch.setattr(type(b), "matmul",
+                        hc.HotCall("matmul", native, torch.Tensor, arrays=2, device=here, policy=gated()).bind(method))
     d, i = t.double(), t.long()
     ua.matmul(d, d.T)
     ua.matmul(t, t.T, precision="tf32")
@@ -465,12 +471,40 @@ def test_a_one_gated_method_of_a_current_device_library_reads_no_place(monkeypat
     ua.matmul(d, d.T)
     ua.matmul(t, t.T)
     assert seen == [("method", "highest"), ("method", "highest")]
-    with pytest.raises(TypeError, match="where is"):
-        switch.one_gated(method, native, torch.Tensor, frozenset(), frozenset(), frozenset(), 3, -1, _precision,
-                         "FORCE_ARBITRATION", gate, wants)
-    with pytest.raises(TypeError, match="here is None or"):
-        switch.one_gated(method, native, torch.Tensor, frozenset(), frozenset(), frozenset(), None, -1, _precision,
-                         "FORCE_ARBITRATION", gate, wants, "device")
+    with pytest.raises(TypeError, match="a Gated policy holds"):
+        hc.HotCall("matmul", native, torch.Tensor, arrays=2, policy=gated(3)).bind(method)
+    with pytest.raises(TypeError, match="a call with a policy takes two arrays"):
+        hc.HotCall("matmul", native, torch.Tensor, policy=gated()).bind(method)
+
+
+@needs_c
+def test_the_c_path_takes_declarations_only() -> None:
+    # A backend hands the C path a HotCall (named fields), never positional registrations: the module has one way in.
+    fast = _native.load("_fast")
+    assert {n for n in dir(fast) if not n.startswith("_")} == {"Hot", "hot", "register"}
+    with pytest.raises(TypeError, match="native a callable"):
+        from unarray._backends.hot_calls import HotCall
+
+        HotCall("sum", None, int).bind(lambda self, x: x)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("lib", ["torch", "jax", "cupy"])
+def test_each_backends_hot_ops_are_written_from_their_declaration(lib: str) -> None:
+    # The branch is declared once: the backend's op is the declaration's Python reading (HotCall.bind), for every
+    # op the C path takes natively; the declared op is the op's own name.
+    pytest.importorskip(lib)
+    from unarray import _backends
+
+    try:
+        b = _backends.get(lib)
+    except Exception as e:  # noqa: BLE001 - a library installed without a device (CuPy without a GPU)
+        pytest.skip(f"{lib}'s backend does not load here: {e}")
+    ops = ["sum", "mean", "argmax", "matmul", "add", "less"] + (["ascontiguousarray"] if lib != "jax" else [])
+    for op in ops:
+        fn = getattr(b, op)
+        call = getattr(fn, "hot_call", None)
+        assert call is not None and call.op == op, (lib, op)
+        assert callable(fn.general) and fn.general is not fn
 
 
 def _ran_python(code: Any, call: Callable[[], Any]) -> tuple[Any, bool]:
@@ -493,7 +527,7 @@ def _ran_python(code: Any, call: Callable[[], Any]) -> tuple[Any, bool]:
 def test_matmul_goes_native_on_the_c_path_exactly_where_the_policy_cannot_change_it(
         batch: tuple[int, ...], m: int, k: int, n: int, dtype: str, force: bool, precision: str | None,
         seed: int) -> None:
-    # torch's registration with unarray._switch.one_gated: the C path calls torch.matmul without the backend's
+    # torch's declaration (natives.MATMUL, a Gated policy): the C path calls torch.matmul without the backend's
     # method where no precision policy can change the result (float32 and complex64 on the CPU only up to the size
     # at which oneDNN may reduce, and never with the arbiter forced), and through the precision switch (which
     # reads the setting in force for the call's precision= or the scope's) elsewhere; bit for bit the method's
@@ -686,7 +720,7 @@ def test_jax_takes_its_natives_on_the_c_path_bit_for_bit(shape: list[int], dtype
     kw = {} if op != "matmul" or precision is None else {"precision": precision}
     fast, outcome = getattr(ua, op), functools.partial(_outcome, make_backend("jax"))
     outcome(fast, args, kw)
-    code = getattr(jb.BACKEND, op).__code__  # (the binary op's wrapper, or the method)
+    code = getattr(jb.BACKEND, op).general.__code__  # (the op less its declared branch: what runs where not taken)
     out, ran = _ran_python(code, lambda: outcome(fast, args, kw))
     assert out == outcome(fast.__wrapped__, args, kw)
     taken = len(args) == 2 or (op == "sum" or (op == "mean" and dtype in ("float32", "float16", "bfloat16"))

@@ -194,7 +194,7 @@ def test_wheel_ships_the_types_and_the_c_extensions(fresh: tuple[Path, Path]) ->
     names = zipfile.ZipFile(wheel).namelist()
     assert "unarray/py.typed" in names
     if shutil.which(sysconfig.get_config_var("CC").split()[0]):  # pip builds them where a C compiler is found
-        for ext in ("unarray/_switch.", "unarray/interop/_speedups."):
+        for ext in ("unarray/_gate.", "unarray/_fast.", "unarray/interop/_speedups."):
             assert any(n.startswith(ext) and n.endswith(".so") for n in names), (ext, names)
     # Only the package: the repository's other folders and files are not installed.
     top = {n.split("/")[0] for n in names}

@@ -177,7 +177,7 @@ def test_ci_runs_the_readmes_test_command_verbatim() -> None:
 
 def test_the_c_sources_read_no_type_dict_directly() -> None:
     # A static builtin type's tp_dict is NULL from Python 3.12 (its dict lives in the interpreter): reading it
-    # crashed unarray._switch on import there, where CI's Python could not see it. Type lookups go through
+    # crashed the C hot path on import there, where CI's Python could not see it. Type lookups go through
     # _PyType_Lookup (or PyType_GetDict), which every supported version answers.
     root = Path(__file__).resolve().parents[2] / "unarray"
     sources = sorted(root.rglob("*.c"))

@@ -47,6 +47,16 @@ _dtypes.own_caches(root for lib in LIBRARIES.values() if lib.tracer_module for r
 _LOADED: dict[str, Backend] = {}
 
 
+def after_tracer(name: str, hook: Any) -> bool:
+    """Run ``hook()`` once library ``name``'s tracer module is imported (now where it is), through the one watch its
+    package declares (``Library.tracer_watch``); False where it declares none."""
+    watch = LIBRARIES[name].tracer_watch
+    if not watch:
+        return False
+    importlib.import_module(f"unarray._backends.{name}.{watch}").after_import(hook)
+    return True
+
+
 def known_devices(name: str) -> tuple[Device, ...] | None:
     """The devices backend ``name`` would list, where they are known without importing its framework: on a
     machine whose OS shows no GPU or TPU driver, the CPU (none for a GPU-only backend). None where only the

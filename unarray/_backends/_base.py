@@ -431,7 +431,7 @@ def callable_name(fn: Any, alias: str | None = None, home: str | None = None) ->
 
 # Wrappers that only drop the precision policy a backend ignores (_precision.ignoring_policy): named by what they
 # wrap, with nothing added.
-_TRANSPARENT = frozenset({"unarray._switch.Unswitched", "unarray._precision.ignoring_policy.<locals>.unswitched"})
+_TRANSPARENT = frozenset({"unarray._gate.Unswitched", "unarray._precision.ignoring_policy.<locals>.unswitched"})
 
 
 def find_name(fn: Any, alias: str | None = None, home: str | None = None) -> str | None:

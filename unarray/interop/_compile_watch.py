@@ -1,24 +1,20 @@
-"""Run a hook right after a library's tracer module is imported, without importing the library.
+"""Register a C callable's Python polyfill with each library's tracer as the tracer loads, without importing it.
 
 With the C ``ua.to`` and the C hot calls of the front end (unarray/_hot.py), a tracer that runs Python
 (torch.compile) must know each one's Python polyfill before it traces a call to it, but importing the
-tracer eagerly costs seconds. A one-shot import hook registers the polyfills when the tracer itself is
-imported (or at once if it is loaded already); the module is the library's fact (``Library.tracer_module``).
+tracer eagerly costs seconds. Each library that has such a tracer declares one watch on it (``Library.tracer_watch``,
+reached through the registry's ``after_tracer``); the polyfills are registered through it when the tracer itself
+is imported, or at once if it is loaded already.
 """
 
 from __future__ import annotations
 
-import importlib.machinery
-import sys
+import functools
 from typing import Any
 
 from unarray import _backends, _lookup
 
 __all__ = ["install"]
-
-
-# (the C callable, its polyfill, the backend method that registers it), in the order installed
-_PENDING: list[tuple[Any, Any, str]] = []
 
 
 def _register(lib: str, to: Any, traced_to: Any, how: str) -> None:
@@ -35,41 +31,20 @@ def _register(lib: str, to: Any, traced_to: Any, how: str) -> None:
         pass
 
 
-class _Watch:
-    def __init__(self, lib: str, module: str) -> None:
-        self.lib, self.module = lib, module
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if name != self.module:
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None or spec.loader is None:
-            return spec
-        run, lib = spec.loader.exec_module, self.lib
-
-        def exec_module(module: Any) -> None:
-            run(module)
-            # Note: the library's array types registered before its tracer's first trace, which would otherwise
-            # register them itself and guard on the registry as it was (the function compiles again next call).
-            _lookup.register_imported()
-            for to, traced_to, how in _PENDING:
-                _register(lib, to, traced_to, how)
-
-        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
-        return spec
+# the libraries whose watch has the lookup's hook already
+_WATCHED: set[str] = set()
 
 
 def install(to: Any, traced_to: Any, how: str = "register_traced_to") -> None:
     """Register ``traced_to`` as what a library's tracer traces in place of ``to`` (a C callable: ua.to, a hot
-    front-end call), through the backend's method ``how``, now or once the tracer's module (its Library
-    record's ``tracer_module``) is imported."""
-    _PENDING.append((to, traced_to, how))
+    front-end call), through the backend's method ``how``, now or once the tracer is imported (the library's
+    declared watch)."""
     for lib in _backends.LIBRARIES.values():
-        module = lib.tracer_module
-        if not module:
+        if not lib.tracer_watch:
             continue
-        if module in sys.modules:
-            _register(lib.name, to, traced_to, how)
-        elif not any(isinstance(f, _Watch) and f.module == module for f in sys.meta_path):
-            sys.meta_path.insert(0, _Watch(lib.name, module))
+        if lib.name not in _WATCHED:
+            _WATCHED.add(lib.name)
+            # Note: the library's array types registered before its tracer's first trace, which would otherwise
+            # register them itself and guard on the registry as it was (the function compiles again next call).
+            _backends.after_tracer(lib.name, _lookup.register_imported)
+        _backends.after_tracer(lib.name, functools.partial(_register, lib.name, to, traced_to, how))

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import array_api_compat.cupy as compat_cupy
 import cupy
 
-from unarray import _native, _precision
+from unarray import _precision
 from unarray._backends import _special
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
@@ -25,6 +25,7 @@ from unarray._backends.cupy import attention_cudnn
 from unarray._backends.cupy import layout as _layout
 from unarray._backends.cupy.devices import HERE as _HERE
 from unarray._backends.cupy.devices import elsewhere, on_device_of
+from unarray._backends.hot_calls import Bound, Gated, HotCall
 from unarray._devices import Device, parse_device, register_native
 from unarray._errors import ArgumentError, DeviceMismatchError
 
@@ -193,6 +194,29 @@ def _nextafter(x1: Any, x2: Any) -> Any:
     return cupy.where(cupy.equal(x1, x2), cupy.asarray(x2, r.dtype), r)
 
 
+# The hot calls (hot_calls.py): a plain array on the current device (every parameter at its default, a dtype the
+# method's call takes) is CuPy's function without the method's frames. (compat's sum passes dtype=float32 for
+# float32 and complex64 for complex64, CuPy's own choice for them.)
+_FLOATS = frozenset(map(cupy.dtype, ("float16", "float32", "float64")))
+_INTS = frozenset(map(cupy.dtype, ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")))
+_COMPLEXES = frozenset(map(cupy.dtype, ("complex64", "complex128")))
+_SUM = HotCall("sum", cupy.sum, cupy.ndarray, dtypes=_FLOATS | _COMPLEXES, defaults=(None, None, False), device=_HERE)
+_MEAN = HotCall("mean", cupy.mean, cupy.ndarray, dtypes=_FLOATS, defaults=(None, False), device=_HERE)
+_ARGMAX = HotCall("argmax", cupy.argmax, cupy.ndarray, dtypes=_FLOATS | _INTS, defaults=(None, False), device=_HERE)
+# ascontiguousarray's common case (layout.compact): below the kernel's size, CuPy's copy into a C-order array of the
+# same shape, x itself where compact. That is CuPy's _internal_ascontiguousarray; the public cupy.ascontiguousarray
+# makes a 0-d array 1-d, so it cannot stand in for the method. Every dtype (None).
+_SAME_SHAPE = getattr(cupy._core, "_internal_ascontiguousarray", None)
+_COMPACT = None if _SAME_SHAPE is None else HotCall(
+    "ascontiguousarray", _SAME_SHAPE, cupy.ndarray, device=_HERE, max_size=Bound("nbytes", _layout.SMALL))
+# matmul: CuPy's own for every dtype but float32, which runs under the policy's cuBLAS compute type through the
+# precision switch (_matmul_f32's call); CuPy has no host arrays, so no dtype is direct by place or size (host None)
+_MATMUL = HotCall("matmul", cupy.matmul, cupy.ndarray, arrays=2, device=_HERE, policy=Gated(
+    anywhere=(_FLOATS | _INTS | _COMPLEXES) - {_F32}, on_host=frozenset(), reducible=frozenset({_F32}), host=None,
+    limit=-1, flags=_precision, flag="FORCE_ARBITRATION", gate=_COMPUTE.run,
+    wants={(False, p): p for p in _precision.POLICIES}))
+
+
 class CupyBackend(Backend):
     name = "cupy"
     xp = compat_cupy
@@ -203,9 +227,9 @@ class CupyBackend(Backend):
     def __getattr__(self, op: str) -> Any:
         fn = super().__getattr__(op)
         wrapped = pinned(fn)
+        if callable(fn):  # two arrays of one dtype on the current device: fn itself, as pinned's wrapper calls it
+            wrapped = HotCall(op, fn, cupy.ndarray, arrays=2, device=_HERE).bind(wrapped)
         setattr(self, op, wrapped)
-        if _SWITCH is not None and callable(fn):  # the C hot path calls fn itself where run would (_register)
-            _SWITCH.one_dtype(wrapped, fn, cupy.ndarray, _HERE)
         return wrapped
 
     def is_array_type(self, t: type) -> bool:
@@ -235,7 +259,8 @@ class CupyBackend(Backend):
         return [device_from_id(i) for i in range(n)]
 
     layout_route = staticmethod(_layout.route)  # ua.ascontiguousarray's route (layout.py)
-    ascontiguousarray = _layout.compact  # the route, its common cases answered first (layout.py)
+    # the route, its common cases answered first (layout.py); CuPy's copy declared as the hot call
+    ascontiguousarray = _layout.compact if _COMPACT is None else _COMPACT.bind(_layout.compact)
 
     def data_ptr(self, x: cupy.ndarray) -> int:
         return int(x.data.ptr)
@@ -263,6 +288,7 @@ class CupyBackend(Backend):
                 "fastest": "bf16 passes (cuBLAS COMPUTE_32F_FAST_16BF)"}[policy]
 
     # -- hot ops: CuPy's own calls, on the array's device ---------------------------------------
+    @_MATMUL.bind
     def matmul(self, x1: cupy.ndarray, x2: cupy.ndarray, policy: str) -> Any:
         with on_device_of(x1):
             if x1.dtype is not x2.dtype and x1.dtype != x2.dtype:
@@ -280,6 +306,7 @@ class CupyBackend(Backend):
     def permute_dims(self, x: cupy.ndarray, axes: tuple[int, ...]) -> Any:
         return cupy.transpose(x, axes)
 
+    @_SUM.bind
     def sum(self, x: cupy.ndarray, axis: Any, dtype: Any, keepdims: bool) -> Any:
         with on_device_of(x):
             return _XP.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
@@ -288,6 +315,7 @@ class CupyBackend(Backend):
         with on_device_of(x):
             return _XP.prod(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
 
+    @_MEAN.bind
     def mean(self, x: cupy.ndarray, axis: Any, keepdims: bool) -> Any:
         with on_device_of(x):
             if axis == ():
@@ -366,6 +394,7 @@ class CupyBackend(Backend):
         with on_device_of(x):
             return cupy.argmin(x, axis=axis, keepdims=keepdims)
 
+    @_ARGMAX.bind
     def argmax(self, x: cupy.ndarray, axis: int | None, keepdims: bool) -> Any:
         if x.dtype.kind == "c":
             raise self._unordered("argmax", x)
@@ -429,38 +458,9 @@ BACKEND = CupyBackend()
 register_native(cupy.cuda.Device, lambda d: device_from_id(d.id))
 
 
-def _register() -> None:
-    # The C hot path takes each method's first branch itself for a plain array on the current device (every
-    # parameter at its default, a dtype that branch takes), as pinned's wrapper does for the element-wise ops:
-    # CuPy's function without the method's frames. (compat's sum passes dtype=float32 for float32 and complex64
-    # for complex64, CuPy's own choice for them.)
-    if _SWITCH is None:
-        return
-    floats = frozenset(map(cupy.dtype, ("float16", "float32", "float64")))
-    ints = frozenset(map(cupy.dtype, ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")))
-    complexes = frozenset(map(cupy.dtype, ("complex64", "complex128")))
-    _SWITCH.one_default(CupyBackend.sum, cupy.sum, cupy.ndarray, floats | complexes, _HERE)
-    _SWITCH.one_default(CupyBackend.mean, cupy.mean, cupy.ndarray, floats, _HERE)
-    _SWITCH.one_default(CupyBackend.argmax, cupy.argmax, cupy.ndarray, floats | ints, _HERE)
-    # ascontiguousarray's common case (layout.compact): below the kernel's size, CuPy's copy into a C-order array of
-    # the same shape, x itself where compact. That is CuPy's _internal_ascontiguousarray; the public
-    # cupy.ascontiguousarray makes a 0-d array 1-d, so it cannot stand in for the method. Every dtype (None).
-    same_shape = getattr(cupy._core, "_internal_ascontiguousarray", None)
-    if same_shape is not None:
-        _SWITCH.one_default(CupyBackend.ascontiguousarray, same_shape, cupy.ndarray, None, _HERE,
-                            (None, None, "nbytes", _layout.SMALL))
-    # matmul: CuPy's own for every dtype but float32, which runs under the policy's cuBLAS compute type through
-    # the precision switch (_matmul_f32's call); CuPy has no host arrays, so no dtype is direct by place or size
-    # (where None)
-    _fill_reads()
-    f32 = frozenset({_F32})
-    _SWITCH.one_gated(CupyBackend.matmul, cupy.matmul, cupy.ndarray, (floats | ints | complexes) - f32, frozenset(),
-                      f32, None, -1, _precision, "FORCE_ARBITRATION", _COMPUTE.run,
-                      {(False, p): p for p in _precision.POLICIES}, _HERE)
-
-
-_SWITCH = _native.load("_switch")
-_register()
+# The C gate's table for float32 matmul's compute type, read before the first call (the types need CuPy's linalg
+# module, which CuPy's import loads).
+_fill_reads()
 
 if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
     _contract: BackendContract[cupy.ndarray] = BACKEND

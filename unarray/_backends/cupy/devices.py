@@ -8,12 +8,14 @@ from typing import Any
 
 import cupy
 
+from unarray._backends.hot_calls import Here
+
 __all__ = ["HERE", "current_id", "elsewhere", "on_device_of"]
 
 _STAY = contextlib.nullcontext()
-# The same rule for the C hot path's registrations (unarray._switch, its `here`): x.<data>.<device_id> equals
-# getDevice(), the memory pointer's device id read as elsewhere() reads it.
-HERE = ("data", "device_id", cupy.cuda.runtime.getDevice)
+# The same rule for the hot calls (hot_calls.Here, read by the Python path and the C fast path alike):
+# x.<data>.<device_id> equals getDevice(), the memory pointer's device id read as elsewhere() reads it.
+HERE = Here("data", "device_id", cupy.cuda.runtime.getDevice)
 
 
 def current_id() -> int:

@@ -12,11 +12,11 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from unarray import _native
 from unarray._backends import _special, updates
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends._nn import Plan
+from unarray._backends.hot_calls import HotCall, Keyword
 from unarray._backends.jax import nn as _nn
 from unarray._backends.jax import sets as _sets
 from unarray._backends.jax.compile import EAGER_OPTIONS, JaxCompiler
@@ -139,7 +139,6 @@ def _wide_int(v: Any, args: tuple[Any, ...]) -> Any:
 with jax.ensure_compile_time_eval():
     _ARRAY_TYPE = type(jnp.zeros(0))
 _ARRAY_TYPES = frozenset({_ARRAY_TYPE})
-_SWITCH = _native.load("_switch")
 
 
 # The element-wise ops of two arrays among them: the front end passes exactly (x1, x2).
@@ -156,16 +155,8 @@ def _guarded(fn: Any, op: str) -> Any:
     if op not in _BINARY:
         return call
 
-    def binary(x1: Any, x2: Any, /) -> Any:
-        t1 = type(x1)
-        if t1 is type(x2) and t1 in _ARRAY_TYPES and x1.dtype is x2.dtype:
-            return fn(x1, x2)  # the common call: one dtype, nothing to promote
-        return call(x1, x2)
-
-    binary.__wrapped__ = fn  # type: ignore[attr-defined]  # (ua.explain names the kernel it wraps)
-    if _SWITCH is not None:  # the C hot path takes binary's first branch itself, for concrete arrays
-        _SWITCH.one_dtype(binary, fn, _ARRAY_TYPE)
-    return binary
+    # the common call, two concrete arrays of one dtype: nothing to promote, JAX's function itself
+    return HotCall(op, fn, _ARRAY_TYPE, arrays=2).bind(call)
 
 
 def _guarded_any(fn: Any, op: str) -> Any:
@@ -203,6 +194,18 @@ def _nan_kept(r: Any, x: Any, axis: Any, keepdims: bool) -> Any:
 
 
 _WEAK = frozenset((int, float, complex))
+# The hot calls (hot_calls.py): a concrete array with every parameter at its default is the method's own call,
+# JAX's function, without the method's frame (argmax: not complex, which the method refuses; an empty array's
+# error runs the method, which raises unarray's); matmul of one dtype is the method's jitted matmul with the
+# policy's precision=.
+_EVERY = frozenset(jnp.dtype(n) for n in (*SPEC_DTYPE_NAMES, "bfloat16"))
+_SUM = HotCall("sum", jnp.sum, _ARRAY_TYPE, dtypes=_EVERY, defaults=(None, None, False))
+_MEAN = HotCall("mean", jnp.mean, _ARRAY_TYPE, dtypes=frozenset(d for d in _EVERY if jnp.issubdtype(d, jnp.floating)),
+                defaults=(None, False))
+_ARGMAX = HotCall("argmax", jnp.argmax, _ARRAY_TYPE,
+                  dtypes=frozenset(d for d in _EVERY if not jnp.issubdtype(d, jnp.complexfloating)),
+                  defaults=(None, False))
+_MATMUL = HotCall("matmul", _matmul, _ARRAY_TYPE, arrays=2, policy=Keyword("precision", dict(_JAX_PRECISION)))
 
 
 class JaxBackend(Backend):
@@ -350,6 +353,7 @@ class JaxBackend(Backend):
     def precision_used(self, policy: str, x: jax.Array) -> str:
         return precision_label(policy, self.device_of(x))
 
+    @_MATMUL.bind
     def matmul(self, x1: jax.Array, x2: jax.Array, policy: str) -> Any:
         if x1.dtype is not x2.dtype:
             check_promotion("matmul", x1, x2)
@@ -421,12 +425,14 @@ class JaxBackend(Backend):
     def permute_dims(self, x: jax.Array, axes: tuple[int, ...]) -> Any:
         return jnp.permute_dims(x, tuple(a % x.ndim if a < 0 else a for a in axes))
 
+    @_SUM.bind
     def sum(self, x: jax.Array, axis: Any, dtype: Any, keepdims: bool) -> Any:
         return jnp.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
 
     def prod(self, x: jax.Array, axis: Any, dtype: Any, keepdims: bool) -> Any:
         return jnp.prod(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
 
+    @_MEAN.bind
     def mean(self, x: jax.Array, axis: Any, keepdims: bool) -> Any:
         return jnp.mean(x, axis=axis, keepdims=keepdims)
 
@@ -454,6 +460,7 @@ class JaxBackend(Backend):
         self._check_nonempty("argmin", x, axis)
         return jnp.argmin(x, axis=axis, keepdims=keepdims)
 
+    @_ARGMAX.bind
     def argmax(self, x: jax.Array, axis: int | None, keepdims: bool) -> Any:
         if x.dtype.kind == "c":
             raise self._unordered("argmax", x)
@@ -514,19 +521,6 @@ class JaxBackend(Backend):
 
 BACKEND = JaxBackend()
 register_native(jax.Device, device_from_jax)
-
-if _SWITCH is not None:
-    # The C hot path's common branches (unarray/_hot.py): a concrete array with every parameter at its default
-    # is the method's own call, JAX's function, without the method's frame (argmax: not complex, which the
-    # method refuses; an empty array's error runs the method, which raises unarray's).
-    _EVERY = frozenset(jnp.dtype(n) for n in (*SPEC_DTYPE_NAMES, "bfloat16"))
-    _SWITCH.one_default(JaxBackend.sum, jnp.sum, _ARRAY_TYPE, _EVERY)
-    _SWITCH.one_default(JaxBackend.mean, jnp.mean, _ARRAY_TYPE,
-                        frozenset(d for d in _EVERY if jnp.issubdtype(d, jnp.floating)))
-    _SWITCH.one_default(JaxBackend.argmax, jnp.argmax, _ARRAY_TYPE,
-                        frozenset(d for d in _EVERY if not jnp.issubdtype(d, jnp.complexfloating)))
-    # matmul of one dtype: jnp.matmul with the policy's precision=, as the method calls it
-    _SWITCH.one_policy(JaxBackend.matmul, _matmul, _ARRAY_TYPE, "precision", dict(_JAX_PRECISION))
 
 if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
     _contract: BackendContract[jax.Array] = BACKEND

@@ -29,8 +29,6 @@ from unarray._backends.torch.compile import TorchCompiler
 from unarray._backends.torch.devices import _as_device, _empty_shard_guard, _is_dtensor, _mesh_device, _spans_mesh
 from unarray._backends.torch.gaps import (
     _SMALL_UINTS,
-    _SWITCH,
-    _UINTS,
     _WIDE_UINTS,
     _WRAPPED,
     _as_int64,
@@ -70,18 +68,9 @@ _WHERE = _wide_uint_fallback(compat_torch.where, "where")
 # Every torch dtype named now: a name looked up inside a compiled trace is then never written there.
 _dtypes.remember(d for d in vars(torch).values() if isinstance(d, torch.dtype))
 _CPU_REDUCES = _tp._CPU_REDUCES  # a float32 CPU matmul runs under the precision switch (_tp.matters)
-# Note: torch runs a float32 CPU matmul through oneDNN's reduced-precision (bf32) path only above
-# 16*16*16 multiply-adds (aten/src/ATen/native/mkldnn/Matmul.cpp: mkldnn_gemm and checksize); the
-# operands' sizes over the contracted length bound that count (batch*m*n*k <= numel1*numel2/k, the
-# batch broadcast being at most the product of both batches), so at or below it the user's setting
-# cannot change the result and the switch is skipped. Held by
-# tests/precision/test_precision.py::test_tiny_cpu_matmuls_are_float32_whatever_the_user_set where the CPU has the path.
-_TINY = 16 * 16 * 16
-# The dtype sets the common calls test, as sets: a membership test without a comparison per element.
-_UINT_SET = frozenset(_UINTS)
-_WIDE_UINT_SET = frozenset(_WIDE_UINTS)
+_TINY = _natives.TINY  # (a float32 CPU matmul at or below it: the user's setting cannot change the result)
 _Tensor = torch.Tensor
-_sum, _mean, _argmax, _matmul = torch.sum, torch.mean, torch.argmax, torch.matmul
+_mean, _matmul = torch.mean, torch.matmul
 
 
 def _dims(axis: Any, ndim: int) -> tuple[int, ...]:
@@ -125,7 +114,7 @@ class TorchBackend(Backend):
             fn = _wide_uint_fallback(fn, op)
             setattr(self, op, fn)
         elif _is_two_arg(fn):
-            fn = _one_dtype_native(fn, _SCALAR_OPS.get(op, fn))
+            fn = _one_dtype_native(fn, _SCALAR_OPS.get(op, fn), op)
             setattr(self, op, fn)
         elif op in _SCALAR_OPS:
             fn = _SCALAR_OPS[op]
@@ -181,7 +170,8 @@ class TorchBackend(Backend):
         return dt
 
     layout_route = staticmethod(_layout.route)  # ua.ascontiguousarray's route (layout.py)
-    ascontiguousarray = _layout.compact  # the route, its common cases answered first (layout.py)
+    # the route, its common cases answered first (layout.py); torch's copy declared as the hot call (natives.py)
+    ascontiguousarray = _natives.COMPACT.bind(_layout.compact)
 
     def data_ptr(self, x: torch.Tensor) -> int:
         return int(x.data_ptr())
@@ -219,6 +209,7 @@ class TorchBackend(Backend):
     # skipped where it cannot change the result); under torch.compile the policy travels in the
     # graph as an argument of the custom op unarray::matmul, applied when the graph runs, except
     # under ua.jit where the call holds this policy for the whole graph: a plain matmul then.
+    @_natives.MATMUL.bind
     def matmul(self, x1: torch.Tensor, x2: torch.Tensor, policy: str) -> Any:
         d = x1.dtype
         if d is _F32 or d is _C64:
@@ -286,9 +277,8 @@ class TorchBackend(Backend):
         return torch.permute(x, axes)
 
     # Note: torch reduces every axis when dim=(); the standard reduces none.
+    @_natives.SUM.bind
     def sum(self, x: torch.Tensor, axis: Any, dtype: Any, keepdims: bool) -> Any:
-        if axis is None and dtype is None and not keepdims and x.dtype not in _UINT_SET:
-            return _sum(x)
         u = _uint_out(x, dtype)
         if u is not None:
             return _back(self.sum(_to_int64(x), axis, torch.int64, keepdims), u)
@@ -328,6 +318,7 @@ class TorchBackend(Backend):
             out = out.reshape([1 if d in dims else x.shape[d] for d in range(x.ndim)])
         return out
 
+    @_natives.MEAN.bind
     def mean(self, x: torch.Tensor, axis: Any, keepdims: bool) -> Any:
         x = x if x.is_floating_point() else _floating(x)  # (the common call without a helper's frame)
         if axis is None and not keepdims:
@@ -393,12 +384,11 @@ class TorchBackend(Backend):
             self._refuse("argmin", x, axis)
             raise
 
+    @_natives.ARGMAX.bind
     def argmax(self, x: torch.Tensor, axis: int | None, keepdims: bool) -> Any:
         if type(x) is not _Tensor and _is_dtensor(x):
             _empty_shard_guard(x, axis, "argmax")
         try:
-            if axis is None and not keepdims and x.dtype not in _WIDE_UINT_SET:
-                return _argmax(x)  # no keyword parsing on the common call
             return torch.argmax(_ordered(x) if x.dtype in _WIDE_UINTS else x, dim=axis, keepdim=keepdims)
         except (RuntimeError, IndexError):
             self._refuse("argmax", x, axis)
@@ -538,8 +528,6 @@ class TorchBackend(Backend):
 BACKEND = TorchBackend()
 
 
-_natives.register(_SWITCH, TorchBackend, uints=_UINT_SET, wide_uints=_WIDE_UINT_SET,
-                  limit=_TINY if _CPU_REDUCES else -1)
 
 
 if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type

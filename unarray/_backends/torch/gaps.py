@@ -9,8 +9,8 @@ from typing import Any, NamedTuple, cast
 import array_api_compat.torch as compat_torch
 import torch
 
-from unarray import _native
 from unarray._backends import _xp_shared
+from unarray._backends.hot_calls import HotCall
 from unarray._dtypes import DType, canonical_name
 from unarray._errors import DTypeError
 
@@ -103,29 +103,12 @@ def _is_two_arg(fn: Any) -> bool:
     return _TWO_ARG is not None and getattr(fn, "__code__", None) is _TWO_ARG and hasattr(fn, "__wrapped__")
 
 
-def _one_dtype_native(fn: Any, general: Any) -> Any:
+def _one_dtype_native(fn: Any, general: Any, op: str) -> Any:
     # Note: compat's wrapper fixes torch's promotion of a 0-d tensor beside another dtype; with one dtype on
     # both tensors it has nothing to fix, so torch's function runs at once (a Python scalar has no dtype: it
-    # takes ``general``, compat's function or its traceable-scalar wrapper).
-    native = fn.__wrapped__
-    tensor = torch.Tensor
-
-    def call(x1: Any, x2: Any, /) -> Any:
-        # (isinstance, not a caught AttributeError or hasattr: Dynamo traces a Python scalar as a symbolic one;
-        # the names are the closure's: no global and module lookups on the common call)
-        if isinstance(x1, tensor) and isinstance(x2, tensor) and x1.dtype is x2.dtype:
-            return native(x1, x2)
-        return general(x1, x2)
-
-    call.__wrapped__ = native  # type: ignore[attr-defined]  # (ua.explain names the kernel it wraps)
-    # The C hot path takes call's first branch itself, for plain tensors (not registered from inside a trace,
-    # where the op may be met first: a C call there would break the graph).
-    if _SWITCH is not None and not torch.compiler.is_compiling():
-        _SWITCH.one_dtype(call, native, tensor)
-    return call
-
-
-_SWITCH = _native.load("_switch")
+    # takes ``general``, compat's function or its traceable-scalar wrapper). Not handed to the C fast path from
+    # inside a trace, where the op may be met first: a C call there would break the graph.
+    return HotCall(op, fn.__wrapped__, torch.Tensor, arrays=2).bind(general, fast=not torch.compiler.is_compiling())
 
 
 def _wide_uint_fallback(fn: Any, op: str) -> Any:

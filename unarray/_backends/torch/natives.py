@@ -1,42 +1,46 @@
-"""The torch backend's common branches registered with the C hot path (``unarray._switch``, see
-``unarray/_hot.py``): each is one torch function that the backend's own op or method calls for those
-arguments, so the C path calls it without the method's frame."""
+"""The torch backend's hot calls (``unarray/_backends/hot_calls.py``): each branch of a hot op that is one torch
+function, declared once; the backend binds each to its op (the Python path) and the C fast path reads the same
+declaration (``unarray/_fast.c``)."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import torch
 
 from unarray import _precision
+from unarray._backends.hot_calls import Bound, Gated, HotCall
 from unarray._backends.torch import precision as _tp
+from unarray._backends.torch.gaps import _UINTS, _WIDE_UINTS
 from unarray._kernels import layout_route as lr
 
-__all__ = ["register"]
+__all__ = ["ARGMAX", "COMPACT", "MATMUL", "MEAN", "SUM", "TINY"]
 
+_EVERY = frozenset(d for d in vars(torch).values() if isinstance(d, torch.dtype))
+# Note: torch runs a float32 CPU matmul through oneDNN's reduced-precision (bf32) path only above
+# 16*16*16 multiply-adds (aten/src/ATen/native/mkldnn/Matmul.cpp: mkldnn_gemm and checksize); the
+# operands' sizes over the contracted length bound that count (batch*m*n*k <= numel1*numel2/k, the
+# batch broadcast being at most the product of both batches), so at or below it the user's setting
+# cannot change the result and the switch is skipped. Held by
+# tests/precision/test_precision.py::test_tiny_cpu_matmuls_are_float32_whatever_the_user_set where the CPU has the path.
+TINY = 16 * 16 * 16
 
-def register(switch: Any, cls: Any, *, uints: frozenset[Any], wide_uints: frozenset[Any], limit: int) -> None:
-    """Register the backend class ``cls``'s sum, argmax, mean, ascontiguousarray and matmul branches with the C
-    module ``switch`` (None: not built). ``uints``, ``wide_uints``: the dtypes sum and argmax take elsewhere;
-    ``limit``: matmul's multiply-adds up to which no policy changes a CPU float32 result (-1: any size)."""
-    if switch is None:
-        return
-    tensor = torch.Tensor
-    every = frozenset(d for d in vars(torch).values() if isinstance(d, torch.dtype))
-    # every parameter at its default, a plain tensor of a dtype that branch takes
-    switch.one_default(cls.sum, torch.sum, tensor, every - uints)
-    switch.one_default(cls.argmax, torch.argmax, tensor, every - wide_uints)
-    switch.one_default(cls.mean, torch.mean, tensor, frozenset(d for d in every if d.is_floating_point))
-    # ascontiguousarray's common case (layout.compact): a strided tensor off CUDA, or a small one on it, is
-    # torch's own copy (x itself where compact), for every dtype (None: no dtype read); a large CUDA view takes the
-    # route and its kernels
-    switch.one_default(cls.ascontiguousarray, torch.Tensor.contiguous, tensor, None, None,
-                       (("layout", torch.strided), "is_cuda", "nbytes", lr.KERNEL_MIN_BYTES["cuda"]))
-    # matmul's branches for one dtype: torch's matmul wherever the policy cannot change the result (integers on
-    # the CPU only, cuBLAS having no integer GEMM; float32 and complex64 on the CPU up to the size oneDNN reduces
-    # at), else float32 and complex64 through the precision switch
-    switch.one_gated(cls.matmul, torch.matmul, tensor,
-                     frozenset({torch.float16, torch.bfloat16, torch.float64, torch.complex128}),
-                     frozenset({torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64}),
-                     frozenset({torch.float32, torch.complex64}), "is_cpu", limit, _precision, "FORCE_ARBITRATION",
-                     _tp.RUN, _tp.WANT)
+# every parameter at its default, a plain tensor of a dtype that branch takes (sum and argmax: torch has no
+# unsigned accumulation and no wide unsigned kernels, gaps.py)
+SUM = HotCall("sum", torch.sum, torch.Tensor, dtypes=_EVERY - frozenset(_UINTS), defaults=(None, None, False))
+ARGMAX = HotCall("argmax", torch.argmax, torch.Tensor, dtypes=_EVERY - frozenset(_WIDE_UINTS), defaults=(None, False))
+MEAN = HotCall("mean", torch.mean, torch.Tensor, dtypes=frozenset(d for d in _EVERY if d.is_floating_point),
+               defaults=(None, False))
+# ascontiguousarray's common case (layout.compact): a strided tensor off CUDA, or a small one on it, is torch's own
+# copy (x itself where compact), for every dtype (None: no dtype read); a large CUDA view takes the route and its
+# kernels
+COMPACT = HotCall("ascontiguousarray", torch.Tensor.contiguous, torch.Tensor,
+                  max_size=Bound("nbytes", lr.KERNEL_MIN_BYTES["cuda"], on="is_cuda", same=("layout", torch.strided)))
+# matmul's branches for one dtype: torch's matmul wherever the policy cannot change the result (integers on the CPU
+# only, cuBLAS having no integer GEMM; float32 and complex64 on the CPU up to the size oneDNN reduces at, any size
+# where the CPU has no reduced-precision path), else float32 and complex64 through the precision switch
+MATMUL = HotCall("matmul", torch.matmul, torch.Tensor, arrays=2, policy=Gated(
+    anywhere=frozenset({torch.float16, torch.bfloat16, torch.float64, torch.complex128}),
+    on_host=frozenset({torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64}),
+    reducible=frozenset({torch.float32, torch.complex64}), host="is_cpu",
+    limit=TINY if _tp._CPU_REDUCES else -1, flags=_precision, flag="FORCE_ARBITRATION",
+    gate=_tp.RUN, wants=_tp.WANT, tracing=_tp.compiling))
+

@@ -3,15 +3,14 @@
 # unarray/_precision.py for the discipline and the residual exposure of native calls in other threads.
 from __future__ import annotations
 
-import importlib.util
 import platform
-import sys
 from _thread import get_ident
 from typing import Any
 
 import torch
 
 from unarray import _precision
+from unarray._backends.torch import watch
 
 _C = torch._C
 _get = _C._get_fp32_precision_getter
@@ -263,30 +262,9 @@ def _autocast_dtype(x: Any) -> str | None:
 # The front end reads the policy once (unarray._precision.scope, a ContextVar's get) and passes it down. Dynamo
 # cannot trace a ContextVar: inside its traces that read is the policy scoped inside the compiled function, or ""
 # (the one in force when the graph runs). Registered when torch.compile loads torch._dynamo (importing it here
-# would cost seconds), or at once where it is loaded already.
+# would cost seconds), or at once where it is loaded already: the package's one watch (watch.py).
 def _trace_the_scope() -> None:
     torch.compiler.substitute_in_graph(_precision.scope, skip_signature_check=True)(_precision.traced)
 
 
-class _DynamoWatch:
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if name != "torch._dynamo":
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)  # (what the other finders give: another watch's wrapped loader)
-        if spec is None or spec.loader is None:
-            return spec
-        run = spec.loader.exec_module
-
-        def exec_module(module: Any) -> None:
-            run(module)
-            _trace_the_scope()
-
-        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
-        return spec
-
-
-if "torch._dynamo" in sys.modules:
-    _trace_the_scope()
-else:
-    sys.meta_path.insert(0, _DynamoWatch())
+watch.after_import(_trace_the_scope)

@@ -1,294 +1,17 @@
-/* unarray._switch: the lock-free fast path of unarray._precision.Switch in C (optional; the Python
- * Switch.enter/leave are the reference and run where this module is not built), and Hot, the C path of the
- * front end's common calls (unarray/_hot.py; it sees Unswitched, so that NumPy's matmul reads no policy).
+/* unarray._fast: the C path of the front end's common calls (unarray/_hot.py), and the hot calls the backends
+ * declare (unarray/_backends/hot_calls.py, HotCall), read here by field name when a backend binds one.
  *
- * A Gate is called as gate(want, fn, *args). Where the switch is open (no call holds it changed or
- * waits to change it) and the framework's setting in force already gives `want`, it registers the
- * calling thread in the switch's list of fast calls, re-checks that the switch is still open, reads
- * the setting, runs fn(*args) and unregisters: the same steps, in the same order, as
- * Switch.enter/leave's fast path (see there for why that order keeps a fast call from overlapping a
- * swap). Everything else (the switch closed, a `want` without a read in the table, a setting that
- * does not give `want`, a read that fails) goes to the Python path, slow(want, fn, *args).
- *
- * Written in C because the fast path is on every float32 matmul of a backend whose precision switch
- * can matter (torch on CUDA, or on a CPU with oneDNN's bf16 path): in Python its four frames cost
- * more than the read of the setting they guard.
+ * Written in C because the front end's own frame, on a tiny array, costs as much as the kernel: the Python
+ * reference stays the op's definition, and every call this path does not take goes to it.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
-#include <pythread.h>
 
-typedef struct {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
-    int closed;       /* the Switch's flag: a locked-path call holds the switch or waits to change it */
-    PyObject *fast;   /* list: the thread ids of the fast calls in flight (the Switch's _fast) */
-    PyObject *reads;  /* dict: want -> (read, read's arguments, the states that give want) */
-    PyObject *slow;   /* slow(want, fn, *args): the Python path */
-    PyObject *wake;   /* wake(): tell a call draining the fast calls that one left */
-    unsigned long last;  /* the thread id of `tid` */
-    PyObject *tid;    /* the last calling thread's id as an int, reused while the same thread calls (NULL: none) */
-} Gate;
+#include "_unswitched.h"
 
-static int
-leave(Gate *g, PyObject *tid)
-{
-    /* Unregister this call (its own id object, appended last by it) and wake a drainer. */
-    PyObject *fast = g->fast;
-    int rc = -1;
-    for (Py_ssize_t i = PyList_GET_SIZE(fast) - 1; i >= 0; i--) {
-        if (PyList_GET_ITEM(fast, i) == tid) {
-            rc = PyList_SetSlice(fast, i, i + 1, NULL);
-            break;
-        }
-    }
-    if (rc < 0 && !PyErr_Occurred())
-        PyErr_SetString(PyExc_RuntimeError, "unarray precision switch: a fast call was unregistered twice");
-    Py_DECREF(tid);
-    if (rc == 0 && g->closed) {
-        PyObject *r = PyObject_CallNoArgs(g->wake);
-        if (r == NULL)
-            return -1;
-        Py_DECREF(r);
-    }
-    return rc;
-}
-
-/* A want's read in the gate's table: (read, read's arguments, the states that give want). */
-enum { R_READ, R_ARGS, R_STATES };
-
-static int
-gives(PyObject *entry)
-{
-    /* 1 when the setting in force is one of the entry's states, 0 when not or the read failed with
-     * RuntimeError (torch's, when its legacy and new precision APIs disagree: the Python path reads
-     * it again and decides), -1 on any other error. */
-    PyObject *args = PyTuple_GET_ITEM(entry, R_ARGS);
-    PyObject *state = PyObject_Vectorcall(PyTuple_GET_ITEM(entry, R_READ), &PyTuple_GET_ITEM(args, 0),
-                                          PyTuple_GET_SIZE(args), NULL);
-    if (state == NULL) {
-        if (!PyErr_ExceptionMatches(PyExc_RuntimeError))
-            return -1;
-        PyErr_Clear();
-        return 0;
-    }
-    int ok = PySequence_Contains(PyTuple_GET_ITEM(entry, R_STATES), state);
-    Py_DECREF(state);
-    return ok;
-}
-
-/* The calling thread's id as an int (new reference), the same object while one thread calls: leave() finds a call's
- * entry by identity, and a thread's entries are interchangeable. */
-static PyObject *
-thread_id(Gate *g)
-{
-    unsigned long ident = PyThread_get_thread_ident();
-    if (g->tid == NULL || g->last != ident) {
-        PyObject *tid = PyLong_FromUnsignedLong(ident);
-        if (tid == NULL)
-            return NULL;
-        Py_XSETREF(g->tid, tid);
-        g->last = ident;
-    }
-    return Py_NewRef(g->tid);
-}
-
-static PyObject *
-gate_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    Gate *g = (Gate *)self;
-    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-    if (n < 2 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames))) {
-        PyErr_SetString(PyExc_TypeError, "a precision gate is called as gate(want, fn, *args)");
-        return NULL;
-    }
-    if (!g->closed) {
-        PyObject *entry = PyDict_GetItemWithError(g->reads, args[0]);  /* borrowed */
-        if (entry == NULL && PyErr_Occurred())
-            return NULL;
-        if (entry != NULL) {
-            if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 3 || !PyTuple_Check(PyTuple_GET_ITEM(entry, R_ARGS))) {
-                PyErr_SetString(PyExc_TypeError, "a precision gate's read is (read, args tuple, states)");
-                return NULL;
-            }
-            Py_INCREF(entry);  /* the table may change while the read runs */
-            PyObject *tid = thread_id(g);
-            if (tid == NULL || PyList_Append(g->fast, tid) < 0) {
-                Py_XDECREF(tid);
-                Py_DECREF(entry);
-                return NULL;
-            }
-            int ok = g->closed ? 0 : gives(entry);
-            Py_DECREF(entry);
-            if (ok != 0) {
-                /* The setting gives want: run fn (ok 1); or the read failed (ok -1). Either way leave
-                 * with the result or the exception, which leave's own work must not clobber. */
-                PyObject *res = ok == 1 ? PyObject_Vectorcall(args[1], args + 2, n - 2, NULL) : NULL;
-                PyObject *type, *value, *tb;
-                PyErr_Fetch(&type, &value, &tb);
-                if (leave(g, tid) < 0) {
-                    Py_XDECREF(res);
-                    Py_XDECREF(type);
-                    Py_XDECREF(value);
-                    Py_XDECREF(tb);
-                    return NULL;
-                }
-                PyErr_Restore(type, value, tb);
-                return res;
-            }
-            if (leave(g, tid) < 0)
-                return NULL;
-        }
-    }
-    return PyObject_Vectorcall(g->slow, args, n, NULL);
-}
-
-static PyObject *
-gate_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
-{
-    static char *names[] = {"fast", "reads", "slow", "wake", NULL};
-    PyObject *fast, *reads, *slow, *wake;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!O!OO:Gate", names, &PyList_Type, &fast, &PyDict_Type, &reads,
-                                     &slow, &wake))
-        return NULL;
-    Gate *g = (Gate *)type->tp_alloc(type, 0);
-    if (g == NULL)
-        return NULL;
-    g->vectorcall = gate_call;
-    g->fast = Py_NewRef(fast);
-    g->reads = Py_NewRef(reads);
-    g->slow = Py_NewRef(slow);
-    g->wake = Py_NewRef(wake);
-    return (PyObject *)g;
-}
-
-static int
-gate_traverse(Gate *g, visitproc visit, void *arg)
-{
-    Py_VISIT(g->fast);
-    Py_VISIT(g->reads);
-    Py_VISIT(g->slow);
-    Py_VISIT(g->wake);
-    return 0;
-}
-
-static int
-gate_clear(Gate *g)
-{
-    Py_CLEAR(g->fast);
-    Py_CLEAR(g->reads);
-    Py_CLEAR(g->slow);
-    Py_CLEAR(g->wake);
-    Py_CLEAR(g->tid);
-    return 0;
-}
-
-static void
-gate_dealloc(Gate *g)
-{
-    PyObject_GC_UnTrack(g);
-    gate_clear(g);
-    Py_TYPE(g)->tp_free((PyObject *)g);
-}
-
-static PyMemberDef gate_members[] = {
-    {"closed", T_INT, offsetof(Gate, closed), 0, "the Switch's closed flag (read by both paths)"},
-    {"fast", T_OBJECT, offsetof(Gate, fast), READONLY, "thread ids of the fast calls in flight"},
-    {"reads", T_OBJECT, offsetof(Gate, reads), READONLY, "want -> (read, args, states that give want)"},
-    {NULL},
-};
-
-static PyTypeObject GateType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "unarray._switch.Gate",
-    .tp_doc = "Gate(fast, reads, slow, wake): the fast path of unarray._precision.Switch; gate(want, fn, *args)",
-    .tp_basicsize = sizeof(Gate),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_new = gate_new,
-    .tp_dealloc = (destructor)gate_dealloc,
-    .tp_traverse = (traverseproc)gate_traverse,
-    .tp_clear = (inquiry)gate_clear,
-    .tp_call = PyVectorcall_Call,
-    .tp_vectorcall_offset = offsetof(Gate, vectorcall),
-    .tp_members = gate_members,
-};
-
-/* Unswitched(fn)(*args, policy): fn(*args). The precision switch of a backend whose results no policy
- * changes: the front end passes the policy to every backend, and this drops it without a Python frame. */
-typedef struct {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
-    PyObject *fn;
-} Unswitched;
-
-static PyObject *
-unswitched_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
-{
-    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-    if (n < 1 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0)) {
-        PyErr_SetString(PyExc_TypeError, "Unswitched: takes the op's positional arguments and the policy last");
-        return NULL;
-    }
-    return PyObject_Vectorcall(((Unswitched *)self)->fn, args, n - 1, NULL);
-}
-
-static PyObject *
-unswitched_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
-{
-    PyObject *fn;
-    if (!PyArg_ParseTuple(args, "O:Unswitched", &fn))
-        return NULL;
-    Unswitched *u = (Unswitched *)type->tp_alloc(type, 0);
-    if (u == NULL)
-        return NULL;
-    u->vectorcall = unswitched_call;
-    u->fn = Py_NewRef(fn);
-    return (PyObject *)u;
-}
-
-static int
-unswitched_traverse(Unswitched *u, visitproc visit, void *arg)
-{
-    Py_VISIT(u->fn);
-    return 0;
-}
-
-static int
-unswitched_clear(Unswitched *u)
-{
-    Py_CLEAR(u->fn);
-    return 0;
-}
-
-static void
-unswitched_dealloc(Unswitched *u)
-{
-    PyObject_GC_UnTrack(u);
-    unswitched_clear(u);
-    Py_TYPE(u)->tp_free((PyObject *)u);
-}
-
-static PyMemberDef unswitched_members[] = {
-    {"fn", T_OBJECT, offsetof(Unswitched, fn), READONLY, "the op called without the policy"},
-    {"__wrapped__", T_OBJECT, offsetof(Unswitched, fn), READONLY, "the op (ua.explain names it)"},
-    {NULL},
-};
-
-static PyTypeObject UnswitchedType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "unarray._switch.Unswitched",
-    .tp_doc = "Unswitched(fn): called as (*args, policy), calls fn(*args)",
-    .tp_basicsize = sizeof(Unswitched),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_new = unswitched_new,
-    .tp_dealloc = (destructor)unswitched_dealloc,
-    .tp_traverse = (traverseproc)unswitched_traverse,
-    .tp_clear = (inquiry)unswitched_clear,
-    .tp_call = PyVectorcall_Call,
-    .tp_vectorcall_offset = offsetof(Unswitched, vectorcall),
-    .tp_members = unswitched_members,
-};
+/* unarray._gate.Unswitched, read at import (NULL where that module is not built: no call is recognised as one) */
+static PyTypeObject *UNSWITCHED;
 
 /* Hot: the C path of a whole front-end call (ua.matmul, ua.sum, ua.add, ...), made by unarray/_hot.py.
  *
@@ -325,7 +48,7 @@ static PyObject *PRECISION;  /* "precision" */
 static PyObject *
 hot_unused(PyObject *self, PyObject *const *args, Py_ssize_t n, PyObject *kwnames)
 {
-    PyErr_SetString(PyExc_TypeError, "unarray._switch.Hot is called through its vectorcall only");
+    PyErr_SetString(PyExc_TypeError, "unarray._fast.Hot is called through its vectorcall only");
     return NULL;
 }
 
@@ -391,75 +114,65 @@ hot_method(PyObject *b, PyObject *name, int *unbound)
     return PyObject_GetAttr(b, name);
 }
 
-/* A backend op's common branch that is one native function, registered by the backend (unarray/_hot.py): fn (the
- * op, a Python function, which stays what every other caller and a tracer run) -> (native, cls, here[, dtypes, bound]).
- * ONE_DTYPE: a binary op; two arrays of exactly cls with one dtype object go to native(x1, x2).
- * ONE_DEFAULT: a one-array method of the backend class; exactly cls, every parameter the reference's default (by
- * identity) and a dtype in the set go to native(x); with bound (same, on, size, limit), only where also
+/* The hot calls the backends declare (unarray/_backends/hot_calls.py): fn (the op HotCall.bind wrote, a Python
+ * function, which stays what every other caller and a tracer run) -> its entry, read once from the HotCall's named
+ * fields by register(fn, call, general). Where the call is the declared branch, native runs without fn's frame;
+ * elsewhere general (fn less the branch) runs, as fn would run it.
+ * ONE_DTYPE (arrays 2, no policy): two arrays of exactly cls with one dtype object go to native(x1, x2).
+ * ONE_DEFAULT (arrays 1): exactly cls, every other parameter the declaration's default (by identity) and a dtype in
+ * dtypes (None: any, none read) go to native(x); with max_size (same, on, size, limit), only where also
  * x.<same[0]> is same[1] (same not None) and x.<size> < limit wherever x.<on> is true (on None: everywhere).
- * here: None, or (attr, sub, current) for a library whose calls run on the current device rather than the
+ * device: None, or (attr, sub, current) for a library whose calls run on the current device rather than the
  * array's: the branch is taken only where x.attr.sub == current() for the first array.
- * ONE_GATED: a binary method of the backend class that takes a precision policy (matmul); one dtype object and
- * (native, cls, anywhere, local, reducible, where, limit, flags, flag): a dtype in anywhere goes to native
- * anywhere; in local, where x1.<where> is true; in reducible, where also flags.<flag> is false and, for
+ * ONE_GATED (policy a Gated: matmul through the precision switch): one dtype object; a dtype in anywhere goes to
+ * native anywhere; in on_host, where x1.<host> is true; in reducible, where also flags.<flag> is false and, for
  * limit >= 0, x1.numel() * x2.numel() <= limit * max(1, x1.shape[-1]) (a product below the size at which a
- * reduced-precision pass can run). The policy is not read for those calls: it cannot change their result.
- * With (gate, wants), a reducible dtype's other calls run gate(wants[(x1.<where>, policy)], native, x1, x2):
- * the precision switch's call, as fn makes it. fn takes that same branch for those calls. where None: x1.<where> is
- * taken as false (a library of one kind of device: CuPy). here, as for ONE_DEFAULT: every branch only where x1's
- * device is the current one.
- * ONE_POLICY: a binary method of the backend class that takes a precision policy and passes it to its native as a
- * keyword (JAX's matmul: precision=); two arrays of exactly cls with one dtype object go to
- * native(x1, x2, <kw>=values[policy]), the policy the call's precision= or else the scope's. */
+ * reduced-precision pass can run). The policy is not read for those calls: it cannot change their result. With a
+ * gate, a reducible dtype's other calls run gate(wants[(x1.<host>, policy)], native, x1, x2): the precision
+ * switch's call, as fn makes it. host None: x1.<host> is taken as false (a library of one kind of device: CuPy).
+ * ONE_POLICY (policy a Keyword: its native takes the policy's value as a keyword, JAX's precision=): two arrays of
+ * exactly cls with one dtype object go to native(x1, x2, <name>=values[policy]), the policy the call's precision=
+ * or else the scope's. */
 static PyObject *ONE_DTYPE;  /* dict */
 static PyObject *ONE_DEFAULT;  /* dict */
 static PyObject *ONE_GATED;  /* dict */
 static PyObject *ONE_POLICY;  /* dict */
-/* An entry's slots: every table's first two; ONE_DTYPE's (3 slots) and ONE_DEFAULT's (5); ONE_GATED's (12);
- * ONE_POLICY's (4: the keyword as a kwnames tuple, and the policy -> value dict). */
-enum { E_NATIVE, E_CLS };
-enum { E_HERE = 2, E_DTYPES, E_BOUND };
-enum { G_ANYWHERE = 2, G_LOCAL, G_REDUCIBLE, G_WHERE, G_LIMIT, G_FLAGS, G_FLAG, G_GATE, G_WANTS, G_HERE };
-enum { P_KWNAMES = 2, P_VALUES };
+/* An entry's slots: every table's first three; ONE_DTYPE's (4 slots) and ONE_DEFAULT's (7); ONE_GATED's (13);
+ * ONE_POLICY's (5: the keyword as a kwnames tuple, and the policy -> value dict). */
+enum { E_NATIVE, E_CLS, E_GENERAL };
+enum { E_HERE = 3, E_DTYPES, E_BOUND, E_DEFAULTS };
+enum { G_ANYWHERE = 3, G_LOCAL, G_REDUCIBLE, G_WHERE, G_LIMIT, G_FLAGS, G_FLAG, G_GATE, G_WANTS, G_HERE };
+enum { P_KWNAMES = 3, P_VALUES };
 static PyObject *DTYPE;  /* "dtype" */
 static PyObject *SHAPE;  /* "shape" */
 
+/* o.<name> as a tuple of fields (new reference; a field None stays None): None for o None */
 static PyObject *
-register_native(PyObject *table, PyObject *fn, PyObject *native, PyObject *entry, const char *what)
+fields(PyObject *o, const char *const *names, Py_ssize_t n)
 {
-    if (entry == NULL)
-        return NULL;
-    int rc = -1;
-    if (!PyFunction_Check(fn) || !PyCallable_Check(native))
-        PyErr_Format(PyExc_TypeError, "%s: fn a Python function, native a callable", what);
-    else
-        rc = PyDict_SetItem(table, fn, entry);
-    Py_DECREF(entry);
-    if (rc < 0)
-        return NULL;
-    Py_RETURN_NONE;
+    if (o == Py_None)
+        return Py_NewRef(o);
+    PyObject *t = PyTuple_New(n);
+    for (Py_ssize_t i = 0; t != NULL && i < n; i++) {
+        PyObject *v = PyObject_GetAttrString(o, names[i]);
+        if (v == NULL)
+            Py_CLEAR(t);
+        else
+            PyTuple_SET_ITEM(t, i, v);
+    }
+    return t;
 }
 
 /* here as it is kept: None, or a tuple (str, str, callable) */
 static int
-here_ok(PyObject *here, const char *what)
+here_ok(PyObject *here)
 {
     if (here == Py_None || (PyTuple_CheckExact(here) && PyTuple_GET_SIZE(here) == 3
                             && PyUnicode_Check(PyTuple_GET_ITEM(here, 0)) && PyUnicode_Check(PyTuple_GET_ITEM(here, 1))
                             && PyCallable_Check(PyTuple_GET_ITEM(here, 2))))
         return 1;
-    PyErr_Format(PyExc_TypeError, "%s: here is None or (attr, sub, current)", what);
+    PyErr_SetString(PyExc_TypeError, "register: device is None or a Here (attr: str, sub: str, current: callable)");
     return 0;
-}
-
-static PyObject *
-one_dtype(PyObject *module, PyObject *args)
-{
-    PyObject *fn, *native, *cls, *here = Py_None;
-    if (!PyArg_ParseTuple(args, "OOO!|O:one_dtype", &fn, &native, &PyType_Type, &cls, &here)
-        || !here_ok(here, "one_dtype"))
-        return NULL;
-    return register_native(ONE_DTYPE, fn, native, PyTuple_Pack(3, native, cls, here), "one_dtype");
 }
 
 /* bound as it is kept: None, or (same, on, size, limit) with same None or (str, object), on None or a str, size a
@@ -477,44 +190,33 @@ bound_ok(PyObject *bound)
             && PyLong_CheckExact(PyTuple_GET_ITEM(bound, 3)))
             return 1;
     }
-    PyErr_SetString(PyExc_TypeError, "one_default: bound is None or (same, on, size, limit)");
+    PyErr_SetString(PyExc_TypeError, "register: max_size is None or a Bound (same: None or (str, object), on: None or "
+                    "str, size: str, limit: int)");
     return 0;
 }
 
+/* A Gated policy's entry (new reference), its wants kept as (policy -> want where x1.<host> is false, the same where
+ * true): no key is built per call. */
 static PyObject *
-one_default(PyObject *module, PyObject *args)
+gated_entry(PyObject *native, PyObject *cls, PyObject *general, PyObject *g, PyObject *here)
 {
-    PyObject *fn, *native, *cls, *dtypes, *here = Py_None, *bound = Py_None;
-    if (!PyArg_ParseTuple(args, "OOO!O|OO:one_default", &fn, &native, &PyType_Type, &cls, &dtypes, &here, &bound)
-        || !here_ok(here, "one_default") || !bound_ok(bound))
+    static const char *const names[] = {"anywhere", "on_host", "reducible", "host", "limit", "flags", "flag", "gate",
+                                        "wants"};
+    PyObject *f = fields(g, names, 9);
+    if (f == NULL)
         return NULL;
-    if (dtypes != Py_None && !PyFrozenSet_CheckExact(dtypes)) {
-        PyErr_SetString(PyExc_TypeError, "one_default: dtypes is a frozenset, or None for every dtype");
-        return NULL;
-    }
-    return register_native(ONE_DEFAULT, fn, native, PyTuple_Pack(5, native, cls, here, dtypes, bound), "one_default");
-}
-
-static PyObject *
-one_gated(PyObject *module, PyObject *args)
-{
-    PyObject *fn, *native, *cls, *anywhere, *local, *reducible, *where, *flags, *flag;
-    PyObject *gate = Py_None, *wants = Py_None, *here = Py_None;
-    Py_ssize_t limit;
-    if (!PyArg_ParseTuple(args, "OOO!O!O!O!OnOU|OOO:one_gated", &fn, &native, &PyType_Type, &cls, &PyFrozenSet_Type,
-                          &anywhere, &PyFrozenSet_Type, &local, &PyFrozenSet_Type, &reducible, &where, &limit, &flags,
-                          &flag, &gate, &wants, &here) || !here_ok(here, "one_gated"))
-        return NULL;
-    if (where != Py_None && !PyUnicode_Check(where)) {
-        PyErr_SetString(PyExc_TypeError, "one_gated: where is an attribute's name or None");
+    PyObject *host = PyTuple_GET_ITEM(f, 3), *gate = PyTuple_GET_ITEM(f, 7), *wants = PyTuple_GET_ITEM(f, 8);
+    if (!PyFrozenSet_CheckExact(PyTuple_GET_ITEM(f, 0)) || !PyFrozenSet_CheckExact(PyTuple_GET_ITEM(f, 1))
+        || !PyFrozenSet_CheckExact(PyTuple_GET_ITEM(f, 2)) || (host != Py_None && !PyUnicode_Check(host))
+        || !PyLong_CheckExact(PyTuple_GET_ITEM(f, 4)) || !PyUnicode_Check(PyTuple_GET_ITEM(f, 6))
+        || (gate == Py_None) != (wants == Py_None) || (gate != Py_None && (!PyCallable_Check(gate)
+                                                                         || !PyDict_Check(wants)))) {
+        PyErr_SetString(PyExc_TypeError, "register: a Gated policy holds three frozensets of dtypes, host (an "
+                        "attribute's name or None), limit (int), flags and flag (str), and gate and wants (both None, "
+                        "or a callable and a dict)");
+        Py_DECREF(f);
         return NULL;
     }
-    if ((gate == Py_None) != (wants == Py_None)
-        || (gate != Py_None && (!PyCallable_Check(gate) || !PyDict_Check(wants)))) {
-        PyErr_SetString(PyExc_TypeError, "one_gated: gate and wants are both None, or a callable and a dict");
-        return NULL;
-    }
-    /* wants kept as (policy -> want where x1.<where> is false, the same where true): no key is built per call */
     PyObject *by_where = Py_None;
     if (wants != Py_None) {
         PyObject *off = PyDict_New(), *on = PyDict_New(), *key, *want;
@@ -522,7 +224,7 @@ one_gated(PyObject *module, PyObject *args)
         int rc = off != NULL && on != NULL ? 0 : -1;
         while (rc == 0 && PyDict_Next(wants, &pos, &key, &want)) {
             if (!PyTuple_Check(key) || PyTuple_GET_SIZE(key) != 2 || !PyBool_Check(PyTuple_GET_ITEM(key, 0))) {
-                PyErr_SetString(PyExc_TypeError, "one_gated: wants is keyed by (bool, policy)");
+                PyErr_SetString(PyExc_TypeError, "register: a Gated policy's wants is keyed by (bool, policy)");
                 rc = -1;
             }
             else
@@ -531,35 +233,99 @@ one_gated(PyObject *module, PyObject *args)
         by_where = rc == 0 ? PyTuple_Pack(2, off, on) : NULL;
         Py_XDECREF(off);
         Py_XDECREF(on);
-        if (by_where == NULL)
+        if (by_where == NULL) {
+            Py_DECREF(f);
             return NULL;
+        }
     }
     else
         Py_INCREF(by_where);
-    PyObject *n = PyLong_FromSsize_t(limit);
-    if (n == NULL) {
-        Py_DECREF(by_where);
-        return NULL;
-    }
-    PyObject *entry = PyTuple_Pack(12, native, cls, anywhere, local, reducible, where, n, flags, flag, gate, by_where,
-                                   here);
-    Py_DECREF(n);
+    PyObject *entry = PyTuple_Pack(13, native, cls, general, PyTuple_GET_ITEM(f, 0), PyTuple_GET_ITEM(f, 1),
+                                   PyTuple_GET_ITEM(f, 2), host, PyTuple_GET_ITEM(f, 4), PyTuple_GET_ITEM(f, 5),
+                                   PyTuple_GET_ITEM(f, 6), gate, by_where, here);
     Py_DECREF(by_where);
-    return register_native(ONE_GATED, fn, native, entry, "one_gated");
+    Py_DECREF(f);
+    return entry;
 }
 
+/* register(fn, call, general): fn's entry from the HotCall call (its fields read by name). */
 static PyObject *
-one_policy(PyObject *module, PyObject *args)
+hot_register(PyObject *module, PyObject *args)
 {
-    PyObject *fn, *native, *cls, *kw, *values;
-    if (!PyArg_ParseTuple(args, "OOO!UO!:one_policy", &fn, &native, &PyType_Type, &cls, &kw, &PyDict_Type, &values))
+    PyObject *fn, *call, *general;
+    if (!PyArg_ParseTuple(args, "OOO:register", &fn, &call, &general))
         return NULL;
-    PyObject *kwnames = PyTuple_Pack(1, kw);
-    if (kwnames == NULL)
+    if (!PyFunction_Check(fn) || !PyCallable_Check(general)) {
+        PyErr_SetString(PyExc_TypeError, "register: fn a Python function, general a callable");
         return NULL;
-    PyObject *entry = PyTuple_Pack(4, native, cls, kwnames, values);
-    Py_DECREF(kwnames);
-    return register_native(ONE_POLICY, fn, native, entry, "one_policy");
+    }
+    static const char *const names[] = {"native", "cls", "arrays", "dtypes", "defaults", "device", "max_size",
+                                        "policy"};
+    enum { F_NATIVE, F_CLS, F_ARRAYS, F_DTYPES, F_DEFAULTS, F_DEVICE, F_MAX_SIZE, F_POLICY };
+    static const char *const here_names[] = {"attr", "sub", "current"};
+    static const char *const bound_names[] = {"same", "on", "size", "limit"};
+    static const char *const keyword_names[] = {"keyword", "values"};
+    PyObject *f = fields(call, names, 8);
+    if (f == NULL)
+        return NULL;
+    PyObject *native = PyTuple_GET_ITEM(f, F_NATIVE), *cls = PyTuple_GET_ITEM(f, F_CLS);
+    PyObject *dtypes = PyTuple_GET_ITEM(f, F_DTYPES), *defaults = PyTuple_GET_ITEM(f, F_DEFAULTS);
+    PyObject *policy = PyTuple_GET_ITEM(f, F_POLICY);
+    long arrays = PyLong_AsLong(PyTuple_GET_ITEM(f, F_ARRAYS));
+    PyObject *here = fields(PyTuple_GET_ITEM(f, F_DEVICE), here_names, 3);
+    PyObject *bound = here == NULL ? NULL : fields(PyTuple_GET_ITEM(f, F_MAX_SIZE), bound_names, 4);
+    PyObject *entry = NULL, *table = NULL;
+    if (bound == NULL || !here_ok(here) || !bound_ok(bound))
+        goto done;
+    if (!PyCallable_Check(native) || !PyType_Check(cls) || (arrays != 1 && arrays != 2)
+        || (dtypes != Py_None && !PyFrozenSet_CheckExact(dtypes)) || !PyTuple_CheckExact(defaults)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "register: native a callable, cls a type, arrays 1 or 2, dtypes a "
+                            "frozenset or None (every dtype), defaults a tuple");
+        goto done;
+    }
+    if (policy == Py_None && arrays == 2) {
+        table = ONE_DTYPE;
+        entry = PyTuple_Pack(4, native, cls, general, here);
+    }
+    else if (policy == Py_None) {
+        table = ONE_DEFAULT;
+        entry = PyTuple_Pack(7, native, cls, general, here, dtypes, bound, defaults);
+    }
+    else if (arrays != 2)
+        PyErr_SetString(PyExc_TypeError, "register: a call with a policy takes two arrays");
+    else if (PyObject_HasAttrString(policy, "keyword")) {
+        PyObject *k = fields(policy, keyword_names, 2);
+        if (k == NULL)
+            goto done;
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(k, 0)) || !PyDict_Check(PyTuple_GET_ITEM(k, 1)) || here != Py_None)
+            PyErr_SetString(PyExc_TypeError, "register: a Keyword policy is (keyword: str, values: dict), with no "
+                            "device rule");
+        else {
+            PyObject *kwnames = PyTuple_Pack(1, PyTuple_GET_ITEM(k, 0));
+            if (kwnames != NULL) {
+                table = ONE_POLICY;
+                entry = PyTuple_Pack(5, native, cls, general, kwnames, PyTuple_GET_ITEM(k, 1));
+                Py_DECREF(kwnames);
+            }
+        }
+        Py_DECREF(k);
+    }
+    else {
+        table = ONE_GATED;
+        entry = gated_entry(native, cls, general, policy, here);
+    }
+done:
+    Py_DECREF(f);
+    Py_XDECREF(here);
+    Py_XDECREF(bound);
+    if (entry == NULL)
+        return NULL;
+    int rc = PyDict_SetItem(table, fn, entry);
+    Py_DECREF(entry);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
 }
 
 /* x's dtype (new reference), or NULL without an error where it has none readable. */
@@ -756,20 +522,21 @@ gated_small(PyObject *x1, PyObject *x2, PyObject *entry)
 }
 
 static PyObject *
-entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults, PyObject *scope, PyObject *precision,
+entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, Py_ssize_t np, PyObject *scope, PyObject *precision,
            int *taken);
 static PyObject *
 policy_call(PyObject *entry, PyObject **a, PyObject *scope, PyObject *precision, int *taken);
 
-/* native(*a) (new reference) where fn is registered in its table and the call is the registered branch; NULL with
- * *taken 0 where not (no error), NULL with *taken 1 on an error. arrays: 1 (ONE_DEFAULT, with the reference's
- * defaults) or 2 (ONE_DTYPE, or ONE_GATED where scope, the policy's ContextVar, is given with the call's
- * precision= or None). */
+/* native(*a) (new reference) where fn is registered in its table and the call is the declared branch; NULL with
+ * *taken 0 where not (no error; *general then the entry's general op, a new reference, where fn has an entry), NULL
+ * with *taken 1 on an error. arrays: 1 (ONE_DEFAULT, a[1..np] the other parameters) or 2 (ONE_DTYPE, or ONE_GATED
+ * and ONE_POLICY where scope, the policy's ContextVar, is given with the call's precision= or None). */
 static PyObject *
-native_call(PyObject *fn, PyObject **a, Py_ssize_t arrays, PyObject *defaults, PyObject *scope, PyObject *precision,
-            int *taken)
+native_call(PyObject *fn, PyObject **a, Py_ssize_t arrays, Py_ssize_t np, PyObject *scope, PyObject *precision,
+            int *taken, PyObject **general)
 {
     *taken = 0;
+    *general = NULL;
     if (!PyFunction_Check(fn))
         return NULL;
     PyObject *table = scope != NULL ? ONE_GATED : arrays == 1 ? ONE_DEFAULT : ONE_DTYPE;
@@ -785,7 +552,9 @@ native_call(PyObject *fn, PyObject **a, Py_ssize_t arrays, PyObject *defaults, P
     }
     Py_INCREF(entry);  /* (a registration while the call reads attributes may replace it in the table) */
     PyObject *res = keyword ? policy_call(entry, a, scope, precision, taken)
-                            : entry_call(entry, a, arrays, defaults, scope, precision, taken);
+                            : entry_call(entry, a, arrays, np, scope, precision, taken);
+    if (res == NULL && !*taken)
+        *general = Py_NewRef(PyTuple_GET_ITEM(entry, E_GENERAL));
     Py_DECREF(entry);
     return res;
 }
@@ -826,13 +595,18 @@ switch_call(PyObject *entry, PyObject **a, int at_where, PyObject *scope, PyObje
 
 /* native_call's work on fn's entry. */
 static PyObject *
-entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, PyObject *defaults, PyObject *scope, PyObject *precision,
+entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, Py_ssize_t np, PyObject *scope, PyObject *precision,
            int *taken)
 {
     int gated = scope != NULL;
-    for (Py_ssize_t i = 0; arrays == 1 && i < PyTuple_GET_SIZE(defaults); i++)
-        if (a[1 + i] != PyTuple_GET_ITEM(defaults, i))
+    if (arrays == 1) {
+        PyObject *defaults = PyTuple_GET_ITEM(entry, E_DEFAULTS);
+        if (PyTuple_GET_SIZE(defaults) != np)
             return NULL;
+        for (Py_ssize_t i = 0; i < np; i++)
+            if (a[1 + i] != PyTuple_GET_ITEM(defaults, i))
+                return NULL;
+    }
     /* (a one-array entry for every dtype reads no dtype: exactly cls is the whole test) */
     int any = !gated && arrays == 1 && PyTuple_GET_ITEM(entry, E_DTYPES) == Py_None;
     PyObject *d = common_dtype(a, arrays, PyTuple_GET_ITEM(entry, E_CLS), !any);
@@ -1005,7 +779,8 @@ hot_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
     int gated = h->policy != NULL && unbound && h->arrays == 2 && total == 2;
     if (gated || (h->policy == NULL && (h->arrays == 1 ? unbound : total == 2 && !unbound))) {
         int taken;
-        res = native_call(fn, a, h->arrays, h->defaults, gated ? h->policy : NULL, precision, &taken);
+        PyObject *general;
+        res = native_call(fn, a, h->arrays, np, gated ? h->policy : NULL, precision, &taken, &general);
         if (taken) {
             Py_DECREF(b);
             Py_DECREF(fn);
@@ -1014,6 +789,8 @@ hot_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
                 return res;
             goto failed;
         }
+        if (general != NULL)
+            Py_SETREF(fn, general);  /* fn less its declared branch: what fn runs for this call */
     }
     /* Two arrays of two dtypes: the reference promotes them (unarray's rule for mixed kinds and its refusals), not
      * the backend's op. */
@@ -1030,7 +807,7 @@ hot_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames
     }
     PyObject *target = fn, *policy = NULL;
     if (h->policy != NULL) {
-        if (!unbound && Py_IS_TYPE(fn, &UnswitchedType))
+        if (!unbound && UNSWITCHED != NULL && Py_IS_TYPE(fn, UNSWITCHED))
             target = ((Unswitched *)fn)->fn;  /* no policy changes its result: the scope is not read */
         else if (precision != Py_None)
             a[total++] = precision;
@@ -1225,7 +1002,7 @@ hot_repr(Hot *h)
 
 static PyTypeObject HotType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "unarray._switch.Hot",
+    .tp_name = "unarray._fast.Hot",
     .tp_basicsize = sizeof(Hot),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_dealloc = (destructor)hot_dealloc,
@@ -1246,45 +1023,39 @@ static PyMethodDef module_methods[] = {
     {"set_keyword_error", (PyCFunction)set_keyword_error, METH_O,
      "set_keyword_error(fn): where a hot call's reference raises TypeError for a call with keywords, "
      "fn(reference, kwnames, first_argument) returns the error to raise instead (None: the TypeError stands)"},
-    {"one_dtype", (PyCFunction)one_dtype, METH_VARARGS,
-     "one_dtype(fn, native, cls, here=None): on the hot path, two arrays of exactly cls with one dtype go to native "
-     "instead of the backend's op fn (which takes the same branch for them); here=(attr, sub, current): only where "
-     "x1.attr.sub == current()"},
-    {"one_default", (PyCFunction)one_default, METH_VARARGS,
-     "one_default(fn, native, cls, dtypes, here=None): on the hot path, exactly cls with every parameter at its "
-     "default and a dtype in dtypes (None: any dtype, none read) goes to native(x) instead of the backend class's "
-     "method fn (which takes the same branch); here as one_dtype's; bound=(same, on, size, limit): also "
-     "x.<same[0]> is same[1] (same not None) and x.<size> < limit wherever x.<on> is true (on None: everywhere)"},
-    {"one_gated", (PyCFunction)one_gated, METH_VARARGS,
-     "one_gated(fn, native, cls, anywhere, local, reducible, where, limit, flags, flag, gate=None, wants=None, "
-     "here=None): on "
-     "the hot path, a binary "
-     "method with a precision policy (matmul) sends two arrays of exactly cls and one dtype to native where the "
-     "policy cannot change the result: the dtype in anywhere; in local with x1.<where> true; in reducible with "
-     "x1.<where> true, flags.<flag> false and x1.numel() * x2.numel() <= limit * max(1, x1.shape[-1]) (limit -1: "
-     "no size rule); with gate and wants, a reducible dtype's other calls run gate(wants[(x1.<where>, policy)], "
-     "native, x1, x2); where None reads as false; here as for one_default"},
-    {"one_policy", (PyCFunction)one_policy, METH_VARARGS,
-     "one_policy(fn, native, cls, kw, values): on the hot path, a binary method with a precision policy that passes "
-     "it to native as a keyword (JAX's matmul) sends two arrays of exactly cls and one dtype to "
-     "native(x1, x2, <kw>=values[policy]), the policy the call's precision= or else the scope's"},
+    {"register", (PyCFunction)hot_register, METH_VARARGS,
+     "register(fn, call, general): on the hot path, the backend op fn (a Python function HotCall.bind wrote) takes "
+     "the branch the HotCall call declares (its fields read by name: native, cls, arrays, dtypes, defaults, device, "
+     "max_size, policy) without fn's frame, and general (fn less that branch) elsewhere"},
     {NULL},
 };
 
 static struct PyModuleDef moduledef = {
-    PyModuleDef_HEAD_INIT, "unarray._switch", "The precision switch's fast path and the front end's hot calls in C (see unarray/_precision.py, "
-    "unarray/_hot.py).", -1, module_methods,
+    PyModuleDef_HEAD_INIT, "unarray._fast", "The front end's hot calls in C, and the backends' declared hot calls "
+    "(see unarray/_hot.py, unarray/_backends/hot_calls.py).", -1, module_methods,
 };
 
 PyMODINIT_FUNC
-PyInit__switch(void)
+PyInit__fast(void)
 {
     /* A Hot is a builtin function to every tool; identity is its equality and hash (the base compares m_self). */
     HotType.tp_base = &PyCFunction_Type;
     HotType.tp_hash = PyBaseObject_Type.tp_hash;
     HotType.tp_richcompare = PyBaseObject_Type.tp_richcompare;
-    if (PyType_Ready(&GateType) < 0 || PyType_Ready(&UnswitchedType) < 0 || PyType_Ready(&HotType) < 0)
+    if (PyType_Ready(&HotType) < 0)
         return NULL;
+    if (UNSWITCHED == NULL) {
+        /* (held for the process, as the interned names; without the gate's module no op is an Unswitched) */
+        PyObject *gate = PyImport_ImportModule("unarray._gate");
+        PyObject *t = gate == NULL ? NULL : PyObject_GetAttrString(gate, "Unswitched");
+        Py_XDECREF(gate);
+        if (t != NULL && PyType_Check(t))
+            UNSWITCHED = (PyTypeObject *)t;
+        else {
+            Py_XDECREF(t);
+            PyErr_Clear();
+        }
+    }
     if (PRECISION == NULL && (PRECISION = PyUnicode_InternFromString("precision")) == NULL)
         return NULL;
     if (GETATTRIBUTE == NULL && (GETATTRIBUTE = PyUnicode_InternFromString("__getattribute__")) == NULL)
@@ -1296,7 +1067,7 @@ PyInit__switch(void)
             PyErr_SetString(PyExc_RuntimeError, "object has no __getattribute__");
             return NULL;
         }
-        OBJECT_GETATTRIBUTE = Py_NewRef(o);  /* (held for the process, as the interned names) */
+        OBJECT_GETATTRIBUTE = Py_NewRef(o);
     }
     if (DTYPE == NULL && (DTYPE = PyUnicode_InternFromString("dtype")) == NULL)
         return NULL;
@@ -1313,9 +1084,7 @@ PyInit__switch(void)
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL)
         return NULL;
-    if (PyModule_AddObjectRef(m, "Gate", (PyObject *)&GateType) < 0
-        || PyModule_AddObjectRef(m, "Unswitched", (PyObject *)&UnswitchedType) < 0
-        || PyModule_AddObjectRef(m, "Hot", (PyObject *)&HotType) < 0) {
+    if (PyModule_AddObjectRef(m, "Hot", (PyObject *)&HotType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

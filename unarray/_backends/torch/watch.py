@@ -1,0 +1,54 @@
+"""The one watch on torch's compiler: hooks run right after ``torch._dynamo`` is imported, without importing it.
+
+Importing torch._dynamo costs seconds, so nothing imports it early; but what torch.compile must learn before it
+traces (the C hot calls' and ua.to's Python polyfills, the precision scope's traced read) has to be registered
+as it loads. One import hook, installed on the first request, runs every registered hook once the module is
+imported (at once where it is loaded already). This module imports no framework: the torch package's record
+names it (``Library.tracer_watch``), and the layers above reach it through the registry
+(``unarray._backends.after_tracer``); the backend's own modules use it directly.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["MODULE", "after_import"]
+
+MODULE = "torch._dynamo"
+_HOOKS: list[Callable[[], None]] = []
+
+
+def after_import(hook: Callable[[], None]) -> None:
+    """Run ``hook()`` once torch._dynamo is imported: now where it is loaded, else right after its import."""
+    if MODULE in sys.modules:
+        hook()
+        return
+    _HOOKS.append(hook)
+    if not any(isinstance(f, _Watch) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Watch())
+
+
+def _run() -> None:
+    while _HOOKS:  # (a hook may register another: it runs too, in order)
+        _HOOKS.pop(0)()
+
+
+class _Watch:
+    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+        if name != MODULE:
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)  # (what the other finders give: another tool's wrapped loader)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            run(module)
+            _run()
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
