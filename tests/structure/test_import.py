@@ -40,9 +40,14 @@ def test_import_unarray_imports_no_framework(after_import: set[str], framework: 
 def test_import_unarray_imports_no_backend_module(after_import: set[str]) -> None:
     # No backend adapter and no array-api-compat namespace is loaded before an array needs it: only the
     # packages' facts (each package's __init__, which imports no framework) and the framework-free contracts
-    # the registry reads them with (the Library record, the handoff and compiler contracts, the inspection API).
+    # the registry reads them with (the Library record, the handoff and compiler contracts, the inspection API), and
+    # the one watch a package declares on its library's tracer (Library.tracer_watch, framework-free).
+    from unarray._backends import LIBRARIES
+
     contracts = {f"unarray._backends.{m}" for m in ("_library", "_handoff", "_compiler", "_info")}
-    facts = contracts | {f"unarray._backends.{n}" for n in unarray_backend_names()}
+    watches = {f"unarray._backends.{lib.name}.{lib.tracer_watch}" for lib in LIBRARIES.values() if lib.tracer_watch}
+    assert watches == {"unarray._backends.torch.watch"}
+    facts = contracts | watches | {f"unarray._backends.{n}" for n in unarray_backend_names()}
     assert {m for m in after_import if m.startswith("unarray._backends.")} == facts
     assert "array_api_compat" not in after_import
 

@@ -158,7 +158,8 @@ class HotCall:
 
 
 def _one(c: HotCall, general: Callable[..., Any]) -> Callable[..., Any]:
-    native, cls, dtypes, defaults = c.native, c.cls, c.dtypes, c.defaults
+    native, dtypes, defaults = c.native, c.dtypes, c.defaults
+    cls: Any = c.cls  # (a type test on Any narrows nothing)
     here = c.device.holds if c.device is not None else None
     bound = c.max_size.holds if c.max_size is not None else None
     n = len(defaults)
@@ -184,7 +185,8 @@ def _at(params: tuple[Any, ...], defaults: tuple[Any, ...]) -> bool:
 
 
 def _binary(c: HotCall, general: Callable[..., Any]) -> Callable[..., Any]:
-    native, cls = c.native, c.cls
+    native = c.native
+    cls: Any = c.cls  # (a type test on Any narrows nothing)
     here = c.device.holds if c.device is not None else None
 
     # (any arguments: a library's ops may be wrapped alike, the binary ones taking the branch)
@@ -203,7 +205,8 @@ def _binary(c: HotCall, general: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _keyword(c: HotCall, general: Callable[..., Any]) -> Callable[..., Any]:
-    native, cls = c.native, c.cls
+    native = c.native
+    cls: Any = c.cls  # (a type test on Any narrows nothing)
     assert isinstance(c.policy, Keyword)
     keyword, values = c.policy.keyword, c.policy.values
 
@@ -219,7 +222,8 @@ def _keyword(c: HotCall, general: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _gated(c: HotCall, general: Callable[..., Any]) -> Callable[..., Any]:
-    native, cls, g = c.native, c.cls, c.policy
+    native, g = c.native, c.policy
+    cls: Any = c.cls  # (a type test on Any narrows nothing)
     assert isinstance(g, Gated)
     here = c.device.holds if c.device is not None else None
     anywhere, on_host, reducible, host, gate, wants = g.anywhere, g.on_host, g.reducible, g.host, g.gate, g.wants
