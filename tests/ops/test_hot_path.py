@@ -261,7 +261,7 @@ def test_a_one_dtype_op_goes_native_on_the_c_path_and_a_replaced_op_runs(monkeyp
 
 
 @needs_c
-def test_a_one_default_method_goes_native_only_with_every_parameter_at_its_default(
+def test_a_one_array_call_goes_native_only_with_every_parameter_at_its_default(
         monkeypatch: pytest.MonkeyPatch) -> None:
     # HotCall(op, native, cls, dtypes=, defaults=): the C path sends exactly cls, every parameter at the declared
     # default and a dtype in the set to native(x); anything else runs the general method, and a method replaced at
@@ -329,7 +329,7 @@ def test_a_native_registered_with_here_is_taken_only_on_the_current_device(monke
 
 
 @needs_c
-def test_a_one_default_native_with_a_bound_is_taken_only_within_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_one_array_native_with_a_bound_is_taken_only_within_it(monkeypatch: pytest.MonkeyPatch) -> None:
     # bound=(same, on, size, limit): the native only where x.<same[0]> is same[1] and, wherever x.<on> is true,
     # x.<size> < limit; elsewhere (another layout, a large array where the rule applies) the method runs.
     torch, hc, _, b = _torch_and_declarations()
@@ -366,7 +366,7 @@ def test_a_one_default_native_with_a_bound_is_taken_only_within_it(monkeypatch: 
 
 
 @needs_c
-def test_a_one_default_native_for_every_dtype_takes_exactly_its_class(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_one_array_native_for_every_dtype_takes_exactly_its_class(monkeypatch: pytest.MonkeyPatch) -> None:
     # dtypes=None: any dtype goes native (no dtype is read), still only exactly cls within the bound; a subclass
     # runs the method. dtypes is a frozenset or None.
     torch, hc, _, b = _torch_and_declarations()
@@ -430,7 +430,7 @@ def test_a_one_policy_method_passes_the_policys_value_as_its_keyword(monkeypatch
 
 
 @needs_c
-def test_a_one_gated_method_of_a_current_device_library_reads_no_place(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_gated_method_of_a_current_device_library_reads_no_place(monkeypatch: pytest.MonkeyPatch) -> None:
     # Gated(host=None, ...) with device=Here(...), CuPy's declaration: no dtype is direct by place or size, a
     # reducible dtype goes through the gate with the policy's want, and only where x1's device is the current one;
     # elsewhere the general method runs (it enters the device).
@@ -481,7 +481,7 @@ def test_a_one_gated_method_of_a_current_device_library_reads_no_place(monkeypat
 def test_the_c_path_takes_declarations_only() -> None:
     # A backend hands the C path a HotCall (named fields), never positional registrations: the module has one way in.
     fast = _native.load("_fast")
-    assert {n for n in dir(fast) if not n.startswith("_")} == {"Hot", "hot", "register"}
+    assert {n for n in dir(fast) if not n.startswith("_")} == {"Hot", "hot", "register", "set_keyword_error"}
     with pytest.raises(TypeError, match="native a callable"):
         from unarray._backends.hot_calls import HotCall
 

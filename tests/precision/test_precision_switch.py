@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from unarray._precision import POLICIES, Switch, _gate_type
 
 SETTINGS = ("ieee", "tf32", "bf16")
-# Both fast paths: the Python one (Switch.enter/leave) and the C gate (unarray/_switch.c), which
+# Both fast paths: the Python one (Switch.enter/leave) and the C gate (unarray/_gate.c), which
 # shares the Python one's list of fast calls and closed flag with the locked path.
-NO_GATE = pytest.mark.skipif(_gate_type() is None, reason="unarray._switch is not built")
+NO_GATE = pytest.mark.skipif(_gate_type() is None, reason="unarray._gate is not built")
 GATES = [False, pytest.param(True, marks=NO_GATE)]
 
 

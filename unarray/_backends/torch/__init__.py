@@ -2,8 +2,8 @@
 
 backend (the class and its hot ops), precision (the float32 matmul switch), compiled (what
 torch.compile needs), attention and attention_ring (SDPA, and on DTensors), devices (where a tensor
-lives), gaps (what torch lacks: wide unsigned integers, integer GEMM, unique's results), natives (the
-branches the C hot path calls torch for directly) and sets.
+lives), gaps (what torch lacks: wide unsigned integers, integer GEMM, unique's results), natives (its hot
+calls, declared once for the Python op and the C path), sets, and watch (the one hook on torch._dynamo).
 
 This module imports no framework: it holds the library's facts (``LIBRARY``). The backend class is in
 ``backend``, loaded by the registry on first use."""
