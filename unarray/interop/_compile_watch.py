@@ -10,6 +10,7 @@ is imported, or at once if it is loaded already.
 from __future__ import annotations
 
 import functools
+import sys
 from typing import Any
 
 from unarray import _backends, _lookup
