@@ -45,7 +45,7 @@ def test_import_unarray_imports_no_backend_module(after_import: set[str]) -> Non
     from unarray._backends import LIBRARIES
 
     contracts = {f"unarray._backends.{m}" for m in ("_library", "_handoff", "_compiler", "_info")}
-    watches = {f"unarray._backends.{lib.name}.{lib.tracer_watch}" for lib in LIBRARIES.values() if lib.tracer_watch}
+    watches = {f"unarray._backends.{lib.name}.watch" for lib in LIBRARIES.values() if lib.tracer_watch}
     assert watches == {"unarray._backends.torch.watch"}
     facts = contracts | watches | {f"unarray._backends.{n}" for n in unarray_backend_names()}
     assert {m for m in after_import if m.startswith("unarray._backends.")} == facts

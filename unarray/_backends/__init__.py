@@ -50,10 +50,9 @@ _LOADED: dict[str, Backend] = {}
 def after_tracer(name: str, hook: Any) -> bool:
     """Run ``hook()`` once library ``name``'s tracer module is imported (now where it is), through the one watch its
     package declares (``Library.tracer_watch``); False where it declares none."""
-    watch = LIBRARIES[name].tracer_watch
-    if not watch:
+    if not LIBRARIES[name].tracer_watch:
         return False
-    importlib.import_module(f"unarray._backends.{name}.{watch}").after_import(hook)
+    importlib.import_module(f"unarray._backends.{name}.watch").after_import(hook)
     return True
 
 

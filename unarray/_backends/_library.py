@@ -45,9 +45,9 @@ class Library:
     # the backend's register_traced_to), or "". Such a tracer wraps the dict it looks a dtype up in: the
     # library's dtypes keep their names in a cache of their own (unarray._dtypes).
     tracer_module: str = ""
-    # Its package's module (a name in the package, importing no framework) whose ``after_import(hook)`` runs a hook
-    # once that tracer's module is imported: the one watch on the tracer (``after_tracer`` in the registry), or "".
-    tracer_watch: str = ""
+    # Its package has a ``watch`` module (importing no framework) whose ``after_import(hook)`` runs a hook once that
+    # tracer's module is imported: the one watch on the tracer (``after_tracer`` in the registry).
+    tracer_watch: bool = False
     # Its function (dotted, from its top module) telling whether that tracer is tracing this thread: what the
     # precision scope reads until the backend loads and installs its own (unarray._precision.tracing).
     tracing_flag: str = ""

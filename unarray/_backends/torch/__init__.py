@@ -18,7 +18,7 @@ LIBRARY = Library(
     install_gpu="with an NVIDIA GPU: pip install torch --index-url https://download.pytorch.org/whl/cu130",
     compiles=True,
     tracer_module="torch._dynamo",
-    tracer_watch="watch",
+    tracer_watch=True,
     tracing_flag="torch.compiler.is_dynamo_compiling",
     early_types=("Tensor", "nn.Parameter"),
     # Note: NumPy constants join torch tensors often, and loading the NumPy backend (about 0.1 s) is kept off
