@@ -382,3 +382,10 @@ def test_linalg_of_empty_matrices_gives_empty_results(backend: TestBackend, op: 
     assert backend.is_native(got)
     out = backend.to_numpy(got)
     assert out.shape == ((*stack, 0, 3) if op == "solve" else (*stack, 0, 0)) and out.dtype == np.float32
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (0, 3), (3, 0), (2, 0, 3)])
+def test_matrix_rank_of_empty_matrices_is_zero(backend: TestBackend, shape: tuple[int, ...]) -> None:
+    got = ua.linalg.matrix_rank(backend.asarray(np.zeros(shape, np.float32)))
+    out = backend.to_numpy(got)
+    assert backend.is_native(got) and out.shape == shape[:-2] and out.dtype.kind == "i" and not out.any()

@@ -384,6 +384,12 @@ class JaxBackend(Backend):
             return super().matrix_transpose(x)
         return jnp.matrix_transpose(x)
 
+    # Note: jnp.linalg.matrix_rank of an empty matrix fails (the maximum of no singular values); its rank is 0.
+    def linalg_matrix_rank(self, x: jax.Array, /, *, rtol: Any = None) -> Any:
+        if x.ndim >= 2 and 0 in x.shape[-2:]:
+            return jnp.zeros(x.shape[:-2], int)
+        return jnp.linalg.matrix_rank(x, rtol=rtol)
+
     # Note: the norms that take a maximum or minimum across elements lose a shard's NaN as max does.
     def linalg_vector_norm(self, x: jax.Array, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:
         r = jnp.linalg.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)

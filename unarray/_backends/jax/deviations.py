@@ -33,6 +33,7 @@ CORRECTED: tuple[tuple[str, str, str], ...] = (
      "False"),
     ("expm1", "complex*", "`jnp.expm1(0 - 0j)` is `0 + 0j` (the standard's conjugate symmetry: `0 - 0j`)"),
     ("unique_*", "complex*", "`jnp.unique_*` write every value with a NaN part as `nan + 0j` (`1 + nanj` included)"),
+    ("linalg.matrix_rank", "*", "an empty matrix raises (the maximum of no singular values); its rank is 0"),
 )
 INSTALL = {
     "cpu": LIBRARY.install_cpu,

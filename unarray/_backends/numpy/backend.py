@@ -205,7 +205,10 @@ class NumpyBackend(Backend):
     def linalg_vector_norm(self, x: _NDArray, /, **kw: Any) -> Any:
         return _array(self.xp.linalg.vector_norm(x, **kw))
 
+    # Note: np.linalg.matrix_rank of an empty matrix fails (the maximum of no singular values); its rank is 0.
     def linalg_matrix_rank(self, x: _NDArray, /, **kw: Any) -> Any:
+        if x.ndim >= 2 and 0 in x.shape[-2:]:
+            return np.zeros(x.shape[:-2], np.int64)
         return _array(self.xp.linalg.matrix_rank(x, **kw))
 
     def linalg_slogdet(self, x: _NDArray, /) -> Any:
