@@ -83,6 +83,9 @@ class BoundNamespace(PublicNames):
       kind's dtype at its own width: ``float32`` with ``int32`` is ``float32``), as ``ua.result_type``
       answers, with the backend's refusals (uint32 with int16 on JAX without x64).
 
+    A type checker reads every name as the module's own (``xp.sum`` as ``ua.sum``: the caller's array type
+    comes back), from declarations generated from ``unarray.__all__`` (unarray/_namespace_types.py).
+
     Attributes
     ----------
     backend : str

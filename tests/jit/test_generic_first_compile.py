@@ -3,9 +3,9 @@
 As a library's user meets it: one fresh process per compiler (torch.compile with ``fullgraph=True``, ``jax.jit``,
 ``tf.function``, ``ua.jit``), whose first compile is the first use of the namespace, running the same functions:
 the docs' softmax and k-means step, the bound creation functions, ``result_type``, ``finfo``, ``fft``,
-``linalg`` and ``nn``. Each must trace whole (no graph break), warn nothing and agree with the eager call. Under
-``fullgraph=True`` a handoff to another library (``ua.to``) is refused with unarray's reason, cold (the target
-library not yet loaded) or warm.
+``linalg`` and ``nn``, the element-wise functions and reductions by name, and the manipulation functions. Each
+must trace whole (no graph break), warn nothing and agree with the eager call. Under ``fullgraph=True`` a handoff
+to another library (``ua.to``) is refused with unarray's reason, cold (the target library not yet loaded) or warm.
 """
 
 from __future__ import annotations
@@ -60,8 +60,43 @@ _FUNCTIONS = textwrap.dedent(
         r = xp.real(xp.fft.ifft(xp.fft.fft(h, axis=-1), axis=-1))
         return xp.concat([g * r, xp.sort(h, axis=-1)], axis=0) + xp.mean(h) + xp.std(h, correction=1)
 
+    UNARY = ["abs", "acos", "asin", "asinh", "atan", "atanh", "ceil", "cos", "cosh", "exp", "expm1", "floor", "log",
+             "log1p", "log2", "log10", "negative", "positive", "reciprocal", "round", "sign", "sin", "sinh", "sqrt",
+             "square", "tan", "tanh", "trunc", "conj", "real"]
+    BINARY = ["add", "atan2", "copysign", "divide", "floor_divide", "hypot", "logaddexp", "maximum", "minimum",
+              "multiply", "nextafter", "pow", "remainder", "subtract"]
+    PREDICATES = ["isfinite", "isinf", "isnan", "signbit"]
+    COMPARISONS = ["equal", "greater", "greater_equal", "less", "less_equal", "not_equal"]
+    REDUCTIONS = ["sum", "prod", "min", "max", "mean", "var", "std", "cumulative_sum", "cumulative_prod"]
+
+    def elementwise(x):
+        # The element-wise functions and reductions by name, on values inside every function's domain.
+        xp = ua.array_namespace(x)
+        u = xp.clip(xp.abs(x), 0.1, 0.9)
+        out = xp.acosh(1.0 + u)
+        for name in UNARY:
+            out = out + getattr(xp, name)(u)
+        for name in BINARY:
+            out = out + getattr(xp, name)(u, 1.0 - u)
+        for name in PREDICATES:
+            out = out + xp.astype(getattr(xp, name)(u), u.dtype)
+        for name in COMPARISONS:
+            out = out + xp.astype(getattr(xp, name)(u, 0.5), u.dtype)
+        for name in REDUCTIONS:
+            r = getattr(xp, name)(u, axis=-1)
+            out = out + (r if name.startswith("cumulative") else r[..., None])
+        return out
+
+    def shapes(x):
+        xp = ua.array_namespace(x)
+        y = xp.reshape(xp.permute_dims(xp.stack([x, xp.flip(x, axis=0)]), (1, 0, 2)), (x.shape[0], -1))
+        y = xp.squeeze(xp.expand_dims(xp.roll(y, 1, axis=-1), axis=0), axis=0)
+        z = xp.take(x, xp.argsort(x[0]), axis=1) + xp.tril(x[:, :6]) @ xp.triu(x[:6, :])
+        z = xp.where(z > 0, z, xp.zeros_like(z)) + xp.full_like(z, 0.5) + xp.broadcast_to(x[:1], x.shape)
+        return xp.concat([y[:, : x.shape[1]], z, xp.tile(x[:1], (2, 1)), xp.repeat(x[:1], 2, axis=0)], axis=0)
+
     FUNCTIONS = [("softmax", softmax, 1), ("kmeans_step", kmeans_step, 2), ("creation", creation, 1),
-                 ("extras", extras, 1)]
+                 ("extras", extras, 1), ("elementwise", elementwise, 1), ("shapes", shapes, 1)]
     A = np.random.default_rng(0).normal(size=(6, 8)).astype(np.float32) + 0.25
 
     def args(x, n):
@@ -146,7 +181,7 @@ _OTHER = _FUNCTIONS + textwrap.dedent(
     """
 )
 
-_NAMES = ["softmax", "kmeans_step", "creation", "extras"]
+_NAMES = ["softmax", "kmeans_step", "creation", "extras", "elementwise", "shapes"]
 
 
 def _run(script: str, *argv: str) -> dict[str, Any]:
