@@ -4,8 +4,9 @@ The standard: a number is True when it is not zero, a complex number when either
 True, ``-0 - 0j`` False, NaN True); reductions, casts to bool, logical functions, ``where``'s condition and
 ``nonzero`` all read elements that way, and ``equal`` is False wherever a part is NaN. Hypothesis draws arrays whose
 elements mix signed zeros, tiny and ordinary numbers, NaN and infinities in either part; NumPy, which follows the
-standard there, is the reference. ``expm1`` of a complex number keeps the standard's zeros (``+-0 + 0j`` is
-``+0 + 0j``, and conjugate symmetry), against a float64 formula.
+standard there, is the reference. Also: comparisons, maximum and minimum beside NaN and signed zeros, clip with a
+NaN anywhere, unique_* keeping each complex NaN with its other part, and ``expm1`` of a complex number keeping the
+standard's zeros (``+-0 + 0j`` is ``+0 + 0j``, and conjugate symmetry), against a float64 formula.
 """
 
 from __future__ import annotations
@@ -113,6 +114,56 @@ def test_elementwise_truth_and_equality_as_the_standard(backend: TestBackend, na
             want = np.asarray(call(np, x, y if arity == 2 else None))
         got = backend.to_numpy(call(ua, backend.asarray(x), backend.asarray(y) if arity == 2 else None))
         _same(got, want, (name, x.tolist(), y.tolist() if arity == 2 else None))
+
+    check()
+
+
+@pytest.mark.parametrize("op", ["less", "less_equal", "greater", "greater_equal", "maximum", "minimum"])
+def test_order_of_real_nan_signed_zero_and_infinity_as_the_standard(backend: TestBackend, op: str) -> None:
+    # Comparisons are False beside NaN and -0 == +0; maximum and minimum propagate NaN. Which zero maximum(-0, +0)
+    # gives is the library's (the standard leaves it open): zeros are compared without their sign.
+    dtypes = [d for d in _dtypes(backend) if d.startswith("float")]
+
+    @SETTINGS
+    @given(data=st.data())
+    def check(data: st.DataObject) -> None:
+        dtype = data.draw(st.sampled_from(dtypes))
+        n = data.draw(st.integers(1, 6))
+        x, y = data.draw(elements(dtype, (n,))), data.draw(elements(dtype, (n,)))
+        want = getattr(np, op)(x, y)
+        got = backend.to_numpy(getattr(ua, op)(backend.asarray(x), backend.asarray(y)))
+        if op in ("maximum", "minimum"):
+            got, want = got + 0.0, want + 0.0
+            assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True), (op, x, y, got, want)
+        else:
+            _same(got, want, (op, x.tolist(), y.tolist()))
+
+    check()
+
+
+def test_clip_with_a_nan_anywhere_is_nan(backend: TestBackend) -> None:
+    # The standard: a NaN x_i, min_i or max_i gives NaN; bounds drawn as Python floats or arrays.
+    dtypes = [d for d in _dtypes(backend) if d.startswith("float")]
+
+    @SETTINGS
+    @given(data=st.data())
+    def check(data: st.DataObject) -> None:
+        dtype = data.draw(st.sampled_from(dtypes))
+        n = data.draw(st.integers(1, 6))
+        x = data.draw(elements(dtype, (n,)))
+        bounds = []
+        for _ in range(2):
+            kind = data.draw(st.sampled_from(["none", "scalar", "array"]))
+            b = data.draw(elements(dtype, (n,))) if kind == "array" else data.draw(st.sampled_from(PARTS))
+            bounds.append(None if kind == "none" else b)
+        lo, hi = bounds
+        with np.errstate(invalid="ignore"):
+            want = x if lo is None and hi is None else np.clip(x, lo, hi)
+        args = [backend.asarray(b) if isinstance(b, np.ndarray) else b for b in bounds]
+        got = backend.to_numpy(ua.clip(backend.asarray(x), *args))
+        assert np.array_equal(np.isnan(got), np.isnan(want)), (x, lo, hi, got, want)
+        if not (lo is not None and hi is not None and np.any(np.asarray(lo) > np.asarray(hi))):  # (min > max: open)
+            assert np.array_equal(got + 0.0, want + 0.0, equal_nan=True), (x, lo, hi, got, want)
 
     check()
 

@@ -278,10 +278,14 @@ def nextafter(x1: Any, x2: Any, /) -> Any:
 def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002
     x = a(x)
     out = x
+    # Note: a NaN bound makes the result NaN (the standard); a comparison with it alone is False everywhere.
+    floating = x.dtype in FLOATS
     if min is not None:
         lo = min if isinstance(min, _SCALARS) else cast(a(min), x.dtype)
-        out = mx.where(less(out, lo), lo, out).astype(x.dtype)
+        pick = less(out, lo) | mx.isnan(mx.array(lo)) if floating else less(out, lo)
+        out = mx.where(pick, lo, out).astype(x.dtype)
     if max is not None:
         hi = max if isinstance(max, _SCALARS) else cast(a(max), x.dtype)
-        out = mx.where(greater(out, hi), hi, out).astype(x.dtype)
+        pick = greater(out, hi) | mx.isnan(mx.array(hi)) if floating else greater(out, hi)
+        out = mx.where(pick, hi, out).astype(x.dtype)
     return mx.array(out) if out is x else out

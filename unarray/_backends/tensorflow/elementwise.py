@@ -355,10 +355,12 @@ def nextafter(x1: Any, x2: Any, /) -> Any:
 def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002
     x = t(x)
     out = x
+    # Note: a NaN bound makes the result NaN (the standard); a comparison with it alone is False everywhere.
+    nan = tf.math.is_nan if x.dtype in _FLOATS else None
     if min is not None:
-        lo = min if isinstance(min, _SCALARS) else _cast(t(min), x.dtype)
-        out = tf.where(less(out, lo), tf.cast(lo, x.dtype), out)
+        lo = tf.cast(min if isinstance(min, _SCALARS) else _cast(t(min), x.dtype), x.dtype)
+        out = tf.where(less(out, lo) | nan(lo) if nan else less(out, lo), lo, out)
     if max is not None:
-        hi = max if isinstance(max, _SCALARS) else _cast(t(max), x.dtype)
-        out = tf.where(greater(out, hi), tf.cast(hi, x.dtype), out)
+        hi = tf.cast(max if isinstance(max, _SCALARS) else _cast(t(max), x.dtype), x.dtype)
+        out = tf.where(greater(out, hi) | nan(hi) if nan else greater(out, hi), hi, out)
     return tf.identity(out) if out is x else out
