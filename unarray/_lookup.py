@@ -22,8 +22,8 @@ from unarray._errors import ArgumentTypeError, UnknownArrayTypeError
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
 
-__all__ = ["BY_TYPE", "SCALARS", "backend_named", "default_backend", "of_array", "one", "register_imported",
-           "resolve_type", "use"]
+__all__ = ["BY_TYPE", "SCALARS", "backend_named", "default_backend", "dtype_library", "of_array", "one",
+           "register_imported", "resolve_type", "use"]
 
 # Top-level module of a type -> backend name, from each backend package's facts.
 _ROOTS = {root: lib.name for lib in _backends.LIBRARIES.values() for root in lib.roots}
@@ -64,6 +64,15 @@ def of_array(x: Any) -> Backend | None:
         return resolve_type(type(x))
     except UnknownArrayTypeError:
         return None
+
+
+def dtype_library(dtype: Any) -> str | None:
+    """The library whose own dtype object ``dtype`` is (``torch.float32``: torch), where it names one: not unarray's
+    dtypes, names or Python types, nor a dtype several libraries' arrays carry (NumPy's)."""
+    name = _ROOTS.get(type(dtype).__module__.partition(".")[0])
+    if name is None or _backends.LIBRARIES[name].shared_dtypes:
+        return None
+    return name
 
 
 def register_imported() -> None:

@@ -22,6 +22,7 @@ from unarray._dtypes import check_int_scalar
 from unarray._errors import ArgumentTypeError, DTypeError
 from unarray._lookup import _ROOTS
 from unarray._lookup import SCALARS as _SCALARS
+from unarray._lookup import dtype_library as _dtype_library
 from unarray._lookup import of_array as _of_array
 from unarray._typing import Array, DeviceLike, DTypeLike
 
@@ -33,12 +34,15 @@ __all__ = ["arange", "asarray", "empty", "eye", "full", "linspace", "ones", "zer
 Shape = int | tuple[int, ...]
 
 
-def _creation_backend(op: str, backend: Any, device: Any) -> tuple[Backend, Any]:
+def _creation_backend(op: str, backend: Any, device: Any, dtype: Any = None) -> tuple[Backend, Any]:
     if backend is None and device is not None and not isinstance(device, str):
         # Note: a device names its library (ua.device(t).library, torch.device): creation on it stays there.
         root = device.library if isinstance(device, _Device) else _ROOTS.get(type(device).__module__.partition(".")[0])
         if root is not None:
             backend = root
+    if backend is None and dtype is not None:
+        # Note: so does a library's own dtype object (torch.float32): what the caller means is that library's array.
+        backend = _dtype_library(dtype)
     if backend is None:
         backend, default_device = _default_backend()
         if device is None:
@@ -51,7 +55,7 @@ def _creation_backend(op: str, backend: Any, device: Any) -> tuple[Backend, Any]
 
 
 def _make(op: str, backend: Any, device: Any, dtype: Any, call: Any, shape: Any = None, width: int = 8) -> Array:
-    b, dev = _creation_backend(op, backend, device)
+    b, dev = _creation_backend(op, backend, device, dtype)
     try:  # frame(op): its except clause is written by tools/gen_frontend.py
         dt = b.dtype(dtype)
     except Exception as e:
@@ -460,6 +464,8 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
                [3., 4.]], dtype=float32)
     """
     src = None if isinstance(obj, (*_SCALARS, list, tuple)) else _of_array(obj)
+    if backend is None and src is None and type(obj) in (list, tuple):
+        backend, device = _sequence_library(obj, device)
     if backend is None and src is not None:
         backend = src.name
     elif backend is not None and src is not None:
@@ -471,7 +477,7 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
             obj = to(obj, target.name, device=where, copy=copy, _op="asarray")
     if type(obj) is int and dtype is not None:
         check_int_scalar("asarray", None, obj, dtype)
-    b, dev = _creation_backend("asarray", backend, device)
+    b, dev = _creation_backend("asarray", backend, device, dtype)
     try:  # frame("asarray"): its except clause is written by tools/gen_frontend.py
         out = b.asarray(obj, dtype=b.dtype(dtype), device=dev, copy=copy)
     except Exception as e:
@@ -481,6 +487,21 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
                          f"not have; pass numbers (bool, int, float, complex) or an array of them",
                          op="asarray", backend=b.name)
     return out
+
+
+def _sequence_library(obj: list[Any] | tuple[Any, ...], device: Any) -> tuple[str | None, Any]:
+    # Note: a sequence whose first element is one library's array (a list of 0-d tensors) makes that library's array,
+    # on that array's device unless device= says otherwise; only the first leaf is read (a list of numbers costs
+    # nothing more), so a sequence mixing libraries is the first one's to take or refuse.
+    first: Any = obj
+    while type(first) in (list, tuple) and first:
+        first = first[0]
+    src = None if type(first) in (*_SCALARS, list, tuple) else _of_array(first)
+    if src is None:
+        return None, device
+    if device is None and not src.is_tracer(first):
+        device = src.device_of(first)
+    return src.name, device
 
 
 def _target_device(src: Backend, obj: Any, target: Backend) -> Any:

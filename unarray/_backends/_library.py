@@ -64,5 +64,8 @@ class Library:
     lazy: bool = False
     # It takes part in handoff only (no array namespace of its own): the conformance suite runs no op cases.
     handoff_only: bool = False
+    # Its dtype objects are also other libraries' (NumPy's, which JAX, CuPy and dask arrays carry): such a dtype
+    # names no library for creation (ua.zeros(3, dtype=x.dtype) of a JAX array stays with the default backend).
+    shared_dtypes: bool = False
     # Its argument names that ua's hints translate (ua.nn's keyword errors name them as this library's).
     api_names: tuple[str, ...] = ()

@@ -12,4 +12,5 @@ LIBRARY = Library(
     distributions=("numpy",),
     install_cpu="pip install numpy",
     api_names=("ddof", "a", "initial"),
+    shared_dtypes=True,
 )

@@ -61,6 +61,11 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: builtin
         return x
     if copy is False:
         raise ValueError("TensorFlow cannot alias memory it does not own (copy=False); pass copy=None")
+    if isinstance(obj, (list, tuple)) and isinstance(_first(obj), (tf.Tensor, tf.Variable)):
+        # Note: a sequence of tensors is packed by TensorFlow (NumPy's conversion would read each as an object).
+        with _Place(device):
+            x = tf.convert_to_tensor(obj)
+            return x if dtype is None or x.dtype == dtype else tf.cast(x, dtype)
     if dtype is None:
         dtype = _infer_dtype(obj)
     with _Place(device):
@@ -71,6 +76,12 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: builtin
             # (1 as bool); NumPy converts them.
             obj = np.asarray(obj, dtype=dtype.as_numpy_dtype)
         return const(obj, dtype)
+
+
+def _first(obj: Any) -> Any:
+    while isinstance(obj, (list, tuple)) and obj:
+        obj = obj[0]
+    return obj
 
 
 def _infer_dtype(obj: Any) -> Any:
