@@ -8,6 +8,8 @@ per (backend, device): every function of ``unarray`` as it is at module level (s
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import functools
 import types
 import warnings
@@ -19,7 +21,7 @@ from unarray._devices import Device, _from_native
 from unarray._dispatch import backend_named, default_backend, leader, one
 from unarray._dtypes import DTYPES, DType, canonical_name
 from unarray._errors import ArgumentError
-from unarray._lookup import _PASSIVE, SCALARS, of_array
+from unarray._lookup import _PASSIVE, _ROOTS, SCALARS, of_array
 from unarray._names import FOREIGN, RECIPES
 from unarray.datatypes import on_backend, promoted_name
 from unarray.interop import _compile_watch
@@ -127,6 +129,8 @@ class BoundNamespace(PublicNames):
         bound["asarray"] = _bound_asarray(_PUBLIC["asarray"], b.name, device)
         bound["result_type"] = _bound_result_type(_PUBLIC["result_type"], b.name)
         bound["fft"] = _BoundFFT(_PUBLIC["fft"], b.name, device)
+        if own:
+            bound["finfo"], bound["iinfo"] = _own_info(_PUBLIC["finfo"], own), _own_info(_PUBLIC["iinfo"], own)
         info = Info(b, device, own)
         bound["__array_namespace_info__"] = lambda: info
         self.__dict__.update(bound)  # what has no array to dispatch on, bound to this backend and device
@@ -189,7 +193,9 @@ def _bound(fn: Callable[..., Any], backend: str, device: Any) -> Callable[..., A
 def _bound_asarray(fn: Callable[..., Any], backend: str, device: Any) -> Callable[..., Any]:
     @functools.wraps(fn)
     def asarray(obj: Any, /, *, device: Any = None, backend: Any = None, **kwargs: Any) -> Any:
-        if backend is None and (device is None or _library(device) is None):
+        # Note: a device of the bound library (x.device, torch.device("cpu")) keeps the result there too, whatever
+        # obj's library (array-api-extra's lazy_apply ends with xp.asarray(np_result, device=x.device)).
+        if backend is None and (device is None or _library(device) in (None, bound_backend)):
             backend = bound_backend
             if device is None and _host_data(obj, bound_backend):
                 device = bound_device
@@ -218,6 +224,18 @@ def _bound_result_type(fn: Callable[..., Any], backend: str) -> Callable[..., An
     return result_type
 
 
+def _own_info(fn: Callable[..., Any], own: dict[str, Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def info(type: Any, /) -> Any:  # noqa: A002 - the standard's name
+        out = fn(type)
+        # Note: where the namespace hands out its library's own dtypes (MLX), the answer's dtype is the namespace's
+        # too, also for one of unarray's it lacks (finfo(xp.complex128).dtype is xp.float64, MLX's).
+        d = own.get(canonical_name(out.dtype) or "") if isinstance(type, DType) else None
+        return out if d is None else dataclasses.replace(out, dtype=d)
+
+    return info
+
+
 def _host_data(obj: Any, bound: str) -> bool:
     # Note: what generic code builds from (lists, scalars, NumPy arrays) goes to the bound device; an array of the
     # bound library, or one on an accelerator, keeps its device (moving it between devices is the caller's call).
@@ -228,10 +246,13 @@ def _host_data(obj: Any, bound: str) -> bool:
 
 
 def _library(device: Any) -> str | None:
-    # The library a device object names (a ua.Device from ua.device(x), torch.device); None for a string.
+    # The library a device object names (a ua.Device from ua.device(x), torch.device, a JAX device); None for a string.
     if isinstance(device, Device):
         return device.library
-    return None if isinstance(device, str) else type(device).__module__.partition(".")[0]
+    if isinstance(device, str):
+        return None
+    root = type(device).__module__.partition(".")[0]
+    return _ROOTS.get(root, root)
 
 
 def array_namespace(*arrays: Any, api_version: str | None = None) -> BoundNamespace:
@@ -252,7 +273,9 @@ def array_namespace(*arrays: Any, api_version: str | None = None) -> BoundNamesp
             device (:class:`unarray.use`, NumPy on the CPU unless set).
         api_version : str, optional
             The version of the standard the caller is written against (``"2021.12"`` to ``"2025.12"``);
-            the namespace implements 2025.12. Default: the newest.
+            the namespace implements 2025.12, which keeps the older versions' functions. An older version
+            gets its own ``__array_api_version__`` and inspection API: ``devices()`` is a list before
+            2025.12, a tuple from it. Default: the newest.
 
         Returns
         -------
@@ -290,8 +313,10 @@ def array_namespace(*arrays: Any, api_version: str | None = None) -> BoundNamesp
         >>> xp is ua.array_namespace(np.zeros(1))
         True
     """
-    if api_version is not None and api_version not in _VERSIONS:
-        _bad_version(api_version)
+    if api_version is not None and api_version != _VERSIONS[-1]:
+        if api_version not in _VERSIONS:
+            _bad_version(api_version)
+        return _as_version(array_namespace(*arrays), api_version)
     if len(arrays) == 1:
         x = arrays[0]
         try:  # the common call: one array, of a type and device seen before
@@ -365,6 +390,23 @@ def _traced_name(backend: str, device: Any) -> str:
 
 _compile_watch.install(array_namespace, _traced_array_namespace, "register_traced")
 _compile_watch.install(_traced_name, None, "register_constant")
+
+
+# (namespace, an older version of the standard) -> that namespace as the version says it.
+_OLDER: dict[tuple[int, str], BoundNamespace] = {}
+
+
+def _as_version(ns: BoundNamespace, version: str) -> BoundNamespace:
+    # Note: the namespace implements the newest version, which keeps the older ones' functions; what an older
+    # version says otherwise is the inspection API's (devices() a list before 2025.12) and the version it reports.
+    key = (id(ns), version)
+    out = _OLDER.get(key)
+    if out is None:
+        out = copy.copy(ns)
+        info: Info = ns.__dict__["__array_namespace_info__"]().for_version(version)
+        out.__dict__.update(__array_namespace_info__=lambda: info, __array_api_version__=version)
+        out = _OLDER.setdefault(key, out)
+    return out
 
 
 def _namespace(b: Backend, where: Any, source: str) -> BoundNamespace:

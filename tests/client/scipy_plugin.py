@@ -23,6 +23,7 @@ import pytest
 from tests.client import report_plugin
 
 _STATE: dict[str, Any] = {}
+VERSION = "2024.12"
 
 
 def _lookup(original: Any) -> Any:
@@ -31,7 +32,9 @@ def _lookup(original: Any) -> Any:
 
     import unarray as ua
 
-    numpy_ns = ua.array_namespace(np.empty(0))
+    # SciPy is written against 2024.12 (its conftest sets array-api-strict to it), whose devices() is a list its
+    # devices fixture extends: it asks for that version, as a client written against an older one does.
+    numpy_ns = ua.array_namespace(np.empty(0), api_version=VERSION)
 
     def array_namespace(*arrays: Any) -> Any:
         xp = original(*arrays)  # SciPy's own validation and coercion first: its errors stay its own
@@ -40,7 +43,7 @@ def _lookup(original: Any) -> Any:
         elif compat.is_array_api_strict_namespace(xp):  # not a library unarray serves
             return xp
         else:
-            ns = ua.array_namespace(*(a for a in arrays if compat.is_array_api_obj(a)))
+            ns = ua.array_namespace(*(a for a in arrays if compat.is_array_api_obj(a)), api_version=VERSION)
         report_plugin.SEEN[ns.backend] += 1
         return ns
 

@@ -172,7 +172,8 @@ def test_no_array_gives_the_default_backend() -> None:
 
 def test_api_version_and_deprecated_namespace() -> None:
     x = np.ones(1)
-    assert ua.array_namespace(x, api_version="2023.12") is ua.array_namespace(x)
+    assert ua.array_namespace(x, api_version="2023.12") is ua.array_namespace(x, api_version="2023.12")
+    assert ua.array_namespace(x, api_version="2025.12") is ua.array_namespace(x)
     with pytest.raises(ua.ArgumentError, match="api_version"):
         ua.array_namespace(x, api_version="2020.01")
     with pytest.warns(DeprecationWarning, match="array_namespace"):

@@ -6,6 +6,7 @@ Built from the backend alone (its devices, dtypes and capabilities), so the fron
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import Any, cast
 
@@ -53,16 +54,25 @@ class Info:
         >>> import unarray as ua
         >>> info = ua.__array_namespace_info__()
         >>> info.default_dtypes()["real floating"], info.devices()
-        (ua.float64, [Device('cpu')])
+        (ua.float64, (Device('cpu'),))
         >>> sorted(info.dtypes(kind="unsigned integer"))
         ['uint16', 'uint32', 'uint64', 'uint8']
     """
 
-    def __init__(self, backend: Any, device: Any = None, own: dict[str, Any] | None = None):
+    def __init__(self, backend: Any, device: Any = None, own: dict[str, Any] | None = None,
+                 version: str = "2025.12"):
         self._backend = backend
         self._device = device
         # The dtype objects of a bound namespace that hands out its library's own (BoundNamespace), by name.
         self._dtypes = {**DTYPES, **(own or {})}
+        # The version of the standard its caller asked for (ua.array_namespace(api_version=)): devices()'s type.
+        self._version = version
+
+    def for_version(self, version: str) -> Info:
+        """This inspection API as the standard's ``version`` says it (``devices()`` a list before 2025.12)."""
+        out = copy.copy(self)
+        out._version = version
+        return out
 
     def __repr__(self) -> str:
         return f"<unarray inspection API for {self._backend.name} on {self.default_device()}>"
@@ -75,10 +85,11 @@ class Info:
         """Where creation functions allocate by default (the :func:`unarray.use` device, else the backend's)."""
         return with_library(self._where(self._device), self._backend.name)
 
-    def devices(self) -> list[Device]:
-        """The devices the backend can use here, a new list each call, as the standard types it (each carries the
-        backend as its ``library``)."""
-        return [with_library(d, self._backend.name) for d in self._backend.devices()]
+    def devices(self) -> tuple[Device, ...] | list[Device]:
+        """The devices the backend can use here (each carries the backend as its ``library``): a tuple, as 2025.12
+        types it; a new list each call for a caller that asked for 2023.12 or 2024.12, as those type it."""
+        out = [with_library(d, self._backend.name) for d in self._backend.devices()]
+        return tuple(out) if self._version >= "2025.12" else out
 
     def dtypes(self, *, device: Any = None, kind: str | tuple[str, ...] | None = None) -> dict[str, Any]:
         """The standard's dtypes that the backend holds on ``device`` (default: the default device), by ``kind``.
