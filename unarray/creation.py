@@ -4,8 +4,9 @@ Functions with an array argument (``zeros_like``, ``tril``, ``meshgrid``, ...)
 dispatch on it like every other op. These have nothing to dispatch on:
 they take ``backend=`` (``"torch"``, a module, or a namespace) and
 ``device=`` (``"cuda:0"``, a ``ua.Device`` or the library's own device
-object); without them they use the default set by :func:`unarray.use`, and
-NumPy on the CPU when nothing is set.
+object); without them, a library's own dtype object (``torch.float32``, not
+NumPy's, which other libraries' arrays carry too) picks that library; else they
+use the default set by :func:`unarray.use`, and NumPy on the CPU when nothing is set.
 """
 
 from __future__ import annotations
@@ -421,9 +422,12 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
           where possible) and keeps its device, unless ``device=`` names another or the target cannot hold
           arrays there (a NumPy array for CuPy, whose arrays live on GPUs only): then it goes there, or to the
           target's default device, one counted copy. A tracer is returned as it is, never converted.
+        - a list or tuple whose first element is an array (``[t1, t2]``, nested or not) makes that array's
+          library's array, on its device, unless ``backend=`` or ``device=`` says otherwise.
         - anything else (Python scalars, nested sequences, buffers) goes to ``backend=``, else to the library of
-          ``device=`` where that names one (``ua.device(t)``, ``torch.device``), else to the default set
-          by :class:`unarray.use` (NumPy unless set).
+          ``device=`` where that names one (``ua.device(t)``, ``torch.device``), else to the library whose own
+          dtype object ``dtype=`` is (``torch.float32``), else to the default set by :class:`unarray.use` (NumPy
+          unless set).
 
         Parameters
         ----------
