@@ -229,8 +229,8 @@ def _own_info(fn: Callable[..., Any], own: dict[str, Any]) -> Callable[..., Any]
     def info(type: Any, /) -> Any:  # noqa: A002 - the standard's name
         out = fn(type)
         # Note: where the namespace hands out its library's own dtypes (MLX), the answer's dtype is the namespace's
-        # too, also for one of unarray's it lacks (finfo(xp.complex128).dtype is xp.float64, MLX's).
-        d = own.get(canonical_name(out.dtype) or "") if isinstance(type, DType) else None
+        # too, also for one of unarray's it lacks (finfo(xp.complex128).dtype is xp.float64).
+        d = own.get(canonical_name(out.dtype) or "")
         return out if d is None else dataclasses.replace(out, dtype=d)
 
     return info
