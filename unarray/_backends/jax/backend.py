@@ -12,11 +12,12 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from unarray._backends import _special, updates
+from unarray._backends import _special
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends._nn import Plan
 from unarray._backends.hot_calls import HotCall, Keyword
+from unarray._backends.jax import at as _at
 from unarray._backends.jax import nn as _nn
 from unarray._backends.jax import sets as _sets
 from unarray._backends.jax.compile import EAGER_OPTIONS, JaxCompiler
@@ -320,7 +321,7 @@ class JaxBackend(Backend):
         return {} if isinstance(x, jax.core.Tracer) else {"device": x.device}
 
     def at_update(self, x: jax.Array, idx: Any, op: str, v: jax.Array, in_place: bool) -> Any:
-        return updates.jax_update(x, idx, op, v)
+        return _at.update(x, idx, op, v)
 
     def apply_numpy(self, call: Any, arrays: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
         return jax.pure_callback(call, jax.ShapeDtypeStruct(shape, dtype), *arrays)  # type: ignore[no-untyped-call]

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 import tensorflow as tf
 
 from unarray import _precision
-from unarray._backends import updates
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends._info import Info
+from unarray._backends.tensorflow import at as _at
 from unarray._backends.tensorflow import creation, dtypes, fast, linalg, linear_algebra, manipulation, statistical
 from unarray._backends.tensorflow import nn as _nn
 from unarray._backends.tensorflow.compile import TensorFlowCompiler
@@ -221,7 +221,7 @@ class TensorflowBackend(Backend):
         return manipulation.to_device(x, device)
 
     def at_update(self, x: tf.Tensor, idx: Any, op: str, v: tf.Tensor, in_place: bool) -> Any:
-        return updates.tf_update(dtypes.t(x), idx, op, v)
+        return _at.update(dtypes.t(x), idx, op, v)
 
     def apply_numpy(self, call: Any, arrays: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
         # Note: tf.numpy_function runs eagerly and inside tf.function alike.

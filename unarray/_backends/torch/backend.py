@@ -14,10 +14,11 @@ import numpy as np
 import torch
 
 from unarray import _dtypes, _precision
-from unarray._backends import _special, _xp_shared, updates
+from unarray._backends import _special, _xp_shared
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends._nn import Plan
+from unarray._backends.torch import at as _at
 from unarray._backends.torch import devices as _devices
 from unarray._backends.torch import layout as _layout
 from unarray._backends.torch import natives as _natives
@@ -151,7 +152,7 @@ class TorchBackend(Backend):
         return torch.device(device)
 
     def at_update(self, x: torch.Tensor, idx: Any, op: str, v: torch.Tensor, in_place: bool) -> Any:
-        return updates.torch_update(x, idx, op, v, in_place)
+        return _at.update(x, idx, op, v, in_place)
 
     def apply_numpy(self, call: Any, arrays: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
         out = np.require(call(*[a.detach().cpu().numpy() for a in arrays]), requirements=["C", "W"])
