@@ -488,6 +488,38 @@ def test_the_c_path_takes_declarations_only() -> None:
         HotCall("sum", None, int).bind(lambda self, x: x)  # type: ignore[arg-type]
 
 
+def test_the_python_op_reads_the_same_declaration() -> None:
+    # Without the C path (UNARRAY_PURE_PYTHON=1, or a tracer) the op bind writes takes the declared branch itself:
+    # the same guards, the native where they hold, the general path elsewhere and where the native raises.
+    torch = pytest.importorskip("torch")
+    from unarray._backends.hot_calls import HotCall
+
+    seen: list[str] = []
+
+    def native(x: Any) -> Any:
+        seen.append("native")
+        if x.numel() == 0:
+            raise RuntimeError("empty")
+        return torch.sum(x)
+
+    def general(self: Any, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        seen.append("general")
+        return torch.sum(x) if axis is None else torch.sum(x, dim=axis, keepdim=keepdims)
+
+    op = HotCall("sum", native, torch.Tensor, dtypes=frozenset({torch.float32}),
+                 defaults=(None, None, False)).bind(general, fast=False)
+    t = torch.arange(6.0).reshape(2, 3)
+    assert op(None, t, None, None, False).item() == 15.0 and seen == ["native"]
+    for args in ((t, 0, None, False), (t.double(), None, None, False), (t, None, None, 0),
+                 (torch.nn.Parameter(t, requires_grad=False), None, None, False)):
+        seen.clear()
+        op(None, *args)
+        assert seen == ["general"], args
+    seen.clear()
+    op(None, torch.ones(0), None, None, False)
+    assert seen == ["native", "general"]
+
+
 @pytest.mark.parametrize("lib", ["torch", "jax", "cupy"])
 def test_each_backends_hot_ops_are_written_from_their_declaration(lib: str) -> None:
     # The branch is declared once: the backend's op is the declaration's Python reading (HotCall.bind), for every
