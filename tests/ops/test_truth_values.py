@@ -5,8 +5,9 @@ True, ``-0 - 0j`` False, NaN True); reductions, casts to bool, logical functions
 ``nonzero`` all read elements that way, and ``equal`` is False wherever a part is NaN. Hypothesis draws arrays whose
 elements mix signed zeros, tiny and ordinary numbers, NaN and infinities in either part; NumPy, which follows the
 standard there, is the reference. Also: comparisons, maximum and minimum beside NaN and signed zeros, clip with a
-NaN anywhere, unique_* keeping each complex NaN with its other part, and ``expm1`` of a complex number keeping the
-standard's zeros (``+-0 + 0j`` is ``+0 + 0j``, and conjugate symmetry), against a float64 formula.
+NaN anywhere, isin beside NaN and -0, unique_* keeping each complex NaN with its other part, and ``expm1`` of a
+complex number keeping the standard's zeros (``+-0 + 0j`` is ``+0 + 0j``, and conjugate symmetry), against a
+float64 formula.
 """
 
 from __future__ import annotations
@@ -164,6 +165,23 @@ def test_clip_with_a_nan_anywhere_is_nan(backend: TestBackend) -> None:
         assert np.array_equal(np.isnan(got), np.isnan(want)), (x, lo, hi, got, want)
         if not (lo is not None and hi is not None and np.any(np.asarray(lo) > np.asarray(hi))):  # (min > max: open)
             assert np.array_equal(got + 0.0, want + 0.0, equal_nan=True), (x, lo, hi, got, want)
+
+    check()
+
+
+def test_isin_of_nan_and_signed_zeros_as_the_standard(backend: TestBackend) -> None:
+    # isin compares as equal does: NaN is never found, -0 is found among +0.
+    dtypes = [d for d in _dtypes(backend) if d.startswith("float")]
+
+    @SETTINGS
+    @given(data=st.data())
+    def check(data: st.DataObject) -> None:
+        dtype = data.draw(st.sampled_from(dtypes))
+        x = data.draw(elements(dtype, (data.draw(st.integers(1, 6)),)))
+        y = data.draw(elements(dtype, (data.draw(st.integers(1, 6)),)))
+        invert = data.draw(st.booleans())
+        got = backend.to_numpy(ua.isin(backend.asarray(x), backend.asarray(y), invert=invert))
+        _same(got, np.isin(x, y, invert=invert), (x.tolist(), y.tolist(), invert))
 
     check()
 

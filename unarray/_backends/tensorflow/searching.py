@@ -60,11 +60,15 @@ def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None)
 
 def isin(x1: Any, x2: Any, /, *, invert: builtins.bool = False) -> Any:
     a, b = promote(x1, x2)
-    s = tf.sort(tf.reshape(b, [-1]))
+    s = tf.reshape(b, [-1])
+    if s.dtype in _FLOATS:  # Note: TF's sort puts NaN anywhere, which breaks the search; NaN is never found anyway.
+        s = tf.boolean_mask(s, tf.logical_not(tf.math.is_nan(s)))
+    s = tf.sort(s)
     flat = tf.reshape(a, [-1])
     i = tf.searchsorted(s, flat)
-    n = tf.size(s)
-    found = tf.equal(tf.gather(s, tf.minimum(i, tf.maximum(n - 1, 0))), flat) & (i < n)
+    n = tf.size(s, out_type=i.dtype)
+    # (one element past the end, so that the gather is valid when nothing is left to search)
+    found = tf.equal(tf.gather(tf.concat([s, tf.zeros([1], s.dtype)], 0), tf.minimum(i, n)), flat) & (i < n)
     found = tf.reshape(found, tf.shape(a))
     return tf.logical_not(found) if invert else found
 
