@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import sys as _sys
 
-from unarray import _lookup, fft, linalg, nn
+from typing import TYPE_CHECKING
+
+from unarray import _lookup
 from unarray._devices import Device, MeshDevice, ShardedDevice
 from unarray._dispatch import run_as_written as _run_as_written
 from unarray._dispatch import use
@@ -51,14 +53,9 @@ from unarray.elementwise import (
     multiply, negative, nextafter, not_equal, positive, pow, real, reciprocal, remainder, round, sign, signbit,
     sin, sinh, sqrt, square, subtract, tan, tanh, trunc,
 )
-from unarray.generic import apply_numpy, at
 from unarray.indexing import take, take_along_axis
 from unarray.interop import checking_readonly, from_dlpack, stats, to, verify_readonly
-from unarray.bound import BoundNamespace, array_namespace, namespace
-from unarray.bound import publish as _publish
-from unarray.introspection import BackendInfo, Explanation, backend_of, backends, device, explain
-from unarray.introspection import Info as _Info
-from unarray.introspection import array_namespace_info as _array_namespace_info
+# (ua.jit stays eager: a later import of its module by name would rebind ua.jit to the module)
 from unarray.jit import JitFallbackWarning, JitGraphBreakWarning, JitStateWarning, jit
 from unarray.layout import ascontiguousarray
 from unarray.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
@@ -66,12 +63,19 @@ from unarray.manipulation import (
     broadcast_arrays, broadcast_shapes, broadcast_to, concat, expand_dims, flip, moveaxis, permute_dims, repeat,
     reshape, roll, squeeze, stack, tile, unstack,
 )
-from unarray.nn import scaled_dot_product_attention
 from unarray.searching import argmax, argmin, count_nonzero, nonzero, searchsorted, where
 from unarray.sets import isin, unique_all, unique_counts, unique_inverse, unique_values
 from unarray.sorting import argsort, sort
 from unarray.statistical import cumulative_prod, cumulative_sum, max, mean, min, prod, std, sum, var
 from unarray.utility import all, any, diff
+
+if TYPE_CHECKING:  # imported on first use (_LAZY below); a type checker reads them here
+    from unarray import fft, linalg, nn
+    from unarray.bound import BoundNamespace, array_namespace, namespace
+    from unarray.generic import apply_numpy, at
+    from unarray.introspection import BackendInfo, Explanation, backend_of, backends, device, explain
+    from unarray.introspection import Info as _Info
+    from unarray.nn import scaled_dot_product_attention
 
 __version__ = "0.1.0"
 __array_api_version__ = "2025.12"
@@ -122,20 +126,32 @@ __all__ = [
 ]
 
 
+# Public names whose module is imported on their first use, not by ``import unarray``: what the common calls
+# (the standard's functions, creation, ua.to) do not need. name -> its module.
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(("BoundNamespace", "array_namespace", "namespace"), "unarray.bound"),
+    **dict.fromkeys(("BackendInfo", "Explanation", "backend_of", "backends", "device", "explain"),
+                    "unarray.introspection"),
+    **dict.fromkeys(("apply_numpy", "at"), "unarray.generic"),
+    "scaled_dot_product_attention": "unarray.nn",
+    "fft": "unarray.fft", "linalg": "unarray.linalg", "nn": "unarray.nn",
+}
+
+
 def __dir__() -> list[str]:
     return _public_dir(__all__, "__array_api_version__", "__array_namespace_info__", "__version__")
 
 
 def __array_namespace_info__() -> _Info:
     """The inspection API of the default backend and device (``ua.use``), NumPy when nothing is set."""
-    return _array_namespace_info()
+    from unarray.introspection import array_namespace_info
+
+    return array_namespace_info()
 
 
-# Every namespace ua.array_namespace returns holds these public names (creation re-bound to its library).
-_publish(_sys.modules[__name__])
-
-# tf.function runs unarray's functions as written (typed errors stay typed); see _dispatch.run_as_written.
-_run_as_written(_sys.modules[__name__], linalg, fft, nn)
+# tf.function runs unarray's functions as written (typed errors stay typed); see _dispatch.run_as_written. (A module
+# of _LAZY is marked when it is imported.)
+_run_as_written(_sys.modules[__name__])
 
 # Note: torch already imported: its tensor types are registered now, not on their first lookup. That lookup may be
 # inside a user's torch.compile trace, and Dynamo guards on the registry as it was before the lookup filled it, so
@@ -143,11 +159,24 @@ _run_as_written(_sys.modules[__name__], linalg, fft, nn)
 _lookup.register_imported()
 
 
-from typing import TYPE_CHECKING  # noqa: E402
+def _load(name: str) -> object:
+    # Import the module of a lazy public name and bind all its public names here (later reads are plain lookups).
+    import importlib
+
+    module = importlib.import_module(_LAZY[name])
+    here = globals()
+    for n, m in _LAZY.items():
+        if m == module.__name__:
+            here[n] = module if n in ("fft", "linalg", "nn") else getattr(module, n)
+    _run_as_written(module)
+    return here[name]
+
 
 if not TYPE_CHECKING:  # a type checker reads no __getattr__, so ua.<typo> stays an error there
 
     def __getattr__(name: str) -> object:
+        if name in _LAZY:
+            return _load(name)
         # A name the namespace lacks: NumPy's or torch's name (ua.concatenate) raises an AttributeError that
         # names the standard's function (ua.concat); any other, the closest names (unarray._names).
         from unarray._names import error

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import sys
 import types
 import warnings
 from collections.abc import Callable
@@ -453,3 +454,7 @@ def namespace(*arrays: Any) -> BoundNamespace:
     warnings.warn("ua.namespace is deprecated and will be removed: use ua.array_namespace(*arrays), the "
                   "namespace generic code asks for", DeprecationWarning, stacklevel=2)
     return array_namespace(*arrays)
+
+
+# Every namespace array_namespace returns holds unarray's public names (creation re-bound to its library).
+publish(sys.modules["unarray"])

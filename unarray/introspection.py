@@ -3,7 +3,6 @@ and what a call would do (``ua.explain``)."""
 
 from __future__ import annotations
 
-import importlib.metadata
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -98,6 +97,8 @@ class BackendInfo:
 
 
 def _version(name: str) -> str | None:
+    import importlib.metadata  # (on first use: it imports about 60 modules)
+
     for dist in _backends.DISTRIBUTIONS[name]:
         try:
             return importlib.metadata.version(dist)

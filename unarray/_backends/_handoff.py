@@ -16,7 +16,6 @@ Nothing here imports a framework or anything above the registry.
 
 from __future__ import annotations
 
-import ctypes
 import importlib
 import sys
 import threading
@@ -322,12 +321,6 @@ def path_name(src: Handoff, dst: Handoff, fn: Converter) -> str:
 # A capsule's DLTensor, read without consuming the capsule: where a consumer cannot take a buffer
 # (a consumer that aborts on an unaligned one), the capsule is dropped unconsumed and its deleter runs.
 
-_get_name = ctypes.pythonapi.PyCapsule_GetName
-_get_name.restype = ctypes.c_char_p
-_get_name.argtypes = [ctypes.py_object]
-_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-_get_pointer.restype = ctypes.c_void_p
-_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 # Where DLTensor starts: DLManagedTensor begins with it; DLManagedTensorVersioned (DLPack 1.x) has
 # version (8 bytes), manager_ctx, deleter and flags before it. In DLTensor, data is first and
 # byte_offset follows data, device, ndim, dtype, shape and strides (40 bytes in).
@@ -339,13 +332,18 @@ READ_ONLY_FLAG = 1
 
 def capsule_data(cap: Any) -> tuple[int, bool]:
     """(address of the first element, read-only flag) of an unconsumed DLPack capsule."""
+    import ctypes  # (on first use: ctypes costs every import of unarray otherwise)
+
     from unarray._errors import HandoffError
 
-    name = _get_name(cap)
+    get_name, get_pointer = ctypes.pythonapi.PyCapsule_GetName, ctypes.pythonapi.PyCapsule_GetPointer
+    get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
+    get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    name = get_name(cap)
     at = _DL_TENSOR_AT.get(name)
     if at is None:
         raise HandoffError(f"not an unconsumed DLPack capsule (named {name!r})")
-    base = _get_pointer(cap, name) or 0
+    base = get_pointer(cap, name) or 0
     data = ctypes.c_void_p.from_address(base + at).value or 0
     offset = ctypes.c_uint64.from_address(base + at + _BYTE_OFFSET_AT).value
     read_only = bool(at and ctypes.c_uint64.from_address(base + _FLAGS_AT).value & READ_ONLY_FLAG)
