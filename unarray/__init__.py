@@ -150,7 +150,7 @@ def __array_namespace_info__() -> _Info:
 
 
 # tf.function runs unarray's functions as written (typed errors stay typed); see _dispatch.run_as_written. (A module
-# of _LAZY is marked when it is imported.)
+# of _LAZY marks its own when it is imported.)
 _run_as_written(_sys.modules[__name__])
 
 # Note: torch already imported: its tensor types are registered now, not on their first lookup. That lookup may be
@@ -168,7 +168,6 @@ def _load(name: str) -> object:
     for n, m in _LAZY.items():
         if m == module.__name__:
             here[n] = module if n in ("fft", "linalg", "nn") else getattr(module, n)
-    _run_as_written(module)
     return here[name]
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from unarray import _names
 from unarray._devices import Device, _from_native
 from unarray._dispatch import backend_named, default_backend, leader, one
+from unarray._dispatch import run_as_written as _run_as_written
 from unarray._dtypes import DTYPES, DType, canonical_name
 from unarray._errors import ArgumentError
 from unarray._lookup import _PASSIVE, _ROOTS, SCALARS, of_array
@@ -458,3 +459,6 @@ def namespace(*arrays: Any) -> BoundNamespace:
 
 # Every namespace array_namespace returns holds unarray's public names (creation re-bound to its library).
 publish(sys.modules["unarray"])
+
+# tf.function runs this module's functions as written, however it was imported (_dispatch.run_as_written).
+_run_as_written(sys.modules[__name__])

@@ -10,10 +10,12 @@ functions run each library's own way: JAX's ``.at[]`` and ``jax.pure_callback``,
 
 from __future__ import annotations
 
+import sys as _sys
 from collections.abc import Callable
 from typing import Any, Generic, cast
 
 from unarray._dispatch import many, one
+from unarray._dispatch import run_as_written as _run_as_written
 from unarray._dtypes import DTYPES, DType, canonical_name
 from unarray._errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from unarray._lookup import SCALARS
@@ -227,3 +229,6 @@ def read_only(a: Any) -> Any:
         a = a.view()
         a.flags.writeable = False
     return a
+
+# tf.function runs this module's functions as written, however it was imported (_dispatch.run_as_written).
+_run_as_written(_sys.modules[__name__])

@@ -12,6 +12,7 @@ from unarray import _backends, _precision
 from unarray._backends._info import Info, with_library
 from unarray._devices import Device
 from unarray._dispatch import leader, one, same_device
+from unarray._dispatch import run_as_written as _run_as_written
 from unarray._dtypes import DType
 from unarray._explanation import PLANNERS, Explanation
 from unarray._lookup import SCALARS
@@ -263,3 +264,6 @@ def array_namespace_info() -> Info:
 
     name, dev = default_backend()
     return Info(backend_named(name, "__array_namespace_info__"), dev)
+
+# tf.function runs this module's functions as written, however it was imported (_dispatch.run_as_written).
+_run_as_written(sys.modules[__name__])

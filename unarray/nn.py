@@ -4,6 +4,7 @@ unarray/_backends/_nn.py, each backend's fused kernels in its package)."""
 
 from __future__ import annotations
 
+import sys as _sys
 from typing import Any
 
 from unarray import _axes
@@ -12,6 +13,7 @@ from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
+from unarray._dispatch import run_as_written as _run_as_written
 from unarray._errors import DTypeError
 from unarray._explanation import PLANNERS
 from unarray._lending import attention_plan as _attention_plan
@@ -521,3 +523,6 @@ def silu(x: A, /) -> A:
 PLANNERS.update({"nn.softmax": _plan_softmax, "nn.log_softmax": _plan_log_softmax, "nn.logsumexp": _plan_logsumexp,
                  "nn.layer_norm": _plan_layer_norm, "nn.rms_norm": _plan_rms_norm, "nn.gelu": _plan_gelu,
                  "nn.silu": _plan_silu, _OP: _plan_attention, f"nn.{_OP}": _plan_attention})
+
+# tf.function runs this module's functions as written, however it was imported (_dispatch.run_as_written).
+_run_as_written(_sys.modules[__name__])
