@@ -229,8 +229,8 @@ def _unique_part(block: Any, _i: int) -> Any:
 def unique_all(x: Any) -> tuple[Any, Any, Any, Any]:
     """The standard's unique_all, lazily: the array as one block through the chunks' backend (dask's own unique
     merges NaNs and miscounts them); values, indices and counts have unknown (NaN) sizes until computed."""
-    flat = _da.reshape(x, (-1,)).rechunk(-1)
-    one = functools.partial(_da.map_blocks, _unique_part, flat, chunks=((math.nan,),))
+    flat = x.reshape((-1,)).rechunk(-1)
+    one = functools.partial(flat.map_blocks, _unique_part, chunks=((math.nan,),))
     values, indices, counts = (one(_i=0, dtype=x.dtype), one(_i=1, dtype=np.int64), one(_i=3, dtype=np.int64))
-    inverse = _da.map_blocks(_unique_part, flat, _i=2, dtype=np.int64).reshape(x.shape)
+    inverse = flat.map_blocks(_unique_part, _i=2, dtype=np.int64).reshape(x.shape)
     return values, indices, inverse, counts
