@@ -13,7 +13,12 @@ from dataclasses import dataclass
 __all__ = ["AT_IN_PLACE", "IMMUTABLE", "Library", "Row"]
 
 # A row of the deviation table, as a backend package declares it (its deviations.py): op, backend, platform,
-# dtype (fnmatch patterns each) and the reason.
+# dtype (fnmatch patterns each) and the reason. A package's deviations.py holds plain values (no framework):
+# INBOUND, the handoffs to it that differ (from any source), and ROWS, its own (each empty where absent);
+# CORRECTED, where its own function answers otherwise and ua.<op> gives the standard's answer (op, dtype, what
+# the library gives: the conformance suite expects the standard's answer there); INSTALL, the command per
+# platform ("" where it does not run); NOTE; OPERATORS, what its native arrays' own operators do (unarray never
+# wraps or patches them). unarray/conformance/deviations.py assembles the table and renders backends/*.md.
 Row = tuple[str, str, str, str, str]
 # Reasons several libraries' rows share (each package's deviations.py names them): an immutable array handed to a
 # library without read-only arrays (JAX's, TensorFlow's), ua.at in place where arrays are immutable or lazy.
@@ -28,10 +33,11 @@ class Library:
     """One library's facts, read before its framework is imported."""
 
     name: str
-    # Top-level modules whose classes are this library's arrays (type(x).__mro__ is read against them).
-    roots: tuple[str, ...]
-    # Distribution names, in order of preference, for installed-version reports.
-    distributions: tuple[str, ...]
+    # Top-level modules whose classes are this library's arrays (type(x).__mro__ is read against them); () is
+    # (name,).
+    roots: tuple[str, ...] = ()
+    # Distribution names, in order of preference, for installed-version reports; () is (name,).
+    distributions: tuple[str, ...] = ()
     # The CPU build's install command ("" where the library has no CPU build), then the accelerator build's.
     install_cpu: str = ""
     install_gpu: str = ""
@@ -69,3 +75,9 @@ class Library:
     shared_dtypes: bool = False
     # Its argument names that ua's hints translate (ua.nn's keyword errors name them as this library's).
     api_names: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # Most libraries are one top module and one distribution of their own name.
+        for field in ("roots", "distributions"):
+            if not getattr(self, field):
+                object.__setattr__(self, field, (self.name,))

@@ -64,8 +64,8 @@ _PLATFORM_ROWS = (
 # source), then each library's own rows.
 DEVIATIONS: tuple[Deviation, ...] = (
     *_PLATFORM_ROWS,
-    *(Deviation(*row) for n in NAMES for row in _FACTS[n].INBOUND),
-    *(Deviation(*row) for n in NAMES for row in _FACTS[n].ROWS),
+    *(Deviation(*row) for n in NAMES for row in getattr(_FACTS[n], "INBOUND", ())),
+    *(Deviation(*row) for n in NAMES for row in getattr(_FACTS[n], "ROWS", ())),
 )
 
 # Install commands per backend and platform ("" = not available there). unarray itself comes from its

@@ -1,10 +1,7 @@
 """CuPy: cupy.ndarray on CUDA and ROCm GPUs.
 
 backend (the class and its hot ops) and attention_cudnn (cuDNN's fused SDPA through
-nvidia-cudnn-frontend, without torch).
-
-This module imports no framework: it holds the library's facts (``LIBRARY``). The backend class is in
-``backend``, loaded by the registry on first use."""
+nvidia-cudnn-frontend, without torch)."""
 
 from unarray._backends._library import Library
 

@@ -2,17 +2,12 @@
 
 backend (the class: every op builds graph), chunks (what runs on the chunks: a Chan combine for
 var/std, per-matrix linear algebra, the chunks' own backend's corrections) and attention (the blocked
-online-softmax attention over chunks).
-
-This module imports no framework: it holds the library's facts (``LIBRARY``). The backend class is in
-``backend``, loaded by the registry on first use."""
+online-softmax attention over chunks)."""
 
 from unarray._backends._library import Library
 
 LIBRARY = Library(
     name="dask",
-    roots=("dask",),
-    distributions=("dask",),
     install_cpu="pip install 'dask[array]'",
     lazy=True,
 )

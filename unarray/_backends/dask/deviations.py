@@ -1,16 +1,10 @@
-"""dask's rows of the deviation table and the facts of its platform page, as plain values (no framework imported):
-``unarray/conformance/deviations.py`` assembles the table and renders ``backends/*.md`` from them.
-
-A row is ``(op, backend, platform, dtype, reason)``, each of the first four an ``fnmatch`` pattern. ``INBOUND``: the
-handoffs to this library that differ (from any source); ``ROWS``: this library's own; ``INSTALL``: the command per
-platform ("" where it does not run)."""
+"""dask's rows of the deviation table and the facts of its platform page, in the form ``_library.Row`` describes."""
 
 from __future__ import annotations
 
 from unarray._backends._library import AT_IN_PLACE, Row
 from unarray._backends.dask import LIBRARY
 
-INBOUND: tuple[Row, ...] = ()
 ROWS: tuple[Row, ...] = (
     ("repeat", "dask", "*", "*",
      "dask repeats by an int only: counts given as an array make a data-dependent shape "
@@ -20,8 +14,6 @@ ROWS: tuple[Row, ...] = (
      "whole array (lazy, but one chunk's memory and no parallelism)"),
     ("at.*", "dask", "*", "*", AT_IN_PLACE),
 )
-# Where dask's own function answers otherwise and ua.<op> gives the standard's answer: (op, dtype, what dask
-# gives). The conformance suite expects the standard's answer there.
 CORRECTED: tuple[tuple[str, str, str], ...] = (
     ("unique_*", "float*, complex*", "`da.unique` merges NaNs: `unique_counts` counts them 0, `unique_inverse` points "
      "them at another value, `unique_all` raises"),
@@ -34,7 +26,6 @@ INSTALL = {"cpu": LIBRARY.install_cpu, "cuda": "pip install 'dask[array]' cupy-c
 NOTE = ("Lazy: every op builds a graph and computes nothing; NumPy chunks on the CPU, CuPy chunks on CUDA. "
         "`ua.to(x, 'dask')` wraps, `ua.to(dask_array, 'numpy')` computes (counted); the handoff pairs are "
         "checked in tests/ops/test_dask.py. `--profile distributed` runs the cases on a local cluster.")
-# What the native array objects' own operators do (unarray never wraps or patches them).
 OPERATORS = ("`dask.array.Array` operators are dask's own (NumPy's promotion, lazily: `x + y` of int32 and float32 "
              "arrays is float64, where `ua.add` gives float32 by unarray's rule for mixed kinds); `x[mask]` gives a "
              "result of unknown (NaN) size until computed.")

@@ -1,9 +1,4 @@
-"""jax's rows of the deviation table and the facts of its platform page, as plain values (no framework imported):
-``unarray/conformance/deviations.py`` assembles the table and renders ``backends/*.md`` from them.
-
-A row is ``(op, backend, platform, dtype, reason)``, each of the first four an ``fnmatch`` pattern. ``INBOUND``: the
-handoffs to this library that differ (from any source); ``ROWS``: this library's own; ``INSTALL``: the command per
-platform ("" where it does not run)."""
+"""jax's rows of the deviation table and the facts of its platform page, in the form ``_library.Row`` describes."""
 
 from __future__ import annotations
 
@@ -26,8 +21,6 @@ ROWS: tuple[Row, ...] = (
      "the TPU FFT computes in reduced precision (about 1e-4 relative error for float32)"),
     ("at.*", "jax", "*", "*", AT_IN_PLACE),
 )
-# Where jax.numpy's own function answers otherwise and ua.<op> gives the standard's answer: (op, dtype, what
-# jax.numpy gives). The conformance suite expects the standard's answer there.
 CORRECTED: tuple[tuple[str, str, str], ...] = (
     ("all, any", "complex*", "`jnp.all`/`jnp.any` read a complex element's real part only: `-0.5j` counts as "
      "False"),
@@ -43,7 +36,6 @@ INSTALL = {
 }
 NOTE = ("The suite turns on `jax_enable_x64` so that float64 cases run (never on TPU). Float32 matmul "
         "and attention run at `lax.Precision.HIGHEST` under the default policy.")
-# What the native array objects' own operators do (unarray never wraps or patches them).
 OPERATORS = ("`jax.Array` operators are JAX's own: without x64 mode, `x + y` of uint32 and int32 silently gives "
              "int32 (where `ua.add` raises `DTypeError`), with x64 int64 and uint64 give float64 (`ua.add` refuses), "
              "and Python ints out of the dtype's range wrap.")

@@ -1,17 +1,10 @@
-"""mlx's rows of the deviation table and the facts of its platform page, as plain values (no framework imported):
-``unarray/conformance/deviations.py`` assembles the table and renders ``backends/*.md`` from them.
-
-A row is ``(op, backend, platform, dtype, reason)``, each of the first four an ``fnmatch`` pattern. ``INBOUND``: the
-handoffs to this library that differ (from any source); ``ROWS``: this library's own; ``INSTALL``: the command per
-platform ("" where it does not run)."""
+"""mlx's rows of the deviation table and the facts of its platform page, in the form ``_library.Row`` describes."""
 
 from __future__ import annotations
 
 from unarray._backends._library import Row
 
 NAME = "mlx"
-# Where MLX's own function answers otherwise and ua.<op> gives the standard's answer: (op, dtype, what MLX gives).
-# The conformance suite expects the standard's answer there.
 CORRECTED: tuple[tuple[str, str, str], ...] = (
     ("linalg.inv, linalg.cholesky, linalg.solve", "*", "an empty matrix stops the process (SIGFPE)"),
     ("namespace dtypes", "*", "MLX's dtype raises `TypeError` when compared with `None`"),

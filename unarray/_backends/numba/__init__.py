@@ -1,15 +1,10 @@
 """Numba CUDA device arrays, at the edges only: unarray reads their device and hands them to and from
-CuPy and torch zero-copy; every compute op is refused with what to do instead.
-
-This module imports no framework: it holds the library's facts (``LIBRARY``). The backend class is in
-``backend``, loaded by the registry on first use."""
+CuPy and torch zero-copy; every compute op is refused with what to do instead."""
 
 from unarray._backends._library import Library
 
 LIBRARY = Library(
     name="numba",
-    roots=("numba",),
-    distributions=("numba",),
     install_cpu="pip install numba",
     install_gpu="Numba's CUDA arrays also need an NVIDIA GPU and pip install numba-cuda",
     accelerator_only=True,

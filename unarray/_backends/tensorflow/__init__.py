@@ -2,16 +2,12 @@
 
 backend (the class: devices, dtypes, the TF32 switch, the hot ops) and the array-API namespace unarray
 writes for TensorFlow, which has none of its own (xp assembles it from the other modules, one per
-category of the standard), fast (eager CPU paths).
-
-This module imports no framework: it holds the library's facts (``LIBRARY``). The backend class is in
-``backend``, loaded by the registry on first use."""
+category of the standard), fast (eager CPU paths)."""
 
 from unarray._backends._library import Library
 
 LIBRARY = Library(
     name="tensorflow",
-    roots=("tensorflow",),
     distributions=("tensorflow", "tensorflow-cpu"),
     install_cpu="pip install tensorflow-cpu",
     install_gpu="with an NVIDIA GPU on Linux: pip install 'tensorflow[and-cuda]'",

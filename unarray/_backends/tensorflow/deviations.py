@@ -1,9 +1,4 @@
-"""tensorflow's rows of the deviation table and the facts of its platform page, as plain values (no framework imported):
-``unarray/conformance/deviations.py`` assembles the table and renders ``backends/*.md`` from them.
-
-A row is ``(op, backend, platform, dtype, reason)``, each of the first four an ``fnmatch`` pattern. ``INBOUND``: the
-handoffs to this library that differ (from any source); ``ROWS``: this library's own; ``INSTALL``: the command per
-platform ("" where it does not run)."""
+"""tensorflow's rows of the deviation table and the facts of its platform page, in the form ``_library.Row`` describes."""
 
 from __future__ import annotations
 
@@ -24,8 +19,6 @@ ROWS: tuple[Row, ...] = (
      "mixing slices and integer arrays is refused (UnsupportedError; index in two steps)"),
     ("at.*", "tensorflow", "*", "*", AT_IN_PLACE),
 )
-# Where TensorFlow's own function answers otherwise and ua.<op> gives the standard's answer: (op, dtype, what
-# TensorFlow gives). The conformance suite expects the standard's answer there.
 CORRECTED: tuple[tuple[str, str, str], ...] = (
     ("astype(x, bool), logical_and, logical_or, logical_xor, logical_not, where", "complex*",
      "`tf.cast(x, tf.bool)` of a complex tensor reads the real part only: `-0.5j` is False"),
@@ -38,7 +31,6 @@ INSTALL = {
     "tpu": "",
 }
 NOTE = "TensorFlow exchanges data through DLPack capsules only."
-# What the native array objects' own operators do (unarray never wraps or patches them).
 OPERATORS = ("`tf.Tensor` operators are TensorFlow's own: `x + y` of different dtypes raises instead of "
              "promoting, `x[mask]` is refused, and shifts, `//`, `%` and `**` keep TF's special cases. "
              "`ua.add`, `ua.bitwise_left_shift`... follow the standard.")

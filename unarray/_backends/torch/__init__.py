@@ -3,17 +3,12 @@
 backend (the class and its hot ops), precision (the float32 matmul switch), compiled (what
 torch.compile needs), attention and attention_ring (SDPA, and on DTensors), devices (where a tensor
 lives), gaps (what torch lacks: wide unsigned integers, integer GEMM, unique's results), natives (its hot
-calls, declared once for the Python op and the C path), sets, and watch (the one hook on torch._dynamo).
-
-This module imports no framework: it holds the library's facts (``LIBRARY``). The backend class is in
-``backend``, loaded by the registry on first use."""
+calls, declared once for the Python op and the C path), sets, and watch (the one hook on torch._dynamo)."""
 
 from unarray._backends._library import Library
 
 LIBRARY = Library(
     name="torch",
-    roots=("torch",),
-    distributions=("torch",),
     install_cpu="pip install torch --index-url https://download.pytorch.org/whl/cpu",
     install_gpu="with an NVIDIA GPU: pip install torch --index-url https://download.pytorch.org/whl/cu130",
     compiles=True,
