@@ -525,7 +525,7 @@ def hot_arrays(name: str) -> int:
 def generated(module: str) -> str:
     names = [n for n, m in OPS.items() if m == module]
     body = [render(n) for n in names]
-    exports = "".join(f'    "{n.rpartition(".")[2]}",\n' for n in names)
+    exports = "".join(ln + "\n" for ln in _wrap(", ".join(f'"{n.rpartition(".")[2]}"' for n in names) + ",", 4))
     hot = [(n, hot_arrays(n)) for n in names]
     fast = "".join(f"{n} = _hot.fast({n}{'' if k == 1 else f', arrays={k}'})\n" for n, k in hot if k)
     if fast:  # the public names become the C hot calls, the functions above their reference (unarray/_hot.py)

@@ -1,4 +1,4 @@
-"""numba's rows of the deviation table and the facts of its platform page, in the form ``_library.Row`` describes."""
+"""numba's rows of the deviation table and its platform page's facts, in the form ``_library.Row`` describes."""
 
 from __future__ import annotations
 
