@@ -21,6 +21,21 @@ UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
 UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
 
 
+def axes_of(axis: Any, ndim: int) -> list[int] | None:
+    """``axis`` (None, an int or a sequence of ints) as non-negative axes of an ``ndim``-dimensional array."""
+    if axis is None:
+        return None
+    axes = [axis] if isinstance(axis, int) else list(axis)
+    out = []
+    for ax in axes:
+        if not -ndim <= ax < max(ndim, 1):
+            raise ArgumentError(f"axis {ax} is out of range for an array of {ndim} dimensions")
+        out.append(ax % ndim if ndim else 0)
+    if len(set(out)) != len(out):
+        raise ArgumentError(f"repeated axis in {axis!r}")
+    return out
+
+
 def check_qr_mode(mode: str) -> None:
     if mode not in ("reduced", "complete"):
         raise ArgumentError(f"mode must be 'reduced' or 'complete', got {mode!r}")

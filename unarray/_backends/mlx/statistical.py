@@ -8,6 +8,7 @@ from typing import Any
 
 import mlx.core as mx
 
+from unarray._backends._xp_shared import axes_of
 from unarray._backends.mlx.dtypes import (
     DEFAULT_FLOAT,
     DEFAULT_INT,
@@ -26,20 +27,6 @@ from unarray._errors import ArgumentError, DTypeError, EmptyReductionError
 
 __all__ = ["all", "any", "argmax", "argmin", "count_nonzero", "cumulative_prod", "cumulative_sum", "diff", "max",
            "mean", "min", "prod", "std", "sum", "var"]
-
-
-def axes_of(axis: Any, ndim: int) -> list[int] | None:
-    if axis is None:
-        return None
-    axes = [axis] if isinstance(axis, int) else list(axis)
-    out = []
-    for ax in axes:
-        if not -ndim <= ax < builtins.max(ndim, 1):
-            raise ArgumentError(f"axis {ax} is out of range for an array of {ndim} dimensions")
-        out.append(ax % ndim if ndim else 0)
-    if len(set(out)) != len(out):
-        raise ArgumentError(f"repeated axis in {axis!r}")
-    return out
 
 
 def total(fn: Any, x: Any, axis: Any = None, keepdims: builtins.bool = False) -> Any:

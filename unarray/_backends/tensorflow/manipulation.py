@@ -7,6 +7,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from unarray._backends._xp_shared import axes_of
 from unarray._backends.tensorflow.dtypes import (
     _SIGNED_OF,
     _cast,
@@ -19,20 +20,6 @@ from unarray._errors import ArgumentError, ShapeError
 
 __all__ = ["broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims", "repeat",
            "reshape", "roll", "squeeze", "stack", "tile", "to_device", "unstack"]
-
-
-def _axes(axis: Any, ndim: int) -> list[int] | None:
-    if axis is None:
-        return None
-    axes = [axis] if isinstance(axis, int) else list(axis)
-    out = []
-    for a in axes:
-        if not -ndim <= a < builtins.max(ndim, 1):
-            raise ArgumentError(f"axis {a} is out of range for an array of {ndim} dimensions")
-        out.append(a % ndim if ndim else 0)
-    if len(set(out)) != len(out):
-        raise ArgumentError(f"repeated axis in {axis!r}")
-    return out
 
 
 def broadcast_to(x: Any, /, shape: Any) -> Any:
@@ -81,15 +68,15 @@ def expand_dims(x: Any, /, axis: Any = 0) -> Any:
 
 def flip(x: Any, /, *, axis: Any = None) -> Any:
     x = t(x)
-    axes = _axes(axis, x.shape.rank)
+    axes = axes_of(axis, x.shape.rank)
     return tf.reverse(x, list(range(x.shape.rank)) if axes is None else axes)
 
 
 def moveaxis(x: Any, source: Any, destination: Any, /) -> Any:
     x = t(x)
     nd = x.shape.rank
-    src = _axes(source, nd) or []
-    dst = _axes(destination, nd) or []
+    src = axes_of(source, nd) or []
+    dst = axes_of(destination, nd) or []
     order = [i for i in range(nd) if i not in src]
     for d_, s in sorted(zip(dst, src, strict=True)):
         order.insert(d_, s)
@@ -125,7 +112,7 @@ def roll(x: Any, /, shift: Any, *, axis: Any = None) -> Any:
 
 def squeeze(x: Any, /, axis: Any) -> Any:
     x = t(x)
-    axes = _axes(axis, x.shape.rank) or []
+    axes = axes_of(axis, x.shape.rank) or []
     for a in axes:
         if x.shape[a] is not None and x.shape[a] != 1:
             raise ShapeError(f"cannot squeeze axis {a} of size {x.shape[a]} (shape {tuple(x.shape)})")

@@ -9,6 +9,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from unarray._backends._xp_shared import axes_of
 from unarray._backends.tensorflow.dtypes import (
     _COMPLEX,
     _FLOATS,
@@ -19,7 +20,7 @@ from unarray._backends.tensorflow.dtypes import (
     bool_,
     t,
 )
-from unarray._backends.tensorflow.manipulation import _axes, concat
+from unarray._backends.tensorflow.manipulation import concat
 from unarray._errors import ArgumentError, DTypeError, EmptyReductionError
 
 __all__ = ["all", "any", "argmax", "argmin", "count_nonzero", "cumulative_prod", "cumulative_sum", "diff", "max",
@@ -51,7 +52,7 @@ def _acc_dtype(x: Any, dtype: Any) -> Any:
 def _sum_like(fn: Any, x: Any, axis: Any, dtype: Any, keepdims: builtins.bool) -> Any:
     x = t(x)
     d = _acc_dtype(x, dtype)
-    axes = _axes(axis, x.shape.rank)
+    axes = axes_of(axis, x.shape.rank)
     xc = _cast(x, d)
     if d == tf.uint64:
         # Note: no uint64 reduction kernels; int64 sums wrap identically mod 2**64.
@@ -73,7 +74,7 @@ def mean(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any
     x = t(x)
     if not (x.dtype in _FLOATS or x.dtype in _COMPLEX):
         x = tf.cast(x, tf.float32)  # Note: integer and bool input gives the default floating dtype
-    axes = _axes(axis, x.shape.rank)
+    axes = axes_of(axis, x.shape.rank)
     dims = x.shape.as_list() if x.shape.rank is not None else [None]
     reduced = dims if axes is None else [dims[a] for a in axes]
     if axes != [] and builtins.all(d is not None and d > 0 for d in reduced):
@@ -95,7 +96,7 @@ def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: built
     x = t(x)
     if not (x.dtype in _FLOATS or x.dtype in _COMPLEX):
         x = tf.cast(x, tf.float32)  # Note: integer and bool input gives the default floating dtype
-    axes = _axes(axis, x.shape.rank)
+    axes = axes_of(axis, x.shape.rank)
     m = mean(x, axis=axes, keepdims=True)
     dev = x - m
     sq = tf.math.real(dev * tf.math.conj(dev)) if x.dtype in _COMPLEX else dev * dev
@@ -129,7 +130,7 @@ def _extreme(fn: Any, op: str, x: Any, axis: Any, keepdims: builtins.bool) -> An
     if x.dtype in _COMPLEX:
         raise DTypeError(f"got a {x.dtype.name} array, but complex numbers have no order in the standard; "
                          "reduce the real part or the magnitude instead (ua.real(x), ua.abs(x))")
-    axes = _axes(axis, x.shape.rank)
+    axes = axes_of(axis, x.shape.rank)
     _check_nonempty(op, x, axes)
     if axes == []:
         return tf.identity(x)
@@ -161,7 +162,7 @@ def _arg(fn: Any, op: str, x: Any, axis: int | None, keepdims: builtins.bool) ->
         flat = tf.reshape(x, [-1])
         r = _arg(fn, op, flat, 0, False)
         return tf.reshape(r, [1] * x.shape.rank) if keepdims else r
-    ax = _axes(axis, x.shape.rank)[0]  # type: ignore[index]
+    ax = axes_of(axis, x.shape.rank)[0]  # type: ignore[index]
     _check_nonempty(op, x, [ax])
     m = _extreme(fn, op, x, ax, True)
     hit = tf.equal(x, m)
@@ -184,13 +185,13 @@ def argmin(x: Any, /, *, axis: int | None = None, keepdims: builtins.bool = Fals
 def any(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
     x = t(x)
     return tf.reduce_any(_cast(x, bool_) if x.dtype == bool_ else tf.not_equal(x, 0),
-                         axis=_axes(axis, x.shape.rank), keepdims=keepdims)
+                         axis=axes_of(axis, x.shape.rank), keepdims=keepdims)
 
 
 def all(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
     x = t(x)
     return tf.reduce_all(x if x.dtype == bool_ else tf.not_equal(x, 0),
-                         axis=_axes(axis, x.shape.rank), keepdims=keepdims)
+                         axis=axes_of(axis, x.shape.rank), keepdims=keepdims)
 
 
 def _cumulative(fn: Any, identity: int, x: Any, axis: int | None, dtype: Any, initial: builtins.bool) -> Any:
@@ -199,7 +200,7 @@ def _cumulative(fn: Any, identity: int, x: Any, axis: int | None, dtype: Any, in
         if x.shape.rank != 1:
             raise ArgumentError(f"axis=None needs a 1-D array, got shape {tuple(x.shape)}; pass axis=")
         axis = 0
-    ax = _axes(axis, x.shape.rank)[0]  # type: ignore[index]
+    ax = axes_of(axis, x.shape.rank)[0]  # type: ignore[index]
     d = _acc_dtype(x, dtype)
     xc = _cast(x, d)
     out = _widened(lambda v: fn(v, axis=ax), xc) if d in _UNSIGNED or d in (tf.int8, tf.int16) else fn(xc, axis=ax)
@@ -221,7 +222,7 @@ def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
 
 def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:
     x = t(x)
-    return tf.math.count_nonzero(tf.not_equal(x, tf.zeros((), x.dtype)), axis=_axes(axis, x.shape.rank),
+    return tf.math.count_nonzero(tf.not_equal(x, tf.zeros((), x.dtype)), axis=axes_of(axis, x.shape.rank),
                                  keepdims=keepdims, dtype=tf.int64)
 
 
