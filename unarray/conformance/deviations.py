@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from unarray._backends import NAMES
+from unarray._backends import LIBRARIES, NAMES
 from unarray._backends import rules as _rules
 from unarray._backends.rules import Rule
 
@@ -70,7 +70,10 @@ DEVIATIONS: tuple[Deviation, ...] = (
 
 # Install commands per backend and platform ("" = not available there). unarray itself comes from its
 # clone (pip install -e .); these add the framework, CPU builds from each package's facts (the missing-backend hint).
-INSTALL: dict[str, dict[str, str]] = {n: dict(_FACTS[n].INSTALL) for n in NAMES}
+# A package names the commands of its platforms; the CPU one is its Library's unless it names another, and a
+# platform it does not name has none ("").
+INSTALL: dict[str, dict[str, str]] = {
+    n: {"cpu": LIBRARIES[n].install_cpu, **dict.fromkeys(PLATFORMS[1:], ""), **_FACTS[n].INSTALL} for n in NAMES}
 NOTES: dict[str, str] = {n: _FACTS[n].NOTE for n in NAMES}
 # What the native array objects' own operators do: unarray never wraps or patches them (native in, native out),
 # so ``x + y`` on a backend's arrays is that library's ``+``, not the standard's ``ua.add``.

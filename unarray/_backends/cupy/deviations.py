@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 INSTALL = {
-    "cpu": "",
     "cuda": "pip install cupy-cuda13x   # or cupy-cuda12x for CUDA 12 drivers",
     "rocm": "pip install cupy-rocm-7-0",
-    "tpu": "",
 }
 NOTE = "GPU only (CUDA or ROCm builds)."
 OPERATORS = ("`cupy.ndarray` operators are CuPy's own (NumPy's promotion: `x + y` of int32 and float32 arrays is "

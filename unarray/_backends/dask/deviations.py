@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from unarray._backends._library import AT_IN_PLACE, Row
-from unarray._backends.dask import LIBRARY
 
 ROWS: tuple[Row, ...] = (
     ("repeat", "dask", "*", "*",
@@ -21,8 +20,7 @@ CORRECTED: tuple[tuple[str, str, str], ...] = (
     ("searchsorted", "*", "a Python scalar `x2` refused (`'float' object has no attribute '_meta'`)"),
     ("linalg.*", "*", "an empty matrix raises `ZeroDivisionError` (`apply_gufunc`'s rechunk)"),
 )
-INSTALL = {"cpu": LIBRARY.install_cpu, "cuda": "pip install 'dask[array]' cupy-cuda13x   # CuPy chunks", "rocm": "",
-           "tpu": ""}
+INSTALL = {"cuda": "pip install 'dask[array]' cupy-cuda13x   # CuPy chunks"}
 NOTE = ("Lazy: every op builds a graph and computes nothing; NumPy chunks on the CPU, CuPy chunks on CUDA. "
         "`ua.to(x, 'dask')` wraps, `ua.to(dask_array, 'numpy')` computes (counted); the handoff pairs are "
         "checked in tests/ops/test_dask.py. `--profile distributed` runs the cases on a local cluster.")

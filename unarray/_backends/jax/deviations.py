@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from unarray._backends._library import AT_IN_PLACE, IMMUTABLE, Row
-from unarray._backends.jax import LIBRARY
 
 INBOUND: tuple[Row, ...] = (
     ("handoff->jax", "*", "cpu", "*",
@@ -29,7 +28,6 @@ CORRECTED: tuple[tuple[str, str, str], ...] = (
     ("linalg.matrix_rank", "*", "an empty matrix raises (the maximum of no singular values); its rank is 0"),
 )
 INSTALL = {
-    "cpu": LIBRARY.install_cpu,
     "cuda": "pip install 'jax[cuda13]'",
     "rocm": "pip install jax jax-rocm7-plugin jax-rocm7-pjrt",
     "tpu": "pip install 'jax[tpu]'",

@@ -9,7 +9,7 @@ CORRECTED: tuple[tuple[str, str, str], ...] = (
     ("linalg.inv, linalg.cholesky, linalg.solve", "*", "an empty matrix stops the process (SIGFPE)"),
     ("namespace dtypes", "*", "MLX's dtype raises `TypeError` when compared with `None`"),
 )
-INSTALL = {"cpu": "pip install mlx mlx-cpu", "cuda": "pip install 'mlx[cuda13]'", "rocm": "", "tpu": ""}
+INSTALL = {"cuda": "pip install 'mlx[cuda13]'"}
 NOTE = ("MLX's arrays are values (a write makes a new buffer) and live in unified memory: an array has no "
          "device of its own, it is computed on MLX's default device (`mx.default_device()`). The GPU (Metal, "
          "or CUDA with mlx-cuda) has no float64: unarray refuses it there (DTypeError). MLX imports foreign "

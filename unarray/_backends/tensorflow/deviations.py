@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from unarray._backends._library import AT_IN_PLACE, IMMUTABLE, Row
-from unarray._backends.tensorflow import LIBRARY
 
 INBOUND: tuple[Row, ...] = (
     ("handoff->tensorflow", "*", "*", "*",
@@ -24,12 +23,7 @@ CORRECTED: tuple[tuple[str, str, str], ...] = (
      "`tf.cast(x, tf.bool)` of a complex tensor reads the real part only: `-0.5j` is False"),
     ("repeat", "uint16, uint32, uint64", "`tf.repeat` (Tile) has no kernel"),
 )
-INSTALL = {
-    "cpu": LIBRARY.install_cpu,
-    "cuda": "pip install 'tensorflow[and-cuda]'",
-    "rocm": "pip install tensorflow-rocm",
-    "tpu": "",
-}
+INSTALL = {"cuda": "pip install 'tensorflow[and-cuda]'", "rocm": "pip install tensorflow-rocm"}
 NOTE = "TensorFlow exchanges data through DLPack capsules only."
 OPERATORS = ("`tf.Tensor` operators are TensorFlow's own: `x + y` of different dtypes raises instead of "
              "promoting, `x[mask]` is refused, and shifts, `//`, `%` and `**` keep TF's special cases. "

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from unarray._backends.torch import LIBRARY
-
 CORRECTED: tuple[tuple[str, str, str], ...] = (
     ("where", "*", "a condition that is not bool refused (the other libraries read it as nonzero)"),
     ("repeat", "uint16, uint32, uint64", "`repeat_interleave` has no kernel (`index_select` not implemented)"),
 )
 INSTALL = {
-    "cpu": LIBRARY.install_cpu,
     "cuda": "pip install torch --index-url https://download.pytorch.org/whl/cu130",
     "rocm": "pip install torch --index-url https://download.pytorch.org/whl/rocm7.0",
-    "tpu": "",
 }
 NOTE = ("ROCm builds report their GPUs as `cuda` devices; unarray reports them as `rocm` "
         "(`torch.version.hip` tells them apart).")
