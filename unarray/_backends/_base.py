@@ -97,13 +97,18 @@ class Backend(NNOps):
     def devices(self) -> list[Device]:
         return [Device("cpu")]
 
-    def dtype(self, d: Any) -> Any:
-        if d is None:
-            return None
+    def dtype_named(self, d: Any) -> str:
+        """The standard's name of the dtype ``d`` (unarray's, a library's, or a name); DTypeError if none."""
         # Note: a ua.DType is read directly: torch.compile cannot trace its hash into the name cache.
         name = d.name if isinstance(d, DType) else canonical_name(d)
         if name is None:
             raise DTypeError(f"{d!r} is not a dtype", backend=self.name)
+        return name
+
+    def dtype(self, d: Any) -> Any:
+        if d is None:
+            return None
+        name = self.dtype_named(d)
         try:
             return getattr(self.xp, name)
         except AttributeError:

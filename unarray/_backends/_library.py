@@ -17,8 +17,9 @@ __all__ = ["AT_IN_PLACE", "IMMUTABLE", "Library", "Row"]
 # INBOUND, the handoffs to it that differ (from any source), and ROWS, its own (each empty where absent);
 # CORRECTED, where its own function answers otherwise and ua.<op> gives the standard's answer (op, dtype, what
 # the library gives: the conformance suite expects the standard's answer there); INSTALL, the command per
-# platform where it runs (the CPU one defaults to LIBRARY.install_cpu; "" where it does not run); NOTE; OPERATORS, what its native arrays' own operators do (unarray never
-# wraps or patches them). unarray/conformance/deviations.py assembles the table and renders backends/*.md.
+# platform where it runs (the CPU one defaults to LIBRARY.install_cpu, one not named is ""); NOTE; OPERATORS,
+# what its native arrays' own operators do (unarray never wraps or patches them).
+# unarray/conformance/deviations.py assembles the table and renders backends/*.md.
 Row = tuple[str, str, str, str, str]
 # Reasons several libraries' rows share (each package's deviations.py names them): an immutable array handed to a
 # library without read-only arrays (JAX's, TensorFlow's), ua.at in place where arrays are immutable or lazy.

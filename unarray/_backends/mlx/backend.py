@@ -16,7 +16,7 @@ from unarray._backends.mlx import IMMUTABLE, NAME, attention, creation, dtypes, 
 from unarray._backends.mlx.compile import MLXCompiler
 from unarray._backends.mlx.xp import XP
 from unarray._devices import Device, parse_device, register_native
-from unarray._dtypes import SPEC_DTYPE_NAMES, DType, canonical_name
+from unarray._dtypes import SPEC_DTYPE_NAMES
 from unarray._errors import ArgumentError, DTypeError, UnsupportedError
 
 # ua.at's ops -> the method of MLX's ArrayAt (a scatter that applies every occurrence of a repeated index).
@@ -77,10 +77,7 @@ class MLXBackend(Backend):
             return None
         if isinstance(d, mx.Dtype):
             return self._on_device(dtypes.native(d), None)
-        name = d.name if isinstance(d, DType) else canonical_name(d)
-        if name is None:
-            raise DTypeError(f"{d!r} is not a dtype", backend=self.name)
-        return self._on_device(dtypes.native(name), None)
+        return self._on_device(dtypes.native(self.dtype_named(d)), None)
 
     def _on_device(self, d: Any, device: Any) -> Any:
         # Note: MLX's GPU has no float64; refused here, before MLX fails at evaluation.

@@ -221,17 +221,20 @@ def divide(x1: Any, x2: Any, /) -> Any:
     return mx.divide(p, q)
 
 
-def floor_divide(x1: Any, x2: Any, /) -> Any:
+def _numeric(op: str, x1: Any, x2: Any) -> tuple[Any, Any]:
     p, q = promote(x1, x2)
     if p.dtype == bool:
-        raise DTypeError("floor_divide needs numeric arrays, got bool")
+        raise DTypeError(f"{op} needs numeric arrays, got bool")
+    return p, q
+
+
+def floor_divide(x1: Any, x2: Any, /) -> Any:
+    p, q = _numeric("floor_divide", x1, x2)
     return mx.floor_divide(p, q)
 
 
 def remainder(x1: Any, x2: Any, /) -> Any:
-    p, q = promote(x1, x2)
-    if p.dtype == bool:
-        raise DTypeError("remainder needs numeric arrays, got bool")
+    p, q = _numeric("remainder", x1, x2)
     r = mx.remainder(p, q)
     if p.dtype in FLOATS:
         # Note: a zero remainder takes the divisor's sign (as NumPy's and C's fmod-based rule).
@@ -240,9 +243,7 @@ def remainder(x1: Any, x2: Any, /) -> Any:
 
 
 def pow(x1: Any, x2: Any, /) -> Any:  # noqa: A001
-    p, q = promote(x1, x2)
-    if p.dtype == bool:
-        raise DTypeError("pow needs numeric arrays, got bool")
+    p, q = _numeric("pow", x1, x2)
     return mx.power(p, q)
 
 

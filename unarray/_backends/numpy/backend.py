@@ -15,8 +15,7 @@ from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends.numpy.xp import XP
 from unarray._devices import Device
-from unarray._dtypes import DType, canonical_name
-from unarray._errors import ArgumentTypeError, DeviceMismatchError, DTypeError
+from unarray._errors import ArgumentTypeError, DeviceMismatchError
 from unarray._kernels.layout_route import AS_IS, Route
 from unarray._precision import ignoring_policy
 
@@ -95,10 +94,7 @@ class NumpyBackend(Backend):
         if d is None:
             return None
         # Note: the dtypes are NumPy's own in array_api_compat too: read here without importing it.
-        name = d.name if isinstance(d, DType) else canonical_name(d)
-        if name is None:
-            raise DTypeError(f"{d!r} is not a dtype", backend=self.name)
-        return getattr(np, name)
+        return getattr(np, self.dtype_named(d))
 
     def layout_route(self, x: Any) -> Route:
         return AS_IS if x.flags.c_contiguous else _NATIVE_COPY
