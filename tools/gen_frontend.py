@@ -306,10 +306,8 @@ def support_note(name: str) -> list[str]:
         on = "every platform" if "*" in where else _and([_PLATFORM.get(w, w) for w in where])
         of = "" if dtype == "*" else f" ({dtype})"
         text.append(f"{who} on {on}{of}: {reason}.")
-    for (_, backend, platform, reason), dtypes in ((k, v) for k, v in groups.items() if k[0] == "*"):
-        who = "every backend" if backend == "*" else _SHOWN.get(backend, backend)
-        text.append(f"As for every function, on {_PLATFORM.get(platform, platform)} ({who}, "
-                    f"{_and(dtypes)}): {reason}.")
+    if any(k[0] == "*" for k in groups):  # the same for every function: named once, listed in the table
+        text.append("The table's rows for every function (a platform's or a library's missing dtypes) hold too.")
     return _wrap(" ".join(text), 4)
 
 

@@ -51,10 +51,8 @@ def abs(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -104,10 +102,8 @@ def acos(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -158,10 +154,8 @@ def acosh(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -226,10 +220,8 @@ def add(x1: complex | Array, x2: complex | Array, /) -> Array:
 
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -281,10 +273,8 @@ def asin(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -335,10 +325,8 @@ def asinh(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -388,10 +376,8 @@ def atan(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -454,10 +440,8 @@ def atan2(x1: float | Array, x2: float | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -510,10 +494,8 @@ def atanh(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -574,10 +556,8 @@ def bitwise_and(x1: int | Array, x2: int | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -640,10 +620,8 @@ def bitwise_left_shift(x1: int | Array, x2: int | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -694,10 +672,8 @@ def bitwise_invert(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -758,10 +734,8 @@ def bitwise_or(x1: int | Array, x2: int | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -824,10 +798,8 @@ def bitwise_right_shift(x1: int | Array, x2: int | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -890,10 +862,8 @@ def bitwise_xor(x1: int | Array, x2: int | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -945,10 +915,8 @@ def ceil(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -1005,10 +973,8 @@ def clip(x: A, /, min: Array | float | None = None, max: Array | float | None = 
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -1057,10 +1023,8 @@ def conj(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -1121,10 +1085,8 @@ def copysign(x1: float | Array, x2: float | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -1176,10 +1138,8 @@ def cos(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -1230,10 +1190,8 @@ def cosh(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -1294,10 +1252,8 @@ def divide(x1: complex | Array, x2: complex | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -1359,10 +1315,8 @@ def equal(x1: complex | Array, x2: complex | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -1415,10 +1369,8 @@ def exp(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -1468,10 +1420,8 @@ def expm1(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -1521,10 +1471,8 @@ def floor(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -1586,10 +1534,8 @@ def floor_divide(x1: float | Array, x2: float | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -1652,10 +1598,8 @@ def greater(x1: float | Array, x2: float | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -1718,10 +1662,8 @@ def greater_equal(x1: float | Array, x2: float | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -1784,10 +1726,8 @@ def hypot(x1: float | Array, x2: float | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -1838,10 +1778,8 @@ def imag(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -1890,10 +1828,8 @@ def isfinite(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -1942,10 +1878,8 @@ def isinf(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -1994,10 +1928,8 @@ def isnan(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -2058,10 +1990,8 @@ def less(x1: float | Array, x2: float | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -2124,10 +2054,8 @@ def less_equal(x1: float | Array, x2: float | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -2179,10 +2107,8 @@ def log(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -2232,10 +2158,8 @@ def log1p(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -2285,10 +2209,8 @@ def log2(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -2338,10 +2260,8 @@ def log10(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -2402,10 +2322,8 @@ def logaddexp(x1: float | Array, x2: float | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -2468,10 +2386,8 @@ def logical_and(x1: bool | Array, x2: bool | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -2522,10 +2438,8 @@ def logical_not(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -2586,10 +2500,8 @@ def logical_or(x1: bool | Array, x2: bool | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -2652,10 +2564,8 @@ def logical_xor(x1: bool | Array, x2: bool | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -2718,10 +2628,8 @@ def maximum(x1: float | Array, x2: float | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -2784,10 +2692,8 @@ def minimum(x1: float | Array, x2: float | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -2854,10 +2760,8 @@ def multiply(x1: complex | Array, x2: complex | Array, /) -> Array:
 
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -2908,10 +2812,8 @@ def negative(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -2972,11 +2874,8 @@ def nextafter(x1: float | Array, x2: float | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: every backend on TPUs: TPUs flush float32 subnormals to zero. As for
-    every function, on TPUs (every backend, float64 and complex128): TPUs have no float64 arithmetic; unarray
-    refuses it (DTypeError). As for every function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no
-    float64; unarray refuses it there (DTypeError). As for every function, on * (mlx, complex128): MLX has no
-    complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: every backend on TPUs: TPUs flush float32 subnormals to zero. The table's
+    rows for every function (a platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -3038,10 +2937,8 @@ def not_equal(x1: complex | Array, x2: complex | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -3092,10 +2989,8 @@ def positive(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -3158,10 +3053,8 @@ def pow(x1: complex | Array, x2: complex | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -3212,10 +3105,8 @@ def real(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -3264,10 +3155,8 @@ def reciprocal(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -3328,10 +3217,8 @@ def remainder(x1: float | Array, x2: float | Array, /) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -3382,10 +3269,8 @@ def round(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -3434,10 +3319,8 @@ def sign(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -3486,10 +3369,8 @@ def signbit(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -3539,10 +3420,8 @@ def sin(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -3593,10 +3472,8 @@ def sinh(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -3645,10 +3522,8 @@ def square(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -3697,10 +3572,8 @@ def sqrt(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -3765,10 +3638,8 @@ def subtract(x1: complex | Array, x2: complex | Array, /) -> Array:
 
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -3820,10 +3691,8 @@ def tan(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -3874,10 +3743,8 @@ def tanh(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -3927,10 +3794,8 @@ def trunc(x: A, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------

@@ -167,10 +167,8 @@ def fft(
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
-    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
-    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
+    dtypes) hold too.
 
     Examples
     --------
@@ -234,10 +232,8 @@ def ifft(
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
-    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
-    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
+    dtypes) hold too.
 
     Examples
     --------
@@ -301,10 +297,8 @@ def fftn(
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
-    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
-    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
+    dtypes) hold too.
 
     Examples
     --------
@@ -369,10 +363,8 @@ def ifftn(
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
-    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
-    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
+    dtypes) hold too.
 
     Examples
     --------
@@ -437,10 +429,8 @@ def rfft(
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
-    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
-    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
+    dtypes) hold too.
 
     Examples
     --------
@@ -504,10 +494,8 @@ def irfft(
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
-    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
-    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
+    dtypes) hold too.
 
     Examples
     --------
@@ -571,10 +559,8 @@ def rfftn(
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
-    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
-    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
+    dtypes) hold too.
 
     Examples
     --------
@@ -639,10 +625,8 @@ def irfftn(
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
-    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
-    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
+    dtypes) hold too.
 
     Examples
     --------
@@ -707,10 +691,8 @@ def hfft(
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
-    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
-    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
+    dtypes) hold too.
 
     Examples
     --------
@@ -774,10 +756,8 @@ def ihfft(
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
-    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
-    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
+    dtypes) hold too.
 
     Examples
     --------
@@ -829,10 +809,8 @@ def fftshift(x: A, /, *, axes: int | Sequence[int] | None = None) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
-    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
-    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
+    dtypes) hold too.
 
     Examples
     --------
@@ -885,10 +863,8 @@ def ifftshift(x: A, /, *, axes: int | Sequence[int] | None = None) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). As for every function, on TPUs (every backend, float64 and complex128):
-    TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
-    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
-    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
+    dtypes) hold too.
 
     Examples
     --------

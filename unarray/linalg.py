@@ -61,11 +61,8 @@ def cholesky(x: A, /, *, upper: bool = False) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
-    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
-    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
-    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
-    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
-    (DTypeError).
+    matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
+    platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -121,10 +118,8 @@ def cross(x1: A, x2: Array, /, *, axis: int = -1) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -176,11 +171,8 @@ def det(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
-    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
-    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
-    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
-    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
-    (DTypeError).
+    matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
+    platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -232,10 +224,8 @@ def diagonal(x: A, /, *, offset: int = 0) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -287,10 +277,8 @@ def eig(x: Array, /) -> Any:
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on CUDA GPUs, ROCm GPUs and TPUs: jax.numpy.linalg.eig runs on the
     CPU only. mlx on every platform (complex64): MLX's linalg kernels take real matrices only: complex ones are
-    refused (UnsupportedError). As for every function, on TPUs (every backend, float64 and complex128): TPUs
-    have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
-    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
-    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    refused (UnsupportedError). The table's rows for every function (a platform's or a library's missing dtypes)
+    hold too.
 
     Examples
     --------
@@ -343,11 +331,8 @@ def eigh(x: Array, /) -> Any:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
-    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
-    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
-    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
-    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
-    (DTypeError).
+    matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
+    platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -399,10 +384,8 @@ def eigvals(x: A, /) -> A:
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: JAX on CUDA GPUs, ROCm GPUs and TPUs: jax.numpy.linalg.eigvals runs on
     the CPU only. mlx on every platform (complex64): MLX's linalg kernels take real matrices only: complex ones
-    are refused (UnsupportedError). As for every function, on TPUs (every backend, float64 and complex128): TPUs
-    have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on CUDA GPUs (mlx,
-    float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As for every
-    function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    are refused (UnsupportedError). The table's rows for every function (a platform's or a library's missing
+    dtypes) hold too.
 
     Examples
     --------
@@ -453,11 +436,8 @@ def eigvalsh(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
-    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
-    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
-    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
-    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
-    (DTypeError).
+    matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
+    platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -508,11 +488,8 @@ def inv(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
-    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
-    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
-    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
-    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
-    (DTypeError).
+    matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
+    platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -569,10 +546,8 @@ def matrix_norm(x: A, /, *, keepdims: bool = False, ord: float | Literal["fro", 
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -624,10 +599,8 @@ def matrix_power(x: A, n: int, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -681,11 +654,8 @@ def matrix_rank(x: A, /, *, rtol: float | Array | None = None) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
-    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
-    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
-    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
-    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
-    (DTypeError).
+    matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
+    platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -736,10 +706,8 @@ def outer(x1: A, x2: Array, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -793,11 +761,8 @@ def pinv(x: A, /, *, rtol: float | Array | None = None) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
-    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
-    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
-    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
-    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
-    (DTypeError).
+    matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
+    platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -851,11 +816,8 @@ def qr(x: Array, /, *, mode: Literal["reduced", "complete"] = 'reduced') -> Any:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
-    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
-    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
-    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
-    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
-    (DTypeError).
+    matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
+    platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -909,11 +871,8 @@ def slogdet(x: Array, /) -> Any:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
-    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
-    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
-    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
-    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
-    (DTypeError).
+    matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
+    platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -966,11 +925,8 @@ def solve(x1: A, x2: Array, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
-    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
-    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
-    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
-    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
-    (DTypeError).
+    matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
+    platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -1024,11 +980,8 @@ def svd(x: Array, /, *, full_matrices: bool = True) -> Any:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
-    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
-    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
-    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
-    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
-    (DTypeError).
+    matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
+    platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -1080,11 +1033,8 @@ def svdvals(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
-    matrices only: complex ones are refused (UnsupportedError). As for every function, on TPUs (every backend,
-    float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every
-    function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there
-    (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it
-    (DTypeError).
+    matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
+    platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -1142,10 +1092,8 @@ def trace(x: A, /, *, offset: int = 0, dtype: DTypeLike | None = None) -> A:
 
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -1203,10 +1151,8 @@ def vector_norm(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------

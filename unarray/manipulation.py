@@ -179,10 +179,8 @@ def broadcast_arrays(*arrays: A) -> tuple[A, ...]:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -237,10 +235,8 @@ def broadcast_to(x: A, /, shape: tuple[int, ...]) -> A:
 
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -295,10 +291,8 @@ def concat(arrays: tuple[A, ...] | list[A], /, *, axis: int | None = 0) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -351,10 +345,8 @@ def flip(x: A, /, *, axis: int | tuple[int, ...] | None = None) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -408,10 +400,8 @@ def moveaxis(x: A, source: int | tuple[int, ...], destination: int | tuple[int, 
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -465,11 +455,8 @@ def repeat(x: A, repeats: int | Array, /, *, axis: int | None = None) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: Dask on every platform: dask repeats by an int only: counts given as an
-    array make a data-dependent shape (UnsupportedError; compute the counts first). As for every function, on
-    TPUs (every backend, float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it
-    (DTypeError). As for every function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64;
-    unarray refuses it there (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128;
-    unarray refuses it (DTypeError).
+    array make a data-dependent shape (UnsupportedError; compute the counts first). The table's rows for every
+    function (a platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -526,10 +513,8 @@ def reshape(x: A, /, shape: tuple[int, ...], *, copy: bool | None = None) -> A:
 
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -584,10 +569,8 @@ def roll(x: A, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] |
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -638,10 +621,8 @@ def squeeze(x: A, /, axis: int | tuple[int, ...]) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -692,10 +673,8 @@ def stack(arrays: tuple[A, ...] | list[A], /, *, axis: int = 0) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -747,10 +726,8 @@ def tile(x: A, repetitions: tuple[int, ...], /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -802,10 +779,8 @@ def unstack(x: A, /, *, axis: int = 0) -> tuple[A, ...]:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------

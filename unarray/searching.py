@@ -185,11 +185,8 @@ def nonzero(x: A, /) -> tuple[A, ...]:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: mlx on every platform: MLX has no data-dependent output shapes: computed
-    on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). As for every function, on
-    TPUs (every backend, float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it
-    (DTypeError). As for every function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64;
-    unarray refuses it there (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128;
-    unarray refuses it (DTypeError).
+    on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). The table's rows for every
+    function (a platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -256,10 +253,8 @@ def searchsorted(
 
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -313,10 +308,8 @@ def where(condition: A, x1: Array | complex, x2: Array | complex, /) -> A:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------

@@ -59,10 +59,8 @@ def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -115,11 +113,8 @@ def unique_all(x: Array, /) -> Any:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: mlx on every platform: MLX has no data-dependent output shapes: computed
-    on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). As for every function, on
-    TPUs (every backend, float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it
-    (DTypeError). As for every function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64;
-    unarray refuses it there (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128;
-    unarray refuses it (DTypeError).
+    on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). The table's rows for every
+    function (a platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -172,11 +167,8 @@ def unique_counts(x: Array, /) -> Any:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: mlx on every platform: MLX has no data-dependent output shapes: computed
-    on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). As for every function, on
-    TPUs (every backend, float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it
-    (DTypeError). As for every function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64;
-    unarray refuses it there (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128;
-    unarray refuses it (DTypeError).
+    on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). The table's rows for every
+    function (a platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -229,11 +221,8 @@ def unique_inverse(x: Array, /) -> Any:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: mlx on every platform: MLX has no data-dependent output shapes: computed
-    on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). As for every function, on
-    TPUs (every backend, float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it
-    (DTypeError). As for every function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64;
-    unarray refuses it there (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128;
-    unarray refuses it (DTypeError).
+    on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). The table's rows for every
+    function (a platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -286,11 +275,8 @@ def unique_values(x: A, /) -> A:
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
     Known deviations of this function: mlx on every platform: MLX has no data-dependent output shapes: computed
-    on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). As for every function, on
-    TPUs (every backend, float64 and complex128): TPUs have no float64 arithmetic; unarray refuses it
-    (DTypeError). As for every function, on CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64;
-    unarray refuses it there (DTypeError). As for every function, on * (mlx, complex128): MLX has no complex128;
-    unarray refuses it (DTypeError).
+    on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). The table's rows for every
+    function (a platform's or a library's missing dtypes) hold too.
 
     Examples
     --------

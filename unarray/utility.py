@@ -134,10 +134,8 @@ def diff(x: A, /, *, axis: int = -1, n: int = 1, prepend: Array | None = None, a
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
     CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. As for every function, on TPUs (every backend, float64 and
-    complex128): TPUs have no float64 arithmetic; unarray refuses it (DTypeError). As for every function, on
-    CUDA GPUs (mlx, float64): MLX's GPU (Metal, CUDA) has no float64; unarray refuses it there (DTypeError). As
-    for every function, on * (mlx, complex128): MLX has no complex128; unarray refuses it (DTypeError).
+    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
