@@ -36,6 +36,14 @@ def axes_of(axis: Any, ndim: int) -> list[int] | None:
     return out
 
 
+def same_dtype(xs: list[Any], result_type: Callable[..., Any], cast: Callable[[Any, Any], Any]) -> list[Any]:
+    """``xs`` (native arrays) in their promoted dtype where their dtypes differ (concat, stack and meshgrid)."""
+    if len({x.dtype for x in xs}) > 1:
+        d = result_type(*xs)
+        xs = [cast(x, d) for x in xs]
+    return xs
+
+
 def check_qr_mode(mode: str) -> None:
     if mode not in ("reduced", "complete"):
         raise ArgumentError(f"mode must be 'reduced' or 'complete', got {mode!r}")

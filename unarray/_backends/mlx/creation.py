@@ -21,8 +21,8 @@ from unarray._backends.mlx.dtypes import (
     complex64,
     name,
     native,
-    result_type,
 )
+from unarray._backends.mlx.manipulation import same_dtype
 from unarray._errors import ArgumentError, DTypeError
 
 
@@ -159,11 +159,7 @@ def triu(x: Any, /, *, k: int = 0) -> Any:
 def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Any]:
     if indexing not in ("xy", "ij"):
         raise ArgumentError(f"indexing must be 'xy' or 'ij', got {indexing!r}")
-    xs = [a(x) for x in arrays]
-    if len({x.dtype for x in xs}) > 1:
-        d = result_type(*xs)
-        xs = [x.astype(d) for x in xs]
-    return list(mx.meshgrid(*xs, indexing=indexing))
+    return list(mx.meshgrid(*same_dtype(arrays), indexing=indexing))
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = None) -> Any:

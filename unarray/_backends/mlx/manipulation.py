@@ -7,8 +7,9 @@ from typing import Any
 
 import mlx.core as mx
 
+from unarray._backends import _xp_shared
+from unarray._backends._xp_shared import axes_of
 from unarray._backends.mlx.dtypes import a, cast, result_type
-from unarray._backends.mlx.statistical import axes_of
 from unarray._errors import ArgumentError, ShapeError
 
 __all__ = ["broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims", "repeat",
@@ -23,23 +24,19 @@ def broadcast_arrays(*arrays: Any) -> list[Any]:
     return list(mx.broadcast_arrays(*[a(x) for x in arrays]))
 
 
-def _same_dtype(arrays: Any) -> list[Any]:
-    xs = [a(x) for x in arrays]
-    if len({x.dtype for x in xs}) > 1:
-        d = result_type(*xs)
-        xs = [cast(x, d) for x in xs]
-    return xs
+def same_dtype(arrays: Any) -> list[Any]:
+    return _xp_shared.same_dtype([a(x) for x in arrays], result_type, cast)
 
 
 def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:
-    xs = _same_dtype(arrays)
+    xs = same_dtype(arrays)
     if axis is None:
         return mx.concatenate([x.reshape(-1) for x in xs], 0)
     return mx.concatenate(xs, axis)
 
 
 def stack(arrays: Any, /, *, axis: int = 0) -> Any:
-    return mx.stack(_same_dtype(arrays), axis)
+    return mx.stack(same_dtype(arrays), axis)
 
 
 def expand_dims(x: Any, /, axis: Any = 0) -> Any:

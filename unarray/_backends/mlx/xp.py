@@ -11,7 +11,7 @@ _MODULES = (dtypes, elementwise, creation, statistical, manipulation, searching)
 _LINEAR = ("matmul", "matrix_transpose", "tensordot", "vecdot")
 # The modules' own helpers, not names of the standard.
 _HELPERS = ("a", "cast", "const", "promote", "name", "native", "scalar_dtype", "is_float", "is_int", "axes_of",
-            "from_numpy")
+            "from_numpy", "same_dtype")
 
 
 def _namespace() -> types.ModuleType:

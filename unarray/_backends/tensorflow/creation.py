@@ -15,7 +15,6 @@ from unarray._backends.tensorflow.dtypes import (
     _SCALARS,
     DEFAULT_FLOAT,
     DEFAULT_INT,
-    _cast,
     bfloat16,
     bool,
     complex64,
@@ -23,9 +22,9 @@ from unarray._backends.tensorflow.dtypes import (
     const,
     float64,
     int64,
-    result_type,
     t,
 )
+from unarray._backends.tensorflow.manipulation import same_dtype
 from unarray._errors import ArgumentError
 
 
@@ -215,11 +214,7 @@ def triu(x: Any, /, *, k: int = 0) -> Any:
 def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Any]:
     if indexing not in ("xy", "ij"):
         raise ArgumentError(f"indexing must be 'xy' or 'ij', got {indexing!r}")
-    xs = [t(a) for a in arrays]
-    if len({a.dtype for a in xs}) > 1:
-        d = result_type(*xs)
-        xs = [_cast(a, d) for a in xs]
-    return list(tf.meshgrid(*xs, indexing=indexing))
+    return list(tf.meshgrid(*same_dtype(arrays), indexing=indexing))
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = None) -> Any:

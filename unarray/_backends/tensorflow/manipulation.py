@@ -7,6 +7,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from unarray._backends import _xp_shared
 from unarray._backends._xp_shared import axes_of
 from unarray._backends.tensorflow.dtypes import (
     _SIGNED_OF,
@@ -34,23 +35,19 @@ def broadcast_arrays(*arrays: Any) -> list[Any]:
     return [tf.broadcast_to(a, shape) for a in xs]
 
 
-def _same_dtype(arrays: Any) -> list[Any]:
-    xs = [t(a) for a in arrays]
-    if len({a.dtype for a in xs}) > 1:
-        d = result_type(*xs)
-        xs = [_cast(a, d) for a in xs]
-    return xs
+def same_dtype(arrays: Any) -> list[Any]:
+    return _xp_shared.same_dtype([t(a) for a in arrays], result_type, _cast)
 
 
 def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:
-    xs = _same_dtype(arrays)
+    xs = same_dtype(arrays)
     if axis is None:
         return tf.concat([tf.reshape(a, [-1]) for a in xs], 0)
     return tf.concat(xs, axis)
 
 
 def stack(arrays: Any, /, *, axis: int = 0) -> Any:
-    return tf.stack(_same_dtype(arrays), axis)
+    return tf.stack(same_dtype(arrays), axis)
 
 
 def expand_dims(x: Any, /, axis: Any = 0) -> Any:

@@ -21,7 +21,8 @@ _MODULES = (dtypes, elementwise, creation, statistical, manipulation, linear_alg
 
 def _namespace() -> types.ModuleType:
     ns = types.ModuleType(__name__, "The array-API namespace over TensorFlow.")
-    skip = {"annotations", "namedtuple", "Any", "SimpleNamespace"}
+    # The modules' own helpers (shared with the other namespaces unarray writes), not names of the standard.
+    skip = {"annotations", "namedtuple", "Any", "SimpleNamespace", "axes_of", "same_dtype"}
     for mod in _MODULES:
         for k, v in vars(mod).items():
             if not k.startswith("_") and k not in skip and not isinstance(v, types.ModuleType):
