@@ -25,6 +25,15 @@ from unarray._errors import ArgumentError, DTypeError, EmptyReductionError, Unar
 from unarray._kernels.layout_route import Route, unstrided
 
 
+def dtype_named(d: Any, backend: str) -> str:
+    """The standard's name of the dtype ``d`` (unarray's, a library's, or a name); DTypeError if none."""
+    # Note: a ua.DType is read directly: torch.compile cannot trace its hash into the name cache.
+    name = d.name if isinstance(d, DType) else canonical_name(d)
+    if name is None:
+        raise DTypeError(f"{d!r} is not a dtype", backend=backend)
+    return name
+
+
 class Backend(NNOps):
     name: ClassVar[str]
     # op name -> reason, for ops this backend cannot run.
@@ -97,18 +106,10 @@ class Backend(NNOps):
     def devices(self) -> list[Device]:
         return [Device("cpu")]
 
-    def dtype_named(self, d: Any) -> str:
-        """The standard's name of the dtype ``d`` (unarray's, a library's, or a name); DTypeError if none."""
-        # Note: a ua.DType is read directly: torch.compile cannot trace its hash into the name cache.
-        name = d.name if isinstance(d, DType) else canonical_name(d)
-        if name is None:
-            raise DTypeError(f"{d!r} is not a dtype", backend=self.name)
-        return name
-
     def dtype(self, d: Any) -> Any:
         if d is None:
             return None
-        name = self.dtype_named(d)
+        name = dtype_named(d, self.name)
         try:
             return getattr(self.xp, name)
         except AttributeError:

@@ -9,7 +9,7 @@ import mlx.core as mx
 import numpy as np
 
 from unarray._backends import updates
-from unarray._backends._base import Backend
+from unarray._backends._base import Backend, dtype_named
 from unarray._backends._info import Info
 from unarray._backends._nn import Plan
 from unarray._backends.mlx import IMMUTABLE, NAME, attention, creation, dtypes, linalg, statistical
@@ -77,7 +77,7 @@ class MLXBackend(Backend):
             return None
         if isinstance(d, mx.Dtype):
             return self._on_device(dtypes.native(d), None)
-        return self._on_device(dtypes.native(self.dtype_named(d)), None)
+        return self._on_device(dtypes.native(dtype_named(d, self.name)), None)
 
     def _on_device(self, d: Any, device: Any) -> Any:
         # Note: MLX's GPU has no float64; refused here, before MLX fails at evaluation.

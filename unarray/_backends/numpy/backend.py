@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from unarray._backends import _special
-from unarray._backends._base import Backend
+from unarray._backends._base import Backend, dtype_named
 from unarray._backends._contract import BackendContract
 from unarray._backends.numpy.xp import XP
 from unarray._devices import Device
@@ -94,7 +94,7 @@ class NumpyBackend(Backend):
         if d is None:
             return None
         # Note: the dtypes are NumPy's own in array_api_compat too: read here without importing it.
-        return getattr(np, self.dtype_named(d))
+        return getattr(np, dtype_named(d, self.name))
 
     def layout_route(self, x: Any) -> Route:
         return AS_IS if x.flags.c_contiguous else _NATIVE_COPY
