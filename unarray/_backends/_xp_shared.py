@@ -36,6 +36,14 @@ def axes_of(axis: Any, ndim: int) -> list[int] | None:
     return out
 
 
+def moved(ndim: int, src: list[int], dst: list[int]) -> list[int]:
+    """moveaxis's permutation: the axes ``src`` at the positions ``dst``, the others in their order."""
+    order = [i for i in range(ndim) if i not in src]
+    for d, s in sorted(zip(dst, src, strict=True)):
+        order.insert(d, s)
+    return order
+
+
 def same_dtype(xs: list[Any], result_type: Callable[..., Any], cast: Callable[[Any, Any], Any]) -> list[Any]:
     """``xs`` (native arrays) in their promoted dtype where their dtypes differ (concat, stack and meshgrid)."""
     if len({x.dtype for x in xs}) > 1:

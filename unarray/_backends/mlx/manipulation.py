@@ -61,10 +61,7 @@ def moveaxis(x: Any, source: Any, destination: Any, /) -> Any:
     dst = axes_of(destination, x.ndim) or []
     if len(src) != len(dst):
         raise ArgumentError("source and destination need the same number of axes")
-    order = [i for i in range(x.ndim) if i not in src]
-    for d_, s in sorted(zip(dst, src, strict=True)):
-        order.insert(d_, s)
-    return mx.transpose(x, order)
+    return mx.transpose(x, _xp_shared.moved(x.ndim, src, dst))
 
 
 def permute_dims(x: Any, /, axes: Any) -> Any:

@@ -74,10 +74,7 @@ def moveaxis(x: Any, source: Any, destination: Any, /) -> Any:
     nd = x.shape.rank
     src = axes_of(source, nd) or []
     dst = axes_of(destination, nd) or []
-    order = [i for i in range(nd) if i not in src]
-    for d_, s in sorted(zip(dst, src, strict=True)):
-        order.insert(d_, s)
-    return tf.transpose(x, order)
+    return tf.transpose(x, _xp_shared.moved(nd, src, dst))
 
 
 def permute_dims(x: Any, /, axes: Any) -> Any:
