@@ -154,7 +154,27 @@ def many(
     start = PROMOTING.get(op)
     if start is not None:
         arrays = promoted(op, lead, arrays, start)
+    elif op == "clip":
+        arrays = _as_first(op, lead, arrays)
     return lead, arrays
+
+
+def _as_first(op: str, b: Backend, arrays: list[Any]) -> list[Any]:
+    # Note: clip's result has x's dtype (the standard); torch and JAX promoted it with an array bound's. A bound of
+    # another dtype is cast to x's first (the same values as clipping in the promoted dtype and casting back), after
+    # the promotion rule's refusals (int8 with a uint64 bound).
+    x = arrays[0]
+    if type(x) in _PASSIVE:
+        return arrays
+    out = list(arrays)
+    for i in range(1, len(out)):
+        m = out[i]
+        if type(m) not in _PASSIVE and m.dtype is not x.dtype and m.dtype != x.dtype:
+            n1, n2 = canonical_name(x.dtype), canonical_name(m.dtype)
+            if n1 is not None and n2 is not None:
+                promote(op, n1, n2, b.name)
+            out[i] = b.astype(m, x.dtype, copy=False)
+    return out
 
 
 def _traced_lead(op: str, arrays: list[Any], passive: frozenset[Any], i: int, lead: Backend) -> tuple[int, Backend]:

@@ -155,3 +155,26 @@ def test_signed_with_uint64_is_refused_naming_the_op_both_dtypes_and_the_fix(sig
         ua.result_type(getattr(ua, signed), ua.uint64)
     with pytest.raises(ua.DTypeError, match="ua.astype"):
         ua.concat([x, y])
+
+
+REAL = [n for n in NUMERIC if not n.startswith("complex")]
+
+
+@SETTINGS
+@given(a=st.sampled_from(REAL), b=st.sampled_from(REAL), n=st.integers(1, 5), seed=st.integers(0, 2**32 - 1))
+def test_clip_keeps_xs_dtype_with_bounds_of_another(backend: TestBackend, a: str, b: str, n: int, seed: int) -> None:
+    # The standard: clip's result has x's dtype; torch and JAX promoted it with an array bound's.
+    if not (backend.holds(a) and backend.holds(b)):
+        return
+    rng = np.random.default_rng(seed)
+    x = _values(a, n, rng)
+    lo, hi = _values(b, n, rng, hi=4), (_values(b, n, rng, hi=4) + 6).astype(b)
+    xa, la, ha = backend.asarray(x), backend.asarray(lo), backend.asarray(hi)
+    if _want(a, b) is None:
+        with pytest.raises(ua.DTypeError):
+            ua.clip(xa, la, ha)
+        return
+    out = ua.clip(xa, la, ha)
+    assert canonical_name(out.dtype) == a, (a, b, out.dtype)
+    want = np.clip(_wide(x), _wide(lo), _wide(hi)).astype(a)
+    assert_close(_wide(backend.to_numpy(out)), _wide(want), a)

@@ -129,15 +129,18 @@ def _emulate(fn: Any, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     # dtype, the values are computed in int64 (uint64 as its bits; for ordering ops with the sign bit flipped,
     # so the order holds) and cast back. Division and right shift of uint64 are exact below 2**63.
     ordering = op in _ORDERING
-    ts = [a for a in args if isinstance(a, torch.Tensor) and a.dtype is not torch.bool]
+    # (clip's bounds come as keywords: tensors among them take part too)
+    ts = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor) and a.dtype is not torch.bool]
     dt = ts[0].dtype
     for t in ts[1:]:
         dt = _promote(dt, t.dtype)
     conv = _ordered if ordering else _as_int64
-    wide = [conv(a.to(dt)) if isinstance(a, torch.Tensor) and a.dtype is not torch.bool
-            else _scalar_as(a, dt, ordering) for a in args]
-    kw = {k: _scalar_as(v, dt, ordering) for k, v in kwargs.items()}
-    r = fn(*wide, **kw)
+
+    def wide(a: Any) -> Any:
+        return conv(a.to(dt)) if isinstance(a, torch.Tensor) and a.dtype is not torch.bool \
+            else _scalar_as(a, dt, ordering)
+
+    r = fn(*[wide(a) for a in args], **{k: wide(v) for k, v in kwargs.items()})
     if r.dtype is torch.bool:
         return r
     return _from_ordered(r, dt) if ordering else _back(r, dt)
