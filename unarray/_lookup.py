@@ -143,9 +143,9 @@ class _Viewed:
 
 def backend_named(name: str | Any, op: str | None = None) -> Backend:
     if not isinstance(name, str):
-        # A module (``numpy``, ``torch``) or an array namespace was passed.
-        name = getattr(name, "__name__", str(name)).partition(".")[0]
-        name = _ROOTS.get(name, name)
+        # A module (``numpy``, ``torch``) or an array namespace was passed (a bound one is named "unarray.torch").
+        root, _, rest = getattr(name, "__name__", str(name)).partition(".")
+        name = rest if root == "unarray" and rest else _ROOTS.get(root, root)
     return _backends.get(name, op=op)
 
 

@@ -126,7 +126,7 @@ class BoundNamespace(PublicNames):
         own = b.namespace_dtypes()
         self.__dict__.update(own)
         self.backend, self.device, self.lazy, self.immutable = b.name, device, b.lazy, b.immutable
-        self.__name__ = "unarray"
+        self.__name__ = f"unarray.{b.name}"  # the library it serves, as array-api-compat names its namespaces
         bound: dict[str, Any] = {name: _bound(_PUBLIC[name], b.name, device) for name in _CREATION}
         bound["asarray"] = _bound_asarray(_PUBLIC["asarray"], b.name, device)
         bound["result_type"] = _bound_result_type(_PUBLIC["result_type"], b.name)

@@ -20,7 +20,7 @@ from unarray._backends._compiler import EAGER, Compiler
 from unarray._backends._contract import GENERIC
 from unarray._backends._nn import NNOps, Plan
 from unarray._devices import Device
-from unarray._dtypes import NARROW, SPEC_DTYPE_NAMES, DType, canonical_name
+from unarray._dtypes import DTYPES, NARROW, SPEC_DTYPE_NAMES, DType, canonical_name
 from unarray._errors import ArgumentError, DTypeError, EmptyReductionError, UnarrayError, UnsupportedError
 from unarray._kernels.layout_route import Route, unstrided
 
@@ -116,12 +116,29 @@ class Backend(NNOps):
             raise DTypeError(f"{self.name} has no dtype {name}", backend=self.name) from None
 
     def namespace_dtypes(self) -> dict[str, Any]:
-        """The dtype objects ``ua.array_namespace`` hands out for this library, by name, where they are not unarray's.
+        """The dtype objects ``ua.array_namespace`` hands out for this library, by name: the library's own.
 
-        A library whose dtypes compare unequal to anything but their own (MLX) names its own here, so that
-        ``x.dtype == xp.float32`` holds in generic code; the rest keep unarray's dtypes, which they compare equal to.
+        Each is the object an array of that dtype reports as ``x.dtype`` (NumPy's ``np.dtype`` for NumPy, JAX, dask
+        and CuPy; ``torch.float32``; ``tf.float32``), so generic code's dict and set lookups by ``x.dtype`` find it
+        (it hashes as ``x.dtype`` does). A name the library lacks is absent (the namespace keeps unarray's).
         """
-        return {}
+        own = self.__dict__.get("_namespace_dtypes")
+        if own is None:
+            own = self.__dict__["_namespace_dtypes"] = self._own_dtypes()
+        return cast(dict[str, Any], own)
+
+    def _own_dtypes(self) -> dict[str, Any]:
+        import numpy as np  # (only where a namespace is bound: the module stays free of any library)
+
+        out: dict[str, Any] = {}
+        for name in DTYPES:
+            try:
+                d = self.dtype(name)
+            except (UnarrayError, AttributeError, TypeError):
+                continue  # a dtype the library lacks here (bfloat16 on NumPy, 64-bit on JAX without x64)
+            # Note: NumPy's scalar types (np.float32) stand for dtypes in calls, but an array's dtype is np.dtype.
+            out[name] = np.dtype(d) if isinstance(d, type) and issubclass(d, np.generic) else d
+        return out
 
     def creation_device(self, x: Any) -> dict[str, Any]:
         """Keyword arguments that make ``xp``'s creation functions allocate where ``x`` lives."""
