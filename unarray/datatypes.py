@@ -309,7 +309,8 @@ def _info(op: str, t: Any) -> Any:
         b = _one(t, op)
         arg = t
     else:
-        root = _ROOTS.get(type(t).__module__.partition(".")[0])
+        # (the class's bases too: the namespace bound to MLX hands out a subclass of MLX's dtype)
+        root = next((r for k in type(t).__mro__ if (r := _ROOTS.get(k.__module__.partition(".")[0]))), None)
         b = _backend_named(root or _DEFAULT, op)
     try:  # frame(op): its except clause is written by tools/gen_frontend.py
         if name is not None:
@@ -317,8 +318,12 @@ def _info(op: str, t: Any) -> Any:
         r = getattr(b, op)(arg)
     except Exception as e:
         raise _fail(op, b, e) from e
-    # Note: torch's finfo/iinfo name their dtype as a string; the field is the backend's dtype object.
-    dt = b.dtype(canonical_name(r.dtype) or r.dtype)
+    # Note: torch's finfo/iinfo name their dtype as a string; the field is the library's dtype object, the one its
+    # arrays report (np.dtype, not NumPy's scalar type), as its bound namespace hands it out.
+    of = canonical_name(r.dtype)
+    dt = b.namespace_dtypes().get(of) if of is not None else None
+    if dt is None:
+        dt = b.dtype(of or r.dtype)
     if op == "iinfo":
         return iinfo_object(int(r.bits), int(r.max), int(r.min), dt)
     # Note: NumPy, JAX and CuPy give NumPy scalars; torch names smallest_normal "tiny" in old releases.

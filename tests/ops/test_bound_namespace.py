@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 import unarray as ua
 from tests._support import BACKEND_PARAMS, compute_params, make_backend
 from unarray import _lookup
-from unarray._dtypes import promote_names
+from unarray._dtypes import canonical_name, promote_names
 
 ROOT = Path(__file__).resolve().parents[2]
 # The backend fixture's computing libraries on the devices the run asks for (UNARRAY_TEST_DEVICE=gpu: torch-cuda,
@@ -140,6 +140,46 @@ def test_info_describes_the_bound_backend_and_device(lib: Lib) -> None:
     assert info.dtypes().keys() == plain.keys() and all(plain[n] == d for n, d in info.dtypes().items())
     assert not {"float16", "bfloat16"} & set(info.dtypes())
     assert info.default_dtypes()["real floating"] == xp.zeros(2).dtype
+
+
+def test_the_namespaces_dtypes_are_the_librarys_own_as_generic_code_keys_them(lib: Lib) -> None:
+    # Generic code keys dicts and sets by dtypes ({d: n for n, d in info.dtypes().items()}[x.dtype]): the namespace's
+    # dtype must hash as the array's dtype does, on every backend, not only compare equal to it.
+    xp = ua.array_namespace(lib.asarray([1.0], lib.float_dtype))
+    assert hash(xp.float32) == hash(xp.asarray([1.0], dtype=xp.float32).dtype)
+    info = xp.__array_namespace_info__()
+    by_dtype = {d: n for n, d in info.dtypes().items()}
+    assert len(by_dtype) == len(info.dtypes())  # one object per name, none folded together
+    for name, d in info.dtypes().items():
+        assert d is getattr(xp, name) and getattr(ua, name) == d  # (unarray's on the left: MLX's own compares False)
+        x = xp.asarray([1, 0], dtype=d)
+        assert x.dtype == d and d == x.dtype and x.dtype in {d} and by_dtype[x.dtype] == name, name
+        assert xp.zeros(2, dtype=d).dtype in {d} and xp.full(2, name == "bool" or 1, dtype=d).dtype in {d}, name
+        assert xp.astype(xp.asarray([1, 0]), d).dtype in {d} and ua.astype(x, xp.bool).dtype in {xp.bool}, name
+        assert xp.result_type(d, d) is d and xp.result_type(x, d) in {d} and ua.result_type(d, d) == d, name
+        assert xp.can_cast(d, d) and xp.can_cast(d, xp.complex64) == ua.can_cast(getattr(ua, name), ua.complex64)
+        kinds = [k for k in ("bool", "signed integer", "unsigned integer", "real floating", "complex floating")
+                 if ua.isdtype(getattr(ua, name), k)]
+        assert len(kinds) == 1 and xp.isdtype(d, kinds[0]) and xp.isdtype(x.dtype, d) and xp.isdtype(d, (xp.bool, d))
+        assert not xp.isdtype(d, next(k for k in ("bool", "real floating") if k != kinds[0])), name
+        if "integer" in kinds[0]:
+            i = xp.iinfo(d)
+            assert i.dtype is d and i.bits == 8 * np.dtype(name).itemsize and i.max == np.iinfo(name).max, name
+        elif "floating" in kinds[0]:
+            f = xp.finfo(d)
+            real = {"complex64": "float32", "complex128": "float64"}.get(name, name)
+            assert f.dtype is getattr(xp, real) and f.eps == float(np.finfo(real).eps), name
+    for kind, d in info.default_dtypes().items():
+        assert d is getattr(xp, str(canonical_name(d))), kind
+    assert xp.zeros(2).dtype in set(info.default_dtypes().values())
+
+
+def test_the_namespace_is_named_after_its_library(lib: Lib) -> None:
+    xp = ua.array_namespace(lib.asarray([1.0], lib.float_dtype))
+    assert xp.__name__ == f"unarray.{lib.name}" and lib.name in repr(xp)
+    assert type(ua.zeros(2, backend=xp)) is type(xp.zeros(2))  # the name a backend= reads
+    if lib.name != "numpy":
+        assert ua.array_namespace(np.ones(1)).__name__ != xp.__name__
 
 
 @pytest.mark.parametrize("kind", ["tpu", "mps"])
@@ -270,8 +310,9 @@ def test_result_type_of_dtypes_is_what_the_namespaces_functions_return(lib: Lib,
             xp.result_type(getattr(xp, a_name), getattr(xp, b_name))
         return
     answer = xp.result_type(getattr(xp, a_name), getattr(xp, b_name))
-    # the namespace's own dtype objects (unarray's; MLX's own on MLX, whose dtypes compare equal only to its own)
-    assert answer == got and type(answer) is type(getattr(xp, a_name)), (a_name, b_name, answer, got)
+    # the namespace's own dtype object (the library's, hashed as the arrays' dtypes are: a dict key for generic code)
+    assert answer == got and hash(answer) == hash(got), (a_name, b_name, answer, got)
+    assert answer is getattr(xp, str(canonical_name(answer))), (a_name, b_name, answer)
     standard = promote_names(a_name, b_name)
     if standard is not None:
         assert getattr(ua, standard) == answer
