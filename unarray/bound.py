@@ -78,10 +78,14 @@ class BoundNamespace(PublicNames):
       over by :func:`unarray.to`, zero-copy where it can).
     - ``__array_namespace_info__()`` describes the bound backend and device: its devices, its default
       dtypes, and only the dtypes that device holds (no float64 on a TPU).
-    - the dtypes are unarray's (``xp.float32 is ua.float32``), except for a library whose dtypes compare
-      equal only to its own (MLX): there ``xp.float32 == mx.float32``, so ``x.dtype == xp.float32`` holds
-      in generic code, and ``__array_namespace_info__()`` lists those same objects. A name the library
-      lacks (``complex128`` on MLX) stays unarray's.
+    - the dtypes are the library's own, the objects its arrays report as ``x.dtype`` (``torch.float32``;
+      ``np.dtype("float32")`` for NumPy, JAX, dask and CuPy; ``tf.float32``; MLX's), as array-api-compat's
+      namespaces hold: generic code keys dicts and sets by them (``{d: n for n, d in
+      info.dtypes().items()}[x.dtype]``), which needs them to hash as ``x.dtype`` does, not only compare
+      equal. ``__array_namespace_info__()`` lists those same objects; a name the library lacks
+      (``complex128`` on MLX, ``bfloat16`` on NumPy) stays unarray's. The module-level ``ua.float32`` is
+      unarray's, equal to each; every unarray function takes either. ``__name__`` names the library
+      (``"unarray.torch"``): code that tells namespaces apart by name tells them apart (no module of that name).
     - ``result_type`` of dtypes alone answers as the bound backend's functions do on arrays of those
       dtypes: unarray's promotion (the standard's table, and for the kinds it leaves open the higher
       kind's dtype at its own width: ``float32`` with ``int32`` is ``float32``), as ``ua.result_type``
@@ -110,8 +114,10 @@ class BoundNamespace(PublicNames):
     >>> xp = ua.array_namespace(np.ones(3))
     >>> xp
     <unarray namespace bound to numpy on cpu>
-    >>> xp.backend, xp.lazy, xp.immutable, xp.sum is ua.sum
-    ('numpy', False, False, True)
+    >>> xp.backend, xp.lazy, xp.immutable, xp.sum is ua.sum, xp.__name__
+    ('numpy', False, False, True, 'unarray.numpy')
+    >>> xp.float32, {xp.float32: "f4"}[np.ones(2, np.float32).dtype]
+    (dtype('float32'), 'f4')
     >>> type(xp.zeros(2, device=xp.device)).__name__
     'ndarray'
     """
@@ -287,9 +293,10 @@ def array_namespace(*arrays: Any, api_version: str | None = None) -> BoundNamesp
 
         Notes
         -----
-        Bound to MLX, the namespace's dtypes are MLX's own (``xp.float32 == mx.float32``, a subclass that also
-        compares with ``None``): MLX's dtype answers False when compared with any other object, and generic code
-        writes ``x.dtype == xp.float32``.
+        The namespace's dtypes are the library's own, the objects its arrays report (``torch.float32``,
+        ``np.dtype("float32")`` for NumPy, JAX, dask and CuPy, ``tf.float32``), so generic code's
+        ``x.dtype == xp.float32`` and its dict and set lookups by ``x.dtype`` hold; on MLX a subclass of
+        MLX's dtype that also compares with ``None`` (MLX's own answers False beside any other object).
         Every unarray function takes them wherever it takes a dtype (``dtype=``, ``astype``, ``isdtype``,
         ``finfo``, ``iinfo``, ``result_type``, ``can_cast``), with any backend's arrays: a dtype is read by
         its name, so ``mx.float32`` with a torch tensor means ``torch.float32``; a name the target backend
