@@ -27,11 +27,13 @@ OUTCOMES = ("passed", "failed", "error", "skipped", "xfailed", "xpassed")
 
 
 class Known(NamedTuple):
-    """Failures of the tests whose id matches ``pattern`` on ``backends``, and why they are not unarray's."""
+    """Failures of the tests whose id matches ``pattern`` on ``backends`` (with an error line matching
+    ``error`` where given: one test can fail for two reasons on two backends), and why."""
 
     pattern: str
     backends: frozenset[str]
     why: str
+    error: str = ""
 
 
 def gpu_run() -> bool:
@@ -71,23 +73,34 @@ def failed(report: dict[str, Any]) -> list[str]:
     return [n for n, o in report["outcomes"].items() if o in ("failed", "error")]
 
 
-def reason(known: Sequence[Known], backend_of: Callable[[str], str], nodeid: str) -> str | None:
-    """The reason a failure of ``nodeid`` with unarray's namespace is not unarray's, or None."""
+def _selects(entry: Known, backend_of: Callable[[str], str], nodeid: str) -> bool:
+    return re.search(entry.pattern, nodeid) is not None and backend_of(nodeid) in entry.backends
+
+
+def reason(known: Sequence[Known], backend_of: Callable[[str], str], nodeid: str, message: str = "") -> str | None:
+    """The reason listed for a failure of ``nodeid`` with error line ``message``, or None."""
     for entry in known:
-        if re.search(entry.pattern, nodeid) and backend_of(nodeid) in entry.backends:
+        if _selects(entry, backend_of, nodeid) and re.search(entry.error, message, flags=re.S):
             return entry.why
     return None
 
 
 def stale(known: Sequence[Known], backend_of: Callable[[str], str], report: dict[str, Any]) -> list[Known]:
-    """The entries of ``known`` that select tests of this run, none of which failed (a strict xfail's rule)."""
-    bad = set(failed(report))
+    """The entries of ``known`` that select tests of this run, none of which failed so (a strict xfail's rule)."""
+    messages = report["messages"]
+    bad = {n for n in failed(report) if n in messages}
     out = []
     for entry in known:
-        selected = [n for n in report["outcomes"] if re.search(entry.pattern, n) and backend_of(n) in entry.backends]
-        if selected and not bad.intersection(selected):
+        selected = [n for n in report["outcomes"] if _selects(entry, backend_of, n)]
+        if selected and not [n for n in selected if n in bad and re.search(entry.error, messages[n], flags=re.S)]:
             out.append(entry)
     return out
+
+
+def unexplained(known: Sequence[Known], backend_of: Callable[[str], str], report: dict[str, Any]) -> list[str]:
+    """The failures of this run that ``known`` does not list, with their error lines."""
+    return [f"{n}: {report['messages'].get(n, '')[:300]}" for n in failed(report)
+            if reason(known, backend_of, n, report["messages"].get(n, "")) is None]
 
 
 def counts(report: dict[str, Any], backend_of: Callable[[str], str]) -> dict[str, collections.Counter[str]]:
@@ -106,13 +119,13 @@ def table(runs: dict[str, dict[str, Any]], backends: Sequence[str], known: Seque
     for b in (*backends, "none"):
         for name, rep in runs.items():
             c = counts(rep, backend_of)[b]
-            listed = sum(1 for n in failed(rep) if backend_of(n) == b and reason(known, backend_of, n)) \
-                if name == "unarray" else ""
+            listed = sum(1 for n in failed(rep) if backend_of(n) == b
+                         and reason(known, backend_of, n, rep["messages"].get(n, ""))) if name == "unarray" else ""
             lines.append(f"| {b} | {name} | " + " | ".join(str(c[k]) for k in OUTCOMES) + f" | {listed} |")
     ours = runs["unarray"]
-    unexplained = [(n, ours["messages"].get(n, "")[:200]) for n in failed(ours) if not reason(known, backend_of, n)]
-    lines.append(f"\nunexplained failures with unarray's namespace: {unexplained}")
-    by_reason = collections.Counter(reason(known, backend_of, n) for n in failed(ours) if reason(known, backend_of, n))
+    lines.append(f"\nunexplained failures with unarray's namespace: {unexplained(known, backend_of, ours)}")
+    why = [reason(known, backend_of, n, ours["messages"].get(n, "")) for n in failed(ours)]
+    by_reason = collections.Counter(w for w in why if w)
     lines.extend(f"listed ({k}): {why}" for why, k in by_reason.most_common())
     lines.append(f"stale entries (no failure left): {[e.pattern for e in stale(known, backend_of, ours)]}")
     lines.append(f"unarray namespaces returned: {ours['namespaces']}")

@@ -83,8 +83,9 @@ def backend_of(nodeid: str) -> str:
     return "torch-cuda" if m.group(1) == "torch" and "cuda" in (m.group(2), m.group(3)) else m.group(1)
 
 
-def reason(nodeid: str) -> str | None:
-    return runner.reason(KNOWN, backend_of, nodeid)
+def reason(nodeid: str, message: str = "") -> str | None:
+    """The reason listed for a failure of ``nodeid`` with error line ``message``, or None."""
+    return runner.reason(KNOWN, backend_of, nodeid, message)
 
 
 def run(*, plugin: bool, gpu: bool = False) -> dict[str, Any]:
