@@ -53,10 +53,6 @@ _SPECIAL = ("scipy.special picks its JAX or dask implementation by is_jax(xp) / 
             "np.asarray, which a jitted JAX trace and SciPy's no-compute check on dask refuse")
 _APPLY_WHERE = ("array-api-extra's apply_where maps over dask chunks only when is_dask_namespace(xp); its generic "
                 "path's boolean-mask indexing and assignment fail inside dask on chunks of unknown size")
-_ASARRAY_DEVICE = ("unarray's, open: xp.asarray(numpy_array, device=d), with d the torch or JAX device of the "
-                   "inputs, returns a NumPy array rather than the bound library's; array-api-extra's lazy_apply ends "
-                   "with that call, so hierarchy's results are NumPy arrays (`Namespace of actual and desired "
-                   "arrays do not match`, `Multiple namespaces`)")
 # (nodeid pattern, backends, reason[, error line pattern]): every failure with unarray's namespace, and why.
 KNOWN: list[Known] = [
     Known(r"TestArrayAPI::test_array_namespace$", frozenset({"none"}),
@@ -82,8 +78,6 @@ KNOWN: list[Known] = [
           "array-api-extra's nunique calls xp.unique_counts(x, size=n) whenever x is a JAX array: jax.numpy's own "
           "keyword, assuming the namespace of a JAX array is jax.numpy (namespace identity)",
           r"unique_counts\(\) got an unexpected keyword argument 'size'"),
-    Known(r"cluster/tests/test_hierarchy.py::", frozenset({"torch", "jax.numpy"}), _ASARRAY_DEVICE,
-          r"Namespace of actual and desired|Multiple namespaces"),
     Known(r"signal/tests/test_windows.py::.*(Kaiser|kaiser|test_array_as_window)", _LAZY,
           "the Kaiser windows call scipy.special.i0: " + _SPECIAL),
     Known(r"TestGetWindow::test_xp_default\[", frozenset({"numpy"}),

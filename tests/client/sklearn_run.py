@@ -39,10 +39,6 @@ def select(gpu: bool = False) -> str:
     return rf"^(?!.*({off})).*" + _TESTS.format(ns=ns)
 
 
-_ASARRAY_DEVICE = ("unarray's, reported: xp.asarray(numpy_array, device=torch.device('cpu')) returns a NumPy "
-                   "array, not the bound library's (array-api-extra's lazy_apply and scikit-learn's own code end "
-                   "with that call), so torch and NumPy arrays meet (`Input arrays use different devices: cpu, "
-                   "cpu`, `Multiple namespaces`, ndarray - Tensor)")
 _DTYPE_KEY = ("unarray's, reported: scikit-learn's _matching_numpy_dtype looks the array's dtype up in a dict keyed by "
               "xp.__array_namespace_info__().dtypes(); the bound namespace's dtypes are unarray's, equal to the "
               "library's (`ua.float64 == x.dtype`) but hashed apart, so the lookup raises KeyError")
@@ -64,11 +60,6 @@ KNOWN: list[Known] = [
     Known(r"check_array_api_input\(array_namespace=torch,device_name=cuda", frozenset({"torch-cuda"}),
           "scikit-learn's test helper asks xp.backends.cuda.is_built(): torch's module attribute through the "
           "namespace it got, not a standard name"),
-    Known(r"(Nystroem\(\)|RidgeClassifierCV\(\))-check_array_api_input\(array_namespace=torch", frozenset({"torch"}),
-          _ASARRAY_DEVICE),
-    Known(r"test_array_api_compliance\[(average_precision_score|brier_score_loss|log_loss|d2_brier_score|"
-          r"d2_log_loss_score|median_absolute_error)-.*-torch-cpu", frozenset({"torch"}), _ASARRAY_DEVICE),
-    Known(r"test_array_api.py::test_median\[.*-torch-cpu", frozenset({"torch"}), _ASARRAY_DEVICE),
     Known(r"(LogisticRegression\(.*\)|PoissonRegressor\(max_iter=5\))-check_array_api_input", frozenset(CPU),
           _DTYPE_KEY),
     Known(r"test_array_api.py::test_matching_numpy_dtype\[", frozenset(CPU), _DTYPE_KEY),
