@@ -92,9 +92,6 @@ KNOWN: list[Known] = [
     Known(r"test_measurements.py::test_histogram03\[", frozenset({"numpy"}),
           "ndimage.histogram with several label indices returns a NumPy object array, which SciPy hands to "
           "xp.asarray: not a dtype of the standard, refused with unarray's DTypeError"),
-    Known(r"test_measurements.py::test_label_output_dtype\[", frozenset({"numpy"}),
-          "NumPy-only test ('output=dtype is numpy-specific'): passes xp.uint8... as ndimage.label's output=, "
-          "which SciPy reads as NumPy's dtype objects; the namespace's dtypes are unarray's"),
     Known(r"test_measurements.py::test_standard_deviation07\[", frozenset({"torch"}),
           "branches on is_torch(xp): xfails torch's uint8 overflow (`value cannot be converted to type uint8`) "
           "only for torch's own namespace; through unarray's the same torch error is raised as ArgumentError"),
