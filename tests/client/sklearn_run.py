@@ -39,9 +39,6 @@ def select(gpu: bool = False) -> str:
     return rf"^(?!.*({off})).*" + _TESTS.format(ns=ns)
 
 
-_DTYPE_KEY = ("unarray's, reported: scikit-learn's _matching_numpy_dtype looks the array's dtype up in a dict keyed by "
-              "xp.__array_namespace_info__().dtypes(); the bound namespace's dtypes are unarray's, equal to the "
-              "library's (`ua.float64 == x.dtype`) but hashed apart, so the lookup raises KeyError")
 # (nodeid pattern, backends, reason): every failure with unarray's namespace, and why.
 KNOWN: list[Known] = [
     Known(r"test_array_api.py::test_get_namespace_and_device$", frozenset({"none"}),
@@ -60,9 +57,6 @@ KNOWN: list[Known] = [
     Known(r"check_array_api_input\(array_namespace=torch,device_name=cuda", frozenset({"torch-cuda"}),
           "scikit-learn's test helper asks xp.backends.cuda.is_built(): torch's module attribute through the "
           "namespace it got, not a standard name"),
-    Known(r"(LogisticRegression\(.*\)|PoissonRegressor\(max_iter=5\))-check_array_api_input", frozenset(CPU),
-          _DTYPE_KEY),
-    Known(r"test_array_api.py::test_matching_numpy_dtype\[", frozenset(CPU), _DTYPE_KEY),
 ]
 
 
