@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 import io
 import json
+import re
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -220,6 +221,30 @@ def test_a_backend_whose_last_run_was_slow_gets_a_line_before_it_starts(tmp_path
     assert stream.getvalue().startswith("conformance: 1 checks on jax@cpu, about 30 s (the last run here)")
     (tmp_path / "unarray" / "check-times.json").write_text("not json")
     assert progress.last_times("quick") == {}
+
+
+def test_a_first_run_says_before_a_slow_backend_how_long_its_recorded_run_took(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from unarray.conformance import progress
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # nothing kept: a first run
+    stream = io.StringIO()
+    p = Progress(stream, tty=False)
+    p.start(4, {"numpy@cpu": 2, "jax@cpu": 2})
+    for label in ("numpy@cpu", "jax@cpu"):
+        p.begin(label)
+    p.finish()
+    lines = stream.getvalue().splitlines()
+    assert "jax@cpu: 2 checks; its whole quick run took about 114 s on a 2-core machine" in lines, lines
+    assert not any(ln.startswith("numpy@cpu: 2 checks") for ln in lines)
+    # The figures are the recorded row's (conformance/README.md), per backend.
+    text = (ROOT / "conformance" / "README.md").read_text()
+    row = re.search(r"^\| `python -m unarray check` \(NumPy, torch, JAX[^\n]*\| ([^|]*) \|$", text, flags=re.M)
+    assert row, "conformance/README.md has no row for the quick check on every CPU backend"
+    names = {"JAX": "jax", "TensorFlow": "tensorflow", "handoffs": "handoff", "torch": "torch", "NumPy": "numpy",
+             "dask": "dask"}
+    recorded = {names[n]: round(float(v)) for n, v in re.findall(r"(\w+) ([\d.]+) s", row.group(1))}
+    assert {k: v for k, v in recorded.items() if v > progress.SLOW} == progress.RECORDED, recorded
 
 
 def test_backend_pages_match_the_deviation_table() -> None:
