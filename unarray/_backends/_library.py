@@ -71,6 +71,9 @@ class Library:
     lazy: bool = False
     # It takes part in handoff only (no array namespace of its own): the conformance suite runs no op cases.
     handoff_only: bool = False
+    # Seconds its whole quick conformance run took in the project's recorded run (conformance/README.md), said before
+    # it starts on a machine that kept no run of its own; 0 where it is quick.
+    check_seconds: float = 0
     # Its dtype objects are also other libraries' (NumPy's, which JAX, CuPy and dask arrays carry): such a dtype
     # names no library for creation (ua.zeros(3, dtype=x.dtype) of a JAX array stays with the default backend).
     shared_dtypes: bool = False

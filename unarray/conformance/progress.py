@@ -28,9 +28,6 @@ __all__ = ["Progress", "last_times", "remember"]
 TICK = 1.0  # seconds between redraws of the status line on a terminal
 QUIET = 30.0  # seconds without output after which a plain stream gets a line
 SLOW = 10.0  # a backend whose last run here took this long gets a line before it starts
-# A first run (none kept here) is told the slow backends' times from the project's recorded quick run
-# (conformance/README.md's row; tests/structure/test_conformance.py holds the two equal).
-RECORDED = {"jax": 114, "tensorflow": 17, "handoff": 16}
 
 
 def _times_file() -> Path:
@@ -130,8 +127,8 @@ class Progress:
             count = f"{block.total} checks" if block.total else "starting"
             if last is not None and last >= SLOW:
                 self._line(f"{label}: {count}, {_about(last)} (the last run here)")
-            elif last is None and self.profile == "quick" and RECORDED.get(label.partition("@")[0], 0) > SLOW:
-                seconds = RECORDED[label.partition("@")[0]]
+            elif last is None and self.profile == "quick" and _recorded(label.partition("@")[0]) > SLOW:
+                seconds = _recorded(label.partition("@")[0])
                 self._line(f"{label}: {count}; its whole quick run took {_about(seconds)} on a 2-core machine")
 
     def step(self, where: str, op: str) -> None:
@@ -224,6 +221,14 @@ class Progress:
         self.stream.write(text + "\n")
         self.stream.flush()
         self._last_write = time.perf_counter()
+
+
+def _recorded(name: str) -> float:
+    # A first run (none kept here): the library's time in the project's recorded quick run (its package's fact).
+    from unarray._backends import LIBRARIES
+
+    lib = LIBRARIES.get(name)
+    return lib.check_seconds if lib is not None else 0
 
 
 def _about(seconds: float) -> str:

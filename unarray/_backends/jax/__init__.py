@@ -11,4 +11,5 @@ LIBRARY = Library(
     install_cpu="pip install jax",
     install_gpu="with an NVIDIA GPU: pip install 'jax[cuda13]'",
     compiles=True,
+    check_seconds=114,
 )

@@ -12,4 +12,5 @@ LIBRARY = Library(
     install_cpu="pip install tensorflow-cpu",
     install_gpu="with an NVIDIA GPU on Linux: pip install 'tensorflow[and-cuda]'",
     compiles=True,
+    check_seconds=17,
 )
