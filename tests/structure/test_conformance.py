@@ -197,6 +197,17 @@ def test_progress_is_one_updating_line_on_a_tty_and_few_plain_lines_otherwise(tm
             assert "  ... jax@cpu 1/3 in " in stream.getvalue(), stream.getvalue()
 
 
+def _two_backends_begun() -> list[str]:
+    # A plain stream's lines for a run of NumPy's and JAX's first checks (two each).
+    stream = io.StringIO()
+    p = Progress(stream, tty=False)
+    p.start(4, {"numpy@cpu": 2, "jax@cpu": 2})
+    for label in ("numpy@cpu", "jax@cpu"):
+        p.begin(label)
+    p.finish()
+    return stream.getvalue().splitlines()
+
+
 def test_a_backend_whose_last_run_was_slow_gets_a_line_before_it_starts(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     from unarray.conformance import progress
@@ -205,13 +216,7 @@ def test_a_backend_whose_last_run_was_slow_gets_a_line_before_it_starts(tmp_path
     progress.remember("quick", {"jax@cpu": 61.0, "numpy@cpu": 2.0}, {"jax@cpu": 2, "numpy@cpu": 2})
     assert progress.last_times("quick") == {"jax@cpu": 61.0, "numpy@cpu": 2.0}
     assert progress.last_times("full") == {}
-    stream = io.StringIO()
-    p = Progress(stream, tty=False)
-    p.start(4, {"numpy@cpu": 2, "jax@cpu": 2})
-    for label in ("numpy@cpu", "jax@cpu"):
-        p.begin(label)
-    p.finish()
-    lines = stream.getvalue().splitlines()
+    lines = _two_backends_begun()
     assert lines[0] == "conformance: 4 checks on 2 backends and devices, about 63 s (the last run here)"
     assert "jax@cpu: 2 checks, about 61 s (the last run here)" in lines
     assert not any(ln.startswith("numpy@cpu: 2 checks") for ln in lines)  # a fast one gets no line
@@ -228,13 +233,7 @@ def test_a_first_run_says_before_a_slow_backend_how_long_its_recorded_run_took(t
     from unarray.conformance import progress
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # nothing kept: a first run
-    stream = io.StringIO()
-    p = Progress(stream, tty=False)
-    p.start(4, {"numpy@cpu": 2, "jax@cpu": 2})
-    for label in ("numpy@cpu", "jax@cpu"):
-        p.begin(label)
-    p.finish()
-    lines = stream.getvalue().splitlines()
+    lines = _two_backends_begun()
     assert "jax@cpu: 2 checks; its whole quick run took about 114 s on a 2-core machine" in lines, lines
     assert not any(ln.startswith("numpy@cpu: 2 checks") for ln in lines)
     # The figures are the recorded row's (conformance/README.md), per backend.
