@@ -100,12 +100,12 @@ def test_torch_hip_builds_report_rocm_devices(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(devices, "_device_cache", {})
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
-    assert devices._as_device(torch.device("cuda", 1)) == ua.Device("rocm", 1)
+    assert devices.as_device(torch.device("cuda", 1)) == ua.Device("rocm", 1)
     assert tb.BACKEND.devices() == [ua.Device("cpu"), ua.Device("rocm", 0), ua.Device("rocm", 1)]
     assert tb.BACKEND.native_device(ua.Device("rocm", 1)) == torch.device("cuda", 1)
     monkeypatch.setattr(devices, "HIP", False)
     monkeypatch.setattr(devices, "_device_cache", {})
-    assert devices._as_device(torch.device("cuda", 1)) == ua.Device("cuda", 1)
+    assert devices.as_device(torch.device("cuda", 1)) == ua.Device("cuda", 1)
 
 
 @pytest.mark.parametrize(("device", "platform"), [

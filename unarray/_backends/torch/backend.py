@@ -20,6 +20,7 @@ from unarray._backends._contract import BackendContract
 from unarray._backends._nn import Plan
 from unarray._backends.torch import at as _at
 from unarray._backends.torch import devices as _devices
+from unarray._backends.torch import gaps as _gaps
 from unarray._backends.torch import layout as _layout
 from unarray._backends.torch import natives as _natives
 from unarray._backends.torch import nn as _nn
@@ -27,36 +28,7 @@ from unarray._backends.torch import precision as _tp
 from unarray._backends.torch import sets as _sets
 from unarray._backends.torch import traced as _traced
 from unarray._backends.torch.compile import TorchCompiler
-from unarray._backends.torch.devices import _as_device, _empty_shard_guard, _is_dtensor, _mesh_device, _spans_mesh
-from unarray._backends.torch.gaps import (
-    _SMALL_UINTS,
-    _WIDE_UINTS,
-    _WRAPPED,
-    _as_int64,
-    _back,
-    _emulate,
-    _floating,
-    _from_ordered,
-    _is_int,
-    _is_two_arg,
-    _keep,
-    _matmul_general,
-    _no_int_gemm,
-    _one_dtype_native,
-    _ordered,
-    _promote,
-    _remainder,
-    _tensordot,
-    _to_int64,
-    _uint_out,
-    _vecdot,
-    _wide_uint_fallback,
-    contract,
-    result_type,
-    scalar_wrappers,
-    searchsorted,
-    trace,
-)
+from unarray._backends.torch.gaps import contract, result_type, scalar_wrappers, searchsorted, trace
 from unarray._backends.torch.precision import RUN as _RUN
 from unarray._backends.torch.precision import WANT as _WANT
 from unarray._devices import Device
@@ -65,7 +37,7 @@ _F32 = torch.float32
 _C64 = torch.complex64
 _compiling = _tp.compiling
 _SCALAR_OPS = scalar_wrappers(compat_torch, _compiling)  # compat's ops taking Python scalars, traceable
-_WHERE = _wide_uint_fallback(compat_torch.where, "where")
+_WHERE = _gaps.wide_uint_fallback(compat_torch.where, "where")
 # Every torch dtype named now: a name looked up inside a compiled trace is then never written there.
 _dtypes.remember(d for d in vars(torch).values() if isinstance(d, torch.dtype))
 _CPU_REDUCES = _tp._CPU_REDUCES  # a float32 CPU matmul runs under the precision switch (_tp.matters)
@@ -111,11 +83,11 @@ class TorchBackend(Backend):
 
     def __getattr__(self, op: str) -> Any:
         fn = super().__getattr__(op)
-        if op in _WRAPPED:
-            fn = _wide_uint_fallback(fn, op)
+        if op in _gaps.WRAPPED:
+            fn = _gaps.wide_uint_fallback(fn, op)
             setattr(self, op, fn)
-        elif _is_two_arg(fn):
-            fn = _one_dtype_native(fn, _SCALAR_OPS.get(op, fn), op)
+        elif _gaps.is_two_arg(fn):
+            fn = _gaps.one_dtype_native(fn, _SCALAR_OPS.get(op, fn), op)
             setattr(self, op, fn)
         elif op in _SCALAR_OPS:
             fn = _SCALAR_OPS[op]
@@ -131,17 +103,17 @@ class TorchBackend(Backend):
                 "got a DTensor and a plain torch.Tensor; torch runs distributed ops on DTensors only: distribute "
                 "the plain one on the DTensor's mesh first (distribute_tensor(t, x.device_mesh, [Replicate()]) "
                 "or DTensor.from_local), or pass a Python scalar", backend=self.name)
-        if not any(isinstance(a, torch.Tensor) and a.dtype in _WIDE_UINTS for a in args):
+        if not any(isinstance(a, torch.Tensor) and a.dtype in _gaps.WIDE_UINTS for a in args):
             return NotImplemented
-        return _emulate(getattr(compat_torch, op), op, args, {})
+        return _gaps.emulate(getattr(compat_torch, op), op, args, {})
 
     def is_array_type(self, t: type) -> bool:
         return issubclass(t, torch.Tensor)
 
     def device_of(self, x: torch.Tensor) -> Device:
-        if _is_dtensor(x):
-            return _mesh_device(x)
-        return _as_device(x.device)
+        if _devices.is_dtensor(x):
+            return _devices.mesh_device(x)
+        return _devices.as_device(x.device)
 
     def native_device(self, device: Any) -> Any:
         if device is None or isinstance(device, torch.device):
@@ -197,7 +169,7 @@ class TorchBackend(Backend):
     register_traced = staticmethod(_traced.register_traced)
     register_constant = staticmethod(_traced.register_constant)
     # A DTensor spans its mesh and leads a mixed call; another library's array joins it only as a DTensor.
-    spreads, is_spread = True, staticmethod(_spans_mesh)
+    spreads, is_spread = True, staticmethod(_devices.spans_mesh)
     mesh_fix = "place it on the leader's mesh first, e.g. distribute_tensor(torch.as_tensor(x), x1.device_mesh, " \
                "[Replicate()])"
 
@@ -225,15 +197,15 @@ class TorchBackend(Backend):
                             x1, x2 = x1.to(dt), x2.to(dt)
                         return torch.matmul(x1, x2)
                     return _compiled().matmul(x1, x2, policy)
-                # Note: same dtypes (the common case) need none of _matmul_general's promotion.
-                fn = _matmul if x2.dtype is d else _matmul_general
+                # Note: same dtypes (the common case) need none of _gaps.matmul_general's promotion.
+                fn = _matmul if x2.dtype is d else _gaps.matmul_general
                 return _RUN(_WANT[cpu, policy], fn, x1, x2)
         if x2.dtype is not d:  # torch refuses mixed dtypes, and inside a trace that refusal cannot be caught
-            return _matmul_general(x1, x2)
+            return _gaps.matmul_general(x1, x2)
         try:
             return _matmul(x1, x2)
         except RuntimeError:
-            return _matmul_general(x1, x2)
+            return _gaps.matmul_general(x1, x2)
 
     # Note: cuBLAS has no integer GEMM, so torch's tensordot/vecdot/matrix_power fail for integer
     # CUDA tensors; those go through the exact integer matmul path.
@@ -241,33 +213,33 @@ class TorchBackend(Backend):
         if x1.dtype is x2.dtype and _tp.matters(x1):
             if _compiling():
                 if _tp.held_for(policy, x1, x2):
-                    return _tensordot(x1, x2, axes)
+                    return _gaps.tensordot(x1, x2, axes)
                 return _compiled().tensordot(x1, x2, axes, policy)
-            return _tp.arbitrate(x1, policy, _tensordot, x1, x2, axes)
-        if x1.dtype is not x2.dtype or x1.dtype in _WIDE_UINTS:
+            return _tp.arbitrate(x1, policy, _gaps.tensordot, x1, x2, axes)
+        if x1.dtype is not x2.dtype or x1.dtype in _gaps.WIDE_UINTS:
             # Note: compat's tensordot promotes with torch's rules (uint8 x int16 -> int16, uint32 refused).
-            dt = _promote(x1.dtype, x2.dtype)
-            a, b = _as_int64(x1.to(dt)), _as_int64(x2.to(dt))
-            return _back(self.tensordot(a, b, axes=axes, policy=policy), dt)
-        if not (_no_int_gemm(x1) and _is_int(x2)):
+            dt = _gaps.promote_types(x1.dtype, x2.dtype)
+            a, b = _gaps.as_int64(x1.to(dt)), _gaps.as_int64(x2.to(dt))
+            return _gaps.back(self.tensordot(a, b, axes=axes, policy=policy), dt)
+        if not (_gaps.no_int_gemm(x1) and _gaps.is_int(x2)):
             return compat_torch.tensordot(x1, x2, axes=axes)
-        return contract(x1, x2, axes, _matmul_general)
+        return contract(x1, x2, axes, _gaps.matmul_general)
 
     def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1, policy: str) -> Any:
         if x1.dtype is x2.dtype and _tp.matters(x1):
             if _compiling():
                 return _compiled().vecdot(x1, x2, axis)
-            return _tp.arbitrate(x1, policy, _vecdot, x1, x2, axis)
-        if not (_no_int_gemm(x1) and _is_int(x2)):
+            return _tp.arbitrate(x1, policy, _gaps.vecdot, x1, x2, axis)
+        if not (_gaps.no_int_gemm(x1) and _gaps.is_int(x2)):
             return compat_torch.vecdot(x1, x2, axis=axis)
-        dt = _promote(x1.dtype, x2.dtype)
+        dt = _gaps.promote_types(x1.dtype, x2.dtype)
         return torch.sum(x1.to(dt) * x2.to(dt), dim=axis, dtype=dt)
 
     def linalg_matrix_power(self, x: torch.Tensor, n: int, /, *, policy: str) -> Any:
-        if not _no_int_gemm(x) or n < 0:
+        if not _gaps.no_int_gemm(x) or n < 0:
             return torch.linalg.matrix_power(x, n)
         eye = torch.eye(x.shape[-1], dtype=x.dtype, device=x.device).expand(x.shape).clone()
-        return _xp_shared.power(eye, x, n, _matmul_general)
+        return _xp_shared.power(eye, x, n, _gaps.matmul_general)
 
     def matrix_transpose(self, x: torch.Tensor) -> Any:
         if x.ndim < 2:
@@ -280,11 +252,11 @@ class TorchBackend(Backend):
     # Note: torch reduces every axis when dim=(); the standard reduces none.
     @_natives.SUM.bind
     def sum(self, x: torch.Tensor, axis: Any, dtype: Any, keepdims: bool) -> Any:
-        u = _uint_out(x, dtype)
+        u = _gaps.uint_out(x, dtype)
         if u is not None:
-            return _back(self.sum(_to_int64(x), axis, torch.int64, keepdims), u)
+            return _gaps.back(self.sum(_gaps.to_int64(x), axis, torch.int64, keepdims), u)
         if dtype is None:
-            if x.dtype in _SMALL_UINTS:
+            if x.dtype in _gaps.SMALL_UINTS:
                 # torch has no uint64 arithmetic: accumulate in int64 (same bits mod 2**64).
                 dtype = torch.int64
             elif axis == ():
@@ -296,9 +268,9 @@ class TorchBackend(Backend):
         return torch.sum(x, dim=axis, keepdim=keepdims, dtype=self.dtype(dtype))
 
     def prod(self, x: torch.Tensor, axis: Any, dtype: Any, keepdims: bool) -> Any:
-        u = _uint_out(x, dtype)
+        u = _gaps.uint_out(x, dtype)
         if u is not None:
-            return _back(self.prod(_to_int64(x), axis, torch.int64, keepdims), u)
+            return _gaps.back(self.prod(_gaps.to_int64(x), axis, torch.int64, keepdims), u)
         dt = self.dtype(dtype)
         if dt is None and not (x.is_floating_point() or x.is_complex()):
             dt = torch.int64
@@ -321,7 +293,7 @@ class TorchBackend(Backend):
 
     @_natives.MEAN.bind
     def mean(self, x: torch.Tensor, axis: Any, keepdims: bool) -> Any:
-        x = x if x.is_floating_point() else _floating(x)  # (the common call without a helper's frame)
+        x = x if x.is_floating_point() else _gaps.floating(x)  # (the common call without a helper's frame)
         if axis is None and not keepdims:
             return _mean(x)
         if axis == ():
@@ -329,20 +301,20 @@ class TorchBackend(Backend):
         return torch.mean(x, dim=axis, keepdim=keepdims)
 
     def var(self, x: torch.Tensor, axis: Any, correction: float, keepdims: bool) -> Any:
-        x = _floating(x)
+        x = _gaps.floating(x)
         if axis == ():
             return torch.var(x.unsqueeze(-1), dim=-1, correction=correction)
         return torch.var(x, dim=axis, correction=correction, keepdim=keepdims)
 
     def std(self, x: torch.Tensor, axis: Any, correction: float, keepdims: bool) -> Any:
-        x = _floating(x)
+        x = _gaps.floating(x)
         if axis == ():
             return torch.std(x.unsqueeze(-1), dim=-1, correction=correction)
         return torch.std(x, dim=axis, correction=correction, keepdim=keepdims)
 
     def min(self, x: torch.Tensor, axis: Any, keepdims: bool) -> Any:
-        if _is_dtensor(x):
-            _empty_shard_guard(x, axis, "min")
+        if _devices.is_dtensor(x):
+            _devices.empty_shard_guard(x, axis, "min")
             # Note: DTensor's sharding rule reads dim=() as no dimension (eager torch: every one).
             axis = tuple(range(x.ndim)) if axis is None and x.ndim else axis
         if axis == ():
@@ -350,17 +322,17 @@ class TorchBackend(Backend):
                 raise self._unordered("min", x)
             return x.clone()
         try:
-            if x.dtype in _WIDE_UINTS:
-                return _from_ordered(torch.amin(_ordered(x), dim=() if axis is None else axis, keepdim=keepdims),
-                                     x.dtype)
-            return torch.amin(x, dim=() if axis is None else axis, keepdim=keepdims)
+            dim = () if axis is None else axis
+            if x.dtype in _gaps.WIDE_UINTS:
+                return _gaps.from_ordered(torch.amin(_gaps.ordered(x), dim=dim, keepdim=keepdims), x.dtype)
+            return torch.amin(x, dim=dim, keepdim=keepdims)
         except (RuntimeError, IndexError):
             self._refuse("min", x, axis)
             raise
 
     def max(self, x: torch.Tensor, axis: Any, keepdims: bool) -> Any:
-        if _is_dtensor(x):
-            _empty_shard_guard(x, axis, "max")
+        if _devices.is_dtensor(x):
+            _devices.empty_shard_guard(x, axis, "max")
             # Note: DTensor's sharding rule reads dim=() as no dimension (eager torch: every one).
             axis = tuple(range(x.ndim)) if axis is None and x.ndim else axis
         if axis == ():
@@ -368,29 +340,29 @@ class TorchBackend(Backend):
                 raise self._unordered("max", x)
             return x.clone()
         try:
-            if x.dtype in _WIDE_UINTS:
-                return _from_ordered(torch.amax(_ordered(x), dim=() if axis is None else axis, keepdim=keepdims),
-                                     x.dtype)
-            return torch.amax(x, dim=() if axis is None else axis, keepdim=keepdims)
+            dim = () if axis is None else axis
+            if x.dtype in _gaps.WIDE_UINTS:
+                return _gaps.from_ordered(torch.amax(_gaps.ordered(x), dim=dim, keepdim=keepdims), x.dtype)
+            return torch.amax(x, dim=dim, keepdim=keepdims)
         except (RuntimeError, IndexError):
             self._refuse("max", x, axis)
             raise
 
     def argmin(self, x: torch.Tensor, axis: int | None, keepdims: bool) -> Any:
-        if _is_dtensor(x):
-            _empty_shard_guard(x, axis, "argmin")
+        if _devices.is_dtensor(x):
+            _devices.empty_shard_guard(x, axis, "argmin")
         try:
-            return torch.argmin(_ordered(x) if x.dtype in _WIDE_UINTS else x, dim=axis, keepdim=keepdims)
+            return torch.argmin(_gaps.ordered(x) if x.dtype in _gaps.WIDE_UINTS else x, dim=axis, keepdim=keepdims)
         except (RuntimeError, IndexError):
             self._refuse("argmin", x, axis)
             raise
 
     @_natives.ARGMAX.bind
     def argmax(self, x: torch.Tensor, axis: int | None, keepdims: bool) -> Any:
-        if type(x) is not _Tensor and _is_dtensor(x):
-            _empty_shard_guard(x, axis, "argmax")
+        if type(x) is not _Tensor and _devices.is_dtensor(x):
+            _devices.empty_shard_guard(x, axis, "argmax")
         try:
-            return torch.argmax(_ordered(x) if x.dtype in _WIDE_UINTS else x, dim=axis, keepdim=keepdims)
+            return torch.argmax(_gaps.ordered(x) if x.dtype in _gaps.WIDE_UINTS else x, dim=axis, keepdim=keepdims)
         except (RuntimeError, IndexError):
             self._refuse("argmax", x, axis)
             raise
@@ -414,14 +386,14 @@ class TorchBackend(Backend):
             x = x != 0
         if axis == ():
             return x.clone()
-        return torch.any(x, dim=axis, keepdim=keepdims) if axis is not None else _keep(torch.any(x), x, keepdims)
+        return torch.any(x, dim=axis, keepdim=keepdims) if axis is not None else _gaps.keep(torch.any(x), x, keepdims)
 
     def all(self, x: torch.Tensor, axis: Any, keepdims: bool) -> Any:
         if x.dtype is not torch.bool:
             x = x != 0
         if axis == ():
             return x.clone()
-        return torch.all(x, dim=axis, keepdim=keepdims) if axis is not None else _keep(torch.all(x), x, keepdims)
+        return torch.all(x, dim=axis, keepdim=keepdims) if axis is not None else _gaps.keep(torch.all(x), x, keepdims)
 
     def cumulative_sum(self, x: torch.Tensor, axis: int | None, dtype: Any, include_initial: bool) -> Any:
         return self._cumulative(torch.cumsum, 0, x, axis, dtype, include_initial, "cumulative_sum")
@@ -438,9 +410,9 @@ class TorchBackend(Backend):
                 raise ArgumentError(f"axis=None needs a 1-D array, got shape {tuple(x.shape)}; pass axis=",
                                     op=op, backend=self.name)
             axis = 0
-        u = _uint_out(x, dtype)
+        u = _gaps.uint_out(x, dtype)
         if u is not None:
-            return _back(self._cumulative(fn, identity, _to_int64(x), axis, torch.int64, initial, op), u)
+            return _gaps.back(self._cumulative(fn, identity, _gaps.to_int64(x), axis, torch.int64, initial, op), u)
         dt = self.dtype(dtype)
         if dt is None and not (x.is_floating_point() or x.is_complex() or x.dtype is torch.bool):
             dt = torch.int64
@@ -456,7 +428,7 @@ class TorchBackend(Backend):
     # Special cases torch misses (see _special): a zero remainder takes the divisor's sign; complex expm1
     # of an imaginary zero (torch computes exp(z) - 1).
     def remainder(self, x1: Any, x2: Any, /) -> Any:
-        r = _remainder(x1, x2)
+        r = _gaps.remainder(x1, x2)
         return _special.remainder_zero_sign(compat_torch, r, x2) if r.is_floating_point() else r
 
     # Note: torch's CUDA complex sqrt gives -0 for sqrt(-0 + 0j); the standard: +0 + 0j.
@@ -469,8 +441,8 @@ class TorchBackend(Backend):
 
     # Note: torch's repeat_interleave has no uint16/32/64 kernel: the values repeat as int64 and are cast back.
     def repeat(self, x: torch.Tensor, repeats: Any, /, *, axis: int | None = None) -> Any:
-        if x.dtype in _WIDE_UINTS:
-            return _back(compat_torch.repeat(_to_int64(x), repeats, axis=axis), x.dtype)
+        if x.dtype in _gaps.WIDE_UINTS:
+            return _gaps.back(compat_torch.repeat(_gaps.to_int64(x), repeats, axis=axis), x.dtype)
         return compat_torch.repeat(x, repeats, axis=axis)
 
     def sqrt(self, x: torch.Tensor, /) -> Any:
@@ -517,7 +489,7 @@ class TorchBackend(Backend):
 
     def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
                        policy: str) -> Plan:
-        if _is_dtensor(q):
+        if _devices.is_dtensor(q):
             from unarray._backends.torch import attention_ring as attention_ring_torch
 
             return attention_ring_torch.attention_plan(q, k, v, mask, is_causal, scale, layout, policy)

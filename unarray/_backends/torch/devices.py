@@ -16,7 +16,7 @@ HIP = getattr(torch.version, "hip", None) is not None
 _device_cache: dict[Any, Device] = {}
 
 
-def _as_device(d: Any) -> Device:
+def as_device(d: Any) -> Device:
     try:
         return _device_cache[d]
     except KeyError:
@@ -31,10 +31,10 @@ def _as_device(d: Any) -> Device:
     return out
 
 
-register_native(torch.device, _as_device)
+register_native(torch.device, as_device)
 
 
-def _is_dtensor(x: Any) -> bool:
+def is_dtensor(x: Any) -> bool:
     # Note: a plain tensor is answered by its exact type first (the hot path); whoever made a DTensor loaded
     # torch.distributed.tensor, so reading sys.modules imports nothing.
     if type(x) is torch.Tensor:
@@ -47,7 +47,7 @@ def _is_dtensor(x: Any) -> bool:
 _SPANS: dict[type, bool] = {}
 
 
-def _spans_mesh(x: Any) -> bool:
+def spans_mesh(x: Any) -> bool:
     t = type(x)
     s = _SPANS.get(t)
     if s is None:
@@ -55,7 +55,7 @@ def _spans_mesh(x: Any) -> bool:
     return s
 
 
-def _empty_shard_guard(x: Any, axis: Any, op: str) -> None:
+def empty_shard_guard(x: Any, axis: Any, op: str) -> None:
     # Note: torch's DTensor max/min/argmax/argmin reduce each shard first and fail on a rank whose shard of a
     # reduced dimension is empty, while the other ranks go on (and wait on that rank forever): refused on
     # every rank alike, from the global shape, before anything runs.
@@ -73,13 +73,13 @@ def _empty_shard_guard(x: Any, axis: Any, op: str) -> None:
                     "(x.redistribute(x.device_mesh, [Replicate()]))", op=op, backend="torch")
 
 
-def _mesh_device(x: Any) -> Device:
+def mesh_device(x: Any) -> Device:
     # A DTensor's device: its local device with the DeviceMesh and placements (ua.device names them).
     from unarray._devices import MeshDevice
 
     mesh = x.device_mesh
     names = getattr(mesh, "mesh_dim_names", None)
-    local = _as_device(x.device)
+    local = as_device(x.device)
     return MeshDevice(local.kind, local.index, tuple(mesh.shape), None if names is None else tuple(names),
                       tuple(repr(p) for p in x.placements))
 

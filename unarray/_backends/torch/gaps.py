@@ -14,21 +14,21 @@ from unarray._backends.hot_calls import HotCall
 from unarray._dtypes import DType, canonical_name
 from unarray._errors import DTypeError
 
-_SMALL_UINTS = (torch.uint8, torch.uint16, torch.uint32)
-_WIDE_UINTS = (torch.uint16, torch.uint32, torch.uint64)
-_UINTS = (torch.uint8, *_WIDE_UINTS)
+SMALL_UINTS = (torch.uint8, torch.uint16, torch.uint32)
+WIDE_UINTS = (torch.uint16, torch.uint32, torch.uint64)
+UINTS = (torch.uint8, *WIDE_UINTS)
 # Ops torch refuses for uint16/uint32/uint64 (no kernels, no promotion): computed in int64 instead, after the
 # refusal (Backend.recover for the element-wise ones, a wrapper for the few others).
 _ORDERING = frozenset({"equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "maximum",
                        "minimum", "clip"})
-_WRAPPED = frozenset({"linalg_outer", "linalg_cross", "where", "clip"})
+WRAPPED = frozenset({"linalg_outer", "linalg_cross", "where", "clip"})
 
 
-def _ordered(x: Any) -> Any:
+def ordered(x: Any) -> Any:
     return x.view(torch.int64) ^ (-(2**63)) if x.dtype is torch.uint64 else x.to(torch.int64)
 
 
-def _from_ordered(r: Any, dtype: Any) -> Any:
+def from_ordered(r: Any, dtype: Any) -> Any:
     return (r ^ (-(2**63))).view(torch.uint64) if dtype is torch.uint64 else r.to(dtype)
 
 
@@ -41,21 +41,21 @@ def contract(x1: Any, x2: Any, axes: Any, mm: Any) -> Any:
     return mm(a, b).reshape([x1.shape[d] for d in f1] + [x2.shape[d] for d in f2])
 
 
-def _tensordot(x1: Any, x2: Any, axes: Any) -> Any:
+def tensordot(x1: Any, x2: Any, axes: Any) -> Any:
     return compat_torch.tensordot(x1, x2, axes=axes)
 
 
-def _vecdot(x1: Any, x2: Any, axis: int) -> Any:
+def vecdot(x1: Any, x2: Any, axis: int) -> Any:
     return compat_torch.vecdot(x1, x2, axis=axis)
 
 
-def _as_int64(x: Any) -> Any:
-    if x.dtype not in _WIDE_UINTS:
+def as_int64(x: Any) -> Any:
+    if x.dtype not in WIDE_UINTS:
         return x
     return x.view(torch.int64) if x.dtype is torch.uint64 else x.to(torch.int64)
 
 
-def _to_int64(x: Any) -> Any:
+def to_int64(x: Any) -> Any:
     return x.view(torch.int64) if x.dtype is torch.uint64 else x.to(torch.int64)
 
 
@@ -70,17 +70,17 @@ def _native_dtype(d: Any) -> Any:
     return dt
 
 
-def _uint_out(x: Any, dtype: Any) -> Any:
+def uint_out(x: Any, dtype: Any) -> Any:
     # Note: torch has no unsigned accumulation (uint8 sums give int64, uint64 has no sum kernel); the standard's
     # sum/prod/cumulative_* of unsigned input is the default unsigned dtype: accumulate in int64 (the same bits
     # mod 2**64) and read the bits back as uint64 (or as the unsigned dtype asked for).
     if dtype is None:
-        return torch.uint64 if x.dtype in _UINTS else None
+        return torch.uint64 if x.dtype in UINTS else None
     dt = dtype if isinstance(dtype, torch.dtype) else _native_dtype(dtype)
-    return dt if dt in _UINTS and not (x.is_floating_point() or x.is_complex()) else None
+    return dt if dt in UINTS and not (x.is_floating_point() or x.is_complex()) else None
 
 
-def _back(r: Any, dtype: Any) -> Any:
+def back(r: Any, dtype: Any) -> Any:
     if r.dtype is dtype or r.dtype is torch.bool:
         return r
     return r.view(torch.uint64) if dtype is torch.uint64 and r.dtype is torch.int64 else r.to(dtype)
@@ -99,11 +99,11 @@ def _scalar_as(v: Any, dtype: Any, ordering: bool) -> Any:
 _TWO_ARG = getattr(compat_torch.add, "__code__", None)
 
 
-def _is_two_arg(fn: Any) -> bool:
+def is_two_arg(fn: Any) -> bool:
     return _TWO_ARG is not None and getattr(fn, "__code__", None) is _TWO_ARG and hasattr(fn, "__wrapped__")
 
 
-def _one_dtype_native(fn: Any, general: Any, op: str) -> Any:
+def one_dtype_native(fn: Any, general: Any, op: str) -> Any:
     # Note: compat's wrapper fixes torch's promotion of a 0-d tensor beside another dtype; with one dtype on
     # both tensors it has nothing to fix, so torch's function runs at once (a Python scalar has no dtype: it
     # takes ``general``, compat's function or its traceable-scalar wrapper). Not handed to the C fast path from
@@ -111,20 +111,20 @@ def _one_dtype_native(fn: Any, general: Any, op: str) -> Any:
     return HotCall(op, fn.__wrapped__, torch.Tensor, arrays=2).bind(general, fast=not torch.compiler.is_compiling())
 
 
-def _wide_uint_fallback(fn: Any, op: str) -> Any:
+def wide_uint_fallback(fn: Any, op: str) -> Any:
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except (RuntimeError, TypeError):
-            if not any(isinstance(a, torch.Tensor) and a.dtype in _WIDE_UINTS for a in args):
+            if not any(isinstance(a, torch.Tensor) and a.dtype in WIDE_UINTS for a in args):
                 raise
-        return _emulate(fn, op, args, kwargs)
+        return emulate(fn, op, args, kwargs)
 
     call.__wrapped__ = fn  # type: ignore[attr-defined]  # (ua.explain names the kernel it wraps)
     return call
 
 
-def _emulate(fn: Any, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def emulate(fn: Any, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     # Note: torch has no uint16/32/64 kernels nor promotion for most ops: unarray's promotion table picks the
     # dtype, the values are computed in int64 (uint64 as its bits; for ordering ops with the sign bit flipped,
     # so the order holds) and cast back. Division and right shift of uint64 are exact below 2**63.
@@ -133,8 +133,8 @@ def _emulate(fn: Any, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     ts = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor) and a.dtype is not torch.bool]
     dt = ts[0].dtype
     for t in ts[1:]:
-        dt = _promote(dt, t.dtype)
-    conv = _ordered if ordering else _as_int64
+        dt = promote_types(dt, t.dtype)
+    conv = ordered if ordering else as_int64
 
     def wide(a: Any) -> Any:
         return conv(a.to(dt)) if isinstance(a, torch.Tensor) and a.dtype is not torch.bool \
@@ -143,11 +143,11 @@ def _emulate(fn: Any, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) ->
     r = fn(*[wide(a) for a in args], **{k: wide(v) for k, v in kwargs.items()})
     if r.dtype is torch.bool:
         return r
-    return _from_ordered(r, dt) if ordering else _back(r, dt)
+    return from_ordered(r, dt) if ordering else back(r, dt)
 
 
-def _promote(a: Any, b: Any) -> Any:
-    if a in _WIDE_UINTS or b in _WIDE_UINTS:
+def promote_types(a: Any, b: Any) -> Any:
+    if a in WIDE_UINTS or b in WIDE_UINTS:
         # Note: torch has no promotion for uint16/32/64: the standard's table, else unarray's rule for mixed kinds.
         from unarray._dtypes import canonical_name, promote
 
@@ -155,10 +155,10 @@ def _promote(a: Any, b: Any) -> Any:
     return torch.promote_types(a, b)
 
 
-def _matmul_general(x1: Any, x2: Any) -> Any:
+def matmul_general(x1: Any, x2: Any) -> Any:
     dt = x1.dtype
     if dt is not x2.dtype:
-        dt = _promote(dt, x2.dtype)
+        dt = promote_types(dt, x2.dtype)
         x1, x2 = x1.to(dt), x2.to(dt)
     try:
         return torch.matmul(x1, x2)
@@ -171,7 +171,7 @@ def _matmul_general(x1: Any, x2: Any) -> Any:
     return out.to(dt)
 
 
-def _unique(x: Any) -> tuple[Any, Any, Any]:
+def unique(x: Any) -> tuple[Any, Any, Any]:
     flat = x.reshape(-1)
     if not flat.is_complex():
         return cast(tuple[Any, Any, Any], torch.unique(flat, sorted=True, return_inverse=True, return_counts=True))
@@ -180,32 +180,32 @@ def _unique(x: Any) -> tuple[Any, Any, Any]:
     return torch.view_as_complex(rows.contiguous()), inverse, counts
 
 
-class _UniqueCounts(NamedTuple):
+class UniqueCounts(NamedTuple):
     values: Any
     counts: Any
 
 
-class _UniqueInverse(NamedTuple):
+class UniqueInverse(NamedTuple):
     values: Any
     inverse_indices: Any
 
 
-class _UniqueAll(NamedTuple):
+class UniqueAll(NamedTuple):
     values: Any
     indices: Any
     inverse_indices: Any
     counts: Any
 
 
-def _is_int(x: Any) -> bool:
+def is_int(x: Any) -> bool:
     return not (x.is_floating_point() or x.is_complex())
 
 
-def _no_int_gemm(x: Any) -> bool:
-    return bool(x.is_cuda) and _is_int(x)
+def no_int_gemm(x: Any) -> bool:
+    return bool(x.is_cuda) and is_int(x)
 
 
-def _keep(r: Any, x: Any, keepdims: bool) -> Any:
+def keep(r: Any, x: Any, keepdims: bool) -> Any:
     return r.reshape((1,) * x.ndim) if keepdims else r
 
 
@@ -233,13 +233,13 @@ def _int_matmul(x1: Any, x2: Any) -> Any:
     return out
 
 
-_remainder = _wide_uint_fallback(compat_torch.remainder, "remainder")
+remainder = wide_uint_fallback(compat_torch.remainder, "remainder")
 
 
 _XP: Any = compat_torch  # (its searchsorted and linalg are assigned at import: untyped)
 
 
-def _floating(x: Any) -> Any:
+def floating(x: Any) -> Any:
     # Note: torch's mean/var/std refuse integer and bool input; unarray's rule is the default floating dtype.
     return x if x.is_floating_point() or x.is_complex() else x.to(torch.get_default_dtype())
 
@@ -267,7 +267,7 @@ def result_type(*args: Any) -> Any:
     try:
         return compat_torch.result_type(*args)
     except (RuntimeError, TypeError):
-        if not any((a.dtype if isinstance(a, torch.Tensor) else a) in _WIDE_UINTS for a in args):
+        if not any((a.dtype if isinstance(a, torch.Tensor) else a) in WIDE_UINTS for a in args):
             raise
     # Note: torch refuses any promotion of uint16/32/64 with another dtype; the standard's table decides.
     py = (bool, int, float, complex)
@@ -275,15 +275,15 @@ def result_type(*args: Any) -> Any:
     dts = [a.dtype if isinstance(a, torch.Tensor) else a for a in args if not isinstance(a, py)]
     dt = dts[0]
     for d in dts[1:]:
-        dt = _promote(dt, d)
+        dt = promote_types(dt, d)
     return compat_torch.result_type(torch.empty(0, dtype=dt), *scalars) if scalars else dt
 
 
 def trace(x: Any, offset: int, dtype: Any) -> Any:
     # Note: torch's trace of unsigned input is int64; the standard's trace accumulates as sum does (uint64).
-    u = _uint_out(x, dtype)
+    u = uint_out(x, dtype)
     if u is not None:
-        return _back(_XP.linalg.trace(_to_int64(x), offset=offset, dtype=torch.int64), u)
+        return back(_XP.linalg.trace(to_int64(x), offset=offset, dtype=torch.int64), u)
     return _XP.linalg.trace(x, offset=offset, dtype=dtype)
 
 

@@ -9,7 +9,7 @@ import torch
 from unarray import _precision
 from unarray._backends.hot_calls import Bound, Gated, HotCall
 from unarray._backends.torch import precision as _tp
-from unarray._backends.torch.gaps import _UINTS, _WIDE_UINTS
+from unarray._backends.torch.gaps import UINTS, WIDE_UINTS
 from unarray._kernels import layout_route as lr
 
 __all__ = ["ARGMAX", "COMPACT", "MATMUL", "MEAN", "SUM", "TINY"]
@@ -25,8 +25,8 @@ TINY = 16 * 16 * 16
 
 # every parameter at its default, a plain tensor of a dtype that branch takes (sum and argmax: torch has no
 # unsigned accumulation and no wide unsigned kernels, gaps.py)
-SUM = HotCall("sum", torch.sum, torch.Tensor, dtypes=_EVERY - frozenset(_UINTS), defaults=(None, None, False))
-ARGMAX = HotCall("argmax", torch.argmax, torch.Tensor, dtypes=_EVERY - frozenset(_WIDE_UINTS), defaults=(None, False))
+SUM = HotCall("sum", torch.sum, torch.Tensor, dtypes=_EVERY - frozenset(UINTS), defaults=(None, None, False))
+ARGMAX = HotCall("argmax", torch.argmax, torch.Tensor, dtypes=_EVERY - frozenset(WIDE_UINTS), defaults=(None, False))
 MEAN = HotCall("mean", torch.mean, torch.Tensor, dtypes=frozenset(d for d in _EVERY if d.is_floating_point),
                defaults=(None, False))
 # ascontiguousarray's common case (layout.compact): a strided tensor off CUDA, or a small one on it, is torch's own

@@ -7,28 +7,28 @@ from typing import Any
 import array_api_compat.torch as compat_torch
 import torch
 
-from unarray._backends.torch.gaps import _unique, _UniqueAll, _UniqueCounts, _UniqueInverse
+from unarray._backends.torch.gaps import UniqueAll, UniqueCounts, UniqueInverse, unique
 
 
 def unique_values(x: Any) -> Any:
-    return _unique(x)[0] if x.is_complex() else compat_torch.unique_values(x)
+    return unique(x)[0] if x.is_complex() else compat_torch.unique_values(x)
 
 
 def unique_counts(x: Any) -> Any:
-    return compat_torch.unique_counts(x) if not x.is_complex() else _UniqueCounts(*_unique(x)[::2])
+    return compat_torch.unique_counts(x) if not x.is_complex() else UniqueCounts(*unique(x)[::2])
 
 
 def unique_inverse(x: Any) -> Any:
     if not x.is_complex():
         return compat_torch.unique_inverse(x)
-    values, inverse, _ = _unique(x)
-    return _UniqueInverse(values, inverse.reshape(x.shape))
+    values, inverse, _ = unique(x)
+    return UniqueInverse(values, inverse.reshape(x.shape))
 
 
 def unique_all(x: Any) -> Any:
     flat = x.reshape(-1)
-    values, inverse, counts = _unique(flat)
+    values, inverse, counts = unique(flat)
     pos = torch.arange(flat.numel(), device=x.device)
     first = torch.full(values.shape, flat.numel(), dtype=torch.int64, device=x.device)
     first = first.scatter_reduce(0, inverse, pos, "amin")
-    return _UniqueAll(values, first, inverse.reshape(x.shape), counts)
+    return UniqueAll(values, first, inverse.reshape(x.shape), counts)
