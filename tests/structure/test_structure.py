@@ -287,9 +287,7 @@ def _foreign_imports(lib: str) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("lib", [pytest.param(n, marks=pytest.mark.xfail(
-    strict=True, reason="dask's chunk ops import NumPy's and CuPy's backends by name; the registry does not "
-    "hand a backend its peers yet")) if n == "dask" else n for n in _registry_names()])
+@pytest.mark.parametrize("lib", _registry_names())
 def test_no_library_package_imports_another(lib: str) -> None:
     # DESIGN.md section 7: the library packages stand side by side. What two libraries need of each other is
     # declared by one of them as data (a fast path made from the other's Handoff, a Library fact) and composed

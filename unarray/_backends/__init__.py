@@ -10,8 +10,9 @@ semantics live in the front end. The rest of unarray reaches a backend through
 :func:`get`, never by importing its module, and a backend imports nothing above
 it (not this registry, no lookup, no dispatch, no handoff hub, no front end), and no
 library's package imports another's: what two libraries need of each other is
-declared by one of them and composed here and in the handoff hub; where a backend
-needs a step of the handoff (a graph break, a dask join) the caller passes it in.
+declared by one of them and composed here and in the handoff hub; a lazy library's
+backend gets the backends that run its chunks from here when it is built; where a
+backend needs a step of the handoff (a graph break, a dask join) the caller passes it in.
 """
 
 from __future__ import annotations
@@ -85,10 +86,19 @@ def get(name: str, op: str | None = None) -> Backend:
             backend=canonical,
         ) from e
     backend: Backend = module.BACKEND
+    if LIBRARIES[canonical].lazy:  # a graph's chunks run on the eager libraries' backends, each built on first use
+        module.BACKEND.chunks = _OnFirstUse()
     if backend.compiling is not None:  # a tracer sharing the array type: its own probe from now on
         _precision.watch_tracing(compiling=backend.compiling)
     _LOADED[canonical] = _LOADED[name] = backend
     return backend
+
+
+class _OnFirstUse(dict[str, "Backend"]):
+    """Backends by name, each built when first asked for (a framework is never imported unasked)."""
+
+    def __missing__(self, name: str) -> Backend:
+        return self.setdefault(name, get(name))
 
 
 def _install_hint(name: str) -> str:

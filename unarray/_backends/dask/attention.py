@@ -15,16 +15,19 @@ from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
 from unarray._backends._nn import Plan
-from unarray._backends.dask.chunks import chunk_library, chunk_matmul
+from unarray._backends.dask.chunks import chunk_library
 
 da: Any = _da  # (dask ships no type hints)
 _FAN_IN = 4  # partial states merged per task of the tree over key chunks
 _HALF = ("float16", "bfloat16")
 
 
-def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str, policy: str) -> Plan:
-    """The lazy graph's builder, :func:`attention`, and the chunk structure it lays its tasks out by."""
-    return Plan(attention, lambda f: f(q, k, v, mask, is_causal, scale, layout, policy), lambda: _facts(q, k, layout))
+def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str, policy: str,
+         backend: Any) -> Plan:
+    """The lazy graph's builder, :func:`attention`, and the chunk structure it lays its tasks out by; ``backend``:
+    the chunks' (their products run under ``policy`` there)."""
+    return Plan(attention, lambda f: f(q, k, v, mask, is_causal, scale, layout, policy, backend),
+                lambda: _facts(q, k, layout))
 
 
 def _facts(q: Any, k: Any, layout: str) -> str:
@@ -45,15 +48,15 @@ def _bhsd(x: Any) -> Any:
 
 
 def attention(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
-              policy: str) -> Any:
+              policy: str, backend: Any) -> Any:
     """Lazy scaled-dot-product attention of dask arrays (shapes already validated by the front end)."""
     if layout == "bshd":
         q, k, v = _bhsd(q), _bhsd(k), _bhsd(v)  # Note: the mask is (*B, Hq, Sq, Sk) in both layouts
-    out = _attention(q, k, v, mask, is_causal, scale, policy)
+    out = _attention(q, k, v, mask, is_causal, scale, policy, backend)
     return _bhsd(out) if layout == "bshd" else out
 
 
-def _attention(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, policy: str) -> Any:
+def _attention(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, policy: str, backend: Any) -> Any:
     nd = q.ndim
     batch = np.broadcast_shapes(q.shape[:-3], k.shape[:-3], v.shape[:-3])
     hq, sq, d = q.shape[-3:]
@@ -74,7 +77,7 @@ def _attention(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
         mask = _fit_mask(mask, (*batch, hq, sq, sk), target)
     dtype = np.dtype(q.dtype)
     name = "unarray-attention-" + tokenize(q, k, v, mask, is_causal, scale, policy)
-    dsk = _graph(name, q, k, v, mask, additive, is_causal, scale, policy, dtype, sk - sq)
+    dsk = _graph(name, q, k, v, mask, additive, is_causal, scale, policy, backend, dtype, sk - sq)
     deps = [a for a in (q, k, v, mask) if a is not None]
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=deps)
     meta = q._meta.astype(dtype)
@@ -88,7 +91,7 @@ def _fit_mask(mask: Any, shape: tuple[int, ...], target: tuple[tuple[int, ...], 
 
 
 def _graph(name: str, q: Any, k: Any, v: Any, mask: Any, additive: bool, is_causal: bool, scale: float,
-           policy: str, dtype: Any, offset: int) -> dict[Any, Any]:
+           policy: str, backend: Any, dtype: Any, offset: int) -> dict[Any, Any]:
     qs = _starts(q.chunks[-2])
     ks = _starts(k.chunks[-2])
     dsk: dict[Any, Any] = {}
@@ -104,7 +107,7 @@ def _graph(name: str, q: Any, k: Any, v: Any, mask: Any, additive: bool, is_caus
                 mk = None if mask is None else (mask.name, *lead, i, j)
                 causal = offset + q0 - k0 if is_causal and k1 - 1 > q0 + offset else None
                 dsk[key] = (_part, (q.name, *lead, i, 0), (k.name, *lead, j, 0), (v.name, *lead, j, 0), mk,
-                            additive, causal, scale, policy)
+                            additive, causal, scale, policy, backend)
                 parts.append(key)
             out_key = (name, *lead, i, 0)
             if not parts:  # no key at all for these rows: zeros (the standard's empty-row result)
@@ -135,9 +138,10 @@ def _ct(x: Any) -> Any:
 
 
 def _part(qb: Any, kb: Any, vb: Any, mb: Any, additive: bool, causal: int | None, scale: float,
-          policy: str) -> tuple[Any, Any, Any]:
+          policy: str, backend: Any) -> tuple[Any, Any, Any]:
+    # backend: the chunks'; its products under the policy of the call that built the graph
     ct = np.dtype(_ct(qb))
-    s = chunk_matmul(qb.astype(ct) * ct.type(scale), kb.astype(ct).swapaxes(-1, -2), policy)
+    s = backend.matmul(qb.astype(ct) * ct.type(scale), kb.astype(ct).swapaxes(-1, -2), policy)
     xp = _lib(s)
     allowed = None
     if causal is not None:  # key column c is allowed for row r where c <= r + causal (block-local indices)
@@ -153,7 +157,7 @@ def _part(qb: Any, kb: Any, vb: Any, mb: Any, additive: bool, causal: int | None
     m = s.max(axis=-1, keepdims=True)
     m_safe = xp.where(m == -math.inf, 0.0, m).astype(ct)  # a row with no key: exp(-inf - 0) = 0, not NaN
     p = xp.exp(s - m_safe)
-    return m, p.sum(axis=-1, keepdims=True), chunk_matmul(p, vb.astype(ct), policy)
+    return m, p.sum(axis=-1, keepdims=True), backend.matmul(p, vb.astype(ct), policy)
 
 
 def _merge(parts: list[tuple[Any, Any, Any]]) -> tuple[Any, Any, Any]:

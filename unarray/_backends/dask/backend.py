@@ -56,11 +56,28 @@ class DaskBackend(Backend):
     def __getattr__(self, op: str) -> Any:
         # Note: an elementwise op that the chunks' backend corrects (NumPy's complex expm1, CuPy's remainder)
         # runs that backend's op per chunk: dask's own would map the uncorrected kernel.
-        if op in _chunk_fixes():
-            fn = functools.partial(dask_chunks.elementwise, op)
+        if op in self._chunk_fixes():
+            fn = functools.partial(self._elementwise, op)
             setattr(self, op, fn)
             return fn
         return super().__getattr__(op)
+
+    # The backends that run the chunks (NumPy's, CuPy's), by library name: handed over by the registry, which builds
+    # each on first use.
+    chunks: dict[str, Backend] = {}
+
+    def on_chunks(self, x: Any) -> Backend:
+        """The backend that runs ``x``'s chunks: CuPy's for CuPy chunks, else NumPy's."""
+        return self.chunks["cupy" if chunk_library(x) == "cupy" else "numpy"]
+
+    def _chunk_fixes(self) -> frozenset[str]:
+        # Each elementwise op the chunks' backend corrects, of NumPy and of CuPy where it is imported.
+        fixes = self.chunks["numpy"].elementwise_fixes
+        return fixes | self.chunks["cupy"].elementwise_fixes if "cupy" in sys.modules else fixes
+
+    def _elementwise(self, op: str, *args: Any) -> Any:
+        lead = next(a for a in args if isinstance(a, da.Array))
+        return dask_chunks.elementwise(getattr(self.on_chunks(lead), op), *args)
 
     def is_array_type(self, t: type) -> bool:
         return issubclass(t, da.Array)
@@ -77,9 +94,7 @@ class DaskBackend(Backend):
     def device_of(self, x: Any) -> Device:
         lib = chunk_library(x)
         if lib == "cupy":
-            from unarray._backends.cupy.backend import device_from_id
-
-            return device_from_id(int(x._meta.device.id))
+            return self.chunks[lib].device_of(x._meta)
         if lib in ("numpy", "scipy", "sparse"):
             return _CPU
         raise DeviceMismatchError(f"this dask array's chunks are {type(x._meta).__qualname__} ({lib}); unarray "
@@ -96,9 +111,7 @@ class DaskBackend(Backend):
     def devices(self) -> list[Device]:
         out = [_CPU]
         if "cupy" in sys.modules:
-            from unarray._backends.cupy import backend as cupy_backend
-
-            out += cupy_backend.BACKEND.devices()
+            out += self.chunks["cupy"].devices()
         return out
 
     def creation_device(self, x: Any) -> dict[str, Any]:
@@ -113,9 +126,7 @@ class DaskBackend(Backend):
 
     def precision_used(self, policy: str, x: Any) -> str:
         if chunk_library(x) == "cupy":
-            from unarray._backends.cupy import backend as cupy_backend
-
-            return cupy_backend.BACKEND.precision_used(policy, x._meta) + ", per chunk when the graph runs"
+            return self.chunks["cupy"].precision_used(policy, x._meta) + ", per chunk when the graph runs"
         return "float32 (NumPy chunks: the CPU runs no reduced-precision matmul passes)"
 
     def kernel_name(self, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
@@ -128,7 +139,7 @@ class DaskBackend(Backend):
         if op.startswith("linalg.") and op.replace(".", "_") in type(self).__dict__ and op != "linalg.matrix_norm":
             return (f"{name} (per matrix: dask.array.apply_gufunc, each matrix in one chunk, the stack "
                     "chunked as given; the chunks' NumPy or CuPy kernel per block)")
-        if op in _chunk_fixes():
+        if op in self._chunk_fixes():
             return f"{name} (per chunk: dask.array.elemwise over the chunks' backend's corrected {op})"
         if op == "take_along_axis":
             return f"{name} (dask.array.map_blocks; the axis in one chunk, the others aligned)"
@@ -171,7 +182,7 @@ class DaskBackend(Backend):
     def matmul(self, x1: Any, x2: Any, policy: str) -> Any:
         # dask may refuse a mismatch only when computed (an inner size of 1 against another): checked here
         _shapes.matmul("matmul", self.name, x1.shape, x2.shape)
-        return chunked_matmul(x1, x2, policy)
+        return chunked_matmul(x1, x2, policy, self.on_chunks(x1))
 
     def matrix_transpose(self, x: Any) -> Any:
         if x.ndim < 2:
@@ -223,18 +234,21 @@ class DaskBackend(Backend):
     # Note: dask's unique merges NaNs (and counts them 0, points the inverse at the wrong value, or fails in
     # unique_all); the standard keeps each NaN apart: the chunks' backend runs it on the array as one block.
     def unique_all(self, x: Any, /) -> Any:
-        return UniqueAllResult(*dask_chunks.unique_all(x))
+        return UniqueAllResult(*self._unique_all(x))
 
     def unique_values(self, x: Any, /) -> Any:
-        return dask_chunks.unique_all(x)[0]
+        return self._unique_all(x)[0]
 
     def unique_counts(self, x: Any, /) -> Any:
-        values, _, _, counts = dask_chunks.unique_all(x)
+        values, _, _, counts = self._unique_all(x)
         return UniqueCountsResult(values, counts)
 
     def unique_inverse(self, x: Any, /) -> Any:
-        values, _, inverse, _ = dask_chunks.unique_all(x)
+        values, _, inverse, _ = self._unique_all(x)
         return UniqueInverseResult(values, inverse)
+
+    def _unique_all(self, x: Any) -> Any:
+        return dask_chunks.unique_all(x, self.on_chunks(x).unique_all)
 
     # Note: dask's mean sums float16 chunks in float16; NumPy (the reference) accumulates them in float32.
     def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
@@ -251,7 +265,7 @@ class DaskBackend(Backend):
         return dask_chunks.eye(n_rows, n_rows if n_cols is None else n_cols, k, np.float64 if dtype is None else dtype)
 
     def take_along_axis(self, x: Any, indices: Any, /, *, axis: int = -1) -> Any:
-        return dask_chunks.take_along_axis(x, indices, axis)
+        return dask_chunks.take_along_axis(x, indices, axis, self.on_chunks(x).take_along_axis)
 
     # Note: dask's searchsorted takes no sorter; x1 put in order by it (a lazy gather) is the same search.
     def searchsorted(self, x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Any:
@@ -274,83 +288,86 @@ class DaskBackend(Backend):
         if x.ndim < 2:
             raise ShapeError(f"needs matrices (..., M, N), got shape {tuple(x.shape)}", op=op, backend=self.name)
 
+    def _per_matrix(self, op: str, signature: str, args: tuple[Any, ...], dtypes: Any, *more: Any, **kw: Any) -> Any:
+        return per_matrix(getattr(self.on_chunks(args[0]), op), signature, args, dtypes, *more, **kw)
+
     def linalg_det(self, x: Any, /) -> Any:
         self._square("linalg.det", x)
-        return per_matrix("linalg_det", "(m,m)->()", (x,), x.dtype)
+        return self._per_matrix("linalg_det", "(m,m)->()", (x,), x.dtype)
 
     def linalg_slogdet(self, x: Any, /) -> Any:
         self._square("linalg.slogdet", x)
-        return SlogdetResult(*per_matrix("linalg_slogdet", "(m,m)->(),()", (x,), (x.dtype, _real(x.dtype))))
+        return SlogdetResult(*self._per_matrix("linalg_slogdet", "(m,m)->(),()", (x,), (x.dtype, _real(x.dtype))))
 
     def linalg_inv(self, x: Any, /) -> Any:
         self._square("linalg.inv", x)
-        return per_matrix("linalg_inv", "(m,m)->(m,m)", (x,), x.dtype)
+        return self._per_matrix("linalg_inv", "(m,m)->(m,m)", (x,), x.dtype)
 
     def linalg_matrix_power(self, x: Any, n: int, /, *, policy: str) -> Any:
         self._square("linalg.matrix_power", x)
-        return per_matrix("linalg_matrix_power", "(m,m)->(m,m)", (x,), x.dtype, _after=(n,), policy=policy)
+        return self._per_matrix("linalg_matrix_power", "(m,m)->(m,m)", (x,), x.dtype, _after=(n,), policy=policy)
 
     def linalg_eigh(self, x: Any, /) -> Any:
         self._square("linalg.eigh", x)
-        return EighResult(*per_matrix("linalg_eigh", "(m,m)->(m),(m,m)", (x,), (_real(x.dtype), x.dtype)))
+        return EighResult(*self._per_matrix("linalg_eigh", "(m,m)->(m),(m,m)", (x,), (_real(x.dtype), x.dtype)))
 
     def linalg_eigvalsh(self, x: Any, /) -> Any:
         self._square("linalg.eigvalsh", x)
-        return per_matrix("linalg_eigvalsh", "(m,m)->(m)", (x,), _real(x.dtype))
+        return self._per_matrix("linalg_eigvalsh", "(m,m)->(m)", (x,), _real(x.dtype))
 
     def linalg_cholesky(self, x: Any, /, *, upper: bool = False) -> Any:
         self._square("linalg.cholesky", x)
-        return per_matrix("linalg_cholesky", "(m,m)->(m,m)", (x,), x.dtype, upper=upper)
+        return self._per_matrix("linalg_cholesky", "(m,m)->(m,m)", (x,), x.dtype, upper=upper)
 
     def linalg_svd(self, x: Any, /, *, full_matrices: bool = True) -> Any:
         self._matrices("linalg.svd", x)
         k = min(x.shape[-2:])
         sig = "(m,n)->(m,m),(k),(n,n)" if full_matrices else "(m,n)->(m,k),(k),(k,n)"
-        return SVDResult(*per_matrix("linalg_svd", sig, (x,), (x.dtype, _real(x.dtype), x.dtype), {"k": k},
+        return SVDResult(*self._per_matrix("linalg_svd", sig, (x,), (x.dtype, _real(x.dtype), x.dtype), {"k": k},
                                      full_matrices=full_matrices))
 
     def linalg_svdvals(self, x: Any, /) -> Any:
         self._matrices("linalg.svdvals", x)
-        return per_matrix("linalg_svdvals", "(m,n)->(k)", (x,), _real(x.dtype), {"k": min(x.shape[-2:])})
+        return self._per_matrix("linalg_svdvals", "(m,n)->(k)", (x,), _real(x.dtype), {"k": min(x.shape[-2:])})
 
     def linalg_pinv(self, x: Any, /, *, rtol: Any = None) -> Any:
         self._matrices("linalg.pinv", x)
         if hasattr(rtol, "shape"):  # a tolerance per matrix of the stack
-            return per_matrix("linalg_pinv", "(m,n),()->(n,m)", (x, rtol), x.dtype, _as_kw=("rtol",))
-        return per_matrix("linalg_pinv", "(m,n)->(n,m)", (x,), x.dtype, rtol=rtol)
+            return self._per_matrix("linalg_pinv", "(m,n),()->(n,m)", (x, rtol), x.dtype, _as_kw=("rtol",))
+        return self._per_matrix("linalg_pinv", "(m,n)->(n,m)", (x,), x.dtype, rtol=rtol)
 
     def linalg_matrix_rank(self, x: Any, /, *, rtol: Any = None) -> Any:
         self._matrices("linalg.matrix_rank", x)
         if hasattr(rtol, "shape"):
-            return per_matrix("linalg_matrix_rank", "(m,n),()->()", (x, rtol), np.int64, _as_kw=("rtol",))
-        return per_matrix("linalg_matrix_rank", "(m,n)->()", (x,), np.int64, rtol=rtol)
+            return self._per_matrix("linalg_matrix_rank", "(m,n),()->()", (x, rtol), np.int64, _as_kw=("rtol",))
+        return self._per_matrix("linalg_matrix_rank", "(m,n)->()", (x,), np.int64, rtol=rtol)
 
     def linalg_qr(self, x: Any, /, *, mode: str = "reduced") -> Any:
         self._matrices("linalg.qr", x)
         sig = "(m,n)->(m,k),(k,n)" if mode == "reduced" else "(m,n)->(m,m),(m,n)"
-        return QRResult(*per_matrix("linalg_qr", sig, (x,), (x.dtype, x.dtype), {"k": min(x.shape[-2:])},
+        return QRResult(*self._per_matrix("linalg_qr", sig, (x,), (x.dtype, x.dtype), {"k": min(x.shape[-2:])},
                                     mode=mode))
 
     def linalg_solve(self, x1: Any, x2: Any, /) -> Any:
         self._square("linalg.solve", x1)
         sig = "(m,m),(m)->(m)" if x2.ndim == 1 else "(m,m),(m,k)->(m,k)"
-        return per_matrix("linalg_solve", sig, (x1, x2), np.result_type(x1.dtype, x2.dtype))
+        return self._per_matrix("linalg_solve", sig, (x1, x2), np.result_type(x1.dtype, x2.dtype))
 
     def linalg_eig(self, x: Any, /) -> Any:
         self._square("linalg.eig", x)
         dt = np.result_type(x.dtype, np.complex64)
-        return EigResult(*per_matrix("linalg_eig", "(m,m)->(m),(m,m)", (x,), (dt, dt)))
+        return EigResult(*self._per_matrix("linalg_eig", "(m,m)->(m),(m,m)", (x,), (dt, dt)))
 
     def linalg_eigvals(self, x: Any, /) -> Any:
         self._square("linalg.eigvals", x)
-        return per_matrix("linalg_eigvals", "(m,m)->(m)", (x,), np.result_type(x.dtype, np.complex64))
+        return self._per_matrix("linalg_eigvals", "(m,m)->(m)", (x,), np.result_type(x.dtype, np.complex64))
 
     # Note: dask's norms by singular values take one 2-D matrix only.
     def linalg_matrix_norm(self, x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
         if ord not in (2, -2, "nuc"):
             return compat_dask.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
         self._matrices("linalg.matrix_norm", x)
-        out = per_matrix("linalg_matrix_norm", "(m,n)->()", (x,), _real(x.dtype), ord=ord)
+        out = self._per_matrix("linalg_matrix_norm", "(m,n)->()", (x,), _real(x.dtype), ord=ord)
         return out[..., None, None] if keepdims else out
 
     def linalg_cross(self, x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
@@ -358,7 +375,7 @@ class DaskBackend(Backend):
             raise ShapeError(f"needs vectors of 3 along axis {axis}, got shapes {tuple(x1.shape)} and "
                              f"{tuple(x2.shape)}", op="linalg.cross", backend=self.name)
         dt = np.result_type(x1.dtype, x2.dtype)
-        return per_matrix("linalg_cross", "(i),(i)->(i)", (x1, x2), dt, axes=[(axis,), (axis,), (axis,)])
+        return self._per_matrix("linalg_cross", "(i),(i)->(i)", (x1, x2), dt, axes=[(axis,), (axis,), (axis,)])
 
     # -- attention: a blocked online softmax over the key chunks, as a dask graph ----------------------
     borrows_attention = False  # its own fused kernels
@@ -367,7 +384,7 @@ class DaskBackend(Backend):
                        policy: str) -> Plan:
         from unarray._backends.dask import attention as attention_dask
 
-        return attention_dask.plan(q, k, v, mask, is_causal, scale, layout, policy)
+        return attention_dask.plan(q, k, v, mask, is_causal, scale, layout, policy, self.on_chunks(q))
 
 
 def _no_identity(reduce: Any, x: Any, axis: Any, keepdims: bool) -> Any:
@@ -381,17 +398,6 @@ def _no_identity(reduce: Any, x: Any, axis: Any, keepdims: bool) -> Any:
 
 def _real(dt: Any) -> Any:
     return np.empty(0, dt).real.dtype
-
-
-def _chunk_fixes() -> frozenset[str]:
-    from unarray._backends.numpy import backend as numpy_backend
-
-    fixes = numpy_backend.BACKEND.elementwise_fixes
-    if "cupy" in sys.modules:
-        from unarray._backends.cupy import backend as cupy_backend
-
-        fixes |= cupy_backend.BACKEND.elementwise_fixes
-    return fixes
 
 
 def matched_chunks(lead: Any, shape: tuple[int, ...]) -> Any:

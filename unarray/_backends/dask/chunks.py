@@ -1,5 +1,6 @@
-# What runs on a dask array's chunks, for the dask backend (dask.py) and its attention (attention_dask.py):
-# the chunk product under the call's policy, the chunked matmul contraction, and var/std as per-chunk
+# What runs on a dask array's chunks, for the dask backend (backend.py) and its attention (attention.py), each op
+# by the chunks' backend (NumPy's or CuPy's, which the registry hands the dask backend): the chunk product under
+# the call's policy, the chunked matmul contraction, and var/std as per-chunk
 # (count, mean, M2) merged by Chan's pairwise formula. Lazy: every function builds graph, none computes.
 from __future__ import annotations
 
@@ -21,22 +22,14 @@ def chunk_library(x: Any) -> str:
 
 
 # -- matmul: one product per pair of blocks along the contraction, then a sum (dask's own scheme) --------
-def chunk_matmul(a: Any, b: Any, policy: str) -> Any:
-    """The product of two chunks (NumPy or CuPy), under the policy of the call that built the graph."""
-    if type(a).__module__.partition(".")[0] == "cupy":
-        from unarray._backends.cupy import backend as cupy_backend
-
-        # Note: the policy of the call that built the graph, applied when the graph runs.
-        return cupy_backend.BACKEND.matmul(a, b, policy)
-    return np.matmul(a, b)
+def _block_matmul(a: Any, b: Any, backend: Any, policy: str) -> Any:
+    # Note: the policy of the call that built the graph, applied by the chunks' backend when the graph runs.
+    return backend.matmul(a, b, policy)[..., None, :]
 
 
-def _block_matmul(a: Any, b: Any, policy: str) -> Any:
-    return chunk_matmul(a, b, policy)[..., None, :]
-
-
-def chunked_matmul(x1: Any, x2: Any, policy: str) -> Any:
-    """``x1 @ x2`` lazily: per-block products over the chunked contraction axis, summed by a tree."""
+def chunked_matmul(x1: Any, x2: Any, policy: str, backend: Any) -> Any:
+    """``x1 @ x2`` lazily: per-block products (by ``backend``, the chunks') over the chunked contraction
+    axis, summed by a tree."""
     one1, one2 = x1.ndim == 1, x2.ndim == 1
     a = x1[None, :] if one1 else x1
     b = x2[:, None] if one2 else x2
@@ -50,7 +43,7 @@ def chunked_matmul(x1: Any, x2: Any, policy: str) -> Any:
     lhs = tuple(range(n))
     rhs = (*range(n - 2), n - 1, n)
     out = da.blockwise(_block_matmul, tuple(range(n + 1)), a, lhs, b, rhs, adjust_chunks={n - 1: 1}, dtype=dt,
-                       concatenate=False, policy=policy, meta=a._meta[..., None, :].astype(dt))
+                       concatenate=False, backend=backend, policy=policy, meta=a._meta[..., None, :].astype(dt))
     out = out.sum(axis=-2, dtype=dt)
     if one1:
         out = out[..., 0, :]
@@ -133,33 +126,22 @@ def stable_var(x: Any, axis: Any, correction: float, keepdims: bool, root: bool 
 
 
 # -- ops that run per chunk through the chunks' own backend (its corrections included) -----------------
-def chunk_backend(block: Any) -> Any:
-    """The unarray backend of a chunk (NumPy or CuPy): a chunk's op is that backend's op, corrections and all."""
-    if type(block).__module__.partition(".")[0] == "cupy":
-        from unarray._backends.cupy import backend as cupy_backend
-
-        return cupy_backend.BACKEND
-    from unarray._backends.numpy import backend as numpy_backend
-
-    return numpy_backend.BACKEND
-
-
-def _run_chunk_op(*blocks: Any, _op: str, _as_kw: tuple[str, ...] = (), _after: tuple[Any, ...] = (),
+def _run_chunk_op(*blocks: Any, _fn: Any, _as_kw: tuple[str, ...] = (), _after: tuple[Any, ...] = (),
                   **kw: Any) -> Any:
     # _after: positional-only arguments after the operands (matrix_power's n)
     if _as_kw:  # trailing operands that the op takes by keyword (a tolerance per matrix)
         kw.update(zip(_as_kw, blocks[len(blocks) - len(_as_kw):], strict=True))
         blocks = blocks[:len(blocks) - len(_as_kw)]
-    return getattr(chunk_backend(blocks[0]), _op)(*blocks, *_after, **kw)
+    return _fn(*blocks, *_after, **kw)
 
 
-def elementwise(op: str, *args: Any) -> Any:
-    """``op`` applied chunk by chunk (operands broadcast and aligned by dask), lazily."""
-    return da.core.elemwise(functools.partial(_run_chunk_op, _op=op), *args)
+def elementwise(fn: Any, *args: Any) -> Any:
+    """``fn`` (an op of the chunks' backend) applied chunk by chunk (operands broadcast and aligned by dask), lazily."""
+    return da.core.elemwise(functools.partial(_run_chunk_op, _fn=fn), *args)
 
 
-def _run_typed(*blocks: Any, _op: str, _dtypes: Any, **kw: Any) -> Any:
-    out = _run_chunk_op(*blocks, _op=_op, **kw)
+def _run_typed(*blocks: Any, _fn: Any, _dtypes: Any, **kw: Any) -> Any:
+    out = _run_chunk_op(*blocks, _fn=_fn, **kw)
     # Each block holds the declared dtype (NumPy's eig gives real eigenvalues where they all are real).
     if isinstance(_dtypes, tuple):
         return tuple(o.astype(d, copy=False) for o, d in zip(out, _dtypes, strict=True))
@@ -173,12 +155,12 @@ def _core_chunk(a: Any, ncore: int, axes: Any) -> Any:
     return a.rechunk({ax: -1 for ax in core})
 
 
-def per_matrix(op: str, signature: str, args: tuple[Any, ...], dtypes: Any, sizes: dict[str, int] | None = None,
+def per_matrix(fn: Any, signature: str, args: tuple[Any, ...], dtypes: Any, sizes: dict[str, int] | None = None,
                axes: Any = None, **kw: Any) -> Any:
-    """``op`` of the chunks' backend on each matrix (or vector) of a stack: the core axes of ``signature`` are
+    """``fn`` (an op of the chunks' backend) on each matrix (or vector) of a stack: the core axes of ``signature`` are
     rechunked to one chunk, the stack axes keep theirs (dask.array.apply_gufunc), lazily."""
     dtypes = tuple(np.dtype(d) for d in dtypes) if isinstance(dtypes, tuple) else np.dtype(dtypes)
-    fn = functools.partial(_run_typed, _op=op, _dtypes=dtypes, **kw)
+    run = functools.partial(_run_typed, _fn=fn, _dtypes=dtypes, **kw)
     # Note: the core axes are made one chunk here: apply_gufunc's own rechunk gave a graph that dask could not
     # cull when only one of several outputs was computed ("Shapes do not align").
     cores = [len([d for d in g.split(",") if d]) for g in re.findall(r"\(([^)]*)\)", signature.split("->")[0])]
@@ -187,15 +169,15 @@ def per_matrix(op: str, signature: str, args: tuple[Any, ...], dtypes: Any, size
     # Note: apply_gufunc's rechunk divides each size by its largest chunk (ZeroDivisionError for an empty axis);
     # the core axes are one chunk already, so an empty operand goes without it.
     empty = any(isinstance(a, da.Array) and 0 in a.shape for a in args)
-    return da.apply_gufunc(fn, signature, *args, output_dtypes=dtypes, output_sizes=sizes, axes=axes,
+    return da.apply_gufunc(run, signature, *args, output_dtypes=dtypes, output_sizes=sizes, axes=axes,
                            allow_rechunk=not empty)
 
 
-def _take_along(x: Any, i: Any, axis: int = -1) -> Any:
-    return chunk_backend(x).take_along_axis(x, i, axis=axis)
+def _take_along(x: Any, i: Any, axis: int = -1, fn: Any = None) -> Any:
+    return fn(x, i, axis=axis)
 
 
-def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
+def take_along_axis(x: Any, indices: Any, axis: int, fn: Any) -> Any:
     """The standard's take_along_axis, lazily: ``x`` and ``indices`` broadcast over the other axes, chunked alike
     there, and whole along ``axis`` (where an index may point anywhere)."""
     nd = x.ndim
@@ -206,7 +188,7 @@ def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
     indices = da.broadcast_to(indices, tuple(indices.shape[d] if d == ax else n for d, n in enumerate(shape)))
     x = x.rechunk({ax: -1})
     indices = indices.rechunk(tuple(-1 if d == ax else c for d, c in enumerate(x.chunks)))
-    return da.map_blocks(_take_along, x, indices, axis=ax, chunks=indices.chunks, dtype=x.dtype,
+    return da.map_blocks(_take_along, x, indices, axis=ax, fn=fn, chunks=indices.chunks, dtype=x.dtype,
                          meta=x._meta.astype(x.dtype))
 
 
@@ -221,16 +203,16 @@ def eye(n_rows: int, n_cols: int, k: int, dtype: Any) -> Any:
     return da.map_blocks(_eye_block, k=k, dtype=dtype, chunks=chunks, meta=np.empty((0, 0), dtype))
 
 
-def _unique_part(block: Any, _i: int) -> Any:
+def _unique_part(block: Any, _i: int, _fn: Any) -> Any:
     # One result of the chunks' backend's unique_all on the whole array (one block): each NaN its own value.
-    return chunk_backend(block).unique_all(block)[_i]
+    return _fn(block)[_i]
 
 
-def unique_all(x: Any) -> tuple[Any, Any, Any, Any]:
+def unique_all(x: Any, fn: Any) -> tuple[Any, Any, Any, Any]:
     """The standard's unique_all, lazily: the array as one block through the chunks' backend (dask's own unique
     merges NaNs and miscounts them); values, indices and counts have unknown (NaN) sizes until computed."""
     flat = x.reshape((-1,)).rechunk(-1)
-    one = functools.partial(flat.map_blocks, _unique_part, chunks=((math.nan,),))
+    one = functools.partial(flat.map_blocks, _unique_part, _fn=fn, chunks=((math.nan,),))
     values, indices, counts = (one(_i=0, dtype=x.dtype), one(_i=1, dtype=np.int64), one(_i=3, dtype=np.int64))
-    inverse = flat.map_blocks(_unique_part, _i=2, dtype=np.int64).reshape(x.shape)
+    inverse = flat.map_blocks(_unique_part, _i=2, _fn=fn, dtype=np.int64).reshape(x.shape)
     return values, indices, inverse, counts
