@@ -65,6 +65,7 @@ OPTIONAL: frozenset[str] = frozenset({
     "to_device",  # the library's own device move (interop._moves)
     "wrap",  # a lazy backend: wrap an eager array as its own (interop._dask)
     "join",  # a lazy backend: an eager operand joining its graph (_dispatch.adopt)
+    "chunks",  # a lazy backend: the backends that run its chunks, which the registry hands it (_backends.get)
     "register_traced_to",  # torch: ua.to's traceable twin for torch.compile (interop._compile_watch)
     "register_traced",  # torch: a C hot call's traceable twin (unarray/_hot.py, interop._compile_watch)
     "register_constant",  # torch: a call the tracer runs for real and takes as a constant (array_namespace)

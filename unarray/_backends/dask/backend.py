@@ -66,7 +66,7 @@ class DaskBackend(Backend):
     # each on first use.
     chunks: dict[str, Backend] = {}
 
-    def on_chunks(self, x: Any) -> Backend:
+    def _on_chunks(self, x: Any) -> Backend:
         """The backend that runs ``x``'s chunks: CuPy's for CuPy chunks, else NumPy's."""
         return self.chunks["cupy" if chunk_library(x) == "cupy" else "numpy"]
 
@@ -77,7 +77,7 @@ class DaskBackend(Backend):
 
     def _elementwise(self, op: str, *args: Any) -> Any:
         lead = next(a for a in args if isinstance(a, da.Array))
-        return dask_chunks.elementwise(getattr(self.on_chunks(lead), op), *args)
+        return dask_chunks.elementwise(getattr(self._on_chunks(lead), op), *args)
 
     def is_array_type(self, t: type) -> bool:
         return issubclass(t, da.Array)
@@ -182,7 +182,7 @@ class DaskBackend(Backend):
     def matmul(self, x1: Any, x2: Any, policy: str) -> Any:
         # dask may refuse a mismatch only when computed (an inner size of 1 against another): checked here
         _shapes.matmul("matmul", self.name, x1.shape, x2.shape)
-        return chunked_matmul(x1, x2, policy, self.on_chunks(x1))
+        return chunked_matmul(x1, x2, policy, self._on_chunks(x1))
 
     def matrix_transpose(self, x: Any) -> Any:
         if x.ndim < 2:
@@ -248,7 +248,7 @@ class DaskBackend(Backend):
         return UniqueInverseResult(values, inverse)
 
     def _unique_all(self, x: Any) -> Any:
-        return dask_chunks.unique_all(x, self.on_chunks(x).unique_all)
+        return dask_chunks.unique_all(x, self._on_chunks(x).unique_all)
 
     # Note: dask's mean sums float16 chunks in float16; NumPy (the reference) accumulates them in float32.
     def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
@@ -265,7 +265,7 @@ class DaskBackend(Backend):
         return dask_chunks.eye(n_rows, n_rows if n_cols is None else n_cols, k, np.float64 if dtype is None else dtype)
 
     def take_along_axis(self, x: Any, indices: Any, /, *, axis: int = -1) -> Any:
-        return dask_chunks.take_along_axis(x, indices, axis, self.on_chunks(x).take_along_axis)
+        return dask_chunks.take_along_axis(x, indices, axis, self._on_chunks(x).take_along_axis)
 
     # Note: dask's searchsorted takes no sorter; x1 put in order by it (a lazy gather) is the same search.
     def searchsorted(self, x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None) -> Any:
@@ -289,7 +289,7 @@ class DaskBackend(Backend):
             raise ShapeError(f"needs matrices (..., M, N), got shape {tuple(x.shape)}", op=op, backend=self.name)
 
     def _per_matrix(self, op: str, signature: str, args: tuple[Any, ...], dtypes: Any, *more: Any, **kw: Any) -> Any:
-        return per_matrix(getattr(self.on_chunks(args[0]), op), signature, args, dtypes, *more, **kw)
+        return per_matrix(getattr(self._on_chunks(args[0]), op), signature, args, dtypes, *more, **kw)
 
     def linalg_det(self, x: Any, /) -> Any:
         self._square("linalg.det", x)
@@ -384,7 +384,7 @@ class DaskBackend(Backend):
                        policy: str) -> Plan:
         from unarray._backends.dask import attention as attention_dask
 
-        return attention_dask.plan(q, k, v, mask, is_causal, scale, layout, policy, self.on_chunks(q))
+        return attention_dask.plan(q, k, v, mask, is_causal, scale, layout, policy, self._on_chunks(q))
 
 
 def _no_identity(reduce: Any, x: Any, axis: Any, keepdims: bool) -> Any:
