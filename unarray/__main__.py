@@ -92,10 +92,10 @@ def _names(values: list[str] | None) -> list[str] | None:
 
 def _backend_names(values: list[str] | None) -> list[str] | None:
     # The registry's short names (tf, np, jnp, pytorch, cp) as the backend each stands for.
-    from unarray._backends import _ALIASES
+    from unarray._backends import ALIASES
 
     names = _names(values)
-    return None if names is None else [_ALIASES.get(n, n) for n in names]
+    return None if names is None else [ALIASES.get(n, n) for n in names]
 
 
 def _check(profile: str, backends: list[str] | None, devices: list[str] | None, ops: list[str] | None,

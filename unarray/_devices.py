@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, ClassVar
 
-__all__ = ["DLDeviceType", "Device", "MeshDevice", "ShardedDevice", "parse_device", "register_native"]
+__all__ = ["DLDeviceType", "Device", "MeshDevice", "ShardedDevice", "TPU_SETTINGS", "from_native", "parse_device",
+           "register_native"]
 
 # A library's own device type -> its Device, filled by each backend module when it loads (so this module
 # imports no framework): how ``Device.__eq__`` reads ``torch.device("cuda", 0)`` or a ``jax.Device``.
@@ -24,7 +25,7 @@ def register_native(t: type, convert: Callable[[Any], Device]) -> None:
     _NATIVE[t] = convert
 
 
-def _from_native(obj: object) -> Device | None:
+def from_native(obj: object) -> Device | None:
     # A library's own device object (or device string) as a Device; None where it names none.
     if isinstance(obj, str):
         try:
@@ -140,7 +141,7 @@ class Device:
         if isinstance(other, Device):
             # Note: a ShardedDevice or MeshDevice (which compare by their own fields) never equals a single device.
             return self._single and other._single and self.kind == other.kind and self.index == other.index
-        native = _from_native(other)
+        native = from_native(other)
         if native is None:
             return NotImplemented
         return self._single and self.kind == native.kind and self.index == native.index
@@ -331,7 +332,7 @@ _DRIVER_FILES = {
 }
 
 # A TPU reached over the network (Colab, a pod's worker) leaves no device file, only these settings.
-_TPU_SETTINGS = ("TPU_NAME", "COLAB_TPU_ADDR", "TPU_WORKER_HOSTNAMES", "TPU_ACCELERATOR_TYPE")
+TPU_SETTINGS = ("TPU_NAME", "COLAB_TPU_ADDR", "TPU_WORKER_HOSTNAMES", "TPU_ACCELERATOR_TYPE")
 
 
 def no_driver(platform: str) -> str:
@@ -345,7 +346,7 @@ def no_driver(platform: str) -> str:
         return "" if sys.platform == "darwin" else "Apple's Metal devices exist on macOS only"
     if platform not in _DRIVER_FILES or not sys.platform.startswith("linux"):
         return ""
-    if platform == "tpu" and any(k in os.environ for k in _TPU_SETTINGS):
+    if platform == "tpu" and any(k in os.environ for k in TPU_SETTINGS):
         return ""  # a TPU reached over the network, or a TPU VM's settings
     files = _DRIVER_FILES[platform]
     if any(glob.glob(f) for f in files):

@@ -22,10 +22,10 @@ from unarray._errors import (
     UnarrayError,
 )
 from unarray._lookup import (
-    _PASSIVE,
-    _PY_SCALARS,
     BY_TYPE,
-    _Viewed,
+    PASSIVE,
+    PY_SCALARS,
+    Viewed,
     backend_named,
     default_backend,
     one,
@@ -54,7 +54,7 @@ def pair(op: str, x1: Any, x2: Any) -> tuple[Backend, Any, Any]:
     """Backend and operands of a two-array call; Python scalars follow the array. Two arrays of two dtypes of an
     op in ``PROMOTING`` are promoted by unarray's rule (:func:`promoted`)."""
     b, x1, x2 = _pair(op, x1, x2)
-    if type(x1) not in _PY_SCALARS and type(x2) not in _PY_SCALARS and op in PROMOTING:
+    if type(x1) not in PY_SCALARS and type(x2) not in PY_SCALARS and op in PROMOTING:
         d1, d2 = x1.dtype, x2.dtype
         if d1 is not d2 and d1 != d2:
             x1, x2 = promoted(op, b, [x1, x2])
@@ -66,7 +66,7 @@ def promoted(op: str, b: Backend, arrays: list[Any], start: int = 0) -> list[Any
     (``unarray._dtypes.promote``): the standard's table, where every backend follows the standard; the higher kind's
     dtype at its own width for mixed kinds, cast here for a library that widens instead (NumPy's int32 with float32
     is float64); and the typed refusal of a pair with no rule (int64 with uint64). Runs only where dtypes differ."""
-    idx = [i for i in range(start, len(arrays)) if type(arrays[i]) not in _PASSIVE]
+    idx = [i for i in range(start, len(arrays)) if type(arrays[i]) not in PASSIVE]
     names: list[str] = []
     for i in idx:
         n = canonical_name(arrays[i].dtype)
@@ -95,13 +95,13 @@ def _pair(op: str, x1: Any, x2: Any) -> tuple[Backend, Any, Any]:
     t1, t2 = type(x1), type(x2)
     if t1 is t2:
         return one(x1, op), x1, x2
-    if t1 in _PY_SCALARS:
+    if t1 in PY_SCALARS:
         b2 = one(x2, op)
         if t1 is int and not 0 <= x1 <= 127:  # every integer dtype holds 0..127: no lookup for those
             check_int_scalar(op, b2.name, x1, x2.dtype)
         return b2, x1, x2
     b1 = one(x1, op)
-    if t2 in _PY_SCALARS:
+    if t2 in PY_SCALARS:
         if t2 is int and not 0 <= x2 <= 127:
             check_int_scalar(op, b1.name, x2, x1.dtype)
         return b1, x1, x2
@@ -136,7 +136,7 @@ def many(
     Python scalars (and ``None`` with ``skip_none``) take no part in choosing.
     """
     arrays = list(arrays)
-    passive = _PASSIVE if skip_none else _PY_SCALARS
+    passive = PASSIVE if skip_none else PY_SCALARS
     lead_i = next((i for i, a in enumerate(arrays) if type(a) not in passive), None)
     if lead_i is None:
         if backend is None:
@@ -164,12 +164,12 @@ def _as_first(op: str, b: Backend, arrays: list[Any]) -> list[Any]:
     # another dtype is cast to x's first (the same values as clipping in the promoted dtype and casting back), after
     # the promotion rule's refusals (int8 with a uint64 bound).
     x = arrays[0]
-    if type(x) in _PASSIVE:
+    if type(x) in PASSIVE:
         return arrays
     out = list(arrays)
     for i in range(1, len(out)):
         m = out[i]
-        if type(m) not in _PASSIVE and m.dtype is not x.dtype and m.dtype != x.dtype:
+        if type(m) not in PASSIVE and m.dtype is not x.dtype and m.dtype != x.dtype:
             n1, n2 = canonical_name(x.dtype), canonical_name(m.dtype)
             if n1 is not None and n2 is not None:
                 promote(op, n1, n2, b.name)
@@ -199,13 +199,13 @@ def _traced_lead(op: str, arrays: list[Any], passive: frozenset[Any], i: int, le
 def leader(op: str, arrays: Sequence[Any]) -> int:
     """Index of the array that leads a call on ``arrays`` (the first, unless a traced, lazy or distributed
     one comes later): what ``ua.explain`` reports."""
-    i = next((n for n, a in enumerate(arrays) if type(a) not in _PY_SCALARS), 0)
-    return _traced_lead(op, list(arrays), _PY_SCALARS, i, one(arrays[i], op))[0]
+    i = next((n for n, a in enumerate(arrays) if type(a) not in PY_SCALARS), 0)
+    return _traced_lead(op, list(arrays), PY_SCALARS, i, one(arrays[i], op))[0]
 
 
 def adopt(op: str, lead: Backend, lead_x: Any, other: Backend, x: Any) -> Any:
     """Hand ``x`` (of backend ``other``) to the leader zero-copy, refusing a device change."""
-    if isinstance(other, _Viewed):  # np.matrix joining an ndarray: its plain view, no handoff
+    if isinstance(other, Viewed):  # np.matrix joining an ndarray: its plain view, no handoff
         x, other = other.plain(x), other.base
         if other is lead:
             return x
@@ -267,7 +267,7 @@ def recover(op: str, backend: Backend, exc: Exception, *args: Any) -> Any:
     """The result of a call whose native kernel refused the arguments, where the backend has another way to
     run it (``Backend.recover``: torch's uint16/32/64 arithmetic); else the typed error for the refusal.
     Called only after a failure, so the common call pays nothing for it."""
-    if op in _NO_BOOL and all(a is True or a is False or (type(a) not in _PY_SCALARS and
+    if op in _NO_BOOL and all(a is True or a is False or (type(a) not in PY_SCALARS and
                                                           backend.dtype_name(a) == "bool") for a in args):
         raise DTypeError(f"the standard defines no {op} of bools (and no backend agrees on one); use "
                          f"{_NO_BOOL[op]}, or cast to an integer dtype first", op=op, backend=backend.name) from exc

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
-from unarray._backends._compiler import _ATOMS, typed
+from unarray._backends._compiler import ATOMS, typed
 from unarray._lookup import BY_TYPE
 
 __all__ = ["JitStateWarning", "Reads", "static_positions", "typed"]
@@ -63,7 +63,7 @@ def _freeze(v: Any, budget: list[int]) -> Any:
     if budget[0] < 0:
         raise _Unkeyable
     t = type(v)
-    if t in _ATOMS or isinstance(v, Enum):
+    if t in ATOMS or isinstance(v, Enum):
         return t, v
     if t is float or t is complex:
         return typed(v)

@@ -22,28 +22,28 @@ from unarray._errors import ArgumentTypeError, UnknownArrayTypeError
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
 
-__all__ = ["BY_TYPE", "SCALARS", "backend_named", "default_backend", "dtype_library", "of_array", "one",
-           "register_imported", "resolve_type", "use"]
+__all__ = ["BY_TYPE", "PASSIVE", "PY_SCALARS", "ROOTS", "SCALARS", "Viewed", "backend_named", "default_backend",
+           "dtype_library", "of_array", "one", "register_imported", "resolve_type", "use"]
 
 # Top-level module of a type -> backend name, from each backend package's facts.
-_ROOTS = {root: lib.name for lib in _backends.LIBRARIES.values() for root in lib.roots}
+ROOTS = {root: lib.name for lib in _backends.LIBRARIES.values() for root in lib.roots}
 SCALARS = (bool, int, float, complex)
 # Note: exact types, since NumPy scalars (np.float64 subclasses float) are arrays of the numpy backend.
-_PY_SCALARS = frozenset(SCALARS)
-_PASSIVE = frozenset((*SCALARS, type(None)))
+PY_SCALARS = frozenset(SCALARS)
+PASSIVE = frozenset((*SCALARS, type(None)))
 
 BY_TYPE: dict[type, Backend] = {}
 
 
 def resolve_type(t: type, op: str | None = None) -> Backend:
     for klass in t.__mro__:
-        name = _ROOTS.get(klass.__module__.partition(".")[0])
+        name = ROOTS.get(klass.__module__.partition(".")[0])
         if name is not None:
             backend = _backends.get(name, op=op)
             if not backend.is_array_type(t):
                 break
             view = backend.plain_view(t, op)  # raises for a subclass that cannot be read as its base
-            BY_TYPE[t] = backend if view is None else _Viewed(backend, t, view)  # type: ignore[assignment]
+            BY_TYPE[t] = backend if view is None else Viewed(backend, t, view)  # type: ignore[assignment]
             return BY_TYPE[t]
     raise UnknownArrayTypeError(
         f"got {t.__module__}.{t.__qualname__}, which is not an array of any supported library "
@@ -58,7 +58,7 @@ def of_array(x: Any) -> Backend | None:
     b = BY_TYPE.get(type(x))
     if b is not None:
         return b
-    if type(x) in _PASSIVE or type(x) in (list, tuple):
+    if type(x) in PASSIVE or type(x) in (list, tuple):
         return None
     try:
         return resolve_type(type(x))
@@ -69,7 +69,7 @@ def of_array(x: Any) -> Backend | None:
 def dtype_library(dtype: Any) -> str | None:
     """The library whose own dtype object ``dtype`` is (``torch.float32``: torch), where it names one: not unarray's
     dtypes, names or Python types, nor a dtype several libraries' arrays carry (NumPy's)."""
-    name = _ROOTS.get(type(dtype).__module__.partition(".")[0])
+    name = ROOTS.get(type(dtype).__module__.partition(".")[0])
     if name is None or _backends.LIBRARIES[name].shared_dtypes:
         return None
     return name
@@ -100,7 +100,7 @@ def one(x: Any, op: str | None = None) -> Backend:
     b = BY_TYPE.get(type(x))
     if b is not None:
         return b
-    if type(x) in _PY_SCALARS:
+    if type(x) in PY_SCALARS:
         raise ArgumentTypeError(
             f"got a Python {type(x).__name__}, but this argument must be an array; wrap it with ua.asarray",
             op=op,
@@ -108,7 +108,7 @@ def one(x: Any, op: str | None = None) -> Backend:
     return resolve_type(type(x), op)
 
 
-class _Viewed:
+class Viewed:
     """A backend reached through a zero-copy view of an array subclass whose own semantics differ
     from the standard's (``np.matrix`` keeps every result 2-D): every op sees the plain base array
     (``np.asarray(m)``), so results have the standard's shapes. Resolved once per type."""
@@ -145,7 +145,7 @@ def backend_named(name: str | Any, op: str | None = None) -> Backend:
     if not isinstance(name, str):
         # A module (``numpy``, ``torch``) or an array namespace was passed (a bound one is named "unarray.torch").
         root, _, rest = getattr(name, "__name__", str(name)).partition(".")
-        name = rest if root == "unarray" and rest else _ROOTS.get(root, root)
+        name = rest if root == "unarray" and rest else ROOTS.get(root, root)
     return _backends.get(name, op=op)
 
 

@@ -18,12 +18,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from unarray import _names
-from unarray._devices import Device, _from_native
+from unarray._devices import Device, from_native
 from unarray._dispatch import backend_named, default_backend, leader, one
 from unarray._dispatch import run_as_written as _run_as_written
 from unarray._dtypes import DTYPES, DType, canonical_name
 from unarray._errors import ArgumentError
-from unarray._lookup import _PASSIVE, _ROOTS, SCALARS, of_array
+from unarray._lookup import PASSIVE, ROOTS, SCALARS, of_array
 from unarray._names import FOREIGN, RECIPES
 from unarray.datatypes import on_backend, promoted_name
 from unarray.interop import _compile_watch
@@ -260,7 +260,7 @@ def _library(device: Any) -> str | None:
     if isinstance(device, str):
         return None
     root = type(device).__module__.partition(".")[0]
-    return _ROOTS.get(root, root)
+    return ROOTS.get(root, root)
 
 
 def array_namespace(*arrays: Any, api_version: str | None = None) -> BoundNamespace:
@@ -341,7 +341,7 @@ def _bad_version(api_version: object) -> None:
 
 
 def _resolve(arrays: tuple[Any, ...]) -> BoundNamespace:
-    xs = [a for a in arrays if type(a) not in _PASSIVE]
+    xs = [a for a in arrays if type(a) not in PASSIVE]
     if not xs:
         name, where = default_backend()
         return _namespace(backend_named(name, "array_namespace"), where, "default")
@@ -368,7 +368,7 @@ def _traced_array_namespace(*arrays: Any, api_version: str | None = None) -> Bou
     # are traced; the trace reads the one attribute of _TRACED it names.
     if api_version is not None and api_version not in _VERSIONS:
         _bad_version(api_version)
-    xs = [a for a in arrays if type(a) not in _PASSIVE]
+    xs = [a for a in arrays if type(a) not in PASSIVE]
     if xs:
         x = xs[leader("array_namespace", xs)] if len(xs) > 1 else xs[0]
         b = one(x, "array_namespace")
@@ -390,7 +390,7 @@ def _traced_name(backend: str, device: Any) -> str:
     device object); made on first need."""
     name = _TRACED_NAMES.get((backend, device))
     if name is None:
-        ns = _namespace(backend_named(backend, "array_namespace"), _from_native(device), "traced")
+        ns = _namespace(backend_named(backend, "array_namespace"), from_native(device), "traced")
         name = f"ns{len(_TRACED_NAMES)}"
         setattr(_TRACED, name, ns)
         _TRACED_NAMES[backend, device] = name

@@ -21,7 +21,7 @@ from unarray._dispatch import default_backend as _default_backend
 from unarray._dispatch import fail as _fail
 from unarray._dtypes import check_int_scalar
 from unarray._errors import ArgumentTypeError, DTypeError
-from unarray._lookup import _ROOTS
+from unarray._lookup import ROOTS
 from unarray._lookup import SCALARS as _SCALARS
 from unarray._lookup import dtype_library as _dtype_library
 from unarray._lookup import of_array as _of_array
@@ -38,7 +38,7 @@ Shape = int | tuple[int, ...]
 def _creation_backend(op: str, backend: Any, device: Any, dtype: Any = None) -> tuple[Backend, Any]:
     if backend is None and device is not None and not isinstance(device, str):
         # Note: a device names its library (ua.device(t).library, torch.device): creation on it stays there.
-        root = device.library if isinstance(device, _Device) else _ROOTS.get(type(device).__module__.partition(".")[0])
+        root = device.library if isinstance(device, _Device) else ROOTS.get(type(device).__module__.partition(".")[0])
         if root is not None:
             backend = root
     if backend is None and dtype is not None:

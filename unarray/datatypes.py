@@ -19,7 +19,7 @@ from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
 from unarray._dtypes import DTYPES, DType, canonical_name, isdtype, promote, promote_names
 from unarray._errors import DTypeError
-from unarray._lookup import _ROOTS
+from unarray._lookup import ROOTS
 from unarray._lookup import SCALARS as _SCALARS
 from unarray._typing import A, Array, DeviceLike, DTypeLike
 
@@ -161,7 +161,7 @@ def result_type(*arrays_and_dtypes: Array | DTypeLike | complex) -> Any:
     for v in arrays_and_dtypes:
         if isinstance(v, _SCALARS):
             out = _with_scalar(out, v)
-    roots = {_ROOTS.get(type(a).__module__.partition(".")[0]) for a in arrays_and_dtypes
+    roots = {ROOTS.get(type(a).__module__.partition(".")[0]) for a in arrays_and_dtypes
              if not isinstance(a, (DType, str, *_SCALARS))} - {None}
     if len(roots) == 1:
         return _backend_named(roots.pop(), "result_type").dtype(out)
@@ -310,7 +310,7 @@ def _info(op: str, t: Any) -> Any:
         arg = t
     else:
         # (the class's bases too: the namespace bound to MLX hands out a subclass of MLX's dtype)
-        root = next((r for k in type(t).__mro__ if (r := _ROOTS.get(k.__module__.partition(".")[0]))), None)
+        root = next((r for k in type(t).__mro__ if (r := ROOTS.get(k.__module__.partition(".")[0]))), None)
         b = _backend_named(root or _DEFAULT, op)
     try:  # frame(op): its except clause is written by tools/gen_frontend.py
         if name is not None:

@@ -150,7 +150,7 @@ def test_a_driver_on_the_machine_leaves_the_question_to_the_frameworks(monkeypat
     if not sys.platform.startswith("linux"):
         pytest.skip("the driver files are Linux's")
     monkeypatch.setattr(glob, "glob", lambda pattern: [])
-    for setting in runner._TPU_SETTINGS:
+    for setting in runner.TPU_SETTINGS:
         monkeypatch.delenv(setting, raising=False)
     assert all(runner.no_driver(p) for p in ("cuda", "rocm", "tpu"))
     assert runner.no_driver("cpu") == "" and runner.no_driver("metal-x") == ""  # never refused on the OS alone
@@ -203,9 +203,9 @@ def test_workers_run_with_tensorflow_logging_silenced(monkeypatch: pytest.Monkey
 
     monkeypatch.setenv("TF_CPP_MIN_LOG_LEVEL", "0")  # even where the user's shell asks for every line
     monkeypatch.setattr(subprocess, "Popen", popen)
-    env = runner.Env("numpy", worker._parse_device("cpu"))
+    env = runner.Env("numpy", runner.parse_device("cpu"))
     with pytest.raises(Stop):
-        worker._run_worker({"mode": "cases"}, [("sum", "f", "float32")], env, lambda r: None)
+        worker.run_worker({"mode": "cases"}, [("sum", "f", "float32")], env, lambda r: None)
     assert seen["TF_CPP_MIN_LOG_LEVEL"] == "3"
 
 

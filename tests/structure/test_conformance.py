@@ -144,7 +144,7 @@ def test_a_worker_that_dies_costs_one_case_and_is_reported() -> None:
     spec = {"mode": "cases", "backend": "numpy", "device": "cpu", "profile": "no-such-profile", "seed": 0,
             "ops": ["sum"], "shard": [0, 1]}
     labels = [("sum", "f", dt) for dt in ("float32", "float64", "int32", "int64")]
-    out = worker._run_worker(spec, labels, runner.Env("numpy", ua.Device("cpu")), seen.append)
+    out = worker.run_worker(spec, labels, runner.Env("numpy", ua.Device("cpu")), seen.append)
     assert len(out) == 4 and out == seen
     assert all(r.status == "error" for r in out)
     assert "process died" in out[0].message and "process died" in out[1].message

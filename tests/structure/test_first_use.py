@@ -169,12 +169,12 @@ def test_a_framework_that_fails_to_import_in_its_worker_is_one_unavailable_row(t
     # reported once, by name, and fails the run. The parent is shown a machine without an accelerator driver
     # (glob finds no driver file; no TPU setting): on one with a driver it imports the framework itself. Each of
     # the --jobs workers finds the framework broken; the report still has one row.
-    from unarray._devices import _TPU_SETTINGS
+    from unarray._devices import TPU_SETTINGS
 
     fake = tmp_path / "site" / "tensorflow"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("raise ImportError('this tensorflow is broken')\n")
-    env = {k: v for k, v in os.environ.items() if k not in _TPU_SETTINGS}
+    env = {k: v for k, v in os.environ.items() if k not in TPU_SETTINGS}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), str(tmp_path / "site"), os.environ.get("PYTHONPATH")]))
     no_driver = ("import glob, runpy; glob.glob = lambda pattern, **kw: []; "
                  "runpy.run_module('unarray', run_name='__main__')")

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 NAMES = ("numpy", "torch", "jax", "cupy", "tensorflow", "numba", "dask", "mlx")
 # The embedded default backend (creation without an array, ua.use()): the one hard dependency.
 DEFAULT = "numpy"
-_ALIASES = {"tf": "tensorflow", "np": "numpy", "jnp": "jax", "pytorch": "torch", "cp": "cupy"}
+ALIASES = {"tf": "tensorflow", "np": "numpy", "jnp": "jax", "pytorch": "torch", "cp": "cupy"}
 
 # Each package's facts, read without importing its framework (the package's __init__ imports none).
 LIBRARIES: dict[str, Library] = {n: importlib.import_module(f"unarray._backends.{n}").LIBRARY for n in NAMES}
@@ -71,7 +71,7 @@ def get(name: str, op: str | None = None) -> Backend:
         return _LOADED[name]
     except KeyError:
         pass
-    canonical = _ALIASES.get(name, name)
+    canonical = ALIASES.get(name, name)
     if canonical not in NAMES:
         raise BackendNotAvailableError(f"unknown backend {name!r}; known: {', '.join(NAMES)}", op=op)
     if canonical in _LOADED:

@@ -12,14 +12,14 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 # Values keyed as themselves (by type and value); other values are keyed by ``typed``'s rules.
-_ATOMS = frozenset((bool, int, str, bytes, type(None), type(Ellipsis)))
+ATOMS = frozenset((bool, int, str, bytes, type(None), type(Ellipsis)))
 
 
 def typed(v: Any) -> Any:
     """``v`` as a key by type and value: ``1``, ``True`` and ``1.0`` (equal, one hash) are three keys, and so
     are ``0.0`` and ``-0.0``; tuples and frozensets element by element."""
     t = type(v)
-    if t in _ATOMS:
+    if t in ATOMS:
         return t, v
     if isinstance(v, float):
         return t, float(v).hex()
@@ -32,7 +32,7 @@ def typed(v: Any) -> Any:
     return t, v
 
 
-__all__ = ["EAGER", "Compiler", "typed"]
+__all__ = ["ATOMS", "EAGER", "Compiler", "typed"]
 
 
 class Compiler:

@@ -14,7 +14,8 @@ from typing import Any, cast
 
 import numpy as np
 
-__all__ = ["SHAPES_PER_CASE", "Case", "Profile", "arr", "dim", "family_of", "shape", "shapes_of", "tolerance", "upcast"]
+__all__ = ["SHAPES_PER_CASE", "Case", "Profile", "arr", "dim", "family_of", "shape", "shape_rng", "shapes_of",
+           "tolerance", "upcast"]
 
 Inputs = tuple[tuple[Any, ...], dict[str, Any]]
 Draw = Callable[[np.random.Generator, str], Inputs]
@@ -149,18 +150,18 @@ def shapes_of(case: Case, seed: int, example: int, per_case: int) -> Iterator[No
         _SHAPE_RNG.reset(token)
 
 
-def _shape_rng(rng: np.random.Generator) -> np.random.Generator:
+def shape_rng(rng: np.random.Generator) -> np.random.Generator:
     return _SHAPE_RNG.get() or rng
 
 
 def shape(rng: np.random.Generator, ndim: int, lo: int = 1, hi: int = 5) -> tuple[int, ...]:
     """A shape of ``ndim`` dimensions, each in ``[lo, hi]`` (from the shape stream inside ``shapes_of``)."""
-    return tuple(int(n) for n in _shape_rng(rng).integers(lo, hi + 1, size=ndim))
+    return tuple(int(n) for n in shape_rng(rng).integers(lo, hi + 1, size=ndim))
 
 
 def dim(rng: np.random.Generator, lo: int, hi: int) -> int:
     """One size or rank in ``[lo, hi]``, from the shape stream like ``shape``."""
-    return int(_shape_rng(rng).integers(lo, hi + 1))
+    return int(shape_rng(rng).integers(lo, hi + 1))
 
 
 def arr(rng: np.random.Generator, shp: tuple[int, ...], dtype: str, lo: float = 0.5, hi: float = 2.0,

@@ -9,7 +9,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from unarray.conformance.cases_common import Case, Inputs, Profile, _shape_rng, arr, dim, family_of, shape
+from unarray.conformance.cases_common import Case, Inputs, Profile, arr, dim, family_of, shape, shape_rng
 from unarray.conformance.cases_hot import DT
 
 # name -> (families, lo, hi, signed)
@@ -94,7 +94,7 @@ def dtypes(p: Profile, families: str) -> list[str]:
 
 def bshape(rng: np.random.Generator, s: tuple[int, ...]) -> tuple[int, ...]:
     """A shape that broadcasts against ``s``: some dimensions 1, sometimes a leading one dropped."""
-    g = _shape_rng(rng)
+    g = shape_rng(rng)
     out = tuple(1 if g.random() < 0.3 else n for n in s)
     return out[int(g.integers(0, 2)):]
 

@@ -22,7 +22,7 @@ from unarray.conformance.deviations import lookup
 from unarray.conformance.results import Env, Result
 from unarray.interop._paths import owned as _owned
 
-__all__ = ["compare", "handoff_case", "run_case", "to_numpy"]
+__all__ = ["compare", "handoff_case", "handoff_form", "run_case", "short", "to_numpy"]
 
 _UP = {"float16": "float64", "float32": "float64", "complex64": "complex128"}
 
@@ -185,7 +185,7 @@ def run_case(case: Case, env: Env, seed: int = 0) -> Result:
                 status, message = "fail", f"example {example}: {problem or msg}"
                 break
         except Exception as e:
-            status, message = "error", f"example {example}: {type(e).__name__}: {_short(str(e))}"
+            status, message = "error", f"example {example}: {type(e).__name__}: {short(str(e))}"
             break
     result = Result(case.op, case.form, case.dtype, env.backend, str(env.device), env.platform, status,
                     None if status == "error" else worst, message, seconds=time.perf_counter() - t0)
@@ -197,7 +197,7 @@ def _reference_ua(ua: Any, op: str) -> Callable[..., Any]:
     return cast(Callable[..., Any], getattr(getattr(ua, ns) if ns else ua, name))
 
 
-def _short(text: str, n: int = 300) -> str:
+def short(text: str, n: int = 300) -> str:
     text = " ".join(text.split())
     return text if len(text) <= n else text[: n - 3] + "..."
 
@@ -211,7 +211,7 @@ def _apply_deviation(r: Result) -> Result:
 
 
 # -- handoff --------------------------------------------------------------------------------------
-def _handoff_form(strided: bool, owned: bool = False) -> str:
+def handoff_form(strided: bool, owned: bool = False) -> str:
     if owned:  # an immutable source (JAX, TF) and a target without read-only arrays (torch, CuPy, Numba)
         return "immutable source, one counted copy"
     return "strided view, copy only if counted" if strided else "contiguous, zero-copy"
@@ -223,7 +223,7 @@ def handoff_case(src: str, dst: str, device: Any, dtype: str, strided: bool, see
     from unarray import _backends
 
     owned = _owned(src, dst)
-    form = _handoff_form(strided, owned)
+    form = handoff_form(strided, owned)
     env = Env(src, device)
     t0 = time.perf_counter()
     status, message = "pass", ""
@@ -253,7 +253,7 @@ def handoff_case(src: str, dst: str, device: Any, dtype: str, strided: bool, see
                 status, message = "fail", f"copied (data pointers differ; {st.get('copies', 0)} copies counted)"
                 counted_copy = True
     except Exception as e:
-        status, message = "error", f"{type(e).__name__}: {_short(str(e))}"
+        status, message = "error", f"{type(e).__name__}: {short(str(e))}"
     r = Result(f"handoff->{dst}", form, dtype, src, str(device), env.platform, status, None, message,
                seconds=time.perf_counter() - t0)
     # Note: a listed handoff deviation excuses a counted copy only; a silent copy or an error is a bug.

@@ -22,13 +22,13 @@ from typing import Any
 import numpy as np
 
 from unarray._backends import LIBRARIES
-from unarray._devices import _TPU_SETTINGS, no_driver  # noqa: F401 - this module's names for the driver rule
+from unarray._devices import TPU_SETTINGS, no_driver, parse_device  # noqa: F401 - this module's names for the driver rule
 from unarray.conformance.cases import Case, all_cases, select_cases
-from unarray.conformance.check import _handoff_form, _short, handoff_case, run_case, to_numpy
+from unarray.conformance.check import handoff_case, handoff_form, run_case, short, to_numpy
 from unarray.conformance.deviations import platform_of
 from unarray.conformance.progress import remember
 from unarray.conformance.results import Env, Result, RunReport
-from unarray.conformance.worker import _parse_device, _run_worker, _setup
+from unarray.conformance.worker import run_worker, setup
 from unarray.interop._paths import owned as _owned
 
 __all__ = ["Env", "Result", "RunReport", "no_driver", "nothing_to_run", "run", "run_case", "to_numpy",
@@ -64,14 +64,14 @@ def plan(backends: Sequence[str] | None = None, devices: Sequence[str] | None = 
             continue
         info = _probe(info, ask)
         if ask and info.usable:  # loaded by the probe: its global modes for the cases (JAX's x64 mode)
-            _setup(info.name)
+            setup(info.name)
         rows.append({"name": info.name, "installed": info.installed, "version": info.version,
                      "usable": bool(info.usable), "devices": [str(d) for d in info.devices], "error": info.error})
         if not info.installed or not info.usable:
             if info.name in wanted or (info.installed and info.name not in HANDOFF_ONLY and _import_broken(info)):
                 why = info.error or "not installed"
                 unavailable.append(Result("(backend)", "import and devices", "-", info.name, "-", "-",
-                                          "error" if info.name in wanted else "unavailable", None, _short(why)))
+                                          "error" if info.name in wanted else "unavailable", None, short(why)))
             continue
         for d in info.devices:
             if devices and platform_of(d) not in devices and str(d) not in devices:
@@ -184,14 +184,14 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
             for shard in range(n):
                 spec = {"mode": "cases", "backend": env.backend, "device": str(env.device), "profile": profile,
                         "seed": seed, "ops": list(ops or ()), "shard": [shard, n]}
-                jobs.append(timed(env.label, partial(_run_worker, spec, labels[shard::n], env, record)))
+                jobs.append(timed(env.label, partial(run_worker, spec, labels[shard::n], env, record)))
         by_dev: dict[str, list[tuple[str, str, str, str, bool]]] = {}
         for src, dst, dev, dtype, strided in checks:
             by_dev.setdefault(str(dev), []).append((src, dst, str(dev), dtype, strided))
         for dev_name, items in by_dev.items():
             spec = {"mode": "handoff", "checks": items, "seed": seed}
-            h_labels = [(f"handoff->{d}", _handoff_form(st, _owned(s, d)), dt) for s, d, _v, dt, st in items]
-            job = partial(_run_worker, spec, h_labels, Env(items[0][0], _parse_device(dev_name)), record)
+            h_labels = [(f"handoff->{d}", handoff_form(st, _owned(s, d)), dt) for s, d, _v, dt, st in items]
+            job = partial(run_worker, spec, h_labels, Env(items[0][0], parse_device(dev_name)), record)
             jobs.append(timed(f"handoff@{dev_name}", job))
         with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
             list(pool.map(lambda job: job(), jobs))

@@ -1,6 +1,6 @@
 """The worker processes: each backend and device runs its cases in a child process
 (``python -m unarray.conformance.worker SPEC``), so a case that aborts the process (a native
-crash) costs that case only. ``_run_worker`` starts the child and resumes after such a case;
+crash) costs that case only. ``run_worker`` starts the child and resumes after such a case;
 ``_worker`` is the child's side, one ``START i`` and ``RESULT {...}`` line per case on stdout.
 """
 
@@ -14,11 +14,11 @@ from functools import partial
 from typing import Any
 
 from unarray.conformance.cases import select_cases
-from unarray.conformance.check import _short, handoff_case, run_case
+from unarray.conformance.check import handoff_case, run_case, short
 from unarray.conformance.results import Env, Result
 
 
-def _setup(name: str) -> None:
+def setup(name: str) -> None:
     # The library's global modes the cases need (its Backend.conformance_setup: JAX's x64 mode), in this process.
     from unarray import _backends
 
@@ -34,7 +34,7 @@ def _parse_device(name: str) -> Any:
     return parse_device(name)
 
 
-def _run_worker(spec: dict[str, Any], labels: list[tuple[str, str, str]], env: Env,
+def run_worker(spec: dict[str, Any], labels: list[tuple[str, str, str]], env: Env,
                 record: Callable[[Result], None]) -> list[Result]:
     """Run ``spec`` in a child process, resuming after a case that kills it."""
     import json
@@ -55,7 +55,7 @@ def _run_worker(spec: dict[str, Any], labels: list[tuple[str, str, str]], env: E
             assert proc.stdout is not None
             for line in proc.stdout:
                 if line.startswith("UNAVAILABLE "):  # the backend's framework failed to import: one row says so
-                    why = _short(json.loads(line[12:]))
+                    why = short(json.loads(line[12:]))
                     r = Result("(backend)", "import and devices", "-", env.backend, "-", "-", "unavailable", None, why)
                     out.append(r)
                     record(r)
@@ -76,7 +76,7 @@ def _run_worker(spec: dict[str, Any], labels: list[tuple[str, str, str]], env: E
         lines = err.strip().splitlines()
         key = [ln for ln in lines if any(w in ln for w in ("Check failed", "Error", "Fatal", "Segmentation",
                                                             "Aborted", "terminate"))]
-        tail = _short(" | ".join((key or lines)[-3:]), 400)
+        tail = short(" | ".join((key or lines)[-3:]), 400)
         backend = env.backend if spec["mode"] == "cases" else spec["checks"][current][0]
         r = Result(op, form, dtype, backend, str(env.device), env.platform, "error", None,
                    f"the process died (exit status {rc}) running this case: {tail}")
@@ -107,14 +107,14 @@ def _worker(spec: dict[str, Any]) -> None:
         except Exception as e:  # the parent did not import it (its devices were known): the report says why
             print("UNAVAILABLE " + json.dumps(f"{type(e).__name__}: {e}"), flush=True)
             return
-        _setup(spec["backend"])
+        setup(spec["backend"])
         env = Env(spec["backend"], _parse_device(spec["device"]))
         shard, n = spec.get("shard", (0, 1))
         chosen = select_cases(spec["profile"], spec["ops"] or None)[shard::n]
         items: list[Callable[[], Result]] = [partial(run_case, c, env, spec["seed"]) for c in chosen]
     else:
         for name in sorted({n for c in spec["checks"] for n in (c[0], c[1])}):
-            _setup(name)
+            setup(name)
         items = [partial(handoff_case, c[0], c[1], _parse_device(c[2]), c[3], c[4], spec["seed"])
                  for c in spec["checks"]]
     # Note: the protocol gets its own copy of stdout; anything a framework prints goes to stderr.
