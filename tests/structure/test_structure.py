@@ -560,3 +560,24 @@ def test_the_error_frame_is_written_once() -> None:
     sample = ("def f(x):\n    try:\n        return b.f(x)\n    except Exception as e:\n"
               "        raise _fail('f', b, e) from e\n")
     assert _unframed_failures(sample) == ["line 5: raise _fail('f', b, e) from e"]
+
+
+# What a module shares is public in it: the private names still imported from another module (not submodules).
+MAX_PRIVATE_IMPORTS = 40
+
+
+def _private_imports(name: str, path: Path) -> list[str]:
+    return [f"{n.module}.{a.name}" for n in ast.walk(ast.parse(path.read_text()))
+            if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("unarray") and n.module != name
+            for a in n.names if re.match(r"_[^_]", a.name) and f"{n.module}.{a.name}" not in MODULES]
+
+
+def test_modules_share_public_names() -> None:
+    found = [f"{name}: {p}" for name, path in MODULES.items() for p in _private_imports(name, path)]
+    assert len(found) <= MAX_PRIVATE_IMPORTS, "\n".join(found)
+
+
+def test_the_private_import_check_finds_one(tmp_path: Path) -> None:
+    f = tmp_path / "m.py"
+    f.write_text("def f():\n    from unarray._lookup import _hidden, one\n    from unarray import _dtypes\n")
+    assert _private_imports("unarray.m", f) == ["unarray._lookup._hidden"]
