@@ -10,11 +10,11 @@ import numpy as np
 import tensorflow as tf
 
 from unarray._backends.tensorflow.dtypes import (
-    _COMPLEX,
-    _FLOATS,
-    _SCALARS,
+    COMPLEX,
     DEFAULT_FLOAT,
     DEFAULT_INT,
+    FLOATS,
+    SCALARS,
     bfloat16,
     bool,
     complex64,
@@ -123,7 +123,7 @@ def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
 
 def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Any:
     if dtype is None:
-        dtype = _infer_dtype(fill_value) if isinstance(fill_value, _SCALARS) else t(fill_value).dtype
+        dtype = _infer_dtype(fill_value) if isinstance(fill_value, SCALARS) else t(fill_value).dtype
     with _Place(device):
         return tf.fill(_shape(shape), const(fill_value, dtype))
 
@@ -163,7 +163,7 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
     n = builtins.max(0, math.ceil((stop - start) / step))
     with _Place(device):
         # Note: start + i*step (as NumPy), not TF's repeated addition, and the standard's ceil length.
-        return tf.cast(start + tf.range(n, dtype=float64 if dtype in _FLOATS else int64) * step, dtype)
+        return tf.cast(start + tf.range(n, dtype=float64 if dtype in FLOATS else int64) * step, dtype)
 
 
 def _exact(v: Any, dtype: Any) -> Any:
@@ -178,7 +178,7 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
             return tf.zeros([0], dtype)
         div = (num - 1) if endpoint else num
         i = tf.range(num, dtype=float64)
-        wide = complex128 if dtype in _COMPLEX else float64
+        wide = complex128 if dtype in COMPLEX else float64
         step = (stop - start) / div if div > 0 else 0
         # Note: tf.cast of a Python float goes through float32; _exact keeps float64 values exact.
         out = _exact(start, wide) + tf.cast(i, wide) * _exact(step, wide)

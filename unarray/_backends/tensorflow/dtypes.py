@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import builtins
 import math
-from typing import Any, cast
+import typing
+from typing import Any
 
 import numpy as np
 import tensorflow as tf
@@ -19,7 +20,7 @@ from unarray._errors import DTypeError
 
 __array_api_version__ = "2025.12"
 
-_SCALARS = _promote.SCALARS
+SCALARS = _promote.SCALARS
 DT = {n: tf.as_dtype(n) for n in DTYPE_NAMES}
 bool = DT["bool"]  # noqa: A001 - the standard's names
 int8, int16, int32, int64 = DT["int8"], DT["int16"], DT["int32"], DT["int64"]
@@ -30,13 +31,13 @@ e, inf, nan, pi, newaxis = math.e, math.inf, math.nan, math.pi, None
 
 DEFAULT_FLOAT = float32
 DEFAULT_INT = int64
-_UNSIGNED = frozenset({uint8, uint16, uint32, uint64})
+UNSIGNED = frozenset({uint8, uint16, uint32, uint64})
 _SMALL_INTS = frozenset({int8, int16, uint8, uint16, uint32})
-_FLOATS = frozenset({float16, bfloat16, float32, float64})
-_COMPLEX = frozenset({complex64, complex128})
-_COMPLEX_OF = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}
+FLOATS = frozenset({float16, bfloat16, float32, float64})
+COMPLEX = frozenset({complex64, complex128})
+COMPLEX_OF = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}
 _REAL_OF = {complex64: float32, complex128: float64}
-_SIGNED_OF = {uint8: int8, uint16: int16, uint32: int32, uint64: int64, float16: int16, bfloat16: int16,
+SIGNED_OF = {uint8: int8, uint16: int16, uint32: int32, uint64: int64, float16: int16, bfloat16: int16,
               float32: int32, float64: int64}
 bool_ = tf.bool
 
@@ -55,32 +56,32 @@ def const(v: Any, dtype: Any = None) -> Any:
 
 
 def is_float(d: Any) -> builtins.bool:
-    return d in _FLOATS
+    return d in FLOATS
 
 
 def is_int(d: Any) -> builtins.bool:
-    return cast(builtins.bool, d.is_integer)
+    return typing.cast(builtins.bool, d.is_integer)
 
 
-def _cast(x: Any, d: Any) -> Any:
+def cast(x: Any, d: Any) -> Any:
     return x if x.dtype == d else tf.cast(x, d)
 
 
 # Note: tf.cast of a complex tensor to bool reads the real part only (-0.5j is False); the standard: nonzero.
 def truth(x: Any) -> Any:
-    return tf.not_equal(x, tf.zeros((), x.dtype)) if x.dtype in _COMPLEX else _cast(x, bool_)
+    return tf.not_equal(x, tf.zeros((), x.dtype)) if x.dtype in COMPLEX else cast(x, bool_)
 
 
 def _scalar_dtype(v: Any, d: Any) -> Any:
     return _promote.scalar_dtype(v, d, default_int=DEFAULT_INT, default_float=DEFAULT_FLOAT, bool_=bool,
-                                 floats=_FLOATS, complexes=_COMPLEX, complex_of=lambda r: _COMPLEX_OF.get(r, complex64))
+                                 floats=FLOATS, complexes=COMPLEX, complex_of=lambda r: COMPLEX_OF.get(r, complex64))
 
 
 def _name_of(x: Any) -> str:
-    return cast(str, (x.dtype if hasattr(x, "dtype") else tf.as_dtype(x)).name)
+    return typing.cast(str, (x.dtype if hasattr(x, "dtype") else tf.as_dtype(x)).name)
 
 
-_PROMOTION = _promote.Promotion(t, _cast, const, _scalar_dtype, _name_of, DT.__getitem__)
+_PROMOTION = _promote.Promotion(t, cast, const, _scalar_dtype, _name_of, DT.__getitem__)
 promote = _PROMOTION.promote
 
 
@@ -88,7 +89,7 @@ def result_type(*arrays_and_dtypes: Any) -> Any:
     return _PROMOTION.result_type(*arrays_and_dtypes)
 
 
-def _widened(fn: Any, *xs: Any) -> Any:
+def widened(fn: Any, *xs: Any) -> Any:
     # TensorFlow has no kernel for this dtype: compute in int64 (same bits mod 2**64) and cast back.
     d = xs[0].dtype
     w = [tf.bitcast(x, int64) if d == uint64 else tf.cast(x, int64) for x in xs]
@@ -98,10 +99,10 @@ def _widened(fn: Any, *xs: Any) -> Any:
     return tf.bitcast(r, uint64) if d == uint64 else tf.cast(r, d)
 
 
-def _arith(fn: Any, *xs: Any, bad: frozenset[Any] = frozenset()) -> Any:
+def arith(fn: Any, *xs: Any, bad: frozenset[Any] = frozenset()) -> Any:
     d = xs[0].dtype
     if d in bad or d == bool:
-        return _widened(fn, *[_cast(x, int8) if d == bool else x for x in xs])
+        return widened(fn, *[cast(x, int8) if d == bool else x for x in xs])
     return fn(*xs)
 
 
@@ -115,7 +116,7 @@ def astype(x: Any, dtype: Any, /, *, copy: builtins.bool = True, device: Any = N
         return tf.identity(x) if copy else x
     if dtype == bool_:
         return truth(x)
-    _promote.refuse_complex_to_real(x.dtype in _COMPLEX, dtype in _COMPLEX)
+    _promote.refuse_complex_to_real(x.dtype in COMPLEX, dtype in COMPLEX)
     return tf.cast(x, dtype)
 
 
@@ -130,7 +131,7 @@ def can_cast(from_: Any, to: Any, /) -> builtins.bool:
 def finfo(type: Any, /) -> Any:  # noqa: A002
     d = type.dtype if hasattr(type, "dtype") else tf.as_dtype(type)
     d = _REAL_OF.get(d, d)
-    if d not in _FLOATS:
+    if d not in FLOATS:
         raise DTypeError(f"finfo needs a floating dtype, got {d.name}")
     return _promote.Info(d, tf.experimental.numpy.finfo(d.as_numpy_dtype), True, d.name)
 

@@ -10,16 +10,16 @@ import tensorflow as tf
 
 from unarray._backends import _special
 from unarray._backends.tensorflow.dtypes import (
-    _COMPLEX,
-    _FLOATS,
-    _SCALARS,
-    _SIGNED_OF,
-    _UNSIGNED,
+    COMPLEX,
     DEFAULT_FLOAT,
-    _arith,
-    _cast,
+    FLOATS,
+    SCALARS,
+    SIGNED_OF,
+    UNSIGNED,
+    arith,
     bfloat16,
     bool,
+    cast,
     float16,
     float64,
     int8,
@@ -39,7 +39,7 @@ from unarray._errors import DTypeError
 def _unary_float(fn: Any) -> Any:
     def op(x: Any, /) -> Any:
         x = t(x)
-        if not (x.dtype in _FLOATS or x.dtype in _COMPLEX):
+        if not (x.dtype in FLOATS or x.dtype in COMPLEX):
             # Note: TensorFlow has no float kernels for integers; the standard's result is floating.
             x = tf.cast(x, float64 if x.dtype in (int32, int64, uint32, uint64) else DEFAULT_FLOAT)
         return fn(x)
@@ -65,18 +65,18 @@ def _xp() -> Any:
 # sign (expm1(inf + 0j), log1p(-1 + 0j), sqrt(inf - 1j)): corrected through _special.
 def expm1(x: Any, /) -> Any:
     x = t(x)
-    return _special.complex_expm1(_xp(), x, tf.complex) if x.dtype in _COMPLEX else _expm1(x)
+    return _special.complex_expm1(_xp(), x, tf.complex) if x.dtype in COMPLEX else _expm1(x)
 
 
 def log1p(x: Any, /) -> Any:
     x = t(x)
-    return _special.complex_log1p(_xp(), x, tf.complex) if x.dtype in _COMPLEX else _log1p(x)
+    return _special.complex_log1p(_xp(), x, tf.complex) if x.dtype in COMPLEX else _log1p(x)
 
 
 def sqrt(x: Any, /) -> Any:
     x = t(x)
     r = _sqrt(x)
-    return _special.complex_sqrt(_xp(), r, x, tf.complex) if x.dtype in _COMPLEX else r
+    return _special.complex_sqrt(_xp(), r, x, tf.complex) if x.dtype in COMPLEX else r
 tan, tanh = _unary_float(tf.math.tan), _unary_float(tf.math.tanh)
 log2 = _unary_float(lambda x: tf.math.log(x) / tf.math.log(tf.constant(2, x.dtype)))
 log10 = _unary_float(lambda x: tf.math.log(x) / tf.math.log(tf.constant(10, x.dtype)))
@@ -84,14 +84,14 @@ log10 = _unary_float(lambda x: tf.math.log(x) / tf.math.log(tf.constant(10, x.dt
 
 def abs(x: Any, /) -> Any:  # noqa: A001
     x = t(x)
-    if x.dtype in _UNSIGNED or x.dtype == bool:
+    if x.dtype in UNSIGNED or x.dtype == bool:
         return tf.identity(x)
     return tf.math.abs(x)
 
 
 def negative(x: Any, /) -> Any:
     x = t(x)
-    if x.dtype in _UNSIGNED:
+    if x.dtype in UNSIGNED:
         # Note: no unsigned negation kernel; two's complement wraps the same way.
         return tf.bitwise.invert(x) + tf.constant(1, x.dtype)
     return tf.math.negative(x)
@@ -103,9 +103,9 @@ def positive(x: Any, /) -> Any:
 
 def sign(x: Any, /) -> Any:
     x = t(x)
-    if x.dtype in _UNSIGNED:
+    if x.dtype in UNSIGNED:
         return tf.cast(x > 0, x.dtype)
-    if x.dtype in _COMPLEX:
+    if x.dtype in COMPLEX:
         # Note: the standard's complex sign is x/|x| (0 at 0).
         a = tf.cast(tf.math.abs(x), x.dtype)
         return tf.where(tf.equal(a, 0), tf.zeros_like(x), x / tf.where(tf.equal(a, 0), tf.ones_like(a), a))
@@ -113,7 +113,7 @@ def sign(x: Any, /) -> Any:
 
 
 def square(x: Any, /) -> Any:
-    return _arith(tf.math.square, t(x))
+    return arith(tf.math.square, t(x))
 
 
 def reciprocal(x: Any, /) -> Any:
@@ -125,7 +125,7 @@ def _rounding(fn: Any) -> Any:
         x = t(x)
         if x.dtype.is_integer or x.dtype == bool:
             return tf.identity(x)
-        if x.dtype in _COMPLEX:
+        if x.dtype in COMPLEX:
             return tf.complex(fn(tf.math.real(x)), fn(tf.math.imag(x)))
         return fn(x)
 
@@ -147,36 +147,36 @@ def real(x: Any, /) -> Any:
 
 def imag(x: Any, /) -> Any:
     x = t(x)
-    return tf.math.imag(x) if x.dtype in _COMPLEX else tf.zeros_like(x)
+    return tf.math.imag(x) if x.dtype in COMPLEX else tf.zeros_like(x)
 
 
 def isnan(x: Any, /) -> Any:
     x = t(x)
-    if x.dtype in _COMPLEX:
+    if x.dtype in COMPLEX:
         return tf.math.is_nan(tf.math.real(x)) | tf.math.is_nan(tf.math.imag(x))
-    return tf.math.is_nan(x) if x.dtype in _FLOATS else tf.zeros(tf.shape(x), bool)
+    return tf.math.is_nan(x) if x.dtype in FLOATS else tf.zeros(tf.shape(x), bool)
 
 
 def isinf(x: Any, /) -> Any:
     x = t(x)
-    if x.dtype in _COMPLEX:
+    if x.dtype in COMPLEX:
         return tf.math.is_inf(tf.math.real(x)) | tf.math.is_inf(tf.math.imag(x))
-    return tf.math.is_inf(x) if x.dtype in _FLOATS else tf.zeros(tf.shape(x), bool)
+    return tf.math.is_inf(x) if x.dtype in FLOATS else tf.zeros(tf.shape(x), bool)
 
 
 def isfinite(x: Any, /) -> Any:
     x = t(x)
-    if x.dtype in _COMPLEX:
+    if x.dtype in COMPLEX:
         return tf.math.is_finite(tf.math.real(x)) & tf.math.is_finite(tf.math.imag(x))
-    return tf.math.is_finite(x) if x.dtype in _FLOATS else tf.ones(tf.shape(x), bool)
+    return tf.math.is_finite(x) if x.dtype in FLOATS else tf.ones(tf.shape(x), bool)
 
 
 def signbit(x: Any, /) -> Any:
     x = t(x)
-    if x.dtype in _FLOATS:
+    if x.dtype in FLOATS:
         # Note: TF has no signbit; the sign bit of -0.0 and -NaN is read through a bitcast.
-        return tf.bitcast(x, _SIGNED_OF[x.dtype]) < 0
-    return x < 0 if not (x.dtype in _UNSIGNED or x.dtype == bool) else tf.zeros(tf.shape(x), bool)
+        return tf.bitcast(x, SIGNED_OF[x.dtype]) < 0
+    return x < 0 if not (x.dtype in UNSIGNED or x.dtype == bool) else tf.zeros(tf.shape(x), bool)
 
 
 def logical_not(x: Any, /) -> Any:
@@ -191,7 +191,7 @@ def bitwise_invert(x: Any, /) -> Any:
 def _binary(fn: Any, bad: frozenset[Any] = frozenset()) -> Any:
     def op(x1: Any, x2: Any, /) -> Any:
         a, b = promote(x1, x2)
-        return _arith(fn, a, b, bad=bad)
+        return arith(fn, a, b, bad=bad)
 
     return op
 
@@ -204,7 +204,7 @@ def _bool_arith(fn: Any, on_bool: Any) -> Any:
             if on_bool is None:
                 raise TypeError("the standard defines no subtraction of bools")
             return on_bool(a, b)
-        return _arith(fn, a, b)
+        return arith(fn, a, b)
 
     op.__wrapped__ = fn  # type: ignore[attr-defined]  # (ua.explain names the kernel it wraps)
     return op
@@ -261,7 +261,7 @@ bitwise_xor = _bitwise(tf.bitwise.bitwise_xor, tf.math.logical_xor)
 
 def _out_of_range(b: Any, bits: int) -> Any:
     # Note: TF's shifts by a count outside [0, bits) are undefined; unarray (as NumPy) shifts every bit out.
-    return (b >= bits) | (b < 0) if b.dtype not in _UNSIGNED else b >= bits
+    return (b >= bits) | (b < 0) if b.dtype not in UNSIGNED else b >= bits
 
 
 def bitwise_left_shift(x1: Any, x2: Any, /) -> Any:
@@ -274,14 +274,14 @@ def bitwise_left_shift(x1: Any, x2: Any, /) -> Any:
 def bitwise_right_shift(x1: Any, x2: Any, /) -> Any:
     a, b = promote(x1, x2)
     bits = a.dtype.size * 8
-    fill = tf.where(a < 0, -tf.ones_like(a), tf.zeros_like(a)) if a.dtype not in _UNSIGNED else tf.zeros_like(a)
+    fill = tf.where(a < 0, -tf.ones_like(a), tf.zeros_like(a)) if a.dtype not in UNSIGNED else tf.zeros_like(a)
     inside = tf.clip_by_value(b, tf.zeros_like(b), tf.fill(tf.shape(b), tf.constant(bits - 1, b.dtype)))
     return tf.where(_out_of_range(b, bits), fill, tf.bitwise.right_shift(a, inside))
 
 
 def divide(x1: Any, x2: Any, /) -> Any:
     a, b = promote(x1, x2)
-    if not (a.dtype in _FLOATS or a.dtype in _COMPLEX):
+    if not (a.dtype in FLOATS or a.dtype in COMPLEX):
         # Note: true division of integers is floating (float64, as NumPy), never TF's integer kernels.
         a, b = tf.cast(a, float64), tf.cast(b, float64)
     return tf.math.truediv(a, b)
@@ -299,17 +299,17 @@ def remainder(x1: Any, x2: Any, /) -> Any:
     if a.dtype == bool:
         raise DTypeError("remainder needs numeric arrays, got bool")
     r = tf.math.floormod(a, b)
-    return _special.remainder_zero_sign(_xp(), r, b) if a.dtype in _FLOATS else r
+    return _special.remainder_zero_sign(_xp(), r, b) if a.dtype in FLOATS else r
 
 
 def pow(x1: Any, x2: Any, /) -> Any:  # noqa: A001
     a, b = promote(x1, x2)
-    return _arith(tf.math.pow, a, b, bad=_UNSIGNED)
+    return arith(tf.math.pow, a, b, bad=UNSIGNED)
 
 
 def atan2(x1: Any, x2: Any, /) -> Any:
     a, b = promote(x1, x2)
-    if a.dtype not in _FLOATS:
+    if a.dtype not in FLOATS:
         a, b = tf.cast(a, DEFAULT_FLOAT), tf.cast(b, DEFAULT_FLOAT)
     return tf.math.atan2(a, b)
 
@@ -356,11 +356,11 @@ def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002
     x = t(x)
     out = x
     # Note: a NaN bound makes the result NaN (the standard); a comparison with it alone is False everywhere.
-    nan = tf.math.is_nan if x.dtype in _FLOATS else None
+    nan = tf.math.is_nan if x.dtype in FLOATS else None
     if min is not None:
-        lo = tf.cast(min if isinstance(min, _SCALARS) else _cast(t(min), x.dtype), x.dtype)
+        lo = tf.cast(min if isinstance(min, SCALARS) else cast(t(min), x.dtype), x.dtype)
         out = tf.where(less(out, lo) | nan(lo) if nan else less(out, lo), lo, out)
     if max is not None:
-        hi = tf.cast(max if isinstance(max, _SCALARS) else _cast(t(max), x.dtype), x.dtype)
+        hi = tf.cast(max if isinstance(max, SCALARS) else cast(t(max), x.dtype), x.dtype)
         out = tf.where(greater(out, hi) | nan(hi) if nan else greater(out, hi), hi, out)
     return tf.identity(out) if out is x else out

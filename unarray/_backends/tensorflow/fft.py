@@ -8,7 +8,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from unarray._backends.tensorflow.dtypes import _COMPLEX, _COMPLEX_OF, _FLOATS, DEFAULT_FLOAT, t
+from unarray._backends.tensorflow.dtypes import COMPLEX, COMPLEX_OF, DEFAULT_FLOAT, FLOATS, t
 from unarray._errors import ArgumentError, DTypeError
 
 _NORMS = ("backward", "ortho", "forward")
@@ -16,11 +16,11 @@ _NORMS = ("backward", "ortho", "forward")
 
 def _complex(x: Any) -> Any:
     x = t(x)
-    if x.dtype in _COMPLEX:
+    if x.dtype in COMPLEX:
         return x
-    if x.dtype not in _FLOATS:
+    if x.dtype not in FLOATS:
         raise DTypeError(f"fft needs a floating or complex array, got {x.dtype.name}")
-    return tf.cast(x, _COMPLEX_OF[x.dtype])
+    return tf.cast(x, COMPLEX_OF[x.dtype])
 
 
 def _fit(x: Any, n: int | None, axis: int) -> Any:
@@ -76,7 +76,7 @@ def ifft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backwa
 
 def rfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
     x = t(x)
-    if x.dtype not in _FLOATS:
+    if x.dtype not in FLOATS:
         raise DTypeError(f"rfft needs a real floating array, got {x.dtype.name}")
 
     def go(v: Any) -> Any:

@@ -12,7 +12,7 @@ import tensorflow as tf
 from unarray._backends import _xp_shared
 from unarray._backends._xp_shared import EighResult, EigResult, QRResult, SlogdetResult, SVDResult
 from unarray._backends.tensorflow import linear_algebra, statistical
-from unarray._backends.tensorflow.dtypes import _COMPLEX, _FLOATS, DEFAULT_FLOAT, promote, t
+from unarray._backends.tensorflow.dtypes import COMPLEX, DEFAULT_FLOAT, FLOATS, promote, t
 from unarray._errors import ShapeError, UnsupportedError
 
 # Ops TensorFlow has no kernels for in half precision (float16 and bfloat16): explicit holes.
@@ -28,7 +28,7 @@ def _float(x: Any, op: str = "linalg") -> Any:
     if x.dtype in (tf.float16, tf.bfloat16):
         raise UnsupportedError(f"TensorFlow has no {x.dtype.name} kernels for linalg decompositions and solves; "
                                "cast to float32 with ua.astype first", op=op, backend="tensorflow")
-    if x.dtype in _FLOATS or x.dtype in _COMPLEX:
+    if x.dtype in FLOATS or x.dtype in COMPLEX:
         return x
     return tf.cast(x, tf.float64 if x.dtype in (tf.int32, tf.int64, tf.uint32, tf.uint64) else DEFAULT_FLOAT)
 

@@ -7,12 +7,12 @@ from typing import Any
 import tensorflow as tf
 
 from unarray._backends.tensorflow.dtypes import (
-    _COMPLEX,
-    _UNSIGNED,
-    _widened,
+    COMPLEX,
+    UNSIGNED,
     bool_,
     promote,
     t,
+    widened,
 )
 from unarray._backends.tensorflow.statistical import sum
 from unarray._errors import ArgumentError, DTypeError, ShapeError
@@ -34,9 +34,9 @@ def matmul(x1: Any, x2: Any, /) -> Any:
         b = b[:, None]
     if a.shape[-1] is not None and b.shape[-2] is not None and a.shape[-1] != b.shape[-2]:
         raise ShapeError(f"matmul: shape mismatch {tuple(x1.shape)} @ {tuple(x2.shape)} (inner dimensions differ)")
-    if a.dtype in _UNSIGNED or a.dtype in (tf.int8, tf.int16):
+    if a.dtype in UNSIGNED or a.dtype in (tf.int8, tf.int16):
         # Note: TF has integer matmul kernels for int32/int64 only.
-        out = _widened(tf.linalg.matmul, a, b)
+        out = widened(tf.linalg.matmul, a, b)
     else:
         out = tf.linalg.matmul(a, b)
     if va:
@@ -55,8 +55,8 @@ def matrix_transpose(x: Any, /) -> Any:
 
 def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
     a, b = promote(x1, x2)
-    if a.dtype in _UNSIGNED or a.dtype in (tf.int8, tf.int16):
-        return _widened(lambda p, q: tf.tensordot(p, q, axes), a, b)
+    if a.dtype in UNSIGNED or a.dtype in (tf.int8, tf.int16):
+        return widened(lambda p, q: tf.tensordot(p, q, axes), a, b)
     if isinstance(axes, int) and axes == 0:
         return tf.tensordot(a, b, 0)
     return tf.tensordot(a, b, axes)
@@ -68,5 +68,5 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
         raise ShapeError(f"vecdot: sizes along axis {axis} differ: {tuple(a.shape)} and {tuple(b.shape)}")
     if axis >= 0:
         raise ArgumentError("vecdot takes a negative axis (counted from the end, as the standard asks)")
-    prod_ = (tf.math.conj(a) if a.dtype in _COMPLEX else a) * b
+    prod_ = (tf.math.conj(a) if a.dtype in COMPLEX else a) * b
     return sum(prod_, axis=axis, dtype=prod_.dtype)

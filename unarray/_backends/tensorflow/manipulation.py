@@ -10,9 +10,9 @@ import tensorflow as tf
 from unarray._backends import _xp_shared
 from unarray._backends._xp_shared import axes_of
 from unarray._backends.tensorflow.dtypes import (
-    _SIGNED_OF,
-    _cast,
+    SIGNED_OF,
     bool_,
+    cast,
     result_type,
     t,
     uint8,
@@ -36,7 +36,7 @@ def broadcast_arrays(*arrays: Any) -> list[Any]:
 
 
 def same_dtype(arrays: Any) -> list[Any]:
-    return _xp_shared.same_dtype([t(a) for a in arrays], result_type, _cast)
+    return _xp_shared.same_dtype([t(a) for a in arrays], result_type, cast)
 
 
 def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:
@@ -90,10 +90,10 @@ def repeat(x: Any, repeats: Any, /, *, axis: int | None = None) -> Any:
     x = t(x)
     if axis is None:
         x, axis = tf.reshape(x, [-1]), 0
-    reps = repeats if isinstance(repeats, int) else _cast(t(repeats), tf.int64)
-    if x.dtype in _SIGNED_OF and x.dtype != uint8 and not x.dtype.is_floating:
+    reps = repeats if isinstance(repeats, int) else cast(t(repeats), tf.int64)
+    if x.dtype in SIGNED_OF and x.dtype != uint8 and not x.dtype.is_floating:
         # Note: TF's Tile has no uint16/32/64 kernel: the bits repeat as the signed integer of their width.
-        return tf.bitcast(tf.repeat(tf.bitcast(x, _SIGNED_OF[x.dtype]), reps, axis=axis), x.dtype)
+        return tf.bitcast(tf.repeat(tf.bitcast(x, SIGNED_OF[x.dtype]), reps, axis=axis), x.dtype)
     return tf.repeat(x, reps, axis=axis)
 
 

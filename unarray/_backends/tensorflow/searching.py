@@ -10,10 +10,10 @@ import tensorflow as tf
 
 from unarray._backends._xp_shared import UniqueAllResult, UniqueCountsResult, UniqueInverseResult
 from unarray._backends.tensorflow.dtypes import (
-    _COMPLEX,
-    _FLOATS,
-    _cast,
+    COMPLEX,
+    FLOATS,
     bool_,
+    cast,
     promote,
     t,
     truth,
@@ -42,7 +42,7 @@ def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None)
     a, b = promote(x1, x2)
     if sorter is not None:
         a = tf.gather(a, t(sorter))
-    floating = a.dtype in _FLOATS
+    floating = a.dtype in FLOATS
     if floating:
         # Note: TF's search sends a NaN query to the front; the standard's order puts NaN after +inf: search
         # keys where NaN is +inf, cap non-NaN queries at x1's non-NaN count, and place NaN queries after them.
@@ -61,7 +61,7 @@ def searchsorted(x1: Any, x2: Any, /, *, side: str = "left", sorter: Any = None)
 def isin(x1: Any, x2: Any, /, *, invert: builtins.bool = False) -> Any:
     a, b = promote(x1, x2)
     s = tf.reshape(b, [-1])
-    if s.dtype in _FLOATS:  # Note: TF's sort puts NaN anywhere, which breaks the search; NaN is never found anyway.
+    if s.dtype in FLOATS:  # Note: TF's sort puts NaN anywhere, which breaks the search; NaN is never found anyway.
         s = tf.boolean_mask(s, tf.logical_not(tf.math.is_nan(s)))
     s = tf.sort(s)
     flat = tf.reshape(a, [-1])
@@ -76,9 +76,9 @@ def isin(x1: Any, x2: Any, /, *, invert: builtins.bool = False) -> Any:
 def _keys(x: Any) -> Any:
     if x.dtype == bool_:
         return tf.cast(x, tf.int8)
-    if x.dtype in _COMPLEX:
+    if x.dtype in COMPLEX:
         raise DTypeError("sorting complex arrays is not defined by the standard")
-    if x.dtype in _FLOATS:
+    if x.dtype in FLOATS:
         return tf.where(tf.math.is_nan(x), tf.constant(math.inf, x.dtype), x)
     return x
 
@@ -93,7 +93,7 @@ def argsort(x: Any, /, *, axis: int = -1, descending: builtins.bool = False, sta
         idx = n - 1 - tf.reverse(tf.cast(tf.argsort(tf.reverse(k, [axis]), axis=axis, stable=True), tf.int64), [axis])
     else:
         idx = tf.cast(tf.argsort(k, axis=axis, stable=True), tf.int64)
-    if x.dtype in _FLOATS:
+    if x.dtype in FLOATS:
         # Note: TF orders NaN arbitrarily; the standard (like NumPy) sorts NaN last, and first when descending.
         nan_at = tf.cast(take_along_axis(tf.math.is_nan(x), idx, axis=axis), tf.int8)
         idx = take_along_axis(idx, tf.argsort(-nan_at if descending else nan_at, axis=axis, stable=True), axis=axis)
@@ -106,7 +106,7 @@ def sort(x: Any, /, *, axis: int = -1, descending: builtins.bool = False, stable
 
 
 def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
-    x, i = t(x), _cast(t(indices), tf.int64)
+    x, i = t(x), cast(t(indices), tf.int64)
     if axis is None:
         if x.shape.rank != 1:
             raise ArgumentError("take with axis=None needs a 1-D array; pass axis=")
@@ -117,7 +117,7 @@ def take(x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
 
 
 def take_along_axis(x: Any, indices: Any, /, *, axis: int = -1) -> Any:
-    x, i = t(x), _cast(t(indices), tf.int64)
+    x, i = t(x), cast(t(indices), tf.int64)
     nd = x.shape.rank
     ax = axis % nd
     n = tf.shape(x, out_type=tf.int64)[ax]
@@ -139,7 +139,7 @@ def _unique(x: Any) -> tuple[Any, Any, Any, Any]:
     s = tf.gather(flat, order)
     # Note: the standard counts every NaN as distinct; a sorted run of equal values is one value.
     new = tf.concat([[True], tf.not_equal(s[1:], s[:-1])], 0)[: tf.size(s)]
-    if s.dtype in _FLOATS:
+    if s.dtype in FLOATS:
         new = new | tf.math.is_nan(s)
     elif s.dtype in (tf.complex64, tf.complex128):
         new = new | tf.math.is_nan(tf.math.real(s)) | tf.math.is_nan(tf.math.imag(s))

@@ -11,14 +11,14 @@ import tensorflow as tf
 
 from unarray._backends._xp_shared import axes_of
 from unarray._backends.tensorflow.dtypes import (
-    _COMPLEX,
-    _FLOATS,
-    _UNSIGNED,
+    COMPLEX,
     DEFAULT_INT,
-    _cast,
-    _widened,
+    FLOATS,
+    UNSIGNED,
     bool_,
+    cast,
     t,
+    widened,
 )
 from unarray._backends.tensorflow.manipulation import concat
 from unarray._errors import ArgumentError, DTypeError, EmptyReductionError
@@ -41,9 +41,9 @@ def _keep(r: Any, x: Any, axes: list[int] | None, keepdims: builtins.bool) -> An
 def _acc_dtype(x: Any, dtype: Any) -> Any:
     if dtype is not None:
         return dtype
-    if x.dtype == bool_ or (x.dtype.is_integer and x.dtype not in _UNSIGNED):
+    if x.dtype == bool_ or (x.dtype.is_integer and x.dtype not in UNSIGNED):
         return DEFAULT_INT
-    if x.dtype in _UNSIGNED:
+    if x.dtype in UNSIGNED:
         return tf.uint64
     return x.dtype
 
@@ -53,11 +53,11 @@ def _sum_like(fn: Any, x: Any, axis: Any, dtype: Any, keepdims: builtins.bool) -
     x = t(x)
     d = _acc_dtype(x, dtype)
     axes = axes_of(axis, x.shape.rank)
-    xc = _cast(x, d)
+    xc = cast(x, d)
     if d == tf.uint64:
         # Note: no uint64 reduction kernels; int64 sums wrap identically mod 2**64.
         return tf.bitcast(fn(tf.bitcast(xc, tf.int64), axis=axes, keepdims=keepdims), tf.uint64)
-    if d in _UNSIGNED or d in (tf.int8, tf.int16):
+    if d in UNSIGNED or d in (tf.int8, tf.int16):
         return tf.cast(fn(tf.cast(xc, tf.int64), axis=axes, keepdims=keepdims), d)
     return fn(xc, axis=axes, keepdims=keepdims)
 
@@ -72,7 +72,7 @@ def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: builtins.b
 
 def mean(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:
     x = t(x)
-    if not (x.dtype in _FLOATS or x.dtype in _COMPLEX):
+    if not (x.dtype in FLOATS or x.dtype in COMPLEX):
         x = tf.cast(x, tf.float32)  # Note: integer and bool input gives the default floating dtype
     axes = axes_of(axis, x.shape.rank)
     dims = x.shape.as_list() if x.shape.rank is not None else [None]
@@ -94,12 +94,12 @@ def _count(x: Any, axes: list[int] | None) -> Any:
 
 def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: builtins.bool = False) -> Any:
     x = t(x)
-    if not (x.dtype in _FLOATS or x.dtype in _COMPLEX):
+    if not (x.dtype in FLOATS or x.dtype in COMPLEX):
         x = tf.cast(x, tf.float32)  # Note: integer and bool input gives the default floating dtype
     axes = axes_of(axis, x.shape.rank)
     m = mean(x, axis=axes, keepdims=True)
     dev = x - m
-    sq = tf.math.real(dev * tf.math.conj(dev)) if x.dtype in _COMPLEX else dev * dev
+    sq = tf.math.real(dev * tf.math.conj(dev)) if x.dtype in COMPLEX else dev * dev
     n = _count(x, axes)
     # Note: TF has no Bessel correction; divide by N - correction ourselves (NaN when it is <= 0, like NumPy).
     denom = tf.cast(n, sq.dtype) - tf.constant(correction, sq.dtype)
@@ -127,7 +127,7 @@ def _check_nonempty(op: str, x: Any, axes: list[int] | None) -> None:
 
 def _extreme(fn: Any, op: str, x: Any, axis: Any, keepdims: builtins.bool) -> Any:
     x = t(x)
-    if x.dtype in _COMPLEX:
+    if x.dtype in COMPLEX:
         raise DTypeError(f"got a {x.dtype.name} array, but complex numbers have no order in the standard; "
                          "reduce the real part or the magnitude instead (ua.real(x), ua.abs(x))")
     axes = axes_of(axis, x.shape.rank)
@@ -138,7 +138,7 @@ def _extreme(fn: Any, op: str, x: Any, axis: Any, keepdims: builtins.bool) -> An
         r = (tf.reduce_all if fn is tf.reduce_min else tf.reduce_any)(x, axis=axes, keepdims=keepdims)
         return r
     r = fn(x, axis=axes, keepdims=keepdims)
-    if x.dtype in _FLOATS:
+    if x.dtype in FLOATS:
         # Note: TF's reduce_max/min skip NaN; the standard propagates it.
         has_nan = tf.reduce_any(tf.math.is_nan(x), axis=axes, keepdims=keepdims)
         r = tf.where(has_nan, tf.constant(math.nan, x.dtype), r)
@@ -155,7 +155,7 @@ def min(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:
 
 def _arg(fn: Any, op: str, x: Any, axis: int | None, keepdims: builtins.bool) -> Any:
     x = t(x)
-    if x.dtype in _COMPLEX:
+    if x.dtype in COMPLEX:
         raise DTypeError(f"got a {x.dtype.name} array, but complex numbers have no order in the standard; "
                          "reduce the real part or the magnitude instead (ua.real(x), ua.abs(x))")
     if axis is None:
@@ -166,7 +166,7 @@ def _arg(fn: Any, op: str, x: Any, axis: int | None, keepdims: builtins.bool) ->
     _check_nonempty(op, x, [ax])
     m = _extreme(fn, op, x, ax, True)
     hit = tf.equal(x, m)
-    if x.dtype in _FLOATS:
+    if x.dtype in FLOATS:
         hit = hit | (tf.math.is_nan(x) & tf.math.is_nan(m))
     # Note: TF leaves the winner among ties unspecified; the standard wants the first occurrence.
     n = tf.shape(x, out_type=tf.int64)[ax]
@@ -184,7 +184,7 @@ def argmin(x: Any, /, *, axis: int | None = None, keepdims: builtins.bool = Fals
 
 def any(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
     x = t(x)
-    return tf.reduce_any(_cast(x, bool_) if x.dtype == bool_ else tf.not_equal(x, 0),
+    return tf.reduce_any(cast(x, bool_) if x.dtype == bool_ else tf.not_equal(x, 0),
                          axis=axes_of(axis, x.shape.rank), keepdims=keepdims)
 
 
@@ -202,8 +202,8 @@ def _cumulative(fn: Any, identity: int, x: Any, axis: int | None, dtype: Any, in
         axis = 0
     ax = axes_of(axis, x.shape.rank)[0]  # type: ignore[index]
     d = _acc_dtype(x, dtype)
-    xc = _cast(x, d)
-    out = _widened(lambda v: fn(v, axis=ax), xc) if d in _UNSIGNED or d in (tf.int8, tf.int16) else fn(xc, axis=ax)
+    xc = cast(x, d)
+    out = widened(lambda v: fn(v, axis=ax), xc) if d in UNSIGNED or d in (tf.int8, tf.int16) else fn(xc, axis=ax)
     if initial:
         shape = tf.tensor_scatter_nd_update(tf.shape(out), [[ax]], [1])
         out = tf.concat([tf.fill(shape, tf.constant(identity, out.dtype)), out], axis=ax)

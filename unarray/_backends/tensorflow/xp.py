@@ -22,10 +22,10 @@ _MODULES = (dtypes, elementwise, creation, statistical, manipulation, linear_alg
 def _namespace() -> types.ModuleType:
     ns = types.ModuleType(__name__, "The array-API namespace over TensorFlow.")
     # The modules' own helpers (shared with the other namespaces unarray writes), not names of the standard.
-    skip = {"annotations", "namedtuple", "Any", "SimpleNamespace", "axes_of", "same_dtype"}
+    skip = {"annotations", "namedtuple", "Any", "SimpleNamespace", "axes_of", "same_dtype", "cast", "widened", "arith"}
     for mod in _MODULES:
         for k, v in vars(mod).items():
-            if not k.startswith("_") and k not in skip and not isinstance(v, types.ModuleType):
+            if not k.startswith("_") and k not in skip and not k.isupper() and not isinstance(v, types.ModuleType):
                 setattr(ns, k, v)
     setattr(ns, "linalg", linalg.linalg)  # noqa: B010 - a ModuleType built at run time
     setattr(ns, "fft", fft.fft_ns)  # noqa: B010
