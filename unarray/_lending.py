@@ -15,21 +15,26 @@ from unarray.interop._paths import path as _path
 __all__ = ["attention_plan"]
 
 
-def attention_plan(b: Any, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+def attention_plan(b: Any, q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str,
                    policy: str) -> Any:
-    """The plan of an attention call on ``b``'s arrays: a lender's kernels where one takes them, else ``b``'s own."""
+    """The plan of an attention call on ``b``'s arrays: a lender's kernels where one takes them, else ``b``'s own;
+    ``ua.explain`` names a structured mask's form (``spec``, an attention_masks.MaskSpec) after the kernel."""
     lender = _backends.attention_lender(b, q)
     if lender is not None:
-        return _borrowed(b, lender, q, k, v, mask, is_causal, scale, layout, policy)
-    return _hinted(b, q, b.attention_plan(q, k, v, mask, is_causal, scale, layout, policy))
+        plan = _borrowed(b, lender, q, k, v, mask, spec, scale, layout, policy)
+    else:
+        plan = _hinted(b, q, b.attention_plan(q, k, v, mask, spec, scale, layout, policy))
+    return type(plan)(plan.kernel, plan.call, lambda: f"{plan.detail}; mask: {spec.describe()}") if spec.structured \
+        else plan
 
 
-def _borrowed(b: Any, name: str, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+def _borrowed(b: Any, name: str, q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str,
               policy: str) -> Any:
     # The pair's fastest zero-copy, stream-ordered path (no cache: attention inputs are new each call).
     there, back = _path(b.name, name), _path(name, b.name)
-    t = [None if a is None else there(a) for a in (q, k, v, mask)]
-    inner = _backends.get(name).attention_plan(t[0], t[1], t[2], t[3], is_causal, scale, layout, policy)
+    t = [None if a is None else there(a) for a in (q, k, v, mask, spec.q_segments, spec.kv_segments)]
+    spec = spec if t[4] is None else type(spec)(spec.causal, spec.left, spec.right, t[4], t[5])
+    inner = _backends.get(name).attention_plan(t[0], t[1], t[2], t[3], spec, scale, layout, policy)
     from unarray._backends._nn import around  # (a GPU route: kept off import unarray)
 
     return around(inner, back, f", reached from {b.name} through DLPack (zero-copy, stream-ordered)")

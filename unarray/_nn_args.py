@@ -13,10 +13,11 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
 from unarray import _backends
+from unarray._backends.attention_masks import CAUSAL, NONE, MaskSpec
 from unarray._dispatch import BY_TYPE
 from unarray._dtypes import promote_names
 from unarray._errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
@@ -25,6 +26,7 @@ from unarray._names import keyword_error
 __all__ = ["FLOATS", "check_attention", "check_bool", "check_eps", "keywords", "owner", "result_dtype", "their"]
 
 FLOATS = ("float16", "bfloat16", "float32", "float64")
+INTEGERS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 _OP = "scaled_dot_product_attention"
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -114,8 +116,16 @@ def result_dtype(op: str, b: Any, x: Any, params: dict[str, Any]) -> str:
 
 
 # -- scaled_dot_product_attention ---------------------------------------------------------------
+def segment_pair(segment_ids: Any) -> list[Any]:
+    """``segment_ids`` as ``[q_ids, kv_ids]``: one array stands for both (self-attention)."""
+    if isinstance(segment_ids, (tuple, list)) and len(segment_ids) == 2:
+        return list(segment_ids)
+    return [segment_ids, segment_ids]
+
+
 def check_attention(backend: str, q: Any, k: Any, v: Any, mask: Any, is_causal: Any, scale: Any, layout: str,
-           dtype_name: Any) -> float:
+                    dtype_name: Any, window: Any = None, ids: Sequence[Any] = (None, None)) -> tuple[float, MaskSpec]:
+    """The scale, and the mask arguments as one MaskSpec."""
     if layout not in ("bhsd", "bshd"):
         raise ArgumentError(f"layout must be 'bhsd' or 'bshd', got {layout!r}", op=_OP, backend=backend)
     _check_causal(backend, is_causal)
@@ -145,12 +155,39 @@ def check_attention(backend: str, q: Any, k: Any, v: Any, mask: Any, is_causal: 
                          f"k (*B, {_legend(layout, 'k')}), v (*B, {_legend(layout, 'v')}))", op=_OP, backend=backend)
     if mask is not None:
         _check_mask(backend, mask, qs[:-3] + (qs[h], qs[s], ks[s]), dtype_name)
+    spec = _mask_spec(backend, bool(is_causal), window, ids, qs[:-3], qs[s], ks[s], dtype_name)
     if scale is None:
         if qs[-1] is None:
             raise ShapeError(f"the head dimension D of q {qs} is unknown while tracing, so the default scale "
                              "1/sqrt(D) cannot be set; pass scale= or trace with D known", op=_OP, backend=backend)
-        return 1.0 / math.sqrt(qs[-1]) if qs[-1] else 1.0
-    return _check_scale(backend, scale)
+        return (1.0 / math.sqrt(qs[-1]) if qs[-1] else 1.0), spec
+    return _check_scale(backend, scale), spec
+
+
+def _mask_spec(backend: str, causal: bool, window: Any, ids: Sequence[Any], batch: tuple[int, ...], sq: int,
+               sk: int, dtype_name: Any) -> MaskSpec:
+    if window is None and ids[0] is None:
+        return CAUSAL if causal else NONE
+    sides = window if isinstance(window, (tuple, list)) else (window, window)
+    if len(sides) != 2 or not all(w is None or (isinstance(w, numbers.Integral) and not isinstance(w, bool))
+                                  for w in sides):
+        raise ArgumentTypeError(f"window must be None, an int w >= 0 (the pair (w, w)) or a pair (left, right) of ints "
+                                f">= 0 or None (unbounded on that side), got {window!r}", op=_OP, backend=backend)
+    left, right = (None if w is None else int(w) for w in sides)
+    if (left or 0) < 0 or (right or 0) < 0:
+        raise ArgumentError(f"window sides must be >= 0 (keys before and after the query's position), got "
+                            f"{window!r}", op=_OP, backend=backend)
+    for name, a, n in (("q_ids", ids[0], sq), ("kv_ids", ids[1], sk)) if ids[0] is not None else ():
+        if dtype_name(a) not in INTEGERS:
+            raise DTypeError(f"segment_ids must be integer arrays, got {name} of dtype {dtype_name(a)}; cast with "
+                             "ua.astype(ids, ua.int32)", op=_OP, backend=backend)
+        ms = tuple(a.shape)
+        if not ms or ms[-1] not in (n, None) or not _broadcasts(ms[:-1], batch) or (ids[0] is ids[1] and sq != sk):
+            raise ShapeError(f"segment_ids {name} of shape {ms} must be (*B, {'Sq' if name == 'q_ids' else 'Sk'}) "
+                             f"with *B broadcastable to q's batch dims {batch} and S = {n}; for Sq != Sk pass the pair "
+                             "(q_ids, kv_ids)", op=_OP, backend=backend)
+    right = (0 if right is None else min(right, 0)) if causal else right
+    return MaskSpec(causal, left, right, ids[0], ids[1])
 
 
 def _check_causal(backend: str, is_causal: Any) -> None:
@@ -190,11 +227,14 @@ def _check_mask(backend: str, mask: Any, target: tuple[int, ...], dtype_name: An
         raise DTypeError(f"mask must be boolean (True = attend) or floating (additive), got {name}", op=_OP,
                          backend=backend)
     ms = tuple(mask.shape)
-    fits = len(ms) <= len(target) and all(m in (1, t) or m is None or t is None
-                                          for m, t in zip(ms[::-1], target[::-1], strict=False))
-    if not fits:
+    if not _broadcasts(ms, target):
         raise ShapeError(f"mask of shape {ms} does not broadcast to (*B, Hq, Sq, Sk) = {target}", op=_OP,
                          backend=backend)
+
+
+def _broadcasts(ms: tuple[Any, ...], target: tuple[Any, ...]) -> bool:
+    return len(ms) <= len(target) and all(m in (1, t) or m is None or t is None
+                                          for m, t in zip(ms[::-1], target[::-1], strict=False))
 
 
 def _legend(layout: str, which: str) -> str:

@@ -35,7 +35,9 @@ _FLOATS = _args.FLOATS
 @_args.keywords(3, f"pass mask=... ({_args.their('attn_mask')}), is_causal=..., scale=...; there is no dropout")
 def scaled_dot_product_attention(
     q: A, k: Array, v: Array, /, *, mask: Array | None = None, is_causal: bool = False,
-    scale: float | None = None, layout: str = "bhsd", precision: str | None = None,
+    window: int | tuple[int | None, int | None] | None = None,
+    segment_ids: Array | tuple[Array, Array] | None = None, scale: float | None = None, layout: str = "bhsd",
+    precision: str | None = None,
 ) -> A:
     """Scaled-dot-product attention ``softmax(q @ k^T * scale + mask) @ v`` on the inputs' fastest kernel.
 
@@ -72,6 +74,14 @@ def scaled_dot_product_attention(
         the usual lower triangle when ``Sq == Sk``. Combines with ``mask`` (both must allow). A Python
         bool or a NumPy bool scalar; arrays, even 0-d, are refused (one may be a traced value):
         pass ``bool(x)``.
+    window : int or (int | None, int | None), optional
+        a sliding window, never materialised: query ``i`` at position ``p = i + (Sk - Sq)`` attends keys
+        ``p - left <= j <= p + right``; an int ``w`` is ``(w, w)``, ``None`` leaves a side unbounded
+        (with ``is_causal``, ``right`` is at most 0). Key blocks outside every row's window are skipped.
+    segment_ids : array or (array, array), optional
+        integer ids of packed documents: ``(*B, S)`` when ``Sq == Sk``, or the pair ``(q_ids (*B, Sq),
+        kv_ids (*B, Sk))``; query ``i`` attends key ``j`` only if their ids are equal. ``*B`` broadcasts to
+        the batch dims (no head dim). ``mask``, ``is_causal``, ``window`` and ``segment_ids`` combine.
     scale : float, optional
         multiplies the scores; defaults to ``1 / sqrt(D)``. A finite real number: a Python int or
         float or a NumPy scalar (``np.float32(0.125)``); arrays, even 0-d, are refused (pass
@@ -98,14 +108,15 @@ def scaled_dot_product_attention(
     Raises
     ------
     ShapeError
-        ranks, head counts, sequence lengths, head dims or the mask do not fit the legend.
+        ranks, head counts, sequence lengths, head dims, the mask or segment ids do not fit the legend.
     ArgumentTypeError
-        ``is_causal`` or ``scale`` is not a Python or NumPy scalar of the right kind.
+        ``is_causal`` or ``scale`` is not a Python or NumPy scalar of the right kind, or ``window``
+        is not an int, a pair or None.
     ArgumentError
-        ``scale`` is NaN or infinite, or ``layout`` is unknown.
+        ``scale`` is NaN or infinite, a ``window`` side is negative, or ``layout`` is unknown.
     DTypeError
-        ``q``, ``k``, ``v`` differ in dtype, are not floating, or the mask is neither
-        boolean nor floating.
+        ``q``, ``k``, ``v`` differ in dtype, are not floating, the mask is neither
+        boolean nor floating, or segment ids are not integers.
 
     Examples
     --------
@@ -120,25 +131,26 @@ def scaled_dot_product_attention(
     >>> float(np.abs(ua.scaled_dot_product_attention(q, k, v, mask=mask)).max())
     0.0
     """
-    b, plan = _plan_attention(q, k, v, mask=mask, is_causal=is_causal, scale=scale, layout=layout,
-                              precision=precision)
+    b, plan = _plan_attention(q, k, v, mask=mask, is_causal=is_causal, window=window, segment_ids=segment_ids,
+                              scale=scale, layout=layout, precision=precision)
     try:  # frame(_OP): its except clause is written by tools/gen_frontend.py
         return plan.run()
     except Exception as e:
         raise _fail(_OP, b, e) from e
 
 
-def _plan_attention(q: Any, k: Any, v: Any, /, *, mask: Any = None, is_causal: bool = False,
-                    scale: float | None = None, layout: str = "bhsd", precision: str | None = None
-                    ) -> tuple[Any, Any]:
+def _plan_attention(q: Any, k: Any, v: Any, /, *, mask: Any = None, is_causal: bool = False, window: Any = None,
+                    segment_ids: Any = None, scale: float | None = None, layout: str = "bhsd",
+                    precision: str | None = None) -> tuple[Any, Any]:
     # The backend and the plan of the call: the route's kernel, which the call enters and ua.explain names.
-    t = type(q)
-    b = _BY_TYPE.get(t) if (type(k) is t and type(v) is t and (mask is None or type(mask) is t)) else None
+    t, ids = type(q), _args.segment_pair(segment_ids)
+    b = _BY_TYPE.get(t) if (type(k) is t and type(v) is t and all(a is None or type(a) is t for a in (mask, *ids))) \
+        else None
     if b is None:
-        b, (q, k, v, mask) = _many(_OP, (q, k, v, mask), skip_none=True)
-    s = _args.check_attention(b.name, q, k, v, mask, is_causal, scale, layout, b.dtype_name)
+        b, (q, k, v, mask, *ids) = _many(_OP, (q, k, v, mask, *ids), skip_none=True)
+    s, spec = _args.check_attention(b.name, q, k, v, mask, is_causal, scale, layout, b.dtype_name, window, ids)
     try:  # frame(_OP): its except clause is written by tools/gen_frontend.py
-        return b, _attention_plan(b, q, k, v, mask, bool(is_causal), s, layout, _resolve(precision))
+        return b, _attention_plan(b, q, k, v, mask, spec, s, layout, _resolve(precision))
     except Exception as e:
         raise _fail(_OP, b, e) from e
 

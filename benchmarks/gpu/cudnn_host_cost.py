@@ -211,6 +211,7 @@ def cupy_only() -> None:
     t0 = time.perf_counter()
     import unarray as ua
     from unarray import nn as ua_nn
+    from unarray._backends.attention_masks import CAUSAL, NONE
     from unarray._backends.cupy import attention_cudnn as ac
     from unarray._backends.cupy.backend import BACKEND
     from unarray._nn_args import check_attention
@@ -234,7 +235,7 @@ def cupy_only() -> None:
         rng = cupy.random.default_rng(2026)
         q, k, v = (rng.standard_normal(SHAPE, dtype=cupy.float32).astype(dtype) for _ in range(3))
         for causal in (False, True):
-            ctx = {"dtype": dtype, "causal": causal}
+            ctx, spec = {"dtype": dtype, "causal": causal}, CAUSAL if causal else NONE
             scale = 1.0 / SHAPE[3] ** 0.5
             args = (q, k, v, None, causal, scale, "bhsd")
             ref = ua.scaled_dot_product_attention(q, k, v, is_causal=causal)
@@ -260,9 +261,9 @@ def cupy_only() -> None:
             pr.host("argument checks (check_attention)",
                     lambda: check_attention("cupy", q, k, v, None, causal, None, "bhsd", BACKEND.dtype_name), ctx)
             pr.host("backend attention_plan (no run)",
-                    lambda: BACKEND.attention_plan(q, k, v, None, causal, scale, "bhsd", "highest"), ctx)
+                    lambda: BACKEND.attention_plan(q, k, v, None, spec, scale, "bhsd", "highest"), ctx)
             pr.host("backend attention_plan + run",
-                    lambda: BACKEND.attention_plan(q, k, v, None, causal, scale, "bhsd", "highest").run(), ctx)
+                    lambda: BACKEND.attention_plan(q, k, v, None, spec, scale, "bhsd", "highest").run(), ctx)
             pr.host("ac.prepare", lambda: ac.prepare(*args), ctx)
             p = ac.prepare(*args)
             if isinstance(p, str):

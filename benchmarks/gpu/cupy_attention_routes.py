@@ -23,6 +23,7 @@ import torch  # noqa: F401 - the torch route needs torch imported (unarray never
 import unarray as ua
 from unarray import _backends, _lending
 from unarray._backends import attention_blocked as _attention
+from unarray._backends.attention_masks import CAUSAL
 from unarray._backends.cupy import attention_cudnn
 
 SHAPES = [(1, 2, 128, 64), (1, 8, 256, 64), (1, 8, 512, 64), (2, 16, 1024, 128), (4, 16, 2048, 128),
@@ -61,11 +62,11 @@ def main() -> None:
         routes = {
             "ua (as routed)": lambda: ua.scaled_dot_product_attention(q, k, v, is_causal=True),  # noqa: B023
             "cudnn": lambda: attention_cudnn.sdpa(q, k, v, None, True, scale, "bhsd"),  # noqa: B023
-            "torch via dlpack": lambda: _lending._borrowed(b, "torch", q, k, v, None, True, scale, "bhsd",  # noqa: B023
+            "torch via dlpack": lambda: _lending._borrowed(b, "torch", q, k, v, None, CAUSAL, scale, "bhsd",  # noqa: B023
                                                          "highest").run(),
         }
         if S <= 1024:
-            routes["blocked"] = lambda: _attention.blocked(b, q, k, v, None, True, scale, "bhsd", None)  # noqa: B023
+            routes["blocked"] = lambda: _attention.blocked(b, q, k, v, None, CAUSAL, scale, "bhsd", None)  # noqa: B023
         row = {"shape": list(shape), "routed": ua.explain("scaled_dot_product_attention", q, k, v,
                                                            is_causal=True).kernel}
         for name, fn in routes.items():

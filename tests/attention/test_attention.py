@@ -15,6 +15,7 @@ import unarray as ua
 from tests._support import TestBackend, assert_close
 from unarray import _backends
 from unarray._backends import attention_blocked as _attention
+from unarray._backends.attention_masks import CAUSAL, NONE
 
 OP = "scaled_dot_product_attention"
 
@@ -148,8 +149,8 @@ def test_blocked_path_matches_reference(backend: TestBackend, p: dict[str, Any])
     arrays = [None if a is None else backend.asarray(a.astype(np.float32) if a.dtype != bool else a)
               for a in (q, k, v, mask)]
     scale = p["scale"] or 1 / math.sqrt(p["d"])
-    out = _attention.blocked(b, *arrays[:3], arrays[3], p["causal"], scale, p["layout"], "highest", block_q=2,
-                             block_k=3)
+    spec = CAUSAL if p["causal"] else NONE
+    out = _attention.blocked(b, *arrays[:3], arrays[3], spec, scale, p["layout"], "highest", block_q=2, block_k=3)
     expected = reference(*(a.astype(np.float32) for a in (q, k, v)), mask, p["causal"], scale, p["layout"])
     assert_close(backend.to_numpy(out), expected, "float32", n_terms=p["sk"] + p["d"],
                  scale=float(np.abs(v).max()))

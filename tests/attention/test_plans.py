@@ -12,6 +12,7 @@ import pytest
 
 import unarray as ua
 from unarray._backends._nn import Plan, resolve
+from unarray._backends.attention_masks import CAUSAL, NONE
 from unarray._explanation import PLANNERS
 
 OPS: dict[str, dict[str, Any]] = {
@@ -140,7 +141,7 @@ def test_the_blocked_path_and_the_torch_route_are_plans(backend: Any, case: str,
     # The blocked path (every backend's fallback): its plan enters attention_blocked.blocked.
     args, kw = _attention_args(backend.asarray, case, "float32")
     b = _backends.get(ua.backend_of(args[0]))
-    plan = attention_blocked.blocked_plan(b, *args, kw.get("mask"), bool(kw.get("is_causal")), 0.5,
+    plan = attention_blocked.blocked_plan(b, *args, kw.get("mask"), CAUSAL if kw.get("is_causal") else NONE, 0.5,
                                           kw.get("layout", "bhsd"), "highest")
     assert resolve(plan.label.split(" ")[0]) is attention_blocked.blocked
     seen = _entered(monkeypatch, lambda: plan.run())

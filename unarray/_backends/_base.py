@@ -19,6 +19,7 @@ from unarray._backends import attention_blocked, updates
 from unarray._backends._compiler import EAGER, Compiler
 from unarray._backends._contract import GENERIC
 from unarray._backends._nn import NNOps, Plan
+from unarray._backends.attention_masks import MaskSpec
 from unarray._devices import Device
 from unarray._dtypes import DTYPES, NARROW, SPEC_DTYPE_NAMES, DType, canonical_name
 from unarray._errors import ArgumentError, DTypeError, EmptyReductionError, UnarrayError, UnsupportedError
@@ -363,13 +364,15 @@ class Backend(NNOps):
     # hands the operands to it instead (its plan, not this backend's).
     borrows_attention: ClassVar[bool] = True
 
-    def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+    # spec (attention_masks.MaskSpec): causal, window and segment ids, described; a backend's own kernels that do not
+    # take a structured one (spec.structured) leave it to this path, which skips the blocks it masks.
+    def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
                        policy: str) -> Plan:
-        return attention_blocked.blocked_plan(self, q, k, v, mask, is_causal, scale, layout, policy)
+        return attention_blocked.blocked_plan(self, q, k, v, mask, spec, scale, layout, policy)
 
-    def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
+    def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float,
                                      layout: str, policy: str) -> Any:
-        return self.attention_plan(q, k, v, mask, is_causal, scale, layout, policy).run()
+        return self.attention_plan(q, k, v, mask, spec, scale, layout, policy).run()
 
     # Note: axis may be left out for a 1-D x only (the standard); NumPy and JAX would flatten an N-D x.
     def take(self, x: Any, indices: Any, /, *, axis: int | None = None) -> Any:

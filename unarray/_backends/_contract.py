@@ -16,6 +16,7 @@ from typing import Any, Protocol, TypeVar
 
 from unarray._backends._compiler import Compiler
 from unarray._backends._nn import Plan
+from unarray._backends.attention_masks import MaskSpec
 from unarray._devices import Device
 from unarray._errors import UnarrayError
 from unarray._kernels.layout_route import Route
@@ -186,9 +187,9 @@ class BackendContract(Protocol[NativeT]):
     def take(self, x: NativeT, indices: Any, /, *, axis: int | None = None) -> NativeT: ...
     def diff(self, x: NativeT, *, axis: int = -1, n: int = 1, prepend: Any = None,
              append: Any = None) -> NativeT: ...
-    def scaled_dot_product_attention(self, q: NativeT, k: NativeT, v: NativeT, mask: Any, is_causal: bool,
+    def scaled_dot_product_attention(self, q: NativeT, k: NativeT, v: NativeT, mask: Any, spec: MaskSpec,
                                      scale: float, layout: str, policy: str) -> NativeT: ...
-    def attention_plan(self, q: NativeT, k: NativeT, v: NativeT, mask: Any, is_causal: bool, scale: float,
+    def attention_plan(self, q: NativeT, k: NativeT, v: NativeT, mask: Any, spec: MaskSpec, scale: float,
                        layout: str, policy: str) -> Plan: ...
 
     # ua.nn: each op's plan (the kernel that runs, and what ua.explain prints); a fused kernel overrides one

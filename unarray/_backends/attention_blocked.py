@@ -7,10 +7,14 @@
 # kernels, borrowed for a GPU array, are the front end's plan (unarray/nn.py), not this module's.
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from unarray._backends._nn import Plan
+from unarray._backends.attention_masks import MaskSpec
 from unarray._errors import ShapeError
 
 if TYPE_CHECKING:
@@ -21,27 +25,58 @@ BLOCK_K = 512
 _HALF = ("float16", "bfloat16")
 
 
-def blocked_plan(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+def blocked_plan(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
                  policy: str) -> Plan:
     """The blocked online-softmax path on ``b``'s own ops: what every backend without a fused kernel runs."""
-    return Plan(blocked, lambda f: f(b, q, k, v, mask, is_causal, scale, layout, policy), lambda: _facts(b, q))
+    return Plan(blocked, lambda f: f(b, q, k, v, mask, spec, scale, layout, policy),
+                lambda: _facts(b, q, k, spec, layout))
 
 
-def _facts(b: Backend, q: Any) -> str:
+def _facts(b: Backend, q: Any, k: Any, spec: MaskSpec, layout: str) -> str:
     xp = getattr(b.xp, "__name__", b.name)
     acc = "float32" if b.dtype_name(q) in _HALF else b.dtype_name(q)
-    return (f"(unarray blocked online-softmax: {xp} ops, {BLOCK_Q}x{BLOCK_K} blocks, {acc} accumulation, "
-            "memory linear in sequence length)")
+    sq, sk = (int(a.shape[-2 if layout == "bhsd" else -3]) for a in (q, k))
+    done = sum(len(keys) for *_, keys in schedule(b, spec, sq, sk))
+    return (f"(unarray blocked online-softmax: {xp} ops, {BLOCK_Q}x{BLOCK_K} blocks, {done} of "
+            f"{-(-sq // BLOCK_Q) * -(-sk // BLOCK_K)} computed, {acc} accumulation, memory linear in sequence length)")
 
 
-def blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
-            policy: str, block_q: int = BLOCK_Q, block_k: int = BLOCK_K) -> Any:
+def schedule(b: Backend, spec: MaskSpec, sq: int, sk: int, bq: int | None = None, bk: int | None = None
+             ) -> list[tuple[int, int, list[tuple[int, int]]]]:
+    """The blocks the kernel computes: each query block ``[qs, qe)`` with its key blocks, on a grid of ``bk`` clamped
+    to the keys its rows reach by causal and window; blocks whose segment ids cannot meet are left out where the ids
+    are cheap to read."""
+    bq, bk = bq or BLOCK_Q, bk or BLOCK_K
+    meet, out = _segments_meet(b, spec, sq, sk, bq, bk), []
+    for qs in range(0, sq, bq):
+        qe = min(sq, qs + bq)
+        lo, hi = spec.reach(qs, qe, sq, sk)
+        out.append((qs, qe, [(max(ks, lo), min(ks + bk, hi)) for ks in range(lo - lo % bk, hi, bk)
+                             if meet is None or meet[qs // bq, ks // bk]]))
+    return out
+
+
+def _segments_meet(b: Backend, spec: MaskSpec, sq: int, sk: int, bq: int, bk: int) -> Any:
+    # (query block, key block) -> whether their id ranges overlap in some batch row; None where the ids are not eager
+    # arrays in host memory (reading them would compute or copy: the blocks are then masked, not skipped).
+    ids = (spec.q_segments, spec.kv_segments)
+    if ids[0] is None or b.lazy or not (sq and sk) or any(b.is_tracer(a) or b.device_of(a).kind != "cpu" for a in ids):
+        return None
+    qn, kn = (np.asarray(b.host_numpy(a)) for a in ids)
+    qb, kb = np.arange(0, sq, bq), np.arange(0, sk, bk)
+    qlo, qhi = (f.reduceat(qn, qb, axis=-1)[..., :, None] for f in (np.minimum, np.maximum))
+    klo, khi = (f.reduceat(kn, kb, axis=-1)[..., None, :] for f in (np.minimum, np.maximum))
+    return ((qlo <= khi) & (klo <= qhi)).reshape(-1, len(qb), len(kb)).any(axis=0)
+
+
+def blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
+            policy: str, block_q: int | None = None, block_k: int | None = None) -> Any:
     _static(b, q, k, v)
-    return _blocked(b, q, k, v, mask, is_causal, scale, layout, policy, block_q, block_k)
+    return _blocked(b, q, k, v, mask, spec, scale, layout, policy, block_q, block_k)
 
 
-def _blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
-             policy: str, block_q: int, block_k: int) -> Any:
+def _blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
+             policy: str, block_q: int | None, block_k: int | None) -> Any:
     xp = b.xp
     if layout == "bshd":
         q, k, v = (_swap_sh(b, a) for a in (q, k, v))
@@ -56,25 +91,24 @@ def _blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, sca
     k = xp.reshape(k, (*batch, hk, 1, sk, d))
     v = xp.reshape(v, (*batch, hk, 1, sk, dv))
     mask, additive = _grouped_mask(b, mask, len(batch), hk, g)
-    offset = sk - sq
     dev = b.creation_device(q)  # new arrays go where q lives (torch/cupy default to the CPU / device 0)
+    ids = (spec.q_segments, spec.kv_segments)
+    if ids[0] is not None and ids[0].dtype != ids[1].dtype:  # one dtype: TensorFlow compares no other
+        t = xp.result_type(*ids)
+        spec = dataclasses.replace(spec, q_segments=xp.astype(ids[0], t), kv_segments=xp.astype(ids[1], t))
     outs = []
-    for qs in range(0, sq, block_q):
-        qe = min(sq, qs + block_q)
+    # Note: key blocks no query row of the block may attend (causal, window, segment ranges) are never computed.
+    for qs, qe, keys in schedule(b, spec, sq, sk, block_q, block_k):
         qb = xp.astype(q[..., qs:qe, :], ct) * scale
         m = xp.full((*batch, hk, g, qe - qs, 1), -math.inf, dtype=ct, **dev)
         lsum = xp.zeros((*batch, hk, g, qe - qs, 1), dtype=ct, **dev)
         acc = xp.zeros((*batch, hk, g, qe - qs, dv), dtype=ct, **dev)
-        # Note: with is_causal, key blocks right of the last query row's diagonal are skipped.
-        k_end = min(sk, qe + offset) if is_causal else sk
-        for ks in range(0, max(k_end, 0), block_k):
-            ke = min(k_end, ks + block_k)
+        for ks, ke in keys:
             kb = xp.astype(k[..., ks:ke, :], ct)
             s = b.matmul(qb, b.matrix_transpose(kb), policy)
-            allowed = None
-            if is_causal and ke - 1 > qs + offset:
-                rows = xp.reshape(xp.arange(qs + offset, qe + offset, **dev), (qe - qs, 1))
-                allowed = xp.reshape(xp.arange(ks, ke, **dev), (1, ke - ks)) <= rows
+            allowed = spec.allowed(xp, qs, qe, ks, ke, sq, sk, **dev)
+            if allowed is not None and allowed.ndim > 2:  # segment ids' batch dims, across the (Hk, G) head axes
+                allowed = xp.reshape(allowed, (*allowed.shape[:-2], 1, 1, qe - qs, ke - ks))
             if mask is not None:
                 mb = _slice2(mask, qs, qe, ks, ke)
                 if additive:
@@ -133,8 +167,3 @@ def _slice2(mask: Any, qs: int, qe: int, ks: int, ke: int) -> Any:
     rows = slice(None) if mask.shape[-2] == 1 else slice(qs, qe)
     cols = slice(None) if mask.shape[-1] == 1 else slice(ks, ke)
     return mask[..., rows, cols]
-
-
-def empty_rows_possible(mask: Any, is_causal: bool, sq: int, sk: int) -> bool:
-    """Whether some query row may have no key to attend (so the native kernel's row needs fixing)."""
-    return mask is not None or (is_causal and sq > sk)

@@ -21,6 +21,7 @@ from unarray._backends import _special
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends._nn import Plan, around
+from unarray._backends.attention_masks import MaskSpec
 from unarray._backends.cupy import attention_cudnn
 from unarray._backends.cupy import layout as _layout
 from unarray._backends.cupy.devices import HERE as _HERE
@@ -433,12 +434,15 @@ class CupyBackend(Backend):
     # kernels (torch's Library.lends_attention); otherwise cuDNN's fused SDPA through nvidia-cudnn-frontend for
     # the half-precision inputs it takes (attention_cudnn.py), else the blocked online-softmax path. The torch
     # route is the faster where both apply (docs/design-notes.md, "Attention routes").
-    def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+    def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
                        policy: str) -> Plan:
+        if spec.structured:
+            return super().attention_plan(q, k, v, mask, spec, scale, layout, policy)
+        is_causal = spec.causal
         with on_device_of(q):
             p = attention_cudnn.prepare(q, k, v, mask, is_causal, scale, layout)
         if isinstance(p, str):
-            return around(super().attention_plan(q, k, v, mask, is_causal, scale, layout, policy), _same,
+            return around(super().attention_plan(q, k, v, mask, spec, scale, layout, policy), _same,
                           f"; cudnn sdpa not used: {p}" if p else "")
         problem = p
 

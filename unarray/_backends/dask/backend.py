@@ -23,6 +23,7 @@ from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends._nn import Plan
 from unarray._backends._xp_shared import UniqueAllResult, UniqueCountsResult, UniqueInverseResult
+from unarray._backends.attention_masks import MaskSpec
 from unarray._backends.dask import LIBRARY
 from unarray._backends.dask import chunks as dask_chunks
 from unarray._backends.dask.chunks import chunk_library, chunked_matmul, per_matrix, stable_var
@@ -380,11 +381,13 @@ class DaskBackend(Backend):
     # -- attention: a blocked online softmax over the key chunks, as a dask graph ----------------------
     borrows_attention = False  # its own fused kernels
 
-    def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+    def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
                        policy: str) -> Plan:
+        if spec.structured:
+            return super().attention_plan(q, k, v, mask, spec, scale, layout, policy)
         from unarray._backends.dask import attention as attention_dask
 
-        return attention_dask.plan(q, k, v, mask, is_causal, scale, layout, policy, self._on_chunks(q))
+        return attention_dask.plan(q, k, v, mask, spec.causal, scale, layout, policy, self._on_chunks(q))
 
 
 def _no_identity(reduce: Any, x: Any, axis: Any, keepdims: bool) -> Any:

@@ -16,7 +16,9 @@ import jax.numpy as jnp
 from jax.sharding import SingleDeviceSharding
 
 from unarray._backends._nn import Plan
+from unarray._backends.attention_masks import MaskSpec
 from unarray._backends.jax.compile import EAGER_OPTIONS
+from unarray._errors import UnsupportedError
 
 _JAX_PRECISION = {"highest": "highest", "tf32": "high", "bf16": "default", "fastest": "default"}
 _CUDNN_DTYPES = ("float16", "bfloat16")
@@ -81,18 +83,24 @@ def _row_has_key(bool_mask: Any, bias: Any, causal: bool, sq: int, sk: int) -> A
     return jnp.swapaxes(jnp.any(allowed, axis=-1, keepdims=True), 1, 2)
 
 
-def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str, policy: str) -> Plan:
+def plan(q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str, policy: str) -> Plan | None:
     """The call's route: a ring over the mesh axis that shards the sequence, or one jitted program around
-    ``jax.nn.dot_product_attention(implementation="cudnn")`` where cuDNN takes the inputs, else :func:`_xla`."""
-    spread = _spread(q)
+    ``jax.nn.dot_product_attention(implementation="cudnn")`` where cuDNN takes the inputs, else :func:`_xla`;
+    None for a structured mask off a ring (the blocked path takes it)."""
+    spread, is_causal = _spread(q), spec.causal
     # Note: a tracer may wrap a sharded array (eager jax.grad) or carry an Explicit mesh type: the ring's plan
     # looks. A concrete array on one device is the common call and costs two isinstance checks.
     if spread or isinstance(q, jax.core.Tracer):
         from unarray._backends.jax import attention_ring as ring
 
         p = ring.plan(q, k, v, mask, is_causal, layout)  # a sequence sharded over a mesh axis runs a ring
+        if p is not None and spec.structured:
+            raise UnsupportedError(f"a {spec.describe()} mask on a sequence sharded over a mesh axis is not supported "
+                                   "yet; pass a boolean mask", op="scaled_dot_product_attention", backend="jax")
         if p is not None:
             return Plan(ring.run, lambda f: f(p, q, k, v, is_causal, scale, layout, policy), f"({p.describe()})")
+    if spec.structured:
+        return None
     impl = "xla" if spread else choose(q, v)
     # Note: the scores are written out between the dot and the softmax on the CPU only (_xla); a tracer's
     # platform is the default device's (a CPU computation traced on a machine whose default is a GPU

@@ -16,6 +16,7 @@ from unarray._backends import _special
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends._nn import Plan
+from unarray._backends.attention_masks import MaskSpec
 from unarray._backends.hot_calls import HotCall, Keyword
 from unarray._backends.jax import at as _at
 from unarray._backends.jax import nn as _nn
@@ -519,11 +520,12 @@ class JaxBackend(Backend):
     # Attention: jax.nn.dot_product_attention, cuDNN where it applies (attention.py), a ring on a sharded sequence.
     borrows_attention = False  # its own fused kernels
 
-    def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+    def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
                        policy: str) -> Plan:
         from unarray._backends.jax import attention as attention_jax
 
-        return attention_jax.plan(q, k, v, mask, is_causal, scale, layout, policy)
+        p = attention_jax.plan(q, k, v, mask, spec, scale, layout, policy)
+        return super().attention_plan(q, k, v, mask, spec, scale, layout, policy) if p is None else p
 
 
 BACKEND = JaxBackend()

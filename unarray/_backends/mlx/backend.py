@@ -12,6 +12,7 @@ from unarray._backends import updates
 from unarray._backends._base import Backend, dtype_named
 from unarray._backends._info import Info
 from unarray._backends._nn import Plan
+from unarray._backends.attention_masks import MaskSpec
 from unarray._backends.mlx import IMMUTABLE, NAME, attention, creation, dtypes, linalg, statistical
 from unarray._backends.mlx.compile import MLXCompiler
 from unarray._backends.mlx.xp import XP
@@ -188,11 +189,11 @@ class MLXBackend(Backend):
     def nn_erf(self) -> Any:  # the array API has no erf: MLX's own
         return mx.erf
 
-    def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+    def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
                        policy: str) -> Plan:
-        if attention.fast_applies(q, k, v, mask, is_causal, layout):
-            return attention.fast_plan(q, k, v, is_causal, scale)
-        return super().attention_plan(q, k, v, mask, is_causal, scale, layout, policy)
+        if not spec.structured and attention.fast_applies(q, k, v, mask, spec.causal, layout):
+            return attention.fast_plan(q, k, v, spec.causal, scale)
+        return super().attention_plan(q, k, v, mask, spec, scale, layout, policy)
 
 
 BACKEND = MLXBackend()

@@ -28,6 +28,7 @@ import torch
 from torch.distributed.tensor import DTensor
 
 from unarray._backends._nn import Plan, around
+from unarray._backends.attention_masks import MaskSpec
 from unarray._backends.torch import attention_split, ring_rules
 from unarray._backends.torch import precision as _tp
 from unarray._backends.torch.attention_ring_own import CUDNN_OFF, ring, start_exchange
@@ -234,10 +235,14 @@ def _cudnn_takes(q: Any) -> bool:
         return False
 
 
-def attention_plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+def attention_plan(q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
                    policy: str) -> Plan:
     """The DTensor call's plan: the single-device plan of each rank's shards, or a ring (torch's context
     parallel or unarray's) over the mesh dimension that shards the sequence."""
+    if spec.structured:
+        raise UnsupportedError(f"a {spec.describe()} mask on DTensors is not supported yet; pass a boolean mask, or "
+                               "call on the local tensors (x.to_local())", op=_OP, backend="torch")
+    is_causal = spec.causal
     p = plan(q, k, v, mask, is_causal, layout)
     where = f"DTensor on mesh {tuple(p.mesh.shape)} {list(p.placements)}"
     if p.route == "local":

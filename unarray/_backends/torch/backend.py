@@ -18,6 +18,7 @@ from unarray._backends import _special, _xp_shared
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends._nn import Plan
+from unarray._backends.attention_masks import MaskSpec
 from unarray._backends.torch import at as _at
 from unarray._backends.torch import devices as _devices
 from unarray._backends.torch import gaps as _gaps
@@ -487,15 +488,17 @@ class TorchBackend(Backend):
     # Attention: torch SDPA with the kernel chosen explicitly (attention.py), a ring on DTensors (attention_ring.py).
     borrows_attention = False  # its own fused kernels
 
-    def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+    def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
                        policy: str) -> Plan:
         if _devices.is_dtensor(q):
             from unarray._backends.torch import attention_ring as attention_ring_torch
 
-            return attention_ring_torch.attention_plan(q, k, v, mask, is_causal, scale, layout, policy)
+            return attention_ring_torch.attention_plan(q, k, v, mask, spec, scale, layout, policy)
+        if spec.structured:
+            return super().attention_plan(q, k, v, mask, spec, scale, layout, policy)
         from unarray._backends.torch import attention as attention_torch
 
-        return attention_torch.plan(q, k, v, mask, is_causal, scale, layout, policy)
+        return attention_torch.plan(q, k, v, mask, spec.causal, scale, layout, policy)
 
 
 BACKEND = TorchBackend()
