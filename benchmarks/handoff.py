@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import unarray as ua  # noqa: E402
 from unarray._backends._host import aligned_copy  # noqa: E402
-from unarray.interop import _cache, _paths, _routes  # noqa: E402
+from unarray.interop import _cache, _routes  # noqa: E402
 
 LIBS = [n for n in ("numpy", "torch", "jax", "tensorflow") if importlib.util.find_spec(n)]
 
@@ -164,7 +164,7 @@ def run(size: int, n: int) -> list[dict[str, Any]]:
         t.update({k: v / LOOP for k, v in loops.items()})
         row = {"src": src, "dst": dst, "native_call": name, **t,
                "zero_copy": s["copies"] == 0, "bytes_copied": s["bytes_copied"],
-               "path": _paths.path(src, dst).__name__}
+               "path": _routes.pair(src, dst).convert.__name__}
         rows.append(row)
         print(f"{src:>10} -> {dst:<10} native {row['native_us']:8.2f} us  first {row['first_us']:8.2f} us  "
               f"repeated {row['repeated_us']:6.2f} us (loop {row['repeated_loop_us']:5.2f})  "

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from unarray import _backends
-from unarray.interop._paths import path as _path
+from unarray.interop._routes import pair
 
 __all__ = ["attention_plan"]
 
@@ -31,7 +31,7 @@ def attention_plan(b: Any, q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: 
 def _borrowed(b: Any, name: str, q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str,
               policy: str) -> Any:
     # The pair's fastest zero-copy, stream-ordered path (no cache: attention inputs are new each call).
-    there, back = _path(b.name, name), _path(name, b.name)
+    there, back = pair(b.name, name).convert, pair(name, b.name).convert
     t = [None if a is None else there(a) for a in (q, k, v, mask, spec.q_segments, spec.kv_segments)]
     spec = spec if t[4] is None else type(spec)(spec.causal, spec.left, spec.right, t[4], t[5])
     inner = _backends.get(name).attention_plan(t[0], t[1], t[2], t[3], spec, scale, layout, policy)

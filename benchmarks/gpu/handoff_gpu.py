@@ -184,7 +184,8 @@ PASSES = int(os.environ.get("PASSES", "5"))
 def measure(s: str, d: str, x: Any, natives: dict[str, Any]) -> dict[str, Any]:
     """One pass over one pair: every case timed in turns, synced and back to back (interleaved_us)."""
     import unarray as ua
-    from unarray.interop import _cache, _paths
+    from unarray._backends import handoff
+    from unarray.interop import _cache, _routes
 
     routes = ua.interop._public._FAST
     row: dict[str, Any] = {"src": s, "dst": d}
@@ -194,7 +195,7 @@ def measure(s: str, d: str, x: Any, natives: dict[str, Any]) -> dict[str, Any]:
         y = ua.to(x, d)
         st = ua.stats()
         row["bytes_copied"] = st["bytes_copied"]
-        row["same_pointer"] = _paths.data_ptr(s, x) == _paths.data_ptr(d, y)
+        row["same_pointer"] = handoff(s).data_ptr(x) == handoff(d).data_ptr(y)
         # ua.to bound to a name once, as the native functions are (the cost of looking up ua.<name> on the
         # module is benchmarks/name_lookup.py's question).
         to = ua.to
@@ -218,7 +219,7 @@ def measure(s: str, d: str, x: Any, natives: dict[str, Any]) -> dict[str, Any]:
         row["first_b2b_us"], row["repeated_b2b_us"] = b2b["first"], b2b["repeated"]
         row["second_b2b_us"], row["repeated_loop_us"] = b2b["second"], b2b["repeated loop"]
         row["dict_lookup_us"] = b2b["dict lookup"]
-        row["path"] = _paths.path(s, d).__name__
+        row["path"] = _routes.pair(s, d).convert.__name__
         row["host"] = host(h0)
     except Exception as e:
         row["error"] = f"{type(e).__name__}: {e}"
@@ -428,7 +429,7 @@ def entry() -> dict[str, Any]:
     for _ in range(3):
         ua.to(t, "cupy")  # the second handoff stores the view: from the third on, hits
     route = ua.interop._routes.BY_NAMES[("torch", "cupy")]
-    checked = _cache.checked("torch")
+    checked = _cache.checked(ua._backends.handoff("torch"))
     guard = checked(t)[1] if checked is not None else None
     parts = {
         "torch->cupy order on a hit (streams agree)": lambda: route.order(t, "cupy"),
@@ -522,7 +523,7 @@ def hit_ab() -> dict[str, Any]:
     def miss(*args: Any) -> Any:
         raise AssertionError("the A/B routes must only hit")
 
-    checked = _cache.c_signature("torch", _cache.signature("torch"))[1]
+    checked = _cache.c_signature(_torch_h.HANDOFF, _torch_h.HANDOFF.signature)[1]
     # The reads without the guard: a second tensor whose stored signature holds no guard (a None guard
     # is skipped; shape, strides and dtype are then read and compared, as where torch has no guard).
     t2 = torch.randn(N, N, device="cuda")
@@ -531,7 +532,7 @@ def hit_ab() -> dict[str, Any]:
     entry = _cache.CACHE[id(t2)]
     if isinstance(entry[1], _torch_h.CheckedSig):
         entry[1] = _torch_h.CheckedSig((entry[1][0], None, *entry[1][2:]))
-    osig = _cache.c_signature("cupy", _cache.signature("cupy"))[1]
+    osig = _cache.c_signature(_cupy_h.HANDOFF, _cupy_h.HANDOFF.signature)[1]
     by_reader = (raw, reader, None, _cupy_h.torch_stream_wait)
     by_current = (raw, cupy.cuda.get_current_stream, "ptr", _cupy_h.torch_stream_wait)
     variants = {  # (source signature, view signature, stream order)

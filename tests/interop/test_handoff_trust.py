@@ -31,11 +31,16 @@ import pytest
 import unarray as ua
 from tests._support import TestBackend, assert_close, child_pythonpath
 from unarray import _native
+from unarray._backends import _handoff, handoff
 from unarray._backends.cupy import handoff as _cupy_h
 from unarray._backends.numba import handoff as _numba_h
-from unarray.interop import _cache, _paths, _routes
+from unarray.interop import _cache, _routes
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def _owned(src: str, dst: str) -> bool:
+    return _handoff.owned(handoff(src), handoff(dst))
 
 
 # -- read-only NumPy memory, every entry point, a fresh process ------------------------------------
@@ -326,14 +331,14 @@ def host(lib: str, x: Any) -> np.ndarray:
     return np.asarray(x)
 
 
-@pytest.mark.parametrize(("src", "dst"), [p for p in itertools.permutations(LIBS, 2) if _paths.owned(*p)])
+@pytest.mark.parametrize(("src", "dst"), [p for p in itertools.permutations(LIBS, 2) if _owned(*p)])
 def test_an_immutable_jax_array_is_copied_for_writable_consumers(libs, src, dst):
     # torch, CuPy and Numba arrays cannot be read-only: a handoff of a JAX array is one copy on the
     # consumer's stream (never cached), so that a write into it leaves the JAX array as it was.
     a = np.random.default_rng(7).standard_normal((64, 48)).astype(np.float32)
     x = make(src, a)
     y1, y2 = ua.to(x, dst), ua.to(x, dst)
-    assert len({_paths.data_ptr(dst, y1), _paths.data_ptr(dst, y2), _paths.data_ptr(src, x)}) == 3
+    assert len({handoff(dst).data_ptr(y1), handoff(dst).data_ptr(y2), handoff(src).data_ptr(x)}) == 3
     s = ua.stats()
     assert (s["copies"], s["bytes_copied"], s["zero_copy"], s["cache_hits"]) == (2, 2 * a.nbytes, 0, 0)
     libs["cupy"].asarray(y1)[...] = 0  # a write through the consumer's array
@@ -360,18 +365,18 @@ def test_a_cached_view_the_caller_resized_is_not_served_again(libs):
     assert w is not v and np.array_equal(w.cpu().numpy(), m.get())
 
 
-@pytest.mark.parametrize(("src", "dst"), [p for p in itertools.permutations(LIBS, 2) if not _paths.owned(*p)])
+@pytest.mark.parametrize(("src", "dst"), [p for p in itertools.permutations(LIBS, 2) if not _owned(*p)])
 def test_every_cuda_pair_is_zero_copy_and_cached(libs, src, dst):
     a = np.random.default_rng(7).standard_normal((64, 48)).astype(np.float32)
     x = make(src, a)
     y = ua.to(x, dst)
     assert ua.backend_of(y) == dst
-    assert _paths.data_ptr(dst, y) == _paths.data_ptr(src, x)
+    assert handoff(dst).data_ptr(y) == handoff(src).data_ptr(x)
     np.testing.assert_array_equal(host(dst, y), a)
     s = ua.stats()
     assert (s["copies"], s["bytes_copied"], s["zero_copy"]) == (0, 0, 1)
     y2 = ua.to(x, dst)  # the second handoff stores its view; the third is a hit
-    assert _paths.data_ptr(dst, y2) == _paths.data_ptr(src, x)
+    assert handoff(dst).data_ptr(y2) == handoff(src).data_ptr(x)
     assert ua.to(x, dst) is y2 and ua.stats()["cache_hits"] == 1
 
 

@@ -15,19 +15,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import unarray as ua
-from unarray._backends import _handoff
+from unarray._backends import _handoff, handoff
 from unarray._backends import _host as _np_h
 from unarray._backends.jax import handoff as _jax_h
 from unarray._backends.numba import handoff as _numba_h
 from unarray._backends.tensorflow import handoff as _tf_h
 from unarray._backends.torch import handoff as _torch_h
-from unarray.interop import _cache, _paths
+from unarray.interop import _cache, _routes
 
 CPU_LIBS = [n for n in ("numpy", "torch", "jax", "tensorflow") if importlib.util.find_spec(n)]
 PAIRS = [(a, b) for a, b in itertools.permutations(CPU_LIBS, 2)]
 # Immutable source (JAX, TensorFlow), target without read-only arrays (torch): one copy the target owns.
-ALIASED = [p for p in PAIRS if not _paths.owned(*p)]
-OWNED = [p for p in PAIRS if _paths.owned(*p)]
+OWNED = [(s, d) for s, d in PAIRS if _handoff.owned(handoff(s), handoff(d))]
+ALIASED = [p for p in PAIRS if p not in OWNED]
 
 
 def aligned(shape: tuple[int, ...], dtype: str = "float32", seed: int = 0) -> np.ndarray:
@@ -54,7 +54,7 @@ def make(lib: str, a: np.ndarray):  # a native array of `lib` aliasing nothing t
 
 
 def ptr(lib: str, x) -> int:
-    p = _paths.data_ptr(lib, x)
+    p = handoff(lib).data_ptr(x)
     assert p is not None
     return p
 
@@ -109,7 +109,7 @@ def test_an_immutable_source_is_copied_for_a_target_without_read_only_arrays(src
     assert e.copies == 1 and "immutable" in str(e)
 
 
-@pytest.mark.parametrize(("src", "dst"), [p for p in PAIRS if _paths.fast(*p).cached and not _paths.owned(*p)])
+@pytest.mark.parametrize(("src", "dst"), [p for p in ALIASED if _routes.pair(*p).cached])
 def test_repeated_handoff_is_a_cache_hit_returning_the_same_view(src, dst):
     # Admission on second sight: the first handoff stores nothing, the second stores its view,
     # and the third and later are served from the cache.
@@ -123,7 +123,7 @@ def test_repeated_handoff_is_a_cache_hit_returning_the_same_view(src, dst):
     assert (s["cache_hits"], s["zero_copy"], s["handoffs"], s["copies"]) == (2, 4, 4, 0)
 
 
-@pytest.mark.parametrize(("src", "dst"), [p for p in ALIASED if not _paths.fast(*p).cached])
+@pytest.mark.parametrize(("src", "dst"), [p for p in ALIASED if not _routes.pair(*p).cached])
 def test_cheap_pairs_skip_the_cache_and_stay_zero_copy(src, dst):
     # A converter cheaper than a cache lookup is called again: a new view of the same memory.
     x = make(src, aligned((8, 8)))
@@ -146,7 +146,7 @@ def test_dtypes_round_trip_zero_copy(src, dst, dtype):
         return
     y = ua.to(x, dst)
     np.testing.assert_array_equal(as_np(dst, y), as_np(src, x))
-    assert ua.stats()["copies"] == _paths.owned(src, dst)
+    assert ua.stats()["copies"] == ((src, dst) in OWNED)
 
 
 @pytest.mark.parametrize("shape", [(), (0,), (3, 0)])
@@ -467,7 +467,7 @@ def test_an_unaligned_buffer_goes_to_jax_by_one_copy_without_trying_the_view(off
     tried: list[int] = []
 
     def watched(y):
-        tried.append(_paths.data_ptr(src, y) if not isinstance(y, np.ndarray) else ptr("numpy", y))
+        tried.append(handoff(src).data_ptr(y) if not isinstance(y, np.ndarray) else ptr("numpy", y))
         return real(y)
 
     _cache.clear()
@@ -580,11 +580,11 @@ def test_a_large_unaligned_torch_tensor_reaches_jax_by_torchs_own_copy():
     t = raw[start:start + (1 << 18) + 8]  # 1 MiB + 32 bytes
     try:
         torch.set_num_threads(4)
-        mid, kind = _paths.copy_for("torch", "jax", t)
+        mid, kind = handoff("torch").copy_for(t, "jax", ua.backend_of(t))
         assert kind == "torch" and mid.data_ptr() % 64 == 0
         y = ua.to(t, "jax")
     finally:
         torch.set_num_threads(threads)
     np.testing.assert_array_equal(np.asarray(y), t.numpy())
     assert ua.stats()["copies"] == 1
-    assert _paths.copy_for("torch", "jax", t[:1024])[1] == "numpy"
+    assert handoff("torch").copy_for(t[:1024], "jax", ua.backend_of(t))[1] == "numpy"

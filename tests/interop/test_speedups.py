@@ -14,12 +14,12 @@ import numpy as np
 import pytest
 
 import unarray as ua
-from unarray import _native, interop
+from unarray import _backends, _native, interop
 from unarray._backends import _host as _np_h
 from unarray._backends import handoff as _handoff_of
 from unarray._backends.cupy import handoff as _cupy_h
 from unarray._backends.torch import handoff as _torch_h
-from unarray.interop import _cache, _paths, _routes
+from unarray.interop import _cache, _routes
 
 pytestmark = pytest.mark.usefixtures("fresh_handoff")
 PURE = _native.pure_python_requested()  # UNARRAY_PURE_PYTHON=1 (not 0) asks for the Python path
@@ -269,7 +269,7 @@ def test_guarded_first_handoffs_match_the_converters() -> None:
     for _ in range(3):
         _cache.clear()
         out = ua.to(a, "tensorflow")  # a first sight each time
-        assert _paths.data_ptr("tensorflow", out) == a.ctypes.data
+        assert _handoff_of("tensorflow").data_ptr(out) == a.ctypes.data
         n = ua.to(t, "numpy")
         # zero-copy, and read-only: EagerTensors are immutable
         assert n.__array_interface__["data"] == (t._numpy().__array_interface__["data"][0], True)
@@ -466,8 +466,8 @@ def test_a_hit_orders_streams_on_the_device_the_store_kept() -> None:
 def test_store_keeps_the_source_device_for_stream_ordered_pairs() -> None:
     torch = pytest.importorskip("torch")
     pytest.importorskip("cupy")
-    ordered = _routes.Route("torch", "cupy", None)
-    plain = _routes.Route("torch", "numpy", None)
+    ordered = _routes.Route(_backends.get("torch"), "cupy")
+    plain = _routes.Route(_backends.get("torch"), "numpy")
     assert ordered.order is not None and plain.order is None
     t, u = torch.ones(3), torch.ones(2)
     view = np.ones(3)
@@ -512,7 +512,7 @@ def test_checked_torch_signature_misses_every_change_that_keeps_the_pointer(chan
     # changes shape, strides or dtype without a version bump or a new pointer: each must miss.
     torch = pytest.importorskip("torch")
     pytest.importorskip("jax")
-    if _cache.checked("torch") is None:
+    if _cache.checked(_handoff_of("torch")) is None:
         pytest.skip("this torch has no metadata guard: the C route reads shape, strides and dtype")
     t = torch.arange(16.0).reshape(4, 4)
     for _ in range(3):
@@ -536,15 +536,16 @@ def test_checked_torch_signature_misses_every_change_that_keeps_the_pointer(chan
 
 def test_checked_signature_compares_pointer_shape_strides_dtype() -> None:
     torch = pytest.importorskip("torch")
-    sig = _cache.checked("torch")
+    sig = _cache.checked(_handoff_of("torch"))
     if sig is None:
         pytest.skip("this torch has no metadata guard")
     t = torch.ones(3, 2)
     a, b = sig(t), sig(t)
     assert a == b and not a != b and a[1] is not b[1]  # two guards, one signature
     assert a != sig(t.t()) and a != sig(t.clone()) and a != (t.data_ptr(), None, t.shape, t.stride(), t.dtype)
-    assert _cache.c_signature("torch", _cache.signature("torch")) == (sig, _torch_h.HANDOFF.checked_reads)
-    assert _cache.c_signature("numba", None) == (None, None)
+    h = _handoff_of("torch")
+    assert _cache.c_signature(h, h.signature) == (sig, _torch_h.HANDOFF.checked_reads)
+    assert _cache.c_signature(_handoff_of("numba"), None) == (None, None)
 
 
 @needs_c

@@ -500,13 +500,13 @@ def test_cupy_vector_tiles(cupy_mod: Any, shape: tuple[int, ...], perm: tuple[in
 def test_a_handoff_that_must_compact_a_big_permuted_view_uses_the_kernel(torch_cuda: Any, cupy_mod: Any) -> None:
     # A handoff whose consumer needs a compact buffer copies on the source side: for a large transposed
     # view that copy is ascontiguousarray's kernel route, and the result is exact.
+    from unarray._backends import handoff
     from unarray._kernels.layout_route import route
-    from unarray.interop import _paths
 
     a = fresh(np.random.default_rng(7), (6144, 2048), "float32")  # 48 MiB, over the kernels' minimum size
     for src, x in (("torch", torch_cuda.from_numpy(a).cuda().t()), ("cupy", cupy_mod.asarray(a).T)):
         assert route(one(x), x) == "cuda", route(one(x), x)
-        y = _paths.compact_copy(src, x)
+        y = handoff(src).compact_copy(x, one(x))
         got = y.cpu().numpy() if src == "torch" else cupy_mod.asnumpy(y)
         assert got.flags.c_contiguous and np.array_equal(got, a.T), src
         moved = ua.to(x, "jax")

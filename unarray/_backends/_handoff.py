@@ -310,6 +310,12 @@ def pair(src: Handoff, dst: Handoff) -> FastPath:
     return FastPath(dlpack, cached=src.cacheable and dst.cacheable)
 
 
+def owned(src: Handoff, dst: Handoff) -> bool:
+    """Whether a handoff from ``src`` to ``dst`` must be a copy that the target owns: an immutable source, a target
+    without read-only arrays."""
+    return src.immutable and dst.writable_only
+
+
 def path_name(src: Handoff, dst: Handoff, fn: Converter) -> str:
     """What ``ua.explain`` names for converter ``fn`` of this pair."""
     if fn.__name__ == "dlpack":

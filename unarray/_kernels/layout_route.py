@@ -7,7 +7,7 @@ bandwidth where the frameworks' strided copy reaches about a third of it on a tr
 else is the framework's own call. Each backend whose arrays carry strides declares its route
 (``Backend.layout_route``, in its package); an array without strides is returned as is. The route is
 the plan: :func:`contiguous` runs it and ``ua.explain`` prints its ``kernel``. The front end
-(``unarray/layout.py``) and the handoff (``unarray/interop/_paths.py``) both call :func:`contiguous`;
+(``unarray/layout.py``) and the handoff (a library's ``compact_copy``) both call :func:`contiguous`;
 this module imports neither, and names no library.
 """
 

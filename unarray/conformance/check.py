@@ -15,14 +15,15 @@ from typing import Any, cast
 
 import numpy as np
 
+from unarray import _backends
+from unarray._backends import _handoff
 from unarray.conformance.cases import Case, arr, tolerance, upcast
 from unarray.conformance.cases_common import SHAPES_PER_CASE, shapes_of
 from unarray.conformance.cases_hot import DT
 from unarray.conformance.deviations import lookup
 from unarray.conformance.results import Env, Result
-from unarray.interop._paths import owned as _owned
 
-__all__ = ["compare", "handoff_case", "handoff_form", "run_case", "short", "to_numpy"]
+__all__ = ["compare", "handoff_case", "handoff_form", "owned_pair", "run_case", "short", "to_numpy"]
 
 _UP = {"float16": "float64", "float32": "float64", "complex64": "complex128"}
 
@@ -211,6 +212,10 @@ def _apply_deviation(r: Result) -> Result:
 
 
 # -- handoff --------------------------------------------------------------------------------------
+def owned_pair(src: str, dst: str) -> bool:
+    return _handoff.owned(_backends.handoff(src), _backends.handoff(dst))
+
+
 def handoff_form(strided: bool, owned: bool = False) -> str:
     if owned:  # an immutable source (JAX, TF) and a target without read-only arrays (torch, CuPy, Numba)
         return "immutable source, one counted copy"
@@ -220,9 +225,8 @@ def handoff_form(strided: bool, owned: bool = False) -> str:
 def handoff_case(src: str, dst: str, device: Any, dtype: str, strided: bool, seed: int = 0) -> Result:
     """``ua.to`` from ``src`` to ``dst`` on one device: zero-copy by data pointer, or a counted copy."""
     import unarray as ua
-    from unarray import _backends
 
-    owned = _owned(src, dst)
+    owned = owned_pair(src, dst)
     form = handoff_form(strided, owned)
     env = Env(src, device)
     t0 = time.perf_counter()

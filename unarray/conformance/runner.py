@@ -24,12 +24,11 @@ import numpy as np
 from unarray._backends import LIBRARIES
 from unarray._devices import TPU_SETTINGS, no_driver, parse_device  # noqa: F401 - this module's names for the driver rule
 from unarray.conformance.cases import Case, all_cases, select_cases
-from unarray.conformance.check import handoff_case, handoff_form, run_case, short, to_numpy
+from unarray.conformance.check import handoff_case, handoff_form, owned_pair, run_case, short, to_numpy
 from unarray.conformance.deviations import platform_of
 from unarray.conformance.progress import remember
 from unarray.conformance.results import Env, Result, RunReport
 from unarray.conformance.worker import run_worker, setup
-from unarray.interop._paths import owned as _owned
 
 __all__ = ["Env", "Result", "RunReport", "no_driver", "nothing_to_run", "run", "run_case", "to_numpy",
            "unknown_backend"]
@@ -190,7 +189,7 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
             by_dev.setdefault(str(dev), []).append((src, dst, str(dev), dtype, strided))
         for dev_name, items in by_dev.items():
             spec = {"mode": "handoff", "checks": items, "seed": seed}
-            h_labels = [(f"handoff->{d}", handoff_form(st, _owned(s, d)), dt) for s, d, _v, dt, st in items]
+            h_labels = [(f"handoff->{d}", handoff_form(st, owned_pair(s, d)), dt) for s, d, _v, dt, st in items]
             job = partial(run_worker, spec, h_labels, Env(items[0][0], parse_device(dev_name)), record)
             jobs.append(timed(f"handoff@{dev_name}", job))
         with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:

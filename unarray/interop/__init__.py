@@ -11,13 +11,13 @@ the registry's ``handoff(name)``; no string here names a library):
 
 - ``_public``: ``ua.to`` and ``ua.stats`` (argument checks, the fast lookup, the
   order of the steps below); ``_dlpack``: ``ua.from_dlpack`` and foreign producers.
-- ``_routes``: one route per (source, target) library pair, its handoff function
-  (the C hot path or its Python twin) and its slow path (convert, or one counted copy).
+- ``_routes``: one route per (source, target) library pair: the two libraries' handoff
+  objects, the pair's path (a fast path one of the two declares, else the source's export and
+  the target's adopt), its handoff function (the C hot path or its Python twin) and its slow
+  path (convert, or one counted copy).
 - ``_speedups.c``: the C hot path (built as ``unarray.interop._speedups`` where a
   compiler is found; ``UNARRAY_PURE_PYTHON=1`` or no compiler: the Python twin).
-- ``_paths``: a pair's path (a fast path one of the two libraries declares, else the source's export
-  and the target's adopt), copies where the target cannot alias, sizes and data pointers;
-  ``_cache``: the weak cache and the signatures it re-validates.
+- ``_cache``: the weak cache and the signatures it re-validates.
 - ``_refusals``: what is refused before any converter runs; ``_moves``: device
   changes; ``_dask``: to and from a lazy backend; ``_compile_watch``: a tracer's
   polyfill of the C ``ua.to``; ``_common``: counters, lock, refusals;

@@ -14,8 +14,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from unarray._backends import handoff
-from unarray._backends._handoff import UNCACHEABLE
+from unarray._backends._handoff import UNCACHEABLE, Handoff
 
 if TYPE_CHECKING:
     from unarray.interop._routes import Route
@@ -35,34 +34,27 @@ CACHE: dict[int, list[Any]] = {}
 _stores = [0]
 
 
-def signature(lib: str) -> Callable[[Any], Any] | None:
-    """The signature function of a library's arrays, as it declares it (None: nothing about its arrays
-    can change in place)."""
-    return handoff(lib).signature
-
-
 _CHECKED: dict[str, Callable[[Any], Any] | None] = {}
 
 
-def checked(lib: str) -> Callable[[Any], Any] | None:
+def checked(h: Handoff) -> Callable[[Any], Any] | None:
     """The checked signature function for a library's arrays (C route), or None."""
-    if lib not in _CHECKED:
-        make = handoff(lib).checked_signature
-        _CHECKED[lib] = None if make is None else make()
-    return _CHECKED[lib]
+    if h.name not in _CHECKED:
+        make = h.checked_signature
+        _CHECKED[h.name] = None if make is None else make()
+    return _CHECKED[h.name]
 
 
-def c_signature(lib: str, fn: Callable[[Any], Any] | None, reads_data: bool = True) -> tuple[Any, Any]:
+def c_signature(h: Handoff, fn: Callable[[Any], Any] | None, reads_data: bool = True) -> tuple[Any, Any]:
     """For the C route: (the signature function store() keeps, what a hit reads in C) of a library's
-    arrays, from its signature function fn (None: nothing can change, nothing is read). The reads are
-    what the library declares (its handoff's signature_reads: (attribute, call it?) per item, compared as
+    arrays (``h``: its handoff), from its signature function fn (None: nothing can change, nothing is read). The
+    reads are what the library declares (its handoff's signature_reads: (attribute, call it?) per item, compared as
     read; call None reads an ndarray's data pointer, where the C module was built with NumPy's headers;
     checked_reads: a stored guard checked first, read kind Ellipsis). reads_data: whether the C module
     reads an ndarray's data pointer (else such signatures call fn)."""
     if fn is None:
         return None, None
-    chk = checked(lib)
-    h = handoff(lib)
+    chk = checked(h)
     if chk is not None and h.checked_reads is not None:
         return chk, h.checked_reads
     reads: Any = h.signature_reads or fn

@@ -11,10 +11,9 @@ Nothing here imports dask: the dask backend module does, and it is loaded once a
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from unarray._backends import handoff as _lib
+from unarray._backends import handoff
 from unarray._devices import Device, parse_device
 from unarray._errors import ArgumentError, HandoffError
 from unarray.interop._common import HOST, STATS, lock
@@ -24,23 +23,20 @@ from unarray.interop._common import HOST, STATS, lock
 _EXPLICIT = frozenset({"to", "from_dlpack"})
 
 
-def to(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, chunks: Any, op: str,
-       handoff: Callable[..., Any]) -> Any:
-    # handoff: ua.to itself, for the eager legs (an eager array to NumPy or CuPy first; a computed result on).
+def to(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, chunks: Any, op: str) -> tuple[Any, str | None]:
+    """(the result, None), or (an eager array, the library ``ua.to`` hands it to next): an eager array goes to
+    the library of the lazy one's chunks first (then ``dst.wrap``), a computed one on to its target."""
     if not dst.lazy:
         if chunks is not None:
             raise ArgumentError(f"chunks= applies to a lazy backend only, got backend={dst.name!r}; leave chunks "
                                 "out, or hand the array to a lazy backend", op=op, backend=dst.name)
-        return _computed(x, src, dst, device, copy, op, handoff)
-
+        return _computed(x, src, dst, device, copy, op)
     if src.lazy:
         _same_place(x, src, device, op)
         out = x if chunks is None else x.rechunk(chunks)  # lazy: the rechunk runs with the graph
         _count("zero_copy")
-        return out.copy() if copy is True else out
-    lib = _lib(dst.name).chunk_library(src.device_of(x).kind)
-    arr = handoff(x, lib, device=device, copy=copy, _op=op)
-    return dst.wrap(arr, chunks)
+        return (out.copy() if copy is True else out), None
+    return x, handoff(dst.name).chunk_library(src.device_of(x).kind)
 
 
 def copy_reason(x: Any, src: Any, dst: Any, op: str) -> str | None:
@@ -50,8 +46,7 @@ def copy_reason(x: Any, src: Any, dst: Any, op: str) -> str | None:
     return None
 
 
-def _computed(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, op: str,
-              handoff: Callable[..., Any]) -> Any:
+def _computed(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, op: str) -> tuple[Any, str | None]:
     if copy is False:
         raise HandoffError(f"handing a {src.name} array to {dst.name} computes it into a new {dst.name} array (a "
                            f"copy), but copy=False; pass copy=None to compute, or keep computing with {src.name} (ua "
@@ -60,8 +55,8 @@ def _computed(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, op: st
         raise _never_joined(src, dst, op)
     where = src.device_of(x)
     if device is None and dst.name == HOST and where.kind != "cpu":
-        raise HandoffError(f"this {src.name} array's chunks are on {where}, and {_lib(dst.name).noun} live on the CPU: "
-                           "computing it here would also move it; pass device='cpu' to compute and move it",
+        raise HandoffError(f"this {src.name} array's chunks are on {where}, and {handoff(dst.name).noun} live on the "
+                           "CPU: computing it here would also move it; pass device='cpu' to compute and move it",
                            op=op, backend=dst.name)
     out = x.compute()  # the caller's scheduler (dask.config / a distributed Client), as x.compute() would use
     n = int(getattr(out, "nbytes", 0))
@@ -70,9 +65,7 @@ def _computed(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, op: st
         STATS["copies"] += 1
         STATS["bytes_copied"] += n
     lib = type(out).__module__.partition(".")[0]
-    if lib == dst.name and device is None:
-        return out
-    return handoff(out, dst.name, device=device, _op=op)
+    return out, None if lib == dst.name and device is None else dst.name
 
 
 def _never_joined(src: Any, dst: Any, op: str) -> HandoffError:

@@ -1,17 +1,14 @@
-"""Device changes in ``ua.to(x, backend, device=...)``: the target device read and checked, then one
-counted copy (refused under ``copy=False``). Nothing moves between devices unless the caller asks."""
+"""Device changes in ``ua.to(x, backend, device=...)``: the target device read and checked (the move itself,
+one counted copy refused under ``copy=False``, is ``ua.to``'s: _public.py). Nothing moves between devices
+unless the caller asks."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from unarray._backends import handoff
 from unarray._devices import Device, parse_device
-from unarray._errors import DeviceNotAvailableError, HandoffError, UnarrayError
+from unarray._errors import DeviceNotAvailableError, UnarrayError
 from unarray._lookup import one
-from unarray.interop._common import HOST, STATS, lock
-from unarray.interop._paths import move_within, nbytes
 from unarray.interop._routes import with_op
 
 
@@ -58,29 +55,3 @@ def _listed(dst: Any) -> str:
         return ", ".join(str(d) for d in dst.devices()) or "none"
     except Exception as e:
         return f"unknown ({type(e).__name__})"
-
-
-def move(x: Any, src: Any, dst: Any, here: Any, want: Any, copy: bool | None, op: str,
-         to: Callable[..., Any]) -> Any:
-    # A device change is always one copy (counted); copy=False refuses it.
-    if copy is False:
-        raise HandoffError(f"moving from {here} to {want} needs a copy, but copy=False; pass copy=None",
-                           op=op, backend=dst.name)
-    n = nbytes(src.name, x)
-    target = handoff(dst.name)
-    if want.kind == "cpu" and target.lands_on_host:
-        if hasattr(type(src), "to_numpy"):
-            y = src.to_numpy(x)
-        else:  # Note: first to the host within the source's library, then its usual handoff to the host library
-            y = to(move_within(src.name, x, src.native_device(want), src), HOST, _op=op)
-        out = target.adopt_host(y)
-    elif target.uploads and here.kind == "cpu":
-        host = x if src.name == HOST else to(x, HOST, _op=op)
-        out = target.upload(host, want.index)
-    else:
-        mid = x if src is dst else to(x, dst.name, _op=op)
-        out = move_within(dst.name, mid, dst.native_device(want), dst)
-    with lock:
-        STATS["copies"] += 1
-        STATS["bytes_copied"] += n
-    return out

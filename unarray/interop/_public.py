@@ -12,13 +12,13 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from unarray._errors import ArgumentError, UnarrayError
+from unarray._backends import handoff
+from unarray._errors import ArgumentError, HandoffError, UnarrayError
 from unarray._explanation import Explanation
 from unarray._lookup import backend_named, one
 from unarray._typing import Array, DeviceLike
 from unarray.interop import _cache, _compile_watch, _dask, _moves, _promise
 from unarray.interop._common import HOST, STATS, OtherDevice, lock
-from unarray.interop._paths import compact_copy, kind_after_copy, name_of, path, promised
 from unarray.interop._refusals import check_source
 from unarray.interop._routes import (
     BY_NAMES,
@@ -27,6 +27,7 @@ from unarray.interop._routes import (
     copy_then_convert,
     count_copy,
     elsewhere,
+    pair,
     route,
     speedups,
     traced_error,
@@ -215,7 +216,11 @@ def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str, chunks: A
             _DST[backend] = dst
     s, d = src.name, dst.name
     if src.lazy or dst.lazy or chunks is not None:  # dask: wrapped lazily, or computed (counted); no route
-        return _dask.to(x, src, dst, device, copy, chunks, op, to)
+        out, on = _dask.to(x, src, dst, device, copy, chunks, op)
+        if on is not None:  # an eager leg: to the library of the lazy array's chunks (then wrapped), or computed, on
+            out = _to(out, on, device, copy if dst.lazy else None, op)
+            return dst.wrap(out, chunks) if dst.lazy else out
+        return out
     if src is dst and device is None and copy is not True:
         if src.compiling is None or not src.compiling():  # Note: a torch.compile trace cannot take a lock
             with lock:
@@ -229,28 +234,49 @@ def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str, chunks: A
         return src.outside_trace(_to, x, backend, device, copy, op)
     if src.is_tracer(x):
         raise traced_error(s, d, op)
-    check_source(s, x, d, op)
+    check_source(handoff(s), x, d, op)
     if device is not None:
         here = src.placement_of(x)  # a sharded JAX array: its mesh and spec (ShardedDevice)
         want = _moves.as_device(device, dst, op)
         if want != here:
             _moves.reachable(dst, want, op)
-            return _moves.move(x, src, dst, here, want, copy, op, to)
+            return _move(x, src, dst, here, want, copy, op)
     if src is dst:  # a copy within the library (one made through another library comes back)
-        mid, kind = compact_copy(s, x), kind_after_copy(s)
-        return count_copy(s, x, mid if kind == s else path(kind, s)(mid))
-    promise = readonly and promised(s, d)
-    r = route(src, d, _to, promise)
+        h = handoff(s)
+        mid, kind = h.compact_copy(x, src), h.copies_into or s
+        return count_copy(h, x, mid if kind == s else pair(kind, s).convert(mid))
+    r = route(src, d, readonly)
+    promise = r.promise
     if copy is None and type(backend) is str:
         f = _checked(r.fast, s, d) if promise and _promise.CHECKING[0] else r.fast
         _FAST[(type(x), backend, True) if readonly else (type(x), backend)] = f
     if copy is True:
-        return copy_then_convert(x, s, d, op)
+        return copy_then_convert(x, r, op)
     if promise and _promise.CHECKING[0]:
         out = _handoff(x, r, copy, op)
         _promise.record(x, s, d, op)
         return out
     return _handoff(x, r, copy, op)
+
+
+def _move(x: Any, src: Any, dst: Any, here: Any, want: Any, copy: bool | None, op: str) -> Any:
+    # A device change is always one copy (counted); copy=False refuses it.
+    if copy is False:
+        raise HandoffError(f"moving from {here} to {want} needs a copy, but copy=False; pass copy=None",
+                           op=op, backend=dst.name)
+    target = handoff(dst.name)
+    if want.kind == "cpu" and target.lands_on_host:
+        if hasattr(type(src), "to_numpy"):
+            y = src.to_numpy(x)
+        else:  # Note: first to the host within the source's library, then its usual handoff to the host library
+            y = _to(handoff(src.name).move_within(x, src.native_device(want), src), HOST, None, None, op)
+        out = target.adopt_host(y)
+    elif target.uploads and here.kind == "cpu":
+        out = target.upload(x if src.name == HOST else _to(x, HOST, None, None, op), want.index)
+    else:
+        mid = x if src is dst else _to(x, dst.name, None, None, op)
+        out = target.move_within(mid, dst.native_device(want), dst)
+    return count_copy(handoff(src.name), x, out)
 
 
 def _handoff(x: Any, r: Any, copy: bool | None, op: str) -> Any:
@@ -305,8 +331,8 @@ def copy_reason(x: Any, backend: str, op: str) -> str | None:
         return _dask.copy_reason(x, src, dst, op)
     if src.is_tracer(x):
         raise traced_error(src.name, dst.name, op)
-    check_source(src.name, x, dst.name, op)
-    r = route(src, dst.name, _to)
+    r = route(src, dst.name)
+    check_source(r.s, x, dst.name, op)
     if r.cached and _cache.hit(x, r) is not None:
         return None
     try:
@@ -347,7 +373,7 @@ def explain_to(x: Any, backend: Any, *, device: Any = None, copy: bool | None = 
     kernel = route_name(src, d, readonly) if not (src.lazy or dst.lazy) else f"{lazy} (wrap, or compute)"
     if copy is True:
         return Explanation(op, d, here, kernel, None, (f"{s} -> {d}: one copy (copy=True)",), 1)
-    if readonly and promised(s, d):
+    if readonly and route(src, d).promises:
         line = (f"{s} -> {d} via {kernel}: zero-copy alias on the caller's readonly=True promise (nothing may "
                 "write through it; ua.checking_readonly() or UNARRAY_CHECK_READONLY=1 checks it)")
         return Explanation(op, d, here, kernel, None, (line,), 0)
@@ -357,15 +383,14 @@ def explain_to(x: Any, backend: Any, *, device: Any = None, copy: bool | None = 
     if copy is False:
         raise ArgumentError(f"{d} cannot alias this {s} array ({why}), so ua.to would refuse copy=False",
                             op=op, backend=d)
-    hint = "; readonly=True would alias it" if promised(s, d) and _aliases(x, s, d) else ""
+    hint = "; readonly=True would alias it" if route(src, d).promises and _aliases(x, d) else ""
     return Explanation(op, d, here, kernel, None, (f"{s} -> {d}: one copy ({why}){hint}",), 1)
 
 
 def route_name(src: Any, d: str, readonly: bool = False) -> str:
     """The converter the route of ``ua.to`` from backend ``src`` to ``d`` runs (the route the call takes,
     made as the call makes it), for ua.explain."""
-    r = route(src, d, _to, readonly and promised(src.name, d))
-    return name_of(r.src, d, r.conv)
+    return route(src, d, readonly).name()
 
 
 def handoff_name(x: Any, lead: Any, op: str) -> str:
@@ -377,10 +402,10 @@ def handoff_name(x: Any, lead: Any, op: str) -> str:
     return route_name(src, lead.name)
 
 
-def _aliases(x: Any, s: str, d: str) -> bool:
+def _aliases(x: Any, d: str) -> bool:
     # Whether the promise route's converter takes x (the view is dropped).
     try:
-        route(one(x, "to"), d, _to, True).conv(x)
+        route(one(x, "to"), d, True).conv(x)
     except REFUSALS:
         return False
     return True

@@ -11,21 +11,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from unarray._backends import handoff
+from unarray._backends._handoff import Handoff
 from unarray._errors import DTypeError, HandoffError
 
 __all__ = ["check_source"]
 
 
-def check_source(src: str, x: Any, dst: str, op: str) -> None:
+def check_source(src: Handoff, x: Any, dst: str, op: str) -> None:
     """Raise the typed error ``ua.to`` gives for a source it refuses to hand to ``dst`` (nothing else).
 
     A handoff within one library (a device move, a copy) keeps what the library keeps: nothing is
     checked there. (A NumPy masked array never gets this far: the dispatcher refuses its type, for
     ua.to as for every op.)"""
-    if src == dst:
+    if src.name == dst:
         return
     try:
-        handoff(src).check_source(x, dst)
+        src.check_source(x, dst)
     except (DTypeError, HandoffError) as e:
         raise type(e)(str(e), op=op, backend=dst) from None  # the checks name no op

@@ -1,11 +1,12 @@
 """The routes of ``ua.to``: one per (source library, target library), built on its first handoff.
 
-A route holds the pair's converter and what the two libraries declare about it (_paths.py: the fast
-path's native first call, its C guard, whether the weak cache serves it, its stream order) and its
-handoff function: the C hot path (``unarray.interop._speedups``,
-built from _speedups.c) where that extension is built, else the same steps in Python (fast, below).
-A refused native call or a cache miss goes on in the route's slow path: the converter, and where the
-consumer refuses the layout, alignment or dtype, one counted copy."""
+A route holds the two libraries' handoff objects (unarray/_backends/<lib>/handoff.py, resolved once by the
+registry), the pair's path as they declare it (a fast path one of the two declares, else the source's export
+and the target's adopt: its native first call, its C guard, whether the weak cache serves it, its stream
+order), and its handoff function: the C hot path (``unarray.interop._speedups``, built from _speedups.c)
+where that extension is built, else the same steps in Python (fast, below). A refused native call or a cache
+miss goes on in the route's slow path: the converter, and where the consumer refuses the layout, alignment or
+dtype, one counted copy."""
 
 from __future__ import annotations
 
@@ -14,11 +15,11 @@ from collections.abc import Callable
 from typing import Any
 
 from unarray import _native
-from unarray._backends import _handoff
+from unarray._backends import _handoff, handoff
+from unarray._backends._handoff import FastPath, Handoff
 from unarray._errors import HandoffError, TracerHandoffError, UnarrayError
-from unarray.interop import _cache, _paths
+from unarray.interop import _cache
 from unarray.interop._common import STATS, Immutable, NeedsCopy, OtherDevice, Snapshot, lock
-from unarray.interop._paths import copy_for, nbytes, owned, owned_copy, path, promised_path, refusing_alias
 from unarray.interop._refusals import check_source
 
 # ua.to's hot path in C (unarray/interop/_speedups.c); without it (or with UNARRAY_PURE_PYTHON=1) the
@@ -28,6 +29,16 @@ speedups = _native.load("interop._speedups")
 
 # The guards of unarray/interop/_speedups.c (guard_passes), as the backends declare them (FastPath.guard).
 GUARD_ATTR, GUARD_BUFFER, GUARD_WRITABLE = _handoff.GUARD_ATTR, _handoff.GUARD_BUFFER, _handoff.GUARD_WRITABLE
+
+_PAIRS: dict[tuple[str, str], FastPath] = {}
+
+
+def pair(src: str, dst: str) -> FastPath:
+    """The pair's path as the two libraries declare it (made once per pair)."""
+    p = _PAIRS.get((src, dst))
+    if p is None:
+        p = _PAIRS[(src, dst)] = _handoff.pair(handoff(src), handoff(dst))
+    return p
 
 
 def _first_refused() -> Callable[[Any], Any]:
@@ -39,31 +50,59 @@ def _first_refused() -> Callable[[Any], Any]:
     return first
 
 
+# -- immutable sources, targets without read-only arrays -------------------------------------
+# DLPack gives a target without read-only arrays a writable alias, and a write through it would
+# change an immutable source behind its owner's back (an EagerTensor's cached constant, a JAX array a
+# jitted function closed over). So such a handoff is one copy on the target's side (counted, never
+# cached), or a refusal under copy=False, as for a read-only NumPy array handed to torch. The caller's
+# promise not to write (ua.to(..., readonly=True)) makes the alias the result instead: the pair's own
+# converter, or the promised converter a fast path declares.
+
+def refusing_alias(conv: Callable[[Any], Any], s: Handoff, d: Handoff) -> Callable[[Any], Any]:
+    reason = (f"{s.noun} are immutable and {d.noun} cannot be read-only: a write through an alias "
+              f"would change the {s.name} array")
+
+    def refuse(x: Any) -> Any:
+        try:
+            alias = conv(x)
+        except Snapshot as e:  # a value changing in place: its current value, the target's copy all the same
+            alias = e.value
+        raise Immutable(reason, alias)
+
+    refuse.__name__ = conv.__name__  # what ua.explain names (name)
+    refuse.__module__ = conv.__module__
+    return refuse
+
+
 class Route:
-    """What ua.to does for one (source library, target library): converter, cache keys, stream order."""
+    """What ua.to does for one (source library, target library): the two handoffs, converter, cache keys,
+    stream order."""
 
-    __slots__ = ("cached", "compiling", "conv", "counts", "dst", "fast", "first", "order", "osig", "path", "promise",
-                 "sig", "src")
+    __slots__ = ("b", "cached", "compiling", "conv", "counts", "d", "dst", "fast", "first", "order", "osig", "owned",
+                 "path", "promise", "promises", "s", "sig", "src")
 
-    def __init__(self, src: str, dst: str, compiling: Callable[[], bool] | None, promise: bool = False):
-        # promise: the route of ua.to(..., readonly=True) for a pair where the promise makes the alias the
-        # result (_paths.promised); cached like any pair whose converter costs more than a lookup.
-        p = self.path = _paths.fast(src, dst)  # what the two libraries declare for the pair
-        self.src, self.dst, self.conv, self.promise = src, dst, p.convert, promise
-        if promise:
-            self.conv = promised_path(src, dst)
-        elif owned(src, dst):
-            self.conv = refusing_alias(self.conv, src, dst)
-        self.cached = promise or (p.cached and not owned(src, dst))
-        first = None if promise else _first_refused if owned(src, dst) else None if p.cached else p.first
+    def __init__(self, src: Any, dst: str, promise: bool = False):
+        # src: the source's backend. promise: the route of ua.to(..., readonly=True) for a pair where the promise
+        # makes the alias the result (promises); cached like any pair whose converter costs more than a lookup.
+        s, d = self.s, self.d = handoff(src.name), handoff(dst)
+        p = self.path = pair(src.name, dst)  # what the two libraries declare for the pair
+        self.b, self.src, self.dst, self.promise = src, src.name, dst, promise
+        owned = self.owned = _handoff.owned(s, d)  # a copy the target owns (an immutable source)
+        self.promises = owned or p.promised is not None  # readonly=True changes the handoff (a copy becomes the alias)
+        self.conv = (p.promised or p.convert) if promise else refusing_alias(p.convert, s, d) if owned else p.convert
+        self.cached = promise or (p.cached and not owned)
+        first = None if promise else _first_refused if owned else None if p.cached else p.first
         self.first = self.conv if first is None else first()
-        self.sig = _cache.signature(src)
-        self.osig = _cache.signature(dst)
+        self.sig, self.osig = s.signature, d.signature
         self.order = None if p.order is None else p.order(dst)
         # For a library whose traced values share the concrete type (torch.compile): is a trace running?
-        self.compiling = compiling
+        self.compiling = src.compiling
         self.counts = [0, 0]  # zero-copy conversions, cache hits (read by ua.stats)
         self.fast: Any = None  # the route's handoff function, set by route()
+
+    def name(self, fn: Callable[[Any], Any] | None = None) -> str:
+        """What ``ua.explain`` names for converter ``fn`` of this pair (by default the route's)."""
+        return _handoff.path_name(self.s, self.d, self.conv if fn is None else fn)
 
 
 # (source name, target name) -> its route, made once (ua.stats reads their counters).
@@ -72,33 +111,40 @@ BY_NAMES: dict[tuple[Any, ...], Route] = {}
 _refs = sys.getrefcount
 
 
-def route(src: Any, d: str, traced: Callable[..., Any], promise: bool = False) -> Route:
-    key = (src.name, d, True) if promise else (src.name, d)
-    r = BY_NAMES.get(key)
+def route(src: Any, d: str, readonly: bool = False) -> Route:
+    """The route from backend ``src`` to library ``d``; with ``readonly``, the promise's route where the promise
+    changes the pair's handoff (Route.promises)."""
+    r = BY_NAMES.get((src.name, d))
     if r is None:
-        r = Route(src.name, d, src.compiling, promise)
-        r.fast = fast(r, traced)
-        with lock:
-            BY_NAMES[key] = r
+        r = _made(Route(src, d), (src.name, d))
+    if readonly and r.promises:
+        return BY_NAMES.get((src.name, d, True)) or _made(Route(src, d, True), (src.name, d, True))
     return r
 
 
-def fast(r: Route, traced: Callable[..., Any]) -> Callable[[Any, str], Any]:
+def _made(r: Route, key: tuple[Any, ...]) -> Route:
+    r.fast = fast(r)
+    with lock:
+        BY_NAMES[key] = r
+    return r
+
+
+def fast(r: Route) -> Callable[[Any, str], Any]:
     # One function per route, so that ua.to is a dict lookup and one call. A cached route checks
     # the weak cache first (_cache.hit written out); an uncached one tries the native call first
     # (torch.from_numpy, Tensor.numpy, ...), and anything it refuses takes the converter's full path.
     # Counters: r.counts = [zero-copy conversions, cache hits], summed by stats().
     # A miss or a refusal goes on in _slow (one definition for both paths). With the C extension,
     # the route is a speedups.Handoff doing the steps below.
-    counts, compiling, dst, slow = r.counts, r.compiling, r.dst, _slow(r, traced)
+    counts, compiling, dst, slow, traced = r.counts, r.compiling, r.dst, _slow(r), _outside(r)
     if speedups is not None:
         make = None if r.promise else r.path.guard
         guarded = None if make is None else make(speedups)
         guard, first = (None, r.first) if guarded is None else guarded
         seen = _cache.SEEN if r.cached and guarded is not None else None  # a first sight: guard + first in C
         data = hasattr(speedups, "buffer_array")  # built with NumPy's headers: reads an ndarray's pointer
-        r.sig, sig = _cache.c_signature(r.src, r.sig, data)  # what store() keeps, what the hit reads in C
-        r.osig, osig = _cache.c_signature(dst, r.osig, data)
+        r.sig, sig = _cache.c_signature(r.s, r.sig, data)  # what store() keeps, what the hit reads in C
+        r.osig, osig = _cache.c_signature(r.d, r.osig, data)
         reads = r.path.order_reads
         order = r.order if reads is None else (reads(dst, speedups) or r.order)
         readonly = guarded is not None and r.path.read_only_result
@@ -110,7 +156,7 @@ def fast(r: Route, traced: Callable[..., Any]) -> Callable[[Any, str], Any]:
 
         def uncached(x: Any, op: str) -> Any:
             if compiling is not None and compiling():
-                return traced(x, dst, None, None, op)  # a torch.compile trace: refused there
+                return traced(x, op)  # a torch.compile trace: out of it
             try:
                 out = first(x)
             except REFUSALS:
@@ -123,7 +169,7 @@ def fast(r: Route, traced: Callable[..., Any]) -> Callable[[Any, str], Any]:
 
     def cached(x: Any, op: str) -> Any:
         if compiling is not None and compiling():  # before the cache: a trace cannot compare pointers
-            return traced(x, dst, None, None, op)
+            return traced(x, op)
         e = cache.get(id(x))
         if e is not None and e[0]() is x and (sig is None or e[1] == sig(x)):
             h = e[2].get(dst)
@@ -137,24 +183,33 @@ def fast(r: Route, traced: Callable[..., Any]) -> Callable[[Any, str], Any]:
     return cached
 
 
-def _slow(r: Route, traced: Callable[..., Any]) -> Callable[..., Any]:
+def _outside(r: Route) -> Callable[[Any, str], Any]:
+    # Under a trace of a library whose traced values share the concrete type (torch.compile): the route's
+    # handoff run eagerly on the real array (a graph break, as for any call the tracer cannot follow).
+    def eager(x: Any, dst: str, device: Any, copy: bool | None, op: str) -> Any:
+        return r.fast(x, op)
+
+    return lambda x, op: r.b.outside_trace(eager, x, r.dst, None, None, op)
+
+
+def _slow(r: Route) -> Callable[..., Any]:
     # A route's rest: a refused native call (uncached route) or a cache miss (cached route).
     # Note: the C route calls the native entry point before asking whether torch.compile is tracing.
     # Dynamo never runs a C function on traced values: it runs ua.to's polyfill (_traced_to)
     # instead, and only an exact torch.Tensor type has a route (a FakeTensor takes the Python path).
-    compiling, dst = r.compiling, r.dst
+    compiling, traced = r.compiling, _outside(r)
     if not r.cached:
 
         def refused(x: Any, op: str) -> Any:
             if compiling is not None and compiling():
-                return traced(x, dst, None, None, op)
+                return traced(x, op)
             return convert(x, r, None, op, False)
 
         return refused
 
     def missed(x: Any, op: str, had_entry: bool) -> Any:
         if compiling is not None and compiling():
-            return traced(x, dst, None, None, op)
+            return traced(x, op)
         return convert(x, r, None, op, had_entry or _cache.admit(id(x)))
 
     return missed
@@ -165,14 +220,14 @@ def convert(x: Any, r: Route, copy: bool | None, op: str, keep: bool) -> Any:
     # keep: store the view in the cache (the array was handed over before: _cache.admit).
     before = _refs(x) if keep else 0
     try:
-        check_source(r.src, x, r.dst, op)
+        check_source(r.s, x, r.dst, op)
         out = r.conv(x)
     except UnarrayError as e:
         raise with_op(e, op) from None
     except REFUSALS as e:
         return _refused(x, r, e, copy, op)
     except Exception as e:
-        raise failed(r.src, r.dst, x, e, op) from e
+        raise failed(r, x, e, op) from e
     r.counts[0] += 1
     if keep:
         _cache.store(x, r, out, _refs(x) - before)
@@ -192,10 +247,10 @@ def _refused(x: Any, r: Route, e: BaseException, copy: bool | None, op: str) -> 
         raise HandoffError(f"{r.dst} cannot alias this {r.src} array ({why(e)}), so a copy is needed but "
                            "copy=False; pass copy=None to allow one copy", op=op, backend=r.dst) from None
     if isinstance(e, Immutable):
-        return count_copy(r.src, x, owned_copy(r.dst, e.alias))
+        return count_copy(r.s, x, r.d.owned_copy(e.alias))
     if isinstance(e, Snapshot):  # a tf.Variable's current value
-        return count_copy(r.src, x, e.value)
-    return copy_then_convert(x, r.src, r.dst, op)
+        return count_copy(r.s, x, e.value)
+    return copy_then_convert(x, r, op)
 
 
 def traced_error(s: str, d: str, op: str) -> TracerHandoffError:
@@ -211,37 +266,38 @@ def elsewhere(src: str, dst: str, e: BaseException, op: str) -> HandoffError:
                         f"the caller asks for: ua.to(x, {dst!r}, device=...)", op=op, backend=dst)
 
 
-def copy_then_convert(x: Any, s: str, d: str, op: str) -> Any:
+def copy_then_convert(x: Any, r: Route, op: str) -> Any:
     # One compact (aligned) copy on the source side, then the zero-copy path from it; for an immutable
     # source and a target without read-only arrays, the alias copied on the target's side instead.
-    if owned(s, d):
+    s, d = r.src, r.dst
+    if r.owned:
         try:
-            return count_copy(s, x, owned_copy(d, path(s, d)(x)))
+            return count_copy(r.s, x, r.d.owned_copy(r.path.convert(x)))
         except UnarrayError as e:
             raise with_op(e, op) from None
         except OtherDevice as e:
             raise elsewhere(s, d, e, op) from None
         except REFUSALS:
             pass  # a layout or dtype the target refuses: the source-side copy below
-    mid, kind = copy_for(s, d, x)
+    mid, kind = r.s.copy_for(x, d, r.b)
     try:
-        out = path(kind, d)(mid)
+        out = (r.path if kind == s else pair(kind, d)).convert(mid)
     except UnarrayError as e:
         raise with_op(e, op) from None
     except REFUSALS as e:
         raise HandoffError(f"{d} cannot import this {s} array even after a compact copy ({why(e)})",
                            op=op, backend=d) from None
     except Exception as e:
-        raise failed(s, d, x, e, op) from e
-    return count_copy(s, x, out)
+        raise failed(r, x, e, op) from e
+    return count_copy(r.s, x, out)
 
 
-def failed(s: str, d: str, x: Any, e: Exception, op: str) -> HandoffError:
+def failed(r: Route, x: Any, e: Exception, op: str) -> HandoffError:
     # A framework's own error (not a refusal of the layout): typed, naming what was handed over.
     dtype = getattr(x, "dtype", "?")
-    return HandoffError(f"{d} could not import this {s} array of dtype {dtype} ({type(e).__name__}: {e}); "
+    return HandoffError(f"{r.dst} could not import this {r.src} array of dtype {dtype} ({type(e).__name__}: {e}); "
                         f"convert it to a dtype and layout both libraries have (e.g. a compact float32 array) "
-                        "first", op=op, backend=d)
+                        "first", op=op, backend=r.dst)
 
 
 REFUSALS = (NeedsCopy, BufferError, TypeError, ValueError, RuntimeError, NotImplementedError)
@@ -251,10 +307,13 @@ def why(e: BaseException) -> str:
     return str(e) if isinstance(e, NeedsCopy) else f"{type(e).__name__}: {e}"
 
 
-def count_copy(s: str, x: Any, out: Any) -> Any:
+def count_copy(h: Handoff, x: Any, out: Any) -> Any:
+    # h: the source's handoff (what x's bytes are; a size it cannot tell counts 0 bytes)
+    try:
+        n = h.nbytes(x)
+    except Exception:
+        n = 0
     with lock:
         STATS["copies"] += 1
-        STATS["bytes_copied"] += nbytes(s, x)
+        STATS["bytes_copied"] += n
     return out
-
-
