@@ -392,12 +392,18 @@ def render(name: str) -> str:
         ):
             params.append("/")
     ret = _ann(sig.return_annotation) if sig.return_annotation is not sig.empty else "Array"
+    refuses = not hot_arrays(name)  # a C hot path refuses other keywords itself (unarray/_hot.py)
+    if refuses:
+        params.append("**refused: Refused")
     overloads, params, ret = _generic(short, params, ret)
     head = f"def {short}({', '.join(params)}) -> {ret}:"
     if len(head) > 118:
         head = f"def {short}(\n    " + ",\n    ".join(params) + f",\n) -> {ret}:"
         head = head.replace("*xs,\n)", "*xs\n)")
     lines = [*overloads, head, *docstring(name, [p for p in sig.parameters])]
+    if refuses:  # NumPy's and torch's keywords (dim=, out=): the typed error naming the standard's
+        first = arrays[0] if arrays else var_arrays
+        lines += ["    if refused:", f"        _refuse({short}, refused, {first})"]
     if var_arrays:
         lines.append(f'    b, xs = _many("{name}", {var_arrays})')
         call = ["*xs" if c == var_arrays else c for c in call]

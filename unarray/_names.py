@@ -6,7 +6,9 @@ descriptors), both an :class:`UnknownNameError` naming the standard's function, 
 namespace. A second table maps keywords (``dim``, ``keepdim``, ``ddof``, ``attn_mask``, ``out``...) to the
 standard's: :func:`keyword_error` turns the call's ``TypeError`` into an :class:`ArgumentTypeError` naming the
 keyword to use. It runs only once a call has failed (the C hot path's fallback and ``ua.nn``'s argument check
-call it), so a correct call pays nothing for it. :func:`public_dir` is what ``dir()`` lists.
+call it), so a correct call pays nothing for it; a function without either catches what it has no parameter for
+in ``**refused`` (an empty dict per call, the cheapest hook: docs/design-notes.md) and calls
+:func:`refuse`. :func:`public_dir` is what ``dir()`` lists.
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NoReturn, cast
 
 from unarray._errors import ArgumentTypeError, UnknownNameError
 
-__all__ = ["FOREIGN", "KEYWORDS", "RECIPES", "error", "keyword_error", "public_dir", "suggestion"]
+__all__ = ["FOREIGN", "KEYWORDS", "RECIPES", "error", "keyword_error", "public_dir", "refuse", "suggestion"]
 
 # Keys are never names of the namespace (tests/ops/test_names.py holds it); values are the standard's
 # functions to use instead, best first ("linalg.vector_norm" is ua.linalg.vector_norm).
@@ -76,7 +78,9 @@ KEYWORDS: dict[str, tuple[tuple[str, ...], str]] = {
     "device": ((), "the result is on the input's device; move it with ua.to(x, device=...)"),
     "initial": ((), "combine the result with the initial value yourself"),
     "where": ((), "mask the input first (ua.where)"),
-    "order": ((), "the standard sorts along axis="),
+    "order": ((), "the standard has no memory order (ua.ascontiguousarray) and sorts along axis="),
+    "xp": ((), "unarray's functions find their library from the arrays"),
+    "mode": ((), "indices must be in range"), "casting": ((), "ua.can_cast says whether a cast keeps the kind"),
 }
 
 
@@ -130,7 +134,8 @@ def _params(fn: Callable[..., Any]) -> tuple[dict[str, Any], bool]:
         import inspect
 
         sig = inspect.signature(fn).parameters
-        _PARAMS[fn] = dict(sig), any(p.kind is p.VAR_KEYWORD for p in sig.values())
+        # (a **refused: Refused takes nothing: its keywords are the ones refused)
+        _PARAMS[fn] = dict(sig), any(p.kind is p.VAR_KEYWORD and p.annotation != "Refused" for p in sig.values())
     return _PARAMS[fn]
 
 
@@ -160,6 +165,12 @@ def keyword_error(fn: Callable[..., Any], given: Iterable[str], first: object = 
     return ArgumentTypeError(_keyword_message(op, key, keywords, params), op=op, backend=_backend_name(first))
 
 
+def refuse(fn: Callable[..., Any], refused: dict[str, Any], first: object = None, op: str | None = None) -> NoReturn:
+    """Raise the typed error of calling ``fn`` with the keywords its ``**refused`` caught; ``first``: the call's
+    first array (or the backend's name, for creation), whose backend the message names; ``op``: as keyword_error."""
+    raise cast(ArgumentTypeError, keyword_error(fn, refused, first, op))  # (never None: fn takes none of them)
+
+
 def _keyword_message(op: str, key: str, keywords: list[str], params: dict[str, Any]) -> str:
     standard, how = KEYWORDS.get(key, ((), ""))
     head = f"unexpected keyword {key}={_owner(key)}"
@@ -180,6 +191,8 @@ def _keyword_message(op: str, key: str, keywords: list[str], params: dict[str, A
 def _backend_name(x: object) -> str | None:
     from unarray._lookup import of_array
 
+    if isinstance(x, str):  # creation's backend=
+        return x
     if isinstance(x, (list, tuple)) and x:  # concat's and stack's arrays
         x = x[0]
     try:

@@ -18,7 +18,7 @@ input's in the inferred type.
 
 from __future__ import annotations
 
-from typing import Any, Protocol, TypeAlias, TypeVar
+from typing import Any, NoReturn, Protocol, TypeAlias, TypeVar
 
 
 class SupportsArray(Protocol):
@@ -78,3 +78,6 @@ ArrayT = TypeVar("ArrayT", bound=SupportsArrayOps)
 Array: TypeAlias = Any
 DTypeLike: TypeAlias = Any
 DeviceLike: TypeAlias = Any
+# A public function's **refused: keywords it has no parameter for (dim=, out=) are a checker's error, and at run
+# time an ArgumentTypeError naming the standard's keyword (unarray._names.refuse).
+Refused: TypeAlias = NoReturn

@@ -1,12 +1,10 @@
 """Creation functions without an array argument (those with one: unarray/creation_from_arrays.py).
 
-Functions with an array argument (``zeros_like``, ``tril``, ``meshgrid``, ...)
-dispatch on it like every other op. These have nothing to dispatch on:
-they take ``backend=`` (``"torch"``, a module, or a namespace) and
-``device=`` (``"cuda:0"``, a ``ua.Device`` or the library's own device
-object); without them, a library's own dtype object (``torch.float32``, not
-NumPy's, which other libraries' arrays carry too) picks that library; else they
-use the default set by :func:`unarray.use`, and NumPy on the CPU when nothing is set.
+Functions with an array argument (``zeros_like``, ``tril``, ``meshgrid``, ...) dispatch on it like every other op.
+These have nothing to dispatch on: they take ``backend=`` (``"torch"``, a module, or a namespace) and ``device=``
+(``"cuda:0"``, a ``ua.Device`` or the library's own device object); without them, a library's own dtype object
+(``torch.float32``, not NumPy's, which other libraries' arrays carry too) picks that library; else they use the
+default set by :func:`unarray.use`, and NumPy on the CPU when nothing is set.
 """
 
 from __future__ import annotations
@@ -25,7 +23,8 @@ from unarray._lookup import ROOTS
 from unarray._lookup import SCALARS as _SCALARS
 from unarray._lookup import dtype_library as _dtype_library
 from unarray._lookup import of_array as _of_array
-from unarray._typing import Array, DeviceLike, DTypeLike
+from unarray._names import refuse as _refuse
+from unarray._typing import Array, DeviceLike, DTypeLike, Refused
 
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
@@ -70,7 +69,7 @@ def _make(op: str, backend: Any, device: Any, dtype: Any, call: Any, shape: Any 
 
 
 def zeros(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-          backend: Any = None) -> Array:
+          backend: Any = None, **refused: Refused) -> Array:
     """An array of zeros of ``shape``.
 
         Parameters
@@ -111,11 +110,13 @@ def zeros(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | 
         array([[0, 0, 0],
                [0, 0, 0]], dtype=int16)
     """
+    if refused:
+        _refuse(zeros, refused, backend)
     return _make("zeros", backend, device, dtype, lambda b, dt, dev: b.zeros(shape, dtype=dt, device=dev), shape)
 
 
 def ones(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-         backend: Any = None) -> Array:
+         backend: Any = None, **refused: Refused) -> Array:
     """An array of ones of ``shape`` (arguments as :func:`zeros`).
 
         Parameters
@@ -155,11 +156,13 @@ def ones(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | N
         >>> ua.ones(2, dtype=ua.bool)
         array([ True,  True])
     """
+    if refused:
+        _refuse(ones, refused, backend)
     return _make("ones", backend, device, dtype, lambda b, dt, dev: b.ones(shape, dtype=dt, device=dev), shape)
 
 
 def empty(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-          backend: Any = None) -> Array:
+          backend: Any = None, **refused: Refused) -> Array:
     """An uninitialised array of ``shape`` (arguments as :func:`zeros`).
 
         Parameters
@@ -199,11 +202,13 @@ def empty(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | 
         >>> ua.empty((2, 0))
         array([], shape=(2, 0), dtype=float64)
     """
+    if refused:
+        _refuse(empty, refused, backend)
     return _make("empty", backend, device, dtype, lambda b, dt, dev: b.empty(shape, dtype=dt, device=dev), shape)
 
 
 def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: DTypeLike | None = None,
-         device: DeviceLike | None = None, backend: Any = None) -> Array:
+         device: DeviceLike | None = None, backend: Any = None, **refused: Refused) -> Array:
     """An array of ``shape`` filled with ``fill_value`` (dtype inferred from it by default).
 
         Parameters
@@ -249,6 +254,8 @@ def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: DType
         >>> ua.full((1, 2), 0.5, dtype=ua.float32)
         array([[0.5, 0.5]], dtype=float32)
     """
+    if refused:
+        _refuse(full, refused, backend)
     if not isinstance(fill_value, _numbers.Number) and not hasattr(fill_value, "dtype"):
         raise ArgumentTypeError(f"fill_value must be a bool, int, float or complex; got {type(fill_value).__name__}",
                                 op="full", backend=backend if isinstance(backend, str) else None)
@@ -260,7 +267,8 @@ def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: DType
 
 
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
-           dtype: DTypeLike | None = None, device: DeviceLike | None = None, backend: Any = None) -> Array:
+           dtype: DTypeLike | None = None, device: DeviceLike | None = None, backend: Any = None,
+           **refused: Refused) -> Array:
     """Evenly spaced values in ``[start, stop)``.
 
         Parameters
@@ -304,6 +312,8 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         >>> ua.arange(1, 7, 2)
         array([1, 3, 5])
     """
+    if refused:
+        _refuse(arange, refused, backend)
     return _make("arange", backend, device, dtype,
                  lambda b, dt, dev: b.arange(start, stop, step, dtype=dt, device=dev),
                  (_shapes.arange_length(start, stop, step),))
@@ -311,7 +321,7 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
 
 def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *,
              dtype: DTypeLike | None = None, device: DeviceLike | None = None, endpoint: bool = True,
-             backend: Any = None) -> Array:
+             backend: Any = None, **refused: Refused) -> Array:
     """``num`` evenly spaced values from ``start`` to ``stop``.
 
         Parameters
@@ -357,13 +367,15 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
         >>> ua.linspace(0, 1, 5)
         array([0.  , 0.25, 0.5 , 0.75, 1.  ])
     """
+    if refused:
+        _refuse(linspace, refused, backend)
     return _make("linspace", backend, device, dtype,
                  lambda b, dt, dev: b.linspace(start, stop, num, dtype=dt, device=dev, endpoint=endpoint), (num,),
                  16 if isinstance(start, complex) or isinstance(stop, complex) else 8)
 
 
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: DTypeLike | None = None,
-        device: DeviceLike | None = None, backend: Any = None) -> Array:
+        device: DeviceLike | None = None, backend: Any = None, **refused: Refused) -> Array:
     """A 2-D array with ones on the ``k``-th diagonal.
 
         Parameters
@@ -406,13 +418,15 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: DTypeLi
         array([[0, 1, 0],
                [0, 0, 1]], dtype=int8)
     """
+    if refused:
+        _refuse(eye, refused, backend)
     return _make("eye", backend, device, dtype,
                  lambda b, dt, dev: b.eye(n_rows, n_cols, k=k, dtype=dt, device=dev),
                  (n_rows, n_rows if n_cols is None else n_cols))
 
 
 def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-            copy: bool | None = None, backend: Any = None) -> Array:
+            copy: bool | None = None, backend: Any = None, **refused: Refused) -> Array:
     """Convert ``obj`` (an array of any library, a scalar, a nested sequence, a buffer) to an array.
 
         The rule for the library of the result, the same whatever unarray has seen before:
@@ -467,6 +481,8 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
         array([[1., 2.],
                [3., 4.]], dtype=float32)
     """
+    if refused:
+        _refuse(asarray, refused, obj)
     src = None if isinstance(obj, (*_SCALARS, list, tuple)) else _of_array(obj)
     if backend is None and src is None and type(obj) in (list, tuple):
         backend, device = _sequence_library(obj, device)

@@ -14,7 +14,8 @@ from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
 from unarray._dtypes import check_int_scalar
 from unarray._errors import ShapeError
-from unarray._typing import A, Array, DeviceLike, DTypeLike
+from unarray._names import refuse as _refuse
+from unarray._typing import A, Array, DeviceLike, DTypeLike, Refused
 
 __all__ = ["empty_like", "full_like", "meshgrid", "ones_like", "tril", "triu", "zeros_like"]
 
@@ -35,7 +36,7 @@ def _like(op: str, x: Array, dtype: Any, device: Any, call: Any) -> Array:
         raise _fail(op, b, e) from e
 
 
-def zeros_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None) -> A:
+def zeros_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None, **refused: Refused) -> A:
     """Zeros with the shape of ``x`` (and its dtype and device unless given).
 
         Parameters
@@ -66,10 +67,12 @@ def zeros_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | 
         array([[0, 0],
                [0, 0]], dtype=int8)
     """
+    if refused:
+        _refuse(zeros_like, refused, x)
     return _like("zeros_like", x, dtype, device, lambda b, dt, dev: b.zeros_like(x, dtype=dt, device=dev))
 
 
-def ones_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None) -> A:
+def ones_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None, **refused: Refused) -> A:
     """Ones with the shape of ``x`` (and its dtype and device unless given).
 
         Parameters
@@ -99,10 +102,12 @@ def ones_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | N
         >>> ua.ones_like(np.zeros(2, dtype=np.float32))
         array([1., 1.], dtype=float32)
     """
+    if refused:
+        _refuse(ones_like, refused, x)
     return _like("ones_like", x, dtype, device, lambda b, dt, dev: b.ones_like(x, dtype=dt, device=dev))
 
 
-def empty_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None) -> A:
+def empty_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None, **refused: Refused) -> A:
     """An uninitialised array with the shape of ``x`` (and its dtype and device unless given).
 
         Parameters
@@ -132,11 +137,13 @@ def empty_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | 
         >>> ua.empty_like(np.ones((2, 3), dtype=np.int16)).shape
         (2, 3)
     """
+    if refused:
+        _refuse(empty_like, refused, x)
     return _like("empty_like", x, dtype, device, lambda b, dt, dev: b.empty_like(x, dtype=dt, device=dev))
 
 
 def full_like(x: A, /, fill_value: bool | int | float | complex, *, dtype: DTypeLike | None = None,
-              device: DeviceLike | None = None) -> A:
+              device: DeviceLike | None = None, **refused: Refused) -> A:
     """``fill_value`` with the shape of ``x`` (and its dtype and device unless given).
 
         Parameters
@@ -168,13 +175,15 @@ def full_like(x: A, /, fill_value: bool | int | float | complex, *, dtype: DType
         >>> ua.full_like(np.ones(2, dtype=np.int8), 3)
         array([3, 3], dtype=int8)
     """
+    if refused:
+        _refuse(full_like, refused, x)
     if type(fill_value) is int:
         check_int_scalar("full_like", None, fill_value, x.dtype if dtype is None else dtype)
     return _like("full_like", x, dtype, device,
                  lambda b, dt, dev: b.full_like(x, fill_value, dtype=dt, device=dev))
 
 
-def tril(x: A, /, *, k: int = 0) -> A:
+def tril(x: A, /, *, k: int = 0, **refused: Refused) -> A:
     """Lower triangle of each matrix ``(..., M, N)``; elements above the ``k``-th diagonal zeroed.
 
         Parameters
@@ -204,10 +213,12 @@ def tril(x: A, /, *, k: int = 0) -> A:
                [1., 0., 0.],
                [1., 1., 0.]])
     """
+    if refused:
+        _refuse(tril, refused, x)
     return _like("tril", _matrices("tril", x), None, None, lambda b, dt, dev: b.tril(x, k=k))
 
 
-def triu(x: A, /, *, k: int = 0) -> A:
+def triu(x: A, /, *, k: int = 0, **refused: Refused) -> A:
     """Upper triangle of each matrix ``(..., M, N)``; elements below the ``k``-th diagonal zeroed.
 
         Parameters
@@ -236,10 +247,12 @@ def triu(x: A, /, *, k: int = 0) -> A:
         array([[0., 1., 1.],
                [0., 0., 1.]])
     """
+    if refused:
+        _refuse(triu, refused, x)
     return _like("triu", _matrices("triu", x), None, None, lambda b, dt, dev: b.triu(x, k=k))
 
 
-def meshgrid(*arrays: A, indexing: str = "xy") -> tuple[A, ...]:
+def meshgrid(*arrays: A, indexing: str = "xy", **refused: Refused) -> tuple[A, ...]:
     """Coordinate matrices from 1-D coordinate arrays, as a tuple (2025.12).
 
         Parameters
@@ -268,6 +281,8 @@ def meshgrid(*arrays: A, indexing: str = "xy") -> tuple[A, ...]:
         >>> xs.shape, ys[:, 0]
         ((3, 2), array([3, 4, 5]))
     """
+    if refused:
+        _refuse(meshgrid, refused, arrays)
     b, xs = _many("meshgrid", arrays)
     try:  # frame("meshgrid"): its except clause is written by tools/gen_frontend.py
         return tuple(b.meshgrid(*xs, indexing=indexing))

@@ -21,7 +21,8 @@ from unarray._dtypes import DTYPES, DType, canonical_name, isdtype, promote, pro
 from unarray._errors import DTypeError
 from unarray._lookup import ROOTS
 from unarray._lookup import SCALARS as _SCALARS
-from unarray._typing import A, Array, DeviceLike, DTypeLike
+from unarray._names import refuse as _refuse
+from unarray._typing import A, Array, DeviceLike, DTypeLike, Refused
 
 __all__ = [
     "astype", "bool", "can_cast", "complex64", "complex128", "finfo", "float16", "bfloat16", "float32",
@@ -46,7 +47,8 @@ complex64 = DTYPES["complex64"]
 complex128 = DTYPES["complex128"]
 
 
-def astype(x: A, dtype: DTypeLike, /, *, copy: builtins.bool = True, device: DeviceLike | None = None) -> A:
+def astype(x: A, dtype: DTypeLike, /, *, copy: builtins.bool = True, device: DeviceLike | None = None,
+           **refused: Refused) -> A:
     """``x`` cast to ``dtype`` (a copy unless ``copy=False`` and nothing changes).
 
         Parameters
@@ -79,6 +81,8 @@ def astype(x: A, dtype: DTypeLike, /, *, copy: builtins.bool = True, device: Dev
         >>> ua.astype(np.array([1.7, -2.2]), ua.int32)
         array([ 1, -2], dtype=int32)
     """
+    if refused:
+        _refuse(astype, refused, x)
     b = _BY_TYPE.get(type(x)) or _one(x, "astype")
     try:  # frame("astype"): its except clause is written by tools/gen_frontend.py
         kw = {} if device is None else {"device": b.native_device(device)}
@@ -87,7 +91,7 @@ def astype(x: A, dtype: DTypeLike, /, *, copy: builtins.bool = True, device: Dev
         raise _fail("astype", b, e) from e
 
 
-def can_cast(from_: DTypeLike | Array, to: DTypeLike, /) -> builtins.bool:
+def can_cast(from_: DTypeLike | Array, to: DTypeLike, /, **refused: Refused) -> builtins.bool:
     """Whether the standard's promotion rules allow casting ``from_`` to ``to`` without loss of kind.
 
         Parameters
@@ -113,12 +117,14 @@ def can_cast(from_: DTypeLike | Array, to: DTypeLike, /) -> builtins.bool:
         >>> ua.can_cast(ua.int8, ua.int16), ua.can_cast(ua.float64, ua.float32)
         (True, False)
     """
+    if refused:
+        _refuse(can_cast, refused, from_)
     src = _name(from_ if canonical_name(from_) else getattr(from_, "dtype", from_), "can_cast")
     dst = _name(to, "can_cast")
     return promote_names(src, dst) == dst
 
 
-def result_type(*arrays_and_dtypes: Array | DTypeLike | complex) -> Any:
+def result_type(*arrays_and_dtypes: Array | DTypeLike | complex, **refused: Refused) -> Any:
     """The dtype unarray's promotion gives for the arguments: what its functions give on arrays of those dtypes.
 
         The standard's table, and for the kinds it leaves open one rule on every backend: the higher kind's
@@ -151,6 +157,8 @@ def result_type(*arrays_and_dtypes: Array | DTypeLike | complex) -> Any:
         >>> ua.result_type(ua.int8, ua.uint8), ua.result_type(ua.int32, ua.float32)
         (ua.int16, ua.float32)
     """
+    if refused:
+        _refuse(result_type, refused, arrays_and_dtypes)
     arrays = [a for a in arrays_and_dtypes if not isinstance(a, _SCALARS) and canonical_name(a) is None]
     if arrays:
         b, _ = _many("result_type", arrays)
@@ -224,7 +232,7 @@ def _default(kind: str) -> str:
     return str(array_namespace_info().default_dtypes()[kind].name)
 
 
-def finfo(type: DTypeLike | Array, /) -> Any:  # noqa: A002 - the standard's name
+def finfo(type: DTypeLike | Array, /, **refused: Refused) -> Any:  # noqa: A002 - the standard's name
     """Machine limits of a floating dtype or an array's: ``bits``, ``eps``, ``max``, ``min``, ``smallest_normal``.
 
         Parameters
@@ -250,10 +258,12 @@ def finfo(type: DTypeLike | Array, /) -> Any:  # noqa: A002 - the standard's nam
         >>> f.bits, f.eps
         (32, 1.1920928955078125e-07)
     """
+    if refused:
+        _refuse(finfo, refused, type)
     return _info("finfo", type)
 
 
-def iinfo(type: DTypeLike | Array, /) -> Any:  # noqa: A002
+def iinfo(type: DTypeLike | Array, /, **refused: Refused) -> Any:  # noqa: A002
     """Machine limits of an integer dtype (or an array's dtype): ``bits``, ``max``, ``min``, ``dtype``.
 
         Parameters
@@ -278,6 +288,8 @@ def iinfo(type: DTypeLike | Array, /) -> Any:  # noqa: A002
         >>> i.bits, i.min, i.max
         (8, -128, 127)
     """
+    if refused:
+        _refuse(iinfo, refused, type)
     return _info("iinfo", type)
 
 

@@ -11,7 +11,8 @@ from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
 from unarray._dispatch import pair as _pair
 from unarray._dispatch import recover as _recover
-from unarray._typing import A, Array, SupportsArray
+from unarray._names import refuse as _refuse
+from unarray._typing import A, Array, Refused, SupportsArray
 
 __all__: list[str] = []
 
@@ -932,7 +933,7 @@ def ceil(x: A, /) -> A:
         raise _fail("ceil", b, e) from e
 
 
-def clip(x: A, /, min: Array | float | None = None, max: Array | float | None = None) -> A:
+def clip(x: A, /, min: Array | float | None = None, max: Array | float | None = None, **refused: Refused) -> A:
     """Clamps each element ``x_i`` of the input array ``x`` to the range ``[min, max]``.
 
     The array API standard's ``clip`` (2025.12), run by the backend of the array arguments: the result is that
@@ -983,6 +984,8 @@ def clip(x: A, /, min: Array | float | None = None, max: Array | float | None = 
     >>> ua.clip(np.array([-2.0, 0.5, 3.0]), min=0.0, max=1.0)
     array([0. , 0.5, 1. ])
     """
+    if refused:
+        _refuse(clip, refused, x)
     b, (x, min, max) = _many("clip", (x, min, max), skip_none=True)
     try:
         return b.clip(x, min=min, max=max)

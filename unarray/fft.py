@@ -10,7 +10,8 @@ from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
 from unarray._dispatch import run_as_written as _run_as_written
 from unarray._names import public_dir as _public_dir
-from unarray._typing import A, Array, DeviceLike, DTypeLike
+from unarray._names import refuse as _refuse
+from unarray._typing import A, Array, DeviceLike, DTypeLike, Refused
 
 __all__ = ["fftfreq", "rfftfreq"]
 
@@ -21,7 +22,7 @@ def __dir__() -> list[str]:
 
 def fftfreq(
     n: int, /, *, d: float = 1.0, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-    backend: str | None = None,
+    backend: str | None = None, **refused: Refused,
 ) -> Array:
     """Sample frequencies of an ``n``-point DFT with spacing ``d`` (creation rules as :func:`unarray.zeros`).
 
@@ -59,6 +60,8 @@ def fftfreq(
         >>> ua.fft.fftfreq(4)
         array([ 0.  ,  0.25, -0.5 , -0.25])
     """
+    if refused:
+        _refuse(fftfreq, refused, backend)
     from unarray.creation import _creation_backend
 
     b, dev = _creation_backend("fft.fftfreq", backend, device)
@@ -70,7 +73,7 @@ def fftfreq(
 
 def rfftfreq(
     n: int, /, *, d: float = 1.0, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
-    backend: str | None = None,
+    backend: str | None = None, **refused: Refused,
 ) -> Array:
     """Non-negative sample frequencies of an ``n``-point real DFT (as :func:`fftfreq`).
 
@@ -107,6 +110,8 @@ def rfftfreq(
         >>> ua.fft.rfftfreq(5, d=0.5)
         array([0. , 0.4, 0.8])
     """
+    if refused:
+        _refuse(rfftfreq, refused, backend)
     from unarray.creation import _creation_backend
 
     b, dev = _creation_backend("fft.rfftfreq", backend, device)
@@ -126,6 +131,7 @@ def fft(
     n: int | None = None,
     axis: int = -1,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
+    **refused: Refused,
 ) -> A:
     """Computes the one-dimensional discrete Fourier transform.
 
@@ -177,6 +183,8 @@ def fft(
     >>> ua.fft.fft(np.array([1.0, 2.0, 3.0, 4.0], dtype=np.complex128))
     array([10.+0.j, -2.+2.j, -2.+0.j, -2.-2.j])
     """
+    if refused:
+        _refuse(fft, refused, x)
     b = _one(x, "fft.fft")
     try:
         return b.fft_fft(x, n=n, axis=axis, norm=norm)
@@ -191,6 +199,7 @@ def ifft(
     n: int | None = None,
     axis: int = -1,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
+    **refused: Refused,
 ) -> A:
     """Computes the one-dimensional inverse discrete Fourier transform.
 
@@ -242,6 +251,8 @@ def ifft(
     >>> ua.fft.ifft(np.array([10.0, -2.0 + 2.0j, -2.0, -2.0 - 2.0j]))
     array([1.+0.j, 2.+0.j, 3.+0.j, 4.+0.j])
     """
+    if refused:
+        _refuse(ifft, refused, x)
     b = _one(x, "fft.ifft")
     try:
         return b.fft_ifft(x, n=n, axis=axis, norm=norm)
@@ -256,6 +267,7 @@ def fftn(
     s: Sequence[int] | None = None,
     axes: Sequence[int] | None = None,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
+    **refused: Refused,
 ) -> A:
     """Computes the n-dimensional discrete Fourier transform.
 
@@ -308,6 +320,8 @@ def fftn(
     array([[10.+0.j, -2.+0.j],
            [-4.+0.j,  0.+0.j]])
     """
+    if refused:
+        _refuse(fftn, refused, x)
     b = _one(x, "fft.fftn")
     try:
         return b.fft_fftn(x, s=s, axes=axes, norm=norm)
@@ -322,6 +336,7 @@ def ifftn(
     s: Sequence[int] | None = None,
     axes: Sequence[int] | None = None,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
+    **refused: Refused,
 ) -> A:
     """Computes the n-dimensional inverse discrete Fourier transform.
 
@@ -374,6 +389,8 @@ def ifftn(
     array([[1.+0.j, 2.+0.j],
            [3.+0.j, 4.+0.j]])
     """
+    if refused:
+        _refuse(ifftn, refused, x)
     b = _one(x, "fft.ifftn")
     try:
         return b.fft_ifftn(x, s=s, axes=axes, norm=norm)
@@ -388,6 +405,7 @@ def rfft(
     n: int | None = None,
     axis: int = -1,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
+    **refused: Refused,
 ) -> A:
     """Computes the one-dimensional discrete Fourier transform for real-valued input.
 
@@ -439,6 +457,8 @@ def rfft(
     >>> ua.fft.rfft(np.array([1.0, 2.0, 3.0, 4.0]))
     array([10.+0.j, -2.+2.j, -2.+0.j])
     """
+    if refused:
+        _refuse(rfft, refused, x)
     b = _one(x, "fft.rfft")
     try:
         return b.fft_rfft(x, n=n, axis=axis, norm=norm)
@@ -453,6 +473,7 @@ def irfft(
     n: int | None = None,
     axis: int = -1,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
+    **refused: Refused,
 ) -> A:
     """Computes the one-dimensional inverse of ``rfft`` for complex-valued input.
 
@@ -504,6 +525,8 @@ def irfft(
     >>> ua.fft.irfft(np.array([10.0, -2.0 + 2.0j, -2.0]))
     array([1., 2., 3., 4.])
     """
+    if refused:
+        _refuse(irfft, refused, x)
     b = _one(x, "fft.irfft")
     try:
         return b.fft_irfft(x, n=n, axis=axis, norm=norm)
@@ -518,6 +541,7 @@ def rfftn(
     s: Sequence[int] | None = None,
     axes: Sequence[int] | None = None,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
+    **refused: Refused,
 ) -> A:
     """Computes the n-dimensional discrete Fourier transform for real-valued input.
 
@@ -570,6 +594,8 @@ def rfftn(
     array([[10.+0.j, -2.+0.j],
            [-4.+0.j,  0.+0.j]])
     """
+    if refused:
+        _refuse(rfftn, refused, x)
     b = _one(x, "fft.rfftn")
     try:
         return b.fft_rfftn(x, s=s, axes=axes, norm=norm)
@@ -584,6 +610,7 @@ def irfftn(
     s: Sequence[int] | None = None,
     axes: Sequence[int] | None = None,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
+    **refused: Refused,
 ) -> A:
     """Computes the n-dimensional inverse of ``rfftn`` for complex-valued input.
 
@@ -636,6 +663,8 @@ def irfftn(
     array([[1., 2.],
            [3., 4.]])
     """
+    if refused:
+        _refuse(irfftn, refused, x)
     b = _one(x, "fft.irfftn")
     try:
         return b.fft_irfftn(x, s=s, axes=axes, norm=norm)
@@ -650,6 +679,7 @@ def hfft(
     n: int | None = None,
     axis: int = -1,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
+    **refused: Refused,
 ) -> A:
     """Computes the one-dimensional discrete Fourier transform of a signal with Hermitian symmetry.
 
@@ -701,6 +731,8 @@ def hfft(
     >>> ua.fft.hfft(np.array([1.0, 2.0, 3.0], dtype=np.complex128))
     array([ 8., -2.,  0., -2.])
     """
+    if refused:
+        _refuse(hfft, refused, x)
     b = _one(x, "fft.hfft")
     try:
         return b.fft_hfft(x, n=n, axis=axis, norm=norm)
@@ -715,6 +747,7 @@ def ihfft(
     n: int | None = None,
     axis: int = -1,
     norm: Literal["backward", "ortho", "forward"] = 'backward',
+    **refused: Refused,
 ) -> A:
     """Computes the one-dimensional inverse discrete Fourier transform of a signal with Hermitian symmetry.
 
@@ -766,6 +799,8 @@ def ihfft(
     >>> ua.fft.ihfft(np.array([9.0, -3.0, 1.0, -3.0]))
     array([1.-0.j, 2.-0.j, 4.-0.j])
     """
+    if refused:
+        _refuse(ihfft, refused, x)
     b = _one(x, "fft.ihfft")
     try:
         return b.fft_ihfft(x, n=n, axis=axis, norm=norm)
@@ -773,7 +808,7 @@ def ihfft(
         raise _fail("fft.ihfft", b, e) from e
 
 
-def fftshift(x: A, /, *, axes: int | Sequence[int] | None = None) -> A:
+def fftshift(x: A, /, *, axes: int | Sequence[int] | None = None, **refused: Refused) -> A:
     """Shifts the zero-frequency component to the center of the spectrum.
 
     The array API standard's ``fft.fftshift`` (2025.12), run by the backend of the array arguments: the result
@@ -819,6 +854,8 @@ def fftshift(x: A, /, *, axes: int | Sequence[int] | None = None) -> A:
     >>> ua.fft.fftshift(np.array([0.0, 1.0, 2.0, -2.0, -1.0]))
     array([-2., -1.,  0.,  1.,  2.])
     """
+    if refused:
+        _refuse(fftshift, refused, x)
     b = _one(x, "fft.fftshift")
     try:
         return b.fft_fftshift(x, axes=axes)
@@ -826,7 +863,7 @@ def fftshift(x: A, /, *, axes: int | Sequence[int] | None = None) -> A:
         raise _fail("fft.fftshift", b, e) from e
 
 
-def ifftshift(x: A, /, *, axes: int | Sequence[int] | None = None) -> A:
+def ifftshift(x: A, /, *, axes: int | Sequence[int] | None = None, **refused: Refused) -> A:
     """Inverse of ``fftshift``.
 
     The array API standard's ``fft.ifftshift`` (2025.12), run by the backend of the array arguments: the result
@@ -873,6 +910,8 @@ def ifftshift(x: A, /, *, axes: int | Sequence[int] | None = None) -> A:
     >>> ua.fft.ifftshift(np.array([-2.0, -1.0, 0.0, 1.0, 2.0]))
     array([ 0.,  1.,  2., -2., -1.])
     """
+    if refused:
+        _refuse(ifftshift, refused, x)
     b = _one(x, "fft.ifftshift")
     try:
         return b.fft_ifftshift(x, axes=axes)

@@ -19,7 +19,8 @@ from unarray._dispatch import run_as_written as _run_as_written
 from unarray._dtypes import DTYPES, DType, canonical_name
 from unarray._errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from unarray._lookup import SCALARS
-from unarray._typing import A, Array, DTypeLike
+from unarray._names import refuse as _refuse
+from unarray._typing import A, Array, DTypeLike, Refused
 from unarray.datatypes import astype
 from unarray.interop import to
 
@@ -82,33 +83,35 @@ class at(Generic[A]):  # noqa: N801 - read as a function, like jax's x.at and ar
     def __getitem__(self, idx: Any) -> at[A]:
         return at(self._x, idx)
 
-    def set(self, value: Any, /, *, copy: bool | None = None) -> A:
+    def set(self, value: Any, /, *, copy: bool | None = None, **refused: Refused) -> A:
         """``x`` with ``x[idx] = value``."""
-        return self._update("set", value, copy)
+        return self._update("set", value, copy, refused)
 
-    def add(self, value: Any, /, *, copy: bool | None = None) -> A:
+    def add(self, value: Any, /, *, copy: bool | None = None, **refused: Refused) -> A:
         """``x`` with ``x[idx] += value`` (every occurrence of a repeated position adds)."""
-        return self._update("add", value, copy)
+        return self._update("add", value, copy, refused)
 
-    def subtract(self, value: Any, /, *, copy: bool | None = None) -> A:
+    def subtract(self, value: Any, /, *, copy: bool | None = None, **refused: Refused) -> A:
         """``x`` with ``x[idx] -= value`` (every occurrence of a repeated position subtracts)."""
-        return self._update("subtract", value, copy)
+        return self._update("subtract", value, copy, refused)
 
-    def multiply(self, value: Any, /, *, copy: bool | None = None) -> A:
+    def multiply(self, value: Any, /, *, copy: bool | None = None, **refused: Refused) -> A:
         """``x`` with ``x[idx] *= value`` (every occurrence of a repeated position multiplies)."""
-        return self._update("multiply", value, copy)
+        return self._update("multiply", value, copy, refused)
 
-    def min(self, value: Any, /, *, copy: bool | None = None) -> A:
+    def min(self, value: Any, /, *, copy: bool | None = None, **refused: Refused) -> A:
         """``x`` with ``x[idx] = minimum(x[idx], value)``."""
-        return self._update("min", value, copy)
+        return self._update("min", value, copy, refused)
 
-    def max(self, value: Any, /, *, copy: bool | None = None) -> A:
+    def max(self, value: Any, /, *, copy: bool | None = None, **refused: Refused) -> A:
         """``x`` with ``x[idx] = maximum(x[idx], value)``."""
-        return self._update("max", value, copy)
+        return self._update("max", value, copy, refused)
 
-    def _update(self, op: str, value: Any, copy: bool | None) -> A:
+    def _update(self, op: str, value: Any, copy: bool | None, refused: dict[str, Any]) -> A:
         name = f"at.{op}"
         x, idx = self._x, self._idx
+        if refused:  # array-api-extra's xp=, JAX's mode=
+            _refuse(getattr(at, op), refused, x, op=name)
         if idx is _UNSET:
             raise ArgumentError("no index given; write ua.at(x, idx).set(v) or ua.at(x)[idx].set(v)", op=name)
         if copy not in (None, True, False):

@@ -7,7 +7,8 @@ from typing import Any, overload
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
 from unarray._dispatch import pair as _pair
-from unarray._typing import A, Array, SupportsArray
+from unarray._names import refuse as _refuse
+from unarray._typing import A, Array, Refused, SupportsArray
 
 __all__: list[str] = []
 
@@ -15,14 +16,14 @@ __all__: list[str] = []
 
 
 @overload
-def isin(x1: A, x2: int | SupportsArray, /, *, invert: bool = False) -> A: ...
+def isin(x1: A, x2: int | SupportsArray, /, *, invert: bool = False, **refused: Refused) -> A: ...
 
 
 @overload
-def isin(x1: int, x2: A, /, *, invert: bool = False) -> A: ...
+def isin(x1: int, x2: A, /, *, invert: bool = False, **refused: Refused) -> A: ...
 
 
-def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
+def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False, **refused: Refused) -> Array:
     """Tests for each element in ``x1`` whether the element is in ``x2``.
 
     The array API standard's ``isin`` (2025.12), run by the backend of the array arguments: the result is that
@@ -69,6 +70,8 @@ def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
     >>> ua.isin(np.array([1, 2, 3, 4]), np.array([2, 4]))
     array([False,  True, False,  True])
     """
+    if refused:
+        _refuse(isin, refused, x1)
     b, x1, x2 = _pair("isin", x1, x2)
     try:
         return b.isin(x1, x2, invert=invert)
@@ -76,7 +79,7 @@ def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
         raise _fail("isin", b, e) from e
 
 
-def unique_all(x: Array, /) -> Any:
+def unique_all(x: Array, /, **refused: Refused) -> Any:
     """Returns the unique elements of an input array ``x``, the first occurring indices for each unique element in
     ``x``, the indices from the set of unique elements that reconstruct ``x``, and the corresponding counts for
     each unique element in ``x``.
@@ -124,6 +127,8 @@ def unique_all(x: Array, /) -> Any:
     >>> ua.sort(r.values), r.counts[ua.argsort(r.values)]
     (array([1, 2, 3]), array([1, 1, 2]))
     """
+    if refused:
+        _refuse(unique_all, refused, x)
     b = _one(x, "unique_all")
     try:
         return b.unique_all(x)
@@ -131,7 +136,7 @@ def unique_all(x: Array, /) -> Any:
         raise _fail("unique_all", b, e) from e
 
 
-def unique_counts(x: Array, /) -> Any:
+def unique_counts(x: Array, /, **refused: Refused) -> Any:
     """Returns the unique elements of an input array ``x`` and the corresponding counts for each unique element in
     ``x``.
 
@@ -178,6 +183,8 @@ def unique_counts(x: Array, /) -> Any:
     >>> ua.sort(r.values), r.counts[ua.argsort(r.values)]
     (array([1, 2, 3]), array([1, 1, 2]))
     """
+    if refused:
+        _refuse(unique_counts, refused, x)
     b = _one(x, "unique_counts")
     try:
         return b.unique_counts(x)
@@ -185,7 +192,7 @@ def unique_counts(x: Array, /) -> Any:
         raise _fail("unique_counts", b, e) from e
 
 
-def unique_inverse(x: Array, /) -> Any:
+def unique_inverse(x: Array, /, **refused: Refused) -> Any:
     """Returns the unique elements of an input array ``x`` and the indices from the set of unique elements that
     reconstruct ``x``.
 
@@ -233,6 +240,8 @@ def unique_inverse(x: Array, /) -> Any:
     >>> bool(ua.all(r.values[r.inverse_indices] == x))
     True
     """
+    if refused:
+        _refuse(unique_inverse, refused, x)
     b = _one(x, "unique_inverse")
     try:
         return b.unique_inverse(x)
@@ -240,7 +249,7 @@ def unique_inverse(x: Array, /) -> Any:
         raise _fail("unique_inverse", b, e) from e
 
 
-def unique_values(x: A, /) -> A:
+def unique_values(x: A, /, **refused: Refused) -> A:
     """Returns the unique elements of an input array ``x``.
 
     The array API standard's ``unique_values`` (2025.12), run by the backend of the array arguments: the result
@@ -285,6 +294,8 @@ def unique_values(x: A, /) -> A:
     >>> ua.sort(ua.unique_values(np.array([3, 1, 3, 2])))
     array([1, 2, 3])
     """
+    if refused:
+        _refuse(unique_values, refused, x)
     b = _one(x, "unique_values")
     try:
         return b.unique_values(x)

@@ -17,12 +17,13 @@ from unarray import _axes
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
 from unarray._errors import DTypeError
-from unarray._typing import A, Array
+from unarray._names import refuse as _refuse
+from unarray._typing import A, Array, Refused
 
 __all__ = ["argsort", "sort"]
 
 
-def argsort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> A:
+def argsort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool = True, **refused: Refused) -> A:
     """Indices that sort ``x`` (real) along ``axis``; NaN sorts last (first when descending); ties keep their order.
 
         The order is the same on every backend: NaN after +inf, -0.0 equal to +0.0 (kept in input order).
@@ -60,6 +61,8 @@ def argsort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool =
         >>> ua.argsort(np.array([3.0, 1.0, 3.0]), descending=True)
         array([0, 2, 1])
     """
+    if refused:
+        _refuse(argsort, refused, x)
     b = _one(x, "argsort")
     axis = _axes.one("argsort", b, x, axis)
     _real("argsort", b, x)
@@ -69,7 +72,7 @@ def argsort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool =
         raise _fail("argsort", b, e) from e
 
 
-def sort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> A:
+def sort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool = True, **refused: Refused) -> A:
     """Sorted copy of ``x`` (real) along ``axis``; NaN sorts last (first when descending).
 
         The order is the same on every backend: NaN after +inf, -0.0 equal to +0.0. Which of two equal zeros
@@ -108,6 +111,8 @@ def sort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool = Tr
         array([[0, 1],
                [3, 2]])
     """
+    if refused:
+        _refuse(sort, refused, x)
     b = _one(x, "sort")
     axis = _axes.one("sort", b, x, axis)
     _real("sort", b, x)

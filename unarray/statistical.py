@@ -25,7 +25,8 @@ from unarray import _axes, _hot
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
-from unarray._typing import A, DTypeLike
+from unarray._names import refuse as _refuse
+from unarray._typing import A, DTypeLike, Refused
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
@@ -358,7 +359,7 @@ def max(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
 
 def cumulative_sum(
     x: A, /, *, axis: int | None = None, dtype: DTypeLike | None = None, include_initial: bool = False
-) -> A:
+, **refused: Refused) -> A:
     """Running sum along ``axis`` (required unless ``x`` is 1-D).
 
         Parameters
@@ -394,6 +395,8 @@ def cumulative_sum(
         >>> ua.cumulative_sum(np.array([1, 2, 3]), include_initial=True)
         array([0, 1, 3, 6])
     """
+    if refused:
+        _refuse(cumulative_sum, refused, x)
     b = _BY_TYPE.get(type(x)) or _one(x, "cumulative_sum")
     axis = _axes.single("cumulative_sum", b, x, axis)
     try:  # frame("cumulative_sum"): its except clause is written by tools/gen_frontend.py
@@ -404,7 +407,7 @@ def cumulative_sum(
 
 def cumulative_prod(
     x: A, /, *, axis: int | None = None, dtype: DTypeLike | None = None, include_initial: bool = False
-) -> A:
+, **refused: Refused) -> A:
     """Running product along ``axis`` (as :func:`cumulative_sum`, identity 1).
 
         Parameters
@@ -442,6 +445,8 @@ def cumulative_prod(
         array([[ 1,  2],
                [ 3, 12]])
     """
+    if refused:
+        _refuse(cumulative_prod, refused, x)
     b = _BY_TYPE.get(type(x)) or _one(x, "cumulative_prod")
     axis = _axes.single("cumulative_prod", b, x, axis)
     try:  # frame("cumulative_prod"): its except clause is written by tools/gen_frontend.py

@@ -222,3 +222,117 @@ def test_dir_lists_public_names_only(where: str) -> None:
     assert set(names) == public | extras, sorted(set(names) ^ (public | extras))
     assert not {"annotations", "A", "Any", "Array"} & set(names)
     assert all(hasattr(ns, n) for n in names)
+
+
+# -- every public function: a NumPy or torch keyword gets the typed error -----------------------------------------
+
+# Public functions that take no array function's keywords, left to Python's own TypeError.
+NO_HABITS = {
+    "array_namespace": "the lookup generic code makes on every call: no per-call hook (docs/design-notes.md)",
+    "apply_numpy": "its other keywords are fn's, passed on", "to": "interop", "from_dlpack": "interop",
+    "backend_of": "introspection", "backends": "introspection", "device": "introspection", "explain": "introspection",
+    "get_precision": "policy", "stats": "interop counters", "checking_readonly": "interop debug mode",
+    "verify_readonly": "interop debug mode",
+    "isdtype": "a predicate of dtypes, defined below the keyword table (unarray._dtypes, which the registry imports)",
+}
+# A value for each required argument, by name ("X": the backend's array; "Q": attention's (1, 2, 4, 8) input).
+_ARGS: dict[str, Any] = {
+    "x": "X", "x1": "X", "x2": "X", "q": "Q", "k": "Q", "v": "Q", "condition": "X", "indices": "X", "obj": "X",
+    "from_": "X", "type": "X", "arrays_and_dtypes": "X", "arrays": ["X", "X"], "dtype": ua.float32, "to": ua.float32,
+    "kind": "real floating", "start": 0, "stop": 1, "num": 2, "shape": (2,), "shapes": (2,), "fill_value": 1.0,
+    "n_rows": 2, "n": 2, "source": 0, "destination": 1, "axes": (1, 0), "repeats": 2, "shift": 1, "axis": 0,
+    "repetitions": (1, 1),
+}
+_NO_ARRAY = {"broadcast_shapes"}  # nothing tells the backend
+
+
+def _public_functions() -> list[tuple[str, Any]]:
+    seen: set[int] = set()
+    out = []
+    for prefix, ns in (("", ua), ("nn.", ua.nn), ("linalg.", ua.linalg), ("fft.", ua.fft)):
+        for n in ns.__all__:
+            fn = getattr(ns, n)
+            if isinstance(fn, type) or inspect.ismodule(fn) or not callable(fn) or id(fn) in seen or n in NO_HABITS:
+                continue
+            seen.add(id(fn))
+            out.append((prefix + n, fn))
+    return out
+
+
+def _habit_cases() -> list[tuple[str, str, str]]:
+    # (function, the habit keyword, what the message must say instead)
+    cases = []
+    for name, fn in _public_functions():
+        params = inspect.signature(fn).parameters
+        if "axis" in params or "axes" in params:
+            cases.append((name, "dim", "axis=" if "axis" in params else "axes="))
+        if "keepdims" in params:
+            cases.append((name, "keepdim", "keepdims="))
+        if "correction" in params:
+            cases.append((name, "ddof", "correction="))
+        if "dtype" not in params:
+            cases.append((name, "dtype", "ua.astype(x, dtype)"))
+        cases.append((name, "out", "unarray returns a new array, so assign the result"))
+    return cases
+
+
+HABIT_CASES = _habit_cases()
+
+
+def test_every_public_function_is_covered() -> None:
+    names = {n for n, _ in _public_functions()}
+    assert {"concat", "sort", "argsort", "cumulative_sum", "zeros", "asarray", "linspace", "eye", "linalg.inv",
+            "fft.fft", "fft.fftfreq", "unique_values", "searchsorted", "sum", "nn.softmax"} <= names
+    assert len(names) > 150 and not names & set(NO_HABITS)
+
+
+@pytest.mark.parametrize(("name", "keyword", "standard"), HABIT_CASES, ids=[f"{n}-{k}" for n, k, _ in HABIT_CASES])
+def test_every_function_names_the_standards_keyword(backend: Any, name: str, keyword: str, standard: str) -> None:
+    fn = _resolve(name)
+    x = backend.asarray(np.random.default_rng(3).uniform(0.5, 2.0, (2, 3)).astype(np.float32))
+    q = backend.asarray(np.random.default_rng(4).uniform(0.5, 2.0, (1, 2, 4, 8)).astype(np.float32))
+
+    def value(v: Any) -> Any:
+        return x if v == "X" else q if v == "Q" else [value(e) for e in v] if isinstance(v, list) else v
+
+    args, kwargs = [], {}
+    for p in inspect.signature(fn).parameters.values():
+        if p.kind is p.VAR_POSITIONAL:  # (two of what a sequence argument of that name holds)
+            args += [value(_ARGS[p.name][0] if p.name == "arrays" else _ARGS[p.name])] * 2
+        elif p.default is p.empty and p.kind is p.KEYWORD_ONLY:
+            kwargs[p.name] = value(_ARGS[p.name])
+        elif p.default is p.empty and p.kind is not p.VAR_KEYWORD:
+            args.append(value(_ARGS[p.name]))
+        elif p.name == "backend":  # creation: the backend named, as an array would name it
+            kwargs["backend"] = backend.name
+    habit = {"dim": 0, "keepdim": True, "ddof": 1, "dtype": ua.float32, "out": x}[keyword]
+    with pytest.raises(ua.ArgumentTypeError) as e:
+        fn(*args, **kwargs, **{keyword: habit})
+    op = name.rpartition(".")[2] if getattr(ua, name.rpartition(".")[2], None) is fn else name
+    where = None if op in _NO_ARRAY else backend.name
+    err = e.value
+    assert isinstance(err, TypeError) and err.op == op and err.backend == where, (str(err), err.op, err.backend)
+    assert str(err).startswith(f"ua.{op}{f' [{where}]' if where else ''}: unexpected keyword {keyword}="), str(err)
+    assert standard in str(err), str(err)
+
+
+def test_functional_updates_name_what_to_do(backend: Any) -> None:
+    x = backend.asarray(np.arange(1.0, 5.0))
+    with pytest.raises(ua.ArgumentTypeError, match=rf"^ua\.at\.set \[{backend.name}\]: unexpected keyword xp=; "
+                                                   r"unarray's functions find their library from the arrays"):
+        ua.at(x, 0).set(2.0, xp=ua)
+    with pytest.raises(ua.ArgumentTypeError, match=rf"^ua\.at\.add \[{backend.name}\]: unexpected keyword mode="):
+        ua.at(x)[1].add(2.0, mode="drop")
+    assert float(backend.to_numpy(ua.at(x, 0).set(2.0))[0]) == 2.0  # the correct call still runs
+
+
+def test_the_bound_namespace_refuses_the_same_way() -> None:
+    # Creation through xp is re-bound to the namespace's library: its error names that library.
+    pytest.importorskip("torch")
+    import torch
+
+    xp = ua.array_namespace(torch.zeros(2))
+    with pytest.raises(ua.ArgumentTypeError, match=r"^ua\.zeros \[torch\]: unexpected keyword out=.*assign the result"):
+        xp.zeros(3, out=None)
+    with pytest.raises(ua.ArgumentTypeError, match=r"^ua\.concat \[torch\]: unexpected keyword dim=.*axis="):
+        xp.concat([torch.ones(2), torch.ones(2)], dim=0)

@@ -79,9 +79,13 @@ def test_a_type_checker_infers_the_leading_arrays_type(tmp_path: Path) -> None:
     r = _run(sys.executable, "-m", "mypy", "--strict", "--no-warn-unused-ignores", str(user))
     assert r.returncode == 0, r.stdout[-4000:] + r.stderr[-2000:]
     broken = tmp_path / "broken_module.py"  # the check can fail: a wrong expectation is reported
-    broken.write_text(USER_MODULE.replace("assert_type(ua.sum(j), jax.Array)", "assert_type(ua.sum(j), torch.Tensor)"))
+    habits = "ua.sort(t, dim=0)\nua.array_namespace(t).concat([t, t], dim=0)\nua.zeros(3, out=t)\n"  # torch's keywords
+    broken.write_text(USER_MODULE.replace("assert_type(ua.sum(j), jax.Array)", "assert_type(ua.sum(j), torch.Tensor)")
+                      + habits)
     r = _run(sys.executable, "-m", "mypy", "--strict", str(broken))
     assert r.returncode == 1 and "Expression is of type" in r.stdout, r.stdout[-2000:]
+    refused = [ln.partition('Argument "')[2].partition('"')[0] for ln in r.stdout.splitlines() if '"Never"' in ln]
+    assert refused == ["dim", "dim", "out"], r.stdout[-2000:]  # ua.sort, xp.concat, ua.zeros
 
 
 # A user's own generic function: ``ArrayT`` (unarray.typing) keeps the caller's array type through
