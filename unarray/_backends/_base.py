@@ -323,28 +323,16 @@ class Backend(NNOps):
         return self.std(x, axis, correction, keepdims)
 
     def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        if self.xp.isdtype(x.dtype, "complex floating"):
-            raise self._unordered("min", x)
-        self._check_nonempty("min", x, axis)
-        return self.xp.min(x, axis=axis, keepdims=keepdims)
+        return self._ordered("min", self.xp.min, x, axis, keepdims, self.xp.isdtype(x.dtype, "complex floating"))
 
     def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        if self.xp.isdtype(x.dtype, "complex floating"):
-            raise self._unordered("max", x)
-        self._check_nonempty("max", x, axis)
-        return self.xp.max(x, axis=axis, keepdims=keepdims)
+        return self._ordered("max", self.xp.max, x, axis, keepdims, self.xp.isdtype(x.dtype, "complex floating"))
 
     def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
-        if self.xp.isdtype(x.dtype, "complex floating"):
-            raise self._unordered("argmin", x)
-        self._check_nonempty("argmin", x, axis)
-        return self.xp.argmin(x, axis=axis, keepdims=keepdims)
+        return self._ordered("argmin", self.xp.argmin, x, axis, keepdims, self.xp.isdtype(x.dtype, "complex floating"))
 
     def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
-        if self.xp.isdtype(x.dtype, "complex floating"):
-            raise self._unordered("argmax", x)
-        self._check_nonempty("argmax", x, axis)
-        return self.xp.argmax(x, axis=axis, keepdims=keepdims)
+        return self._ordered("argmax", self.xp.argmax, x, axis, keepdims, self.xp.isdtype(x.dtype, "complex floating"))
 
     def any(self, x: Any, axis: Any, keepdims: bool) -> Any:
         return self.xp.any(x, axis=axis, keepdims=keepdims)
@@ -415,6 +403,14 @@ class Backend(NNOps):
         return DTypeError(f"got a {self.dtype_name(x)} array, but complex numbers have no order in the standard; "
                           f"reduce the real part or the magnitude instead (ua.real(x), ua.abs(x))", op=op,
                           backend=self.name)
+
+    # max/min/argmax/argmin: the standard orders no complex numbers and reduces nothing empty (``is_complex``
+    # is the caller's: each library reads its dtype's kind its own fastest way).
+    def _ordered(self, op: str, fn: Any, x: Any, axis: Any, keepdims: bool, is_complex: bool) -> Any:
+        if is_complex:
+            raise self._unordered(op, x)
+        self._check_nonempty(op, x, axis)
+        return fn(x, axis=axis, keepdims=keepdims)
 
     def _check_nonempty(self, op: str, x: Any, axis: Any) -> None:
         shape = tuple(x.shape)

@@ -174,6 +174,10 @@ def _matmul_f32(x1: Any, x2: Any, policy: str) -> Any:
 _compat_asarray: Any = getattr(compat_cupy, "asarray")  # noqa: B009 - compat's cupy namespace has no stubs
 
 
+def _copy(x: Any, axis: Any, keepdims: bool) -> Any:  # min/max over axis=(): nothing is reduced
+    return x.copy()
+
+
 def _negative_zero(v: Any) -> bool:
     return type(v) is float and v == 0 and math.copysign(1.0, v) < 0
 
@@ -375,33 +379,21 @@ class CupyBackend(Backend):
             return out[..., 0] if vec else out
 
     def min(self, x: cupy.ndarray, axis: Any, keepdims: bool) -> Any:
-        if x.dtype.kind == "c":  # Note: CuPy orders complex lexicographically; the standard has no order
-            raise self._unordered("min", x)
-        self._check_nonempty("min", x, axis)
         with on_device_of(x):
-            return cupy.amin(x, axis=axis, keepdims=keepdims) if axis != () else x.copy()
+            return self._ordered("min", cupy.amin if axis != () else _copy, x, axis, keepdims, x.dtype.kind == "c")
 
     def max(self, x: cupy.ndarray, axis: Any, keepdims: bool) -> Any:
-        if x.dtype.kind == "c":  # Note: CuPy orders complex lexicographically; the standard has no order
-            raise self._unordered("max", x)
-        self._check_nonempty("max", x, axis)
         with on_device_of(x):
-            return cupy.amax(x, axis=axis, keepdims=keepdims) if axis != () else x.copy()
+            return self._ordered("max", cupy.amax if axis != () else _copy, x, axis, keepdims, x.dtype.kind == "c")
 
     def argmin(self, x: cupy.ndarray, axis: int | None, keepdims: bool) -> Any:
-        if x.dtype.kind == "c":
-            raise self._unordered("argmin", x)
-        self._check_nonempty("argmin", x, axis)
         with on_device_of(x):
-            return cupy.argmin(x, axis=axis, keepdims=keepdims)
+            return self._ordered("argmin", cupy.argmin, x, axis, keepdims, x.dtype.kind == "c")
 
     @_ARGMAX.bind
     def argmax(self, x: cupy.ndarray, axis: int | None, keepdims: bool) -> Any:
-        if x.dtype.kind == "c":
-            raise self._unordered("argmax", x)
-        self._check_nonempty("argmax", x, axis)
         with on_device_of(x):
-            return cupy.argmax(x, axis=axis, keepdims=keepdims)
+            return self._ordered("argmax", cupy.argmax, x, axis, keepdims, x.dtype.kind == "c")
 
     def any(self, x: cupy.ndarray, axis: Any, keepdims: bool) -> Any:
         with on_device_of(x):

@@ -451,29 +451,17 @@ class JaxBackend(Backend):
         return jnp.std(x, axis=axis, correction=correction, keepdims=keepdims)
 
     def min(self, x: jax.Array, axis: Any, keepdims: bool) -> Any:
-        if x.dtype.kind == "c":  # Note: jnp orders complex lexicographically; the standard has no order
-            raise self._unordered("min", x)
-        self._check_nonempty("min", x, axis)
-        return _nan_kept(jnp.min(x, axis=axis, keepdims=keepdims), x, axis, keepdims)
+        return _nan_kept(self._ordered("min", jnp.min, x, axis, keepdims, x.dtype.kind == "c"), x, axis, keepdims)
 
     def max(self, x: jax.Array, axis: Any, keepdims: bool) -> Any:
-        if x.dtype.kind == "c":  # Note: jnp orders complex lexicographically; the standard has no order
-            raise self._unordered("max", x)
-        self._check_nonempty("max", x, axis)
-        return _nan_kept(jnp.max(x, axis=axis, keepdims=keepdims), x, axis, keepdims)
+        return _nan_kept(self._ordered("max", jnp.max, x, axis, keepdims, x.dtype.kind == "c"), x, axis, keepdims)
 
     def argmin(self, x: jax.Array, axis: int | None, keepdims: bool) -> Any:
-        if x.dtype.kind == "c":
-            raise self._unordered("argmin", x)
-        self._check_nonempty("argmin", x, axis)
-        return jnp.argmin(x, axis=axis, keepdims=keepdims)
+        return self._ordered("argmin", jnp.argmin, x, axis, keepdims, x.dtype.kind == "c")
 
     @_ARGMAX.bind
     def argmax(self, x: jax.Array, axis: int | None, keepdims: bool) -> Any:
-        if x.dtype.kind == "c":
-            raise self._unordered("argmax", x)
-        self._check_nonempty("argmax", x, axis)
-        return jnp.argmax(x, axis=axis, keepdims=keepdims)
+        return self._ordered("argmax", jnp.argmax, x, axis, keepdims, x.dtype.kind == "c")
 
     # Note: jnp.any/all read a complex element's real part only (-0.5j counts as False); the standard: nonzero.
     def any(self, x: jax.Array, axis: Any, keepdims: bool) -> Any:

@@ -314,39 +314,27 @@ class TorchBackend(Backend):
         return torch.std(x, dim=axis, correction=correction, keepdim=keepdims)
 
     def min(self, x: torch.Tensor, axis: Any, keepdims: bool) -> Any:
-        if _devices.is_dtensor(x):
-            _devices.empty_shard_guard(x, axis, "min")
-            # Note: DTensor's sharding rule reads dim=() as no dimension (eager torch: every one).
-            axis = tuple(range(x.ndim)) if axis is None and x.ndim else axis
-        if axis == ():
-            if x.is_complex():
-                raise self._unordered("min", x)
-            return x.clone()
-        try:
-            dim = () if axis is None else axis
-            if x.dtype in _gaps.WIDE_UINTS:
-                return _gaps.from_ordered(torch.amin(_gaps.ordered(x), dim=dim, keepdim=keepdims), x.dtype)
-            return torch.amin(x, dim=dim, keepdim=keepdims)
-        except (RuntimeError, IndexError):
-            self._refuse("min", x, axis)
-            raise
+        return self._extreme("min", torch.amin, x, axis, keepdims)
 
     def max(self, x: torch.Tensor, axis: Any, keepdims: bool) -> Any:
+        return self._extreme("max", torch.amax, x, axis, keepdims)
+
+    def _extreme(self, op: str, fn: Any, x: torch.Tensor, axis: Any, keepdims: bool) -> Any:
         if _devices.is_dtensor(x):
-            _devices.empty_shard_guard(x, axis, "max")
+            _devices.empty_shard_guard(x, axis, op)
             # Note: DTensor's sharding rule reads dim=() as no dimension (eager torch: every one).
             axis = tuple(range(x.ndim)) if axis is None and x.ndim else axis
         if axis == ():
             if x.is_complex():
-                raise self._unordered("max", x)
+                raise self._unordered(op, x)
             return x.clone()
         try:
             dim = () if axis is None else axis
             if x.dtype in _gaps.WIDE_UINTS:
-                return _gaps.from_ordered(torch.amax(_gaps.ordered(x), dim=dim, keepdim=keepdims), x.dtype)
-            return torch.amax(x, dim=dim, keepdim=keepdims)
+                return _gaps.from_ordered(fn(_gaps.ordered(x), dim=dim, keepdim=keepdims), x.dtype)
+            return fn(x, dim=dim, keepdim=keepdims)
         except (RuntimeError, IndexError):
-            self._refuse("max", x, axis)
+            self._refuse(op, x, axis)
             raise
 
     def argmin(self, x: torch.Tensor, axis: int | None, keepdims: bool) -> Any:
