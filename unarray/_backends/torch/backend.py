@@ -338,22 +338,19 @@ class TorchBackend(Backend):
             raise
 
     def argmin(self, x: torch.Tensor, axis: int | None, keepdims: bool) -> Any:
-        if _devices.is_dtensor(x):
-            _devices.empty_shard_guard(x, axis, "argmin")
-        try:
-            return torch.argmin(_gaps.ordered(x) if x.dtype in _gaps.WIDE_UINTS else x, dim=axis, keepdim=keepdims)
-        except (RuntimeError, IndexError):
-            self._refuse("argmin", x, axis)
-            raise
+        return self._arg_extreme("argmin", torch.argmin, x, axis, keepdims)
 
     @_natives.ARGMAX.bind
     def argmax(self, x: torch.Tensor, axis: int | None, keepdims: bool) -> Any:
+        return self._arg_extreme("argmax", torch.argmax, x, axis, keepdims)
+
+    def _arg_extreme(self, op: str, fn: Any, x: torch.Tensor, axis: int | None, keepdims: bool) -> Any:
         if type(x) is not _Tensor and _devices.is_dtensor(x):
-            _devices.empty_shard_guard(x, axis, "argmax")
+            _devices.empty_shard_guard(x, axis, op)
         try:
-            return torch.argmax(_gaps.ordered(x) if x.dtype in _gaps.WIDE_UINTS else x, dim=axis, keepdim=keepdims)
+            return fn(_gaps.ordered(x) if x.dtype in _gaps.WIDE_UINTS else x, dim=axis, keepdim=keepdims)
         except (RuntimeError, IndexError):
-            self._refuse("argmax", x, axis)
+            self._refuse(op, x, axis)
             raise
 
     # Note: torch refuses complex max/min/argmax/argmin with several error types; the standard has no
