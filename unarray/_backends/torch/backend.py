@@ -368,18 +368,17 @@ class TorchBackend(Backend):
 
     # Note: torch.any/all keep uint8 as the result dtype; the standard says bool.
     def any(self, x: torch.Tensor, axis: Any, keepdims: bool) -> Any:
-        if x.dtype is not torch.bool:
-            x = x != 0
-        if axis == ():
-            return x.clone()
-        return torch.any(x, dim=axis, keepdim=keepdims) if axis is not None else _gaps.keep(torch.any(x), x, keepdims)
+        return self._truth(torch.any, x, axis, keepdims)
 
     def all(self, x: torch.Tensor, axis: Any, keepdims: bool) -> Any:
+        return self._truth(torch.all, x, axis, keepdims)
+
+    def _truth(self, fn: Any, x: torch.Tensor, axis: Any, keepdims: bool) -> Any:
         if x.dtype is not torch.bool:
             x = x != 0
         if axis == ():
             return x.clone()
-        return torch.all(x, dim=axis, keepdim=keepdims) if axis is not None else _gaps.keep(torch.all(x), x, keepdims)
+        return fn(x, dim=axis, keepdim=keepdims) if axis is not None else _gaps.keep(fn(x), x, keepdims)
 
     def cumulative_sum(self, x: torch.Tensor, axis: int | None, dtype: Any, include_initial: bool) -> Any:
         return self._cumulative(torch.cumsum, 0, x, axis, dtype, include_initial, "cumulative_sum")
