@@ -96,7 +96,7 @@ def _blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scal
     if ids[0] is not None and ids[0].dtype != ids[1].dtype:  # one dtype: TensorFlow compares no other
         t = xp.result_type(*ids)
         spec = dataclasses.replace(spec, q_segments=xp.astype(ids[0], t), kv_segments=xp.astype(ids[1], t))
-    outs = []
+    outs, memo = [], dict[Any, Any]()
     # Note: key blocks no query row of the block may attend (causal, window, segment ranges) are never computed.
     for qs, qe, keys in schedule(b, spec, sq, sk, block_q, block_k):
         qb = xp.astype(q[..., qs:qe, :], ct) * scale
@@ -106,7 +106,7 @@ def _blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scal
         for ks, ke in keys:
             kb = xp.astype(k[..., ks:ke, :], ct)
             s = b.matmul(qb, b.matrix_transpose(kb), policy)
-            allowed = spec.allowed(xp, qs, qe, ks, ke, sq, sk, **dev)
+            allowed = spec.allowed(xp, qs, qe, ks, ke, sq, sk, memo, **dev)
             if allowed is not None and allowed.ndim > 2:  # segment ids' batch dims, across the (Hk, G) head axes
                 allowed = xp.reshape(allowed, (*allowed.shape[:-2], 1, 1, qe - qs, ke - ks))
             if mask is not None:

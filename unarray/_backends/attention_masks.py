@@ -45,17 +45,21 @@ class MaskSpec:
         lo, hi = self.reach(i0, i1, sq, sk)
         return i0 < i1 and max(lo, j0) < min(hi, j1)
 
-    def allowed(self, xp: Any, i0: int, i1: int, j0: int, j1: int, sq: int, sk: int, **device: Any) -> Any:
+    def allowed(self, xp: Any, i0: int, i1: int, j0: int, j1: int, sq: int, sk: int, memo: dict[Any, Any] | None = None,
+                **device: Any) -> Any:
         """The block's boolean mask ``(..., i1 - i0, j1 - j0)`` from positions and ids (None: all allowed);
-        ``device`` goes to ``xp.arange``."""
+        ``device`` goes to ``xp.arange``; ``memo`` keeps the position part, the same for blocks on one diagonal."""
         off, out = sk - sq, None
         # lo <= j - p_i <= hi, each bound kept only where it cuts the block
         lo = None if self.left is None or j0 >= i1 - 1 + off - self.left else -self.left
         hi = None if self.right is None or j1 - 1 <= i0 + off + self.right else self.right
-        if lo is not None or hi is not None:
+        key = (j0 - i0 - off, i1 - i0, j1 - j0, lo, hi)
+        if (lo is not None or hi is not None) and (out := (memo or {}).get(key)) is None:
             d = xp.reshape(xp.arange(j0, j1, **device), (1, j1 - j0)) - xp.reshape(
                 xp.arange(i0 + off, i1 + off, **device), (i1 - i0, 1))
             out = d >= lo if hi is None else d <= hi if lo is None else xp.logical_and(d >= lo, d <= hi)
+            if memo is not None:
+                memo[key] = out
         if self.q_segments is not None:
             same = xp.expand_dims(self.q_segments[..., i0:i1], axis=-1) == xp.expand_dims(
                 self.kv_segments[..., j0:j1], axis=-2)
