@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 BLOCK_Q = 512
 BLOCK_K = 512
 _HALF = ("float16", "bfloat16")
+MASK_CELLS = 1 << 18  # a fused kernel's mask per call that stays in cache (torch's CPU SDPA slows 3x on larger ones)
 
 
 def blocked_plan(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
@@ -32,13 +33,51 @@ def blocked_plan(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, 
                 lambda: _facts(b, q, k, spec, layout))
 
 
-def _facts(b: Backend, q: Any, k: Any, spec: MaskSpec, layout: str) -> str:
+def _facts(b: Backend, q: Any, k: Any, spec: MaskSpec, layout: str, spans: bool = False) -> str:
     xp = getattr(b.xp, "__name__", b.name)
     acc = "float32" if b.dtype_name(q) in _HALF else b.dtype_name(q)
     sq, sk = (int(a.shape[-2 if layout == "bhsd" else -3]) for a in (q, k))
-    done = sum(len(keys) for *_, keys in schedule(b, spec, sq, sk))
-    return (f"(unarray blocked online-softmax: {xp} ops, {BLOCK_Q}x{BLOCK_K} blocks, {done} of "
-            f"{-(-sq // BLOCK_Q) * -(-sk // BLOCK_K)} computed, {acc} accumulation, memory linear in sequence length)")
+    done = sum(len(range(keys[0][0] // BLOCK_K * BLOCK_K, keys[-1][1], BLOCK_K)) if spans else len(keys)
+               for *_, keys in schedule(b, spec, sq, sk) if keys)
+    how = (f"per query block, {b.name}'s fused kernel over the keys it reaches with the block's mask"
+           if spans else f"blocked online-softmax: {xp} ops")
+    return (f"(unarray {how}, {BLOCK_Q}x{BLOCK_K} blocks, {done} of {-(-sq // BLOCK_Q) * -(-sk // BLOCK_K)} "
+            f"computed, {acc} accumulation, memory linear in sequence length)")
+
+
+def query_block_plan(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
+                     policy: str, dense: Any) -> Plan:
+    """A structured mask on a backend whose fused kernel takes a dense mask in memory linear in the keys (``dense``,
+    its plan for a boolean mask: torch's CPU SDPA): each query block runs that kernel over the keys its rows reach
+    (the span of its live blocks) with the block's mask built from positions and ids."""
+    return Plan(by_query_block, lambda f: f(b, q, k, v, mask, spec, scale, layout, policy, dense),
+                lambda: _facts(b, q, k, spec, layout, spans=True))
+
+
+def by_query_block(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
+                   policy: str, dense: Any) -> Any:
+    xp, seq, dev = b.xp, -2 if layout == "bhsd" else -3, b.creation_device(q)
+    sq, sk, hq = int(q.shape[seq]), int(k.shape[seq]), int(q.shape[-5 - seq])
+
+    def cut(x: Any, i: int, j: int) -> Any:
+        return x[..., i:j, :] if layout == "bhsd" else x[..., i:j, :, :]
+
+    outs, memo = [], dict[Any, Any]()
+    for qs, qe, keys in schedule(b, spec, sq, sk):
+        if not keys:  # no key to attend: zeros
+            heads = (hq, qe - qs) if layout == "bhsd" else (qe - qs, hq)
+            outs.append(xp.zeros((*q.shape[:-3], *heads, v.shape[-1]), dtype=q.dtype, **dev))
+            continue
+        lo, hi = keys[0][0], keys[-1][1]
+        step = max(8, min(qe - qs, MASK_CELLS // (hi - lo)))
+        for i, j in ((i, min(qe, i + step)) for i in range(qs, qe, step)):
+            m = spec.allowed(xp, i, j, lo, hi, sq, sk, memo, **dev)
+            m = None if m is None else xp.expand_dims(m, axis=-3)  # across the heads
+            if mask is not None:
+                mb = _slice2(mask, i, j, lo, hi)
+                m = mb if m is None else xp.logical_and(m, mb) if mb.dtype == m.dtype else xp.where(m, mb, -math.inf)
+            outs.append(dense(cut(q, i, j), cut(k, lo, hi), cut(v, lo, hi), m, False, scale, layout, policy).run())
+    return outs[0] if len(outs) == 1 else xp.concat(outs, axis=seq)
 
 
 def schedule(b: Backend, spec: MaskSpec, sq: int, sk: int, bq: int | None = None, bk: int | None = None

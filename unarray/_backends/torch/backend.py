@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from unarray import _dtypes, _precision
-from unarray._backends import _special, _xp_shared
+from unarray._backends import _special, _xp_shared, attention_blocked
 from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends._nn import Plan
@@ -478,10 +478,11 @@ class TorchBackend(Backend):
             from unarray._backends.torch import attention_ring as attention_ring_torch
 
             return attention_ring_torch.attention_plan(q, k, v, mask, spec, scale, layout, policy)
-        if spec.structured:
-            return super().attention_plan(q, k, v, mask, spec, scale, layout, policy)
         from unarray._backends.torch import attention as attention_torch
 
+        if spec.structured:
+            return attention_blocked.query_block_plan(self, q, k, v, mask, spec, scale, layout, policy,
+                                                      attention_torch.plan)
         return attention_torch.plan(q, k, v, mask, spec.causal, scale, layout, policy)
 
 
