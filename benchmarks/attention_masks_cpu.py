@@ -6,7 +6,8 @@ For S in SIZES, float32, B=1, H=2, D=32: a causal window of 256 keys (window=(25
 on NumPy and torch arrays, then the same call with the dense (S, S) boolean mask built from the definition, and
 ``torch.nn.functional.scaled_dot_product_attention`` with that mask. Time: the minimum over alternating rounds
 (the dense calls once at the largest S). Peak: the highest bytes allocated through malloc (NumPy's and torch's
-buffers), sampled every millisecond during the call, beyond those before it (the dense mask, built before the call, is reported apart).
+buffers), sampled every millisecond during the call, beyond those before it (the dense mask, built before the
+call, is reported apart).
 
     python benchmarks/attention_masks_cpu.py            # prints the Markdown table
     python benchmarks/attention_masks_cpu.py --sizes 8192
