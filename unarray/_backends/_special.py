@@ -7,14 +7,6 @@ import math
 from typing import Any
 
 
-def is_real_float(xp: Any, x: Any) -> bool:
-    return bool(xp.isdtype(x.dtype, "real floating"))
-
-
-def is_complex(xp: Any, x: Any) -> bool:
-    return bool(xp.isdtype(x.dtype, "complex floating"))
-
-
 def remainder_zero_sign(xp: Any, r: Any, x2: Any) -> Any:
     # Note: a zero remainder takes the divisor's sign (-0 % 2 is +0, 0 % -2 is -0); torch, JAX and TF keep x1's.
     zero = xp.zeros_like(r)

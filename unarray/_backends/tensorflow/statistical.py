@@ -27,17 +27,6 @@ __all__ = ["all", "any", "argmax", "argmin", "count_nonzero", "cumulative_prod",
            "mean", "min", "prod", "std", "sum", "var"]
 
 
-def _keep(r: Any, x: Any, axes: list[int] | None, keepdims: builtins.bool) -> Any:
-    if not keepdims:
-        return r
-    nd = x.shape.rank
-    if axes is None:
-        return tf.reshape(r, [1] * nd)
-    for a in sorted(axes):
-        r = tf.expand_dims(r, a)
-    return r
-
-
 def _acc_dtype(x: Any, dtype: Any) -> Any:
     if dtype is not None:
         return dtype
