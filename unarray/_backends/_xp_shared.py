@@ -9,7 +9,7 @@ from collections import namedtuple
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from unarray._errors import ArgumentError
+from unarray._errors import ArgumentError, DTypeError
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
@@ -100,3 +100,17 @@ def matrix_norm(m: Any, ord: Any, svdvals: Callable[[], Any], r: Reductions) -> 
         s = svdvals()
         return r.max(s, -1) if ord == 2 else r.min(s, -1)
     raise ArgumentError(f"unknown matrix norm ord={ord!r}")
+
+
+def bool_arith(promote: Callable[..., Any], boolean: Any, fn: Any, on_bool: Any, run: Any = None) -> Any:
+    # unarray's rule for bools (as NumPy's): or for add, and for multiply; the standard has no bool subtract.
+    def op(x1: Any, x2: Any, /) -> Any:
+        a, b = promote(x1, x2)
+        if a.dtype == boolean:
+            if on_bool is None:
+                raise DTypeError("the standard defines no subtraction of bools")
+            return on_bool(a, b)
+        return fn(a, b) if run is None else run(fn, a, b)
+
+    op.__name__ = fn.__name__
+    return op

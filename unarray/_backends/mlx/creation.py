@@ -12,10 +12,10 @@ import mlx.core as mx
 import numpy as np
 
 from unarray._backends.mlx.dtypes import (
-    _SCALARS,
     DEFAULT_FLOAT,
     DEFAULT_INT,
     FLOATS,
+    SCALARS,
     a,
     bool,
     complex64,
@@ -75,7 +75,7 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: builtin
         raise ValueError("MLX cannot alias memory it does not own (copy=False); pass copy=None")
     if isinstance(obj, (np.ndarray, np.generic)):
         return from_numpy(np.asarray(obj), d)
-    if hasattr(obj, "__dlpack__") and not isinstance(obj, _SCALARS):
+    if hasattr(obj, "__dlpack__") and not isinstance(obj, SCALARS):
         return from_numpy(np.from_dlpack(obj), d)
     if d is None:
         d = _infer(obj)
@@ -97,7 +97,7 @@ def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
 
 
 def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Any:
-    d = native(dtype) or (_infer(fill_value) if isinstance(fill_value, _SCALARS) else a(fill_value).dtype)
+    d = native(dtype) or (_infer(fill_value) if isinstance(fill_value, SCALARS) else a(fill_value).dtype)
     return mx.full(_shape(shape), mx.array(fill_value, dtype=d), dtype=d, **_kw(device, d))
 
 

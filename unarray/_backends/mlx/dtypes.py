@@ -17,7 +17,7 @@ from unarray._errors import DTypeError
 
 __array_api_version__ = "2025.12"
 
-_SCALARS = _promote.SCALARS
+SCALARS = _promote.SCALARS
 bool = mx.bool_  # noqa: A001 - the standard's names
 int8, int16, int32, int64 = mx.int8, mx.int16, mx.int32, mx.int64
 uint8, uint16, uint32, uint64 = mx.uint8, mx.uint16, mx.uint32, mx.uint64

@@ -7,10 +7,10 @@ from typing import Any
 
 import mlx.core as mx
 
-from unarray._backends import _special
+from unarray._backends import _special, _xp_shared
 from unarray._backends.mlx.dtypes import (
-    _SCALARS,
     FLOATS,
+    SCALARS,
     UNSIGNED,
     a,
     bool,
@@ -179,16 +179,8 @@ def bitwise_invert(x: Any, /) -> Any:
 
 
 def _bool_arith(fn: Any, on_bool: Any) -> Any:
-    # Note: unarray's rule for bools (as NumPy's): or for add, and for multiply; the standard has no bool subtract.
-    def op(x1: Any, x2: Any, /) -> Any:
-        p, q = promote(x1, x2)
-        if p.dtype == bool:
-            if on_bool is None:
-                raise DTypeError("the standard defines no subtraction of bools")
-            return on_bool(p, q)
-        return fn(p, q)
-
-    op.__name__ = fn.__name__
+    op = _xp_shared.bool_arith(promote, bool, fn, on_bool)
+    op.__module__ = __name__  # (the namespace takes each module's own functions)
     return op
 
 
@@ -282,11 +274,11 @@ def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002
     # Note: a NaN bound makes the result NaN (the standard); a comparison with it alone is False everywhere.
     floating = x.dtype in FLOATS
     if min is not None:
-        lo = min if isinstance(min, _SCALARS) else cast(a(min), x.dtype)
+        lo = min if isinstance(min, SCALARS) else cast(a(min), x.dtype)
         pick = less(out, lo) | mx.isnan(mx.array(lo)) if floating else less(out, lo)
         out = mx.where(pick, lo, out).astype(x.dtype)
     if max is not None:
-        hi = max if isinstance(max, _SCALARS) else cast(a(max), x.dtype)
+        hi = max if isinstance(max, SCALARS) else cast(a(max), x.dtype)
         pick = greater(out, hi) | mx.isnan(mx.array(hi)) if floating else greater(out, hi)
         out = mx.where(pick, hi, out).astype(x.dtype)
     return mx.array(out) if out is x else out

@@ -8,7 +8,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from unarray._backends import _special
+from unarray._backends import _special, _xp_shared
 from unarray._backends.tensorflow.dtypes import (
     COMPLEX,
     DEFAULT_FLOAT,
@@ -197,16 +197,9 @@ def _binary(fn: Any, bad: frozenset[Any] = frozenset()) -> Any:
 
 
 def _bool_arith(fn: Any, on_bool: Any) -> Any:
-    # Note: TF's bool arithmetic gives int8; unarray's rule (as NumPy's): or for add, and for multiply, bool.
-    def op(x1: Any, x2: Any, /) -> Any:
-        a, b = promote(x1, x2)
-        if a.dtype == bool:
-            if on_bool is None:
-                raise TypeError("the standard defines no subtraction of bools")
-            return on_bool(a, b)
-        return arith(fn, a, b)
-
-    op.__wrapped__ = fn  # type: ignore[attr-defined]  # (ua.explain names the kernel it wraps)
+    # Note: TF's bool arithmetic gives int8 (unarray's rule: bool).
+    op = _xp_shared.bool_arith(promote, bool, fn, on_bool, arith)
+    op.__wrapped__ = fn  # (ua.explain names the kernel it wraps)
     return op
 
 
