@@ -6,27 +6,89 @@ the calls a hot loop makes: ``ua.to`` of a NumPy array to NumPy and to torch (ca
 imports), ``ua.matmul`` of (16, 16) float32, and the same through the bound namespace.
 
     python benchmarks/name_lookup.py [--tree CHECKOUT]
+    python benchmarks/name_lookup.py --shapes
 
-``--tree`` times another checkout's unarray (an earlier commit) with this script.
+``--tree`` times another checkout's unarray (an earlier commit) with this script. ``--shapes`` times what a
+namespace of unarray's size could be (an instance with its names in its dict, as ``BoundNamespace``; the same
+with a class ``__getattr__``; a plain module; a module with a PEP 562 ``__getattr__``) on a hit, ``xp.f`` and
+``xp.f(1)``, and names the instruction CPython specialised each lookup to.
 """
 
 from __future__ import annotations
 
+import dis
+import statistics
 import sys
 import timeit
+import types
 from pathlib import Path
+from typing import Any
 
 if "--tree" in sys.argv[1:-1]:
     sys.path.insert(0, str(Path(sys.argv[sys.argv.index("--tree") + 1]).resolve()))
 else:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import numpy as np  # noqa: E402
 
-import unarray as ua  # noqa: E402
+
+def _f(x: object) -> object:
+    return x
+
+
+def _shapes() -> dict[str, object]:
+    names = {f"n{i}": _f for i in range(250)} | {"f": _f}
+
+    class Instance:
+        def __init__(self) -> None:
+            self.__dict__.update(names)
+
+    class Hooked(Instance):
+        def __getattr__(self, name: str) -> object:
+            raise AttributeError(name)
+
+    def hook(name: str) -> object:
+        raise AttributeError(name)
+
+    plain, pep562 = types.ModuleType("unarray.numpy"), types.ModuleType("unarray.numpy")
+    plain.__dict__.update(names)
+    pep562.__dict__.update(names, __getattr__=hook)
+    return {"instance (BoundNamespace)": Instance(), "instance, class __getattr__": Hooked(), "module": plain,
+            "module, PEP 562 __getattr__": pep562}
+
+
+def shapes() -> None:
+    code = "def attr(xp, n):\n    for _ in range(n):\n        xp.f; xp.f; xp.f; xp.f; xp.f\n" \
+           "def call(xp, n):\n    for _ in range(n):\n        xp.f(1); xp.f(1); xp.f(1); xp.f(1); xp.f(1)\n"
+    spaces = _shapes()
+    fns, rows, ops = {}, {}, {}
+    for label, xp in spaces.items():
+        for kind in ("attr", "call"):
+            g: dict[str, Any] = {}
+            exec(code, g)  # noqa: S102 - a function per shape, so each specialises on its own
+            fns[label, kind] = fn = g[kind]
+            fn(xp, 100)
+            ops[label, kind] = next(i.opname for i in dis.get_instructions(fn, adaptive=True)  # type: ignore[call-arg]
+                                    if i.opname.startswith(("LOAD_ATTR", "LOAD_METHOD")))
+            rows[label, kind] = []
+    for _ in range(15):  # the shapes alternate; each sample the best of 3, the table the median of the samples
+        for (label, kind), got in rows.items():
+            fn, xp = fns[label, kind], spaces[label]
+            got.append(min(timeit.repeat(lambda f=fn, x=xp: f(x, 20000), number=1, repeat=3)) / 100000 * 1e9)
+    print(f"Python {sys.version.split()[0]}; 15 alternating samples, median ns per lookup (loop included)\n")
+    print("| namespace | `xp.f` | instruction | `xp.f(1)` | instruction |\n|---|---:|---|---:|---|")
+    for label in spaces:
+        print(f"| {label} | {statistics.median(rows[label, 'attr']):.1f} | `{ops[label, 'attr']}` "
+              f"| {statistics.median(rows[label, 'call']):.1f} | `{ops[label, 'call']}` |")
 
 
 def main() -> None:
+    if "--shapes" in sys.argv:
+        shapes()
+        return
+    import numpy as np
+
+    import unarray as ua
+
     a = np.ones((16, 16), np.float32)
     big = np.random.default_rng(0).random((1024, 1024), dtype=np.float32)
     g: dict[str, object] = {"ua": ua, "to": ua.to, "matmul": ua.matmul, "a": a, "big": big}

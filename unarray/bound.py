@@ -150,6 +150,13 @@ class BoundNamespace(PublicNames):
     def __dir__(self) -> list[str]:
         return _names.public_dir(_PUBLIC, "backend", "device", "lazy", "immutable", "__array_namespace_info__")
 
+    if not TYPE_CHECKING and sys.version_info >= (3, 12):  # (a checker keeps refusing names the namespace lacks)
+        # Note: ua.<name>'s error for a misspelling (xp.conact: "did you mean ua.concat?"). From 3.12 the interpreter
+        # specialises the hits of a class with __getattr__ as of one without; on 3.11 it would cost every xp.<name>
+        # (docs/design-notes.md, "Name lookups"), so there a misspelling keeps Python's own error.
+        def __getattr__(self, name: str) -> Any:
+            raise _names.error(name)
+
 
 class _BoundFFT:
     """``xp.fft``: unarray.fft's functions, with ``fftfreq`` and ``rfftfreq`` creating in the bound backend and
@@ -169,7 +176,7 @@ class _BoundFFT:
 class _Foreign:
     """A NumPy or torch name the namespace lacks (``xp.concatenate``): reading it raises ``ua.<name>``'s
     error, an AttributeError (so ``hasattr`` is False). A descriptor per name rather than ``__getattr__``,
-    which would keep Python from specialising every ``xp.<name>`` lookup."""
+    which on Python 3.11 would keep the interpreter from specialising every ``xp.<name>`` lookup."""
 
     def __init__(self, name: str) -> None:
         self.name = name
