@@ -204,6 +204,21 @@ def test_suggestions_are_relevant() -> None:
     assert _names.suggestion("allclose", list(ua.__all__)) == []  # difflib's cut-off: no acos, no acosh
 
 
+# A misspelling -> the one name suggested first (difflib's closest within its 0.75 cut-off).
+MISSPELT = {"sqrtt": "sqrt", "reshap": "reshape", "permute_dim": "permute_dims", "argsrot": "argsort",
+            "linspac": "linspace", "mena": "mean", "meshgird": "meshgrid", "cumulative_summ": "cumulative_sum",
+            "maximun": "maximum", "vecdott": "vecdot"}
+
+
+@pytest.mark.parametrize(("name", "meant"), sorted(MISSPELT.items()))
+def test_a_misspelling_suggests_the_name_meant(name: str, meant: str) -> None:
+    with pytest.raises(ua.UnknownNameError) as e:
+        getattr(ua, name)
+    assert str(e.value).startswith(f"ua.{name}: no such function or constant in unarray; did you mean ua.{meant}"), (
+        str(e.value))
+    assert _names.suggestion(name, list(ua.__all__))[0] == meant
+
+
 def test_the_bound_namespace_suggests_as_the_module_does() -> None:
     xp = ua.array_namespace(np.ones(3))
     with pytest.raises(ua.UnknownNameError) as e:
