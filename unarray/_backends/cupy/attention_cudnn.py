@@ -70,7 +70,7 @@ def _tidy(op: Operand) -> Operand:
 
 
 def refusal(dtype: str, q: Operand | None, k: Operand | None, v: Operand | None, is_causal: bool,
-            device_kind: str) -> str | None:
+            device_kind: str, window: tuple[Any, Any] = (None, None)) -> str | None:
     """Why cuDNN's SDPA cannot take these inputs without a copy (None: it may; check_support decides)."""
     if dtype not in HALF:
         return f"cuDNN's fused SDPA takes float16 and bfloat16, not {dtype}"
@@ -85,6 +85,8 @@ def refusal(dtype: str, q: Operand | None, k: Operand | None, v: Operand | None,
         return f"head dims D={d}, Dv={dv}: cuDNN takes multiples of {ALIGN} up to {MAX_HEAD_DIM}"
     if is_causal and sq > sk:
         return f"causal with Sq={sq} > Sk={sk} leaves rows with no key"
+    if window != (None, None) and sq > sk:
+        return f"a window with Sq={sq} > Sk={sk} may leave rows with no key"
     for name, op in (("q", q), ("k", k), ("v", v)):
         t = _tidy(op)
         if t.strides[3] != 1 or any(st <= 0 or st % ALIGN for st in t.strides[:3]):
@@ -113,9 +115,9 @@ def mask_plan(mask_shape: tuple[int, ...], mask_dtype: str, batch: tuple[int, ..
 
 
 def cache_key(dtype: str, q: Operand, k: Operand, v: Operand, o: Operand, mask: MaskPlan | None,
-              is_causal: bool, scale: float, device: int) -> tuple[Any, ...]:
+              is_causal: bool, scale: float, device: int, window: tuple[Any, Any] = (None, None)) -> tuple[Any, ...]:
     """Everything a built graph depends on: one graph per distinct key."""
-    return (dtype, _tidy(q), _tidy(k), _tidy(v), o, mask, bool(is_causal), float(scale), int(device))
+    return (dtype, _tidy(q), _tidy(k), _tidy(v), o, mask, bool(is_causal), float(scale), int(device), window)
 
 
 # -- loading the library ---------------------------------------------------------------------------------
@@ -231,7 +233,7 @@ def _workspace(device: int, stream: int, size: int) -> Any:
 
 
 def _build(cudnn: Any, handle: Any, dtype: str, q: Operand, k: Operand, v: Operand, o: Operand,
-           mask: MaskPlan | None, is_causal: bool, scale: float) -> Built:
+           mask: MaskPlan | None, is_causal: bool, scale: float, window: tuple[Any, Any] = (None, None)) -> Built:
     dt = cudnn.data_type.HALF if dtype == "float16" else cudnn.data_type.BFLOAT16
     f32 = cudnn.data_type.FLOAT
     g = cudnn.pygraph(io_data_type=dt, intermediate_data_type=f32, compute_data_type=f32, handle=handle)
@@ -244,6 +246,15 @@ def _build(cudnn: Any, handle: Any, dtype: str, q: Operand, k: Operand, v: Opera
         # without a bias; with one (Sq != Sk) the causal bound is folded into the bias (_bias) instead.
         align = cudnn.diagonal_alignment.TOP_LEFT if sq == sk else cudnn.diagonal_alignment.BOTTOM_RIGHT
         kw.update(diagonal_alignment=align, diagonal_band_right_bound=0)
+    left, right = window
+    if left is not None or right is not None:
+        # Note: a window (no mask beside it: refused in _prepare), aligned bottom-right as is_causal: key j is kept
+        # for query i where p_i - left <= j <= p_i + right, p_i = i + Sk - Sq; cuDNN's left bound is exclusive.
+        kw["diagonal_alignment"] = cudnn.diagonal_alignment.BOTTOM_RIGHT
+        if right is not None:
+            kw["diagonal_band_right_bound"] = min(right, 0) if is_causal else right
+        if left is not None:
+            kw["diagonal_band_left_bound"] = left + 1
     tensors = [tq, tk, tv]
     if mask is not None:
         bias = g.tensor(name="bias", dim=[mask.batch, mask.heads, sq, sk],
@@ -302,6 +313,7 @@ class Problem:
     handle: Any
     launch: Any = None  # execute on (q, k, v, out) pointers with the workspace held below (no mask)
     workspace: Any = None
+    window: tuple[Any, Any] = (None, None)
 
 
 def _elements(x: Any) -> tuple[int, ...]:
@@ -309,8 +321,10 @@ def _elements(x: Any) -> tuple[int, ...]:
     return tuple(s // item if s % item == 0 else -1 for s in x.strides)
 
 
-def prepare(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str) -> Problem | str:
-    """The built graph for these CuPy arrays, or why cuDNN does not take them."""
+def prepare(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
+            window: tuple[Any, Any] = (None, None)) -> Problem | str:
+    """The built graph for these CuPy arrays, or why cuDNN does not take them. ``window``: (left, right), each an
+    int or None, aligned bottom-right (the front end's window)."""
     import cupy
 
     dtype = q.dtype.name
@@ -320,13 +334,13 @@ def prepare(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, la
     if cudnn is None:
         return why or ""
     if not FAST:
-        return _prepare(cudnn, q, k, v, mask, is_causal, scale, layout)
+        return _prepare(cudnn, q, k, v, mask, is_causal, scale, layout, window)
     stream, device = cupy.cuda.get_current_stream().ptr, q.data.device_id
-    key = call_key(q, k, v, mask, is_causal, scale, layout, stream)
+    key = call_key(q, k, v, mask, is_causal, scale, layout, stream, window)
     t = _local()
     hit: Problem | str | None = t.fast.get(key)
     if hit is None:
-        hit = _prepare(cudnn, q, k, v, mask, is_causal, scale, layout)
+        hit = _prepare(cudnn, q, k, v, mask, is_causal, scale, layout, window)
         if not isinstance(hit, str) and mask is None:  # a mask's bias is made per call (run)
             ws = hit.workspace = _workspace(device, stream, hit.built.workspace) if hit.built.workspace else None
             hit.launch = launcher(hit.built.graph, hit.built.tensors, hit.handle, ws.data.ptr if ws is not None else 0)
@@ -337,15 +351,17 @@ def prepare(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, la
 
 
 def _prepare(cudnn: Any, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
-             layout: str) -> Problem | str:
+             layout: str, window: tuple[Any, Any] = (None, None)) -> Problem | str:
     import cupy
 
     dtype = q.dtype.name
     kind = "rocm" if getattr(cupy.cuda.runtime, "is_hip", False) else "cuda"
     qo, ko, vo = (as_bhsd(tuple(a.shape), _elements(a), layout) for a in (q, k, v))
-    reason = refusal(dtype, qo, ko, vo, is_causal, kind)
+    reason = refusal(dtype, qo, ko, vo, is_causal, kind, window)
     if reason is not None:
         return reason
+    if mask is not None and window != (None, None):
+        return "a dense mask beside a window (cuDNN takes the window as band bounds, not with a bias)"
     assert qo is not None and ko is not None and vo is not None
     if any(a.data.ptr % 16 for a in (q, k, v)):
         return "q, k or v does not start on a 16-byte boundary"
@@ -358,12 +374,12 @@ def _prepare(cudnn: Any, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, sca
     oo = out_operand(b, hq, sq, dv, layout)
     device = q.device.id
     handle = _handle(cudnn, device, cupy.cuda.get_current_stream().ptr)
-    key = cache_key(dtype, qo, ko, vo, oo, mplan, is_causal, scale, device)
-    built = _graph(cudnn, handle, key, (dtype, qo, ko, vo, oo, mplan, is_causal, scale))
+    key = cache_key(dtype, qo, ko, vo, oo, mplan, is_causal, scale, device, window)
+    built = _graph(cudnn, handle, key, (dtype, qo, ko, vo, oo, mplan, is_causal, scale, window))
     if isinstance(built, str):
         return built
     out_shape = (*batch, hq, sq, dv) if layout == "bhsd" else (*batch, sq, hq, dv)
-    return Problem(cudnn, built, qo, ko, mplan, batch, out_shape, layout, handle)
+    return Problem(cudnn, built, qo, ko, mplan, batch, out_shape, layout, handle, window=window)
 
 
 def sdpa(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str) -> Any:
@@ -444,6 +460,9 @@ def describe(p: Problem, is_causal: bool) -> str:
         extra.append(f"grouped-query {hq}/{hk} heads")
     if is_causal:
         extra.append("causal" if sq == sk else "bottom-right causal" + (" in the bias" if p.mask else ""))
+    if p.window != (None, None):
+        extra.append(f"band bounds {p.window} aligned bottom-right (diagonal_band_left/right_bound), never "
+                     "materialised")
     if p.mask is not None:
         extra.append(f"{p.mask.kind} mask as an additive bias")
     if p.built.plan:

@@ -13,13 +13,13 @@ RAW_VERIFIED = ("1.32.",)
 
 
 def call_key(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str,
-             stream: int) -> tuple[Any, ...]:
+             stream: int, window: tuple[Any, Any] = (None, None)) -> tuple[Any, ...]:
     """Everything ``prepare`` reads from one call's arrays and arguments, cheap to read: equal keys, equal
     problems. The pointers enter only as their 16-byte alignment, which cuDNN's graph assumes."""
     qd, kd, vd = q.data, k.data, v.data
     return (q.dtype, q.shape, q.strides, k.shape, k.strides, v.shape, v.strides, qd.device_id,
             not (qd.ptr | kd.ptr | vd.ptr) & 15, None if mask is None else (mask.shape, mask.dtype),
-            bool(is_causal), float(scale), layout, stream)
+            bool(is_causal), float(scale), layout, stream, window)
 
 
 def remember(cache: dict[Any, Any], key: Any, value: Any, size: int) -> Any:

@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from unarray._backends._nn import Plan, around
+from unarray._backends.attention_reach import rest
 from unarray._backends.torch import attention as _att
 from unarray._backends.torch import precision as _tp
 
@@ -31,18 +32,6 @@ _COMPILED: list[Any] = []
 _WINDOW_MASKS: dict[tuple[Any, ...], Any] = {}
 _SEGMENT_MASKS: list[tuple[Any, ...]] = []  # (q ids, kv ids, their versions, key, block mask), newest last
 CACHE = 8
-
-
-def rest(spec: Any, sq: int, sk: int, lo: int, hi: int) -> str:
-    """What the positions still ask of keys lo..hi-1 once K/V is sliced to them: "none" (every query may attend
-    every one), "causal" (causal aligned bottom-right on the slice) or "band" (a left bound still cuts rows)."""
-    off = sk - sq
-    left_free = spec.left is None or (sq - 1 + off) - spec.left <= lo
-    if left_free and (spec.right is None or off + spec.right >= hi - 1):
-        return "none"
-    if left_free and spec.right == 0 and hi == sk:
-        return "causal"
-    return "band"
 
 
 def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str, policy: str) -> Plan | None:
@@ -236,4 +225,4 @@ def _mask_mod(bounds: Any, qids: Any, kids: Any) -> Any:
     return segments
 
 
-__all__ = ["plan", "rest"]
+__all__ = ["plan"]

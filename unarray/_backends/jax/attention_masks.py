@@ -1,0 +1,84 @@
+# Structured attention masks on JAX arrays (a MaskSpec: a window, causal aligned bottom-right, segment ids), on
+# jax.nn.dot_product_attention where its semantics match:
+# - the keys no query reaches are sliced off K/V first (MaskSpec.key_range): a decode step (Sq = 1) then runs the
+#   unmasked call (cuDNN where it takes the inputs) on the reachable keys only;
+# - a causal sliding window with Sq == Sk is cuDNN's own: local_window_size=(left, 0) with is_causal. JAX aligns
+#   its window and is_causal top-left (query i, key j: i - left <= j <= i + right), which is the bottom-right
+#   alignment only where Sq == Sk, and its cuDNN route takes no right window without causality;
+# - a band left over a few query rows (a decode step of a few tokens) is a small (Sq, Sk') mask on the sliced keys.
+# Segment ids (jax.nn.dot_product_attention has none), other bands and sharded sequences return None: the
+# blocked path with block skipping (or the ring) takes them.
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from unarray._backends._nn import Plan, around
+from unarray._backends.attention_reach import rest
+from unarray._backends.jax import attention as _att
+from unarray._backends.jax.compile import EAGER_OPTIONS
+
+SMALL_ROWS = 16  # query rows up to which a band left after slicing is an explicit (Sq, Sk') mask: O(S) memory
+
+
+def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str, policy: str) -> Plan | None:
+    """The route of a structured mask on JAX's own kernels, or None where none takes it without a dense mask."""
+    seq = q.ndim - 2 if layout == "bhsd" else q.ndim - 3
+    sq, sk = int(q.shape[seq]), int(k.shape[seq])
+    if mask is not None or spec.q_segments is not None or sq == 0 or sk == 0 or _att._spread(q):
+        return None
+    lo, hi = spec.key_range(sq, sk)
+    if hi <= lo:
+        return None
+    form, n = rest(spec, sq, sk, lo, hi), hi - lo
+    sliced = f"K/V sliced to the reachable keys [{lo}, {hi})" if n != sk else "every key reachable"
+    what = f"; mask: {spec.describe()}; never materialised: {sliced}"
+    ks, vs = (k, v) if n == sk else (jax.lax.slice_in_dim(k, lo, hi, axis=seq), jax.lax.slice_in_dim(v, lo, hi, axis=seq))
+    if form == "none" or (form == "causal" and sq == n):
+        inner = _att.plan(q, ks, vs, None, form == "causal", scale, layout, policy)
+        return around(inner, _same, what)
+    if sq == sk and spec.right == 0 and spec.left is not None and _att.choose(q, v) == "cudnn":
+        fn = _window(spec.left, scale, layout, not isinstance(q, jax.core.Tracer))
+        return Plan(jax.nn.dot_product_attention, lambda f: fn(q, k, v),
+                    f"(implementation='cudnn', is_causal=True, local_window_size=({spec.left}, 0): cuDNN's sliding "
+                    f"window{'' if layout == 'bshd' else ', bhsd swapped to JAX bshd'}; mask: {spec.describe()}; "
+                    "never materialised)")
+    if sq > SMALL_ROWS:
+        return None
+    rows = jnp.arange(sq)[:, None] + (sk - sq - lo)
+    cols = jnp.arange(n)[None, :]
+    small = jnp.ones((sq, n), dtype=bool)
+    if spec.left is not None:
+        small = small & (cols >= rows - spec.left)
+    if spec.right is not None:
+        small = small & (cols <= rows + spec.right)
+    return around(_att.plan(q, ks, vs, small, False, scale, layout, policy), _same,
+                  f"{what}, a ({sq}, {n}) boolean mask over them")
+
+
+def _same(out: Any) -> Any:
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _window(left: int, scale: float, layout: str, top: bool) -> Any:
+    # One jitted program per window and scale: the layout swap, cuDNN's windowed kernel and the swap back.
+    def run(q: Any, k: Any, v: Any) -> Any:
+        q3, k3, v3, _, _, _, batch = _att._prepare(q, k, v, None, False, layout)
+        try:
+            out = jax.nn.dot_product_attention(q3, k3, v3, scale=scale, is_causal=True,
+                                               local_window_size=(left, 0), implementation="cudnn")
+        except Exception:  # cuDNN refused the window when tracing: the scores under its mask, in jnp ops
+            i, j = jnp.arange(q3.shape[1])[:, None], jnp.arange(k3.shape[1])[None, :]
+            band = jnp.logical_and(j <= i, j >= i - left)[None, None]
+            out = _att._xla(q3, k3, v3, None, band, scale, False, False)
+        out = out.reshape(*batch, *out.shape[1:])
+        return jnp.swapaxes(out, -2, -3) if layout == "bhsd" else out
+
+    return jax.jit(run, compiler_options=EAGER_OPTIONS if top else None)
+
+
+__all__ = ["plan"]
