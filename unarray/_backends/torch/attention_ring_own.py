@@ -107,8 +107,10 @@ def exchange(x: Any, p: Any, to_zigzag: bool) -> Any:
 
 # -- unarray's ring ---------------------------------------------------------------------------------
 
-def ring(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int, sk: int, p: Any) -> Any:
-    """The ring over ``p.groups`` head groups, one after the other; the output in the caller's order."""
+def ring(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int, sk: int, p: Any,
+         spec: Any = None) -> Any:
+    """The ring over ``p.groups`` head groups, one after the other; the output in the caller's order. ``spec``: a
+    structured mask (MaskSpec: a window, segment ids as (N|1, S) tensors of global ids) or None."""
     groups = max(1, int(getattr(p, "groups", 1)))
     hq, hk = q.shape[1], k.shape[1]
     gq, gk = hq // groups, hk // groups
@@ -122,7 +124,7 @@ def ring(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int,
         return mask[..., j * gq:(j + 1) * gq, :, :]
 
     if groups == 1 and not p.zigzag:
-        return _ring_group(q, k, v, mask, causal, scale, sq, sk, p)
+        return _ring_group(q, k, v, mask, causal, scale, sq, sk, p, spec)
     out = q.new_empty(q.shape[0], hq, q.shape[2], v.shape[-1])
     pending = start_exchange(heads(0), p, True) if p.zigzag else None
     back: Callable[[], list[Any]] | None = None
@@ -132,7 +134,7 @@ def ring(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int,
             pending = start_exchange(heads(j + 1), p, True) if j + 1 < groups else None
         else:
             qj, kj, vj = heads(j)
-        oj = _ring_group(qj, kj, vj, mask_heads(j), causal, scale, sq, sk, p)
+        oj = _ring_group(qj, kj, vj, mask_heads(j), causal, scale, sq, sk, p, spec)
         del qj, kj, vj
         if not p.zigzag:
             out[:, j * gq:(j + 1) * gq] = oj
@@ -147,7 +149,8 @@ def ring(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int,
     return out
 
 
-def _ring_group(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int, sk: int, p: Any) -> Any:
+def _ring_group(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int, sk: int, p: Any,
+                spec: Any = None) -> Any:
     # One head group's ring (already in head-tail order where p.zigzag); the output in the same order.
     w, r = p.size, p.rank
     g = q.shape[1] // k.shape[1]  # grouped-query: the ring carries Hk heads; each block is widened locally
@@ -172,13 +175,15 @@ def _ring_group(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, s
                    dist.P2POp(dist.irecv, nxt[1], recv_from, p.group)]
             reqs = dist.batch_isend_irecv(ops)
         kseg = _segments(src, sk, w, p.zigzag)
-        for rows, cols, mode in _blocks(qseg, kseg, causal, mask is not None, sq, sk, t == 0 and p.zigzag):
+        blocks = (_blocks(qseg, kseg, causal, mask is not None, sq, sk, t == 0 and p.zigzag) if spec is None else
+                  spec_blocks(qseg, kseg, spec, mask is not None, sq, sk))
+        for rows, cols, mode in blocks:
             kb, vb = cur_k[:, :, cols[0]:cols[1]], cur_v[:, :, cols[0]:cols[1]]
             if g > 1:
                 kb, vb = kb.repeat_interleave(g, dim=1), vb.repeat_interleave(g, dim=1)
             qb = q[:, :, rows[0]:rows[1]]
             if mode == "masked":
-                bias = _block_mask(mask, qseg, kseg, rows, cols, causal, sq, sk, q.device)
+                bias = _block_mask(mask, qseg, kseg, rows, cols, causal, sq, sk, q.device, spec)
                 o, ls = _math(qb, kb, vb, bias, scale)
             else:
                 o, ls = fused(qb, kb, vb, mode == "causal", scale, p.kernel)
@@ -250,14 +255,48 @@ def _blocks(qseg: list[tuple[int, int]], kseg: list[tuple[int, int]], causal: bo
     return [((qat[i], qat[i] + qseg[i][1]), (kat[j], kat[j] + kseg[j][1]), m) for (i, j), m in rel.items()]
 
 
+def spec_blocks(qseg: list[tuple[int, int]], kseg: list[tuple[int, int]], spec: Any, masked: bool, sq: int,
+                sk: int) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
+    # The kernel calls of one ring step under a structured mask: a pair of segments no query of which reaches a
+    # key is skipped (MaskSpec.live), one the window allows whole is a plain block, one exactly causal on its
+    # diagonal a causal block, the rest a masked block.
+    out, off, qat = [], sk - sq, 0
+    for qs, qn in qseg:
+        kat = 0
+        for ks, kn in kseg:
+            if qn and kn and spec.live(qs, qs + qn, ks, ks + kn, sq, sk):
+                lo, hi = (ks - (qs + qn - 1), ks + kn - 1 - qs)  # the block's key - query offsets
+                left_free = spec.left is None or lo >= off - spec.left
+                mode = "masked"
+                if masked or spec.q_segments is not None:
+                    pass
+                elif left_free and (spec.right is None or hi <= off + spec.right):
+                    mode = "full"
+                elif left_free and spec.right == 0 and qn == kn and ks == qs + off:
+                    mode = "causal"
+                out.append(((qat, qat + qn), (kat, kat + kn), mode))
+            kat += kn
+        qat += qn
+    return out
+
+
 def _block_mask(mask: Any, qseg: list[tuple[int, int]], kseg: list[tuple[int, int]], rows: tuple[int, int],
-                cols: tuple[int, int], causal: bool, sq: int, sk: int, device: Any) -> Any:
-    # Additive float32 bias (…, rows, cols) of the user's mask and causality at these global positions.
+                cols: tuple[int, int], causal: bool, sq: int, sk: int, device: Any, spec: Any = None) -> Any:
+    # Additive float32 bias (…, rows, cols) of the user's mask, causality and a structured mask at these global
+    # positions.
     gi = _global(qseg, *rows).to(device)
     gj = _global(kseg, *cols).to(device)
     bias = torch.zeros(len(gi), len(gj), dtype=torch.float32, device=device)
     if causal:
         bias = bias.masked_fill(gj[None, :] > gi[:, None] + (sk - sq), _NEG)
+    if spec is not None and spec.left is not None:
+        bias = bias.masked_fill(gj[None, :] < gi[:, None] + (sk - sq) - spec.left, _NEG)
+    if spec is not None and spec.right is not None:
+        bias = bias.masked_fill(gj[None, :] > gi[:, None] + (sk - sq) + spec.right, _NEG)
+    if spec is not None and spec.q_segments is not None:
+        qi, ki = spec.q_segments, spec.kv_segments
+        same = qi.index_select(-1, gi)[:, None, :, None] == ki.index_select(-1, gj)[:, None, None, :]
+        bias = torch.where(same, bias, _NEG)
     if mask is not None:
         m = mask.index_select(-2, gi) if mask.shape[-2] != 1 else mask
         m = m.index_select(-1, gj) if mask.shape[-1] != 1 else m
@@ -320,4 +359,5 @@ def merge_block(acc: Any, lse: Any, rows: tuple[int, int], o: Any, block_lse: An
 
 
 
-__all__ = ["CUDNN_OFF", "exchange", "fused", "merge_block", "peer_rank", "ring", "spans", "start_exchange"]
+__all__ = ["CUDNN_OFF", "exchange", "fused", "merge_block", "peer_rank", "ring", "spans", "spec_blocks",
+           "start_exchange"]
