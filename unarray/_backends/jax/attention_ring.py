@@ -51,12 +51,18 @@ class Plan:
     groups: int = 1  # head groups walked one after the other (ring_memory.head_groups)
     route: str = "ring"  # or "split": the two-device split (attention_split.py)
     rule: str = ""  # why that route
+    band: Any = None  # a structured mask's (least, greatest) key - query position offset, or None: none
+    segments: bool = False  # with segment ids (passed beside q, k, v, replicated)
 
     def describe(self) -> str:
         order = "zigzag causal" if self.zigzag else "non-causal"
         kernel = ("cuDNN fused attention with softmax statistics (jax._src.cudnn)" if self.kernel == "cudnn" else
                   f"jnp blocked online-softmax over {rb.SUB_BLOCK}-key sub-blocks (float32 accumulation)")
         heads = f", {self.groups} head groups in turn" if self.groups > 1 else ""
+        if self.band is not None:
+            return (f"ring attention over mesh axis {self.axis!r} ({self.n} devices, contiguous shards{heads}) under "
+                    f"a structured mask at each block's global positions (ring steps whose block no query reaches "
+                    f"are skipped), local kernel {kernel}; backward: the ring in reverse")
         if self.route == "split":
             return (f"two-device split over mesh axis {self.axis!r} (device 0's keys and values to device 1, half "
                     f"of device 1's rows to device 0 and their output back; two blocks per device{heads}), local "
@@ -94,7 +100,7 @@ def _padded(spec: Any, ndim: int) -> tuple[Any, ...]:
     return s + (None,) * (ndim - len(s))
 
 
-def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> Plan | None:
+def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str, masks: Any = None) -> Plan | None:
     """The ring plan for these inputs, or None where the call is not sequence-sharded (or the ring does not
     take it: a mask, bottom-right causal with Sq != Sk, lengths not divisible by the ring).
 
@@ -125,6 +131,8 @@ def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> Pla
         return None
     n = int(sq_sh.mesh.shape[axis])
     sq, sk = q.shape[seq], k.shape[seq]
+    if masks is not None and masks.structured:
+        return _masked_plan(q, k, v, masks, sq_sh, shardings, seq=seq, axis=str(axis), n=n)
     if n < 2 or sq == 0 or (is_causal and sq != sk) or sq % (2 * n if is_causal else n) or sk % n:
         return None
     if any(_padded(sh.spec, q.ndim) != spec for sh in shardings if isinstance(sh, NamedSharding)):
@@ -137,6 +145,22 @@ def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> Pla
     route, rule = _route(is_causal, n, sq // n)
     return Plan(sq_sh.mesh, spec, str(axis), n, bool(is_causal), kernel,
                 _groups(q, k, v, seq, sq_sh, shardings[0], n, bool(is_causal), kernel, route), route, rule)
+
+
+def _masked_plan(q: Any, k: Any, v: Any, spec: Any, q_sh: Any, shardings: list[Any], *, seq: int,
+                 axis: str, n: int) -> Plan | None:
+    # A window or segment ids: the ring over contiguous shards, jnp blocks under the mask at global positions.
+    sq, sk = q.shape[seq], k.shape[seq]
+    pspec = _padded(q_sh.spec, q.ndim)
+    if n < 2 or sq == 0 or sq % n or sk % n or not jnp.issubdtype(q.dtype, jnp.floating):
+        return None
+    if not all(isinstance(sh, NamedSharding) and _padded(sh.spec, q.ndim) == pspec for sh in shardings):
+        return None
+    if spec.q_segments is not None and any(pspec[d] is not None for d in range(q.ndim - 3)):
+        return None  # segment ids beside a sharded batch: the general path
+    off = sk - sq
+    band = (None if spec.left is None else off - spec.left, None if spec.right is None else off + spec.right)
+    return Plan(q_sh.mesh, pspec, axis, n, False, "xla", 1, "ring", "", band, spec.q_segments is not None)
 
 
 # Rows per device below which a causal call on two devices runs the two-device split rather than the ring: up
@@ -253,9 +277,14 @@ def _kernel(q: Any, v: Any, sh: Any) -> str:
     return "xla"
 
 
-def run(p: Plan, q: Any, k: Any, v: Any, is_causal: bool, scale: float, layout: str, policy: str) -> Any:
-    """Ring attention under plan ``p`` (one compiled program per plan and configuration)."""
+def run(p: Plan, q: Any, k: Any, v: Any, is_causal: bool, scale: float, layout: str, policy: str,
+        ids: tuple[Any, ...] = ()) -> Any:
+    """Ring attention under plan ``p`` (one compiled program per plan and configuration); ``ids``: a structured
+    mask's segment ids as (N|1, Sq) and (N|1, Sk) arrays, or nothing."""
     fn = _compiled(p, bool(is_causal), float(scale), layout, policy)
+    if ids:
+        return fn[0](q, k, v, *ids) if not isinstance(q, jax.core.Tracer) or isinstance(p.mesh, jax.sharding.Mesh) \
+            else fn[2](q, k, v, *ids)
     # Note: under a transformation (eager jax.grad) the jit names its in/out shardings: without them the
     # linearized program's shardings were read against another ring's mesh (IndivisibleError) once two
     # meshes had been used in one process; and the bare shard_map, run eagerly, compiled op by op (3x slower).
@@ -285,12 +314,14 @@ def _compiled(p: Plan, causal: bool, scale: float, layout: str, policy: str) -> 
     if fn is None:
         local = functools.partial(_local_call, axis=p.axis, n=p.n, causal=causal, scale=scale, layout=layout,
                                   kernel=p.kernel, precision=_PRECISION[policy], groups=p.groups,
-                                  split=p.route == "split")
+                                  split=p.route == "split", band=p.band)
         spec = P(*p.spec)  # type: ignore[no-untyped-call]
-        mapped = _shard_map(local, p.mesh, (spec, spec, spec), spec)
+        ins = (spec, spec, spec) + ((P(), P()) if p.segments else ())  # type: ignore[no-untyped-call]
+        mapped = _shard_map(local, p.mesh, ins, spec)
         if isinstance(p.mesh, jax.sharding.Mesh):
             sh = NamedSharding(p.mesh, spec)
-            fn = (jax.jit(mapped), jax.jit(mapped, in_shardings=(sh, sh, sh), out_shardings=sh), mapped)
+            fn = (jax.jit(mapped), jax.jit(mapped, in_shardings=(sh, sh, sh), out_shardings=sh) if not p.segments
+                  else jax.jit(mapped), mapped)
         else:
             fn = (mapped, mapped, mapped)
         _JITTED[key] = fn
@@ -307,13 +338,21 @@ def _shard_map(f: Any, mesh: Any, in_specs: Any, out_specs: Any) -> Any:
                      check_rep=False)
 
 
-def _local_call(q: Any, k: Any, v: Any, *, axis: str, n: int, causal: bool, scale: float, layout: str,
-                kernel: str, precision: Any, groups: int = 1, split: bool = False) -> Any:
-    # The per-device body: q, k, v are this device's shards; (batch..., S/N, H, D) after the layout swap.
+def _local_call(q: Any, k: Any, v: Any, *ids: Any, axis: str, n: int, causal: bool, scale: float, layout: str,
+                kernel: str, precision: Any, groups: int = 1, split: bool = False, band: Any = None) -> Any:
+    # The per-device body: q, k, v are this device's shards; (batch..., S/N, H, D) after the layout swap; ids, the
+    # whole (N|1, S) segment ids of q and k (replicated), cut here to this device's rows.
     if layout == "bhsd":
         q, k, v = (jnp.swapaxes(a, -2, -3) for a in (q, k, v))
     batch = q.shape[:-3]
     q, k, v = (a.reshape(math.prod(batch), *a.shape[-3:]) for a in (q, k, v))
+    if band is not None:
+        i = jax.lax.axis_index(axis)
+        qi, ki = ((jax.lax.dynamic_slice_in_dim(ids[0], i * q.shape[1], q.shape[1], axis=1),
+                   jax.lax.dynamic_slice_in_dim(ids[1], i * k.shape[1], k.shape[1], axis=1)) if ids else (None, None))
+        out = rb.ring_masked(q, k, v, qi, ki, axis, n, band, scale, precision)
+        out = out.reshape(*batch, *out.shape[1:])
+        return jnp.swapaxes(out, -2, -3) if layout == "bhsd" else out
     one = functools.partial(_one_group, axis=axis, n=n, causal=causal, scale=scale, kernel=kernel,
                             precision=precision, split=split)
     if groups == 1:

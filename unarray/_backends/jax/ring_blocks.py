@@ -134,7 +134,9 @@ def _sub(sk: int) -> int:
     return blk if sk % blk == 0 else sk
 
 
-def _local_xla(q: Any, k: Any, v: Any, causal: bool, scale: float, precision: Any) -> tuple[Any, Any]:
+def _local_xla(q: Any, k: Any, v: Any, causal: bool, scale: float, precision: Any, keep: Any = None,
+               kids: Any = None) -> tuple[Any, Any]:
+    # keep(start, ids of the sub-block's keys or None) -> (b|1, sq, blk) booleans: a structured mask's element rule.
     b, sq, h, d = q.shape
     sk, hk, dv = k.shape[1], k.shape[2], v.shape[-1]
     g, blk, ct = h // hk, _sub(sk), compute_dtype(q)
@@ -145,10 +147,12 @@ def _local_xla(q: Any, k: Any, v: Any, causal: bool, scale: float, precision: An
 
     def body(carry: Any, xs: Any) -> Any:
         m, total, acc = carry
-        kc, vc, start = xs
+        kc, vc, start, *kid = xs
         s = jnp.einsum("bqhgd,bkhd->bhgqk", qg, kc.astype(ct), precision=precision)
         if causal:
             s = jnp.where(start + jnp.arange(blk)[None, :] <= rows, s, -jnp.inf)
+        if keep is not None:
+            s = jnp.where(keep(start, kid[0] if kid else None)[:, None, None], s, -jnp.inf)
         m_new = jnp.maximum(m, jnp.max(s, axis=-1))
         safe = jnp.where(m_new == -jnp.inf, jnp.zeros((), ct), m_new)
         p = jnp.exp(s - safe[..., None])
@@ -160,7 +164,7 @@ def _local_xla(q: Any, k: Any, v: Any, causal: bool, scale: float, precision: An
     init = (jnp.full((b, hk, g, sq), -jnp.inf, ct), jnp.zeros((b, hk, g, sq), ct),
             jnp.zeros((b, hk, g, sq, dv), ct))
     starts = jnp.arange(0, sk, blk)
-    (m, total, acc), _ = jax.lax.scan(body, init, (ks, vs, starts))
+    (m, total, acc), _ = jax.lax.scan(body, init, (ks, vs, starts, *_id_blocks(kids, sk, blk)))
     empty = total == 0
     out = acc / jnp.where(empty, jnp.ones((), ct), total)[..., None]
     lse = jnp.where(empty, -jnp.inf, m + jnp.log(jnp.where(empty, jnp.ones((), ct), total)))
@@ -214,8 +218,15 @@ def _step_bwd(q: Any, k: Any, v: Any, do: Any, lse: Any, delta: Any, i: Any, t: 
     return jax.lax.cond(j < i, before, after, q, k, v, do, lse, delta)  # type: ignore[no-any-return]
 
 
+def _id_blocks(kids: Any, sk: int, blk: int) -> tuple[Any, ...]:
+    # The keys' segment ids (b|1, sk) as scanned sub-blocks (sk // blk, b|1, blk), or nothing.
+    if kids is None:
+        return ()
+    return (jnp.moveaxis(kids.reshape(kids.shape[0], sk // blk, blk), 1, 0),)
+
+
 def _local_bwd(q: Any, k: Any, v: Any, do: Any, lse: Any, delta: Any, *, causal: bool, scale: float,
-               precision: Any) -> tuple[Any, Any, Any]:
+               precision: Any, keep: Any = None, kids: Any = None) -> tuple[Any, Any, Any]:
     # Flash-attention backward over key sub-blocks: P = exp(S - lse) from the saved global statistics.
     b, sq, h, d = q.shape
     sk, hk, dv = k.shape[1], k.shape[2], v.shape[-1]
@@ -231,14 +242,16 @@ def _local_bwd(q: Any, k: Any, v: Any, do: Any, lse: Any, delta: Any, *, causal:
     sc = jnp.asarray(scale, ct)
 
     def body(dq: Any, xs: Any) -> Any:
-        kc, vc, start = xs
+        kc, vc, start, *kid = xs
         kc, vc = kc.astype(ct), vc.astype(ct)
         s = jnp.einsum("bqhgd,bkhd->bhgqk", qg * sc, kc, precision=precision)
         p = jnp.exp(s - lse_safe[..., None])
-        keep = (lse_g != -jnp.inf)[..., None]
+        ok = (lse_g != -jnp.inf)[..., None]
         if causal:
-            keep = jnp.logical_and(keep, start + jnp.arange(blk)[None, :] <= rows)
-        p = jnp.where(keep, p, jnp.zeros((), ct))
+            ok = jnp.logical_and(ok, start + jnp.arange(blk)[None, :] <= rows)
+        if keep is not None:
+            ok = jnp.logical_and(ok, keep(start, kid[0] if kid else None)[:, None, None])
+        p = jnp.where(ok, p, jnp.zeros((), ct))
         gv = jnp.einsum("bhgqk,bqhgd->bkhd", p, dog, precision=precision)
         dp = jnp.einsum("bqhgd,bkhd->bhgqk", dog, vc, precision=precision)
         ds = p * (dp - dl_g[..., None])
@@ -246,10 +259,113 @@ def _local_bwd(q: Any, k: Any, v: Any, do: Any, lse: Any, delta: Any, *, causal:
         gk = jnp.einsum("bhgqk,bqhgd->bkhd", ds, qg, precision=precision) * sc
         return dq, (gk, gv)
 
-    dq, (gk, gv) = jax.lax.scan(body, jnp.zeros(qg.shape, ct), (ks, vs, jnp.arange(0, sk, blk)))
+    dq, (gk, gv) = jax.lax.scan(body, jnp.zeros(qg.shape, ct), (ks, vs, jnp.arange(0, sk, blk),
+                                                                 *_id_blocks(kids, sk, blk)))
     gk = jnp.moveaxis(gk, 0, 1).reshape(b, sk, hk, d)
     gv = jnp.moveaxis(gv, 0, 1).reshape(b, sk, hk, dv)
     return dq.reshape(b, sq, h, d), gk, gv
 
 
-__all__ = ["SUB_BLOCK", "compute_dtype", "local_fwd", "merge", "ppermute", "ring", "ring_bwd", "unzigzag", "zigzag"]
+# -- the ring under a structured mask (a window on global positions, segment ids): contiguous shards ----------
+@functools.partial(jax.custom_vjp, nondiff_argnums=(5, 6, 7, 8, 9))
+def ring_masked(q: Any, k: Any, v: Any, qids: Any, kids: Any, axis: str, n: int, band: tuple[Any, Any], scale: float,
+                precision: Any) -> Any:
+    """This device's rows (B, L, H, Dv) under a window ``band`` = (least, greatest) key - query position offset
+    (None: unbounded) and segment ids (``qids`` this device's (B|1, L), ``kids`` its keys' (B|1, Lk), or None):
+    each ring step's block runs only where some query reaches some key (a lax.cond on the block's positions)."""
+    return _masked_fwd(q, k, v, qids, kids, axis, n, band, scale, precision)[0]
+
+
+def _keep(q0: Any, k0: Any, lq: int, blk: int, band: tuple[Any, Any], qids: Any) -> Any:
+    # The element rule of a block whose rows start at global position q0 and keys at k0 (plus a sub-block start).
+    lo, hi = band
+    rows = q0 + jnp.arange(lq)[:, None]
+
+    def keep(start: Any, kid: Any) -> Any:
+        d = k0 + start + jnp.arange(blk)[None, :] - rows
+        ok = jnp.ones(d.shape, bool)
+        if lo is not None:
+            ok = jnp.logical_and(ok, d >= lo)
+        if hi is not None:
+            ok = jnp.logical_and(ok, d <= hi)
+        ok = ok[None]
+        if qids is not None:
+            ok = jnp.logical_and(ok, qids[:, :, None] == kid[:, None, :])
+        return ok
+
+    return keep
+
+
+def _live(q0: Any, k0: Any, lq: int, lk: int, band: tuple[Any, Any]) -> Any:
+    lo, hi = band
+    live = jnp.asarray(True)
+    if hi is not None:
+        live = jnp.logical_and(live, k0 - (q0 + lq - 1) <= hi)
+    if lo is not None:
+        live = jnp.logical_and(live, k0 + lk - 1 - q0 >= lo)
+    return live
+
+
+def _masked_fwd(q: Any, k: Any, v: Any, qids: Any, kids: Any, axis: str, n: int, band: tuple[Any, Any], scale: float,
+                precision: Any) -> tuple[Any, Any]:
+    i = jax.lax.axis_index(axis)
+    right = [(j, (j + 1) % n) for j in range(n)]
+    ct, lq, lk = compute_dtype(q), q.shape[1], k.shape[1]
+    o = jnp.zeros((*q.shape[:-1], v.shape[-1]), ct)
+    lse = jnp.full(q.shape[:-1], -jnp.inf, ct)
+    kt, vt, it = k, v, kids
+    for t in range(n):
+        if t < n - 1:
+            k_next, v_next = ppermute(kt, axis, right), ppermute(vt, axis, right)
+            i_next = None if it is None else ppermute(it, axis, right)
+        q0, k0 = i * lq, ((i - t) % n) * lk
+
+        def block(q: Any, kt: Any, vt: Any, it: Any, q0: Any = q0, k0: Any = k0) -> tuple[Any, Any]:
+            return _local_xla(q, kt, vt, False, scale, precision, _keep(q0, k0, lq, _sub(lk), band, qids), it)
+
+        def skip(q: Any, kt: Any, vt: Any, it: Any) -> tuple[Any, Any]:
+            return jnp.zeros((*q.shape[:-1], vt.shape[-1]), ct), jnp.full(q.shape[:-1], -jnp.inf, ct)
+
+        ob, lb = jax.lax.cond(_live(q0, k0, lq, lk, band), block, skip, q, kt, vt, it)
+        o, lse = merge(o, lse, ob, lb)
+        if t < n - 1:
+            kt, vt, it = k_next, v_next, i_next
+    out = o.astype(q.dtype)
+    return out, (q, k, v, qids, kids, out, lse)
+
+
+def _masked_bwd(axis: str, n: int, band: tuple[Any, Any], scale: float, precision: Any, res: Any,
+                dout: Any) -> tuple[Any, ...]:
+    q, k, v, qids, kids, out, lse = res
+    i = jax.lax.axis_index(axis)
+    right = [(j, (j + 1) % n) for j in range(n)]
+    ct, lq, lk = compute_dtype(q), q.shape[1], k.shape[1]
+    delta = jnp.sum(dout.astype(ct) * out.astype(ct), axis=-1)
+    dq, dk, dv = jnp.zeros(q.shape, ct), jnp.zeros(k.shape, ct), jnp.zeros(v.shape, ct)
+    kt, vt, it = k, v, kids
+    for t in range(n):
+        if t < n - 1:
+            k_next, v_next = ppermute(kt, axis, right), ppermute(vt, axis, right)
+            i_next = None if it is None else ppermute(it, axis, right)
+        q0, k0 = i * lq, ((i - t) % n) * lk
+
+        def block(kt: Any, vt: Any, it: Any, q0: Any = q0, k0: Any = k0) -> tuple[Any, Any, Any]:
+            return _local_bwd(q, kt, vt, dout, lse, delta, causal=False, scale=scale, precision=precision,
+                              keep=_keep(q0, k0, lq, _sub(lk), band, qids), kids=it)
+
+        def skip(kt: Any, vt: Any, it: Any) -> tuple[Any, Any, Any]:
+            return jnp.zeros(q.shape, ct), jnp.zeros(kt.shape, ct), jnp.zeros(vt.shape, ct)
+
+        gq, gk, gv = jax.lax.cond(_live(q0, k0, lq, lk, band), block, skip, kt, vt, it)
+        dq, dk, dv = dq + gq.astype(ct), dk + gk.astype(ct), dv + gv.astype(ct)
+        dk, dv = ppermute(dk, axis, right), ppermute(dv, axis, right)
+        if t < n - 1:
+            kt, vt, it = k_next, v_next, i_next
+    return dq.astype(q.dtype), dk.astype(k.dtype), dv.astype(v.dtype), None, None
+
+
+ring_masked.defvjp(_masked_fwd, _masked_bwd)
+
+
+__all__ = ["SUB_BLOCK", "compute_dtype", "local_fwd", "merge", "ppermute", "ring", "ring_bwd", "ring_masked",
+           "unzigzag", "zigzag"]
