@@ -281,7 +281,73 @@ def _run(check: Callable[[Any], int], examples: int) -> tuple[str | None, int]:
     return None, count[0]
 
 
-EXAMPLES = {"groups_equal_one_group": 10, "one_group_below_the_row_floor": 2, "peak_under_one_device": 2,
+@_check
+def _structured_masks_equal_the_reference(data: Any) -> int:
+    # A window (aligned bottom-right, Sq <= Sk) and segment ids on a sequence-sharded call run the ring at global
+    # positions: the float64 reference's output under the dense mask and its gradients (of a jnp attention under
+    # that mask), and explain names the structured ring.
+    arrs, hk, layout, dtype = _draw_inputs(data)
+    b, s = arrs[0].shape[0], arrs[0].shape[1]
+    sq = data.draw(st.sampled_from([s, s // 2 if s % 4 == 0 else s]), label="Sq")
+    arrs[0] = arrs[0][:, :sq]
+    side = st.one_of(st.none(), st.integers(0, 6))
+    window = data.draw(st.one_of(st.none(), st.tuples(side, side)), label="window")
+    causal = data.draw(st.booleans(), label="is_causal")
+    seg = data.draw(st.sampled_from(["none", "pair"] if sq != s else ["none", "shared", "pair"]), label="segments")
+    if seg == "none" and (window is None or window[0] is None):  # (a left bound: structured whatever else)
+        window = (2, 0 if window is None else window[1])
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**20), label="ids seed"))
+    qi = np.sort(rng.integers(0, 3, (b, sq)), axis=-1).astype(np.int32)
+    ki = qi if seg == "shared" else np.sort(rng.integers(0, 3, (b, s)), axis=-1).astype(np.int32)
+    left, right = window if window is not None else (None, None)
+    right = (0 if right is None else min(right, 0)) if causal else right
+    i, j = np.arange(sq)[:, None] + s - sq, np.arange(s)[None, :]
+    keep = ((j >= i - left) if left is not None else True) & ((j <= i + right) if right is not None else True)
+    keep = np.broadcast_to(keep, (sq, s))[None, None]
+    kw: dict[str, Any] = {"is_causal": causal, "window": window, "layout": layout}
+    if seg != "none":
+        keep = keep & (qi[:, None, :, None] == ki[:, None, None, :])
+        kw["segment_ids"] = jnp.asarray(qi) if seg == "shared" else (jnp.asarray(qi), jnp.asarray(ki))
+    q, k, v = _sharded(arrs, dtype, layout)
+    text = ua.explain("scaled_dot_product_attention", q, k, v, **kw).kernel
+    if "structured mask at each block's global positions" not in text:
+        raise AssertionError(f"a structured mask on a sharded sequence, explain says {text!r}")
+    out = np.asarray(ua.scaled_dot_product_attention(q, k, v, **kw), np.float64)
+    grads = jax.grad(lambda q, k, v: jnp.sum(ua.scaled_dot_product_attention(q, k, v, **kw) ** 2),
+                     argnums=(0, 1, 2))(q, k, v)
+
+    def dense(q: Any, k: Any, v: Any) -> Any:  # (B, S, H, D) under the dense mask, rows with no key zeros
+        g = q.shape[2] // k.shape[2]
+        k, v = jnp.repeat(k, g, axis=2), jnp.repeat(v, g, axis=2)
+        sc = jnp.where(keep, jnp.einsum("bqhd,bkhd->bhqk", q, k) / np.sqrt(q.shape[-1]), -jnp.inf)
+        top = jax.lax.stop_gradient(jnp.max(sc, -1, keepdims=True))
+        p = jnp.exp(sc - jnp.where(jnp.isfinite(top), top, 0))
+        tot = jnp.sum(p, -1, keepdims=True)
+        return jnp.einsum("bhqk,bkhd->bqhd", p / jnp.where(tot == 0, 1, tot), v)
+
+    base = [jnp.asarray(a, dtype) for a in arrs]
+    if layout == "bhsd":
+        base = [jnp.swapaxes(a, 1, 2) for a in base]
+
+    def total(q: Any, k: Any, v: Any) -> Any:
+        o = dense(*((q, k, v) if layout == "bshd" else (jnp.swapaxes(a, 1, 2) for a in (q, k, v))))
+        return jnp.sum(o ** 2)
+
+    want = np.asarray(dense(*(jnp.asarray(a, dtype) for a in arrs)), np.float64)
+    want = want if layout == "bshd" else np.swapaxes(want, 1, 2)
+    wgrads = jax.grad(total, argnums=(0, 1, 2))(*base)
+    eps = float(np.finfo(dtype).eps)
+    scale = 1 + float(np.max(np.abs(want)))
+    if not np.max(np.abs(out - want)) <= 64 * eps * scale:
+        raise AssertionError(f"window {window}, segments {seg}: error {np.max(np.abs(out - want)):.3g}")
+    for name, g, w in zip("qkv", grads, wgrads, strict=True):
+        a, c = np.asarray(g, np.float64), np.asarray(w, np.float64)
+        if not np.max(np.abs(a - c)) <= 256 * eps * (1 + float(np.max(np.abs(c)))):
+            raise AssertionError(f"d{name} under window {window}, segments {seg}: off by {np.max(np.abs(a - c)):.3g}")
+    return 1
+
+
+EXAMPLES = {"structured_masks_equal_the_reference": 10, "groups_equal_one_group": 10, "one_group_below_the_row_floor": 2, "peak_under_one_device": 2,
             "count_bounds_the_temporaries": 8, "split_equals_the_ring": 8, "split_peak_under_one_device": 1,
             "split_count_bounds_the_temporaries": 8}
 

@@ -3,7 +3,8 @@
 the float64 reference (values and gradients), the compiled ring's per-device peak (XLA's memory_analysis) is
 at most one device's for the whole sequence, and the counted extra bytes bound XLA's temporaries; the two-device
 split equals the ring (values and gradients) and the reference, its peak is under one device's, and its
-own count of extra bytes bounds its temporaries."""
+own count of extra bytes bounds its temporaries; a window and segment ids give the reference's values and gradients
+on the ring at global positions."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ pytest.importorskip("hypothesis")
 
 CHECKS = ("groups_equal_one_group", "one_group_below_the_row_floor", "peak_under_one_device",
           "count_bounds_the_temporaries", "split_equals_the_ring", "split_peak_under_one_device",
-          "split_count_bounds_the_temporaries")
+          "split_count_bounds_the_temporaries", "structured_masks_equal_the_reference")
 ROOT = Path(__file__).resolve().parents[2]
 
 

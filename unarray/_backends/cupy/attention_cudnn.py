@@ -461,8 +461,7 @@ def describe(p: Problem, is_causal: bool) -> str:
     if is_causal:
         extra.append("causal" if sq == sk else "bottom-right causal" + (" in the bias" if p.mask else ""))
     if p.window != (None, None):
-        extra.append(f"band bounds {p.window} aligned bottom-right (diagonal_band_left/right_bound), never "
-                     "materialised")
+        extra.append(f"band bounds {p.window} aligned bottom-right (diagonal_band_left/right_bound)")
     if p.mask is not None:
         extra.append(f"{p.mask.kind} mask as an additive bias")
     if p.built.plan:

@@ -428,11 +428,11 @@ class CupyBackend(Backend):
     # route is the faster where both apply (docs/design-notes.md, "Attention routes").
     def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
                        policy: str) -> Plan:
-        if spec.structured:
+        if spec.q_segments is not None:  # cuDNN's graph takes no segment ids: the blocked path
             return super().attention_plan(q, k, v, mask, spec, scale, layout, policy)
-        is_causal = spec.causal
+        is_causal, window = spec.causal, (spec.left, spec.right) if spec.structured else (None, None)
         with on_device_of(q):
-            p = attention_cudnn.prepare(q, k, v, mask, is_causal, scale, layout)
+            p = attention_cudnn.prepare(q, k, v, mask, is_causal, scale, layout, window)
         if isinstance(p, str):
             return around(super().attention_plan(q, k, v, mask, spec, scale, layout, policy), _same,
                           f"; cudnn sdpa not used: {p}" if p else "")

@@ -18,7 +18,6 @@ from jax.sharding import SingleDeviceSharding
 from unarray._backends._nn import Plan
 from unarray._backends.attention_masks import MaskSpec
 from unarray._backends.jax.compile import EAGER_OPTIONS
-from unarray._errors import UnsupportedError
 
 _JAX_PRECISION = {"highest": "highest", "tf32": "high", "bf16": "default", "fastest": "default"}
 _CUDNN_DTYPES = ("float16", "bfloat16")
@@ -85,22 +84,26 @@ def _row_has_key(bool_mask: Any, bias: Any, causal: bool, sq: int, sk: int) -> A
 
 def plan(q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str, policy: str) -> Plan | None:
     """The call's route: a ring over the mesh axis that shards the sequence, or one jitted program around
-    ``jax.nn.dot_product_attention(implementation="cudnn")`` where cuDNN takes the inputs, else :func:`_xla`;
-    None for a structured mask off a ring (the blocked path takes it)."""
+    ``jax.nn.dot_product_attention(implementation="cudnn")`` where cuDNN takes the inputs, else :func:`_xla`; a
+    structured mask (or causal with Sq != Sk) on JAX's kernels where they take it (attention_masks.py), else None
+    for a structured mask (the blocked path takes it)."""
     spread, is_causal = _spread(q), spec.causal
     # Note: a tracer may wrap a sharded array (eager jax.grad) or carry an Explicit mesh type: the ring's plan
     # looks. A concrete array on one device is the common call and costs two isinstance checks.
     if spread or isinstance(q, jax.core.Tracer):
         from unarray._backends.jax import attention_ring as ring
 
-        p = ring.plan(q, k, v, mask, is_causal, layout)  # a sequence sharded over a mesh axis runs a ring
-        if p is not None and spec.structured:
-            raise UnsupportedError(f"a {spec.describe()} mask on a sequence sharded over a mesh axis is not supported "
-                                   "yet; pass a boolean mask", op="scaled_dot_product_attention", backend="jax")
+        p = ring.plan(q, k, v, mask, is_causal, layout, spec)  # a sequence sharded over a mesh axis runs a ring
         if p is not None:
-            return Plan(ring.run, lambda f: f(p, q, k, v, is_causal, scale, layout, policy), f"({p.describe()})")
-    if spec.structured:
-        return None
+            ids = ring.segment_ids(spec, q, layout)
+            return Plan(ring.run, lambda f: f(p, q, k, v, is_causal, scale, layout, policy, ids), f"({p.describe()})")
+    seq = q.ndim - 2 if layout == "bhsd" else q.ndim - 3
+    if spec.structured or (is_causal and mask is None and q.shape[seq] != k.shape[seq]):
+        from unarray._backends.jax import attention_masks
+
+        mp = attention_masks.plan(q, k, v, mask, spec, scale, layout, policy)  # JAX's own kernels for the mask
+        if mp is not None or spec.structured:
+            return mp
     impl = "xla" if spread else choose(q, v)
     # Note: the scores are written out between the dot and the softmax on the CPU only (_xla); a tracer's
     # platform is the default device's (a CPU computation traced on a machine whose default is a GPU

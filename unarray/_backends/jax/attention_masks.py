@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 
 from unarray._backends._nn import Plan, around
+from unarray._backends.attention_masks import CAUSAL, NONE
 from unarray._backends.attention_reach import rest
 from unarray._backends.jax import attention as _att
 from unarray._backends.jax.compile import EAGER_OPTIONS
@@ -35,17 +36,17 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
         return None
     form, n = rest(spec, sq, sk, lo, hi), hi - lo
     sliced = f"K/V sliced to the reachable keys [{lo}, {hi})" if n != sk else "every key reachable"
-    what = f"; mask: {spec.describe()}; never materialised: {sliced}"
+    what = f"; {sliced}"
     ks, vs = (k, v) if n == sk else (jax.lax.slice_in_dim(k, lo, hi, axis=seq), jax.lax.slice_in_dim(v, lo, hi, axis=seq))
     if form == "none" or (form == "causal" and sq == n):
-        inner = _att.plan(q, ks, vs, None, form == "causal", scale, layout, policy)
+        inner = _att.plan(q, ks, vs, None, CAUSAL if form == "causal" else NONE, scale, layout, policy)
+        assert inner is not None  # (an unstructured spec always has JAX's plan)
         return around(inner, _same, what)
     if sq == sk and spec.right == 0 and spec.left is not None and _att.choose(q, v) == "cudnn":
         fn = _window(spec.left, scale, layout, not isinstance(q, jax.core.Tracer))
         return Plan(jax.nn.dot_product_attention, lambda f: fn(q, k, v),
                     f"(implementation='cudnn', is_causal=True, local_window_size=({spec.left}, 0): cuDNN's sliding "
-                    f"window{'' if layout == 'bshd' else ', bhsd swapped to JAX bshd'}; mask: {spec.describe()}; "
-                    "never materialised)")
+                    f"window{'' if layout == 'bshd' else ', bhsd swapped to JAX bshd'})")
     if sq > SMALL_ROWS:
         return None
     rows = jnp.arange(sq)[:, None] + (sk - sq - lo)
@@ -55,8 +56,9 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
         small = small & (cols >= rows - spec.left)
     if spec.right is not None:
         small = small & (cols <= rows + spec.right)
-    return around(_att.plan(q, ks, vs, small, False, scale, layout, policy), _same,
-                  f"{what}, a ({sq}, {n}) boolean mask over them")
+    inner = _att.plan(q, ks, vs, small, NONE, scale, layout, policy)
+    assert inner is not None
+    return around(inner, _same, f"{what}, a ({sq}, {n}) boolean mask over them")
 
 
 def _same(out: Any) -> Any:

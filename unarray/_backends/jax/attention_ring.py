@@ -147,6 +147,23 @@ def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str, masks:
                 _groups(q, k, v, seq, sq_sh, shardings[0], n, bool(is_causal), kernel, route), route, rule)
 
 
+def segment_ids(spec: Any, q: Any, layout: str) -> tuple[Any, ...]:
+    """A structured mask's segment ids as the ring takes them: (N|1, Sq) and (N|1, Sk), q's batch dims flattened
+    (nothing where there are none)."""
+    if spec.q_segments is None:
+        return ()
+    batch = tuple(q.shape[:-3])
+
+    def flat(ids: Any) -> Any:
+        ids = jnp.asarray(ids)
+        full = ids.reshape((1,) * (len(batch) + 1 - ids.ndim) + tuple(ids.shape))
+        if all(d == 1 for d in full.shape[:-1]):
+            return full.reshape(1, full.shape[-1])
+        return jnp.broadcast_to(full, (*batch, full.shape[-1])).reshape(math.prod(batch), full.shape[-1])
+
+    return flat(spec.q_segments), flat(spec.kv_segments)
+
+
 def _masked_plan(q: Any, k: Any, v: Any, spec: Any, q_sh: Any, shardings: list[Any], *, seq: int,
                  axis: str, n: int) -> Plan | None:
     # A window or segment ids: the ring over contiguous shards, jnp blocks under the mask at global positions.

@@ -52,7 +52,7 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
     ks, vs = (k, v) if (lo, hi) == (0, sk) else (k[cut], v[cut])
     n = hi - lo
     sliced = f"K/V sliced to the reachable keys [{lo}, {hi})" if n != sk else "every key reachable"
-    what = f"; mask: {spec.describe()}; never materialised: {sliced}"
+    what = f"; {sliced}"
     if form == "none" or (form == "causal" and sq == n):
         inner = _att.plan(q, ks, vs, None, form == "causal", scale, layout, policy)
         return around(inner, _same, what + ("" if form == "none" else ", SDPA's causal on the slice"))
@@ -119,8 +119,7 @@ def _flex_plan(q: Any, k: Any, v: Any, spec: Any, sq: int, sk: int, scale: float
         kept = int(bm.kv_num_blocks.sum()) + (0 if bm.full_kv_num_blocks is None else int(bm.full_kv_num_blocks.sum()))
         total = bm.kv_num_blocks.shape[0] * math.ceil(sq / BLOCK) * math.ceil(sk / BLOCK)
         return (f"(torch.compile'd, {BLOCK}x{BLOCK} block mask from the blocks' bounds: {kept} of {total} blocks "
-                f"computed{', grouped-query via enable_gqa' if gqa else ''}; mask: {spec.describe()}; never "
-                "materialised)")
+                f"computed{', grouped-query via enable_gqa' if gqa else ''})")
 
     return Plan(flex_attention, call, note)
 

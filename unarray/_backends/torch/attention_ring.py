@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -100,7 +101,7 @@ def _check_inputs(q: Any, k: Any, v: Any, mask: Any) -> None:
                       "distribute_tensor(mask, q.device_mesh, [Replicate()] * q.device_mesh.ndim)")
 
 
-def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> _Plan:
+def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str, structured: bool = False) -> _Plan:
     _check_inputs(q, k, v, mask)
     mesh, placements = q.device_mesh, tuple(q.placements)
     seq, head = _axes(q.ndim, layout)
@@ -129,9 +130,9 @@ def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> _Pl
     p.rank, p.size = mesh.get_local_rank(p.seq_mesh_dim), mesh.size(p.seq_mesh_dim)
     sq, sk = q.shape[seq], k.shape[seq]
     hq, hk = q.shape[head], k.shape[head]
-    simple = is_causal and mask is None and sq == sk
+    simple = is_causal and mask is None and sq == sk and not structured
     p.zigzag = simple and sq % (2 * p.size) == 0
-    p.why = _cp_refusals(q, k, v, mask, is_causal, sq, sk, hq, hk, p)
+    p.why = _cp_refusals(q, k, v, mask, is_causal, sq, sk, hq, hk, p) + ["a window or segment ids"] * structured
     p.kernel = _kernel_name(q, k, v)
     if p.kernel == "math" and q.is_cuda:
         p.why.append(f"{q.dtype} on {q.device.type}")
@@ -239,17 +240,15 @@ def attention_plan(q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: flo
                    policy: str) -> Plan:
     """The DTensor call's plan: the single-device plan of each rank's shards, or a ring (torch's context
     parallel or unarray's) over the mesh dimension that shards the sequence."""
-    if spec.structured:
-        raise UnsupportedError(f"a {spec.describe()} mask on DTensors is not supported yet; pass a boolean mask, or "
-                               "call on the local tensors (x.to_local())", op=_OP, backend="torch")
     is_causal = spec.causal
-    p = plan(q, k, v, mask, is_causal, layout)
+    p = plan(q, k, v, mask, is_causal, layout, spec.structured)
     where = f"DTensor on mesh {tuple(p.mesh.shape)} {list(p.placements)}"
     if p.route == "local":
-        from unarray._backends.torch import attention as attention_torch
+        from unarray._backends.torch.backend import BACKEND  # each rank's shards take the single-device plan
 
         m = None if mask is None else _mask_rows(mask.to_local(), q, layout)
-        inner = attention_torch.plan(q.to_local(), k.to_local(), v.to_local(), m, is_causal, scale, layout, policy)
+        local = _local_ids(spec, q, layout, False, None)
+        inner = BACKEND.attention_plan(q.to_local(), k.to_local(), v.to_local(), m, local, scale, layout, policy)
         shape = (*q.shape[:-1], v.shape[-1])
 
         def wrap(out: Any) -> Any:
@@ -262,7 +261,9 @@ def attention_plan(q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: flo
     if m4 is not None and m4.ndim > 3:
         m4 = m4.expand(*batch, *m4.shape[-3:]).reshape(-1, *m4.shape[-3:])
     seq = _axes(q.ndim, layout)[0]
-    args = (q4, k4, v4, m4, is_causal, scale, q.shape[seq], k.shape[seq], p)
+    args: tuple[Any, ...] = (q4, k4, v4, m4, is_causal, scale, q.shape[seq], k.shape[seq], p)
+    if spec.structured:  # only unarray's ring takes a window or segment ids: at each block's global positions
+        args = (*args, _local_ids(spec, q, layout, True, batch))
 
     def call(f: Any) -> Any:
         if torch.is_grad_enabled() and any(a.requires_grad for a in (q, k, v)):
@@ -290,6 +291,29 @@ def attention_plan(q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: flo
     return Plan(ring, call, f"({where}: unarray ring attention over {p.size} ranks (P2P batch_isend_irecv of "
                             f"K/V blocks, one in flight, {_ATEN[p.kernel]} per block or float32 math for masked "
                             f"blocks, online log-sum-exp merge, {balance}{heads}){not_cp})")
+
+
+def _local_ids(spec: MaskSpec, q: Any, layout: str, keep_seq: bool, batch: tuple[int, ...] | None) -> MaskSpec:
+    # The spec with its segment ids as this rank's tensors: cut to q's local batch (and, off a ring, its sequence
+    # shard); for the ring (batch given) the whole sequence, flattened to (N|1, S) as the ring's q is to N.
+    if spec.q_segments is None:
+        return spec
+    cut = []
+    for ids in (spec.q_segments, spec.kv_segments):
+        if is_dtensor(ids):
+            if not all(pl.is_replicate() for pl in ids.placements):
+                raise _refuse("with DTensor inputs segment ids must be plain tensors or DTensors replicated on q's "
+                              "mesh; pass ids.full_tensor()")
+            ids = ids.to_local()
+        ids = torch.as_tensor(ids, device=q.to_local().device)
+        s = ids.shape[-1]
+        ids = _mask_rows(ids.reshape(*ids.shape[:-1], 1, s, 1), q, layout, keep_seq)
+        ids = ids.reshape(*ids.shape[:-3], ids.shape[-2])
+        if batch is not None:
+            full = ids.reshape((1,) * (len(batch) + 1 - ids.ndim) + tuple(ids.shape))
+            ids = full.reshape(1, s) if all(d == 1 for d in full.shape[:-1]) else full.expand(*batch, s).reshape(-1, s)
+        cut.append(ids)
+    return dataclasses.replace(spec, q_segments=cut[0], kv_segments=cut[1])
 
 
 def _mask_rows(m: Any, q: Any, layout: str, keep_seq: bool = False) -> Any:

@@ -478,6 +478,13 @@ class TorchBackend(Backend):
             from unarray._backends.torch import attention_ring as attention_ring_torch
 
             return attention_ring_torch.attention_plan(q, k, v, mask, spec, scale, layout, policy)
+        seq = -2 if layout == "bhsd" else -3
+        if spec.structured or (spec.causal and mask is None and q.shape[seq] != k.shape[seq]):
+            from unarray._backends.torch import attention_masks  # torch's own kernels for the mask
+
+            p = attention_masks.plan(q, k, v, mask, spec, scale, layout, policy)
+            if p is not None:
+                return p
         from unarray._backends.torch import attention as attention_torch
 
         if spec.structured:
