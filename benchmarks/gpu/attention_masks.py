@@ -188,7 +188,7 @@ def bench_dense_vs_structured() -> None:
                         "dense": lambda: ua.scaled_dot_product_attention(q, k, v, mask=mask)}, inner=2, reps=5)
         p_dense = peak(lambda: ua.scaled_dot_product_attention(q, k, v, mask=mask)) + mask_gib
         kernel = ua.explain("scaled_dot_product_attention", q, k, v, mask=mask).kernel
-        del mask
+        mask = None  # (freed before the structured call's peak is read)
         p_struct = peak(lambda: ua.scaled_dot_product_attention(q, k, v, **kw))
         ROWS.append({"section": "dense-vs-structured", "case": f"{name}, B{b} H{h} S{s} D{d} bf16",
                      "structured_ms": round(t["structured"][0], 3), "dense_ms": round(t["dense"][0], 3),
@@ -229,7 +229,6 @@ def bench_decode() -> None:
                          "single_x": round(t["ua"][1] / t["native"][1], 3),
                          "native": "SDPA unmasked on the window's keys, enable_gqa"})
             print(json.dumps(ROWS[-1]), flush=True)
-            del q, k, v, ks, vs
 
 
 def _jax_time(fns: dict[str, Any], inner: int = 8, reps: int = 11) -> dict[str, float]:
@@ -283,7 +282,8 @@ q, k, v = (cupy.random.standard_normal((b, h, s, d), dtype=cupy.float32).astype(
 scale = d ** -0.5
 p = ac.prepare(q, k, v, None, False, scale, "bhsd", (w, 0))
 assert not isinstance(p, str), p
-fns = {"ua": lambda: ua.scaled_dot_product_attention(q, k, v, window=(w, 0)), "native": lambda: ac.run(p, q, k, v, None, False)}
+fns = {"ua": lambda: ua.scaled_dot_product_attention(q, k, v, window=(w, 0)),
+       "native": lambda: ac.run(p, q, k, v, None, False)}
 for f in fns.values():
     f()
 cupy.cuda.Device().synchronize()
@@ -297,7 +297,8 @@ for _ in range(15):
         e.record(); e.synchronize()
         t[n].append(cupy.cuda.get_elapsed_time(a, e) / 8)
 assert "torch" not in sys.modules
-print("CUPY " + json.dumps({n: statistics.median(x) for n, x in t.items()} | {"kernel": ua.explain("scaled_dot_product_attention", q, k, v, window=(w, 0)).kernel}))
+kernel = ua.explain("scaled_dot_product_attention", q, k, v, window=(w, 0)).kernel
+print("CUPY " + json.dumps({n: statistics.median(x) for n, x in t.items()} | {"kernel": kernel}))
 """
 
 

@@ -168,7 +168,8 @@ import unarray as ua
 from tests.attention.test_mask_routes import allowed, reference, inputs
 from tests._support import assert_close
 cases = [((2, 4, 2, 300, 300, 64), {"window": (50, 0)}), ((1, 4, 4, 200, 333, 64), {"window": (64, 8)}),
-         ((2, 8, 2, 100, 300, 64), {"window": (20, 0), "is_causal": True}), ((2, 32, 8, 1, 900, 128), {"window": (128, 0)})]
+         ((2, 8, 2, 100, 300, 64), {"window": (20, 0), "is_causal": True}),
+         ((2, 32, 8, 1, 900, 128), {"window": (128, 0)})]
 for dt in ("float16", "bfloat16"):
     for shape, kw in cases:
         q, k, v = (cupy.asarray(a).astype(dt) for a in inputs(*shape))

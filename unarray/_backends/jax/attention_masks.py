@@ -37,7 +37,7 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
     form, n = rest(spec, sq, sk, lo, hi), hi - lo
     sliced = f"K/V sliced to the reachable keys [{lo}, {hi})" if n != sk else "every key reachable"
     what = f"; {sliced}"
-    ks, vs = (k, v) if n == sk else (jax.lax.slice_in_dim(k, lo, hi, axis=seq), jax.lax.slice_in_dim(v, lo, hi, axis=seq))
+    ks, vs = (k, v) if n == sk else (jax.lax.slice_in_dim(a, lo, hi, axis=seq) for a in (k, v))
     if form == "none" or (form == "causal" and sq == n):
         inner = _att.plan(q, ks, vs, None, CAUSAL if form == "causal" else NONE, scale, layout, policy)
         assert inner is not None  # (an unstructured spec always has JAX's plan)
