@@ -211,7 +211,16 @@ def bench_decode() -> None:
             t = cuda_times({"ua": lambda: ua.scaled_dot_product_attention(q, k, v, is_causal=True),
                             "native": lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True)}, reps=21)
             kernel = ua.explain("scaled_dot_product_attention", q, k, v, is_causal=True).kernel
+            forced = {}
+            for only in ("flash", "cudnn", "mem_efficient"):
+                with _only_sdp(torch, only):
+                    try:
+                        forced[only] = round(cuda_times({"n": lambda: F.scaled_dot_product_attention(
+                            q, k, v, enable_gqa=True)}, reps=11)["n"][0], 4)
+                    except RuntimeError as e:
+                        forced[only] = f"refused ({str(e)[:60]})"
             ROWS.append({"section": "decode", "case": f"L1 S{s} B{b} GQA 32/8 D128 bf16, causal",
+                         "forced_native_loop_ms": forced,
                          "unarray_loop_ms": round(t["ua"][0], 4), "native_loop_ms": round(t["native"][0], 4),
                          "loop_x": round(t["ua"][0] / t["native"][0], 3),
                          "unarray_single_ms": round(t["ua"][1], 4), "native_single_ms": round(t["native"][1], 4),
@@ -229,6 +238,22 @@ def bench_decode() -> None:
                          "single_x": round(t["ua"][1] / t["native"][1], 3),
                          "native": "SDPA unmasked on the window's keys, enable_gqa"})
             print(json.dumps(ROWS[-1]), flush=True)
+
+
+class _only_sdp:
+    # One SDPA kernel enabled for the block (torch's global flags, this process's own), restored after.
+    def __init__(self, torch: Any, name: str) -> None:
+        self.cuda, self.name = torch.backends.cuda, name
+
+    def __enter__(self) -> None:
+        names = ("flash", "cudnn", "mem_efficient", "math")
+        self.saved = {n: getattr(self.cuda, f"{n}_sdp_enabled")() for n in names}
+        for n in names:
+            getattr(self.cuda, f"enable_{n}_sdp")(n == self.name)
+
+    def __exit__(self, *exc: Any) -> None:
+        for n, on in self.saved.items():
+            getattr(self.cuda, f"enable_{n}_sdp")(on)
 
 
 def _jax_time(fns: dict[str, Any], inner: int = 8, reps: int = 11) -> dict[str, float]:

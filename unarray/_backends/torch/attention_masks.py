@@ -44,10 +44,8 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
     if hi <= lo:
         return None  # no query reaches a key: the blocked path's zeros
     form = "segments" if spec.q_segments is not None else rest(spec, sq, sk, lo, hi)
-    if form in ("band", "segments") and q.is_cuda and q.dtype in FLEX_DTYPES and k.dtype is q.dtype:
-        return _flex_plan(q, k, v, spec, sq, sk, scale, layout)
     if form == "segments" or (form == "band" and sq > SMALL_ROWS):
-        return None
+        return _flex_plan(q, k, v, spec, sq, sk, scale, layout) if _flex_takes(q, k, v) else None
     cut = (slice(None),) * (k.ndim + seq) + (slice(lo, hi),)
     ks, vs = (k, v) if (lo, hi) == (0, sk) else (k[cut], v[cut])
     n = hi - lo
@@ -58,6 +56,8 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
         return around(inner, _same, what + ("" if form == "none" else ", SDPA's causal on the slice"))
     if form == "causal" and q.is_cuda and sq < n:
         return _lower_right(q, ks, vs, scale, layout, policy, what)
+    if sq > SMALL_ROWS:
+        return None
     # A band over a few rows: the (Sq, Sk') mask of the sliced keys is O(S) memory.
     rows = torch.arange(sq, device=q.device)[:, None] + (sk - sq - lo)
     cols = torch.arange(n, device=q.device)[None, :]
@@ -72,6 +72,13 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
 
 def _same(out: Any) -> Any:
     return out
+
+
+def _flex_takes(q: Any, k: Any, v: Any) -> bool:
+    # CUDA, half precision, head dims flex's kernels tile (powers of two from 16).
+    dims = (int(q.shape[-1]), int(v.shape[-1]))
+    return bool(q.is_cuda and q.dtype in FLEX_DTYPES and k.dtype is q.dtype and v.dtype is q.dtype
+                and all(d >= 16 and d & (d - 1) == 0 for d in dims))
 
 
 # -- causal aligned bottom-right: SDPA with torch's causal_lower_right bias ---------------------------------------
