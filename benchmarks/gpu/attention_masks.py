@@ -272,6 +272,12 @@ def _jax_time(fns: dict[str, Any], inner: int = 8, reps: int = 11) -> dict[str, 
 
 
 def bench_jax() -> None:
+    try:
+        import torch
+
+        torch.cuda.empty_cache()  # (torch's cached blocks back to the device before JAX allocates)
+    except ImportError:
+        pass
     import jax
     import jax.numpy as jnp
 
@@ -359,12 +365,13 @@ def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     info = versions()
     print(json.dumps(info), flush=True)
-    for name in os.environ.get("SECTIONS", "torch,dense,decode,jax,cupy").split(","):
+    for name in os.environ.get("SECTIONS", "decode,torch,dense,jax,cupy").split(","):
         fn = {"torch": bench_torch_forms, "dense": bench_dense_vs_structured, "decode": bench_decode,
               "jax": bench_jax, "cupy": bench_cupy}[name]
         section(name, fn)
-    (OUT / "attention_masks.json").write_text(json.dumps({"versions": info, "rows": ROWS, "errors": ERRORS},
-                                                         indent=1))
+        # (written after each section: a run stopped by its limit keeps what it measured)
+        (OUT / "attention_masks.json").write_text(json.dumps({"versions": info, "rows": ROWS, "errors": ERRORS},
+                                                             indent=1))
     print("errors:", ERRORS, flush=True)
 
 
