@@ -46,14 +46,14 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
     form = "segments" if spec.q_segments is not None else rest(spec, sq, sk, lo, hi)
     if form == "segments" or (form == "band" and sq > SMALL_ROWS):
         return _flex_plan(q, k, v, spec, sq, sk, scale, layout) if _flex_takes(q, k, v) else None
-    cut = (slice(None),) * (k.ndim + seq) + (slice(lo, hi),)
-    ks, vs = (k, v) if (lo, hi) == (0, sk) else (k[cut], v[cut])
     n = hi - lo
-    sliced = f"K/V sliced to the reachable keys [{lo}, {hi})" if n != sk else "every key reachable"
-    what = f"; {sliced}"
+    ks, vs = (k, v) if n == sk else (k.narrow(seq, lo, n), v.narrow(seq, lo, n))
+    what = f"; K/V sliced to the reachable keys [{lo}, {hi})" if n != sk else "; every key reachable"
     if form == "none" or (form == "causal" and sq == n):
         inner = _att.plan(q, ks, vs, None, form == "causal", scale, layout, policy)
-        return around(inner, _same, what + ("" if form == "none" else ", SDPA's causal on the slice"))
+        # (the inner plan's own call: nothing runs after it)
+        return Plan(inner.kernel, inner.call, lambda: f"{inner.detail}{what}" + (
+            ", SDPA's causal on the slice" if form == "causal" else ""))
     if form == "causal" and q.is_cuda and sq < n:
         return _lower_right(q, ks, vs, scale, layout, policy, what)
     if sq > SMALL_ROWS:
