@@ -84,9 +84,8 @@ def _row_has_key(bool_mask: Any, bias: Any, causal: bool, sq: int, sk: int) -> A
 
 def plan(q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str, policy: str) -> Plan | None:
     """The call's route: a ring over the mesh axis that shards the sequence, or one jitted program around
-    ``jax.nn.dot_product_attention(implementation="cudnn")`` where cuDNN takes the inputs, else :func:`_xla`; a
-    structured mask (or causal with Sq != Sk) on JAX's kernels where they take it (attention_masks.py), else None
-    for a structured mask (the blocked path takes it)."""
+    ``jax.nn.dot_product_attention(implementation="cudnn")`` where cuDNN takes the inputs, else :func:`_xla`;
+    None for a structured mask off a ring (JAX's kernels for it are attention_masks.py's, else the blocked path)."""
     spread, is_causal = _spread(q), spec.causal
     # Note: a tracer may wrap a sharded array (eager jax.grad) or carry an Explicit mesh type: the ring's plan
     # looks. A concrete array on one device is the common call and costs two isinstance checks.
@@ -97,13 +96,8 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout
         if p is not None:
             ids = ring.segment_ids(spec, q, layout)
             return Plan(ring.run, lambda f: f(p, q, k, v, is_causal, scale, layout, policy, ids), f"({p.describe()})")
-    seq = q.ndim - 2 if layout == "bhsd" else q.ndim - 3
-    if spec.structured or (is_causal and mask is None and q.shape[seq] != k.shape[seq]):
-        from unarray._backends.jax import attention_masks
-
-        mp = attention_masks.plan(q, k, v, mask, spec, scale, layout, policy)  # JAX's own kernels for the mask
-        if mp is not None or spec.structured:
-            return mp
+    if spec.structured:
+        return None
     impl = "xla" if spread else choose(q, v)
     # Note: the scores are written out between the dot and the softmax on the CPU only (_xla); a tracer's
     # platform is the default device's (a CPU computation traced on a machine whose default is a GPU

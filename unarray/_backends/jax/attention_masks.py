@@ -20,6 +20,7 @@ from unarray._backends._nn import Plan, around
 from unarray._backends.attention_masks import CAUSAL, NONE
 from unarray._backends.attention_reach import rest
 from unarray._backends.jax import attention as _att
+from unarray._backends.jax import attention_ring as _ring
 from unarray._backends.jax.compile import EAGER_OPTIONS
 
 SMALL_ROWS = 16  # query rows up to which a band left after slicing is an explicit (Sq, Sk') mask: O(S) memory
@@ -29,8 +30,9 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
     """The route of a structured mask on JAX's own kernels, or None where none takes it without a dense mask."""
     seq = q.ndim - 2 if layout == "bhsd" else q.ndim - 3
     sq, sk = int(q.shape[seq]), int(k.shape[seq])
-    if mask is not None or spec.q_segments is not None or sq == 0 or sk == 0 or _att._spread(q):
-        return None
+    if mask is not None or spec.q_segments is not None or sq == 0 or sk == 0 or _att._spread(q) or (
+            isinstance(q, jax.core.Tracer) and _ring.plan(q, k, v, None, spec.causal, layout, spec) is not None):
+        return None  # (a sequence-sharded array, or a traced one of an explicit mesh: the ring's)
     lo, hi = spec.key_range(sq, sk)
     if hi <= lo:
         return None

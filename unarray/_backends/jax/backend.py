@@ -512,6 +512,13 @@ class JaxBackend(Backend):
                        policy: str) -> Plan:
         from unarray._backends.jax import attention as attention_jax
 
+        seq = q.ndim - 2 if layout == "bhsd" else q.ndim - 3
+        if spec.structured or (spec.causal and mask is None and q.shape[seq] != k.shape[seq]):
+            from unarray._backends.jax import attention_masks  # JAX's own kernels for the mask, off a ring
+
+            mp = attention_masks.plan(q, k, v, mask, spec, scale, layout, policy)
+            if mp is not None:
+                return mp
         p = attention_jax.plan(q, k, v, mask, spec, scale, layout, policy)
         return super().attention_plan(q, k, v, mask, spec, scale, layout, policy) if p is None else p
 

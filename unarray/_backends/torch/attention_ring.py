@@ -237,18 +237,17 @@ def _cudnn_takes(q: Any) -> bool:
 
 
 def attention_plan(q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
-                   policy: str) -> Plan:
-    """The DTensor call's plan: the single-device plan of each rank's shards, or a ring (torch's context
-    parallel or unarray's) over the mesh dimension that shards the sequence."""
+                   policy: str, single: Any) -> Plan:
+    """The DTensor call's plan: the single-device plan of each rank's shards (``single``, the backend's
+    attention_plan), or a ring (torch's context parallel or unarray's) over the mesh dimension that shards the
+    sequence."""
     is_causal = spec.causal
     p = plan(q, k, v, mask, is_causal, layout, spec.structured)
     where = f"DTensor on mesh {tuple(p.mesh.shape)} {list(p.placements)}"
     if p.route == "local":
-        from unarray._backends.torch.backend import BACKEND  # each rank's shards take the single-device plan
-
         m = None if mask is None else _mask_rows(mask.to_local(), q, layout)
         local = _local_ids(spec, q, layout, False, None)
-        inner = BACKEND.attention_plan(q.to_local(), k.to_local(), v.to_local(), m, local, scale, layout, policy)
+        inner = single(q.to_local(), k.to_local(), v.to_local(), m, local, scale, layout, policy)
         shape = (*q.shape[:-1], v.shape[-1])
 
         def wrap(out: Any) -> Any:

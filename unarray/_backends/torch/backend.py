@@ -477,7 +477,7 @@ class TorchBackend(Backend):
         if _devices.is_dtensor(q):
             from unarray._backends.torch import attention_ring as attention_ring_torch
 
-            return attention_ring_torch.attention_plan(q, k, v, mask, spec, scale, layout, policy)
+            return attention_ring_torch.attention_plan(q, k, v, mask, spec, scale, layout, policy, self.attention_plan)
         seq = -2 if layout == "bhsd" else -3
         if spec.structured or (spec.causal and mask is None and q.shape[seq] != k.shape[seq]):
             from unarray._backends.torch import attention_masks  # torch's own kernels for the mask
