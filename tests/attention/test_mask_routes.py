@@ -105,7 +105,7 @@ def test_torch_cuda_routes_match_the_dense_mask(cuda: Any, case: tuple[Any, ...]
     q, k, v, kw, mask, dtype = _call_args(case, torch, to)
     t = [torch.as_tensor(a, device="cuda").to(getattr(torch, dtype)) for a in (q, k, v)]
     rounded = [a.double().cpu().numpy() for a in t]
-    plan = ua.explain("scaled_dot_product_attention", *t, **kw)
+    plan = str(ua.explain("scaled_dot_product_attention", *t, **kw))
     assert case[-1] in plan, plan
     out = ua.scaled_dot_product_attention(*t, **kw)
     assert out.dtype == t[0].dtype and out.device == t[0].device
@@ -153,7 +153,7 @@ def test_jax_gpu_routes_match_the_dense_mask(cuda: Any, case: tuple[Any, ...]) -
     q, k, v, kw, mask, dtype = _call_args(case, jax, to)
     t = [jax.device_put(jnp.asarray(a, dtype=dtype), dev) for a in (q, k, v)]
     rounded = [np.asarray(a.astype(jnp.float32), dtype=np.float64) for a in t]
-    plan = ua.explain("scaled_dot_product_attention", *t, **kw)
+    plan = str(ua.explain("scaled_dot_product_attention", *t, **kw))
     assert case[-1] in plan, plan
     out = ua.scaled_dot_product_attention(*t, **kw)
     assert out.dtype == t[0].dtype
@@ -179,7 +179,7 @@ except Exception:
 for dt in dts:
     for shape, kw in cases:
         q, k, v = (cupy.asarray(a).astype(dt) for a in inputs(*shape))
-        plan = ua.explain("scaled_dot_product_attention", q, k, v, **kw)
+        plan = str(ua.explain("scaled_dot_product_attention", q, k, v, **kw))
         assert "band bounds" in plan, plan
         out = ua.scaled_dot_product_attention(q, k, v, **kw)
         rounded = [cupy.asnumpy(a.astype("float32")).astype(np.float64) for a in (q, k, v)]
