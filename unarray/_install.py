@@ -19,4 +19,4 @@ _GPU: dict[str, str] = {n: lib.install_gpu for n, lib in _backends.LIBRARIES.ite
 
 def hint(name: str) -> str:
     """The install command for backend ``name``: the CPU build, then the GPU build (one line)."""
-    return _backends._install_hint(name)
+    return _backends.install_hint(name)

@@ -81,7 +81,7 @@ def get(name: str, op: str | None = None) -> Backend:
     except ImportError as e:
         raise BackendNotAvailableError(
             f"backend {canonical!r} is not installed or failed to import ({e}); "
-            f"install it with: {_install_hint(canonical)}",
+            f"install it with: {install_hint(canonical)}",
             op=op,
             backend=canonical,
         ) from e
@@ -101,7 +101,7 @@ class _OnFirstUse(dict[str, "Backend"]):
         return self.setdefault(name, get(name))
 
 
-def _install_hint(name: str) -> str:
+def install_hint(name: str) -> str:
     lib = LIBRARIES.get(name)
     cpu, gpu = (lib.install_cpu, lib.install_gpu) if lib else ("", "")
     if cpu and gpu:

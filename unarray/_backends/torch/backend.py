@@ -41,7 +41,7 @@ _SCALAR_OPS = scalar_wrappers(compat_torch, _compiling)  # compat's ops taking P
 _WHERE = _gaps.wide_uint_fallback(compat_torch.where, "where")
 # Every torch dtype named now: a name looked up inside a compiled trace is then never written there.
 _dtypes.remember(d for d in vars(torch).values() if isinstance(d, torch.dtype))
-_CPU_REDUCES = _tp._CPU_REDUCES  # a float32 CPU matmul runs under the precision switch (_tp.matters)
+_CPU_REDUCES = _tp.CPU_REDUCES  # a float32 CPU matmul runs under the precision switch (_tp.matters)
 _TINY = _natives.TINY  # (a float32 CPU matmul at or below it: the user's setting cannot change the result)
 _Tensor = torch.Tensor
 _mean, _matmul = torch.mean, torch.matmul

@@ -162,7 +162,7 @@ def compile_held(fn: Callable[..., Any], want: tuple[str, str] | None, **options
     """torch.compile of ``fn`` for one ua.jit entry, called as ``run(args, kwargs)``: traced under the marker of
     ``want`` (the device kind and policy of the call) and run inside the precision switch held at ``want``;
     ``None``: as a user's own torch.compile (the custom ops carry the policy)."""
-    held, is_compiling = _tp._HELD, _tp.compiling
+    held, is_compiling = _tp.HELD, _tp.compiling
 
     def traced(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         # Note: the arguments come packed (a tuple and a dict): no repacking at each of the call's levels. The
@@ -193,7 +193,7 @@ def compile_held(fn: Callable[..., Any], want: tuple[str, str] | None, **options
         return functools.partial(_tp.hold, want, compiled)  # Note: a C partial: no Python frame of its own
 
     def call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if not (_tp._CPU_REDUCES or _precision.FORCE_ARBITRATION):
+        if not (_tp.CPU_REDUCES or _precision.FORCE_ARBITRATION):
             return compiled(args, kwargs)  # the CPU has no reduced-precision matmul: nothing to hold
         return _tp.hold(want, compiled, args, kwargs)
 

@@ -41,6 +41,6 @@ MATMUL = HotCall("matmul", torch.matmul, torch.Tensor, arrays=2, policy=Gated(
     anywhere=frozenset({torch.float16, torch.bfloat16, torch.float64, torch.complex128}),
     on_host=frozenset({torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64}),
     reducible=frozenset({torch.float32, torch.complex64}), host="is_cpu",
-    limit=TINY if _tp._CPU_REDUCES else -1, flags=_precision, flag="FORCE_ARBITRATION",
+    limit=TINY if _tp.CPU_REDUCES else -1, flags=_precision, flag="FORCE_ARBITRATION",
     gate=_tp.RUN, wants=_tp.WANT, tracing=_tp.compiling))
 

@@ -56,13 +56,13 @@ def cpu_can_reduce() -> bool:
     return _cpu[0]
 
 
-_CPU_REDUCES = cpu_can_reduce()
+CPU_REDUCES = cpu_can_reduce()
 
 
 def matters(x: Any) -> bool:
     """Whether the policy can change a matmul-like result on ``x`` (its dtype and device)."""
     # Note: is_cpu and dtype are C attribute reads; x.device would build a torch.device per call.
-    return (not x.is_cpu or _CPU_REDUCES or _precision.FORCE_ARBITRATION) and x.dtype in _REDUCIBLE
+    return (not x.is_cpu or CPU_REDUCES or _precision.FORCE_ARBITRATION) and x.dtype in _REDUCIBLE
 
 
 # What each want reads and the states that give it: (read, its arguments, states). Only the slot the
@@ -145,16 +145,16 @@ def _swap(want: tuple[str, str]) -> tuple[Any, Any]:
 
 
 # ua.jit's boundary: ua.jit holds the switch once around the whole compiled call, and traces under a marker
-# (_HELD) that lets ops whose policy is the held one emit plain torch ops; why that is sound, and what other
+# (HELD) that lets ops whose policy is the held one emit plain torch ops; why that is sound, and what other
 # threads see meanwhile: docs/design-notes.md, "Precision: the torch hold under ua.jit".
-_HELD: list[tuple[str, str]] = []  # the held want, inside a ua.jit trace only (Dynamo traces a plain list)
+HELD: list[tuple[str, str]] = []  # the held want, inside a ua.jit trace only (Dynamo traces a plain list)
 _HOLDS: dict[int, list[list[Any]]] = {}  # thread id -> its ua.jit holds, innermost last: [want, token]
 
 
 def held_for(policy: str, x: Any, *more: Any) -> bool:
     """Inside a ua.jit trace: whether the call holds ``policy`` ("": the call's own) for an op on ``x`` (and
     ``more``, its other operands) that records no gradient."""
-    h = _HELD[-1] if _HELD else None
+    h = HELD[-1] if HELD else None
     if h is None or h != WANT[x.is_cpu, policy or h[1]]:
         return False
     # Note: an op that records a gradient keeps the custom op: its backward runs at .backward(), after the
