@@ -174,6 +174,7 @@ def refuse(fn: Callable[..., Any], refused: dict[str, Any], first: object = None
 def _keyword_message(op: str, key: str, keywords: list[str], params: dict[str, Any]) -> str:
     standard, how = KEYWORDS.get(key, ((), ""))
     head = f"unexpected keyword {key}={_owner(key)}"
+    keywords = [k for k in keywords if not k.startswith("_")]  # (ua.to's _op= is internal)
     takes = ", ".join(f"{k}=" for k in keywords) or "no keywords"
     if key in params:  # a positional-only parameter given by name
         return f"{head}; pass {key} positionally"

@@ -258,7 +258,7 @@ def test_dir_lists_public_names_only(where: str) -> None:
 # Public functions that take no array function's keywords, left to Python's own TypeError.
 NO_HABITS = {
     "array_namespace": "the lookup generic code makes on every call: no per-call hook (docs/design-notes.md)",
-    "apply_numpy": "its other keywords are fn's, passed on", "to": "interop", "from_dlpack": "interop",
+    "apply_numpy": "its other keywords are fn's, passed on", "from_dlpack": "interop",
     "backend_of": "introspection", "backends": "introspection", "device": "introspection", "explain": "introspection",
     "get_precision": "policy", "stats": "interop counters", "checking_readonly": "interop debug mode",
     "verify_readonly": "interop debug mode",
@@ -270,7 +270,7 @@ _ARGS: dict[str, Any] = {
     "from_": "X", "type": "X", "arrays_and_dtypes": "X", "arrays": ["X", "X"], "dtype": ua.float32, "to": ua.float32,
     "kind": "real floating", "start": 0, "stop": 1, "num": 2, "shape": (2,), "shapes": (2,), "fill_value": 1.0,
     "n_rows": 2, "n": 2, "source": 0, "destination": 1, "axes": (1, 0), "repeats": 2, "shift": 1, "axis": 0,
-    "repetitions": (1, 1),
+    "repetitions": (1, 1), "backend": "numpy",
 }
 _NO_ARRAY = {"broadcast_shapes"}  # nothing tells the backend
 

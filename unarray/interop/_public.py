@@ -16,7 +16,8 @@ from unarray._backends import handoff
 from unarray._errors import ArgumentError, HandoffError, UnarrayError
 from unarray._explanation import Explanation
 from unarray._lookup import backend_named, one
-from unarray._typing import Array, DeviceLike
+from unarray._names import refuse as _refuse
+from unarray._typing import Array, DeviceLike, Refused
 from unarray.interop import _cache, _compile_watch, _dask, _moves, _promise
 from unarray.interop._common import HOST, STATS, OtherDevice, lock
 from unarray.interop._refusals import check_source
@@ -97,7 +98,7 @@ def stats(reset: bool = False) -> dict[str, int]:
 
 
 def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool | None = None,
-       chunks: Any = None, readonly: bool = False, _op: str = "to") -> Array:
+       chunks: Any = None, readonly: bool = False, _op: str = "to", **refused: Refused) -> Array:
     """Hand ``x`` to another library (and, on request, another device).
 
     The fastest path found for each pair of libraries is used (DLPack,
@@ -184,6 +185,8 @@ def to(x: Array, backend: Any, *, device: DeviceLike | None = None, copy: bool |
     >>> y is x
     True
     """
+    if refused:  # torch's t.to(dtype=..., non_blocking=...); the C ua.to's fallback for a keyword it lacks
+        _refuse(to, refused, x)
     if device is None and copy is None and chunks is None and (readonly is False or readonly is True):
         try:
             f = _FAST.get((type(x), backend) if readonly is False else (type(x), backend, True))
