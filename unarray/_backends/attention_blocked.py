@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 BLOCK_Q = 512
 BLOCK_K = 512
 _HALF = ("float16", "bfloat16")
-MASK_CELLS = 1 << 18  # a fused kernel's mask per call that stays in cache (torch's CPU SDPA slows 3x on larger ones)
+MASK_CELLS = 1 << 23  # query rows x keys of one fused call with a dense block mask (32 MiB as torch's float mask)
 
 
 def blocked_plan(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
@@ -62,21 +62,26 @@ def by_query_block(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec
     def cut(x: Any, i: int, j: int) -> Any:
         return x[..., i:j, :] if layout == "bhsd" else x[..., i:j, :, :]
 
-    outs, memo = [], dict[Any, Any]()
+    # Note: consecutive query blocks that reach the same keys (one packed document) make one call, up to MASK_CELLS.
+    runs: list[list[Any]] = []
     for qs, qe, keys in schedule(b, spec, sq, sk):
-        if not keys:  # no key to attend: zeros
-            heads = (hq, qe - qs) if layout == "bhsd" else (qe - qs, hq)
+        span = (keys[0][0], keys[-1][1]) if keys else (0, 0)
+        if runs and runs[-1][2:] == list(span) and (qe - runs[-1][0]) * (span[1] - span[0]) <= MASK_CELLS:
+            runs[-1][1] = qe
+        else:
+            runs.append([qs, qe, *span])
+    outs, memo = [], dict[Any, Any]()
+    for i, j, lo, hi in runs:
+        if lo == hi:  # no key to attend: zeros
+            heads = (hq, j - i) if layout == "bhsd" else (j - i, hq)
             outs.append(xp.zeros((*q.shape[:-3], *heads, v.shape[-1]), dtype=q.dtype, **dev))
             continue
-        lo, hi = keys[0][0], keys[-1][1]
-        step = max(8, min(qe - qs, MASK_CELLS // (hi - lo)))
-        for i, j in ((i, min(qe, i + step)) for i in range(qs, qe, step)):
-            m = spec.allowed(xp, i, j, lo, hi, sq, sk, memo, **dev)
-            m = None if m is None else xp.expand_dims(m, axis=-3)  # across the heads
-            if mask is not None:
-                mb = _slice2(mask, i, j, lo, hi)
-                m = mb if m is None else xp.logical_and(m, mb) if mb.dtype == m.dtype else xp.where(m, mb, -math.inf)
-            outs.append(dense(cut(q, i, j), cut(k, lo, hi), cut(v, lo, hi), m, False, scale, layout, policy).run())
+        m = spec.allowed(xp, i, j, lo, hi, sq, sk, memo, **dev)
+        m = None if m is None else xp.expand_dims(m, axis=-3)  # across the heads
+        if mask is not None:
+            mb = _slice2(mask, i, j, lo, hi)
+            m = mb if m is None else xp.logical_and(m, mb) if mb.dtype == m.dtype else xp.where(m, mb, -math.inf)
+        outs.append(dense(cut(q, i, j), cut(k, lo, hi), cut(v, lo, hi), m, False, scale, layout, policy).run())
     return outs[0] if len(outs) == 1 else xp.concat(outs, axis=seq)
 
 
