@@ -562,14 +562,26 @@ def test_the_error_frame_is_written_once() -> None:
     assert _unframed_failures(sample) == ["line 5: raise _fail('f', b, e) from e"]
 
 
-# What a module shares is public in it: the private names still imported from another module (not submodules).
+# What a module shares is public in it: the private names still read from another module (not submodules),
+# imported by name or read as an attribute of the imported module.
 MAX_PRIVATE_IMPORTS = 40
 
 
 def _private_imports(name: str, path: Path) -> list[str]:
-    return [f"{n.module}.{a.name}" for n in ast.walk(ast.parse(path.read_text()))
-            if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("unarray") and n.module != name
-            for a in n.names if re.match(r"_[^_]", a.name) and f"{n.module}.{a.name}" not in MODULES]
+    tree = ast.parse(path.read_text())
+    found, aliases = [], {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("unarray"):
+            for a in n.names:
+                if f"{n.module}.{a.name}" in MODULES:
+                    aliases[a.asname or a.name] = f"{n.module}.{a.name}"
+                elif re.match(r"_[^_]", a.name) and n.module != name:
+                    found.append(f"{n.module}.{a.name}")
+        elif isinstance(n, ast.Import):
+            aliases.update({a.asname: a.name for a in n.names if a.asname and a.name in MODULES})
+    return found + [f"{aliases[n.value.id]}.{n.attr}" for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+                    and isinstance(n.value, ast.Name) and aliases.get(n.value.id, name) != name
+                    and re.match(r"_[^_]", n.attr) and f"{aliases[n.value.id]}.{n.attr}" not in MODULES]
 
 
 def test_modules_share_public_names() -> None:
@@ -579,5 +591,6 @@ def test_modules_share_public_names() -> None:
 
 def test_the_private_import_check_finds_one(tmp_path: Path) -> None:
     f = tmp_path / "m.py"
-    f.write_text("def f():\n    from unarray._lookup import _hidden, one\n    from unarray import _dtypes\n")
-    assert _private_imports("unarray.m", f) == ["unarray._lookup._hidden"]
+    f.write_text("def f():\n    from unarray._lookup import _hidden, one\n    from unarray import _dtypes\n"
+                 "    return _dtypes._OWN, _dtypes.promote\n")
+    assert _private_imports("unarray.m", f) == ["unarray._lookup._hidden", "unarray._dtypes._OWN"]
