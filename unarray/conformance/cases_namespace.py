@@ -134,12 +134,12 @@ def _binary(p: Profile) -> Iterator[Case]:
         yield Case("clip", "min=-4, max=5", dtype, draw_clip, examples=p.examples)
 
 
-def _simple(name: str, form: str, fams: str, p: Profile, draw: Any, **kw: Any) -> Iterator[Case]:
+def per_dtype(name: str, form: str, fams: str, p: Profile, draw: Any, **kw: Any) -> Iterator[Case]:
     for dtype in dtypes(p, fams):
         yield Case(name, form, dtype, draw, examples=p.examples, **kw)
 
 
-def _x(nd: int = 2, lo: float = 0.5, hi: float = 2.0) -> Any:
+def one_array(nd: int = 2, lo: float = 0.5, hi: float = 2.0) -> Any:
     def draw(rng: np.random.Generator, d: str) -> Inputs:
         return (arr(rng, shape(rng, nd), d, lo, hi),), {}
     return draw
@@ -152,36 +152,36 @@ def _creation(p: Profile) -> Iterator[Case]:
         return draw
 
     all_f = "bool int float complex"
-    yield from _simple("zeros", "shape, dtype", all_f, p, mk(lambda r, d: ((shape(r, 2),), {"dtype": DT(d)})),
-                       creation=True)
-    yield from _simple("ones", "shape, dtype", all_f, p, mk(lambda r, d: ((shape(r, 2),), {"dtype": DT(d)})),
-                       creation=True)
-    yield from _simple("empty", "shape, dtype", all_f, p, mk(lambda r, d: ((shape(r, 2),), {"dtype": DT(d)})),
-                       creation=True, compare="shape")
-    yield from _simple("full", "shape, fill, dtype", "int float complex", p,
-                       mk(lambda r, d: ((shape(r, 2), 3), {"dtype": DT(d)})), creation=True)
-    yield from _simple("eye", "n, m, k=1", "int float", p,
-                       mk(lambda r, d: ((dim(r, 1, 5), dim(r, 1, 5)), {"k": 1, "dtype": DT(d)})),
-                       creation=True)
-    yield from _simple("arange", "start, stop, step", "int float", p,
-                       mk(lambda r, d: ((1, dim(r, 5, 19), 2), {"dtype": DT(d)})), creation=True)
-    yield from _simple("linspace", "start, stop, num", "float complex", p,
-                       mk(lambda r, d: ((0.5, 3.0), {"num": dim(r, 2, 11), "dtype": DT(d)})),
-                       creation=True)
-    yield from _simple("asarray", "from nested lists", "int float", p,
-                       mk(lambda r, d: ((arr(r, shape(r, 2), d).tolist(),), {"dtype": DT(d)})), creation=True)
+    yield from per_dtype("zeros", "shape, dtype", all_f, p, mk(lambda r, d: ((shape(r, 2),), {"dtype": DT(d)})),
+                         creation=True)
+    yield from per_dtype("ones", "shape, dtype", all_f, p, mk(lambda r, d: ((shape(r, 2),), {"dtype": DT(d)})),
+                         creation=True)
+    yield from per_dtype("empty", "shape, dtype", all_f, p, mk(lambda r, d: ((shape(r, 2),), {"dtype": DT(d)})),
+                         creation=True, compare="shape")
+    yield from per_dtype("full", "shape, fill, dtype", "int float complex", p,
+                         mk(lambda r, d: ((shape(r, 2), 3), {"dtype": DT(d)})), creation=True)
+    yield from per_dtype("eye", "n, m, k=1", "int float", p,
+                         mk(lambda r, d: ((dim(r, 1, 5), dim(r, 1, 5)), {"k": 1, "dtype": DT(d)})),
+                         creation=True)
+    yield from per_dtype("arange", "start, stop, step", "int float", p,
+                         mk(lambda r, d: ((1, dim(r, 5, 19), 2), {"dtype": DT(d)})), creation=True)
+    yield from per_dtype("linspace", "start, stop, num", "float complex", p,
+                         mk(lambda r, d: ((0.5, 3.0), {"num": dim(r, 2, 11), "dtype": DT(d)})),
+                         creation=True)
+    yield from per_dtype("asarray", "from nested lists", "int float", p,
+                         mk(lambda r, d: ((arr(r, shape(r, 2), d).tolist(),), {"dtype": DT(d)})), creation=True)
     for name in ("zeros_like", "ones_like"):
-        yield from _simple(name, "like x", all_f, p, _x())
-    yield from _simple("empty_like", "like x", all_f, p, _x(), compare="shape")
-    yield from _simple("full_like", "like x, fill 2", "int float complex", p,
-                       mk(lambda r, d: ((arr(r, shape(r, 2), d), 2), {})))
-    yield from _simple("tril", "k=0", "int float", p, _x())
-    yield from _simple("triu", "k=1", "int float", p, mk(lambda r, d: ((arr(r, shape(r, 3), d),), {"k": 1})))
+        yield from per_dtype(name, "like x", all_f, p, one_array())
+    yield from per_dtype("empty_like", "like x", all_f, p, one_array(), compare="shape")
+    yield from per_dtype("full_like", "like x, fill 2", "int float complex", p,
+                         mk(lambda r, d: ((arr(r, shape(r, 2), d), 2), {})))
+    yield from per_dtype("tril", "k=0", "int float", p, one_array())
+    yield from per_dtype("triu", "k=1", "int float", p, mk(lambda r, d: ((arr(r, shape(r, 3), d),), {"k": 1})))
 
     def draw_mesh(rng: np.random.Generator, d: str) -> Inputs:
         return (arr(rng, shape(rng, 1), d), arr(rng, shape(rng, 1), d)), {"indexing": "ij"}
 
-    yield from _simple("meshgrid", "two vectors, ij", "int float", p, draw_mesh)
+    yield from per_dtype("meshgrid", "two vectors, ij", "int float", p, draw_mesh)
 
 
 def _dtype_name(d: Any) -> str:
@@ -194,22 +194,22 @@ def _datatypes(p: Profile) -> Iterator[Case]:
     def draw_astype(rng: np.random.Generator, d: str) -> Inputs:
         return (arr(rng, shape(rng, 2), d, 1, 9), DT("float64" if d != "float64" else "int32")), {}
 
-    yield from _simple("astype", "to float64 / int32", "bool int float", p, draw_astype)
-    x1 = _x(1)
-    yield from _simple("can_cast", "x -> float64", "bool int float complex", p, x1,
-                       call=lambda ua, a, kw: ua.can_cast(a[0], ua.float64),
-                       ref=lambda x: x.dtype.kind == "f", ref_upcast=False, check_dtype=False)
-    yield from _simple("finfo", "eps, max", "float complex", p, x1,
-                       call=lambda ua, a, kw: (float(ua.finfo(a[0]).eps), float(ua.finfo(a[0]).max)),
-                       ref=lambda x: (float(np.finfo(x.dtype).eps), float(np.finfo(x.dtype).max)), check_dtype=False,
-                       ref_upcast=False)
-    yield from _simple("iinfo", "min, max", "int", p, x1,
-                       call=lambda ua, a, kw: (int(ua.iinfo(a[0]).min), int(ua.iinfo(a[0]).max)),
-                       ref=lambda x: (int(np.iinfo(x.dtype).min), int(np.iinfo(x.dtype).max)), check_dtype=False)
-    yield from _simple("isdtype", "real floating / integral", "bool int float complex", p, x1,
-                       call=lambda ua, a, kw: (ua.isdtype(a[0].dtype, "real floating"),
+    yield from per_dtype("astype", "to float64 / int32", "bool int float", p, draw_astype)
+    x1 = one_array(1)
+    yield from per_dtype("can_cast", "x -> float64", "bool int float complex", p, x1,
+                         call=lambda ua, a, kw: ua.can_cast(a[0], ua.float64),
+                         ref=lambda x: x.dtype.kind == "f", ref_upcast=False, check_dtype=False)
+    yield from per_dtype("finfo", "eps, max", "float complex", p, x1,
+                         call=lambda ua, a, kw: (float(ua.finfo(a[0]).eps), float(ua.finfo(a[0]).max)),
+                         ref=lambda x: (float(np.finfo(x.dtype).eps), float(np.finfo(x.dtype).max)), check_dtype=False,
+                         ref_upcast=False)
+    yield from per_dtype("iinfo", "min, max", "int", p, x1,
+                         call=lambda ua, a, kw: (int(ua.iinfo(a[0]).min), int(ua.iinfo(a[0]).max)),
+                         ref=lambda x: (int(np.iinfo(x.dtype).min), int(np.iinfo(x.dtype).max)), check_dtype=False)
+    yield from per_dtype("isdtype", "real floating / integral", "bool int float complex", p, x1,
+                         call=lambda ua, a, kw: (ua.isdtype(a[0].dtype, "real floating"),
                                                ua.isdtype(a[0].dtype, "integral")),
-                       ref=lambda x: (np.isdtype(x.dtype, "real floating"), np.isdtype(x.dtype, "integral")))
+                         ref=lambda x: (np.isdtype(x.dtype, "real floating"), np.isdtype(x.dtype, "integral")))
 
     # Note: only promotions the standard defines (within a kind, and real with complex floating).
     other = {"int": "int64", "float": "float64", "complex": "float64"}
@@ -217,36 +217,37 @@ def _datatypes(p: Profile) -> Iterator[Case]:
     def draw_rt(rng: np.random.Generator, d: str) -> Inputs:
         return (arr(rng, (2,), d), arr(rng, (2,), other[family_of(d)])), {}
 
-    yield from _simple("result_type", "x, wider array of its kind", "int float complex", p, draw_rt,
-                       call=lambda ua, a, kw: _dtype_name(ua.result_type(*a)),
-                       ref=lambda x, y: str(np.result_type(x, y)), compare="exact", check_dtype=False,
-                       ref_upcast=False)
+    yield from per_dtype("result_type", "x, wider array of its kind", "int float complex", p, draw_rt,
+                         call=lambda ua, a, kw: _dtype_name(ua.result_type(*a)),
+                         ref=lambda x, y: str(np.result_type(x, y)), compare="exact", check_dtype=False,
+                         ref_upcast=False)
 
 
 def _introspection(p: Profile) -> Iterator[Case]:
-    x1 = _x(1)
+    x1 = one_array(1)
     true = {"ref": lambda *a: True, "compare": "exact", "check_dtype": False, "with_env": True}
-    yield from _simple("backend_of", "names the backend", "float", p, x1,
-                       call=lambda ua, a, kw, env: ua.backend_of(a[0]) == env.backend, **true)
-    yield from _simple("device", "names the device", "float", p, x1,
-                       call=lambda ua, a, kw, env: ua.device(a[0]) == env.device, **true)
-    yield from _simple("array_namespace", "is bound to the array's backend", "float", p, x1,
-                       call=lambda ua, a, kw, env: ua.array_namespace(a[0]).backend == env.backend, **true)
-    yield from _simple("explain", "matmul names backend and device", "float", p,
-                       lambda r, d: ((arr(r, (3, 3), d), arr(r, (3, 3), d)), {}),
-                       call=lambda ua, a, kw, env: (lambda e: e.backend == env.backend and e.device == env.device)(
+    yield from per_dtype("backend_of", "names the backend", "float", p, x1,
+                         call=lambda ua, a, kw, env: ua.backend_of(a[0]) == env.backend, **true)
+    yield from per_dtype("device", "names the device", "float", p, x1,
+                         call=lambda ua, a, kw, env: ua.device(a[0]) == env.device, **true)
+    yield from per_dtype("array_namespace", "is bound to the array's backend", "float", p, x1,
+                         call=lambda ua, a, kw, env: ua.array_namespace(a[0]).backend == env.backend, **true)
+    yield from per_dtype("explain", "matmul names backend and device", "float", p,
+                         lambda r, d: ((arr(r, (3, 3), d), arr(r, (3, 3), d)), {}),
+                         call=lambda ua, a, kw, env: (lambda e: e.backend == env.backend and e.device == env.device)(
                            ua.explain("matmul", *a)), **true)
-    yield from _simple("backends", "lists this backend as loaded", "float", p, x1,
-                       call=lambda ua, a, kw, env: any(i.name == env.backend and i.loaded for i in ua.backends()),
-                       **true)
-    yield from _simple("get_precision", "inside ua.precision('tf32')", "float", p, x1,
-                       call=lambda ua, a, kw, env: _precision_scope(ua), **true)
-    yield from _simple("apply_numpy", "np.sort, shape and dtype stated", "float", p, _x(2),
-                       call=lambda ua, a, kw: ua.apply_numpy(np.sort, a[0], shape=tuple(a[0].shape), dtype=a[0].dtype),
-                       ref=lambda x: np.sort(x), compare="exact")
-    yield from _simple("from_dlpack", "round trip into the same backend", "float", p, x1,
-                       call=lambda ua, a, kw, env: ua.from_dlpack(a[0], backend=env.backend), ref=lambda x: x,
-                       with_env=True)
+    yield from per_dtype("backends", "lists this backend as loaded", "float", p, x1,
+                         call=lambda ua, a, kw, env: any(i.name == env.backend and i.loaded for i in ua.backends()),
+                         **true)
+    yield from per_dtype("get_precision", "inside ua.precision('tf32')", "float", p, x1,
+                         call=lambda ua, a, kw, env: _precision_scope(ua), **true)
+    yield from per_dtype("apply_numpy", "np.sort, shape and dtype stated", "float", p, one_array(2),
+                         call=lambda ua, a, kw: ua.apply_numpy(np.sort, a[0], shape=tuple(a[0].shape),
+                                                               dtype=a[0].dtype),
+                         ref=lambda x: np.sort(x), compare="exact")
+    yield from per_dtype("from_dlpack", "round trip into the same backend", "float", p, x1,
+                         call=lambda ua, a, kw, env: ua.from_dlpack(a[0], backend=env.backend), ref=lambda x: x,
+                         with_env=True)
 
 
 def _precision_scope(ua: Any) -> bool:
