@@ -127,3 +127,50 @@ def test_cudnn_band_bounds_enter_the_refusals_and_the_graph_key() -> None:
     o = ac.out_operand(1, 2, 8, 64, "bhsd")
     keys = {ac.cache_key("float16", op, op, op, o, None, False, 0.125, 0, w) for w in ((None, None), (4, 0), (4, 2))}
     assert len(keys) == 3  # one graph per band
+
+
+@pytest.mark.filterwarnings("ignore:.*flex_attention.*:UserWarning")  # (its eager form warns it is not compiled)
+@pytest.mark.parametrize(("sq", "sk", "left", "right", "seg"), [
+    (200, 300, 50, 0, False), (300, 200, 10, None, False), (256, 256, None, None, True), (130, 260, 40, 0, True)])
+def test_flex_under_the_built_block_mask_matches_the_dense_mask(sq: int, sk: int, left: Any, right: Any,
+                                                                seg: bool) -> None:
+    # The GPU route's block mask and element rule, run by flex_attention's eager (CPU) implementation: rows with
+    # no key come out zeros, grouped-query heads are taken as enable_gqa.
+    torch = pytest.importorskip("torch")
+    flex = pytest.importorskip("torch.nn.attention.flex_attention")
+    from unarray._backends.torch import attention_masks as tm
+
+    rng = np.random.default_rng(sq)
+    qi = ki = None
+    if seg:
+        qi, ki = (np.sort(rng.integers(0, 4, (2, s)), axis=1) for s in (sq, sk))
+    spec = _spec(left, right, False)
+    bm = tm._build(spec, None if qi is None else torch.as_tensor(qi), None if ki is None else torch.as_tensor(ki),
+                   sq, sk, "cpu")
+    q, k, v = rng.standard_normal((2, 4, sq, 16)), rng.standard_normal((2, 2, sk, 16)), \
+        rng.standard_normal((2, 2, sk, 16))
+    out = flex.flex_attention(*(torch.tensor(a) for a in (q, k, v)), block_mask=bm, enable_gqa=True)
+    want = reference(q, k, v, allowed(sq, sk, (left, right), False, qi, ki))
+    np.testing.assert_allclose(out.double().numpy(), want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("sq", [1, 7, 40])
+def test_the_native_masks_the_gpu_routes_call_mean_the_definition(sq: int) -> None:
+    # What the GPU routes rely on, read from the libraries' own CPU implementations: torch's causal_lower_right is
+    # causal aligned bottom-right, and JAX's local_window_size=(left, 0) with is_causal is the window aligned
+    # top-left, which is bottom-right where Sq == Sk (the only case routed to it).
+    torch = pytest.importorskip("torch")
+    jax = pytest.importorskip("jax")
+    from torch.nn.attention.bias import causal_lower_right
+
+    rng = np.random.default_rng(sq)
+    sk = 64
+    q, k, v = rng.standard_normal((1, 2, sq, 8)), rng.standard_normal((1, 2, sk, 8)), rng.standard_normal((1, 2, sk, 8))
+    got = torch.nn.functional.scaled_dot_product_attention(
+        *(torch.tensor(a) for a in (q, k, v)), attn_mask=causal_lower_right(sq, sk))
+    np.testing.assert_allclose(got.numpy(), reference(q, k, v, allowed(sq, sk, None, True)), rtol=1e-10, atol=1e-10)
+    k, v = k[:, :, :sq], v[:, :, :sq]  # Sq == Sk for JAX's window
+    got_j = jax.nn.dot_product_attention(*(jax.numpy.asarray(np.swapaxes(a, 1, 2), jax.numpy.float32)
+                                           for a in (q, k, v)), is_causal=True, local_window_size=(3, 0))
+    want = reference(q, k, v, allowed(sq, sq, (3, 0), True))
+    np.testing.assert_allclose(np.swapaxes(np.asarray(got_j), 1, 2), want, rtol=2e-5, atol=2e-5)
