@@ -18,6 +18,7 @@ from unarray._backends._handoff import (
     OtherDevice,
     count_sync,
     ml_dtype,
+    ml_dtype_name,
     mod,
 )
 from unarray._backends._host import aligned_copy, writable_view
@@ -111,19 +112,17 @@ def np_to_torch(x: Any) -> Any:
     # only (np_to_torch_first).
     if not x.flags.writeable:
         raise NeedsCopy(_READ_ONLY)
+    torch = mod("torch")
     try:
-        return mod("torch").from_numpy(x)
+        return torch.from_numpy(x)
     except (TypeError, ValueError):
         pass
-    torch = mod("torch")
-    from unarray._backends._handoff import ml_dtype_name
-
+    if min(x.strides, default=0) < 0:
+        raise NeedsCopy("torch tensors cannot have negative strides")
     ml = ml_dtype_name(x.dtype)  # bfloat16 and float8 (ml_dtypes): the same bits, viewed
     if ml is not None:
         bits = np.uint16 if x.dtype.itemsize == 2 else np.uint8
         return torch.from_numpy(x.view(bits)).view(getattr(torch, ml))
-    if any(s < 0 for s in x.strides):
-        raise NeedsCopy("torch tensors cannot have negative strides")
     if not x.dtype.isnative:
         raise NeedsCopy("torch has no byte-swapped dtypes")
     raise NeedsCopy(f"torch.from_numpy refuses dtype {x.dtype}")
