@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gen_namespace_types  # noqa: E402
+from frontend_docs import SHARED  # noqa: E402
 from frontend_examples import example  # noqa: E402
 from frontend_rules import CHECKS, REFUSALS, RULES  # noqa: E402
 
@@ -537,12 +538,29 @@ def generated(module: str) -> str:
     return "\n".join([BEGIN, "", "", *body]).rstrip() + f"\n\n\n__all__ += [\n{exports}]\n{fast}" + END
 
 
+def shared_docs(sources: list[str]) -> str:
+    """The region of ``unarray/_docs.py``: each shared docstring entry (``tools/frontend_docs.py``), wrapped."""
+    named = {k for text in sources for k in re.findall(r"^ *\{(\w+)\}$", text, re.M)}
+    if named - SHARED.keys():
+        raise SystemExit(f"docstrings name {sorted(named - SHARED.keys())}, not in tools/frontend_docs.py")
+    if SHARED.keys() - named:
+        raise SystemExit(f"tools/frontend_docs.py holds {sorted(SHARED.keys() - named)}, which no docstring names")
+    out = [BEGIN, "# key -> the entry, as its docstring shows it (indented there as its ``{key}`` line)", "TEXT = {"]
+    for key, (head, text) in sorted(SHARED.items()):
+        lines = [head, *("    " + ln.lstrip() for ln in _wrap(text, 16))]
+        out += [f'    "{key}": (', *(f"        {json.dumps(ln + chr(10))}" for ln in lines[:-1]),
+                f"        {json.dumps(lines[-1])}", "    ),"]
+    return "\n".join([*out, "}", END])
+
+
 def main(check: bool) -> int:
     stale = []
-    for path in sorted(ROOT.glob("*.py")):
+    sources = {path: path.read_text() for path in sorted(ROOT.glob("*.py"))}
+    for path, text in sources.items():
         module = path.stem
-        text = path.read_text()
-        if module not in set(OPS.values()):
+        if module == "_docs":
+            new = text.partition(BEGIN)[0] + shared_docs(list(sources.values())) + text.partition(END)[2]
+        elif module not in set(OPS.values()):
             new = frames(text)
         elif BEGIN not in text:
             raise SystemExit(f"{path} has no generated region")

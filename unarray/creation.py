@@ -12,7 +12,7 @@ from __future__ import annotations
 import numbers as _numbers
 from typing import TYPE_CHECKING, Any
 
-from unarray import _shapes
+from unarray import _docs, _shapes
 from unarray._devices import Device as _Device
 from unarray._dispatch import backend_named as _backend_named
 from unarray._dispatch import default_backend as _default_backend
@@ -74,15 +74,10 @@ def zeros(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | 
 
         Parameters
         ----------
-        shape : int or tuple of int
-            The shape of the result.
-        dtype : dtype, optional
-            The dtype (``ua.float32``, or the library's own); by default the backend's default floating dtype.
-        device : device, optional
-            Where to create it (a :class:`unarray.Device`, the library's own device object or a string such as
-            ``"cuda:0"``); by default the backend's default device.
-        backend : str or module, optional
-            Which library creates it; by default the one set by :class:`unarray.use` (NumPy unless set).
+        {shape}
+        {dtype_create}
+        {device_create}
+        {backend_create}
 
         Returns
         -------
@@ -91,17 +86,11 @@ def zeros(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | 
 
         Raises
         ------
-        ArraySizeError
-            The array would hold more than 2**63 - 1 bytes (a ``dtype`` left out counts as 8 bytes, 16 if
-            complex): refused before the backend is asked, on every backend (also a ``MemoryError``).
-        BackendNotAvailableError
-            ``backend`` is unknown or not installed.
-        DTypeError
-            ``dtype`` is not a dtype, or not one the backend has.
-        DeviceMismatchError
-            ``device`` is not one the backend can place arrays on (a NumPy array on ``"cuda"``).
-        ShapeError
-            ``shape`` has a negative size.
+        {array_size}
+        {backend_unknown}
+        {dtype_unknown}
+        {device_unknown}
+        {shape_negative}
 
         Examples
         --------
@@ -121,15 +110,10 @@ def ones(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | N
 
         Parameters
         ----------
-        shape : int or tuple of int
-            The shape of the result.
-        dtype : dtype, optional
-            The dtype (``ua.float32``, or the library's own); by default the backend's default floating dtype.
-        device : device, optional
-            Where to create it (a :class:`unarray.Device`, the library's own device object or a string such as
-            ``"cuda:0"``); by default the backend's default device.
-        backend : str or module, optional
-            Which library creates it; by default the one set by :class:`unarray.use` (NumPy unless set).
+        {shape}
+        {dtype_create}
+        {device_create}
+        {backend_create}
 
         Returns
         -------
@@ -138,17 +122,11 @@ def ones(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | N
 
         Raises
         ------
-        ArraySizeError
-            The array would hold more than 2**63 - 1 bytes (a ``dtype`` left out counts as 8 bytes, 16 if
-            complex): refused before the backend is asked, on every backend (also a ``MemoryError``).
-        BackendNotAvailableError
-            ``backend`` is unknown or not installed.
-        DTypeError
-            ``dtype`` is not a dtype, or not one the backend has.
-        DeviceMismatchError
-            ``device`` is not one the backend can place arrays on (a NumPy array on ``"cuda"``).
-        ShapeError
-            ``shape`` has a negative size.
+        {array_size}
+        {backend_unknown}
+        {dtype_unknown}
+        {device_unknown}
+        {shape_negative}
 
         Examples
         --------
@@ -167,15 +145,10 @@ def empty(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | 
 
         Parameters
         ----------
-        shape : int or tuple of int
-            The shape of the result.
-        dtype : dtype, optional
-            The dtype (``ua.float32``, or the library's own); by default the backend's default floating dtype.
-        device : device, optional
-            Where to create it (a :class:`unarray.Device`, the library's own device object or a string such as
-            ``"cuda:0"``); by default the backend's default device.
-        backend : str or module, optional
-            Which library creates it; by default the one set by :class:`unarray.use` (NumPy unless set).
+        {shape}
+        {dtype_create}
+        {device_create}
+        {backend_create}
 
         Returns
         -------
@@ -184,17 +157,11 @@ def empty(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | 
 
         Raises
         ------
-        ArraySizeError
-            The array would hold more than 2**63 - 1 bytes (a ``dtype`` left out counts as 8 bytes, 16 if
-            complex): refused before the backend is asked, on every backend (also a ``MemoryError``).
-        BackendNotAvailableError
-            ``backend`` is unknown or not installed.
-        DTypeError
-            ``dtype`` is not a dtype, or not one the backend has.
-        DeviceMismatchError
-            ``device`` is not one the backend can place arrays on (a NumPy array on ``"cuda"``).
-        ShapeError
-            ``shape`` has a negative size.
+        {array_size}
+        {backend_unknown}
+        {dtype_unknown}
+        {device_unknown}
+        {shape_negative}
 
         Examples
         --------
@@ -213,17 +180,13 @@ def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: DType
 
         Parameters
         ----------
-        shape : int or tuple of int
-            The shape of the result.
+        {shape}
         fill_value : bool, int, float or complex
             The value of every element.
         dtype : dtype, optional
             The dtype; by default the backend's default dtype of ``fill_value``'s kind.
-        device : device, optional
-            Where to create it (a :class:`unarray.Device`, the library's own device object or a string such as
-            ``"cuda:0"``); by default the backend's default device.
-        backend : str or module, optional
-            Which library creates it; by default the one set by :class:`unarray.use` (NumPy unless set).
+        {device_create}
+        {backend_create}
 
         Returns
         -------
@@ -232,19 +195,13 @@ def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: DType
 
         Raises
         ------
-        ArraySizeError
-            The array would hold more than 2**63 - 1 bytes (a ``dtype`` left out counts as 8 bytes, 16 if
-            complex): refused before the backend is asked, on every backend (also a ``MemoryError``).
+        {array_size}
         ArgumentTypeError
             ``fill_value`` is not a number.
-        BackendNotAvailableError
-            ``backend`` is unknown or not installed.
-        DTypeError
-            ``dtype`` is not a dtype, or not one the backend has.
-        DeviceMismatchError
-            ``device`` is not one the backend can place arrays on (a NumPy array on ``"cuda"``).
-        ShapeError
-            ``shape`` has a negative size.
+        {backend_unknown}
+        {dtype_unknown}
+        {device_unknown}
+        {shape_negative}
 
         Examples
         --------
@@ -281,11 +238,8 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
             The spacing. Default ``1``.
         dtype : dtype, optional
             The dtype; by default the default integer dtype for int arguments, else the default floating one.
-        device : device, optional
-            Where to create it (a :class:`unarray.Device`, the library's own device object or a string such as
-            ``"cuda:0"``); by default the backend's default device.
-        backend : str or module, optional
-            Which library creates it; by default the one set by :class:`unarray.use` (NumPy unless set).
+        {device_create}
+        {backend_create}
 
         Returns
         -------
@@ -294,15 +248,10 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
 
         Raises
         ------
-        ArraySizeError
-            The array would hold more than 2**63 - 1 bytes (a ``dtype`` left out counts as 8 bytes, 16 if
-            complex): refused before the backend is asked, on every backend (also a ``MemoryError``).
-        BackendNotAvailableError
-            ``backend`` is unknown or not installed.
-        DTypeError
-            ``dtype`` is not a dtype, or not one the backend has.
-        DeviceMismatchError
-            ``device`` is not one the backend can place arrays on (a NumPy array on ``"cuda"``).
+        {array_size}
+        {backend_unknown}
+        {dtype_unknown}
+        {device_unknown}
         ArgumentError
             ``step`` is zero.
 
@@ -334,13 +283,10 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
             How many values.
         dtype : dtype, optional
             The dtype; by default the default floating dtype (complex for complex bounds).
-        device : device, optional
-            Where to create it (a :class:`unarray.Device`, the library's own device object or a string such as
-            ``"cuda:0"``); by default the backend's default device.
+        {device_create}
         endpoint : bool
             Include ``stop``. Default ``True``.
-        backend : str or module, optional
-            Which library creates it; by default the one set by :class:`unarray.use` (NumPy unless set).
+        {backend_create}
 
         Returns
         -------
@@ -349,15 +295,10 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
 
         Raises
         ------
-        ArraySizeError
-            The array would hold more than 2**63 - 1 bytes (a ``dtype`` left out counts as 8 bytes, 16 if
-            complex): refused before the backend is asked, on every backend (also a ``MemoryError``).
-        BackendNotAvailableError
-            ``backend`` is unknown or not installed.
-        DTypeError
-            ``dtype`` is not a dtype, or not one the backend has.
-        DeviceMismatchError
-            ``device`` is not one the backend can place arrays on (a NumPy array on ``"cuda"``).
+        {array_size}
+        {backend_unknown}
+        {dtype_unknown}
+        {device_unknown}
         ArgumentError
             ``num`` is negative.
 
@@ -386,13 +327,9 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: DTypeLi
             Number of columns; ``n_rows`` by default.
         k : int
             The diagonal: 0 the main one, positive above it, negative below. Default ``0``.
-        dtype : dtype, optional
-            The dtype (``ua.float32``, or the library's own); by default the backend's default floating dtype.
-        device : device, optional
-            Where to create it (a :class:`unarray.Device`, the library's own device object or a string such as
-            ``"cuda:0"``); by default the backend's default device.
-        backend : str or module, optional
-            Which library creates it; by default the one set by :class:`unarray.use` (NumPy unless set).
+        {dtype_create}
+        {device_create}
+        {backend_create}
 
         Returns
         -------
@@ -401,15 +338,10 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: DTypeLi
 
         Raises
         ------
-        ArraySizeError
-            The array would hold more than 2**63 - 1 bytes (a ``dtype`` left out counts as 8 bytes, 16 if
-            complex): refused before the backend is asked, on every backend (also a ``MemoryError``).
-        BackendNotAvailableError
-            ``backend`` is unknown or not installed.
-        DTypeError
-            ``dtype`` is not a dtype, or not one the backend has.
-        DeviceMismatchError
-            ``device`` is not one the backend can place arrays on (a NumPy array on ``"cuda"``).
+        {array_size}
+        {backend_unknown}
+        {dtype_unknown}
+        {device_unknown}
 
         Examples
         --------
@@ -464,13 +396,11 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
 
         Raises
         ------
-        BackendNotAvailableError
-            ``backend`` is unknown or not installed.
+        {backend_unknown}
         DTypeError
             ``dtype`` is not a dtype, or not one the backend has; or ``obj`` holds data of no standard
             dtype (objects, strings, dates).
-        DeviceMismatchError
-            ``device`` is not one the backend can place arrays on (a NumPy array on ``"cuda"``).
+        {device_unknown}
         HandoffError
             ``copy=False`` but a copy is needed.
 
@@ -548,3 +478,5 @@ _HOLDS_HOST: dict[str, bool] = {}
 
 # NumPy kinds with no array API dtype: object, str, bytes, datetime, timedelta (void stays: ml_dtypes' bfloat16).
 _OUTSIDE = frozenset("OUSMm")
+
+_docs.fill(globals())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from unarray import _shapes
+from unarray import _docs, _shapes
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
@@ -41,12 +41,9 @@ def zeros_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | 
 
         Parameters
         ----------
-        x : array
-            The array whose shape (and, unless given, dtype and device) the result takes.
-        dtype : dtype, optional
-            The dtype; ``x``'s by default.
-        device : device, optional
-            Where to create it; ``x``'s device by default.
+        {x_like}
+        {dtype_like}
+        {device_like}
 
         Returns
         -------
@@ -55,10 +52,8 @@ def zeros_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | 
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        DTypeError
-            ``dtype`` is not a dtype, or not one the backend has.
+        {unknown_x}
+        {dtype_unknown}
 
         Examples
         --------
@@ -77,12 +72,9 @@ def ones_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | N
 
         Parameters
         ----------
-        x : array
-            The array whose shape (and, unless given, dtype and device) the result takes.
-        dtype : dtype, optional
-            The dtype; ``x``'s by default.
-        device : device, optional
-            Where to create it; ``x``'s device by default.
+        {x_like}
+        {dtype_like}
+        {device_like}
 
         Returns
         -------
@@ -91,10 +83,8 @@ def ones_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | N
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        DTypeError
-            ``dtype`` is not a dtype, or not one the backend has.
+        {unknown_x}
+        {dtype_unknown}
 
         Examples
         --------
@@ -112,12 +102,9 @@ def empty_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | 
 
         Parameters
         ----------
-        x : array
-            The array whose shape (and, unless given, dtype and device) the result takes.
-        dtype : dtype, optional
-            The dtype; ``x``'s by default.
-        device : device, optional
-            Where to create it; ``x``'s device by default.
+        {x_like}
+        {dtype_like}
+        {device_like}
 
         Returns
         -------
@@ -126,10 +113,8 @@ def empty_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | 
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        DTypeError
-            ``dtype`` is not a dtype, or not one the backend has.
+        {unknown_x}
+        {dtype_unknown}
 
         Examples
         --------
@@ -148,14 +133,11 @@ def full_like(x: A, /, fill_value: bool | int | float | complex, *, dtype: DType
 
         Parameters
         ----------
-        x : array
-            The array whose shape (and, unless given, dtype and device) the result takes.
+        {x_like}
         fill_value : bool, int, float or complex
             The value of every element.
-        dtype : dtype, optional
-            The dtype; ``x``'s by default.
-        device : device, optional
-            Where to create it; ``x``'s device by default.
+        {dtype_like}
+        {device_like}
 
         Returns
         -------
@@ -164,10 +146,8 @@ def full_like(x: A, /, fill_value: bool | int | float | complex, *, dtype: DType
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        DTypeError
-            ``dtype`` is not a dtype, or not one the backend has.
+        {unknown_x}
+        {dtype_unknown}
 
         Examples
         --------
@@ -188,8 +168,7 @@ def tril(x: A, /, *, k: int = 0, **refused: Refused) -> A:
 
         Parameters
         ----------
-        x : array
-            Input array with at least two dimensions.
+        {x_matrix}
         k : int
             The diagonal above which to zero: 0 the main one, positive above it, negative below. Default ``0``.
 
@@ -200,10 +179,8 @@ def tril(x: A, /, *, k: int = 0, **refused: Refused) -> A:
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        ShapeError
-            ``x`` has fewer than two dimensions.
+        {unknown_x}
+        {fewer_than_two_dims}
 
         Examples
         --------
@@ -223,8 +200,7 @@ def triu(x: A, /, *, k: int = 0, **refused: Refused) -> A:
 
         Parameters
         ----------
-        x : array
-            Input array with at least two dimensions.
+        {x_matrix}
         k : int
             The diagonal below which to zero: 0 the main one, positive above it, negative below. Default ``0``.
 
@@ -235,10 +211,8 @@ def triu(x: A, /, *, k: int = 0, **refused: Refused) -> A:
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        ShapeError
-            ``x`` has fewer than two dimensions.
+        {unknown_x}
+        {fewer_than_two_dims}
 
         Examples
         --------
@@ -288,3 +262,5 @@ def meshgrid(*arrays: A, indexing: str = "xy", **refused: Refused) -> tuple[A, .
         return tuple(b.meshgrid(*xs, indexing=indexing))
     except Exception as e:
         raise _fail("meshgrid", b, e) from e
+
+_docs.fill(globals())

@@ -11,6 +11,7 @@ import builtins
 from dataclasses import dataclass
 from typing import Any
 
+from unarray import _docs
 from unarray._backends import DEFAULT as _DEFAULT
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import backend_named as _backend_named
@@ -53,8 +54,7 @@ def astype(x: A, dtype: DTypeLike, /, *, copy: builtins.bool = True, device: Dev
 
         Parameters
         ----------
-        x : array
-            Input array.
+        {x}
         dtype : dtype
             The target dtype (``ua.int32``, or the library's own).
         copy : bool
@@ -70,10 +70,8 @@ def astype(x: A, dtype: DTypeLike, /, *, copy: builtins.bool = True, device: Dev
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        DTypeError
-            ``dtype`` is not a dtype, or not one the backend has.
+        {unknown_x}
+        {dtype_unknown}
 
         Examples
         --------
@@ -349,3 +347,5 @@ def _name(d: Any, op: str) -> str:
     if name is None:
         raise DTypeError(f"{d!r} is not a dtype", op=op)
     return name
+
+_docs.fill(globals())

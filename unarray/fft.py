@@ -6,6 +6,7 @@ import sys as _sys
 from collections.abc import Sequence
 from typing import Literal
 
+from unarray import _docs
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
 from unarray._dispatch import run_as_written as _run_as_written
@@ -47,10 +48,8 @@ def fftfreq(
 
         Raises
         ------
-        BackendNotAvailableError
-            ``backend`` is unknown or not installed.
-        DTypeError
-            ``dtype`` is not a dtype, or not one the backend has.
+        {backend_unknown}
+        {dtype_unknown}
         ArgumentError
             The backend rejects ``n`` or ``d`` (for example ``n=0``, a division by zero).
 
@@ -97,10 +96,8 @@ def rfftfreq(
 
         Raises
         ------
-        BackendNotAvailableError
-            ``backend`` is unknown or not installed.
-        DTypeError
-            ``dtype`` is not a dtype, or not one the backend has.
+        {backend_unknown}
+        {dtype_unknown}
         ArgumentError
             The backend rejects ``n`` or ``d`` (for example ``n=0``, a division by zero).
 
@@ -927,3 +924,5 @@ __all__ += [
 
 # tf.function runs this module's functions as written, however it was imported (_dispatch.run_as_written).
 _run_as_written(_sys.modules[__name__])
+
+_docs.fill(globals())

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
-from unarray import _backends, _precision
+from unarray import _backends, _docs, _precision
 from unarray._backends._info import Info, with_library
 from unarray._devices import Device
 from unarray._dispatch import leader, one, same_device
@@ -37,8 +37,7 @@ def backend_of(x: Array) -> str:
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
+        {unknown_x}
 
         Examples
         --------
@@ -69,8 +68,7 @@ def device(x: Array, /) -> Device:
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
+        {unknown_x}
 
         Examples
         --------
@@ -267,3 +265,5 @@ def array_namespace_info() -> Info:
 
 # tf.function runs this module's functions as written, however it was imported (_dispatch.run_as_written).
 _run_as_written(sys.modules[__name__])
+
+_docs.fill(globals())

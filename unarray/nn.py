@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys as _sys
 from typing import Any
 
-from unarray import _axes
+from unarray import _axes, _docs
 from unarray import _nn_args as _args
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
@@ -267,12 +267,9 @@ def softmax(x: A, /, *, axis: int = -1) -> A:
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        DTypeError
-            ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``).
-        AxisError
-            ``axis`` is out of range.
+        {unknown_x}
+        {x_not_real_float}
+        {axis_out_of_range}
         ArgumentTypeError
             more than one positional argument (``axis`` is keyword-only: torch's ``dim``).
 
@@ -291,8 +288,7 @@ def log_softmax(x: A, /, *, axis: int = -1) -> A:
 
         Parameters
         ----------
-        x : array
-            A real floating-point array; float16 and bfloat16 are computed in float32 and rounded once.
+        {x_real_float}
         axis : int
             The axis normalised over. Default ``-1``.
 
@@ -304,12 +300,9 @@ def log_softmax(x: A, /, *, axis: int = -1) -> A:
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        DTypeError
-            ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``).
-        AxisError
-            ``axis`` is out of range.
+        {unknown_x}
+        {x_not_real_float}
+        {axis_out_of_range}
         ArgumentTypeError
             more than one positional argument (``axis`` is keyword-only: torch's ``dim``).
 
@@ -333,8 +326,7 @@ def logsumexp(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims: b
         axis : int, tuple of int or None
             Axis or axes to reduce; ``None`` (the default) reduces all. ``()`` reduces over no axis, as the
             standard's reductions do: every element is a slice of its own, so the result equals ``x``.
-        keepdims : bool
-            Keep the reduced axes with length one. Default ``False``.
+        {keepdims}
 
         Returns
         -------
@@ -344,12 +336,9 @@ def logsumexp(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims: b
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        DTypeError
-            ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``).
-        AxisError
-            An axis is out of range or repeated.
+        {unknown_x}
+        {x_not_real_float}
+        {axis_repeated}
         ArgumentTypeError
             more than one positional argument (``axis`` and ``keepdims`` are keyword-only).
 
@@ -393,13 +382,11 @@ def layer_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | Non
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
+        {unknown_x}
         DTypeError
             ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``), or ``weight`` or
             ``bias`` is not floating or does not promote with ``x`` (float16 with bfloat16).
-        AxisError
-            An axis is out of range or repeated.
+        {axis_repeated}
         ArgumentTypeError
             ``eps`` is not a real number, or more than one positional argument (the rest are keyword-only).
         ArgumentError
@@ -441,13 +428,11 @@ def rms_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | None 
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
+        {unknown_x}
         DTypeError
             ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``), or ``weight`` is not
             floating or does not promote with ``x``.
-        AxisError
-            An axis is out of range or repeated.
+        {axis_repeated}
         ArgumentTypeError
             ``eps`` is not a real number or None, or more than one positional argument.
         ArgumentError
@@ -468,8 +453,7 @@ def gelu(x: A, /, *, approximate: bool = False) -> A:
 
         Parameters
         ----------
-        x : array
-            A real floating-point array; float16 and bfloat16 are computed in float32 and rounded once.
+        {x_real_float}
         approximate : bool
             Use ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``. Default ``False`` (exact).
             A bool: torch's strings (``'tanh'``, ``'none'``) are refused, both being true.
@@ -482,10 +466,8 @@ def gelu(x: A, /, *, approximate: bool = False) -> A:
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        DTypeError
-            ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``).
+        {unknown_x}
+        {x_not_real_float}
         ArgumentTypeError
             ``approximate`` is not a bool, or more than one positional argument.
 
@@ -504,8 +486,7 @@ def silu(x: A, /) -> A:
 
         Parameters
         ----------
-        x : array
-            A real floating-point array; float16 and bfloat16 are computed in float32 and rounded once.
+        {x_real_float}
 
         Returns
         -------
@@ -515,10 +496,8 @@ def silu(x: A, /) -> A:
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        DTypeError
-            ``x`` is not real floating-point (cast first, ``ua.astype(x, ua.float32)``).
+        {unknown_x}
+        {x_not_real_float}
         ArgumentTypeError
             more than one positional argument.
 
@@ -538,3 +517,5 @@ PLANNERS.update({"nn.softmax": _plan_softmax, "nn.log_softmax": _plan_log_softma
 
 # tf.function runs this module's functions as written, however it was imported (_dispatch.run_as_written).
 _run_as_written(_sys.modules[__name__])
+
+_docs.fill(globals())

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from unarray import _axes
+from unarray import _axes, _docs
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
 from unarray._errors import DTypeError
@@ -30,8 +30,7 @@ def argsort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool =
 
         Parameters
         ----------
-        x : array
-            Input array, real-valued.
+        {x_real}
         axis : int
             The axis to sort along. Default ``-1``.
         descending : bool
@@ -46,12 +45,9 @@ def argsort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool =
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        AxisError
-            ``axis`` is out of range for ``x``, or names an axis twice.
-        DTypeError
-            ``x`` is complex (the standard orders no complex numbers).
+        {unknown_x}
+        {axis_range}
+        {complex_unordered}
 
         Examples
         --------
@@ -81,8 +77,7 @@ def sort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool = Tr
 
         Parameters
         ----------
-        x : array
-            Input array, real-valued.
+        {x_real}
         axis : int
             The axis to sort along. Default ``-1``.
         descending : bool
@@ -97,12 +92,9 @@ def sort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool = Tr
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        AxisError
-            ``axis`` is out of range for ``x``, or names an axis twice.
-        DTypeError
-            ``x`` is complex (the standard orders no complex numbers).
+        {unknown_x}
+        {axis_range}
+        {complex_unordered}
 
         Examples
         --------
@@ -127,3 +119,5 @@ def _real(op: str, b: Any, x: Array) -> None:
     if name.startswith("complex"):
         raise DTypeError(f"got a {name} array, but complex numbers have no order in the standard; sort the real "
                          "part or the magnitude instead (ua.real(x), ua.abs(x))", op=op, backend=b.name)
+
+_docs.fill(globals())

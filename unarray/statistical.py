@@ -21,7 +21,7 @@ empty check of ``min``/``max`` runs in the graph: the call raises TensorFlow's
 
 from __future__ import annotations
 
-from unarray import _axes, _hot
+from unarray import _axes, _docs, _hot
 from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
@@ -38,16 +38,12 @@ def sum(x: A, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepdims:
 
         Parameters
         ----------
-        x : array
-            Input array, numeric.
-        axis : int, tuple of int or None
-            Axis or axes to reduce (negative ones count from the end); ``None`` (the default) reduces all,
-            ``()`` reduces none.
+        {x_numeric}
+        {axis_reduce}
         dtype : dtype, optional
             Accumulation and result dtype; by default the input's for floats and the default integer dtype
             for (unsigned) integers and bool.
-        keepdims : bool
-            Keep the reduced axes, with length one, so the result broadcasts against ``x``. Default ``False``.
+        {keepdims_broadcast}
 
         Returns
         -------
@@ -56,12 +52,9 @@ def sum(x: A, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepdims:
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        AxisError
-            An axis is outside ``[-ndim, ndim)`` (any axis of a 0-d array) or named twice.
-        ArgumentTypeError
-            ``axis`` is a bool or a float.
+        {unknown_x}
+        {axes_range}
+        {axis_type}
 
         Examples
         --------
@@ -88,15 +81,11 @@ def prod(x: A, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepdims
 
         Parameters
         ----------
-        x : array
-            Input array, numeric.
-        axis : int, tuple of int or None
-            Axis or axes to reduce (negative ones count from the end); ``None`` (the default) reduces all,
-            ``()`` reduces none.
+        {x_numeric}
+        {axis_reduce}
         dtype : dtype, optional
             Accumulation and result dtype; by default as :func:`sum`.
-        keepdims : bool
-            Keep the reduced axes, with length one, so the result broadcasts against ``x``. Default ``False``.
+        {keepdims_broadcast}
 
         Returns
         -------
@@ -105,12 +94,9 @@ def prod(x: A, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepdims
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        AxisError
-            An axis is outside ``[-ndim, ndim)`` (any axis of a 0-d array) or named twice.
-        ArgumentTypeError
-            ``axis`` is a bool or a float.
+        {unknown_x}
+        {axes_range}
+        {axis_type}
 
         Examples
         --------
@@ -138,11 +124,8 @@ def mean(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
             Input array, real or complex floating-point; integer or bool input (which the standard leaves
             unspecified) is read in the backend's default floating dtype, on every backend, as NumPy does: the
             answer a user expects, where a refusal would make ``ua.mean(counts)`` fail on torch only.
-        axis : int, tuple of int or None
-            Axis or axes to reduce (negative ones count from the end); ``None`` (the default) reduces all,
-            ``()`` reduces none.
-        keepdims : bool
-            Keep the reduced axes, with length one, so the result broadcasts against ``x``. Default ``False``.
+        {axis_reduce}
+        {keepdims_broadcast}
 
         Returns
         -------
@@ -152,12 +135,9 @@ def mean(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        AxisError
-            An axis is outside ``[-ndim, ndim)`` (any axis of a 0-d array) or named twice.
-        ArgumentTypeError
-            ``axis`` is a bool or a float.
+        {unknown_x}
+        {axes_range}
+        {axis_type}
 
         Examples
         --------
@@ -182,14 +162,11 @@ def var(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: 
         x : array
             Input array, real floating-point; integer or bool input is read in the backend's default floating
             dtype, as :func:`mean` does, on every backend.
-        axis : int, tuple of int or None
-            Axis or axes to reduce (negative ones count from the end); ``None`` (the default) reduces all,
-            ``()`` reduces none.
+        {axis_reduce}
         correction : int or float
             Degrees of freedom subtracted from ``N``: 0 (the default) gives the population variance, 1 the
             unbiased sample variance. The result is NaN where ``N - correction <= 0``.
-        keepdims : bool
-            Keep the reduced axes, with length one, so the result broadcasts against ``x``. Default ``False``.
+        {keepdims_broadcast}
 
         Returns
         -------
@@ -198,12 +175,9 @@ def var(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: 
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        AxisError
-            An axis is outside ``[-ndim, ndim)`` (any axis of a 0-d array) or named twice.
-        ArgumentTypeError
-            ``axis`` is a bool or a float.
+        {unknown_x}
+        {axes_range}
+        {axis_type}
 
         Examples
         --------
@@ -228,13 +202,10 @@ def std(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: 
         x : array
             Input array, real floating-point; integer or bool input is read in the backend's default floating
             dtype, as :func:`mean` does, on every backend.
-        axis : int, tuple of int or None
-            Axis or axes to reduce (negative ones count from the end); ``None`` (the default) reduces all,
-            ``()`` reduces none.
+        {axis_reduce}
         correction : int or float
             Degrees of freedom subtracted from ``N`` (as :func:`var`). Default 0.
-        keepdims : bool
-            Keep the reduced axes, with length one, so the result broadcasts against ``x``. Default ``False``.
+        {keepdims_broadcast}
 
         Returns
         -------
@@ -243,12 +214,9 @@ def std(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: 
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        AxisError
-            An axis is outside ``[-ndim, ndim)`` (any axis of a 0-d array) or named twice.
-        ArgumentTypeError
-            ``axis`` is a bool or a float.
+        {unknown_x}
+        {axes_range}
+        {axis_type}
 
         Examples
         --------
@@ -270,13 +238,9 @@ def min(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
 
         Parameters
         ----------
-        x : array
-            Input array, real-valued.
-        axis : int, tuple of int or None
-            Axis or axes to reduce (negative ones count from the end); ``None`` (the default) reduces all,
-            ``()`` reduces none.
-        keepdims : bool
-            Keep the reduced axes, with length one, so the result broadcasts against ``x``. Default ``False``.
+        {x_real}
+        {axis_reduce}
+        {keepdims_broadcast}
 
         Returns
         -------
@@ -285,16 +249,11 @@ def min(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
 
         Raises
         ------
-        EmptyReductionError
-            The reduction covers zero elements.
-        DTypeError
-            ``x`` is complex (the standard orders no complex numbers).
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        AxisError
-            An axis is outside ``[-ndim, ndim)`` (any axis of a 0-d array) or named twice.
-        ArgumentTypeError
-            ``axis`` is a bool or a float.
+        {empty_reduction}
+        {complex_unordered}
+        {unknown_x}
+        {axes_range}
+        {axis_type}
 
         Examples
         --------
@@ -316,13 +275,9 @@ def max(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
 
         Parameters
         ----------
-        x : array
-            Input array, real-valued.
-        axis : int, tuple of int or None
-            Axis or axes to reduce (negative ones count from the end); ``None`` (the default) reduces all,
-            ``()`` reduces none.
-        keepdims : bool
-            Keep the reduced axes, with length one, so the result broadcasts against ``x``. Default ``False``.
+        {x_real}
+        {axis_reduce}
+        {keepdims_broadcast}
 
         Returns
         -------
@@ -331,16 +286,11 @@ def max(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
 
         Raises
         ------
-        EmptyReductionError
-            The reduction covers zero elements.
-        DTypeError
-            ``x`` is complex (the standard orders no complex numbers).
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        AxisError
-            An axis is outside ``[-ndim, ndim)`` (any axis of a 0-d array) or named twice.
-        ArgumentTypeError
-            ``axis`` is a bool or a float.
+        {empty_reduction}
+        {complex_unordered}
+        {unknown_x}
+        {axes_range}
+        {axis_type}
 
         Examples
         --------
@@ -364,8 +314,7 @@ def cumulative_sum(
 
         Parameters
         ----------
-        x : array
-            Input array, numeric.
+        {x_numeric}
         axis : int, optional
             The axis to accumulate along; may be omitted only for a 1-D ``x``.
         dtype : dtype, optional
@@ -380,10 +329,8 @@ def cumulative_sum(
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        AxisError
-            ``axis`` is out of range.
+        {unknown_x}
+        {axis_out_of_range}
         ArgumentError
             ``axis`` is omitted for an ``x`` of more than one dimension.
         ArgumentTypeError
@@ -412,8 +359,7 @@ def cumulative_prod(
 
         Parameters
         ----------
-        x : array
-            Input array, numeric.
+        {x_numeric}
         axis : int, optional
             The axis to accumulate along; may be omitted only for a 1-D ``x``.
         dtype : dtype, optional
@@ -429,10 +375,8 @@ def cumulative_prod(
 
         Raises
         ------
-        UnknownArrayTypeError
-            ``x`` is not an array of a supported library.
-        AxisError
-            ``axis`` is out of range.
+        {unknown_x}
+        {axis_out_of_range}
         ArgumentError
             ``axis`` is omitted for an ``x`` of more than one dimension.
         ArgumentTypeError
@@ -463,3 +407,5 @@ min = _hot.fast(min, params=("axis", "keepdims"), axis="axis")
 max = _hot.fast(max, params=("axis", "keepdims"), axis="axis")
 var = _hot.fast(var, params=("axis", "correction", "keepdims"), axis="axis", name="var_corrected")
 std = _hot.fast(std, params=("axis", "correction", "keepdims"), axis="axis", name="std_corrected")
+
+_docs.fill(globals())
