@@ -89,9 +89,10 @@ class _Stats:
 class jit:
     """Compile a function written with ``ua`` ops with the compiler of the arrays it is called with.
 
-    ``@ua.jit`` (or ``ua.jit(fn, ...)``) returns a callable that compiles ``fn`` on its first call for each leading
-    backend, device, set of static argument values and precision policy: ``jax.jit`` for JAX arrays,
-    ``torch.compile`` for torch tensors, ``tf.function`` for TensorFlow tensors, ``mx.compile`` for MLX arrays.
+    ``@ua.jit`` (or ``ua.jit(fn, ...)``) returns a callable that compiles ``fn`` on its first call for
+    each leading backend, device, set of static argument values and precision policy: ``jax.jit`` for
+    JAX arrays, ``torch.compile`` for torch tensors, ``tf.function`` for TensorFlow tensors, ``mx.compile``
+    for MLX arrays (every non-array argument compiled in, keyed by type and value as static ones are).
     NumPy, CuPy, dask and Numba arrays run eagerly unless ``compiler`` names one. The compiled callable is cached;
     ``ua.explain(f, *args)`` says which compiler a call uses, why, and whether it is compiled already.
 
@@ -133,10 +134,12 @@ class jit:
         Raise :class:`CompileError` instead of falling back to eager execution, and ask ``torch.compile``
         for one graph without breaks (``torch.compile(fullgraph=True)``).
     **options : object
-        Passed to the compiler: ``backend=``, ``mode=``, ``dynamic=`` for ``torch.compile``; ``donate_argnums=``
-        for ``jax.jit``; ``jit_compile=``, ``reduce_retracing=`` for ``tf.function``; ``inputs=``, ``outputs=`` for
-        ``mx.compile`` (``shapeless=True`` is refused: see ``docs/jit.md``). A keyword named after a compiler
-        (``torch={"mode": "max-autotune"}``) holds options for that compiler only: one function, several libraries.
+        Passed to the compiler: ``backend=``, ``mode=``, ``dynamic=`` for ``torch.compile``;
+        ``donate_argnums=`` for ``jax.jit``; ``jit_compile=``, ``reduce_retracing=`` for ``tf.function``;
+        ``inputs=``, ``outputs=`` for ``mx.compile`` (``shapeless=True`` is refused: a shapeless trace keeps
+        values read from the first call's shapes).
+        A keyword named after a compiler (``torch={"mode": "max-autotune"}``) holds options for that
+        compiler only, so one function can be called with arrays of several libraries.
 
     Returns
     -------
@@ -164,7 +167,8 @@ class jit:
     JitGraphBreakWarning
         ``torch.compile`` split the function at a graph break (once per cache entry, on its first call).
     JitStateWarning
-        A ``jax.jit``, ``tf.function`` or ``mx.compile`` entry reads state keyed by identity only (once per function).
+        A ``jax.jit``, ``tf.function`` or ``mx.compile`` entry reads state it can key by identity only (once per
+        function).
 
     Examples
     --------
