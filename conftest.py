@@ -23,12 +23,11 @@ from _pytest.doctest import (
     get_optionflags,
 )
 
-_FRAMEWORKS = ("tensorflow", "cupy", "torch", "jax", "numba", "dask", "mlx", "triton")
 # Packages whose modules import a framework at the top: the backends, and the GPU kernels (_kernels).
 _FRAMEWORK_DIRS = tuple((Path(__file__).parent / "unarray" / d).resolve() for d in ("_backends", "_kernels"))
 
 
-# A Triton kernel module imports torch too.
+# The GPU kernels' Triton, besides the registry's libraries; a Triton kernel module imports torch too.
 _ALSO = {"triton": ("torch",)}
 
 
@@ -36,7 +35,9 @@ def _needs(rel: Path) -> tuple[str, ...]:
     # A backend or kernel module is named after the frameworks it imports (attention_jax.py, dask_chunks.py,
     # transpose_triton.py, ...), or sits in a backend's own package, named after its framework
     # (torch/precision.py, tensorflow/linalg.py); ``rel`` is the path below _backends or _kernels.
-    named = [name for name in _FRAMEWORKS if any(name in part for part in rel.with_suffix("").parts)]
+    from unarray._backends import NAMES  # the registry imports no framework
+
+    named = [name for name in (*NAMES, *_ALSO) if any(name in part for part in rel.with_suffix("").parts)]
     return tuple(dict.fromkeys(n for name in named for n in (name, *_ALSO.get(name, ()))))
 
 

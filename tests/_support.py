@@ -8,11 +8,15 @@ from typing import Any
 
 import numpy as np
 
-# Parameter ids per device class. "torch" is torch on the CPU, "torch-cuda" on the GPU. numba is handoff-only
-# (tests/conftest.py gives it to the tests marked ``handoff`` only).
+from unarray._backends import LIBRARIES
+
+# The parameter id per library whose CUDA arrays TestBackend makes ("torch-cuda": torch's arrays on the GPU).
+GPU_PARAMS = {"torch": "torch-cuda", "jax": "jax-gpu", "cupy": "cupy", "numba": "numba"}
+# Parameter ids per device class, in the registry's order: on the CPU every library with a CPU build. numba is
+# handoff-only (tests/conftest.py gives it to the tests marked ``handoff`` only).
 BACKEND_PARAMS = {
-    "cpu": ["numpy", "torch", "jax", "tensorflow", "mlx", "dask"],
-    "gpu": ["torch-cuda", "cupy", "jax-gpu", "numba"],
+    "cpu": [n for n, lib in LIBRARIES.items() if lib.install_cpu and not lib.accelerator_only],
+    "gpu": [GPU_PARAMS[n] for n in LIBRARIES if n in GPU_PARAMS],
 }
 
 # Fixture tests a backend does not pass yet, run as strict xfails: (backend, test module, test function or the
@@ -27,8 +31,6 @@ KNOWN_FAILURES = {
 
 def compute_params(device: str) -> list[str]:
     """The parameters of ``device`` whose libraries compute (a handoff-only library's arrays are only handed over)."""
-    from unarray._backends import LIBRARIES
-
     return [p for p in BACKEND_PARAMS[device] if not LIBRARIES[p.partition("-")[0]].handoff_only]
 
 

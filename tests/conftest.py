@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests._support import BACKEND_PARAMS, KNOWN_FAILURES, TestBackend, compute_params, make_backend
+from tests._support import BACKEND_PARAMS, GPU_PARAMS, KNOWN_FAILURES, TestBackend, compute_params, make_backend
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -76,10 +76,6 @@ def backend(request: pytest.FixtureRequest) -> TestBackend:
     return tb
 
 
-# The parameter that makes each CUDA library's arrays (make_backend's device check comes with it).
-_CUDA_PARAMS = {"torch": "torch-cuda", "jax": "jax-gpu", "cupy": "cupy", "numba": "numba"}
-
-
 @pytest.fixture(scope="session")
 def cuda() -> Callable[[str], Any]:
     """``cuda(name)``: the module of CUDA library ``name`` (torch, jax, cupy or numba) in a ``--devices gpu``
@@ -87,7 +83,7 @@ def cuda() -> Callable[[str], Any]:
 
     def need(name: str) -> Any:
         pytest.importorskip(name)
-        tb = make_backend(_CUDA_PARAMS[name])
+        tb = make_backend(GPU_PARAMS[name])
         if tb is None:
             pytest.skip(f"no CUDA device visible to {name}")
         return tb.module

@@ -258,8 +258,6 @@ def _strict_fn(name: str) -> object:
     return obj
 
 
-_SHOWN = {"numpy": "NumPy", "torch": "PyTorch", "jax": "JAX", "cupy": "CuPy", "tensorflow": "TensorFlow",
-          "dask": "Dask"}
 # The typed errors every generated function may raise (unarray._dispatch: one, pair, many and fail).
 RAISES = (
     ("UnknownArrayTypeError", "If an argument is not an array of a supported library."),
@@ -285,13 +283,14 @@ def _and(items: list[str]) -> str:
 
 def support_note(name: str) -> list[str]:
     """Which backends run ``name``, and its known deviations, from ``unarray.conformance.deviations``."""
-    from unarray._backends import NAMES
+    from unarray._backends import LIBRARIES
     from unarray.conformance import deviations as dv
 
-    shown = [_SHOWN[n] for n in NAMES if n in _SHOWN]
-    text = [f"Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on "
-            f"{', '.join(shown[:-1])} and {shown[-1]} arrays, each through its own library (Numba arrays take "
-            "part in handoff only)."]
+    shown = {n: lib.shown for n, lib in LIBRARIES.items()}
+    runs = _and([lib.shown for lib in LIBRARIES.values() if not lib.handoff_only])
+    passes = _and([lib.shown for lib in LIBRARIES.values() if lib.handoff_only])
+    text = [f"Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on {runs} arrays, "
+            f"each through its own library ({passes} arrays take part in handoff only)."]
     groups: dict[tuple[str, str, str, str], list[str]] = {}
     for d in dv.DEVIATIONS:
         if d.op.startswith("handoff") or not fnmatch.fnmatchcase(name, d.op):
@@ -303,7 +302,7 @@ def support_note(name: str) -> list[str]:
     own = [(k, v) for k, v in groups.items() if k[0] != "*"]
     text.append("Known deviations of this function:" + (" none." if not own else ""))
     for (_, backend, dtype, reason), where in own:
-        who = "every backend" if backend == "*" else _SHOWN.get(backend, backend)
+        who = "every backend" if backend == "*" else shown.get(backend, backend)
         on = "every platform" if "*" in where else _and([_PLATFORM.get(w, w) for w in where])
         of = "" if dtype == "*" else f" ({dtype})"
         text.append(f"{who} on {on}{of}: {reason}.")

@@ -168,10 +168,10 @@ def fft(
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
-    dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision
+    (about 1e-4 relative error for float32). The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -236,10 +236,10 @@ def ifft(
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
-    dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision
+    (about 1e-4 relative error for float32). The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -304,10 +304,10 @@ def fftn(
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
-    dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision
+    (about 1e-4 relative error for float32). The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -373,10 +373,10 @@ def ifftn(
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
-    dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision
+    (about 1e-4 relative error for float32). The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -442,10 +442,10 @@ def rfft(
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
-    dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision
+    (about 1e-4 relative error for float32). The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -510,10 +510,10 @@ def irfft(
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
-    dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision
+    (about 1e-4 relative error for float32). The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -578,10 +578,10 @@ def rfftn(
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
-    dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision
+    (about 1e-4 relative error for float32). The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -647,10 +647,10 @@ def irfftn(
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
-    dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision
+    (about 1e-4 relative error for float32). The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -716,10 +716,10 @@ def hfft(
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
-    dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision
+    (about 1e-4 relative error for float32). The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -784,10 +784,10 @@ def ihfft(
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
-    dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision
+    (about 1e-4 relative error for float32). The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -839,10 +839,10 @@ def fftshift(x: A, /, *, axes: int | Sequence[int] | None = None, **refused: Ref
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
-    dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision
+    (about 1e-4 relative error for float32). The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------
@@ -895,10 +895,10 @@ def ifftshift(x: A, /, *, axes: int | Sequence[int] | None = None, **refused: Re
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision (about
-    1e-4 relative error for float32). The table's rows for every function (a platform's or a library's missing
-    dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: JAX on TPUs (complex64): the TPU FFT computes in reduced precision
+    (about 1e-4 relative error for float32). The table's rows for every function (a platform's or a library's
+    missing dtypes) hold too.
 
     Examples
     --------

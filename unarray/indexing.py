@@ -48,9 +48,9 @@ def take(x: A, indices: Array, /, *, axis: int | None = None, **refused: Refused
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------
@@ -107,9 +107,9 @@ def take_along_axis(x: A, indices: Array, /, *, axis: int = -1, **refused: Refus
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------

@@ -60,8 +60,8 @@ def cholesky(x: A, /, *, upper: bool = False, **refused: Refused) -> A:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: MLX on every platform (complex64): MLX's linalg kernels take real
     matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
     platform's or a library's missing dtypes) hold too.
 
@@ -120,9 +120,9 @@ def cross(x1: A, x2: Array, /, *, axis: int = -1, **refused: Refused) -> A:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------
@@ -174,8 +174,8 @@ def det(x: A, /, **refused: Refused) -> A:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: MLX on every platform (complex64): MLX's linalg kernels take real
     matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
     platform's or a library's missing dtypes) hold too.
 
@@ -230,9 +230,9 @@ def diagonal(x: A, /, *, offset: int = 0, **refused: Refused) -> A:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------
@@ -283,11 +283,11 @@ def eig(x: Array, /, **refused: Refused) -> Any:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: JAX on CUDA GPUs, ROCm GPUs and TPUs: jax.numpy.linalg.eig runs on the
-    CPU only. mlx on every platform (complex64): MLX's linalg kernels take real matrices only: complex ones are
-    refused (UnsupportedError). The table's rows for every function (a platform's or a library's missing dtypes)
-    hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: JAX on CUDA GPUs, ROCm GPUs and TPUs: jax.numpy.linalg.eig runs on
+    the CPU only. MLX on every platform (complex64): MLX's linalg kernels take real matrices only: complex ones
+    are refused (UnsupportedError). The table's rows for every function (a platform's or a library's missing
+    dtypes) hold too.
 
     Examples
     --------
@@ -340,8 +340,8 @@ def eigh(x: Array, /, **refused: Refused) -> Any:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: MLX on every platform (complex64): MLX's linalg kernels take real
     matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
     platform's or a library's missing dtypes) hold too.
 
@@ -394,11 +394,11 @@ def eigvals(x: A, /, **refused: Refused) -> A:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: JAX on CUDA GPUs, ROCm GPUs and TPUs: jax.numpy.linalg.eigvals runs on
-    the CPU only. mlx on every platform (complex64): MLX's linalg kernels take real matrices only: complex ones
-    are refused (UnsupportedError). The table's rows for every function (a platform's or a library's missing
-    dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: JAX on CUDA GPUs, ROCm GPUs and TPUs: jax.numpy.linalg.eigvals
+    runs on the CPU only. MLX on every platform (complex64): MLX's linalg kernels take real matrices only:
+    complex ones are refused (UnsupportedError). The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------
@@ -449,8 +449,8 @@ def eigvalsh(x: A, /, **refused: Refused) -> A:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: MLX on every platform (complex64): MLX's linalg kernels take real
     matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
     platform's or a library's missing dtypes) hold too.
 
@@ -503,8 +503,8 @@ def inv(x: A, /, **refused: Refused) -> A:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: MLX on every platform (complex64): MLX's linalg kernels take real
     matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
     platform's or a library's missing dtypes) hold too.
 
@@ -571,9 +571,9 @@ def matrix_norm(
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------
@@ -626,9 +626,9 @@ def matrix_power(x: A, n: int, /, **refused: Refused) -> A:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------
@@ -682,8 +682,8 @@ def matrix_rank(x: A, /, *, rtol: float | Array | None = None, **refused: Refuse
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: MLX on every platform (complex64): MLX's linalg kernels take real
     matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
     platform's or a library's missing dtypes) hold too.
 
@@ -737,9 +737,9 @@ def outer(x1: A, x2: Array, /, **refused: Refused) -> A:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------
@@ -793,8 +793,8 @@ def pinv(x: A, /, *, rtol: float | Array | None = None, **refused: Refused) -> A
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: MLX on every platform (complex64): MLX's linalg kernels take real
     matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
     platform's or a library's missing dtypes) hold too.
 
@@ -850,8 +850,8 @@ def qr(x: Array, /, *, mode: Literal["reduced", "complete"] = 'reduced', **refus
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: MLX on every platform (complex64): MLX's linalg kernels take real
     matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
     platform's or a library's missing dtypes) hold too.
 
@@ -907,8 +907,8 @@ def slogdet(x: Array, /, **refused: Refused) -> Any:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: MLX on every platform (complex64): MLX's linalg kernels take real
     matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
     platform's or a library's missing dtypes) hold too.
 
@@ -963,8 +963,8 @@ def solve(x1: A, x2: Array, /, **refused: Refused) -> A:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: MLX on every platform (complex64): MLX's linalg kernels take real
     matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
     platform's or a library's missing dtypes) hold too.
 
@@ -1020,8 +1020,8 @@ def svd(x: Array, /, *, full_matrices: bool = True, **refused: Refused) -> Any:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: MLX on every platform (complex64): MLX's linalg kernels take real
     matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
     platform's or a library's missing dtypes) hold too.
 
@@ -1075,8 +1075,8 @@ def svdvals(x: A, /, **refused: Refused) -> A:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: mlx on every platform (complex64): MLX's linalg kernels take real
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: MLX on every platform (complex64): MLX's linalg kernels take real
     matrices only: complex ones are refused (UnsupportedError). The table's rows for every function (a
     platform's or a library's missing dtypes) hold too.
 
@@ -1137,9 +1137,9 @@ def trace(x: A, /, *, offset: int = 0, dtype: DTypeLike | None = None, **refused
     unsigned input in the default unsigned one (uint8 gives uint64), on every backend.
 
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------
@@ -1206,9 +1206,9 @@ def vector_norm(
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------

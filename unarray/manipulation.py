@@ -179,9 +179,9 @@ def broadcast_arrays(*arrays: A, **refused: Refused) -> tuple[A, ...]:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------
@@ -237,9 +237,9 @@ def broadcast_to(x: A, /, shape: tuple[int, ...], **refused: Refused) -> A:
     every backend.
 
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------
@@ -295,9 +295,9 @@ def concat(arrays: tuple[A, ...] | list[A], /, *, axis: int | None = 0, **refuse
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------
@@ -351,9 +351,9 @@ def flip(x: A, /, *, axis: int | tuple[int, ...] | None = None, **refused: Refus
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------
@@ -408,9 +408,9 @@ def moveaxis(x: A, source: int | tuple[int, ...], destination: int | tuple[int, 
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------
@@ -464,10 +464,10 @@ def repeat(x: A, repeats: int | Array, /, *, axis: int | None = None, **refused:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: Dask on every platform: dask repeats by an int only: counts given as an
-    array make a data-dependent shape (UnsupportedError; compute the counts first). The table's rows for every
-    function (a platform's or a library's missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: Dask on every platform: dask repeats by an int only: counts given
+    as an array make a data-dependent shape (UnsupportedError; compute the counts first). The table's rows for
+    every function (a platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -525,9 +525,9 @@ def reshape(x: A, /, shape: tuple[int, ...], *, copy: bool | None = None, **refu
     naming both shapes, on every backend.
 
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------
@@ -590,9 +590,9 @@ def roll(
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------
@@ -644,9 +644,9 @@ def squeeze(x: A, /, axis: int | tuple[int, ...], **refused: Refused) -> A:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------
@@ -698,9 +698,9 @@ def stack(arrays: tuple[A, ...] | list[A], /, *, axis: int = 0, **refused: Refus
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------
@@ -753,9 +753,9 @@ def tile(x: A, repetitions: tuple[int, ...], /, **refused: Refused) -> A:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------
@@ -808,9 +808,9 @@ def unstack(x: A, /, *, axis: int = 0, **refused: Refused) -> tuple[A, ...]:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------

@@ -175,10 +175,10 @@ def nonzero(x: A, /, **refused: Refused) -> tuple[A, ...]:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: mlx on every platform: MLX has no data-dependent output shapes: computed
-    on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). The table's rows for every
-    function (a platform's or a library's missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: MLX on every platform: MLX has no data-dependent output shapes:
+    computed on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). The table's rows
+    for every function (a platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -247,9 +247,9 @@ def searchsorted(
     every non-NaN value of ``x1``, or after all of ``x1`` with ``side='right'``), -0.0 equals +0.0.
 
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------
@@ -304,9 +304,9 @@ def where(condition: A, x1: Array | complex, x2: Array | complex, /, **refused: 
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------

@@ -59,9 +59,9 @@ def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False, **refused
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: none. The table's rows for every function (a platform's or a library's
-    missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: none. The table's rows for every function (a platform's or a
+    library's missing dtypes) hold too.
 
     Examples
     --------
@@ -114,10 +114,10 @@ def unique_all(x: Array, /, **refused: Refused) -> Any:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: mlx on every platform: MLX has no data-dependent output shapes: computed
-    on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). The table's rows for every
-    function (a platform's or a library's missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: MLX on every platform: MLX has no data-dependent output shapes:
+    computed on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). The table's rows
+    for every function (a platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -170,10 +170,10 @@ def unique_counts(x: Array, /, **refused: Refused) -> Any:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: mlx on every platform: MLX has no data-dependent output shapes: computed
-    on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). The table's rows for every
-    function (a platform's or a library's missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: MLX on every platform: MLX has no data-dependent output shapes:
+    computed on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). The table's rows
+    for every function (a platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -226,10 +226,10 @@ def unique_inverse(x: Array, /, **refused: Refused) -> Any:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: mlx on every platform: MLX has no data-dependent output shapes: computed
-    on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). The table's rows for every
-    function (a platform's or a library's missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: MLX on every platform: MLX has no data-dependent output shapes:
+    computed on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). The table's rows
+    for every function (a platform's or a library's missing dtypes) hold too.
 
     Examples
     --------
@@ -282,10 +282,10 @@ def unique_values(x: A, /, **refused: Refused) -> A:
     Notes
     -----
     Backend support (from the deviation table, ``unarray.conformance.deviations``): runs on NumPy, PyTorch, JAX,
-    CuPy, TensorFlow and Dask arrays, each through its own library (Numba arrays take part in handoff only).
-    Known deviations of this function: mlx on every platform: MLX has no data-dependent output shapes: computed
-    on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). The table's rows for every
-    function (a platform's or a library's missing dtypes) hold too.
+    CuPy, TensorFlow, Dask and MLX arrays, each through its own library (Numba arrays take part in handoff
+    only). Known deviations of this function: MLX on every platform: MLX has no data-dependent output shapes:
+    computed on the host through NumPy eagerly, refused inside mx.compile (UnsupportedError). The table's rows
+    for every function (a platform's or a library's missing dtypes) hold too.
 
     Examples
     --------

@@ -34,6 +34,8 @@ class Library:
     """One library's facts, read before its framework is imported."""
 
     name: str
+    # Its name as prose writes it (docstrings, pages).
+    shown: str
     # Top-level modules whose classes are this library's arrays (type(x).__mro__ is read against them); () is
     # (name,).
     roots: tuple[str, ...] = ()

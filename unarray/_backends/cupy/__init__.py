@@ -6,7 +6,7 @@ nvidia-cudnn-frontend, without torch)."""
 from unarray._backends._library import Library
 
 LIBRARY = Library(
-    name="cupy",
+    name="cupy", shown="CuPy",
     roots=("cupy", "cupy_backends"),
     distributions=("cupy-cuda13x", "cupy-cuda12x", "cupy-rocm-6-0", "cupy"),
     install_gpu="CuPy runs only on a GPU: with an NVIDIA GPU pip install cupy-cuda13x (cupy-cuda12x for CUDA 12 "

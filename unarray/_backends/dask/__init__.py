@@ -7,7 +7,7 @@ online-softmax attention over chunks)."""
 from unarray._backends._library import Library
 
 LIBRARY = Library(
-    name="dask",
+    name="dask", shown="Dask",
     install_cpu="pip install 'dask[array]'",
     lazy=True,
 )

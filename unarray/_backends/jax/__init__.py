@@ -6,7 +6,7 @@ applies) and attention_ring (sequence-sharded attention over a mesh)."""
 from unarray._backends._library import Library
 
 LIBRARY = Library(
-    name="jax",
+    name="jax", shown="JAX",
     roots=("jax", "jaxlib"),
     install_cpu="pip install jax",
     install_gpu="with an NVIDIA GPU: pip install 'jax[cuda13]'",

@@ -19,7 +19,7 @@ NAME = "mlx"
 # handed to another library (torch) would change memory MLX shares between arrays.
 IMMUTABLE = True
 LIBRARY = Library(
-    name=NAME,
+    name=NAME, shown="MLX",
     install_cpu="pip install mlx mlx-cpu",
     install_gpu="on Apple silicon: pip install mlx (Metal); with an NVIDIA GPU: pip install 'mlx[cuda13]'",
     compiles=True,

@@ -4,7 +4,7 @@ CuPy and torch zero-copy; every compute op is refused with what to do instead.""
 from unarray._backends._library import Library
 
 LIBRARY = Library(
-    name="numba",
+    name="numba", shown="Numba",
     install_cpu="pip install numba",
     install_gpu="Numba's CUDA arrays also need an NVIDIA GPU and pip install numba-cuda",
     accelerator_only=True,

@@ -7,7 +7,7 @@ category of the standard), fast (eager CPU paths)."""
 from unarray._backends._library import Library
 
 LIBRARY = Library(
-    name="tensorflow",
+    name="tensorflow", shown="TensorFlow",
     distributions=("tensorflow", "tensorflow-cpu"),
     install_cpu="pip install tensorflow-cpu",
     install_gpu="with an NVIDIA GPU on Linux: pip install 'tensorflow[and-cuda]'",

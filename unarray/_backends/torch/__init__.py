@@ -8,7 +8,7 @@ calls, declared once for the Python op and the C path), sets, and watch (the one
 from unarray._backends._library import Library
 
 LIBRARY = Library(
-    name="torch",
+    name="torch", shown="PyTorch",
     install_cpu="pip install torch --index-url https://download.pytorch.org/whl/cpu",
     install_gpu="with an NVIDIA GPU: pip install torch --index-url https://download.pytorch.org/whl/cu130",
     compiles=True,
