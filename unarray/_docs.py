@@ -32,6 +32,26 @@ TEXT = {
         "AxisError\n"
         "    An axis is outside ``[-ndim, ndim)`` (any axis of a 0-d array) or named twice."
     ),
+    "axis_accumulate": (
+        "axis : int, optional\n"
+        "    The axis to accumulate along; may be omitted only for a 1-D ``x``."
+    ),
+    "axis_keyword_only": (
+        "ArgumentTypeError\n"
+        "    more than one positional argument (``axis`` is keyword-only: torch's ``dim``)."
+    ),
+    "axis_normalised": (
+        "axis : int\n"
+        "    The axis normalised over. Default ``-1``."
+    ),
+    "axis_not_int": (
+        "ArgumentTypeError\n"
+        "    ``axis`` is not an int."
+    ),
+    "axis_omitted": (
+        "ArgumentError\n"
+        "    ``axis`` is omitted for an ``x`` of more than one dimension."
+    ),
     "axis_out_of_range": (
         "AxisError\n"
         "    ``axis`` is out of range."
@@ -49,6 +69,14 @@ TEXT = {
         "AxisError\n"
         "    An axis is out of range or repeated."
     ),
+    "axis_search": (
+        "axis : int, optional\n"
+        "    The axis to search along; ``None`` (the default) searches the flattened array."
+    ),
+    "axis_sort": (
+        "axis : int\n"
+        "    The axis to sort along. Default ``-1``."
+    ),
     "axis_type": (
         "ArgumentTypeError\n"
         "    ``axis`` is a bool or a float."
@@ -57,6 +85,10 @@ TEXT = {
         "backend : str or module, optional\n"
         "    Which library creates it; by default the one set by :class:`unarray.use` (NumPy\n"
         "    unless set)."
+    ),
+    "backend_str": (
+        "backend : str, optional\n"
+        "    Which library creates it; by default the one set by :class:`unarray.use`."
     ),
     "backend_unknown": (
         "BackendNotAvailableError\n"
@@ -71,6 +103,10 @@ TEXT = {
         "    Where to create it (a :class:`unarray.Device`, the library's own device object or a\n"
         "    string such as ``\"cuda:0\"``); by default the backend's default device."
     ),
+    "device_default": (
+        "device : device, optional\n"
+        "    Where to create it; the backend's default device by default."
+    ),
     "device_like": (
         "device : device, optional\n"
         "    Where to create it; ``x``'s device by default."
@@ -78,6 +114,10 @@ TEXT = {
     "device_unknown": (
         "DeviceMismatchError\n"
         "    ``device`` is not one the backend can place arrays on (a NumPy array on ``\"cuda\"``)."
+    ),
+    "dtype_as_sum": (
+        "dtype : dtype, optional\n"
+        "    Result dtype; by default as :func:`sum`."
     ),
     "dtype_create": (
         "dtype : dtype, optional\n"
@@ -88,6 +128,10 @@ TEXT = {
         "dtype : dtype, optional\n"
         "    The dtype; ``x``'s by default."
     ),
+    "dtype_real_float": (
+        "dtype : dtype, optional\n"
+        "    A real floating dtype; the backend's default floating dtype by default."
+    ),
     "dtype_unknown": (
         "DTypeError\n"
         "    ``dtype`` is not a dtype, or not one the backend has."
@@ -96,18 +140,34 @@ TEXT = {
         "EmptyReductionError\n"
         "    The reduction covers zero elements."
     ),
+    "eps_invalid": (
+        "ArgumentError\n"
+        "    ``eps`` is negative, NaN or infinite."
+    ),
     "fewer_than_two_dims": (
         "ShapeError\n"
         "    ``x`` has fewer than two dimensions."
+    ),
+    "fill_value": (
+        "fill_value : bool, int, float or complex\n"
+        "    The value of every element."
     ),
     "keepdims": (
         "keepdims : bool\n"
         "    Keep the reduced axes with length one. Default ``False``."
     ),
+    "keepdims_axis": (
+        "keepdims : bool\n"
+        "    Keep the reduced axis with length one. Default ``False``."
+    ),
     "keepdims_broadcast": (
         "keepdims : bool\n"
         "    Keep the reduced axes, with length one, so the result broadcasts against ``x``.\n"
         "    Default ``False``."
+    ),
+    "n_d_rejected": (
+        "ArgumentError\n"
+        "    The backend rejects ``n`` or ``d`` (for example ``n=0``, a division by zero)."
     ),
     "shape": (
         "shape : int or tuple of int\n"
@@ -117,13 +177,33 @@ TEXT = {
         "ShapeError\n"
         "    ``shape`` has a negative size."
     ),
+    "spacing_d": (
+        "d : float\n"
+        "    The sample spacing. Default ``1.0``."
+    ),
+    "stable": (
+        "stable : bool\n"
+        "    Keep equal elements in their original order. Default ``True``."
+    ),
     "unknown_x": (
         "UnknownArrayTypeError\n"
         "    ``x`` is not an array of a supported library."
     ),
+    "weight": (
+        "weight : array, optional\n"
+        "    A real floating array broadcast against ``x`` and multiplied in; ``None`` is 1."
+    ),
+    "window_n": (
+        "n : int\n"
+        "    The window length (number of samples)."
+    ),
     "x": (
         "x : array\n"
         "    Input array."
+    ),
+    "x_any": (
+        "x : array\n"
+        "    An array of any supported library."
     ),
     "x_like": (
         "x : array\n"
@@ -149,6 +229,16 @@ TEXT = {
         "x : array\n"
         "    A real floating-point array; float16 and bfloat16 are computed in float32 and\n"
         "    rounded once."
+    ),
+    "x_real_float_read": (
+        "x : array\n"
+        "    Input array, real floating-point; integer or bool input is read in the backend's\n"
+        "    default floating dtype, as :func:`mean` does, on every backend."
+    ),
+    "x_truth": (
+        "x : array\n"
+        "    Input array; NaN and infinities count as true, a complex element as true if either\n"
+        "    part is non-zero."
     ),
 }
 # --- generated by tools/gen_frontend.py: end ---

@@ -181,8 +181,7 @@ def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: DType
         Parameters
         ----------
         {shape}
-        fill_value : bool, int, float or complex
-            The value of every element.
+        {fill_value}
         dtype : dtype, optional
             The dtype; by default the backend's default dtype of ``fill_value``'s kind.
         {device_create}

@@ -134,8 +134,7 @@ def full_like(x: A, /, fill_value: bool | int | float | complex, *, dtype: DType
         Parameters
         ----------
         {x_like}
-        fill_value : bool, int, float or complex
-            The value of every element.
+        {fill_value}
         {dtype_like}
         {device_like}
 

@@ -29,16 +29,11 @@ def fftfreq(
 
         Parameters
         ----------
-        n : int
-            The window length (number of samples).
-        d : float
-            The sample spacing. Default ``1.0``.
-        dtype : dtype, optional
-            A real floating dtype; the backend's default floating dtype by default.
-        device : device, optional
-            Where to create it; the backend's default device by default.
-        backend : str, optional
-            Which library creates it; by default the one set by :class:`unarray.use`.
+        {window_n}
+        {spacing_d}
+        {dtype_real_float}
+        {device_default}
+        {backend_str}
 
         Returns
         -------
@@ -50,8 +45,7 @@ def fftfreq(
         ------
         {backend_unknown}
         {dtype_unknown}
-        ArgumentError
-            The backend rejects ``n`` or ``d`` (for example ``n=0``, a division by zero).
+        {n_d_rejected}
 
         Examples
         --------
@@ -78,16 +72,11 @@ def rfftfreq(
 
         Parameters
         ----------
-        n : int
-            The window length (number of samples).
-        d : float
-            The sample spacing. Default ``1.0``.
-        dtype : dtype, optional
-            A real floating dtype; the backend's default floating dtype by default.
-        device : device, optional
-            Where to create it; the backend's default device by default.
-        backend : str, optional
-            Which library creates it; by default the one set by :class:`unarray.use`.
+        {window_n}
+        {spacing_d}
+        {dtype_real_float}
+        {device_default}
+        {backend_str}
 
         Returns
         -------
@@ -98,8 +87,7 @@ def rfftfreq(
         ------
         {backend_unknown}
         {dtype_unknown}
-        ArgumentError
-            The backend rejects ``n`` or ``d`` (for example ``n=0``, a division by zero).
+        {n_d_rejected}
 
         Examples
         --------

@@ -27,8 +27,7 @@ def backend_of(x: Array) -> str:
 
         Parameters
         ----------
-        x : array
-            An array of any supported library.
+        {x_any}
 
         Returns
         -------
@@ -56,8 +55,7 @@ def device(x: Array, /) -> Device:
 
         Parameters
         ----------
-        x : array
-            An array of any supported library.
+        {x_any}
 
         Returns
         -------

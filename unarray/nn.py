@@ -255,8 +255,7 @@ def softmax(x: A, /, *, axis: int = -1) -> A:
         x : array
             A real floating-point array. float16 and bfloat16 are computed in float32 and the result rounded
             once to their dtype (as torch's kernels do), on every backend.
-        axis : int
-            The axis normalised over. Default ``-1``.
+        {axis_normalised}
 
         Returns
         -------
@@ -270,8 +269,7 @@ def softmax(x: A, /, *, axis: int = -1) -> A:
         {unknown_x}
         {x_not_real_float}
         {axis_out_of_range}
-        ArgumentTypeError
-            more than one positional argument (``axis`` is keyword-only: torch's ``dim``).
+        {axis_keyword_only}
 
         Examples
         --------
@@ -289,8 +287,7 @@ def log_softmax(x: A, /, *, axis: int = -1) -> A:
         Parameters
         ----------
         {x_real_float}
-        axis : int
-            The axis normalised over. Default ``-1``.
+        {axis_normalised}
 
         Returns
         -------
@@ -303,8 +300,7 @@ def log_softmax(x: A, /, *, axis: int = -1) -> A:
         {unknown_x}
         {x_not_real_float}
         {axis_out_of_range}
-        ArgumentTypeError
-            more than one positional argument (``axis`` is keyword-only: torch's ``dim``).
+        {axis_keyword_only}
 
         Examples
         --------
@@ -366,8 +362,7 @@ def layer_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | Non
             The axes normalised over (torch's fused kernel runs where they are the trailing ones). Default ``-1``.
             ``()`` normalises over no axis: every element is a slice of its own (its mean is itself, its
             variance 0), so the result is ``0 * weight + bias`` (NaN where ``x`` is not finite).
-        weight : array, optional
-            A real floating array broadcast against ``x`` and multiplied in; ``None`` is 1.
+        {weight}
         bias : array, optional
             A real floating array broadcast against ``x`` and added; ``None`` is 0.
         eps : float
@@ -389,8 +384,7 @@ def layer_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | Non
         {axis_repeated}
         ArgumentTypeError
             ``eps`` is not a real number, or more than one positional argument (the rest are keyword-only).
-        ArgumentError
-            ``eps`` is negative, NaN or infinite.
+        {eps_invalid}
 
         Examples
         --------
@@ -415,8 +409,7 @@ def rms_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | None 
         axis : int or tuple of int
             The axes normalised over. Default ``-1``. ``()`` normalises every element on its own:
             ``x / sqrt(x**2 + eps)``.
-        weight : array, optional
-            A real floating array broadcast against ``x`` and multiplied in; ``None`` is 1.
+        {weight}
         eps : float, optional
             Added to the mean square: a finite real number ``>= 0``; by default the machine epsilon of ``x``'s
             dtype (``2**-7`` for bfloat16, ``2**-10`` for float16, ``2**-23`` for float32).
@@ -435,8 +428,7 @@ def rms_norm(x: A, /, *, axis: int | tuple[int, ...] = -1, weight: Array | None 
         {axis_repeated}
         ArgumentTypeError
             ``eps`` is not a real number or None, or more than one positional argument.
-        ArgumentError
-            ``eps`` is negative, NaN or infinite.
+        {eps_invalid}
 
         Examples
         --------

@@ -23,10 +23,8 @@ def argmax(x: A, /, *, axis: int | None = None, keepdims: bool = False) -> A:
         Parameters
         ----------
         {x_real}
-        axis : int, optional
-            The axis to search along; ``None`` (the default) searches the flattened array.
-        keepdims : bool
-            Keep the reduced axis with length one. Default ``False``.
+        {axis_search}
+        {keepdims_axis}
 
         Returns
         -------
@@ -63,10 +61,8 @@ def argmin(x: A, /, *, axis: int | None = None, keepdims: bool = False) -> A:
         Parameters
         ----------
         {x_real}
-        axis : int, optional
-            The axis to search along; ``None`` (the default) searches the flattened array.
-        keepdims : bool
-            Keep the reduced axis with length one. Default ``False``.
+        {axis_search}
+        {keepdims_axis}
 
         Returns
         -------

@@ -31,12 +31,10 @@ def argsort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool =
         Parameters
         ----------
         {x_real}
-        axis : int
-            The axis to sort along. Default ``-1``.
+        {axis_sort}
         descending : bool
             Sort in descending order (ties still keep their order when ``stable``). Default ``False``.
-        stable : bool
-            Keep equal elements in their original order. Default ``True``.
+        {stable}
 
         Returns
         -------
@@ -78,12 +76,10 @@ def sort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool = Tr
         Parameters
         ----------
         {x_real}
-        axis : int
-            The axis to sort along. Default ``-1``.
+        {axis_sort}
         descending : bool
             Sort in descending order. Default ``False``.
-        stable : bool
-            Keep equal elements in their original order. Default ``True``.
+        {stable}
 
         Returns
         -------

@@ -159,9 +159,7 @@ def var(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: 
 
         Parameters
         ----------
-        x : array
-            Input array, real floating-point; integer or bool input is read in the backend's default floating
-            dtype, as :func:`mean` does, on every backend.
+        {x_real_float_read}
         {axis_reduce}
         correction : int or float
             Degrees of freedom subtracted from ``N``: 0 (the default) gives the population variance, 1 the
@@ -199,9 +197,7 @@ def std(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: 
 
         Parameters
         ----------
-        x : array
-            Input array, real floating-point; integer or bool input is read in the backend's default floating
-            dtype, as :func:`mean` does, on every backend.
+        {x_real_float_read}
         {axis_reduce}
         correction : int or float
             Degrees of freedom subtracted from ``N`` (as :func:`var`). Default 0.
@@ -315,10 +311,8 @@ def cumulative_sum(
         Parameters
         ----------
         {x_numeric}
-        axis : int, optional
-            The axis to accumulate along; may be omitted only for a 1-D ``x``.
-        dtype : dtype, optional
-            Result dtype; by default as :func:`sum`.
+        {axis_accumulate}
+        {dtype_as_sum}
         include_initial : bool
             Start with the additive identity, so the result is one longer along ``axis``. Default ``False``.
 
@@ -331,10 +325,8 @@ def cumulative_sum(
         ------
         {unknown_x}
         {axis_out_of_range}
-        ArgumentError
-            ``axis`` is omitted for an ``x`` of more than one dimension.
-        ArgumentTypeError
-            ``axis`` is not an int.
+        {axis_omitted}
+        {axis_not_int}
 
         Examples
         --------
@@ -360,10 +352,8 @@ def cumulative_prod(
         Parameters
         ----------
         {x_numeric}
-        axis : int, optional
-            The axis to accumulate along; may be omitted only for a 1-D ``x``.
-        dtype : dtype, optional
-            Result dtype; by default as :func:`sum`.
+        {axis_accumulate}
+        {dtype_as_sum}
         include_initial : bool
             Start with the multiplicative identity, so the result is one longer along ``axis``.
             Default ``False``.
@@ -377,10 +367,8 @@ def cumulative_prod(
         ------
         {unknown_x}
         {axis_out_of_range}
-        ArgumentError
-            ``axis`` is omitted for an ``x`` of more than one dimension.
-        ArgumentTypeError
-            ``axis`` is not an int.
+        {axis_omitted}
+        {axis_not_int}
 
         Examples
         --------

@@ -18,8 +18,7 @@ def all(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = 
 
         Parameters
         ----------
-        x : array
-            Input array; NaN and infinities count as true, a complex element as true if either part is non-zero.
+        {x_truth}
         axis : int, tuple of int or None
             Axis or axes to reduce; ``None`` (the default) reduces all.
         {keepdims}
@@ -56,8 +55,7 @@ def any(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = 
 
         Parameters
         ----------
-        x : array
-            Input array; NaN and infinities count as true, a complex element as true if either part is non-zero.
+        {x_truth}
         axis : int, tuple of int or None
             Axis or axes to reduce; ``None`` (the default) reduces all.
         {keepdims}
