@@ -3,10 +3,19 @@
 A hand-written docstring names an entry by a line ``{key}`` in its Parameters or Raises section;
 ``tools/gen_frontend.py`` writes this table into ``unarray/_docs.py``, which fills the entries in when the
 module is imported (``help`` and the built documentation show the whole text). A description that is a
-function's own stays written in its docstring.
+function's own stays written in its docstring. ``RAISES`` is the Raises section of every generated function.
 """
 
 from __future__ import annotations
+
+# The typed errors every generated function may raise (unarray._dispatch: one, pair, many and fail).
+RAISES = (
+    ("UnknownArrayTypeError", "If an argument is not an array of a supported library."),
+    ("ArgumentTypeError", "If an argument has a wrong type (for example only Python scalars)."),
+    ("DTypeError", "If the backend has no kernel for the dtype (for example float64 on a TPU)."),
+    ("ShapeError", "If the shapes do not fit the function."),
+    ("ArgumentError", "If the backend rejects an argument's value."),
+)
 
 # key -> (the entry's first line: "name : type" or the error class, its description)
 SHARED: dict[str, tuple[str, str]] = {
@@ -124,4 +133,14 @@ SHARED: dict[str, tuple[str, str]] = {
     "x_truth": ("x : array",
              "Input array; NaN and infinities count as true, a complex element as true if either part "
              "is non-zero."),
+    "out_backend_array": ("out : array",
+             "An array of ``backend``'s library."),
+    "out_bool": ("out : array",
+             "A bool array of the input's library and device."),
+    "out_indices": ("out : array",
+             "The indices, in the default index dtype, of the input's library and device."),
+    "out_like_x": ("out : array",
+             "An array like ``x``, of its library and device."),
+    "out_x_library": ("out : array",
+             "An array of ``x``'s library."),
 }

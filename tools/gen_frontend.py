@@ -9,7 +9,8 @@ note from the deviation table (``unarray.conformance.deviations``) and its
 example from ``tools/frontend_examples.py``, whose output is recorded by running
 the call on NumPy here. This script writes a plain, explicit Python function
 for each into the "generated" region of its category module, so tools and
-readers see ordinary code. It also writes every error frame of the front end
+readers see ordinary code. It writes the docstring entries that functions share
+(``tools/frontend_docs.py``) into ``unarray/_docs.py``. It also writes every error frame of the front end
 from one template (``frame``): the generated functions' and the except clause
 of each hand-written ``try:`` marked as a frame. Run it after editing any of those;
 ``tests/ops/test_namespace.py`` fails when a module is out of date. It then writes the types of the bound
@@ -35,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import gen_namespace_types  # noqa: E402
-from frontend_docs import SHARED  # noqa: E402
+from frontend_docs import RAISES, SHARED  # noqa: E402
 from frontend_examples import example  # noqa: E402
 from frontend_rules import CHECKS, REFUSALS, RULES  # noqa: E402
 
@@ -256,16 +257,6 @@ def _strict_fn(name: str) -> object:
     for part in name.split("."):
         obj = getattr(obj, part)
     return obj
-
-
-# The typed errors every generated function may raise (unarray._dispatch: one, pair, many and fail).
-RAISES = (
-    ("UnknownArrayTypeError", "If an argument is not an array of a supported library."),
-    ("ArgumentTypeError", "If an argument has a wrong type (for example only Python scalars)."),
-    ("DTypeError", "If the backend has no kernel for the dtype (for example float64 on a TPU)."),
-    ("ShapeError", "If the shapes do not fit the function."),
-    ("ArgumentError", "If the backend rejects an argument's value."),
-)
 
 
 def _wrap(text: str, indent: int) -> list[str]:

@@ -169,6 +169,26 @@ TEXT = {
         "ArgumentError\n"
         "    The backend rejects ``n`` or ``d`` (for example ``n=0``, a division by zero)."
     ),
+    "out_backend_array": (
+        "out : array\n"
+        "    An array of ``backend``'s library."
+    ),
+    "out_bool": (
+        "out : array\n"
+        "    A bool array of the input's library and device."
+    ),
+    "out_indices": (
+        "out : array\n"
+        "    The indices, in the default index dtype, of the input's library and device."
+    ),
+    "out_like_x": (
+        "out : array\n"
+        "    An array like ``x``, of its library and device."
+    ),
+    "out_x_library": (
+        "out : array\n"
+        "    An array of ``x``'s library."
+    ),
     "shape": (
         "shape : int or tuple of int\n"
         "    The shape of the result."

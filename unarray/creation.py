@@ -81,8 +81,7 @@ def zeros(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | 
 
         Returns
         -------
-        out : array
-            An array of ``backend``'s library.
+        {out_backend_array}
 
         Raises
         ------
@@ -117,8 +116,7 @@ def ones(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | N
 
         Returns
         -------
-        out : array
-            An array of ``backend``'s library.
+        {out_backend_array}
 
         Raises
         ------
@@ -189,8 +187,7 @@ def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: DType
 
         Returns
         -------
-        out : array
-            An array of ``backend``'s library.
+        {out_backend_array}
 
         Raises
         ------

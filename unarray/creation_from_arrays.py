@@ -47,8 +47,7 @@ def zeros_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | 
 
         Returns
         -------
-        out : array
-            An array of ``x``'s library.
+        {out_x_library}
 
         Raises
         ------
@@ -78,8 +77,7 @@ def ones_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | N
 
         Returns
         -------
-        out : array
-            An array of ``x``'s library.
+        {out_x_library}
 
         Raises
         ------
@@ -140,8 +138,7 @@ def full_like(x: A, /, fill_value: bool | int | float | complex, *, dtype: DType
 
         Returns
         -------
-        out : array
-            An array of ``x``'s library.
+        {out_x_library}
 
         Raises
         ------
@@ -173,8 +170,7 @@ def tril(x: A, /, *, k: int = 0, **refused: Refused) -> A:
 
         Returns
         -------
-        out : array
-            An array like ``x``, of its library and device.
+        {out_like_x}
 
         Raises
         ------
@@ -205,8 +201,7 @@ def triu(x: A, /, *, k: int = 0, **refused: Refused) -> A:
 
         Returns
         -------
-        out : array
-            An array like ``x``, of its library and device.
+        {out_like_x}
 
         Raises
         ------

@@ -28,8 +28,7 @@ def argmax(x: A, /, *, axis: int | None = None, keepdims: bool = False) -> A:
 
         Returns
         -------
-        out : array
-            The indices, in the default index dtype, of the input's library and device.
+        {out_indices}
 
         Raises
         ------
@@ -66,8 +65,7 @@ def argmin(x: A, /, *, axis: int | None = None, keepdims: bool = False) -> A:
 
         Returns
         -------
-        out : array
-            The indices, in the default index dtype, of the input's library and device.
+        {out_indices}
 
         Raises
         ------

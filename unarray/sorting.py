@@ -38,8 +38,7 @@ def argsort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool =
 
         Returns
         -------
-        out : array
-            The indices, in the default index dtype, of the input's library and device.
+        {out_indices}
 
         Raises
         ------

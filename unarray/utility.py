@@ -25,8 +25,7 @@ def all(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = 
 
         Returns
         -------
-        out : array
-            A bool array of the input's library and device.
+        {out_bool}
 
         Raises
         ------
@@ -62,8 +61,7 @@ def any(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = 
 
         Returns
         -------
-        out : array
-            A bool array of the input's library and device.
+        {out_bool}
 
         Raises
         ------
