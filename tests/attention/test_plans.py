@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import unarray as ua
+from unarray import nn as _nn  # noqa: F401  (ua.nn loads on first use; importing it registers its planners)
 from unarray._backends._nn import Plan, resolve
 from unarray._backends.attention_masks import CAUSAL, NONE
 from unarray._explanation import PLANNERS
