@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 BLOCK_Q = 512
 BLOCK_K = 512
 _HALF = ("float16", "bfloat16")
-MASK_CELLS = 1 << 23  # query rows x keys of one fused call with a dense block mask (32 MiB as torch's float mask)
+MASK_CELLS = 1 << 21  # query rows x keys of one fused call with a dense block mask (8 MiB as torch's float mask)
 
 
 def blocked_plan(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
