@@ -89,8 +89,6 @@ SHARED: dict[str, tuple[str, str]] = {
              "once."),
     "axis_accumulate": ("axis : int, optional",
              "The axis to accumulate along; may be omitted only for a 1-D ``x``."),
-    "axis_keyword_only": ("ArgumentTypeError",
-             "more than one positional argument (``axis`` is keyword-only: torch's ``dim``)."),
     "axis_normalised": ("axis : int",
              "The axis normalised over. Default ``-1``."),
     "axis_not_int": ("ArgumentTypeError",

@@ -36,10 +36,6 @@ TEXT = {
         "axis : int, optional\n"
         "    The axis to accumulate along; may be omitted only for a 1-D ``x``."
     ),
-    "axis_keyword_only": (
-        "ArgumentTypeError\n"
-        "    more than one positional argument (``axis`` is keyword-only: torch's ``dim``)."
-    ),
     "axis_normalised": (
         "axis : int\n"
         "    The axis normalised over. Default ``-1``."

@@ -269,7 +269,8 @@ def softmax(x: A, /, *, axis: int = -1) -> A:
         {unknown_x}
         {x_not_real_float}
         {axis_out_of_range}
-        {axis_keyword_only}
+        ArgumentTypeError
+            more than one positional argument (``axis`` is keyword-only: torch's ``dim``).
 
         Examples
         --------
@@ -300,7 +301,8 @@ def log_softmax(x: A, /, *, axis: int = -1) -> A:
         {unknown_x}
         {x_not_real_float}
         {axis_out_of_range}
-        {axis_keyword_only}
+        ArgumentTypeError
+            more than one positional argument (``axis`` is keyword-only: torch's ``dim``).
 
         Examples
         --------
