@@ -84,9 +84,6 @@ SHARED: dict[str, tuple[str, str]] = {
              "Input array, numeric."),
     "x_real": ("x : array",
              "Input array, real-valued."),
-    "x_real_float": ("x : array",
-             "A real floating-point array; float16 and bfloat16 are computed in float32 and rounded "
-             "once."),
     "axis_accumulate": ("axis : int, optional",
              "The axis to accumulate along; may be omitted only for a 1-D ``x``."),
     "axis_normalised": ("axis : int",

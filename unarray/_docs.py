@@ -241,11 +241,6 @@ TEXT = {
         "x : array\n"
         "    Input array, real-valued."
     ),
-    "x_real_float": (
-        "x : array\n"
-        "    A real floating-point array; float16 and bfloat16 are computed in float32 and\n"
-        "    rounded once."
-    ),
     "x_real_float_read": (
         "x : array\n"
         "    Input array, real floating-point; integer or bool input is read in the backend's\n"

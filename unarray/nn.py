@@ -287,7 +287,8 @@ def log_softmax(x: A, /, *, axis: int = -1) -> A:
 
         Parameters
         ----------
-        {x_real_float}
+        x : array
+            A real floating-point array; float16 and bfloat16 are computed in float32 and rounded once.
         {axis_normalised}
 
         Returns
@@ -447,7 +448,8 @@ def gelu(x: A, /, *, approximate: bool = False) -> A:
 
         Parameters
         ----------
-        {x_real_float}
+        x : array
+            A real floating-point array; float16 and bfloat16 are computed in float32 and rounded once.
         approximate : bool
             Use ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``. Default ``False`` (exact).
             A bool: torch's strings (``'tanh'``, ``'none'``) are refused, both being true.
@@ -480,7 +482,8 @@ def silu(x: A, /) -> A:
 
         Parameters
         ----------
-        {x_real_float}
+        x : array
+            A real floating-point array; float16 and bfloat16 are computed in float32 and rounded once.
 
         Returns
         -------
