@@ -87,15 +87,21 @@ static PyObject *OBJECT_GETATTRIBUTE;  /* object.__getattribute__ */
 
 /* getattr(b, name) (new reference), without the bound method where getattr would build one: where b's class
  * keeps object's __getattribute__ (a __getattr__ hook only answers misses) and name is a function of the class
- * not shadowed by b's own dict, that function with *unbound set (the caller passes b first). Anything else is
- * PyObject_GetAttr's. */
+ * not shadowed by b's own dict, that function with *unbound set (the caller passes b first); where the class has no
+ * name at all, b's own dict's entry, without the hook's steps. Anything else is PyObject_GetAttr's. */
 static PyObject *
 hot_method(PyObject *b, PyObject *name, int *unbound)
 {
 #if PY_VERSION_HEX < 0x030D0000
     PyTypeObject *tp = Py_TYPE(b);
     PyObject *descr = _PyType_Lookup(tp, name);  /* borrowed */
-    if (descr != NULL && PyFunction_Check(descr) && _PyType_Lookup(tp, GETATTRIBUTE) == OBJECT_GETATTRIBUTE) {
+    if (descr == NULL && _PyType_Lookup(tp, GETATTRIBUTE) == OBJECT_GETATTRIBUTE) {
+        PyObject **dictptr = _PyObject_GetDictPtr(b);
+        PyObject *own = dictptr != NULL && *dictptr != NULL ? PyDict_GetItemWithError(*dictptr, name) : NULL;
+        if (own != NULL || PyErr_Occurred())
+            return Py_XNewRef(own);
+    }
+    else if (descr != NULL && PyFunction_Check(descr) && _PyType_Lookup(tp, GETATTRIBUTE) == OBJECT_GETATTRIBUTE) {
         Py_INCREF(descr);  /* the class may change while its instance dict is read */
         PyObject **dictptr = _PyObject_GetDictPtr(b);
         PyObject *own = dictptr != NULL && *dictptr != NULL ? PyDict_GetItemWithError(*dictptr, name) : NULL;
@@ -126,7 +132,7 @@ hot_method(PyObject *b, PyObject *name, int *unbound)
  * array's: the branch is taken only where x.attr.sub == current() for the first array.
  * ONE_GATED (policy a Gated: matmul through the precision switch): one dtype object; a dtype in anywhere goes to
  * native anywhere; in on_host, where x1.<host> is true; in reducible, where also flags.<flag> is false and, for
- * limit >= 0, x1.numel() * x2.numel() <= limit * max(1, x1.shape[-1]) (a product below the size at which a
+ * limit >= 0, x1.numel() * x2.nbytes <= limit * max(1, x1.shape[-1]) (a product below the size at which a
  * reduced-precision pass can run). The policy is not read for those calls: it cannot change their result. With a
  * gate, a reducible dtype's other calls run gate(wants[(x1.<host>, policy)], native, x1, x2): the precision
  * switch's call, as fn makes it. host None: x1.<host> is taken as false (a library of one kind of device: CuPy).
@@ -137,14 +143,17 @@ static PyObject *ONE_DTYPE;  /* dict */
 static PyObject *ONE_DEFAULT;  /* dict */
 static PyObject *ONE_GATED;  /* dict */
 static PyObject *ONE_POLICY;  /* dict */
-/* An entry's slots: every table's first three; ONE_DTYPE's (4 slots) and ONE_DEFAULT's (7); ONE_GATED's (13);
+/* An entry's slots: every table's first three; ONE_DTYPE's (4 slots) and ONE_DEFAULT's (7); ONE_GATED's (11: its
+ * dtypes as one dict, dtype -> G_ANYWHERE, G_LOCAL or G_REDUCIBLE, so that a call looks its dtype up once);
  * ONE_POLICY's (5: the keyword as a kwnames tuple, and the policy -> value dict). */
 enum { E_NATIVE, E_CLS, E_GENERAL };
 enum { E_HERE = 3, E_DTYPES, E_BOUND, E_DEFAULTS };
-enum { G_ANYWHERE = 3, G_LOCAL, G_REDUCIBLE, G_WHERE, G_LIMIT, G_FLAGS, G_FLAG, G_GATE, G_WANTS, G_HERE };
+enum { G_KINDS = 3, G_WHERE, G_LIMIT, G_FLAGS, G_FLAG, G_GATE, G_WANTS, G_HERE };
+enum { G_ANYWHERE, G_LOCAL, G_REDUCIBLE };  /* a dtype's kind in G_KINDS */
 enum { P_KWNAMES = 3, P_VALUES };
 static PyObject *DTYPE;  /* "dtype" */
 static PyObject *SHAPE;  /* "shape" */
+static PyObject *NBYTES;  /* "nbytes" */
 
 /* o.<name> as a tuple of fields (new reference; a field None stays None): None for o None */
 static PyObject *
@@ -240,9 +249,24 @@ gated_entry(PyObject *native, PyObject *cls, PyObject *general, PyObject *g, PyO
     }
     else
         Py_INCREF(by_where);
-    PyObject *entry = PyTuple_Pack(13, native, cls, general, PyTuple_GET_ITEM(f, 0), PyTuple_GET_ITEM(f, 1),
-                                   PyTuple_GET_ITEM(f, 2), host, PyTuple_GET_ITEM(f, 4), PyTuple_GET_ITEM(f, 5),
-                                   PyTuple_GET_ITEM(f, 6), gate, by_where, here);
+    /* (a dtype in two of the sets takes the first's kind, as the Python op tests them in that order) */
+    PyObject *kinds = PyDict_New(), *d;
+    for (int k = G_REDUCIBLE; kinds != NULL && k >= G_ANYWHERE; k--) {
+        PyObject *kind = PyLong_FromLong(k), *it = kind == NULL ? NULL : PyObject_GetIter(PyTuple_GET_ITEM(f, k));
+        int rc = it == NULL ? -1 : 0;
+        while (rc == 0 && (d = PyIter_Next(it)) != NULL) {
+            rc = PyDict_SetItem(kinds, d, kind);
+            Py_DECREF(d);
+        }
+        if (rc < 0 || PyErr_Occurred())
+            Py_CLEAR(kinds);
+        Py_XDECREF(it);
+        Py_XDECREF(kind);
+    }
+    PyObject *entry = kinds == NULL ? NULL : PyTuple_Pack(11, native, cls, general, kinds, host, PyTuple_GET_ITEM(f, 4),
+                                                          PyTuple_GET_ITEM(f, 5), PyTuple_GET_ITEM(f, 6), gate,
+                                                          by_where, here);
+    Py_XDECREF(kinds);
     Py_DECREF(by_where);
     Py_DECREF(f);
     return entry;
@@ -328,11 +352,31 @@ done:
     Py_RETURN_NONE;
 }
 
+/* x.<name> (new reference), as PyObject_GetAttr reads it: where x's class keeps object's attribute lookup and name is
+ * a C getter of the class (the arrays' dtype, shape, device flags), the getter itself, without the generic lookup's
+ * steps (a data descriptor wins over the instance dict, so the answer is the same). */
+static PyObject *
+attr_of(PyObject *x, PyObject *name)
+{
+#if PY_VERSION_HEX < 0x030D0000
+    PyTypeObject *tp = Py_TYPE(x);
+    if (tp->tp_getattro == PyObject_GenericGetAttr) {
+        PyObject *d = _PyType_Lookup(tp, name);  /* borrowed */
+        if (d != NULL && Py_IS_TYPE(d, &PyGetSetDescr_Type) && ((PyGetSetDescrObject *)d)->d_getset->get != NULL
+            && PyObject_TypeCheck(x, PyDescr_TYPE(d))) {
+            PyGetSetDef *gs = ((PyGetSetDescrObject *)d)->d_getset;
+            return gs->get(x, gs->closure);
+        }
+    }
+#endif
+    return PyObject_GetAttr(x, name);
+}
+
 /* x's dtype (new reference), or NULL without an error where it has none readable. */
 static PyObject *
 dtype_of(PyObject *x)
 {
-    PyObject *d = PyObject_GetAttr(x, DTYPE);
+    PyObject *d = attr_of(x, DTYPE);
     if (d == NULL)
         PyErr_Clear();
     return d;
@@ -477,7 +521,7 @@ is_here(PyObject *x, PyObject *here)
 static Py_ssize_t
 numel_of(PyObject *x, Py_ssize_t *last)
 {
-    PyObject *shape = PyObject_GetAttr(x, SHAPE);
+    PyObject *shape = attr_of(x, SHAPE);
     if (shape == NULL) {
         PyErr_Clear();
         return -1;
@@ -499,13 +543,20 @@ numel_of(PyObject *x, Py_ssize_t *last)
 }
 
 /* Whether a reducible dtype's call to a ONE_GATED native is one a precision policy cannot change: the flag off and
- * the product of the sizes within the limit times the contracted length (-1 on an error). */
+ * x1's element count times x2's bytes within the limit times the contracted length (-1 on an error). */
 static int
 gated_small(PyObject *x1, PyObject *x2, PyObject *entry)
 {
-    PyObject *f = PyObject_GetAttr(PyTuple_GET_ITEM(entry, G_FLAGS), PyTuple_GET_ITEM(entry, G_FLAG));
-    if (f == NULL)
+    PyObject *flags = PyTuple_GET_ITEM(entry, G_FLAGS), *name = PyTuple_GET_ITEM(entry, G_FLAG), *f;
+    if (PyModule_CheckExact(flags))  /* a module's attribute read from its dict, without the lookup's steps */
+        f = Py_XNewRef(PyDict_GetItemWithError(PyModule_GetDict(flags), name));
+    else
+        f = PyObject_GetAttr(flags, name);
+    if (f == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_SetObject(PyExc_AttributeError, name);
         return -1;
+    }
     int on = PyObject_IsTrue(f);
     Py_DECREF(f);
     if (on != 0)
@@ -513,9 +564,16 @@ gated_small(PyObject *x1, PyObject *x2, PyObject *entry)
     Py_ssize_t limit = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, G_LIMIT));
     if (limit < 0)
         return 1;
-    Py_ssize_t last, unused, n1 = numel_of(x1, &last), n2 = numel_of(x2, &unused);
-    if (n1 < 0 || n2 < 0)
+    Py_ssize_t last, n1 = numel_of(x1, &last), n2 = -1;
+    PyObject *nbytes = n1 < 0 ? NULL : attr_of(x2, NBYTES);
+    if (nbytes != NULL) {
+        n2 = PyLong_Check(nbytes) ? PyLong_AsSsize_t(nbytes) : -1;
+        Py_DECREF(nbytes);
+    }
+    if (n1 < 0 || n2 < 0) {
+        PyErr_Clear();
         return 0;
+    }
     if (last < 1)
         last = 1;
     return n1 == 0 || n2 == 0 || (limit <= PY_SSIZE_T_MAX / last && n1 <= (limit * last) / n2);
@@ -619,17 +677,18 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, Py_ssize_t np, PyOb
             *taken = ok < 0;
             return NULL;
         }
-        if ((ok = PySet_Contains(PyTuple_GET_ITEM(entry, G_ANYWHERE), d)) == 0) {
-            int local = PySet_Contains(PyTuple_GET_ITEM(entry, G_LOCAL), d);
-            int reducible = local == 0 ? PySet_Contains(PyTuple_GET_ITEM(entry, G_REDUCIBLE), d) : 0;
-            if (local < 0 || reducible < 0) {
-                *taken = 1;
-                return NULL;
-            }
-            if (local || reducible) {
+        PyObject *kind = PyDict_GetItemWithError(PyTuple_GET_ITEM(entry, G_KINDS), d);  /* borrowed */
+        if (kind == NULL && PyErr_Occurred()) {
+            *taken = 1;
+            return NULL;
+        }
+        long k = kind == NULL ? -1 : PyLong_AsLong(kind);
+        if ((ok = k == G_ANYWHERE) == 0) {
+            int reducible = k == G_REDUCIBLE;
+            if (k == G_LOCAL || reducible) {
                 int at_where = 0;
                 if (PyTuple_GET_ITEM(entry, G_WHERE) != Py_None) {
-                    PyObject *w = PyObject_GetAttr(a[0], PyTuple_GET_ITEM(entry, G_WHERE));
+                    PyObject *w = attr_of(a[0], PyTuple_GET_ITEM(entry, G_WHERE));
                     if (w == NULL) {
                         PyErr_Clear();
                         return NULL;
@@ -1080,6 +1139,8 @@ PyInit__fast(void)
     if (ONE_POLICY == NULL && (ONE_POLICY = PyDict_New()) == NULL)
         return NULL;
     if (SHAPE == NULL && (SHAPE = PyUnicode_InternFromString("shape")) == NULL)
+        return NULL;
+    if (NBYTES == NULL && (NBYTES = PyUnicode_InternFromString("nbytes")) == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&moduledef);
     if (m == NULL)
