@@ -39,7 +39,7 @@ SECTIONS: dict[str, tuple[str, str]] = {
     "unarray._explanation": ("unarray", "Backends, devices and explain"),
     "unarray.nn": ("unarray", "Attention"),
     "unarray.layout": ("unarray", "Layout"),
-    "unarray.jit": ("unarray", "Compilation"),
+    "unarray._jit": ("unarray", "Compilation"),
     "unarray._jit_keys": ("unarray", "Compilation"),
     "unarray._jit_compilers": ("unarray", "Compilation"),
 }

@@ -54,9 +54,6 @@ from unarray.elementwise import (
     sin, sinh, sqrt, square, subtract, tan, tanh, trunc,
 )
 from unarray.indexing import take, take_along_axis
-from unarray.interop import checking_readonly, from_dlpack, stats, to, verify_readonly
-# (ua.jit stays eager: a later import of its module by name would rebind ua.jit to the module)
-from unarray.jit import JitFallbackWarning, JitGraphBreakWarning, JitStateWarning, jit
 from unarray.layout import ascontiguousarray
 from unarray.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 from unarray.manipulation import (
@@ -72,7 +69,9 @@ from unarray.utility import all, any, diff
 if TYPE_CHECKING:  # imported on first use (_LAZY below); a type checker reads them here
     from unarray import fft, linalg, nn
     from unarray.bound import BoundNamespace, array_namespace, namespace
+    from unarray._jit import JitFallbackWarning, JitGraphBreakWarning, JitStateWarning, jit
     from unarray.generic import apply_numpy, at
+    from unarray.interop import checking_readonly, from_dlpack, stats, to, verify_readonly
     from unarray.introspection import BackendInfo, Explanation, backend_of, backends, device, explain
     from unarray.introspection import Info as _Info
     from unarray.nn import scaled_dot_product_attention
@@ -127,8 +126,10 @@ __all__ = [
 
 
 # Public names whose module is imported on their first use, not by ``import unarray``: what the common calls
-# (the standard's functions, creation, ua.to) do not need. name -> its module.
+# (the standard's functions, creation) do not need. name -> its module.
 _LAZY: dict[str, str] = {
+    **dict.fromkeys(("jit", "JitFallbackWarning", "JitGraphBreakWarning", "JitStateWarning"), "unarray._jit"),
+    **dict.fromkeys(("checking_readonly", "from_dlpack", "stats", "to", "verify_readonly"), "unarray.interop"),
     **dict.fromkeys(("BoundNamespace", "array_namespace", "namespace"), "unarray.bound"),
     **dict.fromkeys(("BackendInfo", "Explanation", "backend_of", "backends", "device", "explain"),
                     "unarray.introspection"),
@@ -168,6 +169,7 @@ def _load(name: str) -> object:
     for n, m in _LAZY.items():
         if m == module.__name__:
             here[n] = module if n in ("fft", "linalg", "nn") else getattr(module, n)
+    _run_as_written(_sys.modules[__name__])  # (the names just bound)
     return here[name]
 
 

@@ -188,7 +188,7 @@ class Reads:
 
 
 def _is_jit(v: Any) -> bool:
-    return type(v).__name__ == "jit" and type(v).__module__ == "unarray.jit"
+    return type(v).__name__ == "jit" and type(v).__module__ == "unarray._jit"
 
 
 def static_positions(fn: Callable[..., Any], nums: tuple[int, ...], names: tuple[str, ...],

@@ -9,7 +9,6 @@ per (backend, device): every function of ``unarray`` as it is at module level (s
 from __future__ import annotations
 
 import copy
-import dataclasses
 import functools
 import sys
 import types
@@ -246,7 +245,7 @@ def _own_info(fn: Callable[..., Any], own: dict[str, Any]) -> Callable[..., Any]
         # Note: where the namespace hands out its library's own dtypes (MLX), the answer's dtype is the namespace's
         # too, also for one of unarray's it lacks (finfo(xp.complex128).dtype is xp.float64).
         d = own.get(canonical_name(out.dtype) or "")
-        return out if d is None else dataclasses.replace(out, dtype=d)
+        return out if d is None else out._replace(dtype=d)
 
     return info
 

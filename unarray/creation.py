@@ -9,7 +9,6 @@ default set by :func:`unarray.use`, and NumPy on the CPU when nothing is set.
 
 from __future__ import annotations
 
-import numbers as _numbers
 from typing import TYPE_CHECKING, Any
 
 from unarray import _docs, _shapes
@@ -209,7 +208,9 @@ def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: DType
     """
     if refused:
         _refuse(full, refused, backend)
-    if not isinstance(fill_value, _numbers.Number) and not hasattr(fill_value, "dtype"):
+    import numbers  # (here: `import unarray` does not need it; every array library has it loaded)
+
+    if not isinstance(fill_value, numbers.Number) and not hasattr(fill_value, "dtype"):
         raise ArgumentTypeError(f"fill_value must be a bool, int, float or complex; got {type(fill_value).__name__}",
                                 op="full", backend=backend if isinstance(backend, str) else None)
     if type(fill_value) is int and dtype is not None:

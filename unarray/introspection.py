@@ -206,8 +206,8 @@ def explain(op: str | Callable[..., Any], *args: Any, **kwargs: Any) -> Explanat
         Device('cpu')
     """
     from unarray._explain_check import bind, resolve
+    from unarray._jit import jit
     from unarray.interop._public import copy_reason, handoff_name
-    from unarray.jit import jit
 
     if isinstance(op, jit):  # a ua.jit function: its compiler, cache entry and fallbacks
         return op.explain(*args, **kwargs)

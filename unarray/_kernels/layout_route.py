@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from unarray._kernels.layout_plan import Plan, plan
 
@@ -38,8 +37,7 @@ KEPT_RUN_MIN_BYTES = 128
 TRITON_MAX_ELEMENT_BYTES = 8
 
 
-@dataclass(frozen=True)
-class Route:
+class Route(NamedTuple):  # (not a dataclass: one costs `import unarray` about 0.4 ms to build)
     """How ``ascontiguousarray`` compacts one array: the plan that runs and the one ``ua.explain`` prints.
 
     ``how`` is ``"as is"``, ``"native"`` (the library's own copy), ``"cuda"`` or ``"triton"`` (unarray's

@@ -30,8 +30,26 @@ reached through the registry (``unarray._backends.get``), never imported.
 
 from __future__ import annotations
 
-from unarray.interop._dlpack import from_dlpack
-from unarray.interop._promise import checking_readonly, verify_readonly
-from unarray.interop._public import stats, to
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported on the first handoff (__getattr__ below); a type checker reads them here
+    from unarray.interop._dlpack import from_dlpack
+    from unarray.interop._promise import checking_readonly, verify_readonly
+    from unarray.interop._public import stats, to
 
 __all__ = ["checking_readonly", "from_dlpack", "stats", "to", "verify_readonly"]
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> object:
+        # The steps are loaded by the first handoff, not by ``import unarray``: one library's calls need none of them.
+        if name in ("stats", "to"):
+            from unarray.interop import _public as home
+        elif name == "from_dlpack":
+            from unarray.interop import _dlpack as home
+        elif name in ("checking_readonly", "verify_readonly"):
+            from unarray.interop import _promise as home
+        else:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = globals()[name] = getattr(home, name)
+        return value
