@@ -290,7 +290,7 @@ def iinfo(type: DTypeLike | Array, /, **refused: Refused) -> Any:  # noqa: A002
     return _info("iinfo", type)
 
 
-# (named tuples, not dataclasses: a dataclass costs `import unarray` about 0.4 ms to build)
+# (named tuples, not dataclasses: cheaper to build at `import unarray`, docs/design-notes.md)
 class finfo_object(NamedTuple):  # noqa: N801 - the standard's name
     """``ua.finfo``'s answer: every field a Python ``int``/``float`` on every backend (2025.12)."""
 

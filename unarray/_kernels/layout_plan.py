@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 __all__ = ["Plan", "plan", "run_numpy"]
 
 
-class Plan(NamedTuple):  # (not a dataclass: one costs `import unarray` about 0.4 ms to build)
+class Plan(NamedTuple):  # (not a dataclass: cheaper to build at `import unarray`, docs/design-notes.md)
     """A batched 2-D transpose in vector elements (``vec`` consecutive elements of the source).
 
     ``dst[b, r * 1 + c * dst_col_stride] = src[b, r * src_row_stride + c * 1]`` for every batch index

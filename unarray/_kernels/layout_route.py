@@ -37,7 +37,7 @@ KEPT_RUN_MIN_BYTES = 128
 TRITON_MAX_ELEMENT_BYTES = 8
 
 
-class Route(NamedTuple):  # (not a dataclass: one costs `import unarray` about 0.4 ms to build)
+class Route(NamedTuple):  # (not a dataclass: cheaper to build at `import unarray`, docs/design-notes.md)
     """How ``ascontiguousarray`` compacts one array: the plan that runs and the one ``ua.explain`` prints.
 
     ``how`` is ``"as is"``, ``"native"`` (the library's own copy), ``"cuda"`` or ``"triton"`` (unarray's
