@@ -209,7 +209,6 @@ def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: DType
     if refused:
         _refuse(full, refused, backend)
     import numbers  # (here: `import unarray` does not need it; every array library has it loaded)
-
     if not isinstance(fill_value, numbers.Number) and not hasattr(fill_value, "dtype"):
         raise ArgumentTypeError(f"fill_value must be a bool, int, float or complex; got {type(fill_value).__name__}",
                                 op="full", backend=backend if isinstance(backend, str) else None)
