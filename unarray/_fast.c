@@ -132,7 +132,7 @@ hot_method(PyObject *b, PyObject *name, int *unbound)
  * array's: the branch is taken only where x.attr.sub == current() for the first array.
  * ONE_GATED (policy a Gated: matmul through the precision switch): one dtype object; a dtype in anywhere goes to
  * native anywhere; in on_host, where x1.<host> is true; in reducible, where also flags.<flag> is false and, for
- * limit >= 0, x1.numel() * x2.nbytes <= limit * max(1, x1.shape[-1]) (a product below the size at which a
+ * limit >= 0, x1.numel() * x2.numel() <= limit * max(1, x1.shape[-1]) (a product below the size at which a
  * reduced-precision pass can run). The policy is not read for those calls: it cannot change their result. With a
  * gate, a reducible dtype's other calls run gate(wants[(x1.<host>, policy)], native, x1, x2): the precision
  * switch's call, as fn makes it. host None: x1.<host> is taken as false (a library of one kind of device: CuPy).
@@ -144,12 +144,13 @@ static PyObject *ONE_DEFAULT;  /* dict */
 static PyObject *ONE_GATED;  /* dict */
 static PyObject *ONE_POLICY;  /* dict */
 /* An entry's slots: every table's first three; ONE_DTYPE's (4 slots) and ONE_DEFAULT's (7); ONE_GATED's (11: its
- * dtypes as one dict, dtype -> G_ANYWHERE, G_LOCAL or G_REDUCIBLE, so that a call looks its dtype up once);
+ * dtypes as one dict, dtype -> G_ANYWHERE, G_LOCAL, or a reducible dtype's itemsize negated, so that a call looks its
+ * dtype up once and reads x2's element count as its nbytes over the itemsize, without building its shape);
  * ONE_POLICY's (5: the keyword as a kwnames tuple, and the policy -> value dict). */
 enum { E_NATIVE, E_CLS, E_GENERAL };
 enum { E_HERE = 3, E_DTYPES, E_BOUND, E_DEFAULTS };
 enum { G_KINDS = 3, G_WHERE, G_LIMIT, G_FLAGS, G_FLAG, G_GATE, G_WANTS, G_HERE };
-enum { G_ANYWHERE, G_LOCAL, G_REDUCIBLE };  /* a dtype's kind in G_KINDS */
+enum { G_ANYWHERE, G_LOCAL, G_REDUCIBLE, G_NONE };  /* a dtype's kind in G_KINDS (G_REDUCIBLE: its itemsize, negated) */
 enum { P_KWNAMES = 3, P_VALUES };
 static PyObject *DTYPE;  /* "dtype" */
 static PyObject *SHAPE;  /* "shape" */
@@ -255,7 +256,16 @@ gated_entry(PyObject *native, PyObject *cls, PyObject *general, PyObject *g, PyO
         PyObject *kind = PyLong_FromLong(k), *it = kind == NULL ? NULL : PyObject_GetIter(PyTuple_GET_ITEM(f, k));
         int rc = it == NULL ? -1 : 0;
         while (rc == 0 && (d = PyIter_Next(it)) != NULL) {
-            rc = PyDict_SetItem(kinds, d, kind);
+            PyObject *size = k == G_REDUCIBLE ? PyObject_GetAttrString(d, "itemsize") : Py_NewRef(kind);
+            long n = size != NULL && PyLong_Check(size) ? PyLong_AsLong(size) : 0;
+            if (k == G_REDUCIBLE && n > 0)
+                Py_SETREF(size, PyLong_FromLong(-n));
+            else if (k == G_REDUCIBLE && size != NULL) {
+                PyErr_SetString(PyExc_TypeError, "register: a Gated policy's reducible dtypes have a positive itemsize");
+                Py_CLEAR(size);
+            }
+            rc = size == NULL ? -1 : PyDict_SetItem(kinds, d, size);
+            Py_XDECREF(size);
             Py_DECREF(d);
         }
         if (rc < 0 || PyErr_Occurred())
@@ -543,9 +553,10 @@ numel_of(PyObject *x, Py_ssize_t *last)
 }
 
 /* Whether a reducible dtype's call to a ONE_GATED native is one a precision policy cannot change: the flag off and
- * x1's element count times x2's bytes within the limit times the contracted length (-1 on an error). */
+ * the product of the element counts within the limit times the contracted length (-1 on an error); x2's count is its
+ * nbytes over the dtype's itemsize. */
 static int
-gated_small(PyObject *x1, PyObject *x2, PyObject *entry)
+gated_small(PyObject *x1, PyObject *x2, PyObject *entry, long itemsize)
 {
     PyObject *flags = PyTuple_GET_ITEM(entry, G_FLAGS), *name = PyTuple_GET_ITEM(entry, G_FLAG), *f;
     if (PyModule_CheckExact(flags))  /* a module's attribute read from its dict, without the lookup's steps */
@@ -568,6 +579,7 @@ gated_small(PyObject *x1, PyObject *x2, PyObject *entry)
     PyObject *nbytes = n1 < 0 ? NULL : attr_of(x2, NBYTES);
     if (nbytes != NULL) {
         n2 = PyLong_Check(nbytes) ? PyLong_AsSsize_t(nbytes) : -1;
+        n2 = n2 < 0 ? -1 : n2 / itemsize;
         Py_DECREF(nbytes);
     }
     if (n1 < 0 || n2 < 0) {
@@ -682,9 +694,9 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, Py_ssize_t np, PyOb
             *taken = 1;
             return NULL;
         }
-        long k = kind == NULL ? -1 : PyLong_AsLong(kind);
+        long k = kind == NULL ? G_NONE : PyLong_AsLong(kind);
         if ((ok = k == G_ANYWHERE) == 0) {
-            int reducible = k == G_REDUCIBLE;
+            int reducible = k < 0;
             if (k == G_LOCAL || reducible) {
                 int at_where = 0;
                 if (PyTuple_GET_ITEM(entry, G_WHERE) != Py_None) {
@@ -698,7 +710,7 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, Py_ssize_t np, PyOb
                 }
                 ok = at_where;
                 if (at_where > 0 && reducible)
-                    ok = gated_small(a[0], a[1], entry);
+                    ok = gated_small(a[0], a[1], entry, -k);
                 if (ok == 0 && reducible && PyTuple_GET_ITEM(entry, G_GATE) != Py_None)
                     return switch_call(entry, a, at_where, scope, precision, taken);
             }

@@ -82,9 +82,8 @@ class Gated:
     """A matmul whose result a precision policy can change for some dtypes (torch's, CuPy's).
 
     A dtype in ``anywhere`` is the native's everywhere; in ``on_host``, where ``x1.<host>`` is true; in
-    ``reducible``, where also ``flags.<flag>`` is false and (``limit`` >= 0) ``x1.numel() * x2.nbytes <= limit *
-    max(1, x1.shape[-1])``, a product below the size at which a reduced-precision pass can run (``limit`` in bytes
-    of x2: its size read without building its shape). A
+    ``reducible``, where also ``flags.<flag>`` is false and (``limit`` >= 0) ``x1.numel() * x2.numel() <=
+    limit * max(1, x1.shape[-1])``, a product below the size at which a reduced-precision pass can run. A
     reducible dtype's other calls run ``gate(wants[(x1.<host>, policy)], native, x1, x2)``, the precision
     switch's call, where ``gate`` is given; ``host`` None reads as false (a library of one kind of device).
     ``tracing``: while it is true the gate is not taken (the general path has the traced route; the C path is
@@ -106,7 +105,7 @@ class Gated:
             return False
         if self.limit < 0:
             return True
-        n1, n2, last = _numel(x1.shape), x2.nbytes, max(1, x1.shape[-1] if x1.shape else 1)
+        n1, n2, last = _numel(x1.shape), _numel(x2.shape), max(1, x1.shape[-1] if x1.shape else 1)
         return n1 == 0 or n2 == 0 or n1 * n2 <= self.limit * last
 
 

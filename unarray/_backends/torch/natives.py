@@ -19,8 +19,7 @@ _EVERY = frozenset(d for d in vars(torch).values() if isinstance(d, torch.dtype)
 # 16*16*16 multiply-adds (aten/src/ATen/native/mkldnn/Matmul.cpp: mkldnn_gemm and checksize); the
 # operands' sizes over the contracted length bound that count (batch*m*n*k <= numel1*numel2/k, the
 # batch broadcast being at most the product of both batches), so at or below it the user's setting
-# cannot change the result and the switch is skipped (the limit is in bytes of x2, float32's: a complex64 x2 counts
-# twice, which only sends more calls to the switch). Held by
+# cannot change the result and the switch is skipped. Held by
 # tests/precision/test_precision.py::test_tiny_cpu_matmuls_are_float32_whatever_the_user_set where the CPU has the path.
 TINY = 16 * 16 * 16
 
@@ -42,6 +41,6 @@ MATMUL = HotCall("matmul", torch.matmul, torch.Tensor, arrays=2, policy=Gated(
     anywhere=frozenset({torch.float16, torch.bfloat16, torch.float64, torch.complex128}),
     on_host=frozenset({torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64}),
     reducible=frozenset({torch.float32, torch.complex64}), host="is_cpu",
-    limit=TINY * torch.float32.itemsize if _tp.CPU_REDUCES else -1, flags=_precision, flag="FORCE_ARBITRATION",
+    limit=TINY if _tp.CPU_REDUCES else -1, flags=_precision, flag="FORCE_ARBITRATION",
     gate=_tp.RUN, wants=_tp.WANT, tracing=_tp.compiling))
 
