@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from typing import Any
 
 import jax
@@ -42,6 +43,16 @@ def unzigzag(x: Any, axis: str, n: int) -> Any:
     return jnp.concatenate([h0, h1], axis=1)
 
 
+def _passed(axis: str, n: int, *blocks: Any) -> Iterator[tuple[int, tuple[Any, ...]]]:
+    """Each ring step's blocks (a None stays None): the next step's are sent on before this step's work, so the
+    transfer can overlap it."""
+    right = [(j, (j + 1) % n) for j in range(n)]
+    for t in range(n):
+        sent = tuple(None if b is None else ppermute(b, axis, right) for b in blocks) if t < n - 1 else blocks
+        yield t, blocks
+        blocks = sent
+
+
 @functools.partial(jax.custom_vjp, nondiff_argnums=(3, 4, 5, 6, 7, 8))
 def ring(q: Any, k: Any, v: Any, axis: str, n: int, causal: bool, scale: float, kernel: str,
           precision: Any) -> Any:
@@ -51,19 +62,13 @@ def ring(q: Any, k: Any, v: Any, axis: str, n: int, causal: bool, scale: float, 
 def _ring_fwd(q: Any, k: Any, v: Any, axis: str, n: int, causal: bool, scale: float, kernel: str,
               precision: Any) -> tuple[Any, Any]:
     i = jax.lax.axis_index(axis)
-    right = [(j, (j + 1) % n) for j in range(n)]
     ct = compute_dtype(q)
     o: Any = None
     lse: Any = None
-    kt, vt = k, v
-    for t in range(n):
-        if t < n - 1:  # Note: the next block is sent before this one is used, so the transfer can overlap
-            k_next, v_next = ppermute(kt, axis, right), ppermute(vt, axis, right)
+    for t, (kt, vt) in _passed(axis, n, k, v):
         ob, lb = _step(q, kt, vt, i, t, n, causal, scale, kernel, precision)
         # Note: the first block covers every row (its own keys): it is the accumulator, no merge with zeros.
         o, lse = (ob.astype(ct), lb.astype(ct)) if t == 0 else merge(o, lse, ob, lb)
-        if t < n - 1:
-            kt, vt = k_next, v_next
     out = o.astype(q.dtype)
     return out, (q, k, v, out, lse)
 
@@ -181,16 +186,11 @@ def ring_bwd(axis: str, n: int, causal: bool, scale: float, kernel: str, precisi
     delta = jnp.sum(dout.astype(compute_dtype(q)) * out.astype(compute_dtype(q)), axis=-1)
     dq = jnp.zeros(q.shape, compute_dtype(q))
     dk, dv = jnp.zeros(k.shape, compute_dtype(q)), jnp.zeros(v.shape, compute_dtype(q))
-    kt, vt = k, v
-    for t in range(n):
-        if t < n - 1:
-            k_next, v_next = ppermute(kt, axis, right), ppermute(vt, axis, right)
+    for t, (kt, vt) in _passed(axis, n, k, v):
         gq, gk, gv = _step_bwd(q, kt, vt, dout, lse, delta, i, t, n, causal, scale, precision)
         dq, dk, dv = dq + gq, dk + gk, dv + gv
         # Note: a block's dK/dV accumulator travels with it; after N moves it is home again.
         dk, dv = ppermute(dk, axis, right), ppermute(dv, axis, right)
-        if t < n - 1:
-            kt, vt = k_next, v_next
     return dq.astype(q.dtype), dk.astype(k.dtype), dv.astype(v.dtype)
 
 
@@ -309,15 +309,10 @@ def _live(q0: Any, k0: Any, lq: int, lk: int, band: tuple[Any, Any]) -> Any:
 def _masked_fwd(q: Any, k: Any, v: Any, qids: Any, kids: Any, axis: str, n: int, band: tuple[Any, Any], scale: float,
                 precision: Any) -> tuple[Any, Any]:
     i = jax.lax.axis_index(axis)
-    right = [(j, (j + 1) % n) for j in range(n)]
     ct, lq, lk = compute_dtype(q), q.shape[1], k.shape[1]
     o = jnp.zeros((*q.shape[:-1], v.shape[-1]), ct)
     lse = jnp.full(q.shape[:-1], -jnp.inf, ct)
-    kt, vt, it = k, v, kids
-    for t in range(n):
-        if t < n - 1:
-            k_next, v_next = ppermute(kt, axis, right), ppermute(vt, axis, right)
-            i_next = None if it is None else ppermute(it, axis, right)
+    for t, (kt, vt, it) in _passed(axis, n, k, v, kids):
         q0, k0 = i * lq, ((i - t) % n) * lk
 
         def block(q: Any, kt: Any, vt: Any, it: Any, q0: Any = q0, k0: Any = k0) -> tuple[Any, Any]:
@@ -328,8 +323,6 @@ def _masked_fwd(q: Any, k: Any, v: Any, qids: Any, kids: Any, axis: str, n: int,
 
         ob, lb = jax.lax.cond(_live(q0, k0, lq, lk, band), block, skip, q, kt, vt, it)
         o, lse = merge(o, lse, ob, lb)
-        if t < n - 1:
-            kt, vt, it = k_next, v_next, i_next
     out = o.astype(q.dtype)
     return out, (q, k, v, qids, kids, out, lse)
 
@@ -342,11 +335,7 @@ def _masked_bwd(axis: str, n: int, band: tuple[Any, Any], scale: float, precisio
     ct, lq, lk = compute_dtype(q), q.shape[1], k.shape[1]
     delta = jnp.sum(dout.astype(ct) * out.astype(ct), axis=-1)
     dq, dk, dv = jnp.zeros(q.shape, ct), jnp.zeros(k.shape, ct), jnp.zeros(v.shape, ct)
-    kt, vt, it = k, v, kids
-    for t in range(n):
-        if t < n - 1:
-            k_next, v_next = ppermute(kt, axis, right), ppermute(vt, axis, right)
-            i_next = None if it is None else ppermute(it, axis, right)
+    for t, (kt, vt, it) in _passed(axis, n, k, v, kids):
         q0, k0 = i * lq, ((i - t) % n) * lk
 
         def block(kt: Any, vt: Any, it: Any, q0: Any = q0, k0: Any = k0) -> tuple[Any, Any, Any]:
@@ -359,8 +348,6 @@ def _masked_bwd(axis: str, n: int, band: tuple[Any, Any], scale: float, precisio
         gq, gk, gv = jax.lax.cond(_live(q0, k0, lq, lk, band), block, skip, kt, vt, it)
         dq, dk, dv = dq + gq.astype(ct), dk + gk.astype(ct), dv + gv.astype(ct)
         dk, dv = ppermute(dk, axis, right), ppermute(dv, axis, right)
-        if t < n - 1:
-            kt, vt, it = k_next, v_next, i_next
     return dq.astype(q.dtype), dk.astype(k.dtype), dv.astype(v.dtype), None, None
 
 
