@@ -101,69 +101,19 @@ class NumbaBackend(Backend):
     def precision_used(self, policy: str, x: Any) -> str:
         return "n/a (Numba device arrays are not computed on)"
 
-    # Every hot op is a compute op: refuse with the advice.
-    def _refuse(self, op: str) -> Any:
+
+# Every hot op (a method of Backend, so never reaching __getattr__) is a compute op: refused with the advice.
+def _refusal(op: str) -> Any:
+    def refuse(self: NumbaBackend, *args: Any, **kwargs: Any) -> Any:
         raise UnsupportedError(_ADVICE, op=op, backend=self.name)
 
-    def matmul(self, x1: Any, x2: Any, policy: str) -> Any:
-        return self._refuse("matmul")
+    return refuse
 
-    def tensordot(self, x1: Any, x2: Any, /, *, axes: Any = 2, policy: str) -> Any:
-        return self._refuse("tensordot")
 
-    def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1, policy: str) -> Any:
-        return self._refuse("vecdot")
-
-    def linalg_matrix_power(self, x: Any, n: int, /, *, policy: str) -> Any:
-        return self._refuse("linalg.matrix_power")
-
-    def matrix_transpose(self, x: Any) -> Any:
-        return self._refuse("matrix_transpose")
-
-    def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
-        return self._refuse("permute_dims")
-
-    def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
-        return self._refuse("sum")
-
-    def prod(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
-        return self._refuse("prod")
-
-    def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        return self._refuse("mean")
-
-    def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
-        return self._refuse("var")
-
-    def std(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
-        return self._refuse("std")
-
-    def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        return self._refuse("min")
-
-    def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        return self._refuse("max")
-
-    def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
-        return self._refuse("argmin")
-
-    def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
-        return self._refuse("argmax")
-
-    def any(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        return self._refuse("any")
-
-    def all(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        return self._refuse("all")
-
-    def cumulative_sum(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
-        return self._refuse("cumulative_sum")
-
-    def cumulative_prod(self, x: Any, axis: int | None, dtype: Any, include_initial: bool) -> Any:
-        return self._refuse("cumulative_prod")
-
-    def scaled_dot_product_attention(self, *args: Any) -> Any:
-        return self._refuse("scaled_dot_product_attention")
+for _op in ("matmul", "tensordot", "vecdot", "linalg_matrix_power", "matrix_transpose", "permute_dims", "sum", "prod",
+            "mean", "var", "std", "min", "max", "argmin", "argmax", "any", "all", "cumulative_sum", "cumulative_prod",
+            "scaled_dot_product_attention"):
+    setattr(NumbaBackend, _op, _refusal(_op.replace("linalg_", "linalg.")))
 
 
 def _device_of_pointer(ptr: int) -> int:
