@@ -272,9 +272,6 @@ class TensorflowBackend(Backend):
     def matrix_transpose(self, x: tf.Tensor) -> Any:
         return linear_algebra.matrix_transpose(x)
 
-    def permute_dims(self, x: tf.Tensor, axes: tuple[int, ...]) -> Any:
-        return manipulation.permute_dims(x, axes)
-
     def sum(self, x: tf.Tensor, axis: Any, dtype: Any, keepdims: bool) -> Any:
         if dtype is None and (axis is None or type(axis) is int) and x.dtype in _FAST_FLOATS:
             # Note: TF's op wrappers parse keywords slowly: the full reduction is called bare.
@@ -316,18 +313,6 @@ class TensorflowBackend(Backend):
         # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
         r = None if _has_gpu() else fast.argmax(x, axis, keepdims)
         return r if r is not None else statistical.argmax(x, axis=axis, keepdims=keepdims)
-
-    def any(self, x: tf.Tensor, axis: Any, keepdims: bool) -> Any:
-        return statistical.any(x, axis=axis, keepdims=keepdims)
-
-    def all(self, x: tf.Tensor, axis: Any, keepdims: bool) -> Any:
-        return statistical.all(x, axis=axis, keepdims=keepdims)
-
-    def cumulative_sum(self, x: tf.Tensor, axis: int | None, dtype: Any, include_initial: bool) -> Any:
-        return statistical.cumulative_sum(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
-
-    def cumulative_prod(self, x: tf.Tensor, axis: int | None, dtype: Any, include_initial: bool) -> Any:
-        return statistical.cumulative_prod(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
 
 
 BACKEND = TensorflowBackend()
