@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+import types
 from collections import namedtuple
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -19,6 +20,23 @@ SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 UniqueAllResult = namedtuple("UniqueAllResult", ["values", "indices", "inverse_indices", "counts"])
 UniqueCountsResult = namedtuple("UniqueCountsResult", ["values", "counts"])
 UniqueInverseResult = namedtuple("UniqueInverseResult", ["values", "inverse_indices"])
+
+
+def assemble(name: str, doc: str, modules: tuple[types.ModuleType, ...], helpers: tuple[str, ...],
+             home: str | None = None, **extra: Any) -> types.ModuleType:
+    """The namespace ``name``: the public names of ``modules`` but their ``helpers`` (with ``home``: only those
+    defined in their module or in the library module ``home``), and ``extra``."""
+    ns = types.ModuleType(name, doc)
+    skip = {"annotations", "namedtuple", "Any", "SimpleNamespace", *helpers}
+    for mod in modules:
+        for k, v in vars(mod).items():
+            if k.startswith("_") or k in skip or k.isupper() or isinstance(v, types.ModuleType):
+                continue
+            if home is None or getattr(v, "__module__", mod.__name__) in (mod.__name__, None, home):
+                setattr(ns, k, v)
+    for k, v in extra.items():
+        setattr(ns, k, v)
+    return ns
 
 
 def axes_of(axis: Any, ndim: int) -> list[int] | None:

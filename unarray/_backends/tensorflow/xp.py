@@ -2,8 +2,7 @@
 # modules that implement it (split by the standard's categories only to keep each small).
 from __future__ import annotations
 
-import types
-
+from unarray._backends._xp_shared import assemble
 from unarray._backends.tensorflow import (
     creation,
     dtypes,
@@ -16,21 +15,7 @@ from unarray._backends.tensorflow import (
     statistical,
 )
 
-_MODULES = (dtypes, elementwise, creation, statistical, manipulation, linear_algebra, searching)
-
-
-def _namespace() -> types.ModuleType:
-    ns = types.ModuleType(__name__, "The array-API namespace over TensorFlow.")
-    # The modules' own helpers (shared with the other namespaces unarray writes), not names of the standard.
-    skip = {"annotations", "namedtuple", "Any", "SimpleNamespace", "axes_of", "same_dtype", "cast", "widened", "arith"}
-    for mod in _MODULES:
-        for k, v in vars(mod).items():
-            if not k.startswith("_") and k not in skip and not k.isupper() and not isinstance(v, types.ModuleType):
-                setattr(ns, k, v)
-    setattr(ns, "linalg", linalg.linalg)  # noqa: B010 - a ModuleType built at run time
-    setattr(ns, "fft", fft.fft_ns)  # noqa: B010
-    return ns
-
-
-
-XP = _namespace()
+# The modules' own helpers (shared with the other namespaces unarray writes), not names of the standard.
+XP = assemble(__name__, "The array-API namespace over TensorFlow.",
+              (dtypes, elementwise, creation, statistical, manipulation, linear_algebra, searching),
+              ("axes_of", "same_dtype", "cast", "widened", "arith"), linalg=linalg.linalg, fft=fft.fft_ns)
