@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from unarray.conformance.cases_attention import sdpa_reference
+
 DEVICES = 4
 EXAMPLES = 3
 # Properties whose every example compiles a large program run fewer examples.
@@ -152,19 +154,6 @@ def hot_ops(seed: int, spec_i: int, dtype: str) -> None:
         _same_sharding(jax.jit(ua_f)(x), jax.jit(jnp_f)(x), what + " under jax.jit")
 
 
-def _ref_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, causal: bool, layout: str) -> np.ndarray:
-    if layout == "bshd":
-        q, k, v = (np.swapaxes(a, 1, 2) for a in (q, k, v))
-    g = q.shape[1] // k.shape[1]
-    k, v = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
-    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-    if causal:
-        s = np.where(np.tril(np.ones(s.shape[-2:], dtype=bool)), s, -np.inf)
-    p = np.exp(s - s.max(-1, keepdims=True))
-    out = (p / p.sum(-1, keepdims=True)) @ v
-    return np.swapaxes(out, 1, 2) if layout == "bshd" else out
-
-
 def _attention_inputs(seed: int, where: int, gqa: bool, layout: str, dtype: str) -> tuple[Any, ...]:
     import jax
     from jax.sharding import NamedSharding, PartitionSpec
@@ -203,7 +192,7 @@ def attention(seed: int, where: int, causal: bool, gqa: bool, layout: str, dtype
         raise AssertionError(f"{what}: explain names {kernel!r}, not the {route} ({order})")
     out = ua.scaled_dot_product_attention(q, k, v, is_causal=causal, layout=layout)
     q64, k64, v64 = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
-    want = _ref_attention(q64, k64, v64, causal, layout)
+    want = sdpa_reference(q64, k64, v64, is_causal=causal, layout=layout)
     _close(out, want, dtype, 16, what)
     if out.sharding != sharding:
         raise AssertionError(f"{what}: output sharding {out.sharding}, q's is {sharding}")
@@ -256,7 +245,7 @@ def attention_jit(seed: int, causal: bool, gqa: bool) -> None:
     if "ppermute" not in str(jax.make_jaxpr(f)(q, k, v)):
         raise AssertionError(f"{what}: no ring (no ppermute) in the traced program")
     out = jax.jit(f)(q, k, v)
-    _close(out, _ref_attention(arrs[0], arrs[1], arrs[2], causal, "bshd"), "float64", 16, what)
+    _close(out, sdpa_reference(*arrs, is_causal=causal, layout="bshd"), "float64", 16, what)
     if out.sharding.spec != P("b", "s", None, None) and out.sharding.spec != P("b", "s"):
         raise AssertionError(f"{what}: output spec {out.sharding.spec}")
 

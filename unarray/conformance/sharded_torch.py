@@ -32,6 +32,7 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+from unarray.conformance.cases_attention import sdpa_reference
 from unarray.conformance.local_group import end_worker, run_workers
 
 __all__ = ["main"]
@@ -408,7 +409,7 @@ def _attention(mesh: Any, data: Any) -> None:
 
         mask = np.random.default_rng(sq * 7 + sk).random((hq, sq, sk)) > 0.3
     qt, kt, vt = (torch.from_numpy(a) for a in (q, k, v))
-    want = _reference(q, k, v, mask, causal)
+    want = sdpa_reference(*(a.astype("float64") for a in (q, k, v)), mask=mask, is_causal=causal)
     if layout == "bshd":
         qt, kt, vt = (a.transpose(1, 2).contiguous() for a in (qt, kt, vt))
     seq = 2 if layout == "bhsd" else 1
@@ -448,7 +449,7 @@ def _attention_heads_sharded(mesh: Any, data: Any) -> None:
     q, k, v = (_values(data, (1, 2 * w, s, 8), "float64") for _ in range(3))
     dq, dk, dv = (_dist(a, mesh, Shard(1)) for a in (q, k, v))
     got = ua.scaled_dot_product_attention(dq, dk, dv, is_causal=causal)
-    _close(got, _reference(q, k, v, None, causal), "float64", "attention, heads sharded")
+    _close(got, sdpa_reference(q, k, v, is_causal=causal), "float64", "attention, heads sharded")
     if tuple(got.placements) != (Shard(1),):
         raise AssertionError(f"placements {tuple(got.placements)}")
     if "per-shard" not in str(ua.explain("scaled_dot_product_attention", dq, dk, dv, is_causal=causal)):
@@ -483,27 +484,6 @@ def _attention_refuses_gradients_through_the_ring(mesh: Any, data: Any) -> None:
             raise AssertionError(f"the refusal names no fix: {e}") from e
     else:
         raise AssertionError("sequence-sharded attention with requires_grad inputs was not refused")
-
-
-def _reference(q: Any, k: Any, v: Any, mask: Any, causal: bool) -> Any:
-    # float64 NumPy attention in (B, H, S, D), causal aligned bottom-right, rows with no key -> zeros.
-    import numpy as np
-
-    q, k, v = (a.astype(np.float64) for a in (q, k, v))
-    g = q.shape[1] // k.shape[1]
-    k, v = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
-    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1])
-    sq, sk = q.shape[2], k.shape[2]
-    allowed = np.ones((sq, sk), bool)
-    if causal:
-        allowed &= np.arange(sk)[None, :] <= np.arange(sq)[:, None] + (sk - sq)
-    if mask is not None:
-        allowed = allowed & mask
-    s = np.where(allowed, s, -np.inf)
-    m = np.max(s, axis=-1, keepdims=True)
-    p = np.exp(s - np.where(np.isfinite(m), m, 0.0))
-    den = p.sum(-1, keepdims=True)
-    return (p @ v) / np.where(den == 0, 1.0, den)
 
 
 if __name__ == "__main__":
