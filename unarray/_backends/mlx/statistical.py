@@ -146,9 +146,9 @@ def _arg(fn: Any, op: str, x: Any, axis: int | None, keepdims: builtins.bool) ->
     if (empty := _no_elements(x, axis, keepdims)) is not None:
         return empty
     if x.dtype in FLOATS:
-        # Note: MLX's argmax/argmin skip NaN; the standard (as NumPy) returns the first NaN.
+        # Note: MLX's argmax/argmin skip NaN; the standard (as NumPy) returns the first NaN (argmax of the mask).
         nan = mx.isnan(x)
-        hit = fn(nan.astype(mx.int8), axis=axis, keepdims=keepdims)
+        hit = mx.argmax(nan.astype(mx.int8), axis=axis, keepdims=keepdims)
         found = total(mx.any, nan, axis=axis, keepdims=keepdims)
         return mx.where(found, hit, fn(x, axis=axis, keepdims=keepdims)).astype(INDEX)
     # Note: MLX's indices are uint32; the standard's are the default index dtype.
@@ -160,16 +160,6 @@ def argmax(x: Any, /, *, axis: int | None = None, keepdims: builtins.bool = Fals
 
 
 def argmin(x: Any, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Any:
-    x = a(x)
-    if x.dtype in FLOATS:
-        axes = axes_of(axis, x.ndim)
-        _ordered("argmin", x, axes)
-        if (empty := _no_elements(x, axis, keepdims)) is not None:
-            return empty
-        nan = mx.isnan(x)
-        hit = mx.argmax(nan.astype(mx.int8), axis=axis, keepdims=keepdims)
-        found = total(mx.any, nan, axis=axis, keepdims=keepdims)
-        return mx.where(found, hit, mx.argmin(x, axis=axis, keepdims=keepdims)).astype(INDEX)
     return _arg(mx.argmin, "argmin", x, axis, keepdims)
 
 

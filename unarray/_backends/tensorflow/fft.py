@@ -2,6 +2,7 @@
 # signatures: TF's FFTs act on the innermost axes only and take complex input only.
 from __future__ import annotations
 
+import contextlib
 import math
 from types import SimpleNamespace
 from typing import Any
@@ -150,12 +151,12 @@ def ihfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backw
 
 def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
     k = [i if i < (n + 1) // 2 else i - n for i in range(n)]
-    with tf.device(device) if device is not None else _null():
+    with tf.device(device) if device is not None else contextlib.nullcontext():
         return tf.constant([v / (n * d) for v in k], dtype or DEFAULT_FLOAT)
 
 
 def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
-    with tf.device(device) if device is not None else _null():
+    with tf.device(device) if device is not None else contextlib.nullcontext():
         return tf.constant([i / (n * d) for i in range(n // 2 + 1)], dtype or DEFAULT_FLOAT)
 
 
@@ -171,17 +172,7 @@ def fftshift(x: Any, /, *, axes: Any = None) -> Any:
 
 
 def ifftshift(x: Any, /, *, axes: Any = None) -> Any:
-    x = t(x)
-    axs = list(range(x.shape.rank)) if axes is None else ([axes] if isinstance(axes, int) else list(axes))
-    return tf.roll(x, [-(x.shape[a] // 2) for a in axs], axs)
-
-
-class _null:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
+    return _shift(x, axes, -1)
 
 
 fft_ns = SimpleNamespace(
