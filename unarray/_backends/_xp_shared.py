@@ -10,7 +10,7 @@ from collections import namedtuple
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from unarray._errors import ArgumentError, DTypeError
+from unarray._errors import ArgumentError, DTypeError, ShapeError
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
@@ -68,6 +68,46 @@ def same_dtype(xs: list[Any], result_type: Callable[..., Any], cast: Callable[[A
         d = result_type(*xs)
         xs = [cast(x, d) for x in xs]
     return xs
+
+
+def cumulative_axis(axis: int | None, shape: Any) -> int:
+    """The axis of a cumulative sum or product: ``None`` only for a 1-D array (the standard's rule)."""
+    if axis is None:
+        if len(shape) != 1:
+            raise ArgumentError(f"axis=None needs a 1-D array, got shape {tuple(shape)}; pass axis=")
+        axis = 0
+    return axes_of(axis, len(shape))[0]  # type: ignore[index]
+
+
+def differences(x: Any, ax: int, n: int, boolean: Any) -> Any:
+    """The ``n``-th differences of ``x`` along ``ax`` (of ``boolean`` arrays: where neighbours differ)."""
+    for _ in range(n):
+        hi = [slice(None)] * len(x.shape)
+        lo = [slice(None)] * len(x.shape)
+        hi[ax], lo[ax] = slice(1, None), slice(None, -1)
+        x = x[tuple(hi)] != x[tuple(lo)] if x.dtype == boolean else x[tuple(hi)] - x[tuple(lo)]
+    return x
+
+
+def outer(a: Any, b: Any) -> Any:
+    """The outer product of the 1-D arrays ``a`` and ``b`` (of one dtype)."""
+    if len(a.shape) != 1 or len(b.shape) != 1:
+        raise ShapeError(f"outer needs 1-D arrays, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
+    return a[:, None] * b[None, :]
+
+
+def vector_norm(m: Any, axis: Any, keepdims: bool, ord: Any, stat: Any, sqrt: Any, cast: Any) -> Any:  # noqa: A002
+    """The standard's vector norms of the magnitudes ``m``, from a namespace's ``stat`` reductions (sum, max, min,
+    count_nonzero), its ``sqrt`` and its ``cast(x, dtype)``."""
+    if ord == 2:
+        return sqrt(stat.sum(m * m, axis=axis, keepdims=keepdims))
+    if ord == math.inf:
+        return stat.max(m, axis=axis, keepdims=keepdims)
+    if ord == -math.inf:
+        return stat.min(m, axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return cast(stat.count_nonzero(m, axis=axis, keepdims=keepdims), m.dtype)
+    return stat.sum(m**ord, axis=axis, keepdims=keepdims) ** (1 / ord)
 
 
 def check_qr_mode(mode: str) -> None:

@@ -13,7 +13,7 @@ import mlx.core as mx
 from unarray._backends import _xp_shared
 from unarray._backends._xp_shared import EighResult, EigResult, QRResult, SlogdetResult, SVDResult
 from unarray._backends.mlx import statistical
-from unarray._backends.mlx.dtypes import FLOATS, INDEX, a, complex64, float32, float64, promote
+from unarray._backends.mlx.dtypes import FLOATS, INDEX, a, cast, complex64, float32, float64, promote
 from unarray._backends.mlx.statistical import total
 from unarray._errors import ShapeError, UnsupportedError
 
@@ -220,10 +220,7 @@ def pinv(x: Any, /, *, rtol: Any = None) -> Any:
 
 
 def outer(x1: Any, x2: Any, /) -> Any:
-    p, q = promote(x1, x2)
-    if p.ndim != 1 or q.ndim != 1:
-        raise ShapeError(f"outer needs 1-D arrays, got shapes {tuple(p.shape)} and {tuple(q.shape)}")
-    return p[:, None] * q[None, :]
+    return _xp_shared.outer(*promote(x1, x2))
 
 
 def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
@@ -234,16 +231,7 @@ def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any
     x = a(x)
     if x.dtype not in FLOATS and x.dtype != complex64:
         x = x.astype(float32)
-    m = mx.abs(x)
-    if ord == 2:
-        return mx.sqrt(statistical.sum(m * m, axis=axis, keepdims=keepdims))
-    if ord == math.inf:
-        return statistical.max(m, axis=axis, keepdims=keepdims)
-    if ord == -math.inf:
-        return statistical.min(m, axis=axis, keepdims=keepdims)
-    if ord == 0:
-        return statistical.sum((m != 0).astype(m.dtype), axis=axis, keepdims=keepdims)
-    return statistical.sum(m**ord, axis=axis, keepdims=keepdims) ** (1 / ord)
+    return _xp_shared.vector_norm(mx.abs(x), axis, keepdims, ord, statistical, mx.sqrt, cast)
 
 
 def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:  # noqa: A002

@@ -8,7 +8,7 @@ from typing import Any
 
 import mlx.core as mx
 
-from unarray._backends._xp_shared import axes_of
+from unarray._backends._xp_shared import axes_of, cumulative_axis, differences
 from unarray._backends.mlx.dtypes import (
     DEFAULT_FLOAT,
     DEFAULT_INT,
@@ -23,7 +23,7 @@ from unarray._backends.mlx.dtypes import (
     native,
     uint64,
 )
-from unarray._errors import ArgumentError, DTypeError, EmptyReductionError
+from unarray._errors import DTypeError, EmptyReductionError
 
 __all__ = ["all", "any", "argmax", "argmin", "count_nonzero", "cumulative_prod", "cumulative_sum", "diff", "max",
            "mean", "min", "prod", "std", "sum", "var"]
@@ -177,11 +177,7 @@ def all(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:
 
 def _cumulative(fn: Any, identity: int, x: Any, axis: int | None, dtype: Any, initial: builtins.bool) -> Any:
     x = a(x)
-    if axis is None:
-        if x.ndim != 1:
-            raise ArgumentError(f"axis=None needs a 1-D array, got shape {tuple(x.shape)}; pass axis=")
-        axis = 0
-    ax = axes_of(axis, x.ndim)[0]  # type: ignore[index]
+    ax = cumulative_axis(axis, x.shape)
     out = fn(cast(x, _acc(x, dtype)), axis=ax)
     if initial:
         shape = list(out.shape)
@@ -219,9 +215,4 @@ def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: 
     parts = [*([edge(prepend)] if prepend is not None else []), x, *([edge(append)] if append is not None else [])]
     if len(parts) > 1:
         x = mx.concatenate(parts, axis=ax)
-    for _ in range(n):
-        hi = [slice(None)] * x.ndim
-        lo = [slice(None)] * x.ndim
-        hi[ax], lo[ax] = slice(1, None), slice(None, -1)
-        x = x[tuple(hi)] != x[tuple(lo)] if x.dtype == bool else x[tuple(hi)] - x[tuple(lo)]
-    return x
+    return differences(x, ax, n, bool)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import math
 from types import SimpleNamespace
 from typing import Any
 
@@ -161,10 +160,7 @@ def pinv(x: Any, /, *, rtol: Any = None) -> Any:
 
 
 def outer(x1: Any, x2: Any, /) -> Any:
-    a, b = promote(x1, x2)
-    if a.shape.rank != 1 or b.shape.rank != 1:
-        raise ShapeError(f"outer needs 1-D arrays, got shapes {tuple(a.shape)} and {tuple(b.shape)}")
-    return a[:, None] * b[None, :]
+    return _xp_shared.outer(*promote(x1, x2))
 
 
 def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
@@ -172,18 +168,7 @@ def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
 
 
 def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:  # noqa: A002
-    x = _float(x)
-    a = tf.math.abs(x)
-    if ord == 2:
-        return tf.sqrt(statistical.sum(a * a, axis=axis, keepdims=keepdims))
-    if ord == math.inf:
-        return statistical.max(a, axis=axis, keepdims=keepdims)
-    if ord == -math.inf:
-        return statistical.min(a, axis=axis, keepdims=keepdims)
-    if ord == 0:
-        return tf.cast(statistical.count_nonzero(a, axis=axis, keepdims=keepdims), a.dtype)
-    p = tf.constant(ord, a.dtype)
-    return statistical.sum(a**p, axis=axis, keepdims=keepdims) ** (1 / p)
+    return _xp_shared.vector_norm(tf.math.abs(_float(x)), axis, keepdims, ord, statistical, tf.sqrt, tf.cast)
 
 
 def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:  # noqa: A002

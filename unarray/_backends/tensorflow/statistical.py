@@ -9,7 +9,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from unarray._backends._xp_shared import axes_of
+from unarray._backends._xp_shared import axes_of, cumulative_axis, differences
 from unarray._backends.tensorflow.dtypes import (
     COMPLEX,
     DEFAULT_INT,
@@ -21,7 +21,7 @@ from unarray._backends.tensorflow.dtypes import (
     widened,
 )
 from unarray._backends.tensorflow.manipulation import concat
-from unarray._errors import ArgumentError, DTypeError, EmptyReductionError
+from unarray._errors import DTypeError, EmptyReductionError
 
 __all__ = ["all", "any", "argmax", "argmin", "count_nonzero", "cumulative_prod", "cumulative_sum", "diff", "max",
            "mean", "min", "prod", "std", "sum", "var"]
@@ -185,11 +185,7 @@ def all(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:
 
 def _cumulative(fn: Any, identity: int, x: Any, axis: int | None, dtype: Any, initial: builtins.bool) -> Any:
     x = t(x)
-    if axis is None:
-        if x.shape.rank != 1:
-            raise ArgumentError(f"axis=None needs a 1-D array, got shape {tuple(x.shape)}; pass axis=")
-        axis = 0
-    ax = axes_of(axis, x.shape.rank)[0]  # type: ignore[index]
+    ax = cumulative_axis(axis, x.shape)
     d = _acc_dtype(x, dtype)
     xc = cast(x, d)
     out = widened(lambda v: fn(v, axis=ax), xc) if d in UNSIGNED or d in (tf.int8, tf.int16) else fn(xc, axis=ax)
@@ -222,10 +218,4 @@ def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: 
         x = concat([p if not isinstance(p, (int, float, builtins.bool)) else
                     tf.fill(tf.tensor_scatter_nd_update(tf.shape(x), [[axis % x.shape.rank]], [1]),
                             tf.constant(p, x.dtype)) for p in parts], axis=axis)
-    ax = axis % x.shape.rank
-    for _ in range(n):
-        hi = [slice(None)] * x.shape.rank
-        lo = [slice(None)] * x.shape.rank
-        hi[ax], lo[ax] = slice(1, None), slice(None, -1)
-        x = tf.not_equal(x[tuple(hi)], x[tuple(lo)]) if x.dtype == bool_ else x[tuple(hi)] - x[tuple(lo)]
-    return x
+    return differences(x, axis % x.shape.rank, n, bool_)
