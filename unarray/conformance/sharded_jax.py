@@ -245,7 +245,7 @@ def attention_jit(seed: int, causal: bool, gqa: bool) -> None:
     if "ppermute" not in str(jax.make_jaxpr(f)(q, k, v)):
         raise AssertionError(f"{what}: no ring (no ppermute) in the traced program")
     out = jax.jit(f)(q, k, v)
-    _close(out, sdpa_reference(*arrs, is_causal=causal, layout="bshd"), "float64", 16, what)
+    _close(out, sdpa_reference(arrs[0], arrs[1], arrs[2], is_causal=causal, layout="bshd"), "float64", 16, what)
     if out.sharding.spec != P("b", "s", None, None) and out.sharding.spec != P("b", "s"):
         raise AssertionError(f"{what}: output spec {out.sharding.spec}")
 

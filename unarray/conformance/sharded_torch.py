@@ -409,7 +409,7 @@ def _attention(mesh: Any, data: Any) -> None:
 
         mask = np.random.default_rng(sq * 7 + sk).random((hq, sq, sk)) > 0.3
     qt, kt, vt = (torch.from_numpy(a) for a in (q, k, v))
-    want = sdpa_reference(*(a.astype("float64") for a in (q, k, v)), mask=mask, is_causal=causal)
+    want = sdpa_reference(q.astype("float64"), k.astype("float64"), v.astype("float64"), mask, causal)
     if layout == "bshd":
         qt, kt, vt = (a.transpose(1, 2).contiguous() for a in (qt, kt, vt))
     seq = 2 if layout == "bhsd" else 1
