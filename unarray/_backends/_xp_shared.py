@@ -1,7 +1,7 @@
 # The library-free pieces of the array-API namespaces that backends write themselves (a library with no namespace
-# of the standard's, or one that follows NumPy's conventions): the standard's named results, and the linear-algebra
-# steps that are the same whatever the kernels (tensordot's axis split, matrix_power's squaring, matrix_norm's
-# choice of reduction). It names no library: each package passes its own ops.
+# of the standard's, or one that follows NumPy's conventions): their assembly, the standard's named results, and the
+# steps that are the same whatever the kernels (tensordot's axis split, matrix_power's squaring, the norms' choice of
+# reduction). It names no library: each package passes its own ops.
 from __future__ import annotations
 
 import math
