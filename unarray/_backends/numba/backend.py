@@ -103,17 +103,18 @@ class NumbaBackend(Backend):
 
 
 # Every hot op (a method of Backend, so never reaching __getattr__) is a compute op: refused with the advice.
-def _refusal(op: str) -> Any:
+def _refusal(attr: str) -> Any:
     def refuse(self: NumbaBackend, *args: Any, **kwargs: Any) -> Any:
-        raise UnsupportedError(_ADVICE, op=op, backend=self.name)
+        raise UnsupportedError(_ADVICE, op=attr.replace("linalg_", "linalg."), backend=self.name)
 
+    refuse.__name__, refuse.__qualname__ = attr, f"NumbaBackend.{attr}"  # (what ua.explain names)
     return refuse
 
 
 for _op in ("matmul", "tensordot", "vecdot", "linalg_matrix_power", "matrix_transpose", "permute_dims", "sum", "prod",
             "mean", "var", "std", "min", "max", "argmin", "argmax", "any", "all", "cumulative_sum", "cumulative_prod",
             "scaled_dot_product_attention"):
-    setattr(NumbaBackend, _op, _refusal(_op.replace("linalg_", "linalg.")))
+    setattr(NumbaBackend, _op, _refusal(_op))
 
 
 def _device_of_pointer(ptr: int) -> int:
