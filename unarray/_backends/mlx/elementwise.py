@@ -273,12 +273,9 @@ def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002
     out = x
     # Note: a NaN bound makes the result NaN (the standard); a comparison with it alone is False everywhere.
     floating = x.dtype in FLOATS
-    if min is not None:
-        lo = min if isinstance(min, SCALARS) else cast(a(min), x.dtype)
-        pick = less(out, lo) | mx.isnan(mx.array(lo)) if floating else less(out, lo)
-        out = mx.where(pick, lo, out).astype(x.dtype)
-    if max is not None:
-        hi = max if isinstance(max, SCALARS) else cast(a(max), x.dtype)
-        pick = greater(out, hi) | mx.isnan(mx.array(hi)) if floating else greater(out, hi)
-        out = mx.where(pick, hi, out).astype(x.dtype)
+    for bound, beyond in ((min, less), (max, greater)):
+        if bound is not None:
+            b = bound if isinstance(bound, SCALARS) else cast(a(bound), x.dtype)
+            pick = beyond(out, b) | mx.isnan(mx.array(b)) if floating else beyond(out, b)
+            out = mx.where(pick, b, out).astype(x.dtype)
     return mx.array(out) if out is x else out

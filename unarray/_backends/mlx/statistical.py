@@ -120,18 +120,19 @@ def _ordered(op: str, x: Any, axes: list[int] | None) -> None:
                                   "identity; check the size first or use a reduction with an identity")
 
 
-def max(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
+def _extreme(fn: Any, op: str, x: Any, axis: Any, keepdims: builtins.bool) -> Any:
     x = a(x)
     axes = axes_of(axis, x.ndim)
-    _ordered("max", x, axes)
-    return mx.array(x) if axes == [] else total(mx.max, x, axes, keepdims)
+    _ordered(op, x, axes)
+    return mx.array(x) if axes == [] else total(fn, x, axes, keepdims)
+
+
+def max(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
+    return _extreme(mx.max, "max", x, axis, keepdims)
 
 
 def min(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
-    x = a(x)
-    axes = axes_of(axis, x.ndim)
-    _ordered("min", x, axes)
-    return mx.array(x) if axes == [] else total(mx.min, x, axes, keepdims)
+    return _extreme(mx.min, "min", x, axis, keepdims)
 
 
 def _no_elements(x: Any, axis: int | None, keepdims: builtins.bool) -> Any:

@@ -150,25 +150,20 @@ def imag(x: Any, /) -> Any:
     return tf.math.imag(x) if x.dtype in COMPLEX else tf.zeros_like(x)
 
 
-def isnan(x: Any, /) -> Any:
-    x = t(x)
-    if x.dtype in COMPLEX:
-        return tf.math.is_nan(tf.math.real(x)) | tf.math.is_nan(tf.math.imag(x))
-    return tf.math.is_nan(x) if x.dtype in FLOATS else tf.zeros(tf.shape(x), bool)
+def _classify(fn: Any, either: bool) -> Any:
+    # A complex number is NaN or infinite where either part is, finite where both are; an integer is finite.
+    def op(x: Any, /) -> Any:
+        x = t(x)
+        if x.dtype in COMPLEX:
+            re, im = fn(tf.math.real(x)), fn(tf.math.imag(x))
+            return re | im if either else re & im
+        return fn(x) if x.dtype in FLOATS else tf.fill(tf.shape(x), not either)
+
+    return op
 
 
-def isinf(x: Any, /) -> Any:
-    x = t(x)
-    if x.dtype in COMPLEX:
-        return tf.math.is_inf(tf.math.real(x)) | tf.math.is_inf(tf.math.imag(x))
-    return tf.math.is_inf(x) if x.dtype in FLOATS else tf.zeros(tf.shape(x), bool)
-
-
-def isfinite(x: Any, /) -> Any:
-    x = t(x)
-    if x.dtype in COMPLEX:
-        return tf.math.is_finite(tf.math.real(x)) & tf.math.is_finite(tf.math.imag(x))
-    return tf.math.is_finite(x) if x.dtype in FLOATS else tf.ones(tf.shape(x), bool)
+isnan, isinf = _classify(tf.math.is_nan, True), _classify(tf.math.is_inf, True)
+isfinite = _classify(tf.math.is_finite, False)
 
 
 def signbit(x: Any, /) -> Any:
@@ -350,10 +345,8 @@ def clip(x: Any, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002
     out = x
     # Note: a NaN bound makes the result NaN (the standard); a comparison with it alone is False everywhere.
     nan = tf.math.is_nan if x.dtype in FLOATS else None
-    if min is not None:
-        lo = tf.cast(min if isinstance(min, SCALARS) else cast(t(min), x.dtype), x.dtype)
-        out = tf.where(less(out, lo) | nan(lo) if nan else less(out, lo), lo, out)
-    if max is not None:
-        hi = tf.cast(max if isinstance(max, SCALARS) else cast(t(max), x.dtype), x.dtype)
-        out = tf.where(greater(out, hi) | nan(hi) if nan else greater(out, hi), hi, out)
+    for bound, beyond in ((min, less), (max, greater)):
+        if bound is not None:
+            b = tf.cast(bound if isinstance(bound, SCALARS) else cast(t(bound), x.dtype), x.dtype)
+            out = tf.where(beyond(out, b) | nan(b) if nan else beyond(out, b), b, out)
     return tf.identity(out) if out is x else out

@@ -114,18 +114,22 @@ def _check_nonempty(op: str, x: Any, axes: list[int] | None) -> None:
         tf.debugging.assert_positive(_count(x, axes), message=f"ua.{op} [tensorflow]: EmptyReductionError: {why}")
 
 
-def _extreme(fn: Any, op: str, x: Any, axis: Any, keepdims: builtins.bool) -> Any:
+def _orderable(x: Any) -> Any:
     x = t(x)
     if x.dtype in COMPLEX:
         raise DTypeError(f"got a {x.dtype.name} array, but complex numbers have no order in the standard; "
                          "reduce the real part or the magnitude instead (ua.real(x), ua.abs(x))")
+    return x
+
+
+def _extreme(fn: Any, op: str, x: Any, axis: Any, keepdims: builtins.bool) -> Any:
+    x = _orderable(x)
     axes = axes_of(axis, x.shape.rank)
     _check_nonempty(op, x, axes)
     if axes == []:
         return tf.identity(x)
     if x.dtype == bool_:
-        r = (tf.reduce_all if fn is tf.reduce_min else tf.reduce_any)(x, axis=axes, keepdims=keepdims)
-        return r
+        return (tf.reduce_all if fn is tf.reduce_min else tf.reduce_any)(x, axis=axes, keepdims=keepdims)
     r = fn(x, axis=axes, keepdims=keepdims)
     if x.dtype in FLOATS:
         # Note: TF's reduce_max/min skip NaN; the standard propagates it.
@@ -143,10 +147,7 @@ def min(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:
 
 
 def _arg(fn: Any, op: str, x: Any, axis: int | None, keepdims: builtins.bool) -> Any:
-    x = t(x)
-    if x.dtype in COMPLEX:
-        raise DTypeError(f"got a {x.dtype.name} array, but complex numbers have no order in the standard; "
-                         "reduce the real part or the magnitude instead (ua.real(x), ua.abs(x))")
+    x = _orderable(x)
     if axis is None:
         flat = tf.reshape(x, [-1])
         r = _arg(fn, op, flat, 0, False)
