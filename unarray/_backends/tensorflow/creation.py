@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+import contextlib
 import math
 from typing import Any
 
@@ -28,17 +29,9 @@ from unarray._backends.tensorflow.manipulation import same_dtype
 from unarray._errors import ArgumentError
 
 
-class _Place:
-    def __init__(self, device: Any):
-        self.ctx = tf.device(device) if device is not None else None
-
-    def __enter__(self) -> None:
-        if self.ctx is not None:
-            self.ctx.__enter__()
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.ctx is not None:
-            self.ctx.__exit__(*exc)
+def place(device: Any) -> Any:
+    """A scope placing new tensors on ``device`` (TF's default placement where it is None)."""
+    return tf.device(device) if device is not None else contextlib.nullcontext()
 
 
 def _shape(shape: Any) -> list[int]:
@@ -62,12 +55,12 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: builtin
         raise ValueError("TensorFlow cannot alias memory it does not own (copy=False); pass copy=None")
     if isinstance(obj, (list, tuple)) and isinstance(_first(obj), (tf.Tensor, tf.Variable)):
         # Note: a sequence of tensors is packed by TensorFlow (NumPy's conversion would read each as an object).
-        with _Place(device):
+        with place(device):
             x = tf.convert_to_tensor(obj)
             return x if dtype is None or x.dtype == dtype else tf.cast(x, dtype)
     if dtype is None:
         dtype = _infer_dtype(obj)
-    with _Place(device):
+    with place(device):
         if isinstance(obj, np.ndarray) and dtype is not None and dtype != bfloat16:
             obj = obj.astype(dtype.as_numpy_dtype, copy=False)
         elif isinstance(obj, (list, tuple, builtins.bool, int, float, complex, np.generic)) and dtype is not None:
@@ -87,9 +80,6 @@ def _infer_dtype(obj: Any) -> Any:
     # Note: tf.constant makes Python ints int32 and floats float32; the standard's defaults here are int64/float32.
     if isinstance(obj, np.ndarray | np.generic):
         return None
-    flat = obj
-    while isinstance(flat, (list, tuple)) and flat:
-        flat = flat[0]
     if isinstance(obj, (list, tuple)):
         items = np.asarray(obj, dtype=object).ravel().tolist() if obj else []
     else:
@@ -108,12 +98,12 @@ def _infer_dtype(obj: Any) -> Any:
 
 
 def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
-    with _Place(device):
+    with place(device):
         return tf.zeros(_shape(shape), dtype or DEFAULT_FLOAT)
 
 
 def ones(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
-    with _Place(device):
+    with place(device):
         return tf.ones(_shape(shape), dtype or DEFAULT_FLOAT)
 
 
@@ -124,7 +114,7 @@ def empty(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
 def full(shape: Any, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Any:
     if dtype is None:
         dtype = _infer_dtype(fill_value) if isinstance(fill_value, SCALARS) else t(fill_value).dtype
-    with _Place(device):
+    with place(device):
         return tf.fill(_shape(shape), const(fill_value, dtype))
 
 
@@ -135,13 +125,13 @@ def _like(x: Any, dtype: Any, device: Any) -> tuple[Any, Any, Any]:
 
 def zeros_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
     x, d, dev = _like(x, dtype, device)
-    with _Place(dev):
+    with place(dev):
         return tf.zeros(tf.shape(x), d)
 
 
 def ones_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
     x, d, dev = _like(x, dtype, device)
-    with _Place(dev):
+    with place(dev):
         return tf.ones(tf.shape(x), d)
 
 
@@ -151,7 +141,7 @@ def empty_like(x: Any, /, *, dtype: Any = None, device: Any = None) -> Any:
 
 def full_like(x: Any, /, fill_value: Any, *, dtype: Any = None, device: Any = None) -> Any:
     x, d, dev = _like(x, dtype, device)
-    with _Place(dev):
+    with place(dev):
         return tf.fill(tf.shape(x), const(fill_value, d))
 
 
@@ -161,7 +151,7 @@ def arange(start: Any, /, stop: Any = None, step: Any = 1, *, dtype: Any = None,
     if dtype is None:
         dtype = DEFAULT_FLOAT if builtins.any(isinstance(v, float) for v in (start, stop, step)) else DEFAULT_INT
     n = builtins.max(0, math.ceil((stop - start) / step))
-    with _Place(device):
+    with place(device):
         # Note: start + i*step (as NumPy), not TF's repeated addition, and the standard's ceil length.
         return tf.cast(start + tf.range(n, dtype=float64 if dtype in FLOATS else int64) * step, dtype)
 
@@ -173,7 +163,7 @@ def _exact(v: Any, dtype: Any) -> Any:
 def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: Any = None,
              endpoint: builtins.bool = True) -> Any:
     dtype = dtype or (complex64 if builtins.any(isinstance(v, complex) for v in (start, stop)) else DEFAULT_FLOAT)
-    with _Place(device):
+    with place(device):
         if num == 0:
             return tf.zeros([0], dtype)
         div = (num - 1) if endpoint else num
@@ -189,7 +179,7 @@ def linspace(start: Any, stop: Any, /, num: int, *, dtype: Any = None, device: A
 
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None, device: Any = None) -> Any:
     n_cols = n_rows if n_cols is None else n_cols
-    with _Place(device):
+    with place(device):
         r = tf.range(n_rows)[:, None]
         c = tf.range(n_cols)[None, :]
         return tf.cast(tf.equal(c - r, k), dtype or DEFAULT_FLOAT)

@@ -2,13 +2,13 @@
 # signatures: TF's FFTs act on the innermost axes only and take complex input only.
 from __future__ import annotations
 
-import contextlib
 import math
 from types import SimpleNamespace
 from typing import Any
 
 import tensorflow as tf
 
+from unarray._backends.tensorflow.creation import place
 from unarray._backends.tensorflow.dtypes import COMPLEX, COMPLEX_OF, DEFAULT_FLOAT, FLOATS, t
 from unarray._errors import ArgumentError, DTypeError
 
@@ -151,12 +151,12 @@ def ihfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backw
 
 def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
     k = [i if i < (n + 1) // 2 else i - n for i in range(n)]
-    with tf.device(device) if device is not None else contextlib.nullcontext():
+    with place(device):
         return tf.constant([v / (n * d) for v in k], dtype or DEFAULT_FLOAT)
 
 
 def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
-    with tf.device(device) if device is not None else contextlib.nullcontext():
+    with place(device):
         return tf.constant([i / (n * d) for i in range(n // 2 + 1)], dtype or DEFAULT_FLOAT)
 
 

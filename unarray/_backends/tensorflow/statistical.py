@@ -9,7 +9,8 @@ from typing import Any
 
 import tensorflow as tf
 
-from unarray._backends._xp_shared import axes_of, cumulative_axis, differences
+from unarray._backends import _xp_shared
+from unarray._backends._xp_shared import axes_of
 from unarray._backends.tensorflow.dtypes import (
     COMPLEX,
     DEFAULT_INT,
@@ -186,7 +187,7 @@ def all(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:
 
 def _cumulative(fn: Any, identity: int, x: Any, axis: int | None, dtype: Any, initial: builtins.bool) -> Any:
     x = t(x)
-    ax = cumulative_axis(axis, x.shape)
+    ax = _xp_shared.cumulative_axis(axis, x.shape)
     d = _acc_dtype(x, dtype)
     xc = cast(x, d)
     out = widened(lambda v: fn(v, axis=ax), xc) if d in UNSIGNED or d in (tf.int8, tf.int16) else fn(xc, axis=ax)
@@ -219,4 +220,4 @@ def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: 
         x = concat([p if not isinstance(p, (int, float, builtins.bool)) else
                     tf.fill(tf.tensor_scatter_nd_update(tf.shape(x), [[axis % x.shape.rank]], [1]),
                             tf.constant(p, x.dtype)) for p in parts], axis=axis)
-    return differences(x, axis % x.shape.rank, n, bool_)
+    return _xp_shared.differences(x, axis % x.shape.rank, n, bool_)

@@ -18,4 +18,5 @@ from unarray._backends.tensorflow import (
 # The modules' own helpers (shared with the other namespaces unarray writes), not names of the standard.
 XP = assemble(__name__, "The array-API namespace over TensorFlow.",
               (dtypes, elementwise, creation, statistical, manipulation, linear_algebra, searching),
-              ("axes_of", "same_dtype", "cast", "widened", "arith"), linalg=linalg.linalg, fft=fft.fft_ns)
+              ("axes_of", "same_dtype", "cast", "widened", "arith", "place"), linalg=linalg.linalg,
+              fft=fft.fft_ns)
