@@ -194,29 +194,12 @@ def _to_jax(jax: Handoff) -> FastPath:
     adopt = jax.adopt_unordered
 
     def tf_to_jax(x: Any) -> Any:
-        # The import jnp.from_dlpack ends in (TF >= 2.16 exports __dlpack__, without a
-        # stream argument); older TF gives only a capsule, wrapped as a producer object. Both zero-copy.
+        # The import jnp.from_dlpack ends in (TensorFlow exports __dlpack__, without a stream argument): zero-copy.
         if not _is_eager(x):
             raise _snapshot(x, tf_to_jax)
-        if hasattr(x, "__dlpack__"):
-            return adopt(x)
-        return adopt(_Capsule(tf_capsule(x), x.__dlpack_device__()))
+        return adopt(x)
 
     return FastPath(tf_to_jax)
-
-
-class _Capsule:
-    # TF's to_dlpack gives a bare capsule; JAX and NumPy want a producer object.
-    __slots__ = ("cap", "dev")
-
-    def __init__(self, cap: Any, dev: tuple[int, int]):
-        self.cap, self.dev = cap, dev
-
-    def __dlpack__(self, **kw: Any) -> Any:
-        return self.cap
-
-    def __dlpack_device__(self) -> tuple[int, int]:
-        return self.dev
 
 
 def _to_np_guard(sp: Any) -> tuple[Any, Callable[[Any], Any]] | None:
