@@ -64,10 +64,10 @@ def _to_ref(a: Any, up: bool) -> Any:
     return upcast(a) if up else a
 
 
-def _reference(op: str) -> Callable[..., Any]:
+def _function(root: Any, op: str) -> Callable[..., Any]:
+    # The op ("add", "linalg.inv") in NumPy (the reference) or in unarray (the call).
     ns, _, name = op.rpartition(".")
-    mod = {"": np, "linalg": np.linalg, "fft": np.fft}[ns]
-    return cast(Callable[..., Any], getattr(mod, name))
+    return cast(Callable[..., Any], getattr(getattr(root, ns) if ns else root, name))
 
 
 def _leaves(x: Any) -> list[Any]:
@@ -150,7 +150,7 @@ def run_case(case: Case, env: Env, seed: int = 0) -> Result:
         try:
             with shapes_of(case, seed, example, SHAPES_PER_CASE):
                 args, kw = case.draw(case.rng(seed, example), case.dtype)
-            ref = case.ref or _reference(case.op)
+            ref = case.ref or _function(np, case.op)
             args64 = tuple(_to_ref(a, case.ref_upcast) for a in args)
             kw64 = {k: _to_ref(v, case.ref_upcast) for k, v in kw.items()}
             with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -173,7 +173,7 @@ def run_case(case: Case, env: Env, seed: int = 0) -> Result:
             if case.call is not None:
                 out = case.call(ua, bargs, bkw, env) if case.with_env else case.call(ua, bargs, bkw)
             else:
-                out = _reference_ua(ua, case.op)(*bargs, **bkw)
+                out = _function(ua, case.op)(*bargs, **bkw)
             problem = _native_problem(ua, out, expected, env)
             if want_dtypes is not None and not problem:
                 got = [_dtype_of(ua, a) for a, e in zip(_leaves(out), _leaves(expected), strict=False)
@@ -191,11 +191,6 @@ def run_case(case: Case, env: Env, seed: int = 0) -> Result:
     result = Result(case.op, case.form, case.dtype, env.backend, str(env.device), env.platform, status,
                     None if status == "error" else worst, message, seconds=time.perf_counter() - t0)
     return _apply_deviation(result)
-
-
-def _reference_ua(ua: Any, op: str) -> Callable[..., Any]:
-    ns, _, name = op.rpartition(".")
-    return cast(Callable[..., Any], getattr(getattr(ua, ns) if ns else ua, name))
 
 
 def short(text: str, n: int = 300) -> str:

@@ -47,6 +47,11 @@ class Result:
     def unexpected(self) -> bool:
         return self.status in ("fail", "error")
 
+    @property
+    def block(self) -> str:
+        """The part of the run it belongs to: its backend@device, or handoff@device for a handoff check."""
+        return f"handoff@{self.device}" if self.op.startswith("handoff") else f"{self.backend}@{self.device}"
+
 
 @dataclass
 class RunReport:
@@ -73,8 +78,7 @@ class RunReport:
         """backend@device -> its counts and wall time ("250 pass, 3 known in 41.2s"); handoff checks by device."""
         counts: dict[str, dict[str, int]] = {}
         for r in self.results:
-            label = f"handoff@{r.device}" if r.op.startswith("handoff") else f"{r.backend}@{r.device}"
-            c = counts.setdefault(label, {})
+            c = counts.setdefault(r.block, {})
             c[r.status] = c.get(r.status, 0) + 1
         out = {}
         for label, c in counts.items():

@@ -152,7 +152,7 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
                     span[0], span[1] = min(span[0], t), max(span[1], time.perf_counter())
                     pending[label] -= 1
                     if pending[label] == 0 and progress is not None:
-                        progress.block_done(label, [r for r in report.results if _label(r) == label],
+                        progress.block_done(label, [r for r in report.results if r.block == label],
                                             span[1] - span[0])
         return go
 
@@ -170,7 +170,7 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
                 report.seconds = last_snapshot[0] - t0
                 snapshot(report)
             if progress is not None:
-                progress.step(_label(r), r.op)
+                progress.step(r.block, r.op)
                 if r.unexpected:
                     progress.note(f"{r.status.upper()} {r.backend}@{r.device} {r.op}[{r.form}|{r.dtype}]: "
                                   f"{r.message}")
@@ -208,10 +208,6 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
     if cases is None and not ops:
         remember(profile, report.timings, blocks)  # the next run's estimates (not a filtered run's times)
     return report
-
-
-def _label(r: Result) -> str:
-    return f"handoff@{r.device}" if r.op.startswith("handoff") else f"{r.backend}@{r.device}"
 
 
 def _record_handoff(record: Callable[[Result], None], *args: Any) -> None:
