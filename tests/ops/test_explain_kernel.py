@@ -18,7 +18,7 @@ from unarray import _backends
 from unarray._backends._base import _SAME_AS
 from unarray.conformance.cases import all_cases
 from unarray.conformance.cases_hot import DT
-from unarray.conformance.check import _reference_ua, _to_backend
+from unarray.conformance.check import _function, _to_backend
 from unarray.conformance.results import Env
 
 # Ops whose call runs no kernel of the backend's (queries, namespace lookups, a callback into NumPy), and
@@ -87,7 +87,7 @@ def test_explain_names_the_callable_the_call_enters(backend: TestBackend, monkey
     def call() -> Any:
         if case.call is not None:
             return case.call(ua, bargs, bkw, env) if case.with_env else case.call(ua, bargs, bkw)
-        return _reference_ua(ua, op)(*bargs, **bkw)
+        return _function(ua, op)(*bargs, **bkw)
 
     kernel = ua.explain(op, *bargs, **bkw).kernel
     b = _backends.get(backend.name)
