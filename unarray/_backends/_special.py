@@ -14,6 +14,15 @@ def remainder_zero_sign(xp: Any, r: Any, x2: Any) -> Any:
                                         xp.full_like(r, x2)), r)
 
 
+def hypot(xp: Any, a: Any, b: Any) -> Any:
+    # For a library without one: scaled so that large inputs do not overflow; inf wins over NaN as in C hypot.
+    a, b = xp.abs(a), xp.abs(b)
+    hi, lo = xp.maximum(a, b), xp.minimum(a, b)
+    r = lo / xp.where(hi == 0, xp.ones_like(hi), hi)
+    out = xp.where(hi == 0, xp.zeros_like(hi), hi * xp.sqrt(1 + r * r))
+    return xp.where(xp.isinf(a) | xp.isinf(b), xp.full_like(out, math.inf), out)
+
+
 def remainder_inf_divisor(xp: Any, r: Any, x1: Any, x2: Any) -> Any:
     # Note: finite % +-inf is x1 where the signs agree (or x1 is 0), else x2 (the standard; CuPy gives NaN).
     a = xp.astype(x1, r.dtype) if hasattr(x1, "dtype") else xp.full_like(r, x1)

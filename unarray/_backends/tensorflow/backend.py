@@ -131,10 +131,8 @@ class _Missing(UnsupportedError, AttributeError):
     pass
 
 
-# Ops TensorFlow cannot run at all, with the reason (``ua.explain`` and the support matrix read this).
-# Every name of the front end is implemented for TF, so this is empty; what TF cannot do for some
-# dtypes only is in DTYPE_HOLES (raising UnsupportedError for those dtypes, running for the others).
-HOLES: dict[str, str] = {}
+# Every name of the front end is implemented for TF (its ``holes`` are the base class's, none); what TF cannot do
+# for some dtypes only (UnsupportedError for those dtypes, running for the others):
 DTYPE_HOLES: dict[str, str] = {
     f"linalg_{op}": "float16/bfloat16: TensorFlow has no half-precision kernels; cast to float32"
     for op in linalg.HALF_HOLES
@@ -146,7 +144,6 @@ class TensorflowBackend(Backend):
     compiler = TensorFlowCompiler()
     xp = XP
     native = tf
-    holes = HOLES
     immutable = True
 
     def __getattr__(self, op: str) -> Any:

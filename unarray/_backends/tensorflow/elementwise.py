@@ -2,7 +2,6 @@
 # standard's semantics where TensorFlow's differ (each with its reason).
 from __future__ import annotations
 
-import math
 import sys
 from typing import Any
 
@@ -308,15 +307,7 @@ def copysign(x1: Any, x2: Any, /) -> Any:
 
 
 def hypot(x1: Any, x2: Any, /) -> Any:
-    a, b = promote(x1, x2)
-    a, b = tf.math.abs(a), tf.math.abs(b)
-    # Note: scaled so that large inputs do not overflow; inf wins over NaN as in C hypot.
-    hi, lo = tf.maximum(a, b), tf.minimum(a, b)
-    safe = tf.where(tf.equal(hi, 0), tf.ones_like(hi), hi)
-    r = lo / safe
-    out = tf.where(tf.equal(hi, 0), tf.zeros_like(hi), hi * tf.sqrt(1 + r * r))
-    big = tf.fill(tf.shape(out), tf.constant(math.inf, out.dtype))
-    return tf.where(tf.math.is_inf(a) | tf.math.is_inf(b), big, out)
+    return _special.hypot(_xp(), *promote(x1, x2))
 
 
 def logaddexp(x1: Any, x2: Any, /) -> Any:
