@@ -367,7 +367,7 @@ def _local_call(q: Any, k: Any, v: Any, *ids: Any, axis: str, n: int, causal: bo
         i = jax.lax.axis_index(axis)
         qi, ki = ((jax.lax.dynamic_slice_in_dim(ids[0], i * q.shape[1], q.shape[1], axis=1),
                    jax.lax.dynamic_slice_in_dim(ids[1], i * k.shape[1], k.shape[1], axis=1)) if ids else (None, None))
-        out = rb.ring_masked(q, k, v, qi, ki, axis, n, band, scale, precision)
+        out = rb.ring(q, k, v, qi, ki, axis, n, False, scale, kernel, precision, band)
         out = out.reshape(*batch, *out.shape[1:])
         return jnp.swapaxes(out, -2, -3) if layout == "bhsd" else out
     one = functools.partial(_one_group, axis=axis, n=n, causal=causal, scale=scale, kernel=kernel,
@@ -395,5 +395,5 @@ def _one_group(q: Any, k: Any, v: Any, *, axis: str, n: int, causal: bool, scale
         return attention_split.split(q, k, v, axis, scale, kernel, precision)
     if causal:
         q, k, v = (rb.zigzag(a, axis, n) for a in (q, k, v))
-    out = rb.ring(q, k, v, axis, n, causal, scale, kernel, precision)
+    out = rb.ring(q, k, v, None, None, axis, n, causal, scale, kernel, precision, None)
     return rb.unzigzag(out, axis, n) if causal else out

@@ -62,8 +62,9 @@ def _fwd(q: Any, k: Any, v: Any, axis: str, scale: float, kernel: str, precision
 
 def _bwd(axis: str, scale: float, kernel: str, precision: Any, res: Any, dout: Any) -> tuple[Any, Any, Any]:
     zig = functools.partial(rb.zigzag, axis=axis, n=2)
-    grads = rb.ring_bwd(axis, 2, True, scale, kernel, precision, tuple(zig(x) for x in res), zig(dout))
-    return tuple(rb.unzigzag(g, axis, 2) for g in grads)
+    q, k, v, out, lse = (zig(x) for x in res)
+    grads = rb.ring_bwd(axis, 2, True, scale, kernel, precision, None, (q, k, v, None, None, out, lse), zig(dout))
+    return tuple(rb.unzigzag(g, axis, 2) for g in grads[:3])
 
 
 split.defvjp(_fwd, _bwd)
