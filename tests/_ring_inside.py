@@ -217,14 +217,14 @@ def _structured_masks_equal_reference(mesh: Any, data: Any) -> int:
     _close(got, _reference(q, k, v, keep, False), dtype, f"window {window}, causal {causal}, segments {seg}")
     q, k, v = _inputs(1, 1, 2, 2, 4 * w, 8)
     counted: list[int] = []
-    real = attention_ring_own.spec_blocks
+    real = attention_ring_own.blocks
 
     def spy(*args: Any) -> Any:
         out = real(*args)
         counted.append(len(out))
         return out
 
-    with mock.patch.object(attention_ring_own, "spec_blocks", spy):
+    with mock.patch.object(attention_ring_own, "blocks", spy):
         out = ua.scaled_dot_product_attention(*(_shard(mesh, a, torch.float32) for a in (q, k, v)), is_causal=True,
                                               window=(1, 0))
     band = np.tril(np.ones((4 * w, 4 * w), bool)) & ~np.tril(np.ones((4 * w, 4 * w), bool), -2)

@@ -42,21 +42,26 @@ __all__ = ["few_rows", "kernel", "launch", "transpose", "transposable"]
 _SOURCE = r"""
 struct __align__(16) w16 { unsigned long long lo, hi; };
 
+// The tile kernels' arguments (strides in words), and where a block starts: its tile (tr, tc) of nr x nc tiles
+// and its batch element's source and destination (s, d).
+#define TILE_ARGS const W* __restrict__ src, W* __restrict__ dst, long long R, long long C, long long SR, \
+    long long DC, long long nr, long long nc, long long B1, long long B2, long long SB0, long long SB1, \
+    long long SB2, long long DB0, long long DB1, long long DB2
+#define TILE_START \
+    long long pid = blockIdx.x; \
+    long long tc = pid % nc; \
+    pid /= nc; \
+    long long tr = pid % nr; \
+    long long b = pid / nr; \
+    long long b2 = b % B2, b1 = (b / B2) % B1, b0 = b / (B2 * B1); \
+    const W* s = src + b0 * SB0 + b1 * SB1 + b2 * SB2; \
+    W* d = dst + b0 * DB0 + b1 * DB1 + b2 * DB2;
+
 template <typename W, int TILE, int ROWS>
-__global__ void transpose_tile(const W* __restrict__ src, W* __restrict__ dst, long long R, long long C,
-                               long long SR, long long DC, long long nr, long long nc, long long B1,
-                               long long B2, long long SB0, long long SB1, long long SB2, long long DB0,
-                               long long DB1, long long DB2) {
+__global__ void transpose_tile(TILE_ARGS) {
     // dst[b, c * DC + r] = src[b, r * SR + c]: strides in words.
     __shared__ W tile[TILE][TILE + 1];
-    long long pid = blockIdx.x;
-    long long tc = pid % nc;
-    pid /= nc;
-    long long tr = pid % nr;
-    long long b = pid / nr;
-    long long b2 = b % B2, b1 = (b / B2) % B1, b0 = b / (B2 * B1);
-    const W* s = src + b0 * SB0 + b1 * SB1 + b2 * SB2;
-    W* d = dst + b0 * DB0 + b1 * DB1 + b2 * DB2;
+    TILE_START
     long long c = tc * TILE + threadIdx.x;
     for (int j = threadIdx.y; j < TILE; j += ROWS) {
         long long r = tr * TILE + j;
@@ -71,24 +76,14 @@ __global__ void transpose_tile(const W* __restrict__ src, W* __restrict__ dst, l
 }
 
 template <typename W, int VEC, int TILE>
-__global__ void transpose_tile_v(const W* __restrict__ src, W* __restrict__ dst, long long R, long long C,
-                                 long long SR, long long DC, long long nr, long long nc, long long B1,
-                                 long long B2, long long SB0, long long SB1, long long SB2, long long DB0,
-                                 long long DB1, long long DB2) {
+__global__ void transpose_tile_v(TILE_ARGS) {
     // The padded-tile transpose with 16-byte global accesses: VEC words per thread each way (rows,
     // columns, strides and addresses are multiples of VEC words, checked by the caller). 256 threads,
     // a TILE x TILE tile, TILE * TILE / 256 / VEC loads in flight per thread.
     constexpr int TPR = TILE / VEC;  // threads along a tile row
     constexpr int RPP = 256 / TPR;   // tile rows per pass
     __shared__ W tile[TILE][TILE + 1];
-    long long pid = blockIdx.x;
-    long long tc = pid % nc;
-    pid /= nc;
-    long long tr = pid % nr;
-    long long b = pid / nr;
-    long long b2 = b % B2, b1 = (b / B2) % B1, b0 = b / (B2 * B1);
-    const W* s = src + b0 * SB0 + b1 * SB1 + b2 * SB2;
-    W* d = dst + b0 * DB0 + b1 * DB1 + b2 * DB2;
+    TILE_START
     const int tx = threadIdx.x % TPR, ty = threadIdx.x / TPR;
     uint4 q[TILE / RPP];
     long long c = tc * TILE + tx * VEC;
@@ -118,22 +113,12 @@ __global__ void transpose_tile_v(const W* __restrict__ src, W* __restrict__ dst,
 }
 
 template <typename W, int TR, int TC, int PAD>
-__global__ void transpose_skinny(const W* __restrict__ src, W* __restrict__ dst, long long R, long long C,
-                                 long long SR, long long DC, long long nr, long long nc, long long B1,
-                                 long long B2, long long SB0, long long SB1, long long SB2, long long DB0,
-                                 long long DB1, long long DB2) {
+__global__ void transpose_skinny(TILE_ARGS) {
     // The same transpose on a TR x TC tile, TR or TC small (a few channels: NCHW <-> NHWC with C = 3).
     // 256 threads walk the tile linearly: along c to read, along r to write. Rows are padded by PAD
     // words so that a warp's TR-high column (32 / TR columns at once) falls on distinct banks.
     __shared__ W tile[TR][TC + PAD];
-    long long pid = blockIdx.x;
-    long long tc = pid % nc;
-    pid /= nc;
-    long long tr = pid % nr;
-    long long b = pid / nr;
-    long long b2 = b % B2, b1 = (b / B2) % B1, b0 = b / (B2 * B1);
-    const W* s = src + b0 * SB0 + b1 * SB1 + b2 * SB2;
-    W* d = dst + b0 * DB0 + b1 * DB1 + b2 * DB2;
+    TILE_START
     for (int k = threadIdx.x; k < TR * TC; k += blockDim.x) {
         int i = k / TC, j = k % TC;
         long long r = tr * TR + i, c = tc * TC + j;

@@ -51,14 +51,7 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
                     f"window{'' if layout == 'bshd' else ', bhsd swapped to JAX bshd'})")
     if sq > SMALL_ROWS:
         return None
-    rows = jnp.arange(sq)[:, None] + (sk - sq - lo)
-    cols = jnp.arange(n)[None, :]
-    small = jnp.ones((sq, n), dtype=bool)
-    if spec.left is not None:
-        small = small & (cols >= rows - spec.left)
-    if spec.right is not None:
-        small = small & (cols <= rows + spec.right)
-    inner = _att.plan(q, ks, vs, small, NONE, scale, layout, policy)
+    inner = _att.plan(q, ks, vs, spec.allowed(jnp, 0, sq, lo, hi, sq, sk), NONE, scale, layout, policy)
     assert inner is not None
     return around(inner, _same, f"{what}, a ({sq}, {n}) boolean mask over them")
 

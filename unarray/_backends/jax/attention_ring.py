@@ -131,16 +131,21 @@ def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str, masks:
         return None
     n = int(sq_sh.mesh.shape[axis])
     sq, sk = q.shape[seq], k.shape[seq]
-    if masks is not None and masks.structured:
-        return _masked_plan(q, k, v, masks, sq_sh, shardings, seq=seq, axis=str(axis), n=n)
-    if n < 2 or sq == 0 or (is_causal and sq != sk) or sq % (2 * n if is_causal else n) or sk % n:
+    structured = masks is not None and masks.structured
+    zigzag = bool(is_causal) and not structured
+    if n < 2 or sq == 0 or (zigzag and sq != sk) or sq % (2 * n if zigzag else n) or sk % n:
         return None
-    if any(_padded(sh.spec, q.ndim) != spec for sh in shardings if isinstance(sh, NamedSharding)):
+    if not all(isinstance(sh, NamedSharding) and _padded(sh.spec, q.ndim) == spec for sh in shardings):
         return None  # k, v sharded differently: GSPMD reshards them in the general path
-    if not all(isinstance(sh, NamedSharding) for sh in shardings):
-        return None
     if not jnp.issubdtype(q.dtype, jnp.floating):
         return None
+    if structured:
+        # A window or segment ids: the ring over contiguous shards, jnp blocks under the mask at global positions.
+        if masks.q_segments is not None and any(spec[d] is not None for d in range(q.ndim - 3)):
+            return None  # segment ids beside a sharded batch: the general path
+        off = sk - sq
+        band = (None if masks.left is None else off - masks.left, None if masks.right is None else off + masks.right)
+        return Plan(sq_sh.mesh, spec, str(axis), n, False, "xla", 1, "ring", "", band, masks.q_segments is not None)
     kernel = _kernel(q, v, sq_sh)
     route, rule = _route(is_causal, n, sq // n)
     return Plan(sq_sh.mesh, spec, str(axis), n, bool(is_causal), kernel,
@@ -162,22 +167,6 @@ def segment_ids(spec: Any, q: Any, layout: str) -> tuple[Any, ...]:
         return jnp.broadcast_to(full, (*batch, full.shape[-1])).reshape(math.prod(batch), full.shape[-1])
 
     return flat(spec.q_segments), flat(spec.kv_segments)
-
-
-def _masked_plan(q: Any, k: Any, v: Any, spec: Any, q_sh: Any, shardings: list[Any], *, seq: int,
-                 axis: str, n: int) -> Plan | None:
-    # A window or segment ids: the ring over contiguous shards, jnp blocks under the mask at global positions.
-    sq, sk = q.shape[seq], k.shape[seq]
-    pspec = _padded(q_sh.spec, q.ndim)
-    if n < 2 or sq == 0 or sq % n or sk % n or not jnp.issubdtype(q.dtype, jnp.floating):
-        return None
-    if not all(isinstance(sh, NamedSharding) and _padded(sh.spec, q.ndim) == pspec for sh in shardings):
-        return None
-    if spec.q_segments is not None and any(pspec[d] is not None for d in range(q.ndim - 3)):
-        return None  # segment ids beside a sharded batch: the general path
-    off = sk - sq
-    band = (None if spec.left is None else off - spec.left, None if spec.right is None else off + spec.right)
-    return Plan(q_sh.mesh, pspec, axis, n, False, "xla", 1, "ring", "", band, spec.q_segments is not None)
 
 
 # Rows per device below which a causal call on two devices runs the two-device split rather than the ring: up
@@ -299,24 +288,21 @@ def run(p: Plan, q: Any, k: Any, v: Any, is_causal: bool, scale: float, layout: 
     """Ring attention under plan ``p`` (one compiled program per plan and configuration); ``ids``: a structured
     mask's segment ids as (N|1, Sq) and (N|1, Sk) arrays, or nothing."""
     fn = _compiled(p, bool(is_causal), float(scale), layout, policy)
-    if ids:
-        return fn[0](q, k, v, *ids) if not isinstance(q, jax.core.Tracer) or isinstance(p.mesh, jax.sharding.Mesh) \
-            else fn[2](q, k, v, *ids)
     # Note: under a transformation (eager jax.grad) the jit names its in/out shardings: without them the
     # linearized program's shardings were read against another ring's mesh (IndivisibleError) once two
     # meshes had been used in one process; and the bare shard_map, run eagerly, compiled op by op (3x slower).
     if isinstance(q, jax.core.Tracer):
         # Inside jit (an AbstractMesh) the shard_map is traced into the caller's program as it is.
-        return fn[1](q, k, v) if isinstance(p.mesh, jax.sharding.Mesh) else fn[2](q, k, v)
+        return fn[1](q, k, v, *ids) if isinstance(p.mesh, jax.sharding.Mesh) else fn[2](q, k, v, *ids)
     try:
-        return fn[0](q, k, v)
+        return fn[0](q, k, v, *ids)
     except Exception as e:
         text = str(e)
         if p.kernel != "cudnn" or "RESOURCE_EXHAUSTED" in text or "out of memory" in text.lower():
             raise
         # cuDNN refused the blocks when compiling (after tracing took them): the jnp blocks run this mesh.
         _CUDNN_REFUSED.add(p.mesh)
-        return run(dataclasses.replace(p, kernel="xla"), q, k, v, is_causal, scale, layout, policy)
+        return run(dataclasses.replace(p, kernel="xla"), q, k, v, is_causal, scale, layout, policy, ids)
 
 
 _CUDNN_REFUSED: set[Any] = set()

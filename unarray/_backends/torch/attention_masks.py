@@ -59,13 +59,7 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
     if sq > SMALL_ROWS:
         return None
     # A band over a few rows: the (Sq, Sk') mask of the sliced keys is O(S) memory.
-    rows = torch.arange(sq, device=q.device)[:, None] + (sk - sq - lo)
-    cols = torch.arange(n, device=q.device)[None, :]
-    small = torch.ones(sq, n, dtype=torch.bool, device=q.device)
-    if spec.left is not None:
-        small &= cols >= rows - spec.left
-    if spec.right is not None:
-        small &= cols <= rows + spec.right
+    small = spec.allowed(torch, 0, sq, lo, hi, sq, sk, device=q.device)
     inner = _att.plan(q, ks, vs, small, False, scale, layout, policy)
     return around(inner, _same, f"{what}, a ({sq}, {n}) boolean mask over them")
 

@@ -213,6 +213,12 @@ _ATEN = {"cpu-flash": "aten._scaled_dot_product_flash_attention_for_cpu",
          "efficient": "aten._scaled_dot_product_efficient_attention", "math": "float32 math"}
 
 
+# The keywords each kernel takes beyond dropout_p and scale in torch's context-parallel ring.
+_CP_KW: dict[str, dict[str, Any]] = {
+    "cpu-flash": {}, "flash": {}, "efficient": {"attn_bias": None, "compute_log_sumexp": True},
+    "cudnn": {"attn_bias": None, "compute_log_sumexp": True, "return_debug_mask": False}}
+
+
 def _kernel_name(q: Any, k: Any, v: Any) -> str:
     # The per-block kernel: on CUDA the order of attention.py (cuDNN > flash > efficient), limited to
     # the kernels that return their log-sum-exp; float64 on CUDA takes the math block.
@@ -248,13 +254,7 @@ def attention_plan(q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: flo
         m = None if mask is None else _mask_rows(mask.to_local(), q, layout)
         local = _local_ids(spec, q, layout, False, None)
         inner = single(q.to_local(), k.to_local(), v.to_local(), m, local, scale, layout, policy)
-        shape = (*q.shape[:-1], v.shape[-1])
-
-        def wrap(out: Any) -> Any:
-            return DTensor.from_local(out, p.mesh, p.placements, run_check=False, shape=torch.Size(shape),
-                                      stride=_contiguous_strides(shape))
-
-        return around(inner, wrap, f"; {where}: per-shard, no communication")
+        return around(inner, lambda out: _dtensor(out, q, v, p), f"; {where}: per-shard, no communication")
     q4, k4, v4, batch = _local4(q, k, v, layout)
     m4 = None if mask is None else _mask_rows(mask.to_local(), q, layout, keep_seq=True)
     if m4 is not None and m4.ndim > 3:
@@ -351,8 +351,13 @@ def _wrap(out: Any, batch: tuple[int, ...], layout: str, q: Any, v: Any, p: _Pla
     out = out.reshape(*batch, *out.shape[-3:])
     if layout == "bshd":
         out = out.transpose(-2, -3)
+    return _dtensor(out.contiguous(), q, v, p)
+
+
+def _dtensor(out: Any, q: Any, v: Any, p: _Plan) -> Any:
+    # This rank's output as the DTensor of q's placements, its global shape and (contiguous) strides given.
     shape = (*q.shape[:-1], v.shape[-1])
-    return DTensor.from_local(out.contiguous(), p.mesh, p.placements, run_check=False, shape=torch.Size(shape),
+    return DTensor.from_local(out, p.mesh, p.placements, run_check=False, shape=torch.Size(shape),
                               stride=_contiguous_strides(shape))
 
 
@@ -361,20 +366,12 @@ def _wrap(out: Any, batch: tuple[int, ...], layout: str, q: Any, v: Any, p: _Pla
 def _torch_cp(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int, sk: int, p: _Plan) -> Any:
     from torch.distributed.tensor.experimental._attention import _templated_ring_attention
 
-    aten = torch.ops.aten
     if p.zigzag and _cp_options().enable_load_balance:
         q, k, v = start_exchange([q, k, v], p, True)()
-    kw: dict[str, Any] = {"dropout_p": 0.0, "scale": scale}
-    if p.kernel == "cpu-flash":
-        op = aten._scaled_dot_product_flash_attention_for_cpu
-    elif p.kernel == "cudnn":
-        op = aten._scaled_dot_product_cudnn_attention
-        kw = {**kw, "attn_bias": None, "compute_log_sumexp": True, "return_debug_mask": False}
-    elif p.kernel == "flash":
-        op = aten._scaled_dot_product_flash_attention
-    else:
-        op, kw = aten._scaled_dot_product_efficient_attention, {**kw, "attn_bias": None, "compute_log_sumexp": True}
-    out = _templated_ring_attention(p.group, 2, op, q, k, v, is_causal=causal, **kw)[0]
+    kernel = p.kernel if p.kernel in _CP_KW else "efficient"
+    op = getattr(torch.ops.aten, _ATEN[kernel].removeprefix("aten."))
+    out = _templated_ring_attention(p.group, 2, op, q, k, v, is_causal=causal, dropout_p=0.0, scale=scale,
+                                    **_CP_KW[kernel])[0]
     if p.zigzag and _cp_options().enable_load_balance:
         out = start_exchange([out], p, False)()[0]
     return out

@@ -12,6 +12,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from unarray._backends.attention_masks import CAUSAL, NONE
+
 _NEG = float("-inf")
 CUDNN_OFF: set[tuple[Any, int]] = set()  # (dtype, D) where cuDNN refused a block: flash from then on
 
@@ -101,10 +103,6 @@ def start_exchange(xs: list[Any], p: Any, to_zigzag: bool, into: list[Any] | Non
     return finish
 
 
-def exchange(x: Any, p: Any, to_zigzag: bool) -> Any:
-    return start_exchange([x], p, to_zigzag)()[0]
-
-
 # -- unarray's ring ---------------------------------------------------------------------------------
 
 def ring(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int, sk: int, p: Any,
@@ -175,9 +173,8 @@ def _ring_group(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, s
                    dist.P2POp(dist.irecv, nxt[1], recv_from, p.group)]
             reqs = dist.batch_isend_irecv(ops)
         kseg = _segments(src, sk, w, p.zigzag)
-        blocks = (_blocks(qseg, kseg, causal, mask is not None, sq, sk, t == 0 and p.zigzag) if spec is None else
-                  spec_blocks(qseg, kseg, spec, mask is not None, sq, sk))
-        for rows, cols, mode in blocks:
+        rule = spec or (CAUSAL if causal else NONE)
+        for rows, cols, mode in blocks(qseg, kseg, rule, mask is not None, sq, sk, t == 0 and p.zigzag):
             kb, vb = cur_k[:, :, cols[0]:cols[1]], cur_v[:, :, cols[0]:cols[1]]
             if g > 1:
                 kb, vb = kb.repeat_interleave(g, dim=1), vb.repeat_interleave(g, dim=1)
@@ -218,66 +215,39 @@ def _global(segs: list[tuple[int, int]], lo: int, hi: int) -> Any:
     return torch.cat(idx) if idx else torch.empty(0, dtype=torch.int64)
 
 
-def _blocks(qseg: list[tuple[int, int]], kseg: list[tuple[int, int]], causal: bool, masked: bool, sq: int,
-            sk: int, diag: bool) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
-    # The kernel calls of one ring step: (local rows, local cols, "full" | "causal" | "masked"); pairs of
-    # segments that causality rules out are left out, and rows/cols that share a mode are joined.
+def blocks(qseg: list[tuple[int, int]], kseg: list[tuple[int, int]], spec: Any, masked: bool, sq: int, sk: int,
+           diag: bool = False) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
+    # The kernel calls of one ring step, (local rows, local cols, "full" | "causal" | "masked"), under a MaskSpec:
+    # a pair of segments no query of which reaches a key is skipped (MaskSpec.live), one the mask allows whole is
+    # a plain block, one exactly causal on its diagonal a causal block, the rest masked blocks; plain pairs that
+    # make one rectangle are joined into one call. ``diag``: the zigzag's own step, rows and keys the same
+    # segments in increasing order: one top-left causal call.
     lq, lk = sum(n for _, n in qseg), sum(n for _, n in kseg)
     if lq == 0 or lk == 0:
         return []
-    if masked:
-        return [((0, lq), (0, lk), "masked")]
-    if not causal:
-        return [((0, lq), (0, lk), "full")]
-    off = sk - sq
-    if diag or (qseg == kseg and off == 0 and len(qseg) == 1):
-        return [((0, lq), (0, lk), "causal")]  # same rows and keys in increasing order: one top-left causal call
-    rel: dict[tuple[int, int], str] = {}
-    qat = [sum(n for _, n in qseg[:i]) for i in range(len(qseg))]
-    kat = [sum(n for _, n in kseg[:j]) for j in range(len(kseg))]
+    if diag:
+        return [((0, lq), (0, lk), "causal")]
+    qat = [sum(n for _, n in qseg[:i]) for i in range(len(qseg) + 1)]
+    kat = [sum(n for _, n in kseg[:j]) for j in range(len(kseg) + 1)]
+    rel, off = {}, sk - sq
     for i, (qs, qn) in enumerate(qseg):
         for j, (ks, kn) in enumerate(kseg):
-            if qn == 0 or kn == 0 or ks > qs + qn - 1 + off:
-                continue  # every key after every query: nothing to attend
-            rel[i, j] = "full" if ks + kn - 1 <= qs + off else "masked"
-    if not rel:
-        return []
-    if len(rel) == len(qseg) * len(kseg) and set(rel.values()) == {"full"}:
-        return [((0, lq), (0, lk), "full")]
-    cols = {j for _, j in rel}
-    rows = {i for i, _ in rel}
-    if len(cols) == 1 and len(rel) == len(qseg) and set(rel.values()) == {"full"}:
-        j = cols.pop()
-        return [((0, lq), (kat[j], kat[j] + kseg[j][1]), "full")]
-    if len(rows) == 1 and len(rel) == len(kseg) and set(rel.values()) == {"full"}:
-        i = rows.pop()
-        return [((qat[i], qat[i] + qseg[i][1]), (0, lk), "full")]
-    return [((qat[i], qat[i] + qseg[i][1]), (kat[j], kat[j] + kseg[j][1]), m) for (i, j), m in rel.items()]
-
-
-def spec_blocks(qseg: list[tuple[int, int]], kseg: list[tuple[int, int]], spec: Any, masked: bool, sq: int,
-                sk: int) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
-    # The kernel calls of one ring step under a structured mask: a pair of segments no query of which reaches a
-    # key is skipped (MaskSpec.live), one the window allows whole is a plain block, one exactly causal on its
-    # diagonal a causal block, the rest a masked block.
-    out, off, qat = [], sk - sq, 0
-    for qs, qn in qseg:
-        kat = 0
-        for ks, kn in kseg:
-            if qn and kn and spec.live(qs, qs + qn, ks, ks + kn, sq, sk):
-                lo, hi = (ks - (qs + qn - 1), ks + kn - 1 - qs)  # the block's key - query offsets
-                left_free = spec.left is None or lo >= off - spec.left
-                mode = "masked"
-                if masked or spec.q_segments is not None:
-                    pass
-                elif left_free and (spec.right is None or hi <= off + spec.right):
-                    mode = "full"
-                elif left_free and spec.right == 0 and qn == kn and ks == qs + off:
-                    mode = "causal"
-                out.append(((qat, qat + qn), (kat, kat + kn), mode))
-            kat += kn
-        qat += qn
-    return out
+            if not (qn and kn and spec.live(qs, qs + qn, ks, ks + kn, sq, sk)):
+                continue
+            lo, hi = (ks - (qs + qn - 1), ks + kn - 1 - qs)  # the block's key - query offsets
+            left_free = spec.left is None or lo >= off - spec.left
+            mode = "masked"
+            if masked or spec.q_segments is not None:
+                pass
+            elif left_free and (spec.right is None or hi <= off + spec.right):
+                mode = "full"
+            elif left_free and spec.right == 0 and qn == kn and ks == qs + off:
+                mode = "causal"
+            rel[i, j] = mode
+    rows, cols = sorted({i for i, _ in rel}), sorted({j for _, j in rel})
+    if rel and set(rel.values()) == {"full"} and len(rel) == (rows[-1] - rows[0] + 1) * (cols[-1] - cols[0] + 1):
+        return [((qat[rows[0]], qat[rows[-1] + 1]), (kat[cols[0]], kat[cols[-1] + 1]), "full")]
+    return [((qat[i], qat[i + 1]), (kat[j], kat[j + 1]), m) for (i, j), m in rel.items()]
 
 
 def _block_mask(mask: Any, qseg: list[tuple[int, int]], kseg: list[tuple[int, int]], rows: tuple[int, int],
@@ -359,5 +329,4 @@ def merge_block(acc: Any, lse: Any, rows: tuple[int, int], o: Any, block_lse: An
 
 
 
-__all__ = ["CUDNN_OFF", "exchange", "fused", "merge_block", "peer_rank", "ring", "spans", "spec_blocks",
-           "start_exchange"]
+__all__ = ["CUDNN_OFF", "blocks", "fused", "merge_block", "peer_rank", "ring", "spans", "start_exchange"]
