@@ -62,13 +62,13 @@ def test_device_from_jax_with_fake_devices(fake: SimpleNamespace, want: ua.Devic
 @pytest.mark.skipif(jax_backend is None, reason="jax is not installed")
 def test_jax_refuses_float64_on_tpu_even_in_x64_mode() -> None:
     with pytest.raises(ua.DTypeError, match="tpu"):
-        jax_backend.check_float64("float64", ua.Device("tpu"), x64=True)
+        jax_backend.check_dtype("float64", ua.Device("tpu"), x64=True)
     with pytest.raises(ua.DTypeError):
-        jax_backend.check_float64("complex128", ua.Device("tpu"), x64=True)
+        jax_backend.check_dtype("complex128", ua.Device("tpu"), x64=True)
     with pytest.raises(ua.DTypeError, match="x64"):
-        jax_backend.check_float64("float64", ua.Device("cpu"), x64=False)
-    jax_backend.check_float64("float64", ua.Device("rocm"), x64=True)
-    jax_backend.check_float64("float32", ua.Device("tpu"), x64=False)
+        jax_backend.check_dtype("float64", ua.Device("cpu"), x64=False)
+    jax_backend.check_dtype("float64", ua.Device("rocm"), x64=True)
+    jax_backend.check_dtype("float32", ua.Device("tpu"), x64=False)
 
 
 @pytest.mark.skipif(jax_backend is None, reason="jax is not installed")

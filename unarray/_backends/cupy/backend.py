@@ -84,13 +84,6 @@ def pinned(fn: Any) -> Any:
 
 
 # -- matmul precision ---------------------------------------------------------------------------------
-def compute_types() -> dict[str, int]:
-    from cupy._core import _routines_linalg as rl
-
-    return {"highest": rl.COMPUTE_TYPE_FP32, "tf32": rl.COMPUTE_TYPE_TF32, "bf16": rl.COMPUTE_TYPE_BF16,
-            "fastest": rl.COMPUTE_TYPE_BF16, "default": rl.COMPUTE_TYPE_DEFAULT}
-
-
 def effective_float32_compute(current: int, types: dict[str, int], env: Any = None) -> str:
     """What CuPy's float32 GEMM uses for compute type ``current`` ("default" honours CUPY_TF32)."""
     environ = os.environ if env is None else env
@@ -133,14 +126,16 @@ _TYPES: dict[str, int] = {}
 
 def _types() -> dict[str, int]:
     if not _TYPES:
-        _TYPES.update(compute_types())
+        rl = _rl()
+        _TYPES.update(highest=rl.COMPUTE_TYPE_FP32, tf32=rl.COMPUTE_TYPE_TF32, bf16=rl.COMPUTE_TYPE_BF16,
+                      fastest=rl.COMPUTE_TYPE_BF16, default=rl.COMPUTE_TYPE_DEFAULT)
     return _TYPES
 
 
 # Note: CuPy keeps one compute type per dtype for the process (not per thread or device): shared by
 # threads through an arbiter (unarray/_precision.py), the user's value written back by the last call out.
 # The C gate's table (unarray/_precision.py): policy -> (CuPy's getter, float32, the compute types that
-# give the policy), filled on the first float32 matmul (the types need CuPy's linalg module).
+# give the policy), filled at import (below).
 _READS: dict[Any, tuple[Any, tuple[Any, ...], tuple[int, ...]]] = {}
 _COMPUTE = _precision.Switch(_read_compute, _gives, _swap_compute, _write_compute, _READS)
 
@@ -163,12 +158,6 @@ def precision_scope(policy: str) -> Iterator[None]:
         yield
     finally:
         _COMPUTE.leave(token)
-
-
-def _matmul_f32(x1: Any, x2: Any, policy: str) -> Any:
-    if not _READS:
-        _fill_reads()
-    return _COMPUTE.run(policy, cupy.matmul, x1, x2)
 
 
 _compat_asarray: Any = getattr(compat_cupy, "asarray")  # noqa: B009 - compat's cupy namespace has no stubs
@@ -215,7 +204,7 @@ _SAME_SHAPE = getattr(cupy._core, "_internal_ascontiguousarray", None)
 _COMPACT = None if _SAME_SHAPE is None else HotCall(
     "ascontiguousarray", _SAME_SHAPE, cupy.ndarray, device=_HERE, max_size=Bound("nbytes", _layout.SMALL))
 # matmul: CuPy's own for every dtype but float32, which runs under the policy's cuBLAS compute type through the
-# precision switch (_matmul_f32's call); CuPy has no host arrays, so no dtype is direct by place or size (host None)
+# precision switch (the method's call); CuPy has no host arrays, so no dtype is direct by place or size (host None)
 _MATMUL = HotCall("matmul", cupy.matmul, cupy.ndarray, arrays=2, device=_HERE, policy=Gated(
     anywhere=(_FLOATS | _INTS | _COMPLEXES) - {_F32}, on_host=frozenset(), reducible=frozenset({_F32}), host=None,
     limit=-1, flags=_precision, flag="FORCE_ARBITRATION", gate=_COMPUTE.run,
@@ -300,7 +289,7 @@ class CupyBackend(Backend):
                 dt = cupy.result_type(x1, x2)
                 x1, x2 = x1.astype(dt, copy=False), x2.astype(dt, copy=False)
             if x1.dtype == _F32:
-                return _matmul_f32(x1, x2, policy)
+                return _COMPUTE.run(policy, cupy.matmul, x1, x2)
             return cupy.matmul(x1, x2)
 
     def matrix_transpose(self, x: cupy.ndarray) -> Any:
@@ -358,14 +347,10 @@ class CupyBackend(Backend):
         return cupy.copysign(out, -1.0).astype(out.dtype) if _negative_zero(obj) and out.dtype.kind == "f" else out
 
     def fft_fftfreq(self, n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
-        with device if device is not None else contextlib.nullcontext():
-            out = cupy.fft.fftfreq(n, d=d)
-        return out if dtype is None else out.astype(dtype, copy=False)
+        return _freq(cupy.fft.fftfreq, n, d, dtype, device)
 
     def fft_rfftfreq(self, n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
-        with device if device is not None else contextlib.nullcontext():
-            out = cupy.fft.rfftfreq(n, d=d)
-        return out if dtype is None else out.astype(dtype, copy=False)
+        return _freq(cupy.fft.rfftfreq, n, d, dtype, device)
 
     # Note: cupy.linalg.solve wants equal batch dimensions; the standard broadcasts them.
     def linalg_solve(self, x1: Any, x2: Any) -> Any:
@@ -450,12 +435,17 @@ def _same(out: Any) -> Any:
     return out
 
 
+def _freq(fn: Any, n: int, d: float, dtype: Any, device: Any) -> Any:
+    with device if device is not None else contextlib.nullcontext():
+        out = fn(n, d=d)
+    return out if dtype is None else out.astype(dtype, copy=False)
+
+
 BACKEND = CupyBackend()
 register_native(cupy.cuda.Device, lambda d: device_from_id(d.id))
 
 
-# The C gate's table for float32 matmul's compute type, read before the first call (the types need CuPy's linalg
-# module, which CuPy's import loads).
+# The C gate's table, read before the first call (CuPy's import loads the linalg module the types need).
 _fill_reads()
 
 if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type

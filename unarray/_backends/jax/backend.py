@@ -13,7 +13,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from unarray._backends import _special
-from unarray._backends._base import Backend
+from unarray._backends._base import Backend, dtype_named
 from unarray._backends._contract import BackendContract
 from unarray._backends._nn import Plan
 from unarray._backends.attention_masks import MaskSpec
@@ -86,19 +86,18 @@ def check_dtype(name: str, device: Device, x64: bool) -> None:
         raise DTypeError(why, backend="jax")
 
 
-check_float64 = check_dtype
-
-
 _U32 = jnp.dtype("uint32")
 _SIGNED32 = frozenset({jnp.dtype("int8"), jnp.dtype("int16"), jnp.dtype("int32")})
-# Ops whose array arguments are promoted together: uint32 with a signed integer is int64 by the standard.
-_PROMOTING = frozenset({
+# The element-wise ops of two arrays among them: the front end passes exactly (x1, x2).
+_BINARY = frozenset({
     "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow", "maximum", "minimum",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "equal",
     "not_equal", "less", "less_equal", "greater", "greater_equal", "atan2", "copysign", "hypot", "logaddexp",
-    "nextafter", "where", "concat", "stack", "linalg_outer", "linalg_cross", "linalg_vecdot", "linalg_matmul",
-    "linalg_tensordot", "result_type", "clip", "isin", "searchsorted",
+    "nextafter",
 })
+# Ops whose array arguments are promoted together: uint32 with a signed integer is int64 by the standard.
+_PROMOTING = _BINARY | {"where", "concat", "stack", "linalg_outer", "linalg_cross", "linalg_vecdot", "linalg_matmul",
+                        "linalg_tensordot", "result_type", "clip", "isin", "searchsorted"}
 
 
 def _dtypes_of(args: Any) -> list[Any]:
@@ -142,14 +141,6 @@ with jax.ensure_compile_time_eval():
     _ARRAY_TYPE = type(jnp.zeros(0))
 _ARRAY_TYPES = frozenset({_ARRAY_TYPE})
 
-
-# The element-wise ops of two arrays among them: the front end passes exactly (x1, x2).
-_BINARY = frozenset({
-    "add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow", "maximum", "minimum",
-    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "equal",
-    "not_equal", "less", "less_equal", "greater", "greater_equal", "atan2", "copysign", "hypot", "logaddexp",
-    "nextafter",
-})
 
 
 def _guarded(fn: Any, op: str) -> Any:
@@ -294,7 +285,7 @@ class JaxBackend(Backend):
     def dtype(self, d: Any) -> Any:
         if d is None:
             return None
-        name = self._name_of(d)
+        name = dtype_named(d, self.name)
         if name in NARROW:  # the device is looked up only where the rule applies
             check_dtype(name, self.devices()[0], _x64())
         return jnp.dtype(name)
@@ -302,14 +293,6 @@ class JaxBackend(Backend):
     def dtype_names(self, device: Device) -> tuple[str, ...]:
         x64 = _x64()
         return tuple(n for n in SPEC_DTYPE_NAMES if refusal(n, device, x64) is None)
-
-    def _name_of(self, d: Any) -> str:
-        from unarray._dtypes import canonical_name
-
-        name = canonical_name(d)
-        if name is None:
-            raise DTypeError(f"{d!r} is not a dtype", backend=self.name)
-        return name
 
     # Note: jnp.asarray of a Python int, float or complex is weakly typed (it then promotes as a Python scalar
     # would: float32 beside a float64 0-d array); the standard's arrays are not, so it gets its dtype for good.

@@ -140,8 +140,7 @@ class TorchBackend(Backend):
     def dtype(self, d: Any) -> Any:
         if d is None or isinstance(d, torch.dtype):
             return d
-        dt = super().dtype(d)
-        return dt
+        return super().dtype(d)
 
     layout_route = staticmethod(_layout.route)  # ua.ascontiguousarray's route (layout.py)
     # the route, its common cases answered first (layout.py); torch's copy declared as the hot call (natives.py)
@@ -399,9 +398,7 @@ class TorchBackend(Backend):
         if u is not None:
             return _gaps.back(self._cumulative(fn, identity, _gaps.to_int64(x), axis, torch.int64, initial, op), u)
         dt = self.dtype(dtype)
-        if dt is None and not (x.is_floating_point() or x.is_complex() or x.dtype is torch.bool):
-            dt = torch.int64
-        if dt is None and x.dtype is torch.bool:
+        if dt is None and not (x.is_floating_point() or x.is_complex()):  # integers and bool: int64
             dt = torch.int64
         out = fn(x, dim=axis, dtype=dt)
         if initial:
@@ -494,9 +491,6 @@ class TorchBackend(Backend):
 
 
 BACKEND = TorchBackend()
-
-
-
 
 if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
     _contract: BackendContract[torch.Tensor] = BACKEND
