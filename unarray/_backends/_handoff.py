@@ -356,8 +356,8 @@ def capsule_data(cap: Any) -> tuple[int, bool]:
     return data + offset, read_only
 
 
-_ML_NAMES = frozenset({"bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
-                       "float8_e8m0fnu"})
+ML_NAMES = frozenset({"bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+                      "float8_e8m0fnu"})
 
 
 def ml_dtype_name(dt: Any) -> str | None:
@@ -365,7 +365,7 @@ def ml_dtype_name(dt: Any) -> str | None:
     t = getattr(dt, "type", None)
     if t is None or not getattr(t, "__module__", "").startswith("ml_dtypes"):
         return None
-    return dt.name if dt.name in _ML_NAMES else None
+    return dt.name if dt.name in ML_NAMES else None
 
 
 def ml_dtype(name: str, backend: str) -> Any:

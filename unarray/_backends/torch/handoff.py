@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from unarray._backends._handoff import GUARD_WRITABLE as _GUARD_WRITABLE
 from unarray._backends._handoff import (
+    ML_NAMES,
     FastPath,
     Handoff,
     LazyNumpy,
@@ -100,10 +101,6 @@ def torch_plain(x: Any) -> Any:
     return x
 
 
-_ML_TORCH = frozenset({"bfloat16", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
-                       "float8_e8m0fnu"})
-
-
 # -- the fast paths with NumPy ------------------------------------------------------------------
 
 def np_to_torch(x: Any) -> Any:
@@ -163,7 +160,7 @@ def torch_to_np(x: Any) -> Any:
     if x.device.type != "cpu":
         raise OtherDevice("NumPy arrays live on the CPU")
     name = str(x.dtype).rpartition(".")[2]
-    if name in _ML_TORCH:  # bfloat16 and float8: ml_dtypes' NumPy dtype of the same bits
+    if name in ML_NAMES:  # bfloat16 and float8: ml_dtypes' NumPy dtype of the same bits
         torch = mod("torch")
         return x.view(torch.uint16 if x.element_size() == 2 else torch.uint8).numpy().view(ml_dtype(name, "numpy"))
     return x.numpy()
@@ -260,11 +257,8 @@ def torch_order(consumer: Handoff) -> Callable[[Any, str], None]:
     already agree (the common case), the event wait otherwise."""
     raw = getattr(mod("torch")._C, "_cuda_getCurrentRawStream", None)
 
-    def wait(x: Any, dst: str) -> None:
-        torch_stream_wait(x, consumer)
-
     if raw is None:
-        return wait
+        return _waiter(consumer)
     current = consumer.current_stream
 
     def order(x: Any, dst: str) -> None:
@@ -284,11 +278,11 @@ def torch_order_reads(consumer: Handoff, speedups: Any) -> tuple[Any, ...] | Non
     reads = consumer.stream_reads(speedups)
     if raw is None or reads is None:
         return None
+    return (raw, *reads, _waiter(consumer))
 
-    def wait(x: Any, dst: str) -> None:
-        torch_stream_wait(x, consumer)
 
-    return (raw, *reads, wait)
+def _waiter(consumer: Handoff) -> Callable[[Any, str], None]:
+    return lambda x, dst: torch_stream_wait(x, consumer)
 
 
 _TORCH_TO_NP: dict[Any, Any] = {}
