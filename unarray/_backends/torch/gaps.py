@@ -3,6 +3,7 @@
 # standard's matmul promotion, unique's named results, and Python scalar operands under torch.compile.
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, NamedTuple, cast
 
@@ -10,8 +11,8 @@ import array_api_compat.torch as compat_torch
 import torch
 
 from unarray._backends import _xp_shared
+from unarray._backends._base import dtype_named
 from unarray._backends.hot_calls import HotCall
-from unarray._dtypes import DType, canonical_name
 from unarray._errors import DTypeError
 
 SMALL_UINTS = (torch.uint8, torch.uint16, torch.uint32)
@@ -50,9 +51,7 @@ def vecdot(x1: Any, x2: Any, axis: int) -> Any:
 
 
 def as_int64(x: Any) -> Any:
-    if x.dtype not in WIDE_UINTS:
-        return x
-    return x.view(torch.int64) if x.dtype is torch.uint64 else x.to(torch.int64)
+    return to_int64(x) if x.dtype in WIDE_UINTS else x
 
 
 def to_int64(x: Any) -> Any:
@@ -61,9 +60,7 @@ def to_int64(x: Any) -> Any:
 
 def _native_dtype(d: Any) -> Any:
     # The backend's dtype() for a dtype that is not torch's (a ua.DType read directly: traceable under compile).
-    name = d.name if isinstance(d, DType) else canonical_name(d)
-    if name is None:
-        raise DTypeError(f"{d!r} is not a dtype", backend="torch")
+    name = dtype_named(d, "torch")
     dt = getattr(torch, name, None)
     if not isinstance(dt, torch.dtype):
         raise DTypeError(f"torch has no dtype {name}", backend="torch")
@@ -131,9 +128,7 @@ def emulate(fn: Any, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     ordering = op in _ORDERING
     # (clip's bounds come as keywords: tensors among them take part too)
     ts = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor) and a.dtype is not torch.bool]
-    dt = ts[0].dtype
-    for t in ts[1:]:
-        dt = promote_types(dt, t.dtype)
+    dt = functools.reduce(promote_types, [t.dtype for t in ts])
     conv = ordered if ordering else as_int64
 
     def wide(a: Any) -> Any:
@@ -273,9 +268,7 @@ def result_type(*args: Any) -> Any:
     py = (bool, int, float, complex)
     scalars = [a for a in args if isinstance(a, py)]
     dts = [a.dtype if isinstance(a, torch.Tensor) else a for a in args if not isinstance(a, py)]
-    dt = dts[0]
-    for d in dts[1:]:
-        dt = promote_types(dt, d)
+    dt = functools.reduce(promote_types, dts)
     return compat_torch.result_type(torch.empty(0, dtype=dt), *scalars) if scalars else dt
 
 

@@ -21,7 +21,6 @@ TORCH_PRECISION = {"highest": "highest", "tf32": "high", "bf16": "medium", "fast
 # What the mkldnn matmul slot must read for a policy on a CPU that has reduced-precision paths.
 _CPU_WANT = {"highest": ("ieee", "none"), "tf32": ("tf32",), "bf16": ("bf16",), "fastest": ("bf16",)}
 _REDUCIBLE = (torch.float32, torch.complex64)
-_cpu: list[bool] = []
 
 _dynamo_compiling = torch.compiler.is_dynamo_compiling
 _session = torch.compiler.is_compiling
@@ -38,22 +37,18 @@ def compiling() -> bool:
     return _dynamo_compiling() or (_session() and _context() is not None)
 
 
-
 def cpu_can_reduce() -> bool:
     """Whether torch's CPU (oneDNN) matmul may have a bf16 or TF32 path on this machine.
 
     Note: deliberately broad (oneDNN's own test for the bf32 path, AVX-512 BW/VL/DQ): oneDNN takes its
     bf16 mode as a hint, and a narrower rule would bet the answer on its choice (docs/design-notes.md).
     """
-    if not _cpu:
-        caps = torch.cpu.get_capabilities()
-        if platform.machine().lower() in ("x86_64", "amd64", "i386", "i686"):
-            # Note: oneDNN's bf16 (avx512_core or avx_ne_convert) and TF32 (amx_fp16) checks.
-            avx512 = all(caps.get(k, False) for k in ("avx512_bw", "avx512_vl", "avx512_dq"))
-            _cpu.append(bool(avx512 or caps.get("avx_ne_convert") or caps.get("amx_fp16")))
-        else:
-            _cpu.append(True)  # Arm BF16 and anything unknown: assume the setting can matter
-    return _cpu[0]
+    if platform.machine().lower() not in ("x86_64", "amd64", "i386", "i686"):
+        return True  # Arm BF16 and anything unknown: assume the setting can matter
+    caps = torch.cpu.get_capabilities()
+    # Note: oneDNN's bf16 (avx512_core or avx_ne_convert) and TF32 (amx_fp16) checks.
+    avx512 = all(caps.get(k, False) for k in ("avx512_bw", "avx512_vl", "avx512_dq"))
+    return bool(avx512 or caps.get("avx_ne_convert") or caps.get("amx_fp16"))
 
 
 CPU_REDUCES = cpu_can_reduce()
@@ -238,7 +233,7 @@ def used(policy: str, x: Any) -> str:
     if amp is not None:
         return f"{amp} (torch.autocast is on for {x.device.type}: it casts float32 matmul inputs; the policy is moot)"
     if x.device.type == "cpu":
-        if not cpu_can_reduce():
+        if not CPU_REDUCES:
             return "float32 (the CPU runs no reduced-precision matmul passes)"
         return {"highest": "float32 (oneDNN reduced-precision passes off)",
                 "tf32": "tf32 where the CPU has AMX-FP16 (oneDNN), else float32",
