@@ -230,17 +230,13 @@ class jit:
         entry.calls += 1
         if entry.fallback is not None:
             return fn(*args, **kwargs)
-        if entry.target is None:  # the leading array's own compiler (the common call: no handoff)
-            try:
-                return entry.run(args, kwargs) if entry.packed else entry.run(*args, **kwargs)
-            except Exception as e:
-                return self._failed(entry, lead, e, args, kwargs)
-        a, k = self._hand(args, kwargs, entry.target)
+        target = entry.target  # None: the leading array's own compiler (the common call: no handoff)
+        a, k = (args, kwargs) if target is None else self._hand(args, kwargs, target)
         try:
             out = entry.run(a, k) if entry.packed else entry.run(*a, **k)
         except Exception as e:
             return self._failed(entry, lead, e, args, kwargs)
-        return _map(out, lambda x: _to(x, lead.name))
+        return out if target is None else _map(out, lambda x: _to(x, lead.name))
 
     def _failed(self, entry: _Entry, lead: Any, e: Exception, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if isinstance(e, Warning):

@@ -197,22 +197,14 @@ def _slow(r: Route) -> Callable[..., Any]:
     # Note: the C route calls the native entry point before asking whether torch.compile is tracing.
     # Dynamo never runs a C function on traced values: it runs ua.to's polyfill (_traced_to)
     # instead, and only an exact torch.Tensor type has a route (a FakeTensor takes the Python path).
-    compiling, traced = r.compiling, _outside(r)
-    if not r.cached:
+    compiling, traced, cached = r.compiling, _outside(r), r.cached
 
-        def refused(x: Any, op: str) -> Any:
-            if compiling is not None and compiling():
-                return traced(x, op)
-            return convert(x, r, None, op, False)
-
-        return refused
-
-    def missed(x: Any, op: str, had_entry: bool) -> Any:
+    def rest(x: Any, op: str, had_entry: bool = False) -> Any:
         if compiling is not None and compiling():
             return traced(x, op)
-        return convert(x, r, None, op, had_entry or _cache.admit(id(x)))
+        return convert(x, r, None, op, cached and (had_entry or _cache.admit(id(x))))
 
-    return missed
+    return rest
 
 
 def convert(x: Any, r: Route, copy: bool | None, op: str, keep: bool) -> Any:
