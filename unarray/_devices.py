@@ -7,6 +7,7 @@ ua.device(c)``) and capability rules can be stated once (no float64 on TPU).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -81,18 +82,8 @@ _KIND_OF_CODE: dict[int, str] = {
     DLDeviceType.VPI: "vpi",
 }
 
-_CODE_OF_KIND: dict[str, int] = {
-    "cpu": DLDeviceType.CPU,
-    "cuda": DLDeviceType.CUDA,
-    "rocm": DLDeviceType.ROCM,
-    "mps": DLDeviceType.METAL,
-    "xpu": DLDeviceType.ONE_API,
-    "opencl": DLDeviceType.OPENCL,
-    "vulkan": DLDeviceType.VULKAN,
-    "webgpu": DLDeviceType.WEBGPU,
-    "hexagon": DLDeviceType.HEXAGON,
-    "maia": DLDeviceType.MAIA,
-}
+# The inverse: a kind's code is the first listed for it (CPU, not pinned host memory); ext and vpi get none.
+_CODE_OF_KIND: dict[str, int] = {k: c for c, k in reversed(_KIND_OF_CODE.items()) if k not in ("ext", "vpi")}
 
 # Accelerators that have no float64 arithmetic: asking for it there is an error,
 # not a silent float32.
@@ -232,11 +223,7 @@ class ShardedDevice(Device):
     def shards(self) -> int:
         """How many pieces the array is cut into (the product of the sizes of the axes in the spec)."""
         sizes = dict(self.mesh)
-        n = 1
-        for e in self.spec:
-            for a in e or ():
-                n *= sizes[a]
-        return n
+        return math.prod(sizes[a] for e in self.spec for a in e or ())
 
 
 @dataclass(frozen=True, slots=True, repr=False)

@@ -21,29 +21,6 @@ __all__ = [
     "promote_names",
 ]
 
-DTYPE_NAMES = (
-    "bool",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "uint16",
-    "uint32",
-    "uint64",
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-)
-
-# The standard's dtypes (bfloat16 is an extension: never listed by the inspection API).
-SPEC_DTYPE_NAMES = tuple(n for n in DTYPE_NAMES if n != "bfloat16")
-# The 32-bit dtype that stands in for a 64-bit default where the 64-bit one is not available.
-NARROW = {"float64": "float32", "complex128": "complex64", "int64": "int32", "uint64": "uint32"}
-
 _KIND = {
     "bool": "bool",
     **{n: "signed integer" for n in ("int8", "int16", "int32", "int64")},
@@ -51,6 +28,11 @@ _KIND = {
     **{n: "real floating" for n in ("float16", "bfloat16", "float32", "float64")},
     **{n: "complex floating" for n in ("complex64", "complex128")},
 }
+DTYPE_NAMES = tuple(_KIND)
+# The standard's dtypes (bfloat16 is an extension: never listed by the inspection API).
+SPEC_DTYPE_NAMES = tuple(n for n in DTYPE_NAMES if n != "bfloat16")
+# The 32-bit dtype that stands in for a 64-bit default where the 64-bit one is not available.
+NARROW = {"float64": "float32", "complex128": "complex64", "int64": "int32", "uint64": "uint32"}
 _BITS = {n: int("".join(c for c in n if c.isdigit()) or 8) for n in DTYPE_NAMES}
 
 _name_cache: dict[Any, str] = {}
@@ -121,17 +103,7 @@ def _compute_name(dtype: object) -> str | None:
     if isinstance(dtype, str):
         s = dtype
     elif isinstance(dtype, type):
-        s = getattr(dtype, "__name__", "")
-        if s == "bool_":
-            s = "bool"
-        elif dtype is bool:
-            s = "bool"
-        elif dtype is float:
-            s = "float64"
-        elif dtype is complex:
-            s = "complex128"
-        elif dtype is int:
-            s = "int64"
+        s = {float: "float64", complex: "complex128", int: "int64"}.get(dtype) or getattr(dtype, "__name__", "")
     else:
         s = getattr(dtype, "name", None) or str(dtype)
         if not isinstance(s, str):
@@ -249,12 +221,11 @@ def _build_promotion() -> dict[tuple[str, str], str]:
     table: dict[tuple[str, str], str] = {}
     ints = ["int8", "int16", "int32", "int64"]
     uints = ["uint8", "uint16", "uint32", "uint64"]
-    for a in ints:
-        for b in ints:
-            table[a, b] = a if _BITS[a] >= _BITS[b] else b
-    for a in uints:
-        for b in uints:
-            table[a, b] = a if _BITS[a] >= _BITS[b] else b
+    floats, complexes = ["float16", "float32", "float64"], ["complex64", "complex128"]
+    for group in (ints, uints, floats, complexes):
+        for a in group:
+            for b in group:
+                table[a, b] = a if _BITS[a] >= _BITS[b] else b
     for u in uints:
         for i in ints:
             # Note: the standard defines uN x iM only where a signed type holds both.
@@ -265,15 +236,8 @@ def _build_promotion() -> dict[tuple[str, str], str]:
             else:
                 continue
             table[u, i] = table[i, u] = out
-    floats = ["float16", "float32", "float64"]
-    for a in floats:
-        for b in floats:
-            table[a, b] = a if _BITS[a] >= _BITS[b] else b
-    for a in ("complex64", "complex128"):
-        for b in ("complex64", "complex128"):
-            table[a, b] = a if _BITS[a] >= _BITS[b] else b
     for f in floats:
-        for c in ("complex64", "complex128"):
+        for c in complexes:
             wide = "complex128" if (c == "complex128" or f == "float64") else "complex64"
             table[f, c] = table[c, f] = wide
     table["bfloat16", "bfloat16"] = "bfloat16"
