@@ -121,9 +121,7 @@ def _check(profile: str, backends: list[str] | None, devices: list[str] | None, 
             write_all(partial, out)  # type: ignore[arg-type]
 
     if distributed:
-        from unarray.conformance.distributed import run as run_distributed
-
-        report = run_distributed(seed=seed, ops=ops, progress=Progress(profile=profile), backends=backends)
+        report = _distributed.run(seed=seed, ops=ops, progress=Progress(profile=profile), backends=backends)
     else:
         report = run(profile, backends=backends, devices=devices, seed=seed, progress=Progress(profile=profile),
                      ops=ops, isolate=isolate, parallel=jobs, snapshot=snapshot)
