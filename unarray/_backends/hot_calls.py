@@ -16,6 +16,7 @@ the general path's checks give the op's errors.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -105,15 +106,8 @@ class Gated:
             return False
         if self.limit < 0:
             return True
-        n1, n2, last = _numel(x1.shape), _numel(x2.shape), max(1, x1.shape[-1] if x1.shape else 1)
+        n1, n2, last = math.prod(x1.shape), math.prod(x2.shape), max(1, x1.shape[-1] if x1.shape else 1)
         return n1 == 0 or n2 == 0 or n1 * n2 <= self.limit * last
-
-
-def _numel(shape: Any) -> int:
-    n = 1
-    for k in shape:
-        n *= k
-    return n
 
 
 @dataclass(frozen=True)
