@@ -449,8 +449,8 @@ class jit:
             raise ArgumentTypeError("ua.jit(...) without a function explains nothing; apply it first", op="explain")
         lead, leaf = self._leader(args, kwargs)
         name = getattr(self._fn, "__qualname__", repr(self._fn))
+        dev = lead.device_of(leaf) if leaf is not None else _default_device(lead)
         if (leaf is not None and lead.is_tracer(leaf)) or _precision.tracing():
-            dev = lead.device_of(leaf) if leaf is not None else _default_device(lead)
             return JitExplanation(name, lead.name, dev, "traced as written", _precision.current(),
                                   compiler="outer trace", reason="called inside another trace: no compile of its own",
                                   cache="none")
@@ -458,7 +458,6 @@ class jit:
         entry = self._entry(key, static, lead)
         kind, target, reason = self._choose(lead) if entry is None else (entry.compiler, entry.target, entry.reason)
         label = self._label(kind, self._options_for(kind)) if entry is None else entry.label
-        dev = lead.device_of(leaf) if leaf is not None else _default_device(lead)
         hand = (f"{lead.name} -> {target} for {label}, results back to {lead.name}",) if target else ()
         fallbacks = () if entry is None or entry.fallback is None else (entry.fallback,)
         return JitExplanation(name, lead.name, dev, label, _precision.current(), hand, 0, compiler=kind,

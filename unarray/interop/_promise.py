@@ -35,31 +35,23 @@ _RECORDS: dict[int, tuple[Any, str, str, int]] = {}
 ON_SWITCH: list[Callable[[], None]] = []
 
 
-def _host(src: str, x: Any) -> Any:
-    # The source's memory as NumPy reads it (zero-copy on the CPU; a GPU array is read back to the host).
-    return handoff(src).host(x)
-
-
 def _checksum(src: str, x: Any) -> int:
-    a: Any = np.ascontiguousarray(_host(src, x)).reshape(-1).view(np.uint8)  # (the stubs: no Buffer)
+    # The source's memory as NumPy reads it (zero-copy on the CPU; a GPU array is read back to the host).
+    a: Any = np.ascontiguousarray(handoff(src).host(x)).reshape(-1).view(np.uint8)  # (the stubs: no Buffer)
     return zlib.crc32(a) if a.size else 0
 
 
 def record(x: Any, src: str, dst: str, op: str) -> None:
     """Verify ``x``'s last promise (if any), then record this one."""
-    verify_one(x, op)
+    entry = _RECORDS.get(id(x))
+    if entry is not None and entry[0]() is x:
+        _verify(x, entry, op)
     try:
         ref = weakref.ref(x)
     except TypeError:  # no weak references (a NumPy scalar: immutable anyway)
         return
     with lock:
         _RECORDS[id(x)] = (ref, src, dst, _checksum(src, x))
-
-
-def verify_one(x: Any, op: str) -> None:
-    entry = _RECORDS.get(id(x))
-    if entry is not None and entry[0]() is x:
-        _verify(x, entry, op)
 
 
 def _verify(x: Any, entry: tuple[Any, str, str, int], op: str) -> None:

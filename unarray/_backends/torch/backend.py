@@ -33,6 +33,7 @@ from unarray._backends.torch.gaps import contract, result_type, scalar_wrappers,
 from unarray._backends.torch.precision import RUN as _RUN
 from unarray._backends.torch.precision import WANT as _WANT
 from unarray._devices import Device
+from unarray._errors import ArgumentError, ArgumentTypeError
 
 _F32 = torch.float32
 _C64 = torch.complex64
@@ -97,8 +98,6 @@ class TorchBackend(Backend):
 
     def recover(self, op: str, exc: Exception, args: tuple[Any, ...]) -> Any:
         if "DTensor" in str(exc) and any(type(a) is torch.Tensor for a in args):
-            from unarray._errors import ArgumentTypeError
-
             # Note: torch refuses a plain tensor next to a DTensor (only Python scalars join one).
             raise ArgumentTypeError(
                 "got a DTensor and a plain torch.Tensor; torch runs distributed ops on DTensors only: distribute "
@@ -389,8 +388,6 @@ class TorchBackend(Backend):
                     op: str) -> Any:
         if axis is None:
             if x.ndim != 1:
-                from unarray._errors import ArgumentError
-
                 raise ArgumentError(f"axis=None needs a 1-D array, got shape {tuple(x.shape)}; pass axis=",
                                     op=op, backend=self.name)
             axis = 0
