@@ -259,20 +259,12 @@ class Switch:
         gate = _gate_type() if reads is not None else None
         # run(want, fn, *args): fn(*args) with the setting giving ``want`` (the C gate where built).
         self.run: Callable[..., Any] = self._run
+        # The closed flag, in the gate where built (both paths read it there): set while a locked-path call holds
+        # the switch changed or waits to change it.
         self._g: Any = _Flag()
         if gate is not None:
             # Note: the table itself (not a copy): a backend may fill it once its framework is loaded.
             self._g = self.run = gate(self._fast, reads, self._run, self._wake)
-
-    # Note: the flag lives in the gate, where both paths read it: set while a locked-path call holds
-    # the switch changed or waits to change it.
-    @property
-    def _closed(self) -> bool:
-        return bool(self._g.closed)
-
-    @_closed.setter
-    def _closed(self, value: bool) -> None:
-        self._g.closed = value
 
     def enter(self, want: Any) -> int:
         """Admit one call needing ``want``; returns the token to hand to :meth:`leave`."""
@@ -309,7 +301,7 @@ class Switch:
                 self._restore(saved)
             self._state = None
             if not self._draining:
-                self._closed = False
+                self._g.closed = False
             self._cond.notify_all()
 
     def _run(self, want: Any, fn: Callable[..., Any], *args: Any) -> Any:
@@ -335,7 +327,7 @@ class Switch:
                 if not self._slow and not self._draining:
                     # Note: one call at a time closes the switch and waits for the fast calls to
                     # leave (the wait releases the lock; the others queue behind the drain).
-                    self._closed = self._draining = True
+                    self._g.closed = self._draining = True
                     try:
                         while self._fast:
                             self._cond.wait()

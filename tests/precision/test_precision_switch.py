@@ -79,7 +79,7 @@ def test_every_call_runs_under_its_setting_and_the_user_setting_comes_back(
     errors = _hammer(g, sw, plans, nested)
     assert not errors, errors[:5]
     assert g.value == user
-    assert sw._fast == [] and sw._slow == [] and not sw._closed
+    assert sw._fast == [] and sw._slow == [] and not sw._g.closed
 
 
 @pytest.mark.parametrize("gate", GATES)
@@ -143,7 +143,7 @@ def test_a_failing_read_propagates_and_unregisters_the_call(gate: bool) -> None:
     sw = Switch(broken, lambda state, want: state == want, lambda w: (w, w), lambda s: None, reads)
     with pytest.raises(ValueError, match="refused the read"):
         sw.run("ieee", lambda: None)
-    assert sw._fast == [] and sw._slow == [] and not sw._closed
+    assert sw._fast == [] and sw._slow == [] and not sw._g.closed
 
 
 @pytest.mark.parametrize("gate", GATES)
@@ -172,7 +172,7 @@ def test_a_read_the_gate_cannot_take_goes_to_the_python_path() -> None:
     sw = Switch(lambda want: g.value, lambda state, want: state == want, lambda w: ("ieee", w), lambda s: None,
                 {"ieee": (mixed, (), ("ieee",))})
     assert sw.run("ieee", lambda: "ran") == "ran"
-    assert sw._fast == [] and sw._slow == [] and not sw._closed
+    assert sw._fast == [] and sw._slow == [] and not sw._g.closed
     with pytest.raises(TypeError, match="gate"):
         sw.run("ieee")  # no function to run
 
