@@ -107,7 +107,7 @@ class Gated:
         if self.limit < 0:
             return True
         n1, n2, last = math.prod(x1.shape), math.prod(x2.shape), max(1, x1.shape[-1] if x1.shape else 1)
-        return n1 == 0 or n2 == 0 or n1 * n2 <= self.limit * last
+        return bool(n1 == 0 or n2 == 0 or n1 * n2 <= self.limit * last)
 
 
 @dataclass(frozen=True)
