@@ -103,7 +103,7 @@ def _compute_name(dtype: object) -> str | None:
     if isinstance(dtype, str):
         s = dtype
     elif isinstance(dtype, type):
-        s = {float: "float64", complex: "complex128", int: "int64"}.get(dtype) or getattr(dtype, "__name__", "")
+        s = {float: "float64", complex: "complex128", int: "int64"}.get(dtype, "") or getattr(dtype, "__name__", "")
     else:
         s = getattr(dtype, "name", None) or str(dtype)
         if not isinstance(s, str):
