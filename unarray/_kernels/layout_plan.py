@@ -23,6 +23,7 @@ plan with NumPy (the reference executor the tests compare kernels and plans with
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 __all__ = ["Plan", "plan", "run_numpy"]
@@ -48,10 +49,7 @@ class Plan(NamedTuple):  # (not a dataclass: cheaper to build at `import unarray
 
     @property
     def n_batch(self) -> int:
-        n = 1
-        for size, _, _ in self.batch:
-            n *= size
-        return n
+        return math.prod(size for size, _, _ in self.batch)
 
     @property
     def size(self) -> int:
@@ -104,12 +102,7 @@ def plan(shape: tuple[int, ...], strides: tuple[int, ...]) -> Plan | None:
     if len(groups) == 1:
         return None  # already compact
     src_groups = sorted(groups)
-    src_shape = []
-    for g in src_groups:
-        n = 1
-        for p in g:
-            n *= src_sizes[p]
-        src_shape.append(n)
+    src_shape = [math.prod(src_sizes[p] for p in g) for g in src_groups]
     perm = tuple(src_groups.index(g) for g in groups)
     k = len(src_shape)
     src_strides = [1] * k

@@ -14,6 +14,7 @@ this module imports neither, and names no library.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -86,7 +87,7 @@ def plan_if_worth(kernel: str, min_side: int, shape: tuple[int, ...], strides: t
     """The plan where ``kernel`` (``"cuda"`` or ``"triton"``) is worth running on a view (strides in elements) of
     a library whose own copy wins below ``min_side`` rows or columns, else None (cached: a repeated layout is
     planned once)."""
-    if any(s < 0 for s in strides) or _size(shape) * itemsize < KERNEL_MIN_BYTES[kernel]:
+    if any(s < 0 for s in strides) or math.prod(shape) * itemsize < KERNEL_MIN_BYTES[kernel]:
         return None
     p = plan(shape, strides)
     if p is None:
@@ -125,13 +126,6 @@ def triton_label(p: Plan, itemsize: int) -> str:
 
 def _shape(p: Plan, itemsize: int) -> str:
     return f"{p.n_batch} x {p.rows} x {p.cols} of {p.vec * itemsize}-byte elements)"
-
-
-def _size(shape: tuple[int, ...]) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
 
 
 @functools.cache
