@@ -231,19 +231,10 @@ logical_and, logical_or = _logical(tf.math.logical_and), _logical(tf.math.logica
 logical_xor = _logical(tf.math.logical_xor)
 
 
-def _bitwise(fn: Any, on_bool: Any) -> Any:
-    def op(x1: Any, x2: Any, /) -> Any:
-        a, b = promote(x1, x2)
-        if a.dtype == bool:
-            return on_bool(a, b)
-        return fn(a, b)
-
-    return op
-
-
-bitwise_and = _bitwise(tf.bitwise.bitwise_and, tf.math.logical_and)
-bitwise_or = _bitwise(tf.bitwise.bitwise_or, tf.math.logical_or)
-bitwise_xor = _bitwise(tf.bitwise.bitwise_xor, tf.math.logical_xor)
+# (bools: the logical op, as for add and multiply)
+bitwise_and = _xp_shared.bool_arith(promote, bool, tf.bitwise.bitwise_and, tf.math.logical_and)
+bitwise_or = _xp_shared.bool_arith(promote, bool, tf.bitwise.bitwise_or, tf.math.logical_or)
+bitwise_xor = _xp_shared.bool_arith(promote, bool, tf.bitwise.bitwise_xor, tf.math.logical_xor)
 
 
 def _out_of_range(b: Any, bits: int) -> Any:
