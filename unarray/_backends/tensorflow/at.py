@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from unarray._backends.tensorflow.manipulation import broadcast_arrays
 from unarray._backends.updates import apply, is_mask, mask_of
 
 
@@ -45,15 +46,8 @@ def tf_positions(tf: Any, base: Any, idx: Any) -> Any:
     if len(arrays) == len(parts) and not any(is_mask(p) for p in parts):
         ints = [tf.cast(p, tf.int64) for p in parts]
         ints = [tf.where(i < 0, i + tf.shape(base, out_type=tf.int64)[k], i) for k, i in enumerate(ints)]
-        return tf.gather_nd(base, tf.stack(_broadcast(tf, ints), axis=-1))
+        return tf.gather_nd(base, tf.stack(broadcast_arrays(*ints), axis=-1))
     from unarray._errors import UnsupportedError
 
     raise UnsupportedError("TensorFlow takes basic indexing, one boolean mask, or integer arrays for the leading "
                            "axes (not mixed with slices); index in two steps", op="at", backend="tensorflow")
-
-
-def _broadcast(tf: Any, ints: list[Any]) -> list[Any]:
-    shape = tf.shape(ints[0])
-    for i in ints[1:]:
-        shape = tf.broadcast_dynamic_shape(shape, tf.shape(i))
-    return [tf.broadcast_to(i, shape) for i in ints]
