@@ -19,6 +19,7 @@ import os
 import sys
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -127,8 +128,7 @@ class Progress:
             count = f"{block.total} checks" if block.total else "starting"
             if last is not None and last >= SLOW:
                 self._line(f"{label}: {count}, {_about(last)} (the last run here)")
-            elif last is None and self.profile == "quick" and _recorded(label.partition("@")[0]) > SLOW:
-                seconds = _recorded(label.partition("@")[0])
+            elif last is None and self.profile == "quick" and (seconds := _recorded(label.partition("@")[0])) > SLOW:
                 self._line(f"{label}: {count}; its whole quick run took {_about(seconds)} on a 2-core machine")
 
     def step(self, where: str, op: str) -> None:
@@ -153,10 +153,7 @@ class Progress:
             if block.finished:
                 return
             block.finished = True
-            counts: dict[str, int] = {}
-            for r in results:
-                counts[r.status] = counts.get(r.status, 0) + 1
-            summary = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+            summary = ", ".join(f"{n} {s}" for s, n in sorted(Counter(r.status for r in results).items()))
             self._line(f"{where}: {summary}" + ("" if seconds is None else f" in {seconds:.1f}s"))
 
     def finish(self) -> None:

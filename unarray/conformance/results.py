@@ -3,6 +3,7 @@ backend and device) and ``RunReport`` (the whole run's)."""
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -69,17 +70,13 @@ class RunReport:
         return [r for r in self.results if r.unexpected]
 
     def counts(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for r in self.results:
-            out[r.status] = out.get(r.status, 0) + 1
-        return out
+        return dict(Counter(r.status for r in self.results))
 
     def per_backend(self) -> dict[str, str]:
         """backend@device -> its counts and wall time ("250 pass, 3 known in 41.2s"); handoff checks by device."""
-        counts: dict[str, dict[str, int]] = {}
+        counts: dict[str, Counter[str]] = {}
         for r in self.results:
-            c = counts.setdefault(r.block, {})
-            c[r.status] = c.get(r.status, 0) + 1
+            counts.setdefault(r.block, Counter())[r.status] += 1
         out = {}
         for label, c in counts.items():
             secs = self.timings.get(label)

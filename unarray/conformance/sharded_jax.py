@@ -61,9 +61,7 @@ def _setup() -> str | None:
 
 def _tol(dtype: Any, k: int = 1) -> float:
     # The dtype's rounding, grown with the reduction length k (sums of k terms round k times).
-    eps = float(np.finfo(np.dtype(str(dtype)) if str(dtype) != "bfloat16" else np.float32).eps)
-    if str(dtype) == "bfloat16":
-        eps = 2.0 ** -8
+    eps = 2.0**-8 if str(dtype) == "bfloat16" else float(np.finfo(np.dtype(str(dtype))).eps)
     return 8 * eps * max(1.0, float(np.sqrt(k)))
 
 

@@ -32,13 +32,9 @@ def _float(x: Any, op: str = "linalg") -> Any:
     return tf.cast(x, tf.float64 if x.dtype in (tf.int32, tf.int64, tf.uint32, tf.uint64) else DEFAULT_FLOAT)
 
 
-def _h(x: Any) -> Any:
-    return tf.linalg.adjoint(x)
-
-
 def cholesky(x: Any, /, *, upper: bool = False) -> Any:
     lo = tf.linalg.cholesky(_float(x))
-    return _h(lo) if upper else lo
+    return tf.linalg.adjoint(lo) if upper else lo
 
 
 def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
@@ -91,7 +87,7 @@ def inv(x: Any, /) -> Any:
 
 def svd(x: Any, /, *, full_matrices: bool = True) -> Any:
     s, u, v = tf.linalg.svd(_float(x), full_matrices=full_matrices)
-    return SVDResult(u, s, _h(v))
+    return SVDResult(u, s, tf.linalg.adjoint(v))
 
 
 def svdvals(x: Any, /) -> Any:
@@ -156,7 +152,7 @@ def pinv(x: Any, /, *, rtol: Any = None) -> Any:
     s, u, v = tf.linalg.svd(x, full_matrices=False)
     tol = tf.reduce_max(s, axis=-1, keepdims=True) * _expand(_rtol(x, s, rtol))
     sinv = tf.where(s > tol, 1 / tf.where(s > tol, s, tf.ones_like(s)), tf.zeros_like(s))
-    return tf.linalg.matmul(v * tf.cast(sinv, v.dtype)[..., None, :], _h(u))
+    return tf.linalg.matmul(v * tf.cast(sinv, v.dtype)[..., None, :], tf.linalg.adjoint(u))
 
 
 def outer(x1: Any, x2: Any, /) -> Any:
