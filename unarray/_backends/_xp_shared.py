@@ -39,6 +39,21 @@ def assemble(name: str, doc: str, modules: tuple[types.ModuleType, ...], helpers
     return ns
 
 
+def python_dtype(obj: Any, boolean: Any, complex64: Any, default_float: Any, default_int: Any) -> Any:
+    """The dtype the standard gives Python values (a scalar, or nested lists of them; an empty list is floating);
+    None for anything else."""
+    import numpy as np
+
+    items = np.asarray(obj, dtype=object).ravel().tolist() if isinstance(obj, (list, tuple)) else [obj]
+    if items and all(isinstance(v, bool) for v in items):
+        return boolean
+    if any(isinstance(v, complex) for v in items):
+        return complex64
+    if any(isinstance(v, float) for v in items) or not items:
+        return default_float
+    return default_int if any(isinstance(v, int) for v in items) else None
+
+
 def axes_of(axis: Any, ndim: int) -> list[int] | None:
     """``axis`` (None, an int or a sequence of ints) as non-negative axes of an ``ndim``-dimensional array."""
     if axis is None:

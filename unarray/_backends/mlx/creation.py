@@ -11,6 +11,7 @@ from typing import Any
 import mlx.core as mx
 import numpy as np
 
+from unarray._backends import _xp_shared
 from unarray._backends.mlx.dtypes import (
     DEFAULT_FLOAT,
     DEFAULT_INT,
@@ -40,16 +41,7 @@ def _shape(shape: Any) -> list[int]:
 
 
 def _infer(obj: Any) -> Any:
-    items = np.asarray(obj, dtype=object).ravel().tolist() if isinstance(obj, (list, tuple)) else [obj]
-    if items and builtins.all(isinstance(v, builtins.bool) for v in items):
-        return bool
-    if builtins.any(isinstance(v, complex) for v in items):
-        return complex64
-    if builtins.any(isinstance(v, float) for v in items) or not items:
-        return DEFAULT_FLOAT
-    if builtins.any(isinstance(v, int) for v in items):
-        return DEFAULT_INT
-    return None
+    return _xp_shared.python_dtype(obj, bool, complex64, DEFAULT_FLOAT, DEFAULT_INT)
 
 
 def from_numpy(n: Any, dtype: Any = None) -> Any:

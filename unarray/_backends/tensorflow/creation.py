@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
+from unarray._backends import _xp_shared
 from unarray._backends.tensorflow.dtypes import (
     COMPLEX,
     DEFAULT_FLOAT,
@@ -80,21 +81,7 @@ def _infer_dtype(obj: Any) -> Any:
     # Note: tf.constant makes Python ints int32 and floats float32; the standard's defaults here are int64/float32.
     if isinstance(obj, np.ndarray | np.generic):
         return None
-    if isinstance(obj, (list, tuple)):
-        items = np.asarray(obj, dtype=object).ravel().tolist() if obj else []
-    else:
-        items = [obj]
-    if items and builtins.all(isinstance(v, builtins.bool) for v in items):
-        return bool
-    if builtins.any(isinstance(v, complex) for v in items):
-        return complex64
-    if builtins.any(isinstance(v, float) for v in items):
-        return DEFAULT_FLOAT
-    if builtins.any(isinstance(v, int) for v in items):
-        return DEFAULT_INT
-    if not items:
-        return DEFAULT_FLOAT
-    return None
+    return _xp_shared.python_dtype(obj, bool, complex64, DEFAULT_FLOAT, DEFAULT_INT)
 
 
 def zeros(shape: Any, *, dtype: Any = None, device: Any = None) -> Any:
