@@ -7,7 +7,7 @@ is led by one of them, and the others are handed to it zero-copy (unarray.intero
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from unarray import interop
@@ -35,8 +35,8 @@ from unarray._lookup import (
 if TYPE_CHECKING:
     from unarray._backends._base import Backend
 
-__all__ = ["BY_TYPE", "PROMOTING", "backend_named", "default_backend", "fail", "many", "one", "pair", "promoted",
-           "run_as_written", "use"]
+__all__ = ["BY_TYPE", "PROMOTING", "backend_named", "call", "default_backend", "fail", "many", "one", "pair",
+           "promoted", "run_as_written", "use"]
 
 # The ops whose array operands promote to one dtype (the standard's type promotion), by the position of the first
 # that does (where's condition takes no part).
@@ -278,6 +278,14 @@ def recover(op: str, backend: Backend, exc: Exception, *args: Any) -> Any:
     if out is NotImplemented:
         raise fail(op, backend, exc) from exc
     return out
+
+
+def call(op: str, b: Backend, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` in the front end's frame (a native failure raises :func:`fail`'s typed error)."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:
+        raise fail(op, b, e) from e
 
 
 def fail(op: str, backend: Backend | None, exc: BaseException) -> BaseException:

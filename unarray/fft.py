@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from unarray import _docs
+from unarray._dispatch import call as _call
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
 from unarray._dispatch import run_as_written as _run_as_written
@@ -171,10 +172,7 @@ def fft(
     if refused:
         _refuse(fft, refused, x)
     b = _one(x, "fft.fft")
-    try:
-        return b.fft_fft(x, n=n, axis=axis, norm=norm)
-    except Exception as e:
-        raise _fail("fft.fft", b, e) from e
+    return _call("fft.fft", b, b.fft_fft, x, n=n, axis=axis, norm=norm)
 
 
 def ifft(
@@ -239,10 +237,7 @@ def ifft(
     if refused:
         _refuse(ifft, refused, x)
     b = _one(x, "fft.ifft")
-    try:
-        return b.fft_ifft(x, n=n, axis=axis, norm=norm)
-    except Exception as e:
-        raise _fail("fft.ifft", b, e) from e
+    return _call("fft.ifft", b, b.fft_ifft, x, n=n, axis=axis, norm=norm)
 
 
 def fftn(
@@ -308,10 +303,7 @@ def fftn(
     if refused:
         _refuse(fftn, refused, x)
     b = _one(x, "fft.fftn")
-    try:
-        return b.fft_fftn(x, s=s, axes=axes, norm=norm)
-    except Exception as e:
-        raise _fail("fft.fftn", b, e) from e
+    return _call("fft.fftn", b, b.fft_fftn, x, s=s, axes=axes, norm=norm)
 
 
 def ifftn(
@@ -377,10 +369,7 @@ def ifftn(
     if refused:
         _refuse(ifftn, refused, x)
     b = _one(x, "fft.ifftn")
-    try:
-        return b.fft_ifftn(x, s=s, axes=axes, norm=norm)
-    except Exception as e:
-        raise _fail("fft.ifftn", b, e) from e
+    return _call("fft.ifftn", b, b.fft_ifftn, x, s=s, axes=axes, norm=norm)
 
 
 def rfft(
@@ -445,10 +434,7 @@ def rfft(
     if refused:
         _refuse(rfft, refused, x)
     b = _one(x, "fft.rfft")
-    try:
-        return b.fft_rfft(x, n=n, axis=axis, norm=norm)
-    except Exception as e:
-        raise _fail("fft.rfft", b, e) from e
+    return _call("fft.rfft", b, b.fft_rfft, x, n=n, axis=axis, norm=norm)
 
 
 def irfft(
@@ -513,10 +499,7 @@ def irfft(
     if refused:
         _refuse(irfft, refused, x)
     b = _one(x, "fft.irfft")
-    try:
-        return b.fft_irfft(x, n=n, axis=axis, norm=norm)
-    except Exception as e:
-        raise _fail("fft.irfft", b, e) from e
+    return _call("fft.irfft", b, b.fft_irfft, x, n=n, axis=axis, norm=norm)
 
 
 def rfftn(
@@ -582,10 +565,7 @@ def rfftn(
     if refused:
         _refuse(rfftn, refused, x)
     b = _one(x, "fft.rfftn")
-    try:
-        return b.fft_rfftn(x, s=s, axes=axes, norm=norm)
-    except Exception as e:
-        raise _fail("fft.rfftn", b, e) from e
+    return _call("fft.rfftn", b, b.fft_rfftn, x, s=s, axes=axes, norm=norm)
 
 
 def irfftn(
@@ -651,10 +631,7 @@ def irfftn(
     if refused:
         _refuse(irfftn, refused, x)
     b = _one(x, "fft.irfftn")
-    try:
-        return b.fft_irfftn(x, s=s, axes=axes, norm=norm)
-    except Exception as e:
-        raise _fail("fft.irfftn", b, e) from e
+    return _call("fft.irfftn", b, b.fft_irfftn, x, s=s, axes=axes, norm=norm)
 
 
 def hfft(
@@ -719,10 +696,7 @@ def hfft(
     if refused:
         _refuse(hfft, refused, x)
     b = _one(x, "fft.hfft")
-    try:
-        return b.fft_hfft(x, n=n, axis=axis, norm=norm)
-    except Exception as e:
-        raise _fail("fft.hfft", b, e) from e
+    return _call("fft.hfft", b, b.fft_hfft, x, n=n, axis=axis, norm=norm)
 
 
 def ihfft(
@@ -787,10 +761,7 @@ def ihfft(
     if refused:
         _refuse(ihfft, refused, x)
     b = _one(x, "fft.ihfft")
-    try:
-        return b.fft_ihfft(x, n=n, axis=axis, norm=norm)
-    except Exception as e:
-        raise _fail("fft.ihfft", b, e) from e
+    return _call("fft.ihfft", b, b.fft_ihfft, x, n=n, axis=axis, norm=norm)
 
 
 def fftshift(x: A, /, *, axes: int | Sequence[int] | None = None, **refused: Refused) -> A:
@@ -842,10 +813,7 @@ def fftshift(x: A, /, *, axes: int | Sequence[int] | None = None, **refused: Ref
     if refused:
         _refuse(fftshift, refused, x)
     b = _one(x, "fft.fftshift")
-    try:
-        return b.fft_fftshift(x, axes=axes)
-    except Exception as e:
-        raise _fail("fft.fftshift", b, e) from e
+    return _call("fft.fftshift", b, b.fft_fftshift, x, axes=axes)
 
 
 def ifftshift(x: A, /, *, axes: int | Sequence[int] | None = None, **refused: Refused) -> A:
@@ -898,10 +866,7 @@ def ifftshift(x: A, /, *, axes: int | Sequence[int] | None = None, **refused: Re
     if refused:
         _refuse(ifftshift, refused, x)
     b = _one(x, "fft.ifftshift")
-    try:
-        return b.fft_ifftshift(x, axes=axes)
-    except Exception as e:
-        raise _fail("fft.ifftshift", b, e) from e
+    return _call("fft.ifftshift", b, b.fft_ifftshift, x, axes=axes)
 
 
 __all__ += [

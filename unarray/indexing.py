@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from unarray._dispatch import fail as _fail
+from unarray._dispatch import call as _call
 from unarray._dispatch import pair as _pair
 from unarray._names import refuse as _refuse
 from unarray._typing import A, Array, Refused
@@ -62,10 +62,7 @@ def take(x: A, indices: Array, /, *, axis: int | None = None, **refused: Refused
     if refused:
         _refuse(take, refused, x)
     b, x, indices = _pair("take", x, indices)
-    try:
-        return b.take(x, indices, axis=axis)
-    except Exception as e:
-        raise _fail("take", b, e) from e
+    return _call("take", b, b.take, x, indices, axis=axis)
 
 
 def take_along_axis(x: A, indices: Array, /, *, axis: int = -1, **refused: Refused) -> A:
@@ -122,10 +119,7 @@ def take_along_axis(x: A, indices: Array, /, *, axis: int = -1, **refused: Refus
     if refused:
         _refuse(take_along_axis, refused, x)
     b, x, indices = _pair("take_along_axis", x, indices)
-    try:
-        return b.take_along_axis(x, indices, axis=axis)
-    except Exception as e:
-        raise _fail("take_along_axis", b, e) from e
+    return _call("take_along_axis", b, b.take_along_axis, x, indices, axis=axis)
 
 
 __all__ += [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys as _sys
 from typing import Any, Literal
 
+from unarray._dispatch import call as _call
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
 from unarray._dispatch import pair as _pair
@@ -76,10 +77,7 @@ def cholesky(x: A, /, *, upper: bool = False, **refused: Refused) -> A:
     if refused:
         _refuse(cholesky, refused, x)
     b = _one(x, "linalg.cholesky")
-    try:
-        return b.linalg_cholesky(x, upper=upper)
-    except Exception as e:
-        raise _fail("linalg.cholesky", b, e) from e
+    return _call("linalg.cholesky", b, b.linalg_cholesky, x, upper=upper)
 
 
 def cross(x1: A, x2: Array, /, *, axis: int = -1, **refused: Refused) -> A:
@@ -134,10 +132,7 @@ def cross(x1: A, x2: Array, /, *, axis: int = -1, **refused: Refused) -> A:
     if refused:
         _refuse(cross, refused, x1)
     b, x1, x2 = _pair("linalg.cross", x1, x2)
-    try:
-        return b.linalg_cross(x1, x2, axis=axis)
-    except Exception as e:
-        raise _fail("linalg.cross", b, e) from e
+    return _call("linalg.cross", b, b.linalg_cross, x1, x2, axis=axis)
 
 
 def det(x: A, /, **refused: Refused) -> A:
@@ -189,10 +184,7 @@ def det(x: A, /, **refused: Refused) -> A:
     if refused:
         _refuse(det, refused, x)
     b = _one(x, "linalg.det")
-    try:
-        return b.linalg_det(x)
-    except Exception as e:
-        raise _fail("linalg.det", b, e) from e
+    return _call("linalg.det", b, b.linalg_det, x)
 
 
 def diagonal(x: A, /, *, offset: int = 0, **refused: Refused) -> A:
@@ -244,10 +236,7 @@ def diagonal(x: A, /, *, offset: int = 0, **refused: Refused) -> A:
     if refused:
         _refuse(diagonal, refused, x)
     b = _one(x, "linalg.diagonal")
-    try:
-        return b.linalg_diagonal(x, offset=offset)
-    except Exception as e:
-        raise _fail("linalg.diagonal", b, e) from e
+    return _call("linalg.diagonal", b, b.linalg_diagonal, x, offset=offset)
 
 
 def eig(x: Array, /, **refused: Refused) -> Any:
@@ -300,10 +289,7 @@ def eig(x: Array, /, **refused: Refused) -> Any:
     if refused:
         _refuse(eig, refused, x)
     b = _one(x, "linalg.eig")
-    try:
-        return b.linalg_eig(x)
-    except Exception as e:
-        raise _fail("linalg.eig", b, e) from e
+    return _call("linalg.eig", b, b.linalg_eig, x)
 
 
 def eigh(x: Array, /, **refused: Refused) -> Any:
@@ -355,10 +341,7 @@ def eigh(x: Array, /, **refused: Refused) -> Any:
     if refused:
         _refuse(eigh, refused, x)
     b = _one(x, "linalg.eigh")
-    try:
-        return b.linalg_eigh(x)
-    except Exception as e:
-        raise _fail("linalg.eigh", b, e) from e
+    return _call("linalg.eigh", b, b.linalg_eigh, x)
 
 
 def eigvals(x: A, /, **refused: Refused) -> A:
@@ -410,10 +393,7 @@ def eigvals(x: A, /, **refused: Refused) -> A:
     if refused:
         _refuse(eigvals, refused, x)
     b = _one(x, "linalg.eigvals")
-    try:
-        return b.linalg_eigvals(x)
-    except Exception as e:
-        raise _fail("linalg.eigvals", b, e) from e
+    return _call("linalg.eigvals", b, b.linalg_eigvals, x)
 
 
 def eigvalsh(x: A, /, **refused: Refused) -> A:
@@ -464,10 +444,7 @@ def eigvalsh(x: A, /, **refused: Refused) -> A:
     if refused:
         _refuse(eigvalsh, refused, x)
     b = _one(x, "linalg.eigvalsh")
-    try:
-        return b.linalg_eigvalsh(x)
-    except Exception as e:
-        raise _fail("linalg.eigvalsh", b, e) from e
+    return _call("linalg.eigvalsh", b, b.linalg_eigvalsh, x)
 
 
 def inv(x: A, /, **refused: Refused) -> A:
@@ -519,10 +496,7 @@ def inv(x: A, /, **refused: Refused) -> A:
     if refused:
         _refuse(inv, refused, x)
     b = _one(x, "linalg.inv")
-    try:
-        return b.linalg_inv(x)
-    except Exception as e:
-        raise _fail("linalg.inv", b, e) from e
+    return _call("linalg.inv", b, b.linalg_inv, x)
 
 
 def matrix_norm(
@@ -585,10 +559,7 @@ def matrix_norm(
     if refused:
         _refuse(matrix_norm, refused, x)
     b = _one(x, "linalg.matrix_norm")
-    try:
-        return b.linalg_matrix_norm(x, keepdims=keepdims, ord=ord)
-    except Exception as e:
-        raise _fail("linalg.matrix_norm", b, e) from e
+    return _call("linalg.matrix_norm", b, b.linalg_matrix_norm, x, keepdims=keepdims, ord=ord)
 
 
 def matrix_power(x: A, n: int, /, **refused: Refused) -> A:
@@ -641,10 +612,7 @@ def matrix_power(x: A, n: int, /, **refused: Refused) -> A:
     if refused:
         _refuse(matrix_power, refused, x)
     b = _one(x, "linalg.matrix_power")
-    try:
-        return b.linalg_matrix_power(x, n, policy=_scope())
-    except Exception as e:
-        raise _fail("linalg.matrix_power", b, e) from e
+    return _call("linalg.matrix_power", b, b.linalg_matrix_power, x, n, policy=_scope())
 
 
 def matrix_rank(x: A, /, *, rtol: float | Array | None = None, **refused: Refused) -> A:
@@ -697,10 +665,7 @@ def matrix_rank(x: A, /, *, rtol: float | Array | None = None, **refused: Refuse
     if refused:
         _refuse(matrix_rank, refused, x)
     b = _one(x, "linalg.matrix_rank")
-    try:
-        return b.linalg_matrix_rank(x, rtol=rtol)
-    except Exception as e:
-        raise _fail("linalg.matrix_rank", b, e) from e
+    return _call("linalg.matrix_rank", b, b.linalg_matrix_rank, x, rtol=rtol)
 
 
 def outer(x1: A, x2: Array, /, **refused: Refused) -> A:
@@ -752,10 +717,7 @@ def outer(x1: A, x2: Array, /, **refused: Refused) -> A:
     if refused:
         _refuse(outer, refused, x1)
     b, x1, x2 = _pair("linalg.outer", x1, x2)
-    try:
-        return b.linalg_outer(x1, x2)
-    except Exception as e:
-        raise _fail("linalg.outer", b, e) from e
+    return _call("linalg.outer", b, b.linalg_outer, x1, x2)
 
 
 def pinv(x: A, /, *, rtol: float | Array | None = None, **refused: Refused) -> A:
@@ -809,10 +771,7 @@ def pinv(x: A, /, *, rtol: float | Array | None = None, **refused: Refused) -> A
     if refused:
         _refuse(pinv, refused, x)
     b = _one(x, "linalg.pinv")
-    try:
-        return b.linalg_pinv(x, rtol=rtol)
-    except Exception as e:
-        raise _fail("linalg.pinv", b, e) from e
+    return _call("linalg.pinv", b, b.linalg_pinv, x, rtol=rtol)
 
 
 def qr(x: Array, /, *, mode: Literal["reduced", "complete"] = 'reduced', **refused: Refused) -> Any:
@@ -867,10 +826,7 @@ def qr(x: Array, /, *, mode: Literal["reduced", "complete"] = 'reduced', **refus
     if refused:
         _refuse(qr, refused, x)
     b = _one(x, "linalg.qr")
-    try:
-        return b.linalg_qr(x, mode=mode)
-    except Exception as e:
-        raise _fail("linalg.qr", b, e) from e
+    return _call("linalg.qr", b, b.linalg_qr, x, mode=mode)
 
 
 def slogdet(x: Array, /, **refused: Refused) -> Any:
@@ -922,10 +878,7 @@ def slogdet(x: Array, /, **refused: Refused) -> Any:
     if refused:
         _refuse(slogdet, refused, x)
     b = _one(x, "linalg.slogdet")
-    try:
-        return b.linalg_slogdet(x)
-    except Exception as e:
-        raise _fail("linalg.slogdet", b, e) from e
+    return _call("linalg.slogdet", b, b.linalg_slogdet, x)
 
 
 def solve(x1: A, x2: Array, /, **refused: Refused) -> A:
@@ -978,10 +931,7 @@ def solve(x1: A, x2: Array, /, **refused: Refused) -> A:
     if refused:
         _refuse(solve, refused, x1)
     b, x1, x2 = _pair("linalg.solve", x1, x2)
-    try:
-        return b.linalg_solve(x1, x2)
-    except Exception as e:
-        raise _fail("linalg.solve", b, e) from e
+    return _call("linalg.solve", b, b.linalg_solve, x1, x2)
 
 
 def svd(x: Array, /, *, full_matrices: bool = True, **refused: Refused) -> Any:
@@ -1035,10 +985,7 @@ def svd(x: Array, /, *, full_matrices: bool = True, **refused: Refused) -> Any:
     if refused:
         _refuse(svd, refused, x)
     b = _one(x, "linalg.svd")
-    try:
-        return b.linalg_svd(x, full_matrices=full_matrices)
-    except Exception as e:
-        raise _fail("linalg.svd", b, e) from e
+    return _call("linalg.svd", b, b.linalg_svd, x, full_matrices=full_matrices)
 
 
 def svdvals(x: A, /, **refused: Refused) -> A:
@@ -1090,10 +1037,7 @@ def svdvals(x: A, /, **refused: Refused) -> A:
     if refused:
         _refuse(svdvals, refused, x)
     b = _one(x, "linalg.svdvals")
-    try:
-        return b.linalg_svdvals(x)
-    except Exception as e:
-        raise _fail("linalg.svdvals", b, e) from e
+    return _call("linalg.svdvals", b, b.linalg_svdvals, x)
 
 
 def trace(x: A, /, *, offset: int = 0, dtype: DTypeLike | None = None, **refused: Refused) -> A:
@@ -1220,10 +1164,7 @@ def vector_norm(
     if refused:
         _refuse(vector_norm, refused, x)
     b = _one(x, "linalg.vector_norm")
-    try:
-        return b.linalg_vector_norm(x, axis=axis, keepdims=keepdims, ord=ord)
-    except Exception as e:
-        raise _fail("linalg.vector_norm", b, e) from e
+    return _call("linalg.vector_norm", b, b.linalg_vector_norm, x, axis=axis, keepdims=keepdims, ord=ord)
 
 
 __all__ += [

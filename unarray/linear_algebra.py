@@ -12,6 +12,7 @@ from typing import Any
 
 from unarray import _docs, _hot, _shapes
 from unarray._dispatch import BY_TYPE as _BY_TYPE
+from unarray._dispatch import call as _call
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as _one
 from unarray._dispatch import pair as _pair
@@ -191,10 +192,7 @@ def tensordot(x1: A, x2: Array, /, *, axes: int | tuple[Sequence[int], Sequence[
         _refuse(tensordot, refused, x1)
     b, x1, x2 = _pair("tensordot", x1, x2)
     _shapes.tensordot("tensordot", b.name, x1.shape, x2.shape, axes)
-    try:
-        return b.tensordot(x1, x2, axes=axes, policy=_scope())
-    except Exception as e:
-        raise _fail("tensordot", b, e) from e
+    return _call("tensordot", b, b.tensordot, x1, x2, axes=axes, policy=_scope())
 
 
 def vecdot(x1: A, x2: Array, /, *, axis: int = -1, **refused: Refused) -> A:
@@ -255,10 +253,7 @@ def vecdot(x1: A, x2: Array, /, *, axis: int = -1, **refused: Refused) -> A:
         _refuse(vecdot, refused, x1)
     b, x1, x2 = _pair("vecdot", x1, x2)
     _shapes.vecdot("vecdot", b.name, x1.shape, x2.shape, axis)
-    try:
-        return b.vecdot(x1, x2, axis=axis, policy=_scope())
-    except Exception as e:
-        raise _fail("vecdot", b, e) from e
+    return _call("vecdot", b, b.vecdot, x1, x2, axis=axis, policy=_scope())
 
 
 __all__ += [

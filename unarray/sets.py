@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, overload
 
-from unarray._dispatch import fail as _fail
+from unarray._dispatch import call as _call
 from unarray._dispatch import one as _one
 from unarray._dispatch import pair as _pair
 from unarray._names import refuse as _refuse
@@ -73,10 +73,7 @@ def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False, **refused
     if refused:
         _refuse(isin, refused, x1)
     b, x1, x2 = _pair("isin", x1, x2)
-    try:
-        return b.isin(x1, x2, invert=invert)
-    except Exception as e:
-        raise _fail("isin", b, e) from e
+    return _call("isin", b, b.isin, x1, x2, invert=invert)
 
 
 def unique_all(x: Array, /, **refused: Refused) -> Any:
@@ -130,10 +127,7 @@ def unique_all(x: Array, /, **refused: Refused) -> Any:
     if refused:
         _refuse(unique_all, refused, x)
     b = _one(x, "unique_all")
-    try:
-        return b.unique_all(x)
-    except Exception as e:
-        raise _fail("unique_all", b, e) from e
+    return _call("unique_all", b, b.unique_all, x)
 
 
 def unique_counts(x: Array, /, **refused: Refused) -> Any:
@@ -186,10 +180,7 @@ def unique_counts(x: Array, /, **refused: Refused) -> Any:
     if refused:
         _refuse(unique_counts, refused, x)
     b = _one(x, "unique_counts")
-    try:
-        return b.unique_counts(x)
-    except Exception as e:
-        raise _fail("unique_counts", b, e) from e
+    return _call("unique_counts", b, b.unique_counts, x)
 
 
 def unique_inverse(x: Array, /, **refused: Refused) -> Any:
@@ -243,10 +234,7 @@ def unique_inverse(x: Array, /, **refused: Refused) -> Any:
     if refused:
         _refuse(unique_inverse, refused, x)
     b = _one(x, "unique_inverse")
-    try:
-        return b.unique_inverse(x)
-    except Exception as e:
-        raise _fail("unique_inverse", b, e) from e
+    return _call("unique_inverse", b, b.unique_inverse, x)
 
 
 def unique_values(x: A, /, **refused: Refused) -> A:
@@ -297,10 +285,7 @@ def unique_values(x: A, /, **refused: Refused) -> A:
     if refused:
         _refuse(unique_values, refused, x)
     b = _one(x, "unique_values")
-    try:
-        return b.unique_values(x)
-    except Exception as e:
-        raise _fail("unique_values", b, e) from e
+    return _call("unique_values", b, b.unique_values, x)
 
 
 __all__ += [
