@@ -280,14 +280,6 @@ def recover(op: str, backend: Backend, exc: Exception, *args: Any) -> Any:
     return out
 
 
-def call(op: str, b: Backend, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
-    """``fn(*args, **kwargs)`` in the front end's frame (a native failure raises :func:`fail`'s typed error)."""
-    try:
-        return fn(*args, **kwargs)
-    except Exception as e:
-        raise fail(op, b, e) from e
-
-
 def fail(op: str, backend: Backend | None, exc: BaseException) -> BaseException:
     """The typed unarray error for a native failure of ``op`` (returned, for ``raise ... from``)."""
     name = None if backend is None else backend.name
@@ -322,3 +314,14 @@ def fail(op: str, backend: Backend | None, exc: BaseException) -> BaseException:
         cls = ArgumentError
         hint = f"check the arguments against help(ua.{op})"
     return cls(f"the backend rejected the call ({text}); {hint}", op=op, backend=name)
+
+
+_fail = fail  # (the name the frame's except clause calls)
+
+
+def call(op: str, b: Backend, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)`` in the front end's frame (a native failure raises :func:`fail`'s typed error)."""
+    try:  # frame(op): its except clause is written by tools/gen_frontend.py
+        return fn(*args, **kwargs)
+    except Exception as e:
+        raise _fail(op, b, e) from e
