@@ -16,7 +16,10 @@ def _numpy() -> dict[str, list]:
 
 
 setup(ext_modules=[
-    Extension("unarray.interop._speedups", ["unarray/interop/_speedups.c"], optional=True, **_numpy()),
-    Extension("unarray._gate", ["unarray/_gate.c"], depends=["unarray/_unswitched.h"], optional=True),
-    Extension("unarray._fast", ["unarray/_fast.c"], depends=["unarray/_unswitched.h"], optional=True),
+    Extension("unarray.interop._speedups", ["unarray/interop/_speedups.c"], depends=["unarray/_cobject.h"],
+              optional=True, **_numpy()),
+    Extension("unarray._gate", ["unarray/_gate.c"], depends=["unarray/_cobject.h", "unarray/_unswitched.h"],
+              optional=True),
+    Extension("unarray._fast", ["unarray/_fast.c"], depends=["unarray/_cobject.h", "unarray/_unswitched.h"],
+              optional=True),
 ])

@@ -8,6 +8,7 @@
 #include <Python.h>
 #include <structmember.h>
 
+#include "_cobject.h"
 #include "_unswitched.h"
 
 /* unarray._gate.Unswitched, read at import (NULL where that module is not built: no call is recognised as one) */
@@ -988,31 +989,10 @@ hot_new(PyObject *module, PyObject *args, PyObject *kwds)
     return (PyObject *)h;
 }
 
-static int
-hot_traverse(Hot *h, visitproc visit, void *arg)
-{
-    Py_VISIT(h->base.m_module);
-    Py_VISIT(h->ref);
-    Py_VISIT(h->by_type);
-    Py_VISIT(h->defaults);
-    Py_VISIT(h->missing);
-    Py_VISIT(h->policy);
-    Py_VISIT(h->policies);
-    return 0;
-}
-
-static int
-hot_clear(Hot *h)
-{
-    Py_CLEAR(h->base.m_module);
-    Py_CLEAR(h->ref);
-    Py_CLEAR(h->by_type);
-    Py_CLEAR(h->defaults);
-    Py_CLEAR(h->missing);
-    Py_CLEAR(h->policy);
-    Py_CLEAR(h->policies);
-    return 0;
-}
+static const Py_ssize_t hot_fields[] = {offsetof(Hot, base.m_module), offsetof(Hot, ref), offsetof(Hot, by_type),
+                                        offsetof(Hot, defaults), offsetof(Hot, missing), offsetof(Hot, policy),
+                                        offsetof(Hot, policies), -1};
+GC_FIELDS(hot)
 
 static void
 hot_dealloc(Hot *h)
@@ -1020,7 +1000,7 @@ hot_dealloc(Hot *h)
     PyObject_GC_UnTrack(h);
     if (h->base.m_weakreflist != NULL)
         PyObject_ClearWeakRefs((PyObject *)h);
-    hot_clear(h);
+    hot_clear((PyObject *)h);
     Py_CLEAR(h->name);
     Py_CLEAR(h->params);
     Py_CLEAR(h->fname);  /* last: it holds def.ml_name */
@@ -1077,8 +1057,8 @@ static PyTypeObject HotType = {
     .tp_basicsize = sizeof(Hot),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_dealloc = (destructor)hot_dealloc,
-    .tp_traverse = (traverseproc)hot_traverse,
-    .tp_clear = (inquiry)hot_clear,
+    .tp_traverse = hot_traverse,
+    .tp_clear = hot_clear,
     .tp_call = PyVectorcall_Call,
     .tp_vectorcall_offset = offsetof(PyCFunctionObject, vectorcall),
     .tp_weaklistoffset = offsetof(PyCFunctionObject, m_weakreflist),
@@ -1154,12 +1134,5 @@ PyInit__fast(void)
         return NULL;
     if (NBYTES == NULL && (NBYTES = PyUnicode_InternFromString("nbytes")) == NULL)
         return NULL;
-    PyObject *m = PyModule_Create(&moduledef);
-    if (m == NULL)
-        return NULL;
-    if (PyModule_AddObjectRef(m, "Hot", (PyObject *)&HotType) < 0) {
-        Py_DECREF(m);
-        return NULL;
-    }
-    return m;
+    return module_of(&moduledef, (PyTypeObject *[]){&HotType, NULL});
 }

@@ -19,6 +19,7 @@
 #include <structmember.h>
 #include <pythread.h>
 
+#include "_cobject.h"
 #include "_unswitched.h"
 
 typedef struct {
@@ -165,34 +166,9 @@ gate_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     return (PyObject *)g;
 }
 
-static int
-gate_traverse(Gate *g, visitproc visit, void *arg)
-{
-    Py_VISIT(g->fast);
-    Py_VISIT(g->reads);
-    Py_VISIT(g->slow);
-    Py_VISIT(g->wake);
-    return 0;
-}
-
-static int
-gate_clear(Gate *g)
-{
-    Py_CLEAR(g->fast);
-    Py_CLEAR(g->reads);
-    Py_CLEAR(g->slow);
-    Py_CLEAR(g->wake);
-    Py_CLEAR(g->tid);
-    return 0;
-}
-
-static void
-gate_dealloc(Gate *g)
-{
-    PyObject_GC_UnTrack(g);
-    gate_clear(g);
-    Py_TYPE(g)->tp_free((PyObject *)g);
-}
+static const Py_ssize_t gate_fields[] = {offsetof(Gate, fast), offsetof(Gate, reads), offsetof(Gate, slow),
+                                         offsetof(Gate, wake), offsetof(Gate, tid), -1};
+GC_FIELDS(gate)
 
 static PyMemberDef gate_members[] = {
     {"closed", T_INT, offsetof(Gate, closed), 0, "the Switch's closed flag (read by both paths)"},
@@ -205,14 +181,7 @@ static PyTypeObject GateType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "unarray._gate.Gate",
     .tp_doc = "Gate(fast, reads, slow, wake): the fast path of unarray._precision.Switch; gate(want, fn, *args)",
-    .tp_basicsize = sizeof(Gate),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_new = gate_new,
-    .tp_dealloc = (destructor)gate_dealloc,
-    .tp_traverse = (traverseproc)gate_traverse,
-    .tp_clear = (inquiry)gate_clear,
-    .tp_call = PyVectorcall_Call,
-    .tp_vectorcall_offset = offsetof(Gate, vectorcall),
+    VECTORCALL_GC_SLOTS(Gate, gate),
     .tp_members = gate_members,
 };
 
@@ -244,27 +213,8 @@ unswitched_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     return (PyObject *)u;
 }
 
-static int
-unswitched_traverse(Unswitched *u, visitproc visit, void *arg)
-{
-    Py_VISIT(u->fn);
-    return 0;
-}
-
-static int
-unswitched_clear(Unswitched *u)
-{
-    Py_CLEAR(u->fn);
-    return 0;
-}
-
-static void
-unswitched_dealloc(Unswitched *u)
-{
-    PyObject_GC_UnTrack(u);
-    unswitched_clear(u);
-    Py_TYPE(u)->tp_free((PyObject *)u);
-}
+static const Py_ssize_t unswitched_fields[] = {offsetof(Unswitched, fn), -1};
+GC_FIELDS(unswitched)
 
 static PyMemberDef unswitched_members[] = {
     {"fn", T_OBJECT, offsetof(Unswitched, fn), READONLY, "the op called without the policy"},
@@ -276,14 +226,7 @@ static PyTypeObject UnswitchedType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "unarray._gate.Unswitched",
     .tp_doc = "Unswitched(fn): called as (*args, policy), calls fn(*args)",
-    .tp_basicsize = sizeof(Unswitched),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_new = unswitched_new,
-    .tp_dealloc = (destructor)unswitched_dealloc,
-    .tp_traverse = (traverseproc)unswitched_traverse,
-    .tp_clear = (inquiry)unswitched_clear,
-    .tp_call = PyVectorcall_Call,
-    .tp_vectorcall_offset = offsetof(Unswitched, vectorcall),
+    VECTORCALL_GC_SLOTS(Unswitched, unswitched),
     .tp_members = unswitched_members,
 };
 
@@ -295,15 +238,5 @@ static struct PyModuleDef moduledef = {
 PyMODINIT_FUNC
 PyInit__gate(void)
 {
-    if (PyType_Ready(&GateType) < 0 || PyType_Ready(&UnswitchedType) < 0)
-        return NULL;
-    PyObject *m = PyModule_Create(&moduledef);
-    if (m == NULL)
-        return NULL;
-    if (PyModule_AddObjectRef(m, "Gate", (PyObject *)&GateType) < 0
-        || PyModule_AddObjectRef(m, "Unswitched", (PyObject *)&UnswitchedType) < 0) {
-        Py_DECREF(m);
-        return NULL;
-    }
-    return m;
+    return module_of(&moduledef, (PyTypeObject *[]){&GateType, &UnswitchedType, NULL});
 }

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "../_cobject.h"
 #ifdef UNARRAY_NUMPY
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>  /* buffer_array and the buffer guard; the C API is loaded on first use */
@@ -538,40 +540,10 @@ handoff_new(PyTypeObject *type, PyObject *args, PyObject *kw)
     return (PyObject *)h;
 }
 
-static int
-handoff_traverse(Handoff *h, visitproc visit, void *arg)
-{
-    Py_VISIT(h->first);
-    Py_VISIT(h->slow);
-    Py_VISIT(h->sig);
-    Py_VISIT(h->osig);
-    Py_VISIT(h->order);
-    Py_VISIT(h->guard);
-    Py_VISIT(h->seen);
-    return 0;
-}
-
-static int
-handoff_clear(Handoff *h)
-{
-    Py_CLEAR(h->first);
-    Py_CLEAR(h->slow);
-    Py_CLEAR(h->sig);
-    Py_CLEAR(h->osig);
-    Py_CLEAR(h->order);
-    Py_CLEAR(h->dst);
-    Py_CLEAR(h->guard);
-    Py_CLEAR(h->seen);
-    return 0;
-}
-
-static void
-handoff_dealloc(Handoff *h)
-{
-    PyObject_GC_UnTrack(h);
-    handoff_clear(h);
-    Py_TYPE(h)->tp_free((PyObject *)h);
-}
+static const Py_ssize_t handoff_fields[] = {offsetof(Handoff, first), offsetof(Handoff, slow), offsetof(Handoff, sig),
+                                            offsetof(Handoff, osig), offsetof(Handoff, order), offsetof(Handoff, dst),
+                                            offsetof(Handoff, guard), offsetof(Handoff, seen), -1};
+GC_FIELDS(handoff)
 
 static PyObject *
 handoff_repr(Handoff *h)
@@ -602,16 +574,9 @@ static PyTypeObject HandoffType = {
     .tp_name = "unarray.interop._speedups.Handoff",
     .tp_doc = "Handoff(cached, first, slow, sig, osig, order, dst, guard=None, seen=None, max_seen=0, readonly=False): "
               "one ua.to route (see interop._fast).",
-    .tp_basicsize = sizeof(Handoff),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_new = handoff_new,
-    .tp_dealloc = (destructor)handoff_dealloc,
-    .tp_traverse = (traverseproc)handoff_traverse,
-    .tp_clear = (inquiry)handoff_clear,
+    VECTORCALL_GC_SLOTS(Handoff, handoff),
     .tp_repr = (reprfunc)handoff_repr,
     .tp_methods = handoff_methods,
-    .tp_call = PyVectorcall_Call,
-    .tp_vectorcall_offset = offsetof(Handoff, vectorcall),
 };
 
 static int
@@ -850,8 +815,6 @@ static struct PyModuleDef moduledef = {
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
-    if (PyType_Ready(&HandoffType) < 0)
-        return NULL;
     S_DEVICE = PyUnicode_InternFromString("device");
     S_COPY = PyUnicode_InternFromString("copy");
     S_OP = PyUnicode_InternFromString("_op");
@@ -864,12 +827,5 @@ PyInit__speedups(void)
     if (PyType_Ready(&BufferOwnerType) < 0)
         return NULL;
 #endif
-    PyObject *m = PyModule_Create(&moduledef);
-    if (m == NULL)
-        return NULL;
-    if (PyModule_AddObjectRef(m, "Handoff", (PyObject *)&HandoffType) < 0) {
-        Py_DECREF(m);
-        return NULL;
-    }
-    return m;
+    return module_of(&moduledef, (PyTypeObject *[]){&HandoffType, NULL});
 }
