@@ -13,9 +13,9 @@ readers see ordinary code. It writes the docstring entries that functions share
 (``tools/frontend_docs.py``) into ``unarray/_docs.py``. It also writes every error frame of the front end
 from one template (``frame``): the generated functions' and the except clause
 of each hand-written ``try:`` marked as a frame; the generated functions of the modules that are not hot
-(``CALLED_MODULES``) call ``unarray._dispatch.call``, the same frame (a marked one) as one function. Run it after editing any of those;
-``tests/ops/test_namespace.py`` fails when a module is out of date. It then writes the types of the bound
-namespace's names (``tools/gen_namespace_types.py``).
+(``CALLED_MODULES``) call ``unarray._dispatch.call``, the same frame (a marked one) as one function. Run it
+after editing any of those; ``tests/ops/test_namespace.py`` fails when a module is out of date. It then writes
+the types of the bound namespace's names (``tools/gen_namespace_types.py``).
 
     python tools/gen_frontend.py          # rewrite
     python tools/gen_frontend.py --check  # exit 1 if anything would change
