@@ -42,13 +42,13 @@ def problems(draw: Any) -> dict[str, Any]:
     sk = draw(st.integers(1, 13))
     sq = draw(st.one_of(st.just(sk), st.integers(1, 13)))
     window = draw(st.one_of(st.none(), st.integers(0, 5), st.tuples(_SIDE, _SIDE)))
-    seg = draw(st.sampled_from(["none", "packed", "arbitrary", "pair"] if sq == sk else ["none", "pair"]))
+    seg = draw(st.sampled_from(["none", "packed", "shared", "arbitrary", "pair"] if sq == sk else ["none", "pair"]))
     rng = np.random.default_rng(draw(st.integers(0, 2**31 - 1)))
     ids_batch = batch[len(batch) - draw(st.integers(0, len(batch))):]
 
     def ids(s: int, kind: str) -> np.ndarray:
-        if kind == "packed":  # contiguous documents, as packing writes them
-            return np.sort(rng.integers(0, 4, (*ids_batch, s)), axis=-1).astype(np.int32)
+        if kind in ("packed", "shared"):  # contiguous documents, as packing writes them; shared: one row for all
+            return np.sort(rng.integers(0, 4, (*ids_batch, s) if kind == "packed" else s), axis=-1).astype(np.int32)
         return rng.integers(0, 3, (*ids_batch, s)).astype(np.int64)
 
     segments = None if seg == "none" else (ids(sq, "arbitrary"), ids(sk, "packed")) if seg == "pair" else ids(sq, seg)

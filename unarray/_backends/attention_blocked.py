@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 BLOCK_Q = 512
 BLOCK_K = 512
 _HALF = ("float16", "bfloat16")
-MASK_CELLS = 1 << 21  # query rows x keys of one fused call with a dense block mask (8 MiB as torch's float mask)
+MASK_CELLS = 1 << 22  # query rows x keys of one fused call with a dense block mask (16 MiB as torch's float mask)
 
 
 def blocked_plan(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
@@ -39,8 +39,11 @@ def _facts(b: Backend, q: Any, k: Any, spec: MaskSpec, layout: str, spans: bool 
     sq, sk = (int(a.shape[-2 if layout == "bhsd" else -3]) for a in (q, k))
     done = sum(len(range(keys[0][0] // BLOCK_K * BLOCK_K, keys[-1][1], BLOCK_K)) if spans else len(keys)
                for *_, keys in schedule(b, spec, sq, sk) if keys)
-    how = (f"per query block, {b.name}'s fused kernel over the keys it reaches with the block's mask"
-           if spans else f"blocked online-softmax: {xp} ops")
+    docs = _documents(b, spec, sq, sk) if spans else None
+    how = (f"per query block, {b.name}'s fused kernel over the keys it reaches with the block's mask, blocks of one "
+           "shape stacked into one call" if spans else f"blocked online-softmax: {xp} ops")
+    how = how if docs is None else f"{len(docs)} packed documents, {b.name}'s fused kernel on each (by query block " \
+        "where a window cuts it)"
     return (f"(unarray {how}, {BLOCK_Q}x{BLOCK_K} blocks, {done} of {-(-sq // BLOCK_Q) * -(-sk // BLOCK_K)} "
             f"computed, {acc} accumulation, memory linear in sequence length)")
 
@@ -62,27 +65,48 @@ def by_query_block(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec
     def cut(x: Any, i: int, j: int) -> Any:
         return x[..., i:j, :] if layout == "bhsd" else x[..., i:j, :, :]
 
-    # Note: consecutive query blocks that reach the same keys (one packed document) make one call, up to MASK_CELLS.
-    runs: list[list[Any]] = []
+    def stack(xs: list[Any]) -> Any:  # a mask's blocks on a leading axis, its own batch dims aligned to q's
+        x = xp.stack(xs)
+        return xp.reshape(x, (len(xs), *(1,) * (q.ndim + 1 - x.ndim), *x.shape[1:]))
+
+    if (docs := _documents(b, spec, sq, sk)) is not None:  # packed documents: each its own call, no id mask
+        inner = dataclasses.replace(spec, q_segments=None, kv_segments=None)
+        parts = []
+        for i, j in docs:
+            args = (cut(q, i, j), cut(k, i, j), cut(v, i, j), None if mask is None else _slice2(mask, i, j, i, j))
+            parts.append(by_query_block(b, *args, inner, scale, layout, policy, dense) if inner.structured
+                         else dense(*args, inner.causal, scale, layout, policy).run())
+        return parts[0] if len(parts) == 1 else xp.concat(parts, axis=seq)
+
+    # Note: query blocks whose rows and key spans have one shape stack into one call (a leading axis), up to
+    # MASK_CELLS: a call per block stalls on the threads' barriers, and the float mask stays bounded.
+    groups: dict[tuple[int, int], list[list[tuple[int, int, int]]]] = {}
+    outs: dict[int, Any] = {}
     for qs, qe, keys in schedule(b, spec, sq, sk):
-        span = (keys[0][0], keys[-1][1]) if keys else (0, 0)
-        if runs and runs[-1][2:] == list(span) and (qe - runs[-1][0]) * (span[1] - span[0]) <= MASK_CELLS:
-            runs[-1][1] = qe
-        else:
-            runs.append([qs, qe, *span])
-    outs, memo = [], dict[Any, Any]()
-    for i, j, lo, hi in runs:
+        lo, hi = (keys[0][0], keys[-1][1]) if keys else (0, 0)
         if lo == hi:  # no key to attend: zeros
-            heads = (hq, j - i) if layout == "bhsd" else (j - i, hq)
-            outs.append(xp.zeros((*q.shape[:-3], *heads, v.shape[-1]), dtype=q.dtype, **dev))
+            heads = (hq, qe - qs) if layout == "bhsd" else (qe - qs, hq)
+            outs[qs] = xp.zeros((*q.shape[:-3], *heads, v.shape[-1]), dtype=q.dtype, **dev)
             continue
-        m = spec.allowed(xp, i, j, lo, hi, sq, sk, memo, **dev)
-        m = None if m is None else xp.expand_dims(m, axis=-3)  # across the heads
+        chunks = groups.setdefault((qe - qs, hi - lo), [[]])
+        if (len(chunks[-1]) + 1) * (qe - qs) * (hi - lo) > MASK_CELLS and chunks[-1]:
+            chunks.append([])
+        chunks[-1].append((qs, lo, hi))
+    memo = dict[Any, Any]()
+    for (rows, _), chunk in ((key, c) for key, cs in groups.items() for c in cs):
+        ms = [spec.allowed(xp, i, i + rows, lo, hi, sq, sk, memo, **dev) for i, lo, hi in chunk]
+        m = None if ms[0] is None else stack([xp.expand_dims(a, axis=-3) for a in ms])  # across the heads
         if mask is not None:
-            mb = _slice2(mask, i, j, lo, hi)
+            mb = stack([_slice2(mask, i, i + rows, lo, hi) for i, lo, hi in chunk])
             m = mb if m is None else xp.logical_and(m, mb) if mb.dtype == m.dtype else xp.where(m, mb, -math.inf)
-        outs.append(dense(cut(q, i, j), cut(k, lo, hi), cut(v, lo, hi), m, False, scale, layout, policy).run())
-    return outs[0] if len(outs) == 1 else xp.concat(outs, axis=seq)
+        if m is not None and m.dtype == xp.bool:  # torch's CPU kernel runs a boolean mask many times slower
+            m = xp.where(m, xp.asarray(0, dtype=q.dtype), xp.asarray(-math.inf, dtype=q.dtype))
+        qb, kb, vb = (xp.stack([cut(x, *ij) for ij in ijs]) for x, ijs in (
+            (q, [(i, i + rows) for i, _, _ in chunk]), (k, [c[1:] for c in chunk]), (v, [c[1:] for c in chunk])))
+        out = dense(qb, kb, vb, m, False, scale, layout, policy).run()
+        outs.update((i, out[t]) for t, (i, _, _) in enumerate(chunk))
+    parts = [outs[i] for i in sorted(outs)]
+    return parts[0] if len(parts) == 1 else xp.concat(parts, axis=seq)
 
 
 def schedule(b: Backend, spec: MaskSpec, sq: int, sk: int, bq: int | None = None, bk: int | None = None
@@ -100,13 +124,33 @@ def schedule(b: Backend, spec: MaskSpec, sq: int, sk: int, bq: int | None = None
     return out
 
 
-def _segments_meet(b: Backend, spec: MaskSpec, sq: int, sk: int, bq: int, bk: int) -> Any:
-    # (query block, key block) -> whether their id ranges overlap in some batch row; None where the ids are not eager
-    # arrays in host memory (reading them would compute or copy: the blocks are then masked, not skipped).
+def _host_ids(b: Backend, spec: MaskSpec, sq: int, sk: int) -> list[Any] | None:
+    # The ids as NumPy arrays; None where they are not eager arrays in host memory (reading them would compute or
+    # copy: the blocks are then masked, not skipped).
     ids = (spec.q_segments, spec.kv_segments)
     if ids[0] is None or b.lazy or not (sq and sk) or any(b.is_tracer(a) or b.device_of(a).kind != "cpu" for a in ids):
         return None
-    qn, kn = (np.asarray(b.host_numpy(a)) for a in ids)
+    return [np.asarray(b.host_numpy(a)) for a in ids]
+
+
+def _documents(b: Backend, spec: MaskSpec, sq: int, sk: int) -> list[tuple[int, int]] | None:
+    # Packed documents: one id array for queries and keys, the same in every batch row, each id one contiguous run.
+    # Attention then splits into the documents' own ([start, end) each); None where it does not.
+    ids = _host_ids(b, spec, sq, sk) if sq == sk else None
+    rows = None if ids is None else ids[0].reshape(-1, sq)
+    if ids is None or rows is None or not np.array_equal(*ids) or not (rows == rows[0]).all():
+        return None
+    starts = [0, *(np.flatnonzero(rows[0, 1:] != rows[0, :-1]) + 1).tolist()]
+    if len(set(rows[0, starts].tolist())) != len(starts):  # an id in two runs
+        return None
+    return list(zip(starts, [*starts[1:], sq], strict=True))
+
+
+def _segments_meet(b: Backend, spec: MaskSpec, sq: int, sk: int, bq: int, bk: int) -> Any:
+    # (query block, key block) -> whether their id ranges overlap in some batch row; None where the ids cannot be read.
+    if (ids := _host_ids(b, spec, sq, sk)) is None:
+        return None
+    qn, kn = ids
     qb, kb = np.arange(0, sq, bq), np.arange(0, sk, bk)
     qlo, qhi = (f.reduceat(qn, qb, axis=-1)[..., :, None] for f in (np.minimum, np.maximum))
     klo, khi = (f.reduceat(kn, kb, axis=-1)[..., None, :] for f in (np.minimum, np.maximum))
