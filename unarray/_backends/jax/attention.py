@@ -82,10 +82,12 @@ def _row_has_key(bool_mask: Any, bias: Any, causal: bool, sq: int, sk: int) -> A
     return jnp.swapaxes(jnp.any(allowed, axis=-1, keepdims=True), 1, 2)
 
 
-def plan(q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str, policy: str) -> Plan | None:
+def plan(q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str, policy: str,
+         keys: tuple[int, int] | None = None, band: tuple[Any, ...] | None = None) -> Plan | None:
     """The call's route: a ring over the mesh axis that shards the sequence, or one jitted program around
     ``jax.nn.dot_product_attention(implementation="cudnn")`` where cuDNN takes the inputs, else :func:`_xla`;
-    None for a structured mask off a ring (JAX's kernels for it are attention_masks.py's, else the blocked path)."""
+    None for a structured mask off a ring (JAX's kernels for it are attention_masks.py's, else the blocked path).
+    ``keys`` (a slice of K/V) and ``band`` (a small mask's bounds, :func:`_sdpa`) are done inside that program."""
     spread, is_causal = _spread(q), spec.causal
     # Note: a tracer may wrap a sharded array (eager jax.grad) or carry an Explicit mesh type: the ring's plan
     # looks. A concrete array on one device is the common call and costs two isinstance checks.
@@ -103,18 +105,19 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout
     # platform is the default device's (a CPU computation traced on a machine whose default is a GPU
     # keeps XLA:CPU's fusion there).
     barrier = _platform(q) == "cpu"
+    # (the policy is for float32; XLA:CPU rejects it on half dots)
+    precision = _JAX_PRECISION[policy] if q.dtype == jnp.float32 else None
 
     def call(f: Any) -> Any:
-        # Note: one jitted function per configuration: outside jit the reshapes, mask fix and kernel run as one
+        # Note: one jitted function per configuration: outside jit the slicing, mask, reshapes and kernel run as one
         # compiled program (eager op-by-op dispatch would add launches); inside jit it simply inlines.
-        fn = _compiled(f, impl, is_causal, scale, layout, barrier, not isinstance(q, jax.core.Tracer))
-        if jnp.dtype(q.dtype) != jnp.float32:  # the policy is for float32; XLA:CPU rejects it on half dots
-            return fn(q, k, v, mask)
-        with jax.default_matmul_precision(_JAX_PRECISION[policy]):
-            return fn(q, k, v, mask)
+        fn = _compiled(f, impl, is_causal, scale, layout, barrier, not isinstance(q, jax.core.Tracer), precision, keys,
+                       band)
+        return fn(q, k, v, mask)
 
     if impl == "cudnn":
         sq, sk = (q.shape[-2], k.shape[-2]) if layout == "bhsd" else (q.shape[-3], k.shape[-3])
+        sk = sk if keys is None else keys[1] - keys[0]
         extra = ("" if layout == "bshd" else ", bhsd swapped to JAX's bshd") + (
             ", bottom-right causal as an explicit mask" if is_causal and sq != sk else "")
         return Plan(jax.nn.dot_product_attention, call, f"(implementation='cudnn'{extra})")
@@ -124,7 +127,15 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout
 
 
 def _sdpa(q: Any, k: Any, v: Any, mask: Any, kernel: Any, impl: str, is_causal: bool, scale: float, layout: str,
-          barrier: bool) -> Any:
+          barrier: bool, precision: str | None = None, keys: tuple[int, int] | None = None,
+          band: tuple[Any, ...] | None = None) -> Any:
+    if precision is not None:  # read while tracing: the program carries the policy, no context around each call
+        with jax.default_matmul_precision(precision):
+            return _sdpa(q, k, v, mask, kernel, impl, is_causal, scale, layout, barrier, None, keys, band)
+    if keys is not None:
+        k, v = (jax.lax.slice_in_dim(a, *keys, axis=a.ndim - (2 if layout == "bhsd" else 3)) for a in (k, v))
+    if band is not None:  # (spec, *its block): MaskSpec.allowed's mask over a few rows, built while tracing
+        mask = band[0].allowed(jnp, *band[1:])
     q3, k3, v3, bool_mask, bias, causal, batch = _prepare(q, k, v, mask, is_causal, layout)
     out = _call(kernel, impl, q3, k3, v3, bias, bool_mask, scale, causal, barrier)
     if impl == "cudnn" and (bool_mask is not None or bias is not None):
@@ -135,19 +146,21 @@ def _sdpa(q: Any, k: Any, v: Any, mask: Any, kernel: Any, impl: str, is_causal: 
     return jnp.swapaxes(out, -2, -3) if layout == "bhsd" else out
 
 
-_JITTED: dict[tuple[Any, str, bool, float, str, bool, bool], Any] = {}
+_JITTED: dict[tuple[Any, ...], Any] = {}
 
 
 def _compiled(kernel: Any, impl: str, is_causal: bool, scale: float, layout: str, barrier: bool = True,
-              top: bool = False) -> Any:
+              top: bool = False, precision: str | None = None, keys: tuple[int, int] | None = None,
+              band: tuple[Any, ...] | None = None) -> Any:
     # Note: one jitted callable per static configuration, called with arrays only: JAX's C++ dispatch
     # fast path then applies (static keyword arguments cost ~tens of microseconds of host time per call).
-    key = (kernel, impl, is_causal, scale, layout, barrier, top)
+    key = (kernel, impl, is_causal, scale, layout, barrier, top, precision, keys, band)
     fn = _JITTED.get(key)
     if fn is None:
         options = EAGER_OPTIONS if top else None  # a top-level program only (see EAGER_OPTIONS)
         fn = _JITTED[key] = jax.jit(functools.partial(_sdpa, kernel=kernel, impl=impl, is_causal=is_causal,
-                                                      scale=scale, layout=layout, barrier=barrier),
+                                                      scale=scale, layout=layout, barrier=barrier,
+                                                      precision=precision, keys=keys, band=band),
                                     compiler_options=options)
     return fn
 

@@ -16,7 +16,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from unarray._backends._nn import Plan, around
+from unarray._backends._nn import Plan
 from unarray._backends.attention_masks import CAUSAL, NONE
 from unarray._backends.attention_reach import rest
 from unarray._backends.jax import attention as _att
@@ -37,13 +37,10 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
     if hi <= lo:
         return None
     form, n = rest(spec, sq, sk, lo, hi), hi - lo
-    sliced = f"K/V sliced to the reachable keys [{lo}, {hi})" if n != sk else "every key reachable"
-    what = f"; {sliced}"
-    ks, vs = (k, v) if n == sk else (jax.lax.slice_in_dim(a, lo, hi, axis=seq) for a in (k, v))
+    keys = None if n == sk else (lo, hi)  # sliced inside the route's jitted program
+    what = f"; K/V sliced to the reachable keys [{lo}, {hi})" if keys else "; every key reachable"
     if form == "none" or (form == "causal" and sq == n):
-        inner = _att.plan(q, ks, vs, None, CAUSAL if form == "causal" else NONE, scale, layout, policy)
-        assert inner is not None  # (an unstructured spec always has JAX's plan)
-        return around(inner, _same, what)
+        return _noted(_att.plan(q, k, v, None, CAUSAL if form == "causal" else NONE, scale, layout, policy, keys), what)
     if sq == sk and spec.right == 0 and spec.left is not None and _att.choose(q, v) == "cudnn":
         fn = _window(spec.left, scale, layout, not isinstance(q, jax.core.Tracer))
         return Plan(jax.nn.dot_product_attention, lambda f: fn(q, k, v),
@@ -51,13 +48,13 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
                     f"window{'' if layout == 'bshd' else ', bhsd swapped to JAX bshd'})")
     if sq > SMALL_ROWS:
         return None
-    inner = _att.plan(q, ks, vs, spec.allowed(jnp, 0, sq, lo, hi, sq, sk), NONE, scale, layout, policy)
-    assert inner is not None
-    return around(inner, _same, f"{what}, a ({sq}, {n}) boolean mask over them")
+    return _noted(_att.plan(q, k, v, None, NONE, scale, layout, policy, keys, (spec, 0, sq, lo, hi, sq, sk)),
+                  f"{what}, a ({sq}, {n}) boolean mask over them")
 
 
-def _same(out: Any) -> Any:
-    return out
+def _noted(inner: Plan | None, more: str) -> Plan:
+    assert inner is not None  # (an unstructured spec always has JAX's plan)
+    return Plan(inner.kernel, inner.call, lambda: f"{inner.detail}{more}")
 
 
 @functools.lru_cache(maxsize=64)
