@@ -11,7 +11,7 @@ import tensorflow as tf
 from unarray._backends import _xp_shared
 from unarray._backends._xp_shared import EighResult, EigResult, QRResult, SlogdetResult, SVDResult
 from unarray._backends.tensorflow import linear_algebra, statistical
-from unarray._backends.tensorflow.dtypes import COMPLEX, DEFAULT_FLOAT, FLOATS, promote, t
+from unarray._backends.tensorflow.dtypes import COMPLEX, DEFAULT_FLOAT, FLOATS, finfo, promote, t
 from unarray._errors import ShapeError, UnsupportedError
 
 # Ops TensorFlow has no kernels for in half precision (float16 and bfloat16): explicit holes.
@@ -125,32 +125,26 @@ def matrix_power(x: Any, n: int, /) -> Any:
     return _xp_shared.power(eye, x, n, linear_algebra.matmul)
 
 
-def _rtol(x: Any, s: Any, rtol: Any) -> Any:
+def _tol(x: Any, s: Any, rtol: Any) -> Any:
+    # The singular values' cut-off per matrix: rtol (by default max(M, N) * eps) times the largest.
     if rtol is None:
-        m, n = x.shape[-2], x.shape[-1]
-        return tf.constant(builtins.max(m, n) * _eps(s.dtype), s.dtype)
-    return tf.cast(t(rtol), s.dtype) if not isinstance(rtol, (int, float)) else tf.constant(rtol, s.dtype)
-
-
-def _eps(d: Any) -> float:
-    return {tf.float16: 2.0**-10, tf.bfloat16: 2.0**-7, tf.float32: 2.0**-23, tf.float64: 2.0**-52}[d]
+        r = tf.constant(builtins.max(x.shape[-2], x.shape[-1]) * finfo(s.dtype).eps, s.dtype)
+    else:
+        r = tf.cast(t(rtol), s.dtype) if not isinstance(rtol, (int, float)) else tf.constant(rtol, s.dtype)
+    return tf.reduce_max(s, axis=-1, keepdims=True) * (r[..., None] if r.shape.rank else r)
 
 
 def matrix_rank(x: Any, /, *, rtol: Any = None) -> Any:
     x = _float(x)
     s = tf.linalg.svd(x, compute_uv=False)
-    tol = tf.reduce_max(s, axis=-1, keepdims=True) * _expand(_rtol(x, s, rtol))
+    tol = _tol(x, s, rtol)
     return tf.math.count_nonzero(s > tol, axis=-1, dtype=tf.int64)
-
-
-def _expand(r: Any) -> Any:
-    return r[..., None] if r.shape.rank else r
 
 
 def pinv(x: Any, /, *, rtol: Any = None) -> Any:
     x = _float(x)
     s, u, v = tf.linalg.svd(x, full_matrices=False)
-    tol = tf.reduce_max(s, axis=-1, keepdims=True) * _expand(_rtol(x, s, rtol))
+    tol = _tol(x, s, rtol)
     sinv = tf.where(s > tol, 1 / tf.where(s > tol, s, tf.ones_like(s)), tf.zeros_like(s))
     return tf.linalg.matmul(v * tf.cast(sinv, v.dtype)[..., None, :], tf.linalg.adjoint(u))
 
