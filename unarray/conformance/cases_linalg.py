@@ -5,22 +5,16 @@ eigenvectors, QR/SVD factors) are compared through invariants."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
-from unarray.conformance.cases_common import Case, Inputs, Profile, arr, dim, shape
+from unarray.conformance.cases_common import Case, Draw, Inputs, Profile, arr, dim, shape
 from unarray.conformance.cases_hot import DT
 from unarray.conformance.cases_namespace import bshape, one_array, per_dtype
 
 ALL = "bool int float complex"
 NUM = "int float complex"
-
-
-def _d(fn: Any) -> Any:
-    def draw(rng: np.random.Generator, d: str) -> Inputs:
-        return cast(Inputs, fn(rng, d))
-    return draw
 
 
 def manipulation_cases(p: Profile) -> Iterator[Case]:
@@ -29,31 +23,31 @@ def manipulation_cases(p: Profile) -> Iterator[Case]:
         return arr(r, s, d), arr(r, s, d)
 
     yield from per_dtype("broadcast_arrays", "two arrays", ALL, p,
-                         _d(lambda r, d: (lambda s: ((arr(r, s, d), arr(r, bshape(r, s), d)), {}))(shape(r, 3))))
+                         lambda r, d: (lambda s: ((arr(r, s, d), arr(r, bshape(r, s), d)), {}))(shape(r, 3)))
     yield from per_dtype("broadcast_to", "to a larger shape", ALL, p,
-                         _d(lambda r, d: ((arr(r, (1, 3), d),), {"shape": (2, 4, 3)})))
+                         lambda r, d: ((arr(r, (1, 3), d),), {"shape": (2, 4, 3)}))
     yield from per_dtype("broadcast_shapes", "shapes only", "float", p,
-                         _d(lambda r, d: (((2, 1, 3), (4, 1)), {})), compare="exact", check_dtype=False)
-    yield from per_dtype("concat", "axis=1", ALL, p, _d(lambda r, d: ((list(two(r, d)),), {"axis": 1})))
-    yield from per_dtype("concat", "axis=None", "float", p, _d(lambda r, d: ((list(two(r, d)),), {"axis": None})))
-    yield from per_dtype("stack", "axis=-1", ALL, p, _d(lambda r, d: ((list(two(r, d)),), {"axis": -1})))
-    yield from per_dtype("expand_dims", "axis=1", ALL, p, _d(lambda r, d: ((arr(r, shape(r, 2), d),), {"axis": 1})))
+                         lambda r, d: (((2, 1, 3), (4, 1)), {}), compare="exact", check_dtype=False)
+    yield from per_dtype("concat", "axis=1", ALL, p, lambda r, d: ((list(two(r, d)),), {"axis": 1}))
+    yield from per_dtype("concat", "axis=None", "float", p, lambda r, d: ((list(two(r, d)),), {"axis": None}))
+    yield from per_dtype("stack", "axis=-1", ALL, p, lambda r, d: ((list(two(r, d)),), {"axis": -1}))
+    yield from per_dtype("expand_dims", "axis=1", ALL, p, lambda r, d: ((arr(r, shape(r, 2), d),), {"axis": 1}))
     yield from per_dtype("flip", "axis=None", ALL, p, one_array(3))
     yield from per_dtype("flip", "axis=(0, 2)", "float", p,
-                         _d(lambda r, d: ((arr(r, shape(r, 3), d),), {"axis": (0, 2)})))
-    yield from per_dtype("moveaxis", "0 -> -1", ALL, p, _d(lambda r, d: ((arr(r, shape(r, 3), d), 0, -1), {})))
+                         lambda r, d: ((arr(r, shape(r, 3), d),), {"axis": (0, 2)}))
+    yield from per_dtype("moveaxis", "0 -> -1", ALL, p, lambda r, d: ((arr(r, shape(r, 3), d), 0, -1), {}))
     yield from per_dtype("repeat", "int repeats, axis=0", ALL, p,
-                         _d(lambda r, d: ((arr(r, shape(r, 2), d), 2), {"axis": 0})))
+                         lambda r, d: ((arr(r, shape(r, 2), d), 2), {"axis": 0}))
     yield from per_dtype("repeat", "array repeats, axis=None", "float", p,
-                         _d(lambda r, d: (lambda x: ((x, r.integers(0, 3, size=x.size)), {}))(arr(r, shape(r, 2), d))))
-    yield from per_dtype("reshape", "to (-1,)", ALL, p, _d(lambda r, d: ((arr(r, shape(r, 3), d),), {"shape": (-1,)})))
+                         lambda r, d: (lambda x: ((x, r.integers(0, 3, size=x.size)), {}))(arr(r, shape(r, 2), d)))
+    yield from per_dtype("reshape", "to (-1,)", ALL, p, lambda r, d: ((arr(r, shape(r, 3), d),), {"shape": (-1,)}))
     yield from per_dtype("roll", "shift=2, axis=0", ALL, p,
-                         _d(lambda r, d: ((arr(r, shape(r, 2), d),), {"shift": 2, "axis": 0})))
-    yield from per_dtype("roll", "shift=1, axis=None", "float", p, _d(lambda r, d: ((arr(r, shape(r, 2), d),),
-                                                                                   {"shift": 1})))
-    yield from per_dtype("squeeze", "axis=1", ALL, p, _d(lambda r, d: ((arr(r, (3, 1, 2), d),), {"axis": 1})))
-    yield from per_dtype("tile", "(2, 1, 3)", ALL, p, _d(lambda r, d: ((arr(r, shape(r, 2), d), (2, 1, 3)), {})))
-    yield from per_dtype("unstack", "axis=1", ALL, p, _d(lambda r, d: ((arr(r, shape(r, 3), d),), {"axis": 1})))
+                         lambda r, d: ((arr(r, shape(r, 2), d),), {"shift": 2, "axis": 0}))
+    yield from per_dtype("roll", "shift=1, axis=None", "float", p, lambda r, d: ((arr(r, shape(r, 2), d),),
+                                                                                   {"shift": 1}))
+    yield from per_dtype("squeeze", "axis=1", ALL, p, lambda r, d: ((arr(r, (3, 1, 2), d),), {"axis": 1}))
+    yield from per_dtype("tile", "(2, 1, 3)", ALL, p, lambda r, d: ((arr(r, shape(r, 2), d), (2, 1, 3)), {}))
+    yield from per_dtype("unstack", "axis=1", ALL, p, lambda r, d: ((arr(r, shape(r, 3), d),), {"axis": 1}))
     yield from per_dtype("linalg.matrix_transpose", "ndim 3", "float", p, one_array(3))
 
 
@@ -91,43 +85,43 @@ def _cmp_unique_all(actual: Any, expected: Any, args: Any) -> float:
 
 def searching_cases(p: Profile) -> Iterator[Case]:
     ints = "int float"
-    yield from per_dtype("take", "axis=1", ALL, p, _d(lambda r, d: (lambda x: (
-        (x, r.integers(0, x.shape[1], size=4)), {"axis": 1}))(arr(r, shape(r, 2), d))))
-    yield from per_dtype("take_along_axis", "argsort indices, axis=-1", ALL, p, _d(lambda r, d: (lambda x: (
-        (x, np.argsort(r.random(x.shape), axis=-1)), {"axis": -1}))(arr(r, shape(r, 2), d))))
-    yield from per_dtype("count_nonzero", "axis=None / 1", ALL, p, _d(lambda r, d: (
-        (np.where(r.random((3, 4)) < 0.4, np.zeros((), d), arr(r, (3, 4), d)),), {"axis": 1})))
-    yield from per_dtype("nonzero", "2-d", ALL, p, _d(lambda r, d: (
-        (np.where(r.random((3, 4)) < 0.4, np.zeros((), d), arr(r, (3, 4), d)),), {})))
-    yield from per_dtype("searchsorted", "side=right", ints, p, _d(lambda r, d: (
-        (np.sort(arr(r, (7,), d, 1, 20)), arr(r, (4,), d, 1, 20)), {"side": "right"})))
-    yield from per_dtype("where", "broadcast condition", ALL, p, _d(lambda r, d: (lambda s: (
-        (r.random(s) < 0.5, arr(r, s, d), arr(r, bshape(r, s), d)), {}))(shape(r, 2))))
-    yield from per_dtype("isin", "x1 in x2", "int float", p, _d(lambda r, d: (
-        (arr(r, (6,), d, 1, 6), arr(r, (4,), d, 1, 6)), {})))
-    uniq = _d(lambda r, d: ((arr(r, (3, 5), d, 1, 4),), {}))
+    yield from per_dtype("take", "axis=1", ALL, p, lambda r, d: (lambda x: (
+        (x, r.integers(0, x.shape[1], size=4)), {"axis": 1}))(arr(r, shape(r, 2), d)))
+    yield from per_dtype("take_along_axis", "argsort indices, axis=-1", ALL, p, lambda r, d: (lambda x: (
+        (x, np.argsort(r.random(x.shape), axis=-1)), {"axis": -1}))(arr(r, shape(r, 2), d)))
+    yield from per_dtype("count_nonzero", "axis=None / 1", ALL, p, lambda r, d: (
+        (np.where(r.random((3, 4)) < 0.4, np.zeros((), d), arr(r, (3, 4), d)),), {"axis": 1}))
+    yield from per_dtype("nonzero", "2-d", ALL, p, lambda r, d: (
+        (np.where(r.random((3, 4)) < 0.4, np.zeros((), d), arr(r, (3, 4), d)),), {}))
+    yield from per_dtype("searchsorted", "side=right", ints, p, lambda r, d: (
+        (np.sort(arr(r, (7,), d, 1, 20)), arr(r, (4,), d, 1, 20)), {"side": "right"}))
+    yield from per_dtype("where", "broadcast condition", ALL, p, lambda r, d: (lambda s: (
+        (r.random(s) < 0.5, arr(r, s, d), arr(r, bshape(r, s), d)), {}))(shape(r, 2)))
+    yield from per_dtype("isin", "x1 in x2", "int float", p, lambda r, d: (
+        (arr(r, (6,), d, 1, 6), arr(r, (4,), d, 1, 6)), {}))
+    uniq: Draw = lambda r, d: ((arr(r, (3, 5), d, 1, 4),), {})
     yield from per_dtype("unique_values", "sorted for comparison", ints, p, uniq, compare=_cmp_unique_values)
     yield from per_dtype("unique_counts", "sorted for comparison", ints, p, uniq, compare=_cmp_unique_counts)
     yield from per_dtype("unique_inverse", "values[inverse] == x", ints, p, uniq, compare=_cmp_unique_inverse)
     yield from per_dtype("unique_all", "indices, inverse, counts", ints, p, uniq, compare=_cmp_unique_all)
     yield from per_dtype("sort", "axis=-1", ints, p, one_array(2, 1, 50))
     yield from per_dtype("sort", "descending, axis=0", ints, p,
-                         _d(lambda r, d: ((arr(r, shape(r, 2), d, 1, 50),), {"axis": 0, "descending": True})),
+                         lambda r, d: ((arr(r, shape(r, 2), d, 1, 50),), {"axis": 0, "descending": True}),
                          ref=lambda x, axis, descending: np.flip(np.sort(x, axis=axis), axis=axis))
     yield from per_dtype("argsort", "stable with ties", ints, p, one_array(2, 1, 3),
                          ref=lambda x: np.argsort(x, axis=-1, stable=True))
     yield from per_dtype("argsort", "descending, stable with ties", ints, p,
-                         _d(lambda r, d: ((arr(r, shape(r, 2), d, 1, 3),), {"descending": True})),
+                         lambda r, d: ((arr(r, shape(r, 2), d, 1, 3),), {"descending": True}),
                          ref=lambda x, descending: _desc_argsort(x))
     yield from per_dtype("diff", "n=1", NUM, p, one_array(2))
-    yield from per_dtype("diff", "n=2, prepend, axis=0", "float", p, _d(lambda r, d: (lambda x: (
-        (x,), {"n": 2, "axis": 0, "prepend": arr(r, (1, x.shape[1]), d)}))(arr(r, (4, 3), d))))
-    yield from per_dtype("tensordot", "axes=1", NUM, p, _d(lambda r, d: ((arr(r, (3, 4), d), arr(r, (4, 2), d)),
-                                                                        {"axes": 1})), n_terms=4)
-    yield from per_dtype("tensordot", "axes=([1, 2], [0, 1])", "float", p, _d(lambda r, d: (
-        (arr(r, (2, 3, 4), d), arr(r, (3, 4, 5), d)), {"axes": ([1, 2], [0, 1])})), n_terms=12)
-    yield from per_dtype("vecdot", "axis=-1 (conjugates x1)", NUM, p, _d(lambda r, d: (
-        (arr(r, (3, 4), d), arr(r, (2, 1, 4), d)), {})), n_terms=4)
+    yield from per_dtype("diff", "n=2, prepend, axis=0", "float", p, lambda r, d: (lambda x: (
+        (x,), {"n": 2, "axis": 0, "prepend": arr(r, (1, x.shape[1]), d)}))(arr(r, (4, 3), d)))
+    yield from per_dtype("tensordot", "axes=1", NUM, p, lambda r, d: ((arr(r, (3, 4), d), arr(r, (4, 2), d)),
+                                                                        {"axes": 1}), n_terms=4)
+    yield from per_dtype("tensordot", "axes=([1, 2], [0, 1])", "float", p, lambda r, d: (
+        (arr(r, (2, 3, 4), d), arr(r, (3, 4, 5), d)), {"axes": ([1, 2], [0, 1])}), n_terms=12)
+    yield from per_dtype("vecdot", "axis=-1 (conjugates x1)", NUM, p, lambda r, d: (
+        (arr(r, (3, 4), d), arr(r, (2, 1, 4), d)), {}), n_terms=4)
 
 
 def _desc_argsort(x: Any) -> Any:
@@ -202,7 +196,7 @@ def linalg_cases(p: Profile) -> Iterator[Case]:
     yield from per_dtype("linalg.slogdet", "sign, logabsdet", fc, p, mat, **la)
     yield from per_dtype("linalg.cholesky", "Hermitian positive definite", fc, p, _spd, **la)
     yield from per_dtype("linalg.cholesky", "upper=True", "float", p,
-                         _d(lambda r, d: (_spd(r, d)[0], {"upper": True})),
+                         lambda r, d: (_spd(r, d)[0], {"upper": True}),
                          ref=lambda x, upper: np.swapaxes(np.linalg.cholesky(x), -1, -2), **la)
     yield from per_dtype("linalg.eigh", "values + A v = v w", fc, p, _herm, compare=_cmp_eigh, **la)
     yield from per_dtype("linalg.eigvalsh", "Hermitian", fc, p, _herm, **la)
@@ -211,33 +205,33 @@ def linalg_cases(p: Profile) -> Iterator[Case]:
     yield from per_dtype("linalg.eigvals", "general", fc, p, _mat(batch=False), compare=_cmp_eigvals,
                          check_dtype=False, **la)
     yield from per_dtype("linalg.qr", "reduced, Q R = A", fc, p,
-                         _d(lambda r, d: ((arr(r, (5, 3), d),), {})), compare=_cmp_qr, **la)
+                         lambda r, d: ((arr(r, (5, 3), d),), {}), compare=_cmp_qr, **la)
     yield from per_dtype("linalg.svd", "full_matrices=False, U S Vh = A", fc, p,
-                         _d(lambda r, d: ((arr(r, (4, 3), d),), {"full_matrices": False})), compare=_cmp_svd, **la)
+                         lambda r, d: ((arr(r, (4, 3), d),), {"full_matrices": False}), compare=_cmp_svd, **la)
     yield from per_dtype("linalg.solve", "matrix right-hand side", fc, p,
-                         _d(lambda r, d: (lambda a: ((a, arr(r, (a.shape[-1], 2), d)), {}))(mat(r, d)[0][0])),
+                         lambda r, d: (lambda a: ((a, arr(r, (a.shape[-1], 2), d)), {}))(mat(r, d)[0][0]),
                          ref=np.linalg.solve, **la)
     yield from per_dtype("linalg.matrix_power", "n=3", "int float complex", p,
-                         _d(lambda r, d: ((arr(r, (3, 3), d, 1, 3), 3), {})), **la)
-    yield from per_dtype("linalg.matrix_power", "n=-2", "float", p, _d(lambda r, d: ((mat(r, d)[0][0], -2), {})), **la)
+                         lambda r, d: ((arr(r, (3, 3), d, 1, 3), 3), {}), **la)
+    yield from per_dtype("linalg.matrix_power", "n=-2", "float", p, lambda r, d: ((mat(r, d)[0][0], -2), {}), **la)
     for ord_ in ("fro", "nuc", 1, 2, np.inf):
         yield from per_dtype("linalg.matrix_norm", f"ord={ord_}", "float" if ord_ != "fro" else fc, p,
-                             _d(lambda r, d, o=ord_: ((arr(r, (2, 3, 4), d),), {"ord": o})), **la)
+                             lambda r, d, o=ord_: ((arr(r, (2, 3, 4), d),), {"ord": o}), **la)
     for ord_ in (1, 2, np.inf, 0.5):
         yield from per_dtype("linalg.vector_norm", f"ord={ord_}, axis=1", "float" if ord_ != 2 else fc, p,
-                             _d(lambda r, d, o=ord_: ((arr(r, (3, 4, 2), d),), {"ord": o, "axis": 1})), **la)
+                             lambda r, d, o=ord_: ((arr(r, (3, 4, 2), d),), {"ord": o, "axis": 1}), **la)
     yield from per_dtype("linalg.cross", "3-vectors, broadcast", NUM, p,
-                         _d(lambda r, d: ((arr(r, (2, 3), d), arr(r, (1, 3), d)), {})))
-    yield from per_dtype("linalg.diagonal", "offset=1", ALL, p, _d(lambda r, d: ((arr(r, (2, 3, 4), d),),
-                                                                            {"offset": 1})))
-    yield from per_dtype("linalg.outer", "vectors", NUM, p, _d(lambda r, d: ((arr(r, (3,), d), arr(r, (4,), d)), {})))
+                         lambda r, d: ((arr(r, (2, 3), d), arr(r, (1, 3), d)), {}))
+    yield from per_dtype("linalg.diagonal", "offset=1", ALL, p, lambda r, d: ((arr(r, (2, 3, 4), d),),
+                                                                            {"offset": 1}))
+    yield from per_dtype("linalg.outer", "vectors", NUM, p, lambda r, d: ((arr(r, (3,), d), arr(r, (4,), d)), {}))
     yield from per_dtype("linalg.trace", "offset=0", NUM, p, one_array(3), n_terms=5)
-    yield from per_dtype("linalg.vecdot", "axis=-1", NUM, p, _d(lambda r, d: ((arr(r, (3, 4), d), arr(r, (3, 4), d)),
-                                                                            {})), n_terms=4)
-    yield from per_dtype("linalg.tensordot", "axes=1", "float", p, _d(lambda r, d: (
-        (arr(r, (3, 4), d), arr(r, (4, 2), d)), {"axes": 1})), n_terms=4)
-    yield from per_dtype("linalg.matmul", "(M,K)@(K,N)", NUM, p, _d(lambda r, d: (
-        (arr(r, (3, 4), d, 1, 3), arr(r, (4, 2), d, 1, 3)), {})), ref=lambda a, b: np.matmul(a, b), n_terms=4)
+    yield from per_dtype("linalg.vecdot", "axis=-1", NUM, p, lambda r, d: ((arr(r, (3, 4), d), arr(r, (3, 4), d)),
+                                                                            {}), n_terms=4)
+    yield from per_dtype("linalg.tensordot", "axes=1", "float", p, lambda r, d: (
+        (arr(r, (3, 4), d), arr(r, (4, 2), d)), {"axes": 1}), n_terms=4)
+    yield from per_dtype("linalg.matmul", "(M,K)@(K,N)", NUM, p, lambda r, d: (
+        (arr(r, (3, 4), d, 1, 3), arr(r, (4, 2), d, 1, 3)), {}), ref=lambda a, b: np.matmul(a, b), n_terms=4)
 
 
 def _freq_ref(name: str) -> Any:
@@ -251,21 +245,21 @@ def fft_cases(p: Profile) -> Iterator[Case]:
     for name in ("fft", "ifft"):
         yield from per_dtype(f"fft.{name}", "n=None, axis=-1, norm=backward", "complex", p, one_array(2), **ft)
         yield from per_dtype(f"fft.{name}", "n=8, axis=0, norm=ortho", "complex", p,
-                             _d(lambda r, d: ((arr(r, shape(r, 2), d),), {"n": 8, "axis": 0, "norm": "ortho"})), **ft)
+                             lambda r, d: ((arr(r, shape(r, 2), d),), {"n": 8, "axis": 0, "norm": "ortho"}), **ft)
     for name in ("fftn", "ifftn"):
         yield from per_dtype(f"fft.{name}", "axes=(0, 1), norm=forward", "complex", p,
-                             _d(lambda r, d: ((arr(r, shape(r, 3), d),), {"axes": (0, 1), "norm": "forward"})), **ft)
+                             lambda r, d: ((arr(r, shape(r, 3), d),), {"axes": (0, 1), "norm": "forward"}), **ft)
     yield from per_dtype("fft.rfft", "n=None", "float", p, one_array(2), **ft)
     yield from per_dtype("fft.rfftn", "axes=(0, 1)", "float", p,
-                         _d(lambda r, d: ((arr(r, shape(r, 2, 2, 6), d),), {"axes": (0, 1)})), **ft)
-    yield from per_dtype("fft.irfft", "n=10", "complex", p, _d(lambda r, d: ((arr(r, (3, 6), d),), {"n": 10})), **ft)
+                         lambda r, d: ((arr(r, shape(r, 2, 2, 6), d),), {"axes": (0, 1)}), **ft)
+    yield from per_dtype("fft.irfft", "n=10", "complex", p, lambda r, d: ((arr(r, (3, 6), d),), {"n": 10}), **ft)
     yield from per_dtype("fft.irfftn", "s=(4, 6)", "complex", p,
-                         _d(lambda r, d: ((arr(r, (4, 4), d),), {"s": (4, 6), "axes": (0, 1)})), **ft)
-    yield from per_dtype("fft.hfft", "n=8", "complex", p, _d(lambda r, d: ((arr(r, (5,), d),), {"n": 8})), **ft)
+                         lambda r, d: ((arr(r, (4, 4), d),), {"s": (4, 6), "axes": (0, 1)}), **ft)
+    yield from per_dtype("fft.hfft", "n=8", "complex", p, lambda r, d: ((arr(r, (5,), d),), {"n": 8}), **ft)
     yield from per_dtype("fft.ihfft", "n=None", "float", p, one_array(1), **ft)
     for name in ("fftshift", "ifftshift"):
         yield from per_dtype(f"fft.{name}", "axes=None", fc, p, one_array(2))
     for name in ("fftfreq", "rfftfreq"):
         yield from per_dtype(f"fft.{name}", "n, d=0.5, dtype", "float", p,
-                             _d(lambda r, d: ((dim(r, 2, 11),), {"d": 0.5, "dtype": DT(d)})), creation=True,
+                             lambda r, d: ((dim(r, 2, 11),), {"d": 0.5, "dtype": DT(d)}), creation=True,
                              ref=_freq_ref(name))

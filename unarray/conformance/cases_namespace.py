@@ -129,37 +129,32 @@ def one_array(nd: int = 2, lo: float = 0.5, hi: float = 2.0) -> Any:
 
 
 def _creation(p: Profile) -> Iterator[Case]:
-    def mk(kw_fn: Any) -> Any:
-        def draw(rng: np.random.Generator, d: str) -> Inputs:
-            return cast(Inputs, kw_fn(rng, d))
-        return draw
-
     all_f = "bool int float complex"
-    yield from per_dtype("zeros", "shape, dtype", all_f, p, mk(lambda r, d: ((shape(r, 2),), {"dtype": DT(d)})),
+    yield from per_dtype("zeros", "shape, dtype", all_f, p, lambda r, d: ((shape(r, 2),), {"dtype": DT(d)}),
                          creation=True)
-    yield from per_dtype("ones", "shape, dtype", all_f, p, mk(lambda r, d: ((shape(r, 2),), {"dtype": DT(d)})),
+    yield from per_dtype("ones", "shape, dtype", all_f, p, lambda r, d: ((shape(r, 2),), {"dtype": DT(d)}),
                          creation=True)
-    yield from per_dtype("empty", "shape, dtype", all_f, p, mk(lambda r, d: ((shape(r, 2),), {"dtype": DT(d)})),
+    yield from per_dtype("empty", "shape, dtype", all_f, p, lambda r, d: ((shape(r, 2),), {"dtype": DT(d)}),
                          creation=True, compare="shape")
     yield from per_dtype("full", "shape, fill, dtype", "int float complex", p,
-                         mk(lambda r, d: ((shape(r, 2), 3), {"dtype": DT(d)})), creation=True)
+                         lambda r, d: ((shape(r, 2), 3), {"dtype": DT(d)}), creation=True)
     yield from per_dtype("eye", "n, m, k=1", "int float", p,
-                         mk(lambda r, d: ((dim(r, 1, 5), dim(r, 1, 5)), {"k": 1, "dtype": DT(d)})),
+                         lambda r, d: ((dim(r, 1, 5), dim(r, 1, 5)), {"k": 1, "dtype": DT(d)}),
                          creation=True)
     yield from per_dtype("arange", "start, stop, step", "int float", p,
-                         mk(lambda r, d: ((1, dim(r, 5, 19), 2), {"dtype": DT(d)})), creation=True)
+                         lambda r, d: ((1, dim(r, 5, 19), 2), {"dtype": DT(d)}), creation=True)
     yield from per_dtype("linspace", "start, stop, num", "float complex", p,
-                         mk(lambda r, d: ((0.5, 3.0), {"num": dim(r, 2, 11), "dtype": DT(d)})),
+                         lambda r, d: ((0.5, 3.0), {"num": dim(r, 2, 11), "dtype": DT(d)}),
                          creation=True)
     yield from per_dtype("asarray", "from nested lists", "int float", p,
-                         mk(lambda r, d: ((arr(r, shape(r, 2), d).tolist(),), {"dtype": DT(d)})), creation=True)
+                         lambda r, d: ((arr(r, shape(r, 2), d).tolist(),), {"dtype": DT(d)}), creation=True)
     for name in ("zeros_like", "ones_like"):
         yield from per_dtype(name, "like x", all_f, p, one_array())
     yield from per_dtype("empty_like", "like x", all_f, p, one_array(), compare="shape")
     yield from per_dtype("full_like", "like x, fill 2", "int float complex", p,
-                         mk(lambda r, d: ((arr(r, shape(r, 2), d), 2), {})))
+                         lambda r, d: ((arr(r, shape(r, 2), d), 2), {}))
     yield from per_dtype("tril", "k=0", "int float", p, one_array())
-    yield from per_dtype("triu", "k=1", "int float", p, mk(lambda r, d: ((arr(r, shape(r, 3), d),), {"k": 1})))
+    yield from per_dtype("triu", "k=1", "int float", p, lambda r, d: ((arr(r, shape(r, 3), d),), {"k": 1}))
 
     def draw_mesh(rng: np.random.Generator, d: str) -> Inputs:
         return (arr(rng, shape(rng, 1), d), arr(rng, shape(rng, 1), d)), {"indexing": "ij"}
