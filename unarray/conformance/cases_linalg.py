@@ -44,7 +44,7 @@ def manipulation_cases(p: Profile) -> Iterator[Case]:
     yield from per_dtype("roll", "shift=2, axis=0", ALL, p,
                          lambda r, d: ((arr(r, shape(r, 2), d),), {"shift": 2, "axis": 0}))
     yield from per_dtype("roll", "shift=1, axis=None", "float", p, lambda r, d: ((arr(r, shape(r, 2), d),),
-                                                                                   {"shift": 1}))
+                                                                                 {"shift": 1}))
     yield from per_dtype("squeeze", "axis=1", ALL, p, lambda r, d: ((arr(r, (3, 1, 2), d),), {"axis": 1}))
     yield from per_dtype("tile", "(2, 1, 3)", ALL, p, lambda r, d: ((arr(r, shape(r, 2), d), (2, 1, 3)), {}))
     yield from per_dtype("unstack", "axis=1", ALL, p, lambda r, d: ((arr(r, shape(r, 3), d),), {"axis": 1}))
@@ -117,7 +117,7 @@ def searching_cases(p: Profile) -> Iterator[Case]:
     yield from per_dtype("diff", "n=2, prepend, axis=0", "float", p, lambda r, d: (lambda x: (
         (x,), {"n": 2, "axis": 0, "prepend": arr(r, (1, x.shape[1]), d)}))(arr(r, (4, 3), d)))
     yield from per_dtype("tensordot", "axes=1", NUM, p, lambda r, d: ((arr(r, (3, 4), d), arr(r, (4, 2), d)),
-                                                                        {"axes": 1}), n_terms=4)
+                                                                      {"axes": 1}), n_terms=4)
     yield from per_dtype("tensordot", "axes=([1, 2], [0, 1])", "float", p, lambda r, d: (
         (arr(r, (2, 3, 4), d), arr(r, (3, 4, 5), d)), {"axes": ([1, 2], [0, 1])}), n_terms=12)
     yield from per_dtype("vecdot", "axis=-1 (conjugates x1)", NUM, p, lambda r, d: (
@@ -223,11 +223,11 @@ def linalg_cases(p: Profile) -> Iterator[Case]:
     yield from per_dtype("linalg.cross", "3-vectors, broadcast", NUM, p,
                          lambda r, d: ((arr(r, (2, 3), d), arr(r, (1, 3), d)), {}))
     yield from per_dtype("linalg.diagonal", "offset=1", ALL, p, lambda r, d: ((arr(r, (2, 3, 4), d),),
-                                                                            {"offset": 1}))
+                                                                              {"offset": 1}))
     yield from per_dtype("linalg.outer", "vectors", NUM, p, lambda r, d: ((arr(r, (3,), d), arr(r, (4,), d)), {}))
     yield from per_dtype("linalg.trace", "offset=0", NUM, p, one_array(3), n_terms=5)
     yield from per_dtype("linalg.vecdot", "axis=-1", NUM, p, lambda r, d: ((arr(r, (3, 4), d), arr(r, (3, 4), d)),
-                                                                            {}), n_terms=4)
+                                                                           {}), n_terms=4)
     yield from per_dtype("linalg.tensordot", "axes=1", "float", p, lambda r, d: (
         (arr(r, (3, 4), d), arr(r, (4, 2), d)), {"axes": 1}), n_terms=4)
     yield from per_dtype("linalg.matmul", "(M,K)@(K,N)", NUM, p, lambda r, d: (
