@@ -13,6 +13,7 @@ from dataclasses import asdict
 from functools import partial
 from typing import Any
 
+from unarray._devices import parse_device
 from unarray.conformance.cases import select_cases
 from unarray.conformance.check import handoff_case, run_case, short
 from unarray.conformance.results import Env, Result
@@ -26,12 +27,6 @@ def setup(name: str) -> None:
         _backends.get(name).conformance_setup()
     except Exception:  # noqa: BLE001 - not installed or broken: its cases report it
         pass
-
-
-def _parse_device(name: str) -> Any:
-    from unarray._devices import parse_device
-
-    return parse_device(name)
 
 
 def run_worker(spec: dict[str, Any], labels: list[tuple[str, str, str]], env: Env,
@@ -108,14 +103,14 @@ def _worker(spec: dict[str, Any]) -> None:
             print("UNAVAILABLE " + json.dumps(f"{type(e).__name__}: {e}"), flush=True)
             return
         setup(spec["backend"])
-        env = Env(spec["backend"], _parse_device(spec["device"]))
+        env = Env(spec["backend"], parse_device(spec["device"]))
         shard, n = spec.get("shard", (0, 1))
         chosen = select_cases(spec["profile"], spec["ops"] or None)[shard::n]
         items: list[Callable[[], Result]] = [partial(run_case, c, env, spec["seed"]) for c in chosen]
     else:
         for name in sorted({n for c in spec["checks"] for n in (c[0], c[1])}):
             setup(name)
-        items = [partial(handoff_case, c[0], c[1], _parse_device(c[2]), c[3], c[4], spec["seed"])
+        items = [partial(handoff_case, c[0], c[1], parse_device(c[2]), c[3], c[4], spec["seed"])
                  for c in spec["checks"]]
     # Note: the protocol gets its own copy of stdout; anything a framework prints goes to stderr.
     import os
