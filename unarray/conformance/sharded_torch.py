@@ -263,12 +263,11 @@ def _reductions(mesh: Any, data: Any) -> None:
     x = _values(data, shape, dtype)
     dx = _dist(x, mesh, pl)
     ref = x.astype(np.float64)
-    dim = axis
     for name, got, want, native in [
         ("sum", ua.sum(dx, axis=axis, keepdims=keep), np.sum(ref, axis=axis, keepdims=keep),
-         torch.sum(dx, dim=dim, keepdim=keep)),
+         torch.sum(dx, dim=axis, keepdim=keep)),
         ("mean", ua.mean(dx, axis=axis, keepdims=keep), np.mean(ref, axis=axis, keepdims=keep),
-         torch.mean(dx, dim=dim, keepdim=keep)),
+         torch.mean(dx, dim=axis, keepdim=keep)),
     ]:
         _close(got, want, dtype, f"{name} axis={axis}")
         _same_placements(got, native, f"{name} axis={axis}")
@@ -277,7 +276,7 @@ def _reductions(mesh: Any, data: Any) -> None:
         for name, f, t in [("var", ua.var, torch.var), ("std", ua.std, torch.std)]:
             got = f(dx, axis=axis, correction=1, keepdims=keep)
             _close(got, getattr(np, name)(ref, axis=axis, ddof=1, keepdims=keep), dtype, f"{name} axis={axis}")
-            _same_placements(got, t(dx, dim=dim, correction=1, keepdim=keep), f"{name} axis={axis}")
+            _same_placements(got, t(dx, dim=axis, correction=1, keepdim=keep), f"{name} axis={axis}")
     reduced = range(3) if axis is None else [a % 3 for a in np.atleast_1d(axis)]
     empty = pl.is_shard() and -(-shape[pl.dim] // mesh.size()) * (mesh.size() - 1) >= shape[pl.dim]
     if empty and pl.dim in reduced:

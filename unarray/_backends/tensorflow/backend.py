@@ -1,8 +1,5 @@
-# TensorFlow backend: tf.Tensor and tf.Variable, eagerly and inside tf.function.
-# The rule of this package: one backend's deviations (this module: devices, dtypes, the TF32
-# switch, the hot ops) and the array-API namespace unarray writes for TensorFlow, which has none
-# of its own (xp.py assembles it from the other modules, one per category of the standard).
-# Every module here imports tensorflow at its top: the registry (unarray/_backends/__init__.py)
+# The TensorFlow backend class (the package's docstring says what the others hold): devices, dtypes, the TF32
+# switch, the hot ops. Every module here imports tensorflow at its top: the registry (unarray/_backends/__init__.py)
 # imports the package only once a TF tensor has been seen or the backend "tensorflow" is named.
 # Float32 matmul on Ampere+ GPUs runs TF32 by default in TensorFlow; under the
 # "highest" policy the global switch is turned off for the call and restored.
