@@ -172,15 +172,6 @@ class MLXBackend(Backend):
             return mx.matmul(x1, x2)
         return linalg.matmul(x1, x2)
 
-    def matrix_transpose(self, x: Any) -> Any:
-        if x.ndim < 2:
-            raise ArgumentError(f"needs an array of at least 2 dimensions, got shape {tuple(x.shape)}",
-                                op="matrix_transpose", backend=self.name)
-        return mx.swapaxes(x, -1, -2)
-
-    def permute_dims(self, x: Any, axes: tuple[int, ...]) -> Any:
-        return mx.transpose(x, list(axes))
-
     def sum(self, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
         if dtype is None and x.dtype in dtypes.FLOATS and (axis is None or type(axis) is int):
             return statistical.total(mx.sum, x, axis, keepdims)
