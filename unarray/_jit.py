@@ -17,7 +17,7 @@ import functools
 import threading
 import warnings
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from unarray import _dispatch, _precision
@@ -76,14 +76,6 @@ class _Entry:
     calls: int = 0
     packed: bool = False  # run takes (args, kwargs) as two objects (torch's: no repacking at each level)
     rebuild: Callable[[dict[str, Any]], Callable[..., Any]] | None = None  # the compiler with other options
-
-
-@dataclass
-class _Stats:
-    hits: int = 0
-    misses: int = 0
-    fallbacks: int = 0
-    compilers: list[str] = field(default_factory=list)
 
 
 class jit:
@@ -199,7 +191,8 @@ class jit:
         self._fn = fn
         self._cache: dict[Hashable, _Entry] = {}
         self._lock = threading.Lock()
-        self._stats = _Stats()
+        self._stats = {"hits": 0, "misses": 0, "fallbacks": 0}
+        self._compilers: list[str] = []  # each miss's compiler, in order
         self._reads: Reads | None = None  # what fn reads, for the compilers that bake it into a trace
         self._named: Compiler | None = None  # the compiler named by compiler=, once looked up
         if fn is not None:
@@ -226,7 +219,7 @@ class jit:
         if entry is None:
             entry = self._compile(key, lead)
         else:
-            self._stats.hits += 1
+            self._stats["hits"] += 1
         entry.calls += 1
         if entry.fallback is not None:
             return fn(*args, **kwargs)
@@ -255,7 +248,7 @@ class jit:
         # Note: an error the function raises eagerly too is raised as it is (so such a call runs twice).
         out = self._fn(*args, **kwargs)
         entry.fallback = f"{entry.label} failed ({why}); runs eagerly"
-        self._stats.fallbacks += 1
+        self._stats["fallbacks"] += 1
         warnings.warn(JitFallbackWarning(
             f"ua.jit [{lead.name}]: {entry.label} could not compile {name} ({why}); it runs eagerly for these "
             f"arguments from now on. For the compiler's full error, compile with ua.jit({name}, fullgraph=True)"),
@@ -393,7 +386,7 @@ class jit:
         with self._lock:
             entry = self._cache.get(key)
             if entry is not None:
-                self._stats.hits += 1
+                self._stats["hits"] += 1
                 return entry
             kind, target, reason = self._choose(lead)
             opts = self._options_for(kind)
@@ -407,8 +400,8 @@ class jit:
                 entry.run = _jc.watch_breaks(comp, entry, getattr(self._fn, "__qualname__", repr(self._fn)),
                                              lead.name)
             self._cache[key] = entry
-            self._stats.misses += 1
-            self._stats.compilers.append(kind)
+            self._stats["misses"] += 1
+            self._compilers.append(kind)
             return entry
 
     def _options_for(self, kind: str) -> dict[str, Any]:
@@ -466,9 +459,7 @@ class jit:
 
     def cache_info(self) -> dict[str, Any]:
         """Counts of this function's cache: ``hits``, ``misses`` (one compile each), ``fallbacks``, ``entries``."""
-        s = self._stats
-        return {"hits": s.hits, "misses": s.misses, "fallbacks": s.fallbacks, "entries": len(self._cache),
-                "compilers": tuple(s.compilers)}
+        return {**self._stats, "entries": len(self._cache), "compilers": tuple(self._compilers)}
 
     def clear_cache(self) -> None:
         """Drop every compiled entry (the frameworks' own caches are theirs)."""

@@ -42,6 +42,7 @@ import sys
 import threading
 from _thread import get_ident
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any, Literal
 
 __all__ = ["POLICIES", "Policy", "Switch", "current", "ignoring_policy", "precision", "resolve", "scope"]
@@ -207,15 +208,6 @@ def ignoring_policy(fn: Callable[..., Any]) -> Callable[..., Any]:
 FORCE_ARBITRATION = os.environ.get("UNARRAY_FORCE_PRECISION_ARBITER", "") == "1"
 
 
-class _Flag:
-    """The closed flag where the C gate is not built (the gate holds it otherwise)."""
-
-    __slots__ = ("closed",)
-
-    def __init__(self) -> None:
-        self.closed = False
-
-
 def _gate_type() -> Any:
     """unarray._gate.Gate (the fast path in C), or None without it or with UNARRAY_PURE_PYTHON=1."""
     from unarray import _native
@@ -261,7 +253,7 @@ class Switch:
         self.run: Callable[..., Any] = self._run
         # The closed flag, in the gate where built (both paths read it there): set while a locked-path call holds
         # the switch changed or waits to change it.
-        self._g: Any = _Flag()
+        self._g: Any = SimpleNamespace(closed=False)
         if gate is not None:
             # Note: the table itself (not a copy): a backend may fill it once its framework is loaded.
             self._g = self.run = gate(self._fast, reads, self._run, self._wake)
