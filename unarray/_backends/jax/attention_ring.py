@@ -349,16 +349,14 @@ def _local_call(q: Any, k: Any, v: Any, *ids: Any, axis: str, n: int, causal: bo
         q, k, v = (jnp.swapaxes(a, -2, -3) for a in (q, k, v))
     batch = q.shape[:-3]
     q, k, v = (a.reshape(math.prod(batch), *a.shape[-3:]) for a in (q, k, v))
+    one = functools.partial(_one_group, axis=axis, n=n, causal=causal, scale=scale, kernel=kernel,
+                            precision=precision, split=split)
     if band is not None:
         i = jax.lax.axis_index(axis)
         qi, ki = ((jax.lax.dynamic_slice_in_dim(ids[0], i * q.shape[1], q.shape[1], axis=1),
                    jax.lax.dynamic_slice_in_dim(ids[1], i * k.shape[1], k.shape[1], axis=1)) if ids else (None, None))
         out = rb.ring(q, k, v, qi, ki, axis, n, False, scale, kernel, precision, band)
-        out = out.reshape(*batch, *out.shape[1:])
-        return jnp.swapaxes(out, -2, -3) if layout == "bhsd" else out
-    one = functools.partial(_one_group, axis=axis, n=n, causal=causal, scale=scale, kernel=kernel,
-                            precision=precision, split=split)
-    if groups == 1:
+    elif groups == 1:
         out = one(q, k, v)
     else:
         gq, gk = q.shape[2] // groups, k.shape[2] // groups

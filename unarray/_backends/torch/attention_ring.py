@@ -30,6 +30,7 @@ from torch.distributed.tensor import DTensor
 
 from unarray._backends._nn import Plan, around
 from unarray._backends.attention_masks import MaskSpec
+from unarray._backends.torch import attention as _att
 from unarray._backends.torch import attention_split, ring_rules
 from unarray._backends.torch import precision as _tp
 from unarray._backends.torch.attention_ring_own import CUDNN_OFF, ring, start_exchange
@@ -255,7 +256,7 @@ def attention_plan(q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: flo
         local = _local_ids(spec, q, layout, False, None)
         inner = single(q.to_local(), k.to_local(), v.to_local(), m, local, scale, layout, policy)
         return around(inner, lambda out: _dtensor(out, q, v, p), f"; {where}: per-shard, no communication")
-    q4, k4, v4, batch = _local4(q, k, v, layout)
+    q4, k4, v4, _, _, batch = _att._prepare(q.to_local(), k.to_local(), v.to_local(), None, False, layout)
     m4 = None if mask is None else _mask_rows(mask.to_local(), q, layout, keep_seq=True)
     if m4 is not None and m4.ndim > 3:
         m4 = m4.expand(*batch, *m4.shape[-3:]).reshape(-1, *m4.shape[-3:])
@@ -271,7 +272,7 @@ def attention_plan(q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: flo
                                    "train with torch's context_parallel(...) context manager", op=_OP,
                                    backend="torch")
         out = _tp.arbitrate(q4, policy, f, *args) if _tp.matters(q4) else f(*args)
-        return _wrap(out, batch, layout, q, v, p)
+        return _dtensor(_att._finish(out, None, batch, layout).contiguous(), q, v, p)
 
     balance = "head-tail load balance" if p.zigzag else "contiguous shards"
     if p.route == "split":
@@ -336,22 +337,6 @@ def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
         out.append(acc)
         acc *= max(n, 1)
     return tuple(reversed(out))
-
-
-def _local4(q: Any, k: Any, v: Any, layout: str) -> tuple[Any, Any, Any, tuple[int, ...]]:
-    ts = [a.to_local() for a in (q, k, v)]
-    if layout == "bshd":
-        ts = [a.transpose(-2, -3) for a in ts]
-    batch = tuple(ts[0].shape[:-3])
-    ts = [a.reshape(-1, *a.shape[-3:]) for a in ts]
-    return ts[0], ts[1], ts[2], batch
-
-
-def _wrap(out: Any, batch: tuple[int, ...], layout: str, q: Any, v: Any, p: _Plan) -> Any:
-    out = out.reshape(*batch, *out.shape[-3:])
-    if layout == "bshd":
-        out = out.transpose(-2, -3)
-    return _dtensor(out.contiguous(), q, v, p)
 
 
 def _dtensor(out: Any, q: Any, v: Any, p: _Plan) -> Any:
