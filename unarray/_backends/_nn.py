@@ -96,16 +96,9 @@ def resolve(dotted: str) -> Any:
 
 
 # -- the array-API definitions (the semantics; axes == () reduces over nothing) ---------------------------
-def _max(xp: Any, v: Any, axes: tuple[int, ...]) -> Any:
-    return xp.max(v, axis=axes, keepdims=True) if axes else v
-
-
-def _sum(xp: Any, v: Any, axes: tuple[int, ...]) -> Any:
-    return xp.sum(v, axis=axes, keepdims=True) if axes else v
-
-
-def _mean(xp: Any, v: Any, axes: tuple[int, ...]) -> Any:
-    return xp.mean(v, axis=axes, keepdims=True) if axes else v
+def _over(reduce: Callable[..., Any], v: Any, axes: tuple[int, ...]) -> Any:
+    # ``reduce`` (xp.max, xp.sum, xp.mean) over ``axes``, kept as size-1 dimensions; no axis: v itself.
+    return reduce(v, axis=axes, keepdims=True) if axes else v
 
 
 def softmax_formula(xp: Any, x: Any, axis: int, log: bool) -> Any:
@@ -121,22 +114,22 @@ def softmax_formula(xp: Any, x: Any, axis: int, log: bool) -> Any:
 def logsumexp_formula(xp: Any, x: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     if any(x.shape[a] == 0 for a in axes):  # no maximum to shift by: the empty sum, log(0) = -inf
         return xp.log(xp.sum(xp.exp(x), axis=axes, keepdims=keepdims))
-    m = _max(xp, x, axes)
+    m = _over(xp.max, x, axes)
     m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
-    out = m + xp.log(_sum(xp, xp.exp(x - m), axes))
+    out = m + xp.log(_over(xp.sum, xp.exp(x - m), axes))
     return out if keepdims or not axes else xp.squeeze(out, axis=axes)
 
 
 def layer_norm_formula(xp: Any, x: Any, axes: tuple[int, ...], weight: Any, bias: Any, eps: float) -> Any:
-    d = x - _mean(xp, x, axes)
-    out = d / xp.sqrt(_mean(xp, d * d, axes) + eps)
+    d = x - _over(xp.mean, x, axes)
+    out = d / xp.sqrt(_over(xp.mean, d * d, axes) + eps)
     if weight is not None:
         out = out * weight
     return out if bias is None else out + bias
 
 
 def rms_norm_formula(xp: Any, x: Any, axes: tuple[int, ...], weight: Any, eps: float) -> Any:
-    out = x / xp.sqrt(_mean(xp, x * x, axes) + eps)
+    out = x / xp.sqrt(_over(xp.mean, x * x, axes) + eps)
     return out if weight is None else out * weight
 
 

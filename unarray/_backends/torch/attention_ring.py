@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -168,9 +169,7 @@ def _choose(q: Any, local_seq: int, p: _Plan) -> tuple[str, str]:
 def _groups(q: Any, k: Any, v: Any, seq: int, head: int, p: _Plan) -> int:
     # The head groups that keep this rank's peak under one device's for the whole sequence.
     ql, kl = q.to_local(), k.to_local()
-    n = 1
-    for s in ql.shape[:-3]:
-        n *= int(s)
+    n = math.prod(ql.shape[:-3])
     hq, hk, lq, lk = ql.shape[head], kl.shape[head], ql.shape[seq], kl.shape[seq]
     d, dv, item = ql.shape[-1], v.shape[-1], ql.element_size()
     acc_item = 8 if q.dtype is torch.float64 else 4
