@@ -192,11 +192,6 @@ _LONG = {1: 1024, 2: 1024, 4: 1024, 8: 512, 16: 256}  # the long side of a tile 
 _SKINNY = 16  # rows or columns up to this take a skinny tile
 
 
-def _tile_name(w: int) -> str:
-    t, rows = _TILE[w]
-    return f"transpose_tile<{_WORD_TYPES[w]}, {t}, {rows}>"
-
-
 def _skinny(w: int, rows: int, cols: int) -> tuple[int, int]:
     short = 4 if min(rows, cols) <= 4 else 16
     long = _LONG[w] * 4 // short
@@ -209,14 +204,6 @@ def _skinny_name(w: int, tr: int, tc: int) -> str:
 
 
 _VEC_TILE = 64  # the vectorised tile: 64 x 64 words, 16 bytes a thread access
-
-
-def _vec_name(w: int) -> str:
-    return f"transpose_tile_v<{_WORD_TYPES[w]}, {16 // w}, {_VEC_TILE}>"
-
-
-def _few_rows_name(w: int, rows: int) -> str:
-    return f"transpose_few_rows<{_WORD_TYPES[w]}, {rows}>"
 
 
 def few_rows(p: Plan, itemsize: int, src_mod: int, dst_mod: int) -> bool:
@@ -235,10 +222,6 @@ def few_rows(p: Plan, itemsize: int, src_mod: int, dst_mod: int) -> bool:
             return False
         expect *= size
     return p.dst_col_stride == p.rows
-
-
-def _rows_name(w: int) -> str:
-    return f"copy_rows<{_WORD_TYPES[w]}>"
 
 
 @functools.cache
@@ -315,13 +298,12 @@ def _config(p: Plan, itemsize: int, src_mod: int, dst_mod: int) -> tuple[tuple[A
     if tiled and w < 16 and min(p.rows, p.cols) >= _VEC_TILE and src_mod == 0 and dst_mod == 0 \
             and all(n % vec == 0 for n in words):
         nr, nc = -(-p.rows // _VEC_TILE), -(-p.cols // _VEC_TILE)
-        return ((_vec_name(w), (nr * nc * nb,), (256, 1, 1),
+        return ((f"transpose_tile_v<{_WORD_TYPES[w]}, {vec}, {_VEC_TILE}>", (nr * nc * nb,), (256, 1, 1),
                  _pack(p.rows, p.cols, p.src_row_stride, p.dst_col_stride, nr, nc, *strides)),)
     if tiled and few_rows(p, itemsize, src_mod, dst_mod):
-        per = 16 // w
-        ncv = p.cols // per
+        ncv = p.cols // vec
         total = nb * ncv
-        return ((_few_rows_name(w, p.rows), (-(-total // 128),), (128, 1, 1),
+        return ((f"transpose_few_rows<{_WORD_TYPES[w]}, {p.rows}>", (-(-total // 128),), (128, 1, 1),
                  _pack(ncv, p.src_row_stride, total, *strides[:5])),)
     if tiled and min(p.rows, p.cols) <= _SKINNY:
         tr, tc = _skinny(w, p.rows, p.cols)
@@ -331,12 +313,12 @@ def _config(p: Plan, itemsize: int, src_mod: int, dst_mod: int) -> tuple[tuple[A
     if tiled:
         t, rows = _TILE[w]
         nr, nc = -(-p.rows // t), -(-p.cols // t)
-        return ((_tile_name(w), (nr * nc * nb,), (t, rows, 1),
+        return ((f"transpose_tile<{_WORD_TYPES[w]}, {t}, {rows}>", (nr * nc * nb,), (t, rows, 1),
                  _pack(p.rows, p.cols, p.src_row_stride, p.dst_col_stride, nr, nc, *strides)),)
     lanes = min(256, 1 << (v - 1).bit_length())
     per_block = max(1, 256 // lanes)
     n_rows = nb * p.rows * p.cols
-    return ((_rows_name(w), (-(-n_rows // per_block),), (lanes, per_block, 1),
+    return ((f"copy_rows<{_WORD_TYPES[w]}>", (-(-n_rows // per_block),), (lanes, per_block, 1),
              _pack(p.rows, p.cols, v, p.src_row_stride * v, p.dst_col_stride * v, n_rows, *strides)),)
 
 
