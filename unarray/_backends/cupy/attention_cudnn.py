@@ -277,11 +277,6 @@ def _build(cudnn: Any, handle: Any, dtype: str, q: Operand, k: Operand, v: Opera
     return Built(g, tuple(tensors), int(g.get_workspace_size()), plan)
 
 
-def _why(e: Exception) -> str:
-    text = " ".join(str(e).split())
-    return f"cuDNN declined the graph ({type(e).__name__}: {text[:300]})"
-
-
 def _graph(cudnn: Any, handle: Any, key: tuple[Any, ...], args: tuple[Any, ...]) -> Built | str:
     hit = _GRAPHS.get(key)
     if hit is not None:
@@ -292,10 +287,8 @@ def _graph(cudnn: Any, handle: Any, key: tuple[Any, ...], args: tuple[Any, ...])
             try:
                 hit = _build(cudnn, handle, *args)
             except Exception as e:  # check_support's refusal, or a backend without this engine
-                hit = _why(e)
-            if len(_GRAPHS) >= CACHE_SIZE:
-                _GRAPHS.pop(next(iter(_GRAPHS)))
-            _GRAPHS[key] = hit
+                hit = f"cuDNN declined the graph ({type(e).__name__}: {' '.join(str(e).split())[:300]})"
+            remember(_GRAPHS, key, hit, CACHE_SIZE)
     return hit
 
 
