@@ -100,7 +100,7 @@ def by_query_block(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec
             mb = stack([_slice2(mask, i, i + rows, lo, hi) for i, lo, hi in chunk])
             m = mb if m is None else xp.logical_and(m, mb) if mb.dtype == m.dtype else xp.where(m, mb, -math.inf)
         if m is not None and m.dtype == xp.bool:  # torch's CPU kernel runs a boolean mask many times slower
-            m = xp.where(m, xp.asarray(0, dtype=q.dtype), xp.asarray(-math.inf, dtype=q.dtype))
+            m = xp.where(m, xp.asarray(0, dtype=q.dtype, **dev), xp.asarray(-math.inf, dtype=q.dtype, **dev))
         qb, kb, vb = (xp.stack([cut(x, *ij) for ij in ijs]) for x, ijs in (
             (q, [(i, i + rows) for i, _, _ in chunk]), (k, [c[1:] for c in chunk]), (v, [c[1:] for c in chunk])))
         out = dense(qb, kb, vb, m, False, scale, layout, policy).run()
