@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
-__all__ = ["Plan", "plan", "run_numpy"]
+__all__ = ["Plan", "outer_offsets", "plan", "run_numpy", "word"]
 
 
 class Plan(NamedTuple):  # (not a dataclass: cheaper to build at `import unarray`, docs/design-notes.md)
@@ -126,6 +126,24 @@ def plan(shape: tuple[int, ...], strides: tuple[int, ...]) -> Plan | None:
     return Plan(rows=src_shape[row_axis], cols=src_shape[col_axis], src_row_stride=src_v[row_axis],
                 dst_col_stride=dst_strides[col_axis], batch=batch, vec=vec, src_shape=tuple(src_shape),
                 perm=perm)
+
+
+def word(nbytes: int, *addresses: int, widest: int = 16) -> int:
+    """The widest word (``widest``, ..., 2 or 1 bytes) that divides ``nbytes`` and every address."""
+    w = widest
+    while w > 1 and (nbytes % w or any(a % w for a in addresses)):
+        w //= 2
+    return w
+
+
+def outer_offsets(p: Plan, unit: int) -> list[tuple[int, int]]:
+    """(source, destination) offsets of one kernel launch per index of the batch axes beyond the inner three
+    (``unit``: what a stride of one vector element is in the caller's addressing); one launch, at (0, 0), where
+    there are at most three."""
+    offs = [(0, 0)]
+    for size, ss, ds in p.batch[:-3]:
+        offs = [(a + i * ss * unit, b + i * ds * unit) for a, b in offs for i in range(size)]
+    return offs
 
 
 def run_numpy(p: Plan, src: Any, out_shape: tuple[int, ...]) -> Any:

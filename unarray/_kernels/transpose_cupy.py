@@ -33,7 +33,7 @@ from typing import Any
 
 import cupy
 
-from unarray._kernels.layout_plan import Plan
+from unarray._kernels.layout_plan import Plan, outer_offsets, word
 
 _driver: Any = cupy.cuda.driver
 
@@ -234,13 +234,6 @@ def _function(name: str, device: int) -> Any:
         return fn, fn.kernel.ptr  # the RawKernel keeps its module (and the CUfunction) alive
 
 
-def _word(nbytes: int, *addresses: int) -> int:
-    for w in (16, 8, 4, 2):
-        if nbytes % w == 0 and all(a % w == 0 for a in addresses):
-            return w
-    return 1
-
-
 def transposable(itemsize: int, p: Plan, address: int) -> bool:
     """Whether the kernels take a view of ``itemsize``-byte elements at ``address``: a vector element of
     1, 2, 4, 8 or 16 bytes on its own boundary (the tile kernels), or a longer one (the row copy)."""
@@ -262,7 +255,7 @@ def launch(src: int, dst: int, itemsize: int, p: Plan, stream: int, device: int)
     once per plan (CuPy's own kernel call converts them at every launch)."""
     for name, grid, block, consts in _config(p, itemsize, src % 16, dst % 16):
         fn = _function(name, device)[1]
-        for s_off, d_off in _offsets(p, itemsize, src % 16, dst % 16):
+        for s_off, d_off in _offsets(p, itemsize):
             a, b = ctypes.c_uint64(src + s_off), ctypes.c_uint64(dst + d_off)
             params = (ctypes.c_void_p * (2 + len(consts[1])))(ctypes.addressof(a), ctypes.addressof(b), *consts[1])
             _driver.launchKernel(fn, grid[0], 1, 1, *block, 0, stream, ctypes.addressof(params), 0)
@@ -286,7 +279,7 @@ def _config(p: Plan, itemsize: int, src_mod: int, dst_mod: int) -> tuple[tuple[A
     if not transposable(itemsize, p, src_mod):
         raise ValueError(f"no transpose kernel for a {vec_bytes}-byte element at an address {src_mod} mod 16")
     tiled = vec_bytes <= 16
-    w = vec_bytes if tiled else _word(vec_bytes, src_mod, dst_mod)
+    w = vec_bytes if tiled else word(vec_bytes, src_mod, dst_mod)
     v = vec_bytes // w
     batch = [(1, 0, 0)] * (3 - len(p.batch)) + list(p.batch)
     inner = batch[-3:]
@@ -323,10 +316,6 @@ def _config(p: Plan, itemsize: int, src_mod: int, dst_mod: int) -> tuple[tuple[A
 
 
 @functools.lru_cache(maxsize=512)
-def _offsets(p: Plan, itemsize: int, src_mod: int, dst_mod: int) -> tuple[tuple[int, int], ...]:
+def _offsets(p: Plan, itemsize: int) -> tuple[tuple[int, int], ...]:
     # Byte offsets of the launches: one, unless more than three batch axes are left after merging.
-    offs = [(0, 0)]
-    for size, ss, ds in p.batch[:-3] if len(p.batch) > 3 else ():
-        offs = [(a + i * ss * p.vec * itemsize, b + i * ds * p.vec * itemsize) for a, b in offs
-                for i in range(size)]
-    return tuple(offs)
+    return tuple(outer_offsets(p, p.vec * itemsize))

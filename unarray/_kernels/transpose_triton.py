@@ -20,9 +20,9 @@ import torch
 import triton
 import triton.language as tl
 
-from unarray._kernels.layout_plan import Plan
+from unarray._kernels.layout_plan import Plan, outer_offsets, word
 
-__all__ = ["transpose", "word_bytes"]
+__all__ = ["transpose"]
 
 _WORDS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 _TILE_BYTES = 16384  # one program's tile: 64 x 64 four-byte words, 128 x 128 bytes
@@ -74,14 +74,6 @@ def _transpose_kernel(src, dst, R, C, V, SR, DC, B1, B2, SB0, SB1, SB2,  # type:
         tl.store(dst + d_base + c[:, None, None] * DC + r[None, :, None] * V + v[None, None, :], t, mask=mt)
 
 
-def word_bytes(vec_bytes: int, *addresses: int) -> int:
-    """The widest word (8, 4, 2 or 1 bytes) that divides a vector element and every address."""
-    for w in (8, 4, 2):
-        if vec_bytes % w == 0 and all(a % w == 0 for a in addresses):
-            return w
-    return 1
-
-
 def _tiles(w: int, v: int, rows: int, cols: int) -> tuple[int, int, int]:
     # (BR, BC, BV): about _TILE_BYTES per program, rows and columns as square as powers of two allow,
     # except where the rows or the columns are fewer than that (NCHW -> NHWC with 3 channels: 4 x 2048).
@@ -104,13 +96,13 @@ def transpose(x: torch.Tensor, p: Plan) -> torch.Tensor:
     n = p.size
     src = torch.as_strided(x, (n,), (1,), x.storage_offset())  # the compact source, from x's first element
     vec_bytes = p.vec * x.element_size()
-    w = word_bytes(vec_bytes, src.data_ptr(), out.data_ptr())
-    word = _WORDS[w]
-    s = src.view(torch.uint8).view(word)
-    d = out.view(-1).view(torch.uint8).view(word)
+    w = word(vec_bytes, src.data_ptr(), out.data_ptr(), widest=8)
+    words = _WORDS[w]
+    s = src.view(torch.uint8).view(words)
+    d = out.view(-1).view(torch.uint8).view(words)
     v = vec_bytes // w
     batch = [(1, 0, 0)] * (3 - len(p.batch)) + list(p.batch)
-    outer, inner = batch[:-3], batch[-3:]
+    inner = batch[-3:]
     br, bc, bv = _tiles(w, v, p.rows, p.cols)
     per_batch = triton.cdiv(p.rows, br) * triton.cdiv(p.cols, bc) * triton.cdiv(v, bv)
     nb = inner[0][0] * inner[1][0] * inner[2][0]
@@ -119,15 +111,8 @@ def transpose(x: torch.Tensor, p: Plan) -> torch.Tensor:
     args: tuple[Any, ...] = (p.rows, p.cols, v, p.src_row_stride * v, p.dst_col_stride * v, inner[1][0],
                              inner[2][0], *(st * v for _, st, _ in inner), *(st * v for _, _, st in inner))
     total = per_batch * nb  # under 2**31: a program moves _TILE_BYTES, 2**31 of them 32 TiB
-    for s_off, d_off in _outer_offsets(outer, v):
+    for s_off, d_off in outer_offsets(p, v):
         # More than three batch axes (rare after merging): one launch per index of the outer ones.
         _transpose_kernel[(total,)](s[s_off:], d[d_off:], *args, BR=br, BC=bc, BV=bv, BIG=big,
                                     num_warps=warps)
     return out
-
-
-def _outer_offsets(outer: list[tuple[int, int, int]], v: int) -> list[tuple[int, int]]:
-    offs = [(0, 0)]
-    for size, ss, ds in outer:
-        offs = [(a + i * ss * v, b + i * ds * v) for a, b in offs for i in range(size)]
-    return offs
