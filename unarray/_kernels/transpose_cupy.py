@@ -288,31 +288,30 @@ def _config(p: Plan, itemsize: int, src_mod: int, dst_mod: int) -> tuple[tuple[A
     vec = 16 // w
     words = (p.rows, p.cols, p.src_row_stride, p.dst_col_stride, *(st for _, st, _ in inner),
              *(st for _, _, st in inner))
-    if tiled and w < 16 and min(p.rows, p.cols) >= _VEC_TILE and src_mod == 0 and dst_mod == 0 \
+    if not tiled:
+        lanes = min(256, 1 << (v - 1).bit_length())
+        per_block = max(1, 256 // lanes)
+        n_rows = nb * p.rows * p.cols
+        return ((f"copy_rows<{_WORD_TYPES[w]}>", (-(-n_rows // per_block),), (lanes, per_block, 1),
+                 _pack(p.rows, p.cols, v, p.src_row_stride * v, p.dst_col_stride * v, n_rows, *strides)),)
+    if w < 16 and min(p.rows, p.cols) >= _VEC_TILE and src_mod == 0 and dst_mod == 0 \
             and all(n % vec == 0 for n in words):
-        nr, nc = -(-p.rows // _VEC_TILE), -(-p.cols // _VEC_TILE)
-        return ((f"transpose_tile_v<{_WORD_TYPES[w]}, {vec}, {_VEC_TILE}>", (nr * nc * nb,), (256, 1, 1),
-                 _pack(p.rows, p.cols, p.src_row_stride, p.dst_col_stride, nr, nc, *strides)),)
-    if tiled and few_rows(p, itemsize, src_mod, dst_mod):
+        name, tr, tc = f"transpose_tile_v<{_WORD_TYPES[w]}, {vec}, {_VEC_TILE}>", _VEC_TILE, _VEC_TILE
+        block = (256, 1, 1)
+    elif few_rows(p, itemsize, src_mod, dst_mod):
         ncv = p.cols // vec
         total = nb * ncv
         return ((f"transpose_few_rows<{_WORD_TYPES[w]}, {p.rows}>", (-(-total // 128),), (128, 1, 1),
                  _pack(ncv, p.src_row_stride, total, *strides[:5])),)
-    if tiled and min(p.rows, p.cols) <= _SKINNY:
+    elif min(p.rows, p.cols) <= _SKINNY:
         tr, tc = _skinny(w, p.rows, p.cols)
-        nr, nc = -(-p.rows // tr), -(-p.cols // tc)
-        return ((_skinny_name(w, tr, tc), (nr * nc * nb,), (256, 1, 1),
-                 _pack(p.rows, p.cols, p.src_row_stride, p.dst_col_stride, nr, nc, *strides)),)
-    if tiled:
-        t, rows = _TILE[w]
-        nr, nc = -(-p.rows // t), -(-p.cols // t)
-        return ((f"transpose_tile<{_WORD_TYPES[w]}, {t}, {rows}>", (nr * nc * nb,), (t, rows, 1),
-                 _pack(p.rows, p.cols, p.src_row_stride, p.dst_col_stride, nr, nc, *strides)),)
-    lanes = min(256, 1 << (v - 1).bit_length())
-    per_block = max(1, 256 // lanes)
-    n_rows = nb * p.rows * p.cols
-    return ((f"copy_rows<{_WORD_TYPES[w]}>", (-(-n_rows // per_block),), (lanes, per_block, 1),
-             _pack(p.rows, p.cols, v, p.src_row_stride * v, p.dst_col_stride * v, n_rows, *strides)),)
+        name, block = _skinny_name(w, tr, tc), (256, 1, 1)
+    else:
+        tr, rows = _TILE[w]
+        name, tc, block = f"transpose_tile<{_WORD_TYPES[w]}, {tr}, {rows}>", tr, (tr, rows, 1)
+    nr, nc = -(-p.rows // tr), -(-p.cols // tc)
+    return ((name, (nr * nc * nb,), block,
+             _pack(p.rows, p.cols, p.src_row_stride, p.dst_col_stride, nr, nc, *strides)),)
 
 
 @functools.lru_cache(maxsize=512)
