@@ -32,7 +32,6 @@ e, inf, nan, pi, newaxis = math.e, math.inf, math.nan, math.pi, None
 DEFAULT_FLOAT = float32
 DEFAULT_INT = int64
 UNSIGNED = frozenset({uint8, uint16, uint32, uint64})
-_SMALL_INTS = frozenset({int8, int16, uint8, uint16, uint32})
 FLOATS = frozenset({float16, bfloat16, float32, float64})
 COMPLEX = frozenset({complex64, complex128})
 COMPLEX_OF = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}
@@ -57,10 +56,6 @@ def const(v: Any, dtype: Any = None) -> Any:
 
 def is_float(d: Any) -> builtins.bool:
     return d in FLOATS
-
-
-def is_int(d: Any) -> builtins.bool:
-    return typing.cast(builtins.bool, d.is_integer)
 
 
 def cast(x: Any, d: Any) -> Any:

@@ -57,8 +57,6 @@ def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2) -> Any:
     a, b = promote(x1, x2)
     if a.dtype in UNSIGNED or a.dtype in (tf.int8, tf.int16):
         return widened(lambda p, q: tf.tensordot(p, q, axes), a, b)
-    if isinstance(axes, int) and axes == 0:
-        return tf.tensordot(a, b, 0)
     return tf.tensordot(a, b, axes)
 
 
