@@ -56,9 +56,7 @@ def chunked_matmul(x1: Any, x2: Any, policy: str, backend: Any) -> Any:
 def _moments(x: Any, axis: Any = None, keepdims: bool = True, computing_meta: bool = False, **kw: Any) -> Any:
     if computing_meta:
         return x
-    n = 1
-    for a in axis:
-        n *= x.shape[a]
+    n = math.prod(x.shape[a] for a in axis)
     acc = x.astype(np.float64)  # Note: moments accumulate in float64 (a float32 mean of 1e4 holds 3 digits)
     if n == 0:
         z = acc.sum(axis=axis, keepdims=True)
