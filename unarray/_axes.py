@@ -14,9 +14,20 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from unarray._dispatch import BY_TYPE, call
+from unarray._dispatch import one as backend_of
 from unarray._errors import ArgumentError, ArgumentTypeError, AxisError
 
-__all__ = ["many", "one", "single"]
+__all__ = ["many", "one", "reduce", "single"]
+
+
+def reduce(op: str, x: Any, axis: Any, *args: Any, attr: str = "", tuples: bool = True) -> Any:
+    """The backend's ``attr`` (``op`` by default) of ``x`` over the checked ``axis`` (``tuples=False``: one int)
+    and ``args``, in the front end's frame: the body of every reduction of the front end."""
+    b = BY_TYPE.get(type(x)) or backend_of(x, op)
+    if axis is not None:
+        axis = many(op, b, x, axis, tuples)
+    return call(op, b, getattr(b, attr or op), x, axis, *args)
 
 
 def many(op: str, backend: Any, x: Any, axis: Any, tuples: bool = True) -> Any:

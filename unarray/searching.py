@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Literal
 
 from unarray import _axes, _docs, _hot
-from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
@@ -45,13 +44,7 @@ def argmax(x: A, /, *, axis: int | None = None, keepdims: bool = False) -> A:
         >>> int(ua.argmax(np.array([1.0, np.nan, 5.0])))
         1
     """
-    b = _BY_TYPE.get(type(x)) or _one(x, "argmax")
-    if axis is not None:
-        axis = _axes.one("argmax", b, x, axis)
-    try:  # frame("argmax"): its except clause is written by tools/gen_frontend.py
-        return b.argmax(x, axis, keepdims)
-    except Exception as e:
-        raise _fail("argmax", b, e) from e
+    return _axes.reduce("argmax", x, axis, keepdims, tuples=False)
 
 
 def argmin(x: A, /, *, axis: int | None = None, keepdims: bool = False) -> A:
@@ -80,13 +73,7 @@ def argmin(x: A, /, *, axis: int | None = None, keepdims: bool = False) -> A:
         >>> ua.argmin(np.array([4, 1, 1, 5]))
         array(1)
     """
-    b = _BY_TYPE.get(type(x)) or _one(x, "argmin")
-    if axis is not None:
-        axis = _axes.one("argmin", b, x, axis)
-    try:  # frame("argmin"): its except clause is written by tools/gen_frontend.py
-        return b.argmin(x, axis, keepdims)
-    except Exception as e:
-        raise _fail("argmin", b, e) from e
+    return _axes.reduce("argmin", x, axis, keepdims, tuples=False)
 
 
 def count_nonzero(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,

@@ -67,13 +67,7 @@ def sum(x: A, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepdims:
         >>> ua.sum(x, axis=()).shape
         (2, 3)
     """
-    b = _BY_TYPE.get(type(x)) or _one(x, "sum")
-    if axis is not None:
-        axis = _axes.many("sum", b, x, axis)
-    try:  # frame("sum"): its except clause is written by tools/gen_frontend.py
-        return b.sum(x, axis, dtype, keepdims)
-    except Exception as e:
-        raise _fail("sum", b, e) from e
+    return _axes.reduce("sum", x, axis, dtype, keepdims)
 
 
 def prod(x: A, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepdims: bool = False) -> A:
@@ -106,13 +100,7 @@ def prod(x: A, /, *, axis: Axis = None, dtype: DTypeLike | None = None, keepdims
         >>> ua.prod(np.array([1, 2, 3], dtype=np.int8)).dtype
         dtype('int64')
     """
-    b = _BY_TYPE.get(type(x)) or _one(x, "prod")
-    if axis is not None:
-        axis = _axes.many("prod", b, x, axis)
-    try:  # frame("prod"): its except clause is written by tools/gen_frontend.py
-        return b.prod(x, axis, dtype, keepdims)
-    except Exception as e:
-        raise _fail("prod", b, e) from e
+    return _axes.reduce("prod", x, axis, dtype, keepdims)
 
 
 def mean(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
@@ -145,13 +133,7 @@ def mean(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
         >>> ua.mean(np.array([[1.0, 2.0], [3.0, 5.0]]), axis=0)
         array([2. , 3.5])
     """
-    b = _BY_TYPE.get(type(x)) or _one(x, "mean")
-    if axis is not None:
-        axis = _axes.many("mean", b, x, axis)
-    try:  # frame("mean"): its except clause is written by tools/gen_frontend.py
-        return b.mean(x, axis, keepdims)
-    except Exception as e:
-        raise _fail("mean", b, e) from e
+    return _axes.reduce("mean", x, axis, keepdims)
 
 
 def var(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> A:
@@ -183,13 +165,7 @@ def var(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: 
         >>> ua.var(np.array([1.0, 2.0, 3.0, 4.0]), correction=1)
         array(1.66666667)
     """
-    b = _BY_TYPE.get(type(x)) or _one(x, "var")
-    if axis is not None:
-        axis = _axes.many("var", b, x, axis)
-    try:  # frame("var"): its except clause is written by tools/gen_frontend.py
-        return b.var_corrected(x, axis, correction, keepdims)
-    except Exception as e:
-        raise _fail("var", b, e) from e
+    return _axes.reduce("var", x, axis, correction, keepdims, attr="var_corrected")
 
 
 def std(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> A:
@@ -220,13 +196,7 @@ def std(x: A, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: 
         >>> ua.std(np.array([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]))
         array(2.)
     """
-    b = _BY_TYPE.get(type(x)) or _one(x, "std")
-    if axis is not None:
-        axis = _axes.many("std", b, x, axis)
-    try:  # frame("std"): its except clause is written by tools/gen_frontend.py
-        return b.std_corrected(x, axis, correction, keepdims)
-    except Exception as e:
-        raise _fail("std", b, e) from e
+    return _axes.reduce("std", x, axis, correction, keepdims, attr="std_corrected")
 
 
 def min(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
@@ -257,13 +227,7 @@ def min(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
         >>> ua.min(np.array([[3, 1], [2, 5]]), axis=1)
         array([1, 2])
     """
-    b = _BY_TYPE.get(type(x)) or _one(x, "min")
-    if axis is not None:
-        axis = _axes.many("min", b, x, axis)
-    try:  # frame("min"): its except clause is written by tools/gen_frontend.py
-        return b.min(x, axis, keepdims)
-    except Exception as e:
-        raise _fail("min", b, e) from e
+    return _axes.reduce("min", x, axis, keepdims)
 
 
 def max(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
@@ -294,13 +258,7 @@ def max(x: A, /, *, axis: Axis = None, keepdims: bool = False) -> A:
         >>> ua.max(np.array([[3, 1], [2, 5]]), axis=0, keepdims=True)
         array([[3, 5]])
     """
-    b = _BY_TYPE.get(type(x)) or _one(x, "max")
-    if axis is not None:
-        axis = _axes.many("max", b, x, axis)
-    try:  # frame("max"): its except clause is written by tools/gen_frontend.py
-        return b.max(x, axis, keepdims)
-    except Exception as e:
-        raise _fail("max", b, e) from e
+    return _axes.reduce("max", x, axis, keepdims)
 
 
 def cumulative_sum(
