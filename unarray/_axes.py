@@ -14,7 +14,8 @@ from __future__ import annotations
 import operator
 from typing import Any
 
-from unarray._dispatch import BY_TYPE, call
+from unarray._dispatch import BY_TYPE
+from unarray._dispatch import fail as _fail
 from unarray._dispatch import one as backend_of
 from unarray._errors import ArgumentError, ArgumentTypeError, AxisError
 
@@ -27,7 +28,10 @@ def reduce(op: str, x: Any, axis: Any, *args: Any, attr: str = "", tuples: bool 
     b = BY_TYPE.get(type(x)) or backend_of(x, op)
     if axis is not None:
         axis = many(op, b, x, axis, tuples)
-    return call(op, b, getattr(b, attr or op), x, axis, *args)
+    try:  # frame(op): its except clause is written by tools/gen_frontend.py
+        return getattr(b, attr or op)(x, axis, *args)
+    except Exception as e:
+        raise _fail(op, b, e) from e
 
 
 def many(op: str, backend: Any, x: Any, axis: Any, tuples: bool = True) -> Any:

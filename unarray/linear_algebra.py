@@ -69,10 +69,12 @@ def matmul(x1: A, x2: Array, /, *, precision: Policy | None = None) -> A:
     b = _BY_TYPE.get(type(x1))
     if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype or \
             (precision is not None and precision not in _POLICIES):
-        return _matmul_general(x1, x2, precision)  # (two dtypes: _pair promotes them by unarray's rule)
-    # the scope is read here, once, and the policy passed down
+        b, x1, x2 = _pair("matmul", x1, x2)  # (two dtypes: _pair promotes them by unarray's rule)
+        policy = _resolve(precision)
+    else:
+        policy = _scope() if precision is None else precision  # the scope read here, once, and passed down
     try:  # frame("matmul"): its except clause is written by tools/gen_frontend.py
-        return b.matmul(x1, x2, _scope() if precision is None else precision)
+        return b.matmul(x1, x2, policy)
     except Exception as e:
         raise _fail("matmul", b, _matmul_refusal(b, x1, x2, e)) from e
 
@@ -87,14 +89,6 @@ def _matmul_refusal(b: Any, x1: Array, x2: Array, e: Exception) -> BaseException
         except ShapeError as shape_error:
             return shape_error
     return e
-
-
-def _matmul_general(x1: A, x2: Array, precision: Policy | None) -> A:
-    b, x1, x2 = _pair("matmul", x1, x2)
-    try:  # frame("matmul"): its except clause is written by tools/gen_frontend.py
-        return b.matmul(x1, x2, _resolve(precision))
-    except Exception as e:
-        raise _fail("matmul", b, _matmul_refusal(b, x1, x2, e)) from e
 
 
 def matrix_transpose(x: A, /) -> A:

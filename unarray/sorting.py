@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from unarray import _axes, _docs
-from unarray._dispatch import fail as _fail
+from unarray._dispatch import call as _call
 from unarray._dispatch import one as _one
 from unarray._errors import DTypeError
 from unarray._names import refuse as _refuse
@@ -56,13 +56,7 @@ def argsort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool =
     """
     if refused:
         _refuse(argsort, refused, x)
-    b = _one(x, "argsort")
-    axis = _axes.one("argsort", b, x, axis)
-    _real("argsort", b, x)
-    try:  # frame("argsort"): its except clause is written by tools/gen_frontend.py
-        return b.argsort(x, axis=axis, descending=descending, stable=stable)
-    except Exception as e:
-        raise _fail("argsort", b, e) from e
+    return _sort("argsort", x, axis, descending, stable)
 
 
 def sort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool = True, **refused: Refused) -> A:
@@ -100,19 +94,16 @@ def sort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool = Tr
     """
     if refused:
         _refuse(sort, refused, x)
-    b = _one(x, "sort")
-    axis = _axes.one("sort", b, x, axis)
-    _real("sort", b, x)
-    try:  # frame("sort"): its except clause is written by tools/gen_frontend.py
-        return b.sort(x, axis=axis, descending=descending, stable=stable)
-    except Exception as e:
-        raise _fail("sort", b, e) from e
+    return _sort("sort", x, axis, descending, stable)
 
 
-def _real(op: str, b: Any, x: Array) -> None:
+def _sort(op: str, x: Array, axis: int, descending: bool, stable: bool) -> Any:
+    b = _one(x, op)
+    axis = _axes.one(op, b, x, axis)
     name = b.dtype_name(x)
     if name.startswith("complex"):
         raise DTypeError(f"got a {name} array, but complex numbers have no order in the standard; sort the real "
                          "part or the magnitude instead (ua.real(x), ua.abs(x))", op=op, backend=b.name)
+    return _call(op, b, getattr(b, op), x, axis=axis, descending=descending, stable=stable)
 
 _docs.fill(globals())
