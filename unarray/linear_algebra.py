@@ -18,7 +18,6 @@ from unarray._dispatch import one as _one
 from unarray._dispatch import pair as _pair
 from unarray._errors import ShapeError
 from unarray._names import refuse as _refuse
-from unarray._precision import POLICIES as _POLICIES
 from unarray._precision import Policy
 from unarray._precision import resolve as _resolve
 from unarray._precision import scope as _scope
@@ -67,14 +66,10 @@ def matmul(x1: A, x2: Array, /, *, precision: Policy | None = None) -> A:
         array([ 3, 12], dtype=int16)
     """
     b = _BY_TYPE.get(type(x1))
-    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype or \
-            (precision is not None and precision not in _POLICIES):
+    if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:
         b, x1, x2 = _pair("matmul", x1, x2)  # (two dtypes: _pair promotes them by unarray's rule)
-        policy = _resolve(precision)
-    else:
-        policy = _scope() if precision is None else precision  # the scope read here, once, and passed down
     try:  # frame("matmul"): its except clause is written by tools/gen_frontend.py
-        return b.matmul(x1, x2, policy)
+        return b.matmul(x1, x2, _resolve(precision))  # (the policy read here, once, and passed down)
     except Exception as e:
         raise _fail("matmul", b, _matmul_refusal(b, x1, x2, e)) from e
 
