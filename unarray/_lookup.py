@@ -52,7 +52,6 @@ def resolve_type(t: type, op: str | None = None) -> Backend:
     )
 
 
-
 def of_array(x: Any) -> Backend | None:
     """The backend of ``x`` if it is an array of a supported library (seen before or not), else None."""
     b = BY_TYPE.get(type(x))

@@ -67,15 +67,11 @@ def known_devices(name: str) -> tuple[Device, ...] | None:
 
 
 def get(name: str, op: str | None = None) -> Backend:
-    try:
-        return _LOADED[name]
-    except KeyError:
-        pass
     canonical = ALIASES.get(name, name)
-    if canonical not in NAMES:
-        raise BackendNotAvailableError(f"unknown backend {name!r}; known: {', '.join(NAMES)}", op=op)
     if canonical in _LOADED:
         return _LOADED[canonical]
+    if canonical not in NAMES:
+        raise BackendNotAvailableError(f"unknown backend {name!r}; known: {', '.join(NAMES)}", op=op)
     try:
         module = _import(canonical)
     except ImportError as e:

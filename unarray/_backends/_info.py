@@ -23,11 +23,9 @@ def with_library(d: Device, name: str) -> Device:
     """``d`` carrying the backend ``name`` (one object per device and backend)."""
     if d.library == name:
         return d
-    try:
-        return _WITH_LIBRARY[d, name]
-    except KeyError:
-        out = _WITH_LIBRARY[d, name] = dataclasses.replace(d, library=name)
-        return out
+    if (d, name) not in _WITH_LIBRARY:
+        _WITH_LIBRARY[d, name] = dataclasses.replace(d, library=name)
+    return _WITH_LIBRARY[d, name]
 
 
 _KINDS = {
@@ -97,7 +95,7 @@ class Info:
         Only the standard's dtypes: ``ua.float16`` and ``ua.bfloat16`` exist as extensions but are not listed."""
         wanted = self._kinds(kind)
         return {n: self._dtypes[n] for n in self._backend.dtype_names(self._where(device))
-                if n in _STANDARD and _dtype_kind(n) in wanted}
+                if n in _STANDARD and DType(n).kind in wanted}
 
     def default_dtypes(self, *, device: Any = None) -> dict[str, Any]:
         """``"real floating"``, ``"complex floating"``, ``"integral"`` and ``"indexing"`` defaults on ``device``."""
@@ -106,12 +104,10 @@ class Info:
                 for k in ("real floating", "complex floating", "integral", "indexing")}
 
     def _where(self, device: Any) -> Device:
-        if isinstance(device, Device):
-            return device
         if device is None:
             device = self._device
-            if isinstance(device, Device):
-                return device
+        if isinstance(device, Device):
+            return device
         # Where the backend would allocate: an empty array made as a creation call would make it.
         b = self._backend
         return cast(Device, b.device_of(b.zeros((0,), dtype=None, device=b.native_device(device))))
@@ -129,12 +125,6 @@ class Info:
         return out
 
 
-
-
 # The standard's (2025.12) dtypes: float16 and bfloat16 are extensions.
 _STANDARD = frozenset(("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32",
                        "float64", "complex64", "complex128"))
-
-
-def _dtype_kind(name: str) -> str:
-    return DType(name).kind

@@ -82,7 +82,3 @@ def mesh_device(x: Any) -> Device:
     local = as_device(x.device)
     return MeshDevice(local.kind, local.index, tuple(mesh.shape), None if names is None else tuple(names),
                       tuple(repr(p) for p in x.placements))
-
-
-# Note: torch has no min/max/argmin/argmax for uint16/32/64 (nor promotion with them): compare them as
-# int64 in the same order (uint64 through its bits with the sign bit flipped).
