@@ -7,6 +7,7 @@ from unarray._dispatch import BY_TYPE as _BY_TYPE
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
+from unarray._errors import AxisError, ShapeError
 from unarray._names import refuse as _refuse
 from unarray._typing import A, Array, Refused
 
@@ -85,25 +86,19 @@ def expand_dims(x: A, /, axis: int | tuple[int, ...] = 0, **refused: Refused) ->
     if refused:
         _refuse(expand_dims, refused, x)
     b = _one(x, "expand_dims")
-    _check_new_axes(b.name, len(x.shape), axis)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    n = len(x.shape) + len(axes)
+    bad = [a for a in axes if not -n <= a < n]
+    if bad:
+        raise AxisError(f"axis {bad[0]} is out of range for a result of {n} dimensions; use -{n} to {n - 1}",
+                        op="expand_dims", backend=b.name)
+    if len({a % n for a in axes}) != len(axes):
+        raise AxisError(f"axis={axis!r} names one result axis twice (negative axes count from the end); "
+                        "give each new axis once", op="expand_dims", backend=b.name)
     try:  # frame("expand_dims"): its except clause is written by tools/gen_frontend.py
         return b.expand_dims(x, axis=axis)
     except Exception as e:
         raise _fail("expand_dims", b, e) from e
-
-
-def _check_new_axes(backend: str, ndim: int, axis: int | tuple[int, ...]) -> None:
-    from unarray._errors import AxisError
-
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    n = ndim + len(axes)
-    bad = [a for a in axes if not -n <= a < n]
-    if bad:
-        raise AxisError(f"axis {bad[0]} is out of range for a result of {n} dimensions; use -{n} to {n - 1}",
-                        op="expand_dims", backend=backend)
-    if len({a % n for a in axes}) != len(axes):
-        raise AxisError(f"axis={axis!r} names one result axis twice (negative axes count from the end); "
-                        "give each new axis once", op="expand_dims", backend=backend)
 
 
 def broadcast_shapes(*shapes: tuple[int, ...], **refused: Refused) -> tuple[int, ...]:
@@ -132,8 +127,6 @@ def broadcast_shapes(*shapes: tuple[int, ...], **refused: Refused) -> tuple[int,
     """
     if refused:
         _refuse(broadcast_shapes, refused, None)
-    from unarray._errors import ShapeError
-
     ndim = max((len(s) for s in shapes), default=0)
     out = []
     for i in range(-ndim, 0):
