@@ -31,11 +31,6 @@ def after_import(hook: Callable[[], None]) -> None:
         sys.meta_path.insert(0, _Watch())
 
 
-def _run() -> None:
-    while _HOOKS:  # (a hook may register another: it runs too, in order)
-        _HOOKS.pop(0)()
-
-
 class _Watch:
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
         if name != MODULE:
@@ -48,7 +43,8 @@ class _Watch:
 
         def exec_module(module: Any) -> None:
             run(module)
-            _run()
+            while _HOOKS:  # (a hook may register another: it runs too, in order)
+                _HOOKS.pop(0)()
 
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
