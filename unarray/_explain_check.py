@@ -48,17 +48,15 @@ def resolve(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     takes_arrays = False
     lead = _lead(fn)
     params = inspect.signature(fn).parameters
+    values: list[Any] = []  # the arguments but sequences, each of *arrays one
     for name, value in bound.arguments.items():
         if params[name].kind is inspect.Parameter.VAR_POSITIONAL:  # (*arrays: each one is an argument)
             for v in value:
                 takes_arrays |= _check(op, name, _annotation(fn, name), v, False)
+            values += value
             continue
         takes_arrays |= _check(op, name, _annotation(fn, name), value, name == lead)
-    values: list[Any] = []
-    for name, value in bound.arguments.items():
-        if params[name].kind is inspect.Parameter.VAR_POSITIONAL:
-            values += value
-        elif not isinstance(value, (tuple, list)):
+        if not isinstance(value, (tuple, list)):
             values.append(value)
     if takes_arrays and bound.arguments.get("backend") is None and all(isinstance(v, _PASSIVE) for v in values):
         raise ArgumentTypeError(f"ua.{op} needs at least one array argument, got only Python scalars; pass an "
