@@ -139,13 +139,6 @@ def _params(fn: Callable[..., Any]) -> tuple[dict[str, Any], bool]:
     return _PARAMS[fn]
 
 
-def _owner(keyword: str) -> str:
-    from unarray import _backends
-
-    owners = [lib.name for lib in _backends.LIBRARIES.values() if keyword in lib.api_names]
-    return f" ({'/'.join(owners)}'s)" if owners else ""
-
-
 def keyword_error(fn: Callable[..., Any], given: Iterable[str], first: object = None,
                   op: str | None = None) -> ArgumentTypeError | None:
     """The typed error of calling ``fn`` with the keywords ``given`` where one of them is not its keyword (a
@@ -172,8 +165,11 @@ def refuse(fn: Callable[..., Any], refused: dict[str, Any], first: object = None
 
 
 def _keyword_message(op: str, key: str, keywords: list[str], params: dict[str, Any]) -> str:
+    from unarray import _backends
+
     standard, how = KEYWORDS.get(key, ((), ""))
-    head = f"unexpected keyword {key}={_owner(key)}"
+    owners = [lib.name for lib in _backends.LIBRARIES.values() if key in lib.api_names]
+    head = f"unexpected keyword {key}=" + (f" ({'/'.join(owners)}'s)" if owners else "")
     keywords = [k for k in keywords if not k.startswith("_")]  # (ua.to's _op= is internal)
     takes = ", ".join(f"{k}=" for k in keywords) or "no keywords"
     if key in params:  # a positional-only parameter given by name

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from unarray import _docs, _shapes
+from unarray._dispatch import call as _call
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
@@ -252,9 +253,6 @@ def meshgrid(*arrays: A, indexing: str = "xy", **refused: Refused) -> tuple[A, .
     if refused:
         _refuse(meshgrid, refused, arrays)
     b, xs = _many("meshgrid", arrays)
-    try:  # frame("meshgrid"): its except clause is written by tools/gen_frontend.py
-        return tuple(b.meshgrid(*xs, indexing=indexing))
-    except Exception as e:
-        raise _fail("meshgrid", b, e) from e
+    return tuple(_call("meshgrid", b, b.meshgrid, *xs, indexing=indexing))
 
 _docs.fill(globals())

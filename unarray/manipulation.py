@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from unarray import _docs, _hot, _shapes
 from unarray._dispatch import BY_TYPE as _BY_TYPE
+from unarray._dispatch import call as _call
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
@@ -95,10 +96,7 @@ def expand_dims(x: A, /, axis: int | tuple[int, ...] = 0, **refused: Refused) ->
     if len({a % n for a in axes}) != len(axes):
         raise AxisError(f"axis={axis!r} names one result axis twice (negative axes count from the end); "
                         "give each new axis once", op="expand_dims", backend=b.name)
-    try:  # frame("expand_dims"): its except clause is written by tools/gen_frontend.py
-        return b.expand_dims(x, axis=axis)
-    except Exception as e:
-        raise _fail("expand_dims", b, e) from e
+    return _call("expand_dims", b, b.expand_dims, x, axis=axis)
 
 
 def broadcast_shapes(*shapes: tuple[int, ...], **refused: Refused) -> tuple[int, ...]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from unarray import _axes, _docs, _hot
+from unarray._dispatch import call as _call
 from unarray._dispatch import fail as _fail
 from unarray._dispatch import many as _many
 from unarray._dispatch import one as _one
@@ -109,10 +110,7 @@ def count_nonzero(x: A, /, *, axis: int | tuple[int, ...] | None = None, keepdim
     b = _one(x, "count_nonzero")
     if axis is not None:
         axis = _axes.many("count_nonzero", b, x, axis)
-    try:  # frame("count_nonzero"): its except clause is written by tools/gen_frontend.py
-        return b.count_nonzero(x, axis=axis, keepdims=keepdims)
-    except Exception as e:
-        raise _fail("count_nonzero", b, e) from e
+    return _call("count_nonzero", b, b.count_nonzero, x, axis=axis, keepdims=keepdims)
 
 # The C hot path of each call above (unarray/_hot.py); the function stays its reference.
 argmax = _hot.fast(argmax, params=("axis", "keepdims"), axis="axis")

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from unarray import _axes, _docs, _hot
 from unarray._dispatch import BY_TYPE as _BY_TYPE
-from unarray._dispatch import fail as _fail
+from unarray._dispatch import call as _call
 from unarray._dispatch import one as _one
 from unarray._names import refuse as _refuse
 from unarray._typing import A, DTypeLike, Refused
@@ -296,10 +296,7 @@ def cumulative_sum(
         _refuse(cumulative_sum, refused, x)
     b = _BY_TYPE.get(type(x)) or _one(x, "cumulative_sum")
     axis = _axes.single("cumulative_sum", b, x, axis)
-    try:  # frame("cumulative_sum"): its except clause is written by tools/gen_frontend.py
-        return b.cumulative_sum(x, axis, dtype, include_initial)
-    except Exception as e:
-        raise _fail("cumulative_sum", b, e) from e
+    return _call("cumulative_sum", b, b.cumulative_sum, x, axis, dtype, include_initial)
 
 
 def cumulative_prod(
@@ -339,10 +336,7 @@ def cumulative_prod(
         _refuse(cumulative_prod, refused, x)
     b = _BY_TYPE.get(type(x)) or _one(x, "cumulative_prod")
     axis = _axes.single("cumulative_prod", b, x, axis)
-    try:  # frame("cumulative_prod"): its except clause is written by tools/gen_frontend.py
-        return b.cumulative_prod(x, axis, dtype, include_initial)
-    except Exception as e:
-        raise _fail("cumulative_prod", b, e) from e
+    return _call("cumulative_prod", b, b.cumulative_prod, x, axis, dtype, include_initial)
 
 
 # The C hot path of each call above (unarray/_hot.py); the function stays its reference.
