@@ -13,7 +13,7 @@ from unarray._backends.cupy.devices import on_device_of
 from unarray._kernels import layout_route as lr
 from unarray._kernels.layout_plan import Plan
 
-__all__ = ["MIN_SIDE", "NATIVE", "SMALL", "compact", "plan", "route"]
+__all__ = ["MIN_SIDE", "NATIVE", "SMALL", "compact", "route"]
 
 # CuPy's own strided copy loses to the skinny tile down to two rows or columns.
 MIN_SIDE = 2
@@ -41,18 +41,13 @@ def compact(backend: Any, x: Any) -> Any:
     return route(x).run(x)
 
 
-def plan(x: Any) -> Plan | None:
-    """The plan of a CuPy view where the CUDA C kernel takes it and is worth it, else None."""
-    return lr.cuda_view_plan(x, MIN_SIDE)
-
-
 def route(x: Any) -> lr.Route:
     """How ``x`` is compacted (the plan that runs and that ``ua.explain`` prints)."""
     if x.flags.c_contiguous:
         return lr.AS_IS
     if x.nbytes < SMALL:  # a small array goes native without planning
         return NATIVE
-    p = plan(x)
+    p = lr.cuda_view_plan(x, MIN_SIDE)  # (None where the CUDA C kernel does not take x or is not worth it)
     if p is None:
         return NATIVE
     return lr.Route("cuda", lr.cuda_label(p, x.itemsize, x.data.ptr), functools.partial(transpose, p=p), p)
