@@ -71,8 +71,4 @@ def unbuffered_at(xp: Any, ufunc: Any, x: Any, idx: Any, v: Any) -> Any:
 
 
 def apply(xp: Any, op: str, x: Any, v: Any) -> Any:
-    if op == "min":
-        return xp.minimum(x, v)
-    if op == "max":
-        return xp.maximum(x, v)
-    return getattr(xp, op)(x, v)
+    return getattr(xp, {"min": "minimum", "max": "maximum"}.get(op, op))(x, v)
