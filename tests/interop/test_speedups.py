@@ -15,6 +15,7 @@ import pytest
 
 import unarray as ua
 from unarray import _backends, _native, interop
+from unarray._backends import _handoff
 from unarray._backends import _host as _np_h
 from unarray._backends import handoff as _handoff_of
 from unarray._backends.cupy import handoff as _cupy_h
@@ -135,7 +136,7 @@ def _route(guard: object, first: object, cached: bool = False, seen: set[int] | 
 @needs_c
 def test_attribute_guard_decides_between_the_first_call_and_the_converter() -> None:
     allowed = {"cpu": True, "gpu": False}
-    h, calls = _route((_routes.GUARD_ATTR, _Dev, "device", False, allowed), lambda x: ("first", x.device))
+    h, calls = _route((_handoff.GUARD_ATTR, _Dev, "device", False, allowed), lambda x: ("first", x.device))
     assert h(_Dev("cpu"), "to") == ("first", "cpu") and calls == []
     assert h(_Dev("gpu"), "to") == "converter"  # allowed, but not True
     assert h(_Dev("tpu"), "to") == "converter"  # never seen by the converter
@@ -143,7 +144,7 @@ def test_attribute_guard_decides_between_the_first_call_and_the_converter() -> N
     assert h(np.ones(2), "to") == "converter"  # another type
     assert len(calls) == 4 and h.counters() == (1, 0)
     # A method (called), any type.
-    h, calls = _route((_routes.GUARD_ATTR, None, "platform", True, {"cpu": True}), lambda x: "first")
+    h, calls = _route((_handoff.GUARD_ATTR, None, "platform", True, {"cpu": True}), lambda x: "first")
     assert h(_Dev("cpu"), "to") == "first" and h(_Dev("gpu"), "to") == "converter"
     assert h(object(), "to") == "converter"  # no such method
 
@@ -153,7 +154,7 @@ def test_a_failing_first_call_goes_to_the_converter_but_not_an_interrupt() -> No
     def first(x: object) -> object:
         raise x  # type: ignore[misc]
 
-    h, calls = _route((_routes.GUARD_ATTR, None, "platform", True, {"cpu": True}), first)
+    h, calls = _route((_handoff.GUARD_ATTR, None, "platform", True, {"cpu": True}), first)
 
     class Fails(_Dev, LookupError):
         def __init__(self) -> None:
@@ -173,7 +174,7 @@ def test_a_failing_first_call_goes_to_the_converter_but_not_an_interrupt() -> No
 def test_buffer_guard_takes_only_aligned_writable_compact_buffers() -> None:
     raw = np.zeros(64 * 3, np.uint8)
     base = raw[(-raw.ctypes.data) % 64:][:128]  # 64-byte aligned
-    h, calls = _route((_routes.GUARD_BUFFER, 64), lambda x: "first")
+    h, calls = _route((_handoff.GUARD_BUFFER, 64), lambda x: "first")
     assert h(base, "to") == "first"
     assert h(base[1:], "to") == "converter"  # misaligned
     assert h(base.reshape(2, 64)[:, ::2], "to") == "converter"  # strided
@@ -188,7 +189,7 @@ def test_buffer_guard_takes_only_aligned_writable_compact_buffers() -> None:
 @needs_c
 def test_cached_route_first_sight_runs_the_first_call_then_the_converter_stores() -> None:
     seen: set[int] = set()
-    h, calls = _route((_routes.GUARD_ATTR, None, "platform", True, {"cpu": True}), lambda x: "first", cached=True,
+    h, calls = _route((_handoff.GUARD_ATTR, None, "platform", True, {"cpu": True}), lambda x: "first", cached=True,
                       seen=seen)
     a = _Dev("cpu")
     assert h(a, "to") == "first" and seen == {id(a)} and calls == []

@@ -20,8 +20,7 @@ the registry's ``handoff(name)``; no string here names a library):
 - ``_cache``: the weak cache and the signatures it re-validates.
 - ``_refusals``: what is refused before any converter runs; ``_moves``: device
   changes; ``_dask``: to and from a lazy backend; ``_compile_watch``: a tracer's
-  polyfill of the C ``ua.to``; ``_common``: counters, lock, refusals;
-  ``_promise``: the check of ``readonly=True`` promises (``ua.checking_readonly``).
+  polyfill of the C ``ua.to``; ``_promise``: the check of ``readonly=True`` promises (``ua.checking_readonly``).
 
 The rule: the package imports no framework at import time and no front-end or
 dispatch module (dispatch imports it to hand mixed operands over); backends are

@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from unarray._backends import handoff
+from unarray._backends._handoff import HOST, STATS, lock
 from unarray._devices import Device, parse_device
 from unarray._errors import ArgumentError, HandoffError
-from unarray.interop._common import HOST, STATS, lock
 
 # ua.to's public entry points: where a dask array may be computed (on request). Any other op that hands
 # a dask array over is a mixed call, where computing would be silent.

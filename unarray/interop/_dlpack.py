@@ -9,10 +9,10 @@ import sys
 from typing import Any
 
 from unarray._backends import NAMES, handoff
+from unarray._backends._handoff import STATS, NeedsCopy, lock
 from unarray._errors import HandoffError, UnarrayError, UnknownArrayTypeError
 from unarray._lookup import backend_named, default_backend, one
 from unarray._typing import Array, DeviceLike
-from unarray.interop._common import STATS, NeedsCopy, lock
 from unarray.interop._public import to
 from unarray.interop._routes import with_op
 

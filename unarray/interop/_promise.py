@@ -16,8 +16,8 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from unarray._backends import handoff
+from unarray._backends._handoff import LazyNumpy, lock
 from unarray._errors import ReadOnlyViolationError
-from unarray.interop._common import LazyNumpy, lock
 
 if TYPE_CHECKING:
     import numpy as np

@@ -13,13 +13,13 @@ from collections.abc import Callable
 from typing import Any
 
 from unarray._backends import handoff
+from unarray._backends._handoff import HOST, STATS, OtherDevice, lock
 from unarray._errors import ArgumentError, HandoffError, UnarrayError
 from unarray._explanation import Explanation
 from unarray._lookup import backend_named, one
 from unarray._names import refuse as _refuse
 from unarray._typing import Array, DeviceLike, Refused
 from unarray.interop import _cache, _compile_watch, _dask, _moves, _promise
-from unarray.interop._common import HOST, STATS, OtherDevice, lock
 from unarray.interop._refusals import check_source
 from unarray.interop._routes import (
     BY_NAMES,
@@ -204,9 +204,9 @@ stats.__module__ = to.__module__ = "unarray.interop"
 def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str, chunks: Any = None,
         readonly: bool = False) -> Any:
     if copy is not None and copy is not True and copy is not False:
-        copy = _as_copy(copy, backend, op)
+        copy = _as_bool(copy, backend, op, "copy")
     if readonly is not False and readonly is not True:
-        readonly = _as_flag(readonly, backend, op)
+        readonly = _as_bool(readonly, backend, op, "readonly")
     src = one(x, op)
     if src.compiling is not None and type(backend) is str and backend != src.name and src.compiling():
         # A torch.compile trace handing over to another library: out of the trace before the target is looked up,
@@ -301,23 +301,21 @@ def _checked(fast: Callable[[Any, str], Any], s: str, d: str) -> Callable[[Any, 
     return checked
 
 
-def _as_flag(value: Any, backend: Any, op: str) -> bool:
-    return _as_bool(value, backend, op, f"readonly must be True or False, got {value!r}; pass readonly=True to "
-                    "promise that nothing writes through the result, or leave it out")
+_FLAGS = {
+    "copy": "copy must be True, False or None, got {!r}; pass copy=True to always copy, copy=False to never copy, "
+            "or leave it out (copy only where needed)",
+    "readonly": "readonly must be True or False, got {!r}; pass readonly=True to promise that nothing writes "
+                "through the result, or leave it out",
+}
 
 
-def _as_copy(copy: Any, backend: Any, op: str) -> bool:
-    return _as_bool(copy, backend, op, f"copy must be True, False or None, got {copy!r}; pass copy=True to always "
-                    "copy, copy=False to never copy, or leave it out (copy only where needed)")
-
-
-def _as_bool(value: Any, backend: Any, op: str, refusal: str) -> bool:
+def _as_bool(value: Any, backend: Any, op: str, flag: str) -> bool:
     # A NumPy bool is a bool; anything else ("yes", 1) is refused rather than read as truthy.
     np = sys.modules.get(HOST)
     if np is not None and isinstance(value, np.bool_):
         return bool(value)
     name = backend if isinstance(backend, str) else getattr(backend, "__name__", None)
-    raise ArgumentError(refusal, op=op, backend=name)
+    raise ArgumentError(_FLAGS[flag].format(value), op=op, backend=name)
 
 
 def copy_reason(x: Any, backend: str, op: str) -> str | None:
@@ -356,7 +354,7 @@ def explain_to(x: Any, backend: Any, *, device: Any = None, copy: bool | None = 
     or stored: the converter runs as the handoff would, and its view is dropped."""
     op = "to"
     if readonly is not False and readonly is not True:
-        readonly = _as_flag(readonly, backend, op)
+        readonly = _as_bool(readonly, backend, op, "readonly")
     src, dst = one(x, op), backend_named(backend, op)
     s, d = src.name, dst.name
     here = src.placement_of(x)

@@ -16,19 +16,14 @@ from typing import Any
 
 from unarray import _native
 from unarray._backends import _handoff, handoff
-from unarray._backends._handoff import FastPath, Handoff
+from unarray._backends._handoff import STATS, FastPath, Handoff, Immutable, NeedsCopy, OtherDevice, Snapshot, lock
 from unarray._errors import HandoffError, TracerHandoffError, UnarrayError
 from unarray.interop import _cache
-from unarray.interop._common import STATS, Immutable, NeedsCopy, OtherDevice, Snapshot, lock
 from unarray.interop._refusals import check_source
 
 # ua.to's hot path in C (unarray/interop/_speedups.c); without it (or with UNARRAY_PURE_PYTHON=1) the
 # same steps run in Python (fast).
 speedups = _native.load("interop._speedups")
-
-
-# The guards of unarray/interop/_speedups.c (guard_passes), as the backends declare them (FastPath.guard).
-GUARD_ATTR, GUARD_BUFFER, GUARD_WRITABLE = _handoff.GUARD_ATTR, _handoff.GUARD_BUFFER, _handoff.GUARD_WRITABLE
 
 _PAIRS: dict[tuple[str, str], FastPath] = {}
 

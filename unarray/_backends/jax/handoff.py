@@ -149,7 +149,9 @@ def check_x64(x: Any) -> None:
                          "call jax.config.update('jax_enable_x64', True) or cast first", backend="jax")
 
 
-def _jax_platform(x: Any) -> str:
+def jax_single(x: Any) -> tuple[Any, str]:
+    """(x on one device, its platform): a replicated array's first device's copy (zero-copy); a sharded
+    one raises Gather."""
     # Note: jaxlib's Array.platform() crashes the process (a segfault, jax 0.10 on the CPU) on a deleted
     # (donated) array; is_deleted() answers.
     if x.is_deleted():
@@ -159,23 +161,8 @@ def _jax_platform(x: Any) -> str:
         if not x.is_fully_replicated:
             raise Gather(f"this JAX array is sharded over {len(x._arrays)} devices ({x.sharding}); another "
                          "library gets it gathered into one buffer")
-        raise _Replicated(x.addressable_data(0))
-    return str(x.platform())
-
-
-class _Replicated(Exception):
-    # A JAX array every one of whose devices holds all of it: one device's copy is handed over instead.
-    def __init__(self, one: Any):
-        self.one = one
-
-
-def jax_single(x: Any) -> tuple[Any, str]:
-    """(x on one device, its platform): a replicated array's first device's copy (zero-copy); a sharded
-    one raises Gather."""
-    try:
-        return x, _jax_platform(x)
-    except _Replicated as r:
-        return r.one, _jax_platform(r.one)
+        x = x.addressable_data(0)  # every device holds all of it: one device's copy is handed over
+    return x, str(x.platform())
 
 
 def gathered(x: Any) -> Any:
@@ -228,10 +215,10 @@ def _from_torch(torch: Handoff) -> FastPath:
     return FastPath(torch_to_jax)
 
 
-def to_jax(x: Any) -> Any:
+def to_jax(producer: Any) -> Any:
     # CuPy and other DLPack producers.
-    check_x64(x)
-    return jax_from_dlpack(x)
+    check_x64(producer)
+    return jax_from_dlpack(producer)
 
 
 def jax_to_np(x: Any) -> Any:
@@ -279,7 +266,7 @@ class JaxHandoff(Handoff):
     fast_to = {
         # np.asarray, uncached; the C route's sp.buffer_array makes the check by reading the buffer (a JAX
         # array on a GPU, or a deleted one, exports none: BufferError, a refusal). Without it the converter
-        # runs (a guard reading x.platform() would crash the process on a deleted array: _jax_platform).
+        # runs (a guard reading x.platform() would crash the process on a deleted array: jax_single).
         "numpy": FastPath(jax_to_np, cached=False,
                           guard=lambda sp: (None, sp.buffer_array) if hasattr(sp, "buffer_array") else None),
         "torch": _to_torch,
@@ -290,9 +277,7 @@ class JaxHandoff(Handoff):
     export_capsule = staticmethod(jax_capsule)
     dlpack_device = staticmethod(jax_dlpack_device)
     one_device = staticmethod(jax_single)
-
-    def adopt(self, producer: Any) -> Any:
-        return to_jax(producer)
+    adopt = staticmethod(to_jax)
 
     def adopt_unordered(self, producer: Any) -> Any:
         return jax_from_dlpack(producer, stream_ok=False)

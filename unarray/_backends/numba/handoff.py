@@ -74,30 +74,26 @@ def _from_jax(jax: Handoff) -> FastPath:
     one_device, dlpack_device, export_capsule = jax.one_device, jax.dlpack_device, jax.export_capsule
 
     def jax_to_numba(x: Any) -> Any:
-        return _jax_to_numba(x, one_device, dlpack_device, export_capsule)
+        # Note: JAX's __cuda_array_interface__ (what numba.cuda.as_cuda_array reads) names no stream and
+        # does not wait for the array's pending work (xla/python/py_array.cc, CudaArrayInterface), so Numba
+        # could read the memory before JAX had written it (docs/design-notes.md). JAX's DLPack export with
+        # Numba's stream makes that stream wait for the array instead (no host synchronize), and its capsule,
+        # the view's owner, holds the buffer for as long as the view lives; the interface only describes it.
+        x, platform = one_device(x)
+        if platform == "cpu":
+            raise OtherDevice("Numba device arrays live on the GPU")
+        stream = numba_stream() or 1  # DLPack's 1: the legacy default stream
+        cap = export_capsule(x, stream)
+        if cap is None:
+            cap = x.__dlpack__(stream=stream)
+        try:
+            cai = x.__cuda_array_interface__
+        except AttributeError as e:  # a dtype Numba has no type for (bfloat16), or a sharded array
+            raise DTypeError(f"Numba cannot take this JAX array: {e}", backend="numba") from None
+        index = dlpack_device(x)[1]
+        return numba_array(cai["data"][0], cai["shape"], None, np.dtype(cai["typestr"]), _Held(cap, x), index)
 
     return FastPath(jax_to_numba)
-
-
-def _jax_to_numba(x: Any, one_device: Any, dlpack_device: Any, export_capsule: Any) -> Any:
-    # Note: JAX's __cuda_array_interface__ (what numba.cuda.as_cuda_array reads) names no stream and
-    # does not wait for the array's pending work (xla/python/py_array.cc, CudaArrayInterface), so Numba
-    # could read the memory before JAX had written it (docs/design-notes.md). JAX's DLPack export with
-    # Numba's stream makes that stream wait for the array instead (no host synchronize), and its capsule,
-    # the view's owner, holds the buffer for as long as the view lives; the interface only describes it.
-    x, platform = one_device(x)
-    if platform == "cpu":
-        raise OtherDevice("Numba device arrays live on the GPU")
-    stream = numba_stream() or 1  # DLPack's 1: the legacy default stream
-    cap = export_capsule(x, stream)
-    if cap is None:
-        cap = x.__dlpack__(stream=stream)
-    try:
-        cai = x.__cuda_array_interface__
-    except AttributeError as e:  # a dtype Numba has no type for (bfloat16), or a sharded array
-        raise DTypeError(f"Numba cannot take this JAX array: {e}", backend="numba") from None
-    index = dlpack_device(x)[1]
-    return numba_array(cai["data"][0], cai["shape"], None, np.dtype(cai["typestr"]), _Held(cap, x), index)
 
 
 class _Held:
@@ -137,16 +133,14 @@ def numba_array(ptr: int, shape: tuple[int, ...], strides: tuple[int, ...] | Non
     the pointer it already has; built here from the context of the array's own device (found once)
     and Numba's pointer type (docs/design-notes.md). Where a probe of that build fails (another
     Numba), the public call is made."""
-    make = _NUMBA_MAKERS.get(device, _UNSET)
-    if make is _UNSET:
-        make = _NUMBA_MAKERS[device] = _numba_maker(device)
+    if device not in _NUMBA_MAKERS:
+        _NUMBA_MAKERS[device] = _numba_maker(device)
+    make = _NUMBA_MAKERS[device]
     if make is not None:
         return make(ptr, shape, strides, dtype, owner)
     desc = {"shape": shape, "strides": strides, "typestr": dtype.str, "data": (ptr, False), "version": 2}
     return mod("numba.cuda").from_cuda_array_interface(desc, owner=owner, sync=False)
 
-
-_UNSET = object()
 
 _NUMBA_MAKERS: dict[int, Any] = {}
 

@@ -230,17 +230,15 @@ class TensorflowHandoff(Handoff):
         "jax": _from_jax,
     }
 
+    adopt_capsule = staticmethod(capsule_to_tf)
+
     def adopt(self, producer: Any) -> Any:
         return capsule_to_tf(producer.__dlpack__())
 
-    def adopt_capsule(self, cap: Any) -> Any:
-        return capsule_to_tf(cap)
+    adopt_foreign = adopt
 
     def adopt_host(self, y: Any) -> Any:
         return np_to_tf(aligned_copy(y) if not y.flags.c_contiguous else y)
-
-    def adopt_foreign(self, producer: Any) -> Any:
-        return capsule_to_tf(producer.__dlpack__())
 
     def check_source(self, x: Any, dst: str) -> None:
         dt = x.dtype

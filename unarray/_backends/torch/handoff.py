@@ -334,9 +334,7 @@ class TorchHandoff(Handoff):
     stream_wait = staticmethod(torch_stream_wait)
     order_for = staticmethod(torch_order)
     order_reads_for = staticmethod(torch_order_reads)
-
-    def check_source(self, x: Any, dst: str) -> None:
-        check_torch(x, dst)
+    check_source = staticmethod(check_torch)
 
     def owned_copy(self, alias: Any) -> Any:
         return alias.clone()
