@@ -316,13 +316,6 @@ def owned(src: Handoff, dst: Handoff) -> bool:
     return src.immutable and dst.writable_only
 
 
-def path_name(src: Handoff, dst: Handoff, fn: Converter) -> str:
-    """What ``ua.explain`` names for converter ``fn`` of this pair."""
-    if fn.__name__ == "dlpack":
-        return f"DLPack ({src.name}'s export, {dst.name}'s adopt)"
-    return f"{fn.__module__}.{fn.__name__}"
-
-
 # -- DLPack capsules --------------------------------------------------------------------------
 # A capsule's DLTensor, read without consuming the capsule: where a consumer cannot take a buffer
 # (a consumer that aborts on an unaligned one), the capsule is dropped unconsumed and its deleter runs.

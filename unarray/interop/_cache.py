@@ -34,15 +34,11 @@ CACHE: dict[int, list[Any]] = {}
 _stores = [0]
 
 
-_CHECKED: dict[str, Callable[[Any], Any] | None] = {}
-
-
+@functools.cache
 def checked(h: Handoff) -> Callable[[Any], Any] | None:
     """The checked signature function for a library's arrays (C route), or None."""
-    if h.name not in _CHECKED:
-        make = h.checked_signature
-        _CHECKED[h.name] = None if make is None else make()
-    return _CHECKED[h.name]
+    make = h.checked_signature
+    return None if make is None else make()
 
 
 def c_signature(h: Handoff, fn: Callable[[Any], Any] | None, reads_data: bool = True) -> tuple[Any, Any]:

@@ -34,7 +34,8 @@ def to(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, chunks: Any, 
     if src.lazy:
         _same_place(x, src, device, op)
         out = x if chunks is None else x.rechunk(chunks)  # lazy: the rechunk runs with the graph
-        _count("zero_copy")
+        with lock:
+            STATS["zero_copy"] += 1
         return (out.copy() if copy is True else out), None
     return x, handoff(dst.name).chunk_library(src.device_of(x).kind)
 
@@ -83,8 +84,3 @@ def _same_place(x: Any, src: Any, device: Any, op: str) -> None:
         raise HandoffError(f"a {src.name} array's chunks are on {here}; moving them to {want} is a per-chunk copy "
                            "unarray does not schedule; map the chunks yourself (x.map_blocks with the target "
                            "library's asarray) or compute first", op=op, backend=src.name)
-
-
-def _count(key: str) -> None:
-    with lock:
-        STATS[key] += 1

@@ -95,9 +95,12 @@ class Route:
         self.counts = [0, 0]  # zero-copy conversions, cache hits (read by ua.stats)
         self.fast: Any = None  # the route's handoff function, set by route()
 
-    def name(self, fn: Callable[[Any], Any] | None = None) -> str:
-        """What ``ua.explain`` names for converter ``fn`` of this pair (by default the route's)."""
-        return _handoff.path_name(self.s, self.d, self.conv if fn is None else fn)
+    def name(self) -> str:
+        """What ``ua.explain`` names for the route's converter."""
+        fn = self.conv
+        if fn.__name__ == "dlpack":
+            return f"DLPack ({self.src}'s export, {self.dst}'s adopt)"
+        return f"{fn.__module__}.{fn.__name__}"
 
 
 # (source name, target name) -> its route, made once (ua.stats reads their counters).

@@ -165,16 +165,6 @@ def jax_single(x: Any) -> tuple[Any, str]:
     return x, str(x.platform())
 
 
-def gathered(x: Any) -> Any:
-    """A sharded JAX array gathered into one host buffer (the copy Gather asks for), where it lives on the CPU."""
-    if any(d.platform != "cpu" for d in x.sharding.device_set):
-        raise HandoffError(f"this JAX array is sharded over {len(x._arrays)} {x.sharding} devices; handing it to "
-                           "another library would gather it across devices; gather it where it should live first "
-                           "(jax.device_put(x, jax.devices()[0])), or pass device='cpu' to gather it on the host",
-                           backend="jax")
-    return aligned_copy(np.asarray(x))
-
-
 # -- the fast paths with NumPy and torch ------------------------------------------------------
 # Note: JAX's CPU client views only 64-byte aligned host buffers (XLA's allocator alignment) and
 # refuses others after an export and a failed import; checked first, so that a buffer that must be
@@ -286,8 +276,13 @@ class JaxHandoff(Handoff):
         return mod("jax.numpy").array(x, copy=True)
 
     def copy_for(self, x: Any, dst: str, backend: Any) -> tuple[Any, str]:
-        if len(getattr(x, "_arrays", ())) > 1:  # sharded (jax_single refused it): gathered on the host
-            return gathered(x), "numpy"
+        if len(getattr(x, "_arrays", ())) > 1:  # sharded (jax_single refused it): gathered on the host, where it lives
+            if any(d.platform != "cpu" for d in x.sharding.device_set):
+                raise HandoffError(f"this JAX array is sharded over {len(x._arrays)} {x.sharding} devices; handing it "
+                                   "to another library would gather it across devices; gather it where it should "
+                                   "live first (jax.device_put(x, jax.devices()[0])), or pass device='cpu' to gather "
+                                   "it on the host", backend="jax")
+            return aligned_copy(np.asarray(x)), "numpy"
         return self.compact_copy(x, backend), self.name
 
     def move_within(self, x: Any, device: Any, backend: Any) -> Any:

@@ -197,17 +197,14 @@ def numba_to_cupy(x: Any) -> Any:
         ptr = x.device_ctypes_pointer.value
         if ptr is not None:
             cp = mod("cupy")
-            mem = cp.cuda.UnownedMemory(ptr, x.alloc_size, x, _numba_device_id(x))
+            try:
+                device = int(x.gpu_data.context.device.id)
+            except AttributeError:
+                device = int(mod("numba.cuda").get_current_device().id)
+            mem = cp.cuda.UnownedMemory(ptr, x.alloc_size, x, device)
             return cp.ndarray(x.shape, x.dtype, cp.cuda.MemoryPointer(mem, 0), x.strides)
     count_cai_wait(x)
     return mod("cupy").asarray(x)
-
-
-def _numba_device_id(x: Any) -> int:
-    try:
-        return int(x.gpu_data.context.device.id)
-    except AttributeError:
-        return int(mod("numba.cuda").get_current_device().id)
 
 
 def _to_torch(torch: Handoff) -> FastPath:
