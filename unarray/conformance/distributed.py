@@ -4,7 +4,7 @@ workers or devices, on one machine.
 - dask: the quick cases on dask arrays, computed by a ``distributed`` local cluster (``Client(processes=False)``,
   the default scheduler while it is open), plus a laziness check (ops under a scheduler that refuses to run);
 - sharded JAX and torch DTensor: the modules ``unarray.conformance.sharded_jax`` and
-  ``unarray.conformance.sharded_torch``, each ``main() -> int`` (0: passed) run in
+  ``unarray.conformance.sharded_torch`` where this version has them, each ``main() -> int`` (0: passed) run in
   its own process with the environment it needs (JAX: 4 fake host devices through ``XLA_FLAGS``).
 
 Everything runs on the CPU, so CI runs it: ``python -m unarray check --profile distributed``.
@@ -13,6 +13,7 @@ Everything runs on the CPU, so CI runs it: ``python -m unarray check --profile d
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -121,6 +122,9 @@ def _lazy_check() -> Result:
 
 def _sharded(module: str, backend: str, env: dict[str, str]) -> Result:
     name = module.rpartition(".")[2]
+    if importlib.util.find_spec(module) is None:
+        return Result(name, "main() in its own process", "-", backend, "cpu", "cpu", "unavailable", None,
+                      f"{module} is not part of this version")
     child = dict(os.environ)
     for k, v in env.items():
         child[k] = f"{child[k]} {v}" if k == "XLA_FLAGS" and child.get(k) else v
