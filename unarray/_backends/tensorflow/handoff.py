@@ -4,6 +4,7 @@ Imports TensorFlow through sys.modules on first use."""
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -135,19 +136,17 @@ def capsule_to_tf(cap: Any) -> Any:
 # -- exports: EagerTensors; a tf.Variable hands over its current value ---------------------------
 
 _TF_ON_CPU: dict[str, bool] = {}
-_EAGER: list[type] = []
 
 
+@functools.cache
 def _eager_type() -> type:
-    if not _EAGER:
-        from tensorflow.python.framework.ops import EagerTensor
+    from tensorflow.python.framework.ops import EagerTensor
 
-        _EAGER.append(EagerTensor)
-    return _EAGER[0]
+    return EagerTensor
 
 
 def _is_eager(x: Any) -> bool:
-    return type(x) is (_EAGER[0] if _EAGER else _eager_type())
+    return type(x) is _eager_type()
 
 
 _VARIABLE = ("a tf.Variable changes in place, and what is handed over is its current value, which a later "
