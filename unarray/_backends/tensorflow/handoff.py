@@ -139,7 +139,7 @@ _TF_ON_CPU: dict[str, bool] = {}
 
 
 @functools.cache
-def _eager_type() -> type:
+def _eager_type() -> Any:
     from tensorflow.python.framework.ops import EagerTensor
 
     return EagerTensor
@@ -208,7 +208,7 @@ def _to_np_guard(sp: Any) -> tuple[Any, Callable[[Any], Any]] | None:
     if not hasattr(sp, "buffer_array"):
         return None
     eager = _eager_type()
-    return (GUARD_ATTR, eager, "device", False, _TF_ON_CPU), eager._numpy_internal  # type: ignore[attr-defined]
+    return (GUARD_ATTR, eager, "device", False, _TF_ON_CPU), eager._numpy_internal
 
 
 class TensorflowHandoff(Handoff):
