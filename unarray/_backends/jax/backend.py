@@ -420,18 +420,9 @@ class JaxBackend(Backend):
     def sum(self, x: jax.Array, axis: Any, dtype: Any, keepdims: bool) -> Any:
         return jnp.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
 
-    def prod(self, x: jax.Array, axis: Any, dtype: Any, keepdims: bool) -> Any:
-        return jnp.prod(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
-
     @_MEAN.bind
     def mean(self, x: jax.Array, axis: Any, keepdims: bool) -> Any:
         return jnp.mean(x, axis=axis, keepdims=keepdims)
-
-    def var(self, x: jax.Array, axis: Any, correction: float, keepdims: bool) -> Any:
-        return jnp.var(x, axis=axis, correction=correction, keepdims=keepdims)
-
-    def std(self, x: jax.Array, axis: Any, correction: float, keepdims: bool) -> Any:
-        return jnp.std(x, axis=axis, correction=correction, keepdims=keepdims)
 
     def min(self, x: jax.Array, axis: Any, keepdims: bool) -> Any:
         return _nan_kept(self._ordered("min", jnp.min, x, axis, keepdims, x.dtype.kind == "c"), x, axis, keepdims)

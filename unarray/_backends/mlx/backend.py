@@ -64,9 +64,6 @@ class MLXBackend(Backend):
             return mx.Device(mx.gpu, d.index)
         raise ArgumentError(f"MLX runs on its CPU and its GPU, not on {d}", backend=self.name)
 
-    def version(self) -> str:
-        return str(getattr(mx, "__version__", "?"))
-
     def devices(self) -> list[Device]:
         out = [Device("cpu")]
         if mx.is_available(mx.gpu):
@@ -111,9 +108,6 @@ class MLXBackend(Backend):
     # Note: MLX indexes with no boolean mask; nonzero and unique_* compute eagerly (refused inside mx.compile).
     def capabilities(self) -> dict[str, Any]:
         return {"boolean indexing": False, "data-dependent shapes": True, "max dimensions": None}
-
-    def is_tracer(self, x: Any) -> bool:
-        return False
 
     # -- handoff --------------------------------------------------------------------------------
     def from_dlpack(self, x: Any, *, device: Any = None, copy: bool | None = None) -> Any:

@@ -52,9 +52,6 @@ class NumbaBackend(Backend):
         ptr = int(x.__cuda_array_interface__["data"][0])
         return Device("cuda", _device_of_pointer(ptr))
 
-    def native_device(self, device: Any) -> Any:
-        return device
-
     def devices(self) -> list[Device]:
         try:
             return [Device("cuda", d.id) for d in _cuda().gpus]

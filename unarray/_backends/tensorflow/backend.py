@@ -288,23 +288,21 @@ class TensorflowBackend(Backend):
         r = fast.std(x, axis, correction, keepdims)
         return r if r is not None else statistical.std(x, axis=axis, correction=correction, keepdims=keepdims)
 
+    # min, max, argmin, argmax: their fast paths on the CPU only (they read a NaN flag back and rely on the CPU
+    # kernel's tie rule).
     def min(self, x: tf.Tensor, axis: Any, keepdims: bool) -> Any:
-        # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
         r = None if _has_gpu() else fast.min(x, axis, keepdims)
         return r if r is not None else statistical.min(x, axis=axis, keepdims=keepdims)
 
     def max(self, x: tf.Tensor, axis: Any, keepdims: bool) -> Any:
-        # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
         r = None if _has_gpu() else fast.max(x, axis, keepdims)
         return r if r is not None else statistical.max(x, axis=axis, keepdims=keepdims)
 
     def argmin(self, x: tf.Tensor, axis: int | None, keepdims: bool) -> Any:
-        # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
         r = None if _has_gpu() else fast.argmin(x, axis, keepdims)
         return r if r is not None else statistical.argmin(x, axis=axis, keepdims=keepdims)
 
     def argmax(self, x: tf.Tensor, axis: int | None, keepdims: bool) -> Any:
-        # Note: CPU only: the fast path reads a NaN flag back and relies on the CPU kernel's tie rule.
         r = None if _has_gpu() else fast.argmax(x, axis, keepdims)
         return r if r is not None else statistical.argmax(x, axis=axis, keepdims=keepdims)
 
