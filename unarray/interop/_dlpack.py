@@ -81,7 +81,11 @@ def from_dlpack(x: Any, /, *, backend: Any = None, device: DeviceLike | None = N
         return to(mid, b.name, device=device, copy=copy, _op="from_dlpack")
     out = _foreign_adopted(x, b.name) if copy is not True else None
     if out is None:
-        out = b.from_dlpack(x, device=None if device is None else _native(b, device), copy=copy)
+        try:
+            native = None if device is None else b.native_device(device)
+        except UnarrayError as e:
+            raise with_op(e, "from_dlpack") from None
+        out = b.from_dlpack(x, device=native, copy=copy)
         device = None
     with lock:
         STATS["copies" if copy else "zero_copy"] += 1
@@ -124,10 +128,3 @@ def _foreign_adopted(x: Any, dst: str) -> Any:
         raise HandoffError(f"{dst} cannot alias this buffer ({e}) and no library here can copy it; pass an "
                            f"aligned buffer, or import it with one of {copiers} first", op="from_dlpack",
                            backend=dst) from None
-
-
-def _native(b: Any, device: Any) -> Any:
-    try:
-        return b.native_device(device)
-    except UnarrayError as e:
-        raise with_op(e, "from_dlpack") from None
