@@ -175,8 +175,10 @@ def matrix_norm(m: Any, ord: Any, svdvals: Callable[[], Any], r: Reductions) -> 
     raise ArgumentError(f"unknown matrix norm ord={ord!r}")
 
 
-def bool_arith(promote: Callable[..., Any], boolean: Any, fn: Any, on_bool: Any, run: Any = None) -> Any:
+def bool_arith(promote: Callable[..., Any], boolean: Any, fn: Any, on_bool: Any, run: Any = None,
+               home: str | None = None) -> Any:
     # unarray's rule for bools (as NumPy's): or for add, and for multiply; the standard has no bool subtract.
+    # home: the module that names the op (a namespace takes, and ua.explain finds, a module's own functions).
     def op(x1: Any, x2: Any, /) -> Any:
         a, b = promote(x1, x2)
         if a.dtype == boolean:
@@ -186,4 +188,5 @@ def bool_arith(promote: Callable[..., Any], boolean: Any, fn: Any, on_bool: Any,
         return fn(a, b) if run is None else run(fn, a, b)
 
     op.__name__ = fn.__name__
+    op.__module__ = home or op.__module__
     return op

@@ -178,15 +178,9 @@ def bitwise_invert(x: Any, /) -> Any:
     return mx.logical_not(x) if x.dtype == bool else mx.bitwise_invert(x)
 
 
-def _bool_arith(fn: Any, on_bool: Any) -> Any:
-    op = _xp_shared.bool_arith(promote, bool, fn, on_bool)
-    op.__module__ = __name__  # (the namespace takes each module's own functions)
-    return op
-
-
-add = _bool_arith(mx.add, mx.logical_or)
-subtract = _bool_arith(mx.subtract, None)
-multiply = _bool_arith(mx.multiply, mx.logical_and)
+add = _xp_shared.bool_arith(promote, bool, mx.add, mx.logical_or, home=__name__)
+subtract = _xp_shared.bool_arith(promote, bool, mx.subtract, None, home=__name__)
+multiply = _xp_shared.bool_arith(promote, bool, mx.multiply, mx.logical_and, home=__name__)
 
 
 def _shift(fn: Any, right: Any) -> Any:

@@ -231,16 +231,9 @@ logical_and, logical_or = _logical(tf.math.logical_and), _logical(tf.math.logica
 logical_xor = _logical(tf.math.logical_xor)
 
 
-def _bitwise(fn: Any, on_bool: Any) -> Any:
-    # bools: the logical op, as for add and multiply
-    op = _xp_shared.bool_arith(promote, bool, fn, on_bool)
-    op.__module__ = __name__  # (ua.explain finds it by its name in this module)
-    return op
-
-
-bitwise_and = _bitwise(tf.bitwise.bitwise_and, tf.math.logical_and)
-bitwise_or = _bitwise(tf.bitwise.bitwise_or, tf.math.logical_or)
-bitwise_xor = _bitwise(tf.bitwise.bitwise_xor, tf.math.logical_xor)
+bitwise_and = _xp_shared.bool_arith(promote, bool, tf.bitwise.bitwise_and, tf.math.logical_and, home=__name__)
+bitwise_or = _xp_shared.bool_arith(promote, bool, tf.bitwise.bitwise_or, tf.math.logical_or, home=__name__)
+bitwise_xor = _xp_shared.bool_arith(promote, bool, tf.bitwise.bitwise_xor, tf.math.logical_xor, home=__name__)
 
 
 def _out_of_range(b: Any, bits: int) -> Any:
