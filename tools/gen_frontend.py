@@ -443,9 +443,10 @@ def render(name: str) -> str:
 # The one frame. Every call from the front end into a backend runs inside it, so that a native failure
 # becomes unarray's typed error naming the op and the backend (unarray._dispatch.fail), or the backend's other
 # way to run the call (unarray._dispatch.recover). Generated functions get it here; a hand-written function marks
-# its ``try:`` with FRAME_MARK and writes the body, and this script writes the rest (``frames``).
+# its ``try:`` with FRAME_MARK and writes the whole frame by hand, which tests/structure holds equal to this
+# template (``frames``); this script writes only the generated regions.
 FRAME_MARK = re.compile(r"^(?P<pad> *)try:  # frame\((?P<op>.+)\): "
-                        r"its except clause is written by tools/gen_frontend\.py$")
+                        r"its except clause is the template's \(tools/gen_frontend\.py\)$")
 
 
 def frame(indent: int, op: str, body: list[str], recover: str | None = None, mark: bool = False) -> list[str]:
@@ -454,12 +455,12 @@ def frame(indent: int, op: str, body: list[str], recover: str | None = None, mar
     why = REFUSALS.get(op.strip('"'), "e")  # what the failure is read from: the native error or a rule's
     handler = (f"return _recover({op}, b, e, {recover})" if recover is not None
                else f"raise _fail({op}, b, {why}) from e")
-    head = f"try:  # frame({op}): its except clause is written by tools/gen_frontend.py" if mark else "try:"
+    head = f"try:  # frame({op}): its except clause is the template's (tools/gen_frontend.py)" if mark else "try:"
     return [pad + head, *body, f"{pad}except Exception as e:", f"{pad}    {handler}"]
 
 
 def frames(text: str) -> str:
-    """``text`` with each marked frame's except clauses rewritten from ``frame``."""
+    """``text`` with each marked frame's except clauses as ``frame`` writes them (tests/structure compares)."""
     lines, out, i = text.split("\n"), [], 0
     while i < len(lines):
         m = FRAME_MARK.match(lines[i])
@@ -559,13 +560,13 @@ def main(check: bool) -> int:
         if module == "_docs":
             new = text.partition(BEGIN)[0] + shared_docs(list(sources.values())) + text.partition(END)[2]
         elif module not in set(OPS.values()):
-            new = frames(text)
+            continue
         elif BEGIN not in text:
             raise SystemExit(f"{path} has no generated region")
         else:
             head, _, rest = text.partition(BEGIN)
             _, _, tail = rest.partition(END)
-            new = frames(head) + generated(module) + frames(tail)
+            new = head + generated(module) + tail
         if new != text:
             stale.append(path.name)
             if not check:

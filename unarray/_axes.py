@@ -28,7 +28,7 @@ def reduce(op: str, x: Any, axis: Any, *args: Any, attr: str = "", tuples: bool 
     b = BY_TYPE.get(type(x)) or backend_of(x, op)
     if axis is not None:
         axis = many(op, b, x, axis, tuples)
-    try:  # frame(op): its except clause is written by tools/gen_frontend.py
+    try:  # frame(op): its except clause is the template's (tools/gen_frontend.py)
         return getattr(b, attr or op)(x, axis, *args)
     except Exception as e:
         raise _fail(op, b, e) from e

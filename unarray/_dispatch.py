@@ -321,7 +321,7 @@ _fail = fail  # (the name the frame's except clause calls)
 
 def call(op: str, b: Backend, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)`` in the front end's frame (a native failure raises :func:`fail`'s typed error)."""
-    try:  # frame(op): its except clause is written by tools/gen_frontend.py
+    try:  # frame(op): its except clause is the template's (tools/gen_frontend.py)
         return fn(*args, **kwargs)
     except Exception as e:
         raise _fail(op, b, e) from e

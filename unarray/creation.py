@@ -47,7 +47,7 @@ def _creation_backend(op: str, backend: Any, device: Any, dtype: Any = None) -> 
         if device is None:
             device = default_device
     b = _backend_named(backend, op)
-    try:  # frame(op): its except clause is written by tools/gen_frontend.py
+    try:  # frame(op): its except clause is the template's (tools/gen_frontend.py)
         return b, b.native_device(device)
     except Exception as e:
         raise _fail(op, b, e) from e
@@ -55,13 +55,13 @@ def _creation_backend(op: str, backend: Any, device: Any, dtype: Any = None) -> 
 
 def _make(op: str, backend: Any, device: Any, dtype: Any, call: Any, shape: Any = None, width: int = 8) -> Array:
     b, dev = _creation_backend(op, backend, device, dtype)
-    try:  # frame(op): its except clause is written by tools/gen_frontend.py
+    try:  # frame(op): its except clause is the template's (tools/gen_frontend.py)
         dt = b.dtype(dtype)
     except Exception as e:
         raise _fail(op, b, e) from e
     if shape is not None:  # (a dtype left to the backend: its widest default, ``width`` bytes)
         _shapes.addressable(op, b.name, shape, _shapes.itemsize(dt, width))
-    try:  # frame(op): its except clause is written by tools/gen_frontend.py
+    try:  # frame(op): its except clause is the template's (tools/gen_frontend.py)
         return call(b, dt, dev)
     except Exception as e:
         raise _fail(op, b, e) from e
@@ -424,7 +424,7 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
     if type(obj) is int and dtype is not None:
         check_int_scalar("asarray", None, obj, dtype)
     b, dev = _creation_backend("asarray", backend, device, dtype)
-    try:  # frame("asarray"): its except clause is written by tools/gen_frontend.py
+    try:  # frame("asarray"): its except clause is the template's (tools/gen_frontend.py)
         out = b.asarray(obj, dtype=b.dtype(dtype), device=dev, copy=copy)
     except Exception as e:
         raise _fail("asarray", b, e) from e

@@ -31,7 +31,7 @@ def _matrices(op: str, x: Any) -> Any:
 def _like(op: str, x: Array, dtype: Any, device: Any, call: Any) -> Array:
     b = _one(x, op)
     _shapes.addressable(op, b.name, x.shape, _shapes.itemsize(dtype, _shapes.itemsize(x.dtype)))
-    try:  # frame(op): its except clause is written by tools/gen_frontend.py
+    try:  # frame(op): its except clause is the template's (tools/gen_frontend.py)
         return call(b, b.dtype(dtype), None if device is None else b.native_device(device))
     except Exception as e:
         raise _fail(op, b, e) from e

@@ -81,7 +81,7 @@ def astype(x: A, dtype: DTypeLike, /, *, copy: builtins.bool = True, device: Dev
     if refused:
         _refuse(astype, refused, x)
     b = _BY_TYPE.get(type(x)) or _one(x, "astype")
-    try:  # frame("astype"): its except clause is written by tools/gen_frontend.py
+    try:  # frame("astype"): its except clause is the template's (tools/gen_frontend.py)
         kw = {} if device is None else {"device": b.native_device(device)}
         return b.astype(x, b.dtype(dtype), copy=copy, **kw)
     except Exception as e:
@@ -177,7 +177,7 @@ def on_backend(b: Any, arrays_and_dtypes: tuple[Any, ...], out: str | None, cros
     """``b``'s dtype for ``result_type(*arrays_and_dtypes)``, whose promoted name is ``out`` (``crossed``: by the
     rule for mixed kinds): the backend's own answer where the standard's table decides (with its refusals), else
     the backend's dtype of the rule's answer."""
-    try:  # frame("result_type"): its except clause is written by tools/gen_frontend.py
+    try:  # frame("result_type"): its except clause is the template's (tools/gen_frontend.py)
         if not crossed or out is None:
             return b.result_type(*(a if isinstance(a, _SCALARS) or canonical_name(a) is None else b.dtype(a)
                                    for a in arrays_and_dtypes))
@@ -320,7 +320,7 @@ def _info(op: str, t: Any) -> Any:
         # (the class's bases too: the namespace bound to MLX hands out a subclass of MLX's dtype)
         root = next((r for k in type(t).__mro__ if (r := ROOTS.get(k.__module__.partition(".")[0]))), None)
         b = _backend_named(root or _DEFAULT, op)
-    try:  # frame(op): its except clause is written by tools/gen_frontend.py
+    try:  # frame(op): its except clause is the template's (tools/gen_frontend.py)
         if name is not None:
             arg = b.dtype(name)
         r = getattr(b, op)(arg)

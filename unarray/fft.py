@@ -59,7 +59,7 @@ def fftfreq(
     from unarray.creation import _creation_backend
 
     b, dev = _creation_backend("fft.fftfreq", backend, device)
-    try:  # frame("fft.fftfreq"): its except clause is written by tools/gen_frontend.py
+    try:  # frame("fft.fftfreq"): its except clause is the template's (tools/gen_frontend.py)
         return b.fft_fftfreq(n, d=d, dtype=b.dtype(dtype), device=dev)
     except Exception as e:
         raise _fail("fft.fftfreq", b, e) from e
@@ -101,7 +101,7 @@ def rfftfreq(
     from unarray.creation import _creation_backend
 
     b, dev = _creation_backend("fft.rfftfreq", backend, device)
-    try:  # frame("fft.rfftfreq"): its except clause is written by tools/gen_frontend.py
+    try:  # frame("fft.rfftfreq"): its except clause is the template's (tools/gen_frontend.py)
         return b.fft_rfftfreq(n, d=d, dtype=b.dtype(dtype), device=dev)
     except Exception as e:
         raise _fail("fft.rfftfreq", b, e) from e

@@ -70,7 +70,7 @@ def ascontiguousarray(x: A, /) -> A:
     True
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "ascontiguousarray")
-    try:  # frame("ascontiguousarray"): its except clause is written by tools/gen_frontend.py
+    try:  # frame("ascontiguousarray"): its except clause is the template's (tools/gen_frontend.py)
         return b.ascontiguousarray(x)  # type: ignore[no-any-return]
     except Exception as e:
         raise _fail("ascontiguousarray", b, e) from e

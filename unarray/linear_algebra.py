@@ -68,7 +68,7 @@ def matmul(x1: A, x2: Array, /, *, precision: Policy | None = None) -> A:
     b = _BY_TYPE.get(type(x1))
     if b is None or type(x2) is not type(x1) or x1.dtype is not x2.dtype:
         b, x1, x2 = _pair("matmul", x1, x2)  # (two dtypes: _pair promotes them by unarray's rule)
-    try:  # frame("matmul"): its except clause is written by tools/gen_frontend.py
+    try:  # frame("matmul"): its except clause is the template's (tools/gen_frontend.py)
         return b.matmul(x1, x2, _resolve(precision))  # (the policy read here, once, and passed down)
     except Exception as e:
         raise _fail("matmul", b, _matmul_refusal(b, x1, x2, e)) from e
@@ -111,7 +111,7 @@ def matrix_transpose(x: A, /) -> A:
         (5, 3, 2)
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "matrix_transpose")
-    try:  # frame("matrix_transpose"): its except clause is written by tools/gen_frontend.py
+    try:  # frame("matrix_transpose"): its except clause is the template's (tools/gen_frontend.py)
         return b.matrix_transpose(x)
     except Exception as e:
         raise _fail("matrix_transpose", b, e) from e

@@ -45,7 +45,7 @@ def permute_dims(x: A, /, axes: tuple[int, ...]) -> A:
         (4, 2, 3)
     """
     b = _BY_TYPE.get(type(x)) or _one(x, "permute_dims")
-    try:  # frame("permute_dims"): its except clause is written by tools/gen_frontend.py
+    try:  # frame("permute_dims"): its except clause is the template's (tools/gen_frontend.py)
         return b.permute_dims(x, axes)
     except Exception as e:
         raise _fail("permute_dims", b, e) from e

@@ -133,7 +133,7 @@ def scaled_dot_product_attention(
     """
     b, plan = _plan_attention(q, k, v, mask=mask, is_causal=is_causal, window=window, segment_ids=segment_ids,
                               scale=scale, layout=layout, precision=precision)
-    try:  # frame(_OP): its except clause is written by tools/gen_frontend.py
+    try:  # frame(_OP): its except clause is the template's (tools/gen_frontend.py)
         return plan.run()
     except Exception as e:
         raise _fail(_OP, b, e) from e
@@ -149,7 +149,7 @@ def _plan_attention(q: Any, k: Any, v: Any, /, *, mask: Any = None, is_causal: b
     if b is None:
         b, (q, k, v, mask, *ids) = _many(_OP, (q, k, v, mask, *ids), skip_none=True)
     s, spec = _args.check_attention(b.name, q, k, v, mask, is_causal, scale, layout, b.dtype_name, window, ids)
-    try:  # frame(_OP): its except clause is written by tools/gen_frontend.py
+    try:  # frame(_OP): its except clause is the template's (tools/gen_frontend.py)
         return b, _attention_plan(b, q, k, v, mask, spec, s, layout, _resolve(precision))
     except Exception as e:
         raise _fail(_OP, b, e) from e
@@ -181,7 +181,7 @@ def _with_params(op: str, x: Any, params: dict[str, Any]) -> tuple[Any, Any, lis
 
 def _plan(op: str, b: Any, *args: Any) -> tuple[Any, Any]:
     # The backend and the plan of the call (the kernel it enters, a callable that ua.explain names, and the call).
-    try:  # frame(f"nn.{op}"): its except clause is written by tools/gen_frontend.py
+    try:  # frame(f"nn.{op}"): its except clause is the template's (tools/gen_frontend.py)
         return b, getattr(b, f"nn_{op}")(*args)
     except Exception as e:
         raise _fail(f"nn.{op}", b, e) from e
@@ -190,7 +190,7 @@ def _plan(op: str, b: Any, *args: Any) -> tuple[Any, Any]:
 def _run(op: str, b: Any, plan: Any) -> Any:
     # NaN and infinities in, NaN out is these functions' stated result: NumPy's floating-point warnings
     # about producing it are silenced (other libraries give none).
-    try:  # frame(f"nn.{op}"): its except clause is written by tools/gen_frontend.py
+    try:  # frame(f"nn.{op}"): its except clause is the template's (tools/gen_frontend.py)
         if b.quiet is not None:
             with b.quiet():
                 return plan.run()

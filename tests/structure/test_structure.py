@@ -11,7 +11,9 @@ registry, and no library's package imports another's.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -504,7 +506,7 @@ def test_each_pair_fast_path_is_declared_once_by_a_known_library() -> None:
             assert name not in handoffs[dst].fast_from, f"{name} -> {dst} is declared by both"
 
 
-FRAME_MARK = re.compile(r'^( *)try:  # frame\(.+\): its except clause is written by tools/gen_frontend\.py$')
+FRAME_MARK = re.compile(r"^( *)try:  # frame\(.+\): its except clause is the template's \(tools/gen_frontend\.py\)$")
 
 
 def _unframed_failures(text: str) -> list[str]:
@@ -529,14 +531,29 @@ def test_the_error_frame_is_written_once() -> None:
     # The invariant: the front end's error frame (``try: <the backend call> except Exception as e: raise
     # _fail(op, b, e) from e``, which turns a native failure into unarray's typed error) exists once, as
     # ``frame`` in tools/gen_frontend.py. Generated functions get it there; a hand-written function marks its
-    # ``try:`` as a frame and the generator writes the except clause (test_namespace's --check holds it equal),
-    # so no front-end module holds a failure clause of its own, and a change to the frame is one edit.
+    # ``try:`` as a frame and writes it, held here equal to the template (the generator writes only generated
+    # regions), so no front-end module holds a failure clause of its own.
     template = (ROOT / "tools" / "gen_frontend.py").read_text()
     assert template.count("raise _fail(") == 1, "the frame's template is not one place in tools/gen_frontend.py"
     front_end = [p for n, p in MODULES.items() if n.count(".") == 1 and "_fail(" in p.read_text()]
     assert len(front_end) >= 12  # (the scan sees the front end: it would pass vacuously on an empty list)
     stray = {p.name: s for p in front_end if (s := _unframed_failures(p.read_text()))}
-    assert stray == {}, f"failure clauses written by hand, outside a frame the generator writes: {stray}"
+    assert stray == {}, f"failure clauses outside a marked frame: {stray}"
+    spec = importlib.util.spec_from_file_location("gen_frontend", ROOT / "tools" / "gen_frontend.py")
+    assert spec is not None and spec.loader is not None
+    gen = importlib.util.module_from_spec(spec)
+    path = sys.path[:]
+    try:
+        spec.loader.exec_module(gen)
+    finally:
+        sys.path[:] = path  # (the generator puts tools/ first for its own imports)
+    marked = [p for p in front_end if "# frame(" in p.read_text()]
+    assert len(marked) >= 8
+    differ = [p.name for p in marked if gen.frames(p.read_text()) != p.read_text()]
+    assert differ == [], f"marked frames whose except clauses differ from tools/gen_frontend.py's frame: {differ}"
+    drifted = ('    try:  # frame("f"): its except clause is the template\'s (tools/gen_frontend.py)\n'
+               "        return 1\n    except Exception as e:\n        raise\n")
+    assert gen.frames(drifted) != drifted  # (the comparison sees a clause that drifted)
     sample = ("def f(x):\n    try:\n        return b.f(x)\n    except Exception as e:\n"
               "        raise _fail('f', b, e) from e\n")
     assert _unframed_failures(sample) == ["line 5: raise _fail('f', b, e) from e"]
