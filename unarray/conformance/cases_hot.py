@@ -22,20 +22,12 @@ class DT(str):
     float64 counterpart to the reference."""
 
 
-def _reduced(x_shape: tuple[int, ...], axis: Any) -> int:
-    if axis is None:
-        return math.prod(x_shape)
-    axes = (axis,) if isinstance(axis, int) else axis
-    return math.prod(x_shape[a] for a in axes)
-
-
-def _axis_text(axis: Any) -> str:
-    return "axis=None" if axis is None else f"axis={axis}"
-
-
 def _red_terms(inp: Inputs) -> int:
     (x,), kw = inp
-    return _reduced(x.shape, kw.get("axis"))
+    axis = kw.get("axis")
+    if axis is None:
+        return math.prod(x.shape)
+    return math.prod(x.shape[a] for a in ((axis,) if isinstance(axis, int) else axis))
 
 
 def _cum_terms(inp: Inputs) -> int:
@@ -65,7 +57,7 @@ def _reduction(p: Profile, op: str, families: str, lo: float, hi: float, signed:
             if op in ("argmin", "argmax") and isinstance(axis, tuple):
                 continue
             kw: dict[str, Any] = {"axis": axis, "keepdims": kd}
-            form = _axis_text(axis) + (", keepdims" if kd else "")
+            form = f"axis={axis}" + (", keepdims" if kd else "")
             if dt is not None:
                 kw["dtype"] = dt
                 form += f", dtype={dt}"

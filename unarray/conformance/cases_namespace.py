@@ -84,37 +84,33 @@ def bshape(rng: np.random.Generator, s: tuple[int, ...]) -> tuple[int, ...]:
 
 def _unary(p: Profile) -> Iterator[Case]:
     for name, (fams, lo, hi, signed) in UNARY.items():
-        for dtype in dtypes(p, fams):
-            def draw(rng: np.random.Generator, d: str, lo: float = lo, hi: float = hi, signed: bool = signed,
-                     name: str = name) -> Inputs:
-                x = arr(rng, shape(rng, 2), d, lo, hi, signed)
-                if name.startswith("is") and d.startswith(("float", "complex")) and x.size > 1:
-                    x.flat[0], x.flat[-1] = np.inf, np.nan
-                return (x,), {}
+        def draw(rng: np.random.Generator, d: str, lo: float = lo, hi: float = hi, signed: bool = signed,
+                 name: str = name) -> Inputs:
+            x = arr(rng, shape(rng, 2), d, lo, hi, signed)
+            if name.startswith("is") and d.startswith(("float", "complex")) and x.size > 1:
+                x.flat[0], x.flat[-1] = np.inf, np.nan
+            return (x,), {}
 
-            yield Case(name, "element-wise", dtype, draw, examples=p.examples)
+        yield from per_dtype(name, "element-wise", fams, p, draw)
 
 
 def _binary(p: Profile) -> Iterator[Case]:
     for name, (fams, r1, r2) in BINARY.items():
-        for dtype in dtypes(p, fams):
-            def draw(rng: np.random.Generator, d: str, r1: Any = r1, r2: Any = r2) -> Inputs:
-                s = shape(rng, 3)
-                return (arr(rng, s, d, *r1), arr(rng, bshape(rng, s), d, *r2)), {}
+        def draw(rng: np.random.Generator, d: str, r1: Any = r1, r2: Any = r2) -> Inputs:
+            s = shape(rng, 3)
+            return (arr(rng, s, d, *r1), arr(rng, bshape(rng, s), d, *r2)), {}
 
-            yield Case(name, "broadcast", dtype, draw, examples=p.examples)
+        yield from per_dtype(name, "broadcast", fams, p, draw)
 
     def draw_scalar(rng: np.random.Generator, d: str) -> Inputs:
         return (arr(rng, shape(rng, 2), d), 2), {}
 
-    for dtype in dtypes(p, "int float complex"):
-        yield Case("multiply", "array * Python int", dtype, draw_scalar, examples=p.examples)
+    yield from per_dtype("multiply", "array * Python int", "int float complex", p, draw_scalar)
 
     def draw_clip(rng: np.random.Generator, d: str) -> Inputs:
         return (arr(rng, shape(rng, 2), d, 1, 9),), {"min": -4, "max": 5}
 
-    for dtype in dtypes(p, "int float"):
-        yield Case("clip", "min=-4, max=5", dtype, draw_clip, examples=p.examples)
+    yield from per_dtype("clip", "min=-4, max=5", "int float", p, draw_clip)
 
 
 def per_dtype(name: str, form: str, fams: str, p: Profile, draw: Any, **kw: Any) -> Iterator[Case]:
@@ -130,12 +126,9 @@ def one_array(nd: int = 2, lo: float = 0.5, hi: float = 2.0) -> Any:
 
 def _creation(p: Profile) -> Iterator[Case]:
     all_f = "bool int float complex"
-    yield from per_dtype("zeros", "shape, dtype", all_f, p, lambda r, d: ((shape(r, 2),), {"dtype": DT(d)}),
-                         creation=True)
-    yield from per_dtype("ones", "shape, dtype", all_f, p, lambda r, d: ((shape(r, 2),), {"dtype": DT(d)}),
-                         creation=True)
-    yield from per_dtype("empty", "shape, dtype", all_f, p, lambda r, d: ((shape(r, 2),), {"dtype": DT(d)}),
-                         creation=True, compare="shape")
+    for name in ("zeros", "ones", "empty"):
+        yield from per_dtype(name, "shape, dtype", all_f, p, lambda r, d: ((shape(r, 2),), {"dtype": DT(d)}),
+                             creation=True, compare="shape" if name == "empty" else "auto")
     yield from per_dtype("full", "shape, fill, dtype", "int float complex", p,
                          lambda r, d: ((shape(r, 2), 3), {"dtype": DT(d)}), creation=True)
     yield from per_dtype("eye", "n, m, k=1", "int float", p,
@@ -148,9 +141,8 @@ def _creation(p: Profile) -> Iterator[Case]:
                          creation=True)
     yield from per_dtype("asarray", "from nested lists", "int float", p,
                          lambda r, d: ((arr(r, shape(r, 2), d).tolist(),), {"dtype": DT(d)}), creation=True)
-    for name in ("zeros_like", "ones_like"):
-        yield from per_dtype(name, "like x", all_f, p, one_array())
-    yield from per_dtype("empty_like", "like x", all_f, p, one_array(), compare="shape")
+    for name in ("zeros_like", "ones_like", "empty_like"):
+        yield from per_dtype(name, "like x", all_f, p, one_array(), compare="shape" if name == "empty_like" else "auto")
     yield from per_dtype("full_like", "like x, fill 2", "int float complex", p,
                          lambda r, d: ((arr(r, shape(r, 2), d), 2), {}))
     yield from per_dtype("tril", "k=0", "int float", p, one_array())

@@ -12,6 +12,7 @@ Everything runs on the CPU, so CI runs it: ``python -m unarray check --profile d
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import os
@@ -121,10 +122,9 @@ def _lazy_check() -> Result:
 
 
 def _sharded(module: str, backend: str, env: dict[str, str]) -> Result:
-    name = module.rpartition(".")[2]
+    row = functools.partial(Result, module.rpartition(".")[2], "main() in its own process", "-", backend, "cpu", "cpu")
     if importlib.util.find_spec(module) is None:
-        return Result(name, "main() in its own process", "-", backend, "cpu", "cpu", "unavailable", None,
-                      f"{module} is not part of this version")
+        return row("unavailable", None, f"{module} is not part of this version")
     child = dict(os.environ)
     for k, v in env.items():
         child[k] = f"{child[k]} {v}" if k == "XLA_FLAGS" and child.get(k) else v
@@ -134,10 +134,8 @@ def _sharded(module: str, backend: str, env: dict[str, str]) -> Result:
         proc = subprocess.run([sys.executable, "-c", code], env=child, capture_output=True, text=True,
                               timeout=_TIMEOUT)
     except subprocess.TimeoutExpired:
-        return Result(name, "main() in its own process", "-", backend, "cpu", "cpu", "error", None,
-                      f"did not finish in {_TIMEOUT}s", seconds=time.perf_counter() - t)
+        return row("error", None, f"did not finish in {_TIMEOUT}s", seconds=time.perf_counter() - t)
     tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])[-400:]
     status = "pass" if proc.returncode == 0 else "fail"
-    return Result(name, "main() in its own process", "-", backend, "cpu", "cpu", status, None,
-                  "" if status == "pass" else f"exit status {proc.returncode}: {tail}",
-                  seconds=time.perf_counter() - t)
+    return row(status, None, "" if status == "pass" else f"exit status {proc.returncode}: {tail}",
+               seconds=time.perf_counter() - t)

@@ -32,6 +32,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -98,6 +99,14 @@ def _meshes() -> dict[str, Any]:
             "a": Mesh(d[:2], ("x",)), "b": Mesh(d[2:], ("x",))}
 
 
+def _put(a: Any, mesh: str, spec: tuple[Any, ...]) -> Any:
+    import jax
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    P: Any = PartitionSpec
+    return jax.device_put(a, NamedSharding(_meshes()[mesh], P(*spec)))
+
+
 # (name, unarray call, jax.numpy call, reduction length of a (8, 8) input)
 def _ops() -> list[tuple[str, Callable[[Any], Any], Callable[[Any], Any], Callable[[np.ndarray], Any], int]]:
     import jax
@@ -129,17 +138,13 @@ def _ops() -> list[tuple[str, Callable[[Any], Any], Callable[[Any], Any], Callab
 
 def hot_ops(seed: int, spec_i: int, dtype: str) -> None:
     import jax
-    from jax.sharding import NamedSharding, PartitionSpec
 
-    P: Any = PartitionSpec
-
-    mesh = _meshes()["xy"]
-    spec = [P("x", "y"), P("x", None), P(None, "y"), P(("x", "y"), None)][spec_i]
+    spec = [("x", "y"), ("x", None), (None, "y"), (("x", "y"), None)][spec_i]
     a64 = np.random.default_rng(seed).standard_normal((8, 8)) + 0.25
-    x = jax.device_put(a64.astype(dtype), NamedSharding(mesh, spec))
+    x = _put(a64.astype(dtype), "xy", spec)
     ref_in = np.asarray(x, dtype=np.float64)
     for name, ua_f, jnp_f, np_f, k in _ops():
-        what = f"{name} on P{tuple(spec)} {dtype}"
+        what = f"{name} on P{spec} {dtype}"
         got, native = ua_f(x), jnp_f(x)
         want = np.asarray(np_f(ref_in), dtype=np.float64)
         if name == "argmax":
@@ -257,21 +262,15 @@ def attention_jit(seed: int, causal: bool, gqa: bool) -> None:
 
 
 def device(seed: int, spec_i: int) -> None:
-    import jax
-    from jax.sharding import NamedSharding, PartitionSpec
-
-    P: Any = PartitionSpec
-
     import unarray as ua
 
-    mesh = _meshes()["xy"]
-    spec = [P("x", "y"), P(None, "y"), P(("x", "y"),), P("y", "x")][spec_i]
-    x = jax.device_put(np.random.default_rng(seed).standard_normal((4, 8)), NamedSharding(mesh, spec))
+    spec = [("x", "y"), (None, "y"), (("x", "y"),), ("y", "x")][spec_i]
+    x = _put(np.random.default_rng(seed).standard_normal((4, 8)), "xy", spec)
     d = ua.device(x)
-    entries = tuple(spec) + (None,) * (2 - len(spec))
+    entries = spec + (None,) * (2 - len(spec))
     want_spec = tuple(None if e is None else (e,) if isinstance(e, str) else tuple(e) for e in entries)
     if not isinstance(d, ua.ShardedDevice) or d.mesh != (("x", 2), ("y", 2)) or d.spec != want_spec \
-            or d.device_ids != tuple(int(dv.id) for dv in mesh.devices.flat) or d.kind != "cpu":
+            or d.device_ids != tuple(int(dv.id) for dv in _meshes()["xy"].devices.flat) or d.kind != "cpu":
         raise AssertionError(f"ua.device gave {d!r} for {x.sharding}")
     if "mesh('x': 2, 'y': 2)" not in str(d) or d == ua.Device("cpu"):
         raise AssertionError(f"ua.device prints {d} and equals a single device: {d == ua.Device('cpu')}")
@@ -281,17 +280,10 @@ def device(seed: int, spec_i: int) -> None:
 
 
 def mesh_mismatch(seed: int) -> None:
-    import jax
-    from jax.sharding import NamedSharding, PartitionSpec
-
-    P: Any = PartitionSpec
-
     import unarray as ua
 
-    m = _meshes()
     a = np.random.default_rng(seed).standard_normal((4, 4, 2, 2))
-    x = jax.device_put(a, NamedSharding(m["a"], P("x")))
-    y = jax.device_put(a, NamedSharding(m["b"], P("x")))
+    x, y = _put(a, "a", ("x",)), _put(a, "b", ("x",))
     calls: list[tuple[str, Callable[[], Any]]] = [
         ("add", lambda: ua.add(x, y)), ("matmul", lambda: ua.matmul(x, y)),
         ("scaled_dot_product_attention", lambda: ua.scaled_dot_product_attention(x, y, y, layout="bshd")),
@@ -307,17 +299,14 @@ def mesh_mismatch(seed: int) -> None:
 
 
 def mixed(seed: int, spec_i: int) -> None:
-    import jax
     import jax.numpy as jnp
-    from jax.sharding import NamedSharding, PartitionSpec
 
     import unarray as ua
 
-    P: Any = PartitionSpec
-    spec = [P("x", "y"), P(None, "y"), P(("x", "y"),)][spec_i]
+    spec = [("x", "y"), (None, "y"), (("x", "y"),)][spec_i]
     rng = np.random.default_rng(seed)
     a, b = rng.standard_normal((8, 4)), rng.standard_normal((8, 4))
-    x = jax.device_put(a, NamedSharding(_meshes()["xy"], spec))
+    x = _put(a, "xy", spec)
     # An eager NumPy array joins the sharded one (either side): replicated on its mesh, as JAX places it.
     for what, got, native in [("add(sharded, numpy)", ua.add(x, b), jnp.add(x, b)),
                               ("multiply(numpy, sharded)", ua.multiply(b, x), jnp.multiply(b, x)),
@@ -333,41 +322,32 @@ def _nan_ops(axis: int | None) -> list[tuple[str, Callable[[Any], Any], Callable
     import unarray as ua
 
     inf = float("inf")
-    ops: list[tuple[str, Callable[[Any], Any], Callable[[np.ndarray], Any]]] = [
-        (name, functools.partial(getattr(ua, name), axis=axis), functools.partial(ref, axis=axis))
-        for name, ref in (("max", np.max), ("min", np.min), ("sum", np.sum), ("prod", np.prod),
-                          ("mean", np.mean), ("argmax", np.argmax), ("argmin", np.argmin))]
-    ops += [("vector_norm inf", lambda a: ua.linalg.vector_norm(a, axis=axis, ord=inf),
-             lambda a: np.linalg.vector_norm(a, axis=axis, ord=inf)),
-            ("vector_norm -inf", lambda a: ua.linalg.vector_norm(a, axis=axis, ord=-inf),
-             lambda a: np.linalg.vector_norm(a, axis=axis, ord=-inf))]
+    # (name, the op in both namespaces, its keywords)
+    reductions = ("max", "min", "sum", "prod", "mean", "argmax", "argmin")
+    calls: list[tuple[str, str, dict[str, Any]]] = [(name, name, {"axis": axis}) for name in reductions]
+    calls += [(f"vector_norm {o:g}", "linalg.vector_norm", {"axis": axis, "ord": o}) for o in (inf, -inf)]
     if axis is not None:
-        ops += [("cumulative_sum", lambda a: ua.cumulative_sum(a, axis=axis), lambda a: np.cumsum(a, axis=axis)),
-                ("cumulative_prod", lambda a: ua.cumulative_prod(a, axis=axis), lambda a: np.cumprod(a, axis=axis))]
+        calls += [(name, name, {"axis": axis}) for name in ("cumulative_sum", "cumulative_prod")]
     else:
-        ops += [("matrix_norm inf", lambda a: ua.linalg.matrix_norm(a, ord=inf),
-                 lambda a: np.linalg.matrix_norm(a, ord=inf)),
-                ("matrix_norm 1", lambda a: ua.linalg.matrix_norm(a, ord=1), lambda a: np.linalg.matrix_norm(a, ord=1))]
-    return ops
+        calls += [(f"matrix_norm {o:g}", "linalg.matrix_norm", {"ord": o}) for o in (inf, 1)]
+    return [(name, functools.partial(attrgetter(op)(ua), **kw), functools.partial(attrgetter(op)(np), **kw))
+            for name, op, kw in calls]
 
 
 def nan_reductions(seed: int, spec_i: int, axis: int | None, dtype: str, extra: int) -> None:
     import jax
-    from jax.sharding import NamedSharding, PartitionSpec
 
-    P: Any = PartitionSpec
-    mesh = _meshes()["xy"]
-    spec = [P("x", "y"), P(("x", "y"), None), P(None, ("x", "y")), P("y", None)][spec_i]
+    spec = [("x", "y"), (("x", "y"), None), (None, ("x", "y")), ("y", None)][spec_i]
     rng = np.random.default_rng(seed)
     a = rng.uniform(0.5, 2.0, (8, 8)) * rng.choice([-1.0, 1.0], (8, 8))
     a[tuple(rng.integers(0, 8, 2))] = np.nan
     for _ in range(extra):  # more NaN, or an infinity that must not win over a NaN
         a[tuple(rng.integers(0, 8, 2))] = rng.choice([np.nan, np.inf, -np.inf])
-    x = jax.device_put(a.astype(dtype), NamedSharding(mesh, spec))
+    x = _put(a.astype(dtype), "xy", spec)
     plain = jax.device_put(a.astype(dtype), jax.devices()[0])
     ref_in = np.asarray(plain, dtype=np.float64)
     for name, ua_f, np_f in _nan_ops(axis):
-        _nan_matches(name, ua_f, np_f, x, plain, ref_in, f"{name} axis={axis} on P{tuple(spec)} {dtype}", dtype)
+        _nan_matches(name, ua_f, np_f, x, plain, ref_in, f"{name} axis={axis} on P{spec} {dtype}", dtype)
 
 
 def _nan_matches(name: str, ua_f: Callable[[Any], Any], np_f: Callable[[np.ndarray], Any], x: Any, plain: Any,
@@ -427,15 +407,13 @@ def _check(name: str, fn: Callable[..., None], strategies: Any, examples: int) -
     # Note: no shrinking: each new shape or configuration compiles (seconds); the failing example is named.
     test = settings(max_examples=examples, deadline=None, database=None, phases=[Phase.explicit, Phase.generate],
                     suppress_health_check=list(HealthCheck))(given(st.tuples(*strategies))(prop))
-    start = time.perf_counter()
+    start, error = time.perf_counter(), None
     try:
         test()
-        return {"property": name, "ok": True, "examples": count[0], "error": None,
-                "seconds": round(time.perf_counter() - start, 2)}
     except Exception as e:
-        return {"property": name, "ok": False, "examples": count[0],
-                "error": f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}",
-                "seconds": round(time.perf_counter() - start, 2)}
+        error = f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}"
+    return {"property": name, "ok": error is None, "examples": count[0], "error": error,
+            "seconds": round(time.perf_counter() - start, 2)}
 
 
 def main(argv: list[str] | None = None) -> int:

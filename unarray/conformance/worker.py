@@ -37,6 +37,11 @@ def run_worker(spec: dict[str, Any], labels: list[tuple[str, str, str]], env: En
     import subprocess
 
     out: list[Result] = []
+
+    def emit(r: Result) -> None:
+        out.append(r)
+        record(r)
+
     # Note: several workers may share one GPU; JAX must not grab most of its memory up front.
     # TensorFlow's C++ log lines (start-up notices, warnings) are silenced: a crash's tail stays readable.
     child_env = {**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false", "TF_CPP_MIN_LOG_LEVEL": "3"}
@@ -51,16 +56,14 @@ def run_worker(spec: dict[str, Any], labels: list[tuple[str, str, str]], env: En
             for line in proc.stdout:
                 if line.startswith("UNAVAILABLE "):  # the backend's framework failed to import: one row says so
                     why = short(json.loads(line[12:]))
-                    r = Result("(backend)", "import and devices", "-", env.backend, "-", "-", "unavailable", None, why)
-                    out.append(r)
-                    record(r)
+                    emit(Result("(backend)", "import and devices", "-", env.backend, "-", "-", "unavailable", None,
+                                why))
                     proc.wait()
                     return out
                 if line.startswith("START "):
                     current, started = int(line.split()[1]), True
                 elif line.startswith("RESULT "):
-                    out.append(Result(**json.loads(line[7:])))
-                    record(out[-1])
+                    emit(Result(**json.loads(line[7:])))
                     current += 1
             rc = proc.wait()
             errfile.seek(0)
@@ -73,19 +76,15 @@ def run_worker(spec: dict[str, Any], labels: list[tuple[str, str, str]], env: En
                                                             "Aborted", "terminate"))]
         tail = short(" | ".join((key or lines)[-3:]), 400)
         backend = env.backend if spec["mode"] == "cases" else spec["checks"][current][0]
-        r = Result(op, form, dtype, backend, str(env.device), env.platform, "error", None,
-                   f"the process died (exit status {rc}) running this case: {tail}")
-        out.append(r)
-        record(r)
+        emit(Result(op, form, dtype, backend, str(env.device), env.platform, "error", None,
+                    f"the process died (exit status {rc}) running this case: {tail}"))
         start = current + 1
         # Note: a worker that dies twice before finishing any case would die for every case; stop there.
         barren = 0 if started else barren + 1
         if barren >= 2:
             for op, form, dtype in labels[start:]:
-                rest = Result(op, form, dtype, backend, str(env.device), env.platform, "error", None,
-                              f"not run: the worker process dies before its first case ({tail})")
-                out.append(rest)
-                record(rest)
+                emit(Result(op, form, dtype, backend, str(env.device), env.platform, "error", None,
+                            f"not run: the worker process dies before its first case ({tail})"))
             break
     return out
 
