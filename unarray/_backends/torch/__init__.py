@@ -2,7 +2,7 @@
 
 backend (the class and its hot ops), precision (the float32 matmul switch), compiled (what
 torch.compile needs), attention and attention_ring (SDPA, and on DTensors), devices (where a tensor
-lives), gaps (what torch lacks: wide unsigned integers, integer GEMM, unique's results), natives (its hot
+lives), gaps (what torch lacks: wide unsigned integers, integer GEMM), natives (its hot
 calls, declared once for the Python op and the C path), sets, and watch (the one hook on torch._dynamo)."""
 
 from unarray._backends._library import Library

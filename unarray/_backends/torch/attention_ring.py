@@ -1,21 +1,9 @@
-# Attention on torch DTensors. Imported only once a DTensor reaches ua.scaled_dot_product_attention,
-# so torch.distributed is already loaded by the caller.
-#
-# Routes, by the placements of q, k and v (equal for the three, on one DeviceMesh):
-# - no mesh dimension shards the sequence (batch or heads sharded, or replicated): each rank runs the
-#   single-device kernel (attention.py) on its shard; no communication.
-# - the sequence is sharded along one mesh dimension:
-#   * torch's context-parallel ring (torch.distributed.tensor.experimental._context_parallel:
-#     _templated_ring_attention with torch's own flash/efficient/CPU-flash kernel, its rotation method
-#     and its log-sum-exp merger) where it applies (causal with Sq == Sk and load balancing on, torch's
-#     default, the shards exchanged into torch's head-tail order and back; or load balancing off; no mask,
-#     Hq == Hk, no gradient wanted) and where ring_rules.choose_route picks it for the local sequence
-#     length on this device and ring size. torch's options (_cp_options) are read, never changed.
-#   * unarray's two-rank split (attention_split.py) for causal calls on two ranks, where ring_rules.choose_route
-#     picks it for the local sequence length (below the ring's fixed costs' reach);
-#   * otherwise unarray's own ring (attention_ring_own.py), head groups from ring_rules.head_groups.
-#     Masks, Sq != Sk, grouped-query heads, uneven shards and Dv != D all go this way.
-# The output is a DTensor with q's placements (the sequence stays sharded).
+# Attention on torch DTensors, imported once a DTensor reaches ua.scaled_dot_product_attention. By the placements of
+# q, k and v (equal, on one DeviceMesh): where no mesh dimension shards the sequence, each rank runs the
+# single-device plan on its shard, no communication; where one does, torch's context-parallel ring (where
+# _cp_refusals finds nothing and ring_rules.choose_route picks it; its _cp_options are read, never changed), unarray's
+# two-rank split (attention_split.py) or unarray's own ring (attention_ring_own.py), which alone takes masks,
+# Sq != Sk, grouped-query heads, uneven shards and Dv != D. The output is a DTensor with q's placements.
 from __future__ import annotations
 
 import contextlib
@@ -35,12 +23,12 @@ from unarray._backends.torch import attention as _att
 from unarray._backends.torch import attention_split, ring_rules
 from unarray._backends.torch import precision as _tp
 from unarray._backends.torch.attention_ring_own import CUDNN_OFF, ring, start_exchange
+from unarray._backends.torch.devices import is_dtensor
 from unarray._errors import ArgumentTypeError, ShapeError, UnsupportedError
 
 _OP = "scaled_dot_product_attention"
 _ROUTES = ("auto", "ring", "torch", "split")
 _PREFER: contextvars.ContextVar[str] = contextvars.ContextVar("unarray_dtensor_attention_route", default="auto")
-_NEG = float("-inf")
 
 
 @contextlib.contextmanager
@@ -54,10 +42,6 @@ def prefer(route: str) -> Iterator[None]:
         yield
     finally:
         _PREFER.reset(token)
-
-
-def is_dtensor(x: Any) -> bool:
-    return isinstance(x, DTensor)
 
 
 @dataclass
@@ -233,7 +217,7 @@ def _kernel_name(q: Any, k: Any, v: Any) -> str:
 def _cudnn_takes(q: Any) -> bool:
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    ql = q.to_local() if is_dtensor(q) else q
+    ql = q.to_local()
     ql = ql.reshape(-1, *ql.shape[-3:])
     try:
         with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
@@ -330,19 +314,11 @@ def _mask_rows(m: Any, q: Any, layout: str, keep_seq: bool = False) -> Any:
     return m
 
 
-def _contiguous_strides(shape: tuple[int, ...]) -> tuple[int, ...]:
-    out, acc = [], 1
-    for n in reversed(shape):
-        out.append(acc)
-        acc *= max(n, 1)
-    return tuple(reversed(out))
-
-
 def _dtensor(out: Any, q: Any, v: Any, p: _Plan) -> Any:
     # This rank's output as the DTensor of q's placements, its global shape and (contiguous) strides given.
-    shape = (*q.shape[:-1], v.shape[-1])
-    return DTensor.from_local(out, p.mesh, p.placements, run_check=False, shape=torch.Size(shape),
-                              stride=_contiguous_strides(shape))
+    shape = torch.Size((*q.shape[:-1], v.shape[-1]))
+    return DTensor.from_local(out, p.mesh, p.placements, run_check=False, shape=shape,
+                              stride=torch.empty(shape, device="meta").stride())
 
 
 # -- torch's context-parallel ring ------------------------------------------------------------------

@@ -327,6 +327,4 @@ def merge_block(acc: Any, lse: Any, rows: tuple[int, int], o: Any, block_lse: An
     lse[:, :, a:b] = new
 
 
-
-
 __all__ = ["CUDNN_OFF", "blocks", "fused", "merge_block", "peer_rank", "ring", "spans", "start_exchange"]

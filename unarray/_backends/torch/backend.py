@@ -1,10 +1,6 @@
 # PyTorch backend: torch.Tensor on CPU, CUDA and ROCm (HIP builds report "cuda"
 # devices; torch.version.hip tells them apart). Overrides the hot ops where
-# torch deviates from the standard. Imported only once torch is in use.
-# The rule of this package: torch's deviations only, by what they concern: this module (the
-# backend class and its hot ops), precision (the float32 matmul switch), compiled (what
-# torch.compile needs), attention and attention_ring (SDPA, and on DTensors), devices (where a
-# tensor lives) and gaps (what torch lacks: wide unsigned integers, integer GEMM, unique's results).
+# torch deviates from the standard. Imported only once torch is in use; the package's other modules: __init__.py.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -175,12 +171,9 @@ class TorchBackend(Backend):
     def precision_used(self, policy: str, x: torch.Tensor) -> str:
         return _tp.used(policy, x)
 
-    # Note: torch.matmul does not promote mixed dtypes (the standard does) and has
-    # no integer GEMM on CUDA: both surface as RuntimeError and take the slow path.
-    # Float32 runs under the precision policy (precision.py: the arbitrated global switch,
-    # skipped where it cannot change the result); under torch.compile the policy travels in the
-    # graph as an argument of the custom op unarray::matmul, applied when the graph runs, except
-    # under ua.jit where the call holds this policy for the whole graph: a plain matmul then.
+    # Note: torch.matmul does not promote mixed dtypes and has no integer GEMM on CUDA (both: the slow path).
+    # Float32 runs under the precision switch (precision.py); in a trace the policy travels as an argument of the
+    # custom op unarray::matmul, except under ua.jit, whose call holds it for the whole graph: a plain matmul then.
     @_natives.MATMUL.bind
     def matmul(self, x1: torch.Tensor, x2: torch.Tensor, policy: str) -> Any:
         d = x1.dtype
@@ -410,9 +403,7 @@ class TorchBackend(Backend):
         r = _gaps.remainder(x1, x2)
         return _special.remainder_zero_sign(compat_torch, r, x2) if r.is_floating_point() else r
 
-    # Note: torch's CUDA complex sqrt gives -0 for sqrt(-0 + 0j); the standard: +0 + 0j.
-    # Note: torch.where refuses a condition that is not bool; it is read as the standard casts to bool (nonzero),
-    # as every other backend reads it.
+    # Note: torch.where refuses a condition that is not bool; it is read as nonzero, as every other backend does.
     def where(self, condition: Any, x1: Any, x2: Any, /) -> Any:
         if isinstance(condition, torch.Tensor) and condition.dtype is not torch.bool:
             condition = condition != 0
@@ -424,6 +415,7 @@ class TorchBackend(Backend):
             return _gaps.back(compat_torch.repeat(_gaps.to_int64(x), repeats, axis=axis), x.dtype)
         return compat_torch.repeat(x, repeats, axis=axis)
 
+    # Note: torch's CUDA complex sqrt gives -0 for sqrt(-0 + 0j); the standard: +0 + 0j.
     def sqrt(self, x: torch.Tensor, /) -> Any:
         r = torch.sqrt(x)
         return _special.complex_sqrt(compat_torch, r, x, torch.complex) if x.is_complex() else r

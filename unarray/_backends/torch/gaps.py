@@ -1,11 +1,11 @@
 # What torch lacks natively and the torch backend fills in: the wide unsigned integers (uint16/32/64 have
 # no kernels and no promotion: computed in int64), integer GEMM (none on CUDA), tensordot as one GEMM, the
-# standard's matmul promotion, unique's named results, and Python scalar operands under torch.compile.
+# standard's matmul promotion, and Python scalar operands under torch.compile.
 from __future__ import annotations
 
 import functools
 import math
-from typing import Any, NamedTuple, cast
+from typing import Any
 
 import array_api_compat.torch as compat_torch
 import torch
@@ -34,7 +34,7 @@ def from_ordered(r: Any, dtype: Any) -> Any:
 
 
 def contract(x1: Any, x2: Any, axes: Any, mm: Any) -> Any:
-    """tensordot as one (M, K) @ (K, N) product ``mm`` (an exact integer matmul, or unarray::matmul)."""
+    # tensordot as one (M, K) @ (K, N) product mm (an exact integer matmul, or unarray::matmul).
     a1, a2, f1, f2 = _xp_shared.contraction(x1.ndim, x2.ndim, axes)
     k = math.prod([x1.shape[d] for d in a1])  # a list: torch.compile cannot trace a generator here
     a = x1.permute(f1 + a1).reshape(-1, k)
@@ -68,9 +68,7 @@ def _native_dtype(d: Any) -> Any:
 
 
 def uint_out(x: Any, dtype: Any) -> Any:
-    # Note: torch has no unsigned accumulation (uint8 sums give int64, uint64 has no sum kernel); the standard's
-    # sum/prod/cumulative_* of unsigned input is the default unsigned dtype: accumulate in int64 (the same bits
-    # mod 2**64) and read the bits back as uint64 (or as the unsigned dtype asked for).
+    # Note: torch has no unsigned accumulation; the standard's is uint64 for unsigned input: int64 has its bits.
     if dtype is None:
         return torch.uint64 if x.dtype in UINTS else None
     dt = dtype if isinstance(dtype, torch.dtype) else _native_dtype(dtype)
@@ -101,10 +99,8 @@ def is_two_arg(fn: Any) -> bool:
 
 
 def one_dtype_native(fn: Any, general: Any, op: str) -> Any:
-    # Note: compat's wrapper fixes torch's promotion of a 0-d tensor beside another dtype; with one dtype on
-    # both tensors it has nothing to fix, so torch's function runs at once (a Python scalar has no dtype: it
-    # takes ``general``, compat's function or its traceable-scalar wrapper). Not handed to the C fast path from
-    # inside a trace, where the op may be met first: a C call there would break the graph.
+    # Note: compat's wrapper fixes the promotion of a 0-d tensor beside another dtype: with one dtype on both
+    # tensors torch's function runs at once (else ``general``); no C fast path inside a trace (a graph break).
     return HotCall(op, fn.__wrapped__, torch.Tensor, arrays=2).bind(general, fast=not torch.compiler.is_compiling())
 
 
@@ -122,9 +118,8 @@ def wide_uint_fallback(fn: Any, op: str) -> Any:
 
 
 def emulate(fn: Any, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    # Note: torch has no uint16/32/64 kernels nor promotion for most ops: unarray's promotion table picks the
-    # dtype, the values are computed in int64 (uint64 as its bits; for ordering ops with the sign bit flipped,
-    # so the order holds) and cast back. Division and right shift of uint64 are exact below 2**63.
+    # In int64 (uint64 as its bits, with the sign bit flipped for ordering ops) in the dtype unarray's promotion
+    # picks, cast back; uint64 division and right shift are exact below 2**63.
     ordering = op in _ORDERING
     # (clip's bounds come as keywords: tensors among them take part too)
     ts = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor) and a.dtype is not torch.bool]
@@ -164,32 +159,6 @@ def matmul_general(x1: Any, x2: Any) -> Any:
     a, b = x1.to(torch.int64), x2.to(torch.int64)
     out = _int_matmul(a, b) if a.is_cuda else torch.matmul(a, b)
     return out.to(dt)
-
-
-def unique(x: Any) -> tuple[Any, Any, Any]:
-    flat = x.reshape(-1)
-    if not flat.is_complex():
-        return cast(tuple[Any, Any, Any], torch.unique(flat, sorted=True, return_inverse=True, return_counts=True))
-    rows, inverse, counts = torch.unique(torch.view_as_real(flat), dim=0, sorted=True, return_inverse=True,
-                                         return_counts=True)
-    return torch.view_as_complex(rows.contiguous()), inverse, counts
-
-
-class UniqueCounts(NamedTuple):
-    values: Any
-    counts: Any
-
-
-class UniqueInverse(NamedTuple):
-    values: Any
-    inverse_indices: Any
-
-
-class UniqueAll(NamedTuple):
-    values: Any
-    indices: Any
-    inverse_indices: Any
-    counts: Any
 
 
 def is_int(x: Any) -> bool:
@@ -281,18 +250,16 @@ def trace(x: Any, offset: int, dtype: Any) -> Any:
 
 
 # -- Python scalar operands under torch.compile ------------------------------------------------------------------
-# Note: for the torch functions that take no Python scalar (maximum, atan2, logical_and, a comparison's left
-# operand...), array-api-compat makes the scalar a tensor of torch.result_type(scalar, x), a call Dynamo cannot
-# trace (it returns a dtype: "torch.* op returned non-Tensor", a graph break). Inside a trace the backend makes
-# the same tensor with the same dtype, read from x.dtype by torch's rule for a scalar beside a tensor below, and
-# gives x that dtype too (what compat's promotion would then do, with a second result_type call).
+# Note: where torch takes no Python scalar (maximum, atan2...), array-api-compat makes it a tensor of
+# torch.result_type(scalar, x), a call Dynamo cannot trace (a graph break); inside a trace that dtype is read
+# from x.dtype by torch's rule (scalar_dtype) instead.
 _COMPLEX_OF = {torch.float16: torch.complex32, torch.bfloat16: torch.complex64, torch.float32: torch.complex64,
                torch.float64: torch.complex128}
 _PY_SCALARS = (bool, int, float, complex)
 
 
 def scalar_dtype(s: Any, dt: Any) -> Any:
-    """torch.result_type(s, x) for a Python scalar ``s`` and a tensor ``x`` of dtype ``dt``, traceable."""
+    # torch.result_type(s, x) for a Python scalar s and a tensor x of dtype dt, traceable.
     t = type(s)
     if t is bool or dt.is_complex or (t is not complex and dt.is_floating_point):
         return dt
@@ -314,7 +281,6 @@ def _scalar_positions(fn: Any) -> tuple[bool, bool]:
 
 
 def traceable_scalars(fn: Any, compiling: Any) -> Any:
-    """``fn`` (compat's two-argument function), taking Python scalar operands inside a torch.compile trace too."""
     s1, s2 = _scalar_positions(fn)
     if not (s1 or s2):
         return fn
@@ -337,8 +303,7 @@ def traceable_scalars(fn: Any, compiling: Any) -> Any:
 
 
 def _operands(x1: Any, x2: Any) -> tuple[Any, Any]:
-    # The Python scalar among x1, x2 as compat makes it (a tensor of torch's result type), and the tensor in
-    # that dtype too (compat's promotion would cast it next, through another result_type call).
+    # The scalar as compat makes it, and the tensor in that dtype too (as compat's promotion would cast it).
     if type(x1) in _PY_SCALARS:
         dt = scalar_dtype(x1, x2.dtype)
         return torch.asarray(x1, dtype=dt, device=x2.device), x2.to(dt)
@@ -347,8 +312,7 @@ def _operands(x1: Any, x2: Any) -> tuple[Any, Any]:
 
 
 def scalar_wrappers(ns: Any, compiling: Any) -> dict[str, Any]:
-    """:func:`traceable_scalars` of each function of ``ns`` that needs it, by name. Note: built on import, never
-    inside a trace: Dynamo cannot follow a closure's cells read while it traces (compat's flags)."""
+    # Built on import, never inside a trace: Dynamo cannot follow a closure's cells (compat's flags).
     out = {}
     for name, fn in vars(ns).items():
         if not name.startswith("_") and callable(fn) and not isinstance(fn, type):

@@ -35,8 +35,7 @@ _TORCH_RAW_STREAM: list[Any] = []
 
 
 def torch_raw_stream(index: int) -> int:
-    # torch's current CUDA stream as a handle: torch._C._cuda_getCurrentRawStream (what compiled
-    # kernels launch on) builds no Stream object, unlike torch.cuda.current_stream().
+    # (torch._C._cuda_getCurrentRawStream builds no Stream object, unlike torch.cuda.current_stream())
     if not _TORCH_RAW_STREAM:
         torch = mod("torch")
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
@@ -104,9 +103,7 @@ def torch_plain(x: Any) -> Any:
 # -- the fast paths with NumPy ------------------------------------------------------------------
 
 def np_to_torch(x: Any) -> Any:
-    # torch.from_numpy: the fastest import of the three (from_dlpack, as_tensor). It refuses
-    # (TypeError/ValueError) exactly the cases handled below, so it is tried first, on a writable array
-    # only (np_to_torch_first).
+    # torch.from_numpy, the fastest import, refuses exactly the cases handled below: it is tried first.
     if not x.flags.writeable:
         raise NeedsCopy(_READ_ONLY)
     torch = mod("torch")
@@ -150,8 +147,7 @@ def np_to_torch_first() -> Callable[[Any], Any]:
 
 
 def torch_to_np(x: Any) -> Any:
-    # Tensor.numpy(): faster than np.asarray and np.from_dlpack. It refuses
-    # (RuntimeError/TypeError) the grad, conj/neg-bit, GPU and bfloat16 cases handled below.
+    # Tensor.numpy(), the fastest export, refuses exactly the cases handled below: it is tried first.
     try:
         return x.numpy()
     except (RuntimeError, TypeError):
@@ -169,24 +165,15 @@ def torch_to_np(x: Any) -> Any:
 # -- the weak cache's signatures ----------------------------------------------------------------
 
 def sig_torch(x: Any) -> Any:
-    # Note: resize_()/set_() change the pointer, shape or strides in place: all are checked (a
-    # move to another device through set_() changes the pointer too, so the device is not read).
-    # requires_grad: a tensor that gains it must meet the refusal a fresh handoff gives (store keeps none
-    # that has it).
+    # resize_()/set_() change pointer, shape or strides in place (a device move changes the pointer); a tensor
+    # that gains requires_grad must meet a fresh handoff's refusal.
     return (x.data_ptr(), x.shape, x.stride(), x.dtype, x.requires_grad)
 
 
 class CheckedSig(tuple[Any, ...]):
-    """A torch tensor's signature for the C route: (data_ptr, metadata guard, shape, strides, dtype,
-    requires_grad).
-
-    The guard is torch's own tensor-metadata check (torch._C._dynamo.guards.TensorGuards, the check
-    torch.compile runs before reusing a compiled graph): one C++ call compares sizes, strides, dtype,
-    device, dispatch keys and requires_grad, in place of three reads and three compares. The C route
-    reads data_ptr() and calls guard.check(x) (checked_reads); where the guard says no, which it also
-    does when only the thread's autograd state differs from the store's (inference_mode, no_grad on a
-    tensor that requires grad), shape, strides, dtype and requires_grad are read and compared as without
-    it. Python compares pointer, shape, strides, dtype and requires_grad."""
+    # (data_ptr, guard, shape, strides, dtype, requires_grad): the guard is torch.compile's own metadata check
+    # (TensorGuards), one C++ call in place of the reads; where it says no (also where only the thread's autograd
+    # state differs) the C route compares the reads as without it. Python compares all but the guard.
 
     __slots__ = ()
 
@@ -200,8 +187,7 @@ class CheckedSig(tuple[Any, ...]):
 
 
 def torch_checked() -> Callable[[Any], Any] | None:
-    # The checked signature function, where this torch's guard exists and checks what a signature must
-    # (probed on tensors whose pointer stays while shape, strides or dtype change); else None.
+    # None where this torch's guard is missing or misses what a signature must catch (probed on views).
     try:
         torch = mod("torch")
         # (its type stub omits the tensors, which are positional)
@@ -225,11 +211,8 @@ def torch_checked() -> Callable[[Any], Any] | None:
 
 
 # -- stream order for a consumer that builds its view of a CUDA tensor itself (CuPy, Numba) -----------------
-# Such a view names no stream, so the consumer's stream is ordered after torch's here, without a synchronize:
-# it waits on an event recorded on torch's current stream (the producer's pending work), only where the two
-# streams differ. The check runs on every cache hit too (the producer may have written since), so it reads
-# raw handles. The consumer says which stream it reads on (Handoff.current_stream, stream_reads) and may wait
-# on the event with its own call (Handoff.wait_event).
+# Such a view names no stream: the consumer's stream waits on an event of torch's current one where they differ,
+# checked on every cache hit too (the producer may have written since), so through raw handles.
 
 def torch_stream_wait(x: Any, consumer: Handoff) -> None:
     if not x.is_cuda:
@@ -253,8 +236,7 @@ def torch_stream_wait(x: Any, consumer: Handoff) -> None:
 
 
 def torch_order(consumer: Handoff) -> Callable[[Any, str], None]:
-    """torch_stream_wait's check written out for a cache hit: one raw-handle compare when the two streams
-    already agree (the common case), the event wait otherwise."""
+    # torch_stream_wait's check for a cache hit: one raw-handle compare where the streams agree (the common case).
     raw = getattr(mod("torch")._C, "_cuda_getCurrentRawStream", None)
 
     if raw is None:
@@ -271,9 +253,7 @@ def torch_order(consumer: Handoff) -> Callable[[Any, str], None]:
 
 
 def torch_order_reads(consumer: Handoff, speedups: Any) -> tuple[Any, ...] | None:
-    """torch_order's check as the reads the C route makes (_speedups.c, order_streams): (torch's raw stream
-    of a device, the consumer's stream or what gives it for a device, the attribute holding its handle, the
-    wait)."""
+    # torch_order's check as the C route's reads (_speedups.c, order_streams).
     raw = getattr(mod("torch")._C, "_cuda_getCurrentRawStream", None)
     reads = consumer.stream_reads(speedups)
     if raw is None or reads is None:
@@ -325,8 +305,6 @@ class TorchHandoff(Handoff):
     def adopt(self, producer: Any) -> Any:
         return mod("torch").from_dlpack(producer)
 
-    # What the other side of a pair's fast path asks of torch (Handoff): the capsule import, the plain tensor, the
-    # current raw stream (the consumer stream a producer orders its work before).
     adopt_capsule = staticmethod(torch_from_capsule)
     plain = staticmethod(torch_plain)
     consumer_stream = staticmethod(torch_raw_stream)

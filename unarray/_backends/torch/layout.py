@@ -69,14 +69,10 @@ def _triton(x: torch.Tensor, p: Plan) -> torch.Tensor:
 def _cuda(x: torch.Tensor, p: Plan) -> torch.Tensor:
     import cupy
 
+    from unarray._backends.torch.handoff import torch_raw_stream
+
     out = torch.empty_like(x, memory_format=torch.contiguous_format)
     index = x.get_device()
     with cupy.cuda.Device(index):
-        lr.cuda_kernels().launch(x.data_ptr(), out.data_ptr(), x.element_size(), p, _stream(index), index)
+        lr.cuda_kernels().launch(x.data_ptr(), out.data_ptr(), x.element_size(), p, torch_raw_stream(index), index)
     return out
-
-
-def _stream(index: int) -> int:
-    # torch's current stream on the device, as a raw handle (the kernels launch on it).
-    raw: Any = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-    return int(raw(index)) if raw is not None else int(torch.cuda.current_stream(index).cuda_stream)

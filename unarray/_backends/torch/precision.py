@@ -28,21 +28,15 @@ _context = torch._guards.TracingContext.try_get
 
 
 def compiling() -> bool:
-    """Whether this thread is tracing for torch.compile or torch.export (the code running is traced).
-
-    Note: torch.compiler.is_compiling() alone is a process-global flag held for a whole compile session: it is
-    true in every thread while one thread compiles, so a policy scope or an eager op of another thread took
-    the traced path and read the compiling thread's policy. Dynamo folds is_dynamo_compiling() to true in the
-    code it traces; the tracing context is per thread, and covers AOTAutograd's and export's tracing."""
+    # Whether this thread traces for torch.compile or torch.export. is_compiling() alone is process-global (true
+    # in every thread while one compiles); Dynamo folds is_dynamo_compiling() to true in the code it traces, and
+    # the tracing context is per thread (AOTAutograd's and export's tracing too).
     return _dynamo_compiling() or (_session() and _context() is not None)
 
 
 def cpu_can_reduce() -> bool:
-    """Whether torch's CPU (oneDNN) matmul may have a bf16 or TF32 path on this machine.
-
-    Note: deliberately broad (oneDNN's own test for the bf32 path, AVX-512 BW/VL/DQ): oneDNN takes its
-    bf16 mode as a hint, and a narrower rule would bet the answer on its choice (docs/design-notes.md).
-    """
+    # Whether torch's CPU (oneDNN) matmul may have a bf16 or TF32 path: broad on purpose, oneDNN taking its bf16
+    # mode as a hint (docs/design-notes.md).
     if platform.machine().lower() not in ("x86_64", "amd64", "i386", "i686"):
         return True  # Arm BF16 and anything unknown: assume the setting can matter
     caps = torch.cpu.get_capabilities()
@@ -55,14 +49,12 @@ CPU_REDUCES = cpu_can_reduce()
 
 
 def matters(x: Any) -> bool:
-    """Whether the policy can change a matmul-like result on ``x`` (its dtype and device)."""
-    # Note: is_cpu and dtype are C attribute reads; x.device would build a torch.device per call.
+    # (is_cpu and dtype are C attribute reads; x.device would build a torch.device per call)
     return (not x.is_cpu or CPU_REDUCES or _precision.FORCE_ARBITRATION) and x.dtype in _REDUCIBLE
 
 
-# What each want reads and the states that give it: (read, its arguments, states). Only the slot the
-# call's device reads: cuBLAS's TF32 flag on a GPU, oneDNN's matmul slot on the CPU. The C gate takes
-# the table as it is; the Python path reads it through _read and _satisfies.
+# What each want reads and the states that give it: (read, its arguments, states), the slot of the call's device
+# only (cuBLAS's TF32 flag, oneDNN's matmul slot); the C gate takes the table as it is.
 _READS: dict[tuple[str, str], tuple[Any, tuple[Any, ...], tuple[Any, ...]]]
 _READS = {("cpu", p): (_get, ("mkldnn", "matmul"), _CPU_WANT[p]) for p in _precision.POLICIES}
 _READS.update({("cuda", p): (_C._get_cublas_allow_tf32, (), (p != "highest",)) for p in _precision.POLICIES})
@@ -80,34 +72,33 @@ def _satisfies(state: Any, want: tuple[str, str]) -> bool:
     return state in _READS[want][2]  # (None, the mixed-API reading, is in no state tuple)
 
 
+def _follows(slot: tuple[str, str], parent: tuple[str, str], parent_raw: str, value: str) -> str:
+    # The raw value of a slot whose getter gives ``value``, the parent's: "none" where the slot follows the parent,
+    # probed by changing the parent for an instant (its raw value restored exactly).
+    z = "tf32" if value == "ieee" else "ieee"
+    _set(*parent, z)
+    follows = _get(*slot) == z
+    _set(*parent, parent_raw)
+    return "none" if follows else value
+
+
 def _raw_all(b: str) -> str:
-    # The raw value of (b, "all"): the getter resolves "none" to the parent's value.
+    # The raw value of (b, "all"): the getter resolves "none" to the parent's value (the root's is raw).
     a, g = _get(b, "all"), _get("generic", "all")
     if a == "none" or a != ("none" if b == "cuda" and g == "bf16" else g):
         return a
-    z = "tf32" if g == "ieee" else "ieee"
-    _set("generic", "all", z)
-    follows = _get(b, "all") == z
-    _set("generic", "all", g)  # the root's getter is its raw value
-    return "none" if follows else a
+    return _follows((b, "all"), ("generic", "all"), g, a)
 
 
 def _raw_matmul(b: str) -> str:
-    # The raw value of (b, "matmul"): explicit where it differs from its parent's, else probed by
-    # changing the parent for an instant (the parent's own raw value is restored exactly).
     r = _get(b, "matmul")
     if r == "none" or r != _get(b, "all"):
         return r
-    parent = _raw_all(b)
-    z = "tf32" if r == "ieee" else "ieee"
-    _set(b, "all", z)
-    follows = _get(b, "matmul") == z
-    _set(b, "all", parent)
-    return "none" if follows else r
+    return _follows((b, "matmul"), (b, "all"), _raw_all(b), r)
 
 
 def snapshot() -> tuple[str, str, str]:
-    """The user's matmul precision exactly: the legacy value and the raw cuda/mkldnn matmul slots."""
+    # The user's matmul precision exactly: the legacy value and the raw cuda/mkldnn matmul slots.
     raw_cuda, raw_mkldnn = _raw_matmul("cuda"), _raw_matmul("mkldnn")
     try:
         legacy = _C._get_float32_matmul_precision()
@@ -147,13 +138,11 @@ _HOLDS: dict[int, list[list[Any]]] = {}  # thread id -> its ua.jit holds, innerm
 
 
 def held_for(policy: str, x: Any, *more: Any) -> bool:
-    """Inside a ua.jit trace: whether the call holds ``policy`` ("": the call's own) for an op on ``x`` (and
-    ``more``, its other operands) that records no gradient."""
+    # Inside a ua.jit trace: whether the call holds ``policy`` ("": the call's own) for an op on x and ``more``
+    # that records no gradient (one that does keeps the custom op: its backward runs after the hold).
     h = HELD[-1] if HELD else None
     if h is None or h != WANT[x.is_cpu, policy or h[1]]:
         return False
-    # Note: an op that records a gradient keeps the custom op: its backward runs at .backward(), after the
-    # call has let the switch go (unarray::matmul's backward takes the switch itself).
     return not (torch.is_grad_enabled() and (x.requires_grad or any(y.requires_grad for y in more)))
 
 
@@ -177,31 +166,22 @@ def _yielding(rec: list[Any], call: Any) -> Any:
 
 
 def hold(want: Any, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """``fn(args, kwargs)`` (a ua.jit compiled call, its arguments packed) with the switch held at ``want`` for
-    its whole run."""
+    # fn(args, kwargs), a ua.jit compiled call, with the switch held at ``want`` for its whole run.
     me = get_ident()
     holds = _HOLDS.get(me)
-    if holds is not None:  # nested in another ua.jit call of this thread
-        return _nested(holds, want, fn, args, kwargs)
+    # nested in another ua.jit call of this thread that holds another setting: that hold is given up for it
+    if holds is not None and holds[-1][1] is not None and not _satisfies(_read(want), want):
+        return _yielding(holds[-1], lambda: hold(want, fn, args, kwargs))
     rec: list[Any] = [want, SWITCH.enter(want)]
-    _HOLDS[me] = holds = [rec]
-    try:
-        return fn(args, kwargs)
-    finally:
-        del _HOLDS[me]
-        if rec[1] is not None:
-            SWITCH.leave(rec[1])
-
-
-def _nested(holds: list[list[Any]], want: Any, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    if holds[-1][1] is not None and not _satisfies(_read(want), want):
-        return _yielding(holds[-1], lambda: _nested(holds, want, fn, args, kwargs))
-    rec: list[Any] = [want, SWITCH.enter(want)]
+    if holds is None:
+        holds = _HOLDS[me] = []
     holds.append(rec)
     try:
         return fn(args, kwargs)
     finally:
         holds.pop()
+        if not holds:
+            del _HOLDS[me]
         if rec[1] is not None:
             SWITCH.leave(rec[1])
 
@@ -214,19 +194,18 @@ WANT = {(cpu, p): ("cpu" if cpu else "cuda", p) for cpu in (True, False) for p i
 
 
 def run(x: Any, policy: str, fn: Any, *args: Any) -> Any:
-    """``fn(*args)`` under ``policy``'s torch setting for a computation on ``x``'s device."""
     if not matters(x):
         return fn(*args)
     return arbitrate(x, policy, fn, *args)
 
 
 def arbitrate(x: Any, policy: str, fn: Any, *args: Any) -> Any:
-    """:func:`run` for a caller that has found :func:`matters` true already."""
+    # (run for a caller that has found matters true already)
     return RUN(WANT[x.is_cpu, policy], fn, *args)
 
 
 def used(policy: str, x: Any) -> str:
-    """What a float32 matmul on ``x`` computes with under ``policy`` (``ua.explain``)."""
+    # What a float32 matmul on x computes with under ``policy`` (ua.explain).
     if not policy:  # inside a torch.compile trace, no policy scoped in the compiled function
         return "the policy in force when the compiled graph runs ('highest' unless the caller scopes another)"
     amp = _autocast_dtype(x)
@@ -254,10 +233,8 @@ def _autocast_dtype(x: Any) -> str | None:
     return str(dt).removeprefix("torch.")
 
 
-# The front end reads the policy once (unarray._precision.scope, a ContextVar's get) and passes it down. Dynamo
-# cannot trace a ContextVar: inside its traces that read is the policy scoped inside the compiled function, or ""
-# (the one in force when the graph runs). Registered when torch.compile loads torch._dynamo (importing it here
-# would cost seconds), or at once where it is loaded already: the package's one watch (watch.py).
+# Dynamo cannot trace the front end's policy read (a ContextVar): in its traces it reads the policy scoped inside the
+# compiled function, or "" (the one in force when the graph runs); registered as torch._dynamo loads (watch.py).
 def _trace_the_scope() -> None:
     torch.compiler.substitute_in_graph(_precision.scope, skip_signature_check=True)(_precision.traced)
 

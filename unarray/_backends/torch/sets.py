@@ -2,12 +2,21 @@
 # (real, imag) rows) and array-api-compat has no unique_all for torch (first indices from a scatter-min).
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import array_api_compat.torch as compat_torch
 import torch
 
-from unarray._backends.torch.gaps import UniqueAll, UniqueCounts, UniqueInverse, unique
+from unarray._backends._xp_shared import UniqueAllResult, UniqueCountsResult, UniqueInverseResult
+
+
+def unique(x: Any) -> tuple[Any, Any, Any]:
+    flat = x.reshape(-1)
+    if not flat.is_complex():
+        return cast(tuple[Any, Any, Any], torch.unique(flat, sorted=True, return_inverse=True, return_counts=True))
+    rows, inverse, counts = torch.unique(torch.view_as_real(flat), dim=0, sorted=True, return_inverse=True,
+                                         return_counts=True)
+    return torch.view_as_complex(rows.contiguous()), inverse, counts
 
 
 def unique_values(x: Any) -> Any:
@@ -15,14 +24,14 @@ def unique_values(x: Any) -> Any:
 
 
 def unique_counts(x: Any) -> Any:
-    return compat_torch.unique_counts(x) if not x.is_complex() else UniqueCounts(*unique(x)[::2])
+    return compat_torch.unique_counts(x) if not x.is_complex() else UniqueCountsResult(*unique(x)[::2])
 
 
 def unique_inverse(x: Any) -> Any:
     if not x.is_complex():
         return compat_torch.unique_inverse(x)
     values, inverse, _ = unique(x)
-    return UniqueInverse(values, inverse.reshape(x.shape))
+    return UniqueInverseResult(values, inverse.reshape(x.shape))
 
 
 def unique_all(x: Any) -> Any:
@@ -31,4 +40,4 @@ def unique_all(x: Any) -> Any:
     pos = torch.arange(flat.numel(), device=x.device)
     first = torch.full(values.shape, flat.numel(), dtype=torch.int64, device=x.device)
     first = first.scatter_reduce(0, inverse, pos, "amin")
-    return UniqueAll(values, first, inverse.reshape(x.shape), counts)
+    return UniqueAllResult(values, first, inverse.reshape(x.shape), counts)
