@@ -1,8 +1,6 @@
-# Attention for torch tensors: torch SDPA with the implementation chosen
-# explicitly. torch's own default order prefers flash over cuDNN; cuDNN is the
-# faster on CUDA (docs/design-notes.md), so the order is cuDNN > flash > efficient > math
-# (torch's priority mode takes the first that accepts the inputs). The rest
-# corrects semantics: bottom-right causal alignment, zeros for empty rows.
+# Attention for torch tensors: torch SDPA in the order cuDNN > flash > efficient > math (torch's own prefers flash;
+# cuDNN is the faster on CUDA: docs/design-notes.md), with the semantics corrected: bottom-right causal alignment,
+# zeros for empty rows.
 from __future__ import annotations
 
 from typing import Any
@@ -31,9 +29,8 @@ _FULL_ORDER: dict[tuple[tuple[int, ...], bool], list[int]] = {}
 
 
 def _call(f: Any, q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, gqa: bool) -> Any:
-    # f: the plan's kernel, torch.nn.functional.scaled_dot_product_attention.
-    # Note: sdpa_kernel() is slow Python (it rewrites every backend flag twice); only
-    # the priority order matters here, so it is set directly, and only when it differs, then restored.
+    # Note: sdpa_kernel() is slow Python (it rewrites every backend flag twice): the priority order alone is set,
+    # where it differs, then restored.
     if _get_priority is None or _set_priority is None or _tp.compiling():
         with sdpa_kernel(_order(q), set_priority=True):
             return f(q, k, v, attn_mask=mask, is_causal=causal, scale=scale, enable_gqa=gqa)
@@ -132,16 +129,12 @@ def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
         if arbitrated and not compiling:
             out = _tp.arbitrate(q4, policy, _call, f, q4, k4, v4, m4, causal, scale, gqa)
         else:
-            # Note: under ua.jit a held policy's setting covers the whole graph (precision.py, "ua.jit's
-            # boundary"): torch's fused kernel, as in eager code under the switch. In a compiled graph on the
-            # CPU the NaN check below cannot run (a branch on data), so the math kernel, which keeps NaN in q
-            # or k as NaN out, takes the call instead of the CPU flash kernel (which drops them).
+            # Note: under ua.jit a held policy covers the whole graph: torch's fused kernel. In a compiled graph on
+            # the CPU the NaN check below cannot run (a branch on data): the math kernel, which keeps NaN, runs.
             out = (_math if compiling and not q4.is_cuda else _call)(f, q4, k4, v4, m4, causal, scale, gqa)
         if not q4.is_cuda and not compiling and bool(torch.isnan(q4.sum() + k4.sum())):
-            # Note: torch's CPU flash kernel drops NaN scores (a NaN in q or k can give a finite row: with
-            # Sq != Sk, or Sk == 1, among others); the math kernel keeps them: NaN in, NaN out. A NaN anywhere in
-            # q or k makes their sum NaN (opposite infinities too: those take the math kernel, as correct, only
-            # slower). The sum is the cheaper test (an isnan().any() pair costs more). CPU only: no device sync.
+            # Note: torch's CPU flash kernel drops NaN scores (a NaN in q or k can give a finite row); the math
+            # kernel keeps them. A NaN in q or k (or opposite infinities: only slower) makes their sum NaN.
             args = (f, q4, k4, v4, m4, causal, scale, gqa)
             out = _tp.arbitrate(q4, policy, _math, *args) if arbitrated else _math(*args)
         return _finish(out, m4, batch, layout)

@@ -1,15 +1,8 @@
-# Structured attention masks on torch tensors (a sliding window, causal aligned bottom-right with Sq != Sk, segment
-# ids: a MaskSpec), each on the torch kernel that takes it without an (Sq, Sk) mask:
-# - the keys no query reaches are sliced off K/V first (MaskSpec.key_range): a decode step (Sq = 1) then needs no
-#   mask and runs SDPA's fused kernels unmasked, on the reachable keys only;
-# - what is left causal aligned bottom-right with Sq < Sk runs SDPA with torch's causal_lower_right bias (flash or
-#   memory-efficient kernels take that alignment natively); Sq == Sk is SDPA's own is_causal;
-# - a window band or segment ids run torch's flex_attention, compiled once (Dynamo compiles per shape and dtype),
-#   under a block mask computed from the blocks' bounds in O((S/128)^2), never from an (Sq, Sk) mask: blocks no
-#   query reaches are skipped, blocks wholly allowed skip the mask function;
-# - a band left over a few query rows (a decode step of a few tokens) is a small (Sq, Sk') mask on the sliced keys.
-# Anything else (a float32 band, a band on the CPU, an additive mask beside the structure) returns None: the
-# caller's blocked path with block skipping takes it.
+# Structured attention masks on torch tensors (a MaskSpec: a sliding window, causal aligned bottom-right with
+# Sq != Sk, segment ids), each on the torch kernel that takes it without an (Sq, Sk) mask, once the keys no query
+# reaches are sliced off: SDPA (unmasked, or with causal_lower_right), torch's flex_attention under a block mask
+# built from the blocks' bounds in O((S/128)^2), or a small (Sq, Sk') mask over a few query rows. Anything else
+# returns None: the caller's blocked path takes it.
 from __future__ import annotations
 
 import math
@@ -51,14 +44,12 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
     what = f"; K/V sliced to the reachable keys [{lo}, {hi})" if n != sk else "; every key reachable"
     if form == "none" or (form == "causal" and sq == n):
         inner = _att.plan(q, ks, vs, None, form == "causal", scale, layout, policy)
-        # (the inner plan's own call: nothing runs after it)
         return Plan(inner.kernel, inner.call, lambda: f"{inner.detail}{what}" + (
             ", SDPA's causal on the slice" if form == "causal" else ""))
     if form == "causal" and q.is_cuda and sq < n:
         return _lower_right(q, ks, vs, scale, layout, policy, what)
     if sq > SMALL_ROWS:
         return None
-    # A band over a few rows: the (Sq, Sk') mask of the sliced keys is O(S) memory.
     small = spec.allowed(torch, 0, sq, lo, hi, sq, sk, device=q.device)
     inner = _att.plan(q, ks, vs, small, False, scale, layout, policy)
     return around(inner, _same, f"{what}, a ({sq}, {n}) boolean mask over them")
@@ -185,8 +176,7 @@ def _build(spec: Any, qids: Any, kids: Any, sq: int, sk: int, device: Any) -> An
     qs = torch.arange(0, sq, BLOCK, device=device)
     ks = torch.arange(0, sk, BLOCK, device=device)
     qe, ke = (qs + BLOCK).clamp(max=sq) - 1, (ks + BLOCK).clamp(max=sk) - 1
-    # A block's key - query offsets span [ks - qe, ke - qs]: it is live where that meets [lo_d, hi_d], full
-    # where it lies inside.
+    # (a block is live where its key - query offsets [ks - qe, ke - qs] meet [lo_d, hi_d], full where inside)
     dmin, dmax = ks[None, :] - qe[:, None], ke[None, :] - qs[:, None]
     live = ((dmin <= hi_d) & (dmax >= lo_d))[None]
     full = ((dmin >= lo_d) & (dmax <= hi_d))[None]

@@ -1,9 +1,7 @@
-# unarray's own ring for torch DTensors whose sequence is sharded (attention_ring.py chooses it): K/V blocks
-# travel rank to rank by P2P (batch_isend_irecv), the next block posted before the current one is computed;
-# each block runs a kernel that returns its log-sum-exp, merged online in float32 (float64 kept). Causal
-# calls are dealt head-tail (zigzag). The heads are walked in groups (ring_rules.head_groups) so a rank's
-# extra memory is bounded by a group's share; the next group's head-tail exchange and the previous group's
-# output exchange travel while the current group is computed.
+# unarray's own ring for torch DTensors whose sequence is sharded: K/V blocks travel rank to rank by P2P, the next
+# posted before the current one is computed, each block's log-sum-exp merged online in float32 (float64 kept).
+# Causal calls are dealt head-tail (zigzag); the heads are walked in groups (ring_rules.head_groups), the next
+# group's exchanges travelling while the current one is computed.
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -50,10 +48,8 @@ def _messages(t: Any, slot: int, h: int, rows: list[tuple[int, int]] | None) -> 
 
 
 def start_exchange(xs: list[Any], p: Any, to_zigzag: bool, into: list[Any] | None = None) -> Callable[[], list[Any]]:
-    # Re-deal (N, H, 2h, D) shards between the contiguous order (rank r: chunks 2r, 2r+1 of 2W) and the
-    # head-tail order (rank r: chunks r, 2W-1-r), in either direction: one P2P batch for all of xs, halves
-    # only, each result into a new tensor or into the given one (same shape). Returns the function that waits
-    # and returns them (the transfer runs meanwhile).
+    # Re-deal (N, H, 2h, D) shards between the contiguous order (rank r: chunks 2r, 2r+1 of 2W) and the head-tail
+    # order (rank r: chunks r, 2W-1-r), either way, in one P2P batch, into new tensors or ``into``; returns the wait.
     w, r = p.size, p.rank
 
     def contiguous(c: int) -> tuple[int, int]:
@@ -70,8 +66,7 @@ def start_exchange(xs: list[Any], p: Any, to_zigzag: bool, into: list[Any] | Non
     for i, x in enumerate(xs):
         n, hh, h = x.shape[0], x.shape[1], x.shape[2] // 2
         out = into[i] if into is not None else torch.empty(x.shape, dtype=x.dtype, device=x.device)
-        # Note: a (batch, head) row of a half is one contiguous run of a BHSD tensor: it is sent from x and
-        # received into out where it lies, with no copy out and no concatenation.
+        # (a (batch, head) row of a half is one contiguous run of a BHSD tensor: it travels in place)
         rows = [(b, j) for b in range(n) for j in range(hh)] if n * hh <= ROW_MESSAGES else None
         for c in range(2 * w):
             (sr, sp), (dr, dp) = src_of(c), dst_of(c)
@@ -252,8 +247,7 @@ def blocks(qseg: list[tuple[int, int]], kseg: list[tuple[int, int]], spec: Any, 
 
 def _block_mask(mask: Any, qseg: list[tuple[int, int]], kseg: list[tuple[int, int]], rows: tuple[int, int],
                 cols: tuple[int, int], causal: bool, sq: int, sk: int, device: Any, spec: Any = None) -> Any:
-    # Additive float32 bias (…, rows, cols) of the user's mask, causality and a structured mask at these global
-    # positions.
+    # Additive float32 bias (…, rows, cols) of the user's mask, causality and a structured mask at these positions.
     gi = _global(qseg, *rows).to(device)
     gj = _global(kseg, *cols).to(device)
     bias = torch.zeros(len(gi), len(gj), dtype=torch.float32, device=device)
@@ -312,8 +306,7 @@ def _math(q: Any, k: Any, v: Any, bias: Any, scale: float) -> tuple[Any, Any]:
 
 
 def merge_block(acc: Any, lse: Any, rows: tuple[int, int], o: Any, block_lse: Any) -> None:
-    # Online log-sum-exp merge of a block's (out, lse) into rows of the accumulators (float32, or float64
-    # for float64 inputs), in place.
+    # Online log-sum-exp merge of a block's (out, lse) into rows of the accumulators, in place.
     a, b = rows
     old = lse[:, :, a:b]
     blk = block_lse.to(lse.dtype)
@@ -321,8 +314,7 @@ def merge_block(acc: Any, lse: Any, rows: tuple[int, int], o: Any, block_lse: An
     safe = torch.where(torch.isneginf(new), 0.0, new)
     w_old = torch.exp(old - safe)[..., None]
     w_new = torch.exp(blk - safe)[..., None]
-    # Note: in place, no block-sized float32 temporaries; a block row with nothing to attend has lse -inf,
-    # so weight 0, and output 0 (the math block's), never NaN; a NaN input stays NaN.
+    # Note: no block-sized temporaries; a row with nothing to attend has lse -inf, weight 0 and output 0, never NaN.
     acc[:, :, a:b].mul_(w_old).addcmul_(o, w_new)
     lse[:, :, a:b] = new
 

@@ -1,13 +1,8 @@
-# unarray's two-rank split for causal attention on a sequence sharded over two ranks (attention_ring.py chooses
-# it): rank 0 holds rows [0, L), rank 1 rows [L, 2L). Causality gives rank 0 a quarter of the work and rank 1
-# three quarters; the split evens it with one exchange instead of a ring of steps:
-# - rank 0 sends its keys and values to rank 1 and receives the first half of rank 1's queries;
-# - rank 0 computes its own causal block, then that half of rank 1's rows against its keys (a full block), and
-#   sends that block's output and log-sum-exp back;
-# - rank 1 computes its own causal block, then the second half of its rows against rank 0's keys, and merges
-#   both full blocks into its causal block's output, half a shard at a time (online log-sum-exp, float32).
-# Each rank runs two kernel calls of a quarter of the work; the keys and values travel while the first block
-# is computed, so what shows is the last block's output (half a shard's rows) travelling back.
+# unarray's two-rank split for causal attention on a sequence sharded over two ranks (rank 0: rows [0, L), rank 1:
+# [L, 2L)): causality gives rank 1 three quarters of the work; one exchange evens it. Rank 0 gets rank 1's first
+# half of rows and computes them against its own keys and values, which rank 1 gets to compute its second half;
+# rank 1 merges both blocks into its causal block (online log-sum-exp). The transfers travel while the causal
+# blocks are computed.
 from __future__ import annotations
 
 from typing import Any
@@ -75,8 +70,7 @@ def split(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, sq: int
 
 
 def _merge_into(out: Any, ls: Any, rows: tuple[int, int], o: Any, block_lse: Any, ct: Any) -> None:
-    # Merge a block's (output, log-sum-exp) into rows a:b of the causal block's output, in place: the merge in
-    # ct over those rows only, so that no accumulator for the whole shard is held beside the received keys.
+    # (the merge in ct over those rows only: no accumulator for the whole shard beside the received keys)
     a, b = rows
     acc, lse = out[:, :, a:b].to(ct), ls[:, :, a:b].to(ct)
     merge_block(acc, lse, (0, b - a), o, block_lse)

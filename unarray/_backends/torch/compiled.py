@@ -1,16 +1,11 @@
-# What torch.compile needs from the torch backend, imported on first need only (it loads
-# torch._dynamo, about 2 s): the graph-break wrapper for handoffs and the precision custom ops.
-# The torch backend imports it by an import statement inside traced code; dynamo runs such a
-# statement for real at trace time, so the first use of unarray inside a compiled function works
-# in a cold process.
+# What torch.compile needs from the torch backend, imported on first need only (it loads torch._dynamo, about
+# 2 s, by an import statement inside traced code, which dynamo runs for real): the graph-break wrapper for
+# handoffs, the precision custom ops and ua.jit's compiled calls.
 #
-# Why custom ops: a compiled graph runs its matmuls under whatever torch's global precision is
-# when the graph runs, so a policy read at trace time would be lost. unarray::matmul keeps the
-# policy as an argument of one opaque node (no graph break); its eager implementation runs the
-# arbitrated switch of precision.py at run time, and its backward is two unarray::matmul calls
-# under the same policy. Under ua.jit (compile below) the switch is held around the whole compiled call
-# instead, and the ops whose policy is the one held are plain torch ops (precision.py, "ua.jit's
-# boundary", says why that is sound).
+# Why custom ops: a compiled graph runs its matmuls under torch's global precision of run time, so a policy read
+# at trace time would be lost; unarray::matmul keeps it as an argument of one opaque node, run under precision.py's
+# switch. Under ua.jit the switch is held around the whole compiled call instead, and the ops under the held policy
+# are plain torch ops (precision.py, "ua.jit's boundary").
 from __future__ import annotations
 
 import functools
@@ -29,9 +24,7 @@ def _to_eagerly(to: Any, x: Any, backend: Any, device: Any, copy: bool | None, o
     return to(x, backend, device, copy, op)
 
 
-# Note: a handoff met inside torch.compile runs eagerly on the real tensor (a graph break, as for
-# any call dynamo cannot follow); under fullgraph=True, torch refuses the break and its error gives
-# this reason.
+# A handoff met inside torch.compile runs eagerly (a graph break); under fullgraph=True torch's error gives this reason.
 _BREAK = ("unarray: ua.to hands the tensor to another library, which a torch.compile graph cannot hold; "
           "do the handoff outside the compiled function, or compile without fullgraph=True")
 try:
@@ -95,8 +88,7 @@ def vecdot(x1: Any, x2: Any, axis: int) -> Any:
 
 
 def attention(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, gqa: bool, policy: str) -> Any:
-    # Attention written out with unarray::matmul (its two products under the policy); torch's fused
-    # kernels would run under the global setting in force when the graph runs.
+    # (its two products under the policy; torch's fused kernels would run under the run-time global setting)
     if gqa:
         g = q.shape[-3] // k.shape[-3]
         k, v = k.repeat_interleave(g, dim=-3), v.repeat_interleave(g, dim=-3)
@@ -117,13 +109,10 @@ def attention(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, gqa
     return _matmul_op(p, v, policy)
 
 
-# ua.jit's guards. Dynamo guards every object a trace reads, unarray's own modules included, several times the
-# guards of the same function written natively, checked on every call (docs/design-notes.md). A ua.jit entry
-# drops the guards on unarray's modules (and on array-api-compat's torch namespace, which its backend runs),
-# keeping those of its precision module: what those modules hold is fixed once imported or only grows (the type
-# registry, caches filled before tracing), and the state a trace reads that can change (the policy, the default
-# backend, the device) is ua.jit's cache key. Guards on the arguments, the user's globals and torch's global
-# state are kept. A user's own torch.compile keeps them all.
+# ua.jit's guards (docs/design-notes.md): an entry drops Dynamo's guards on unarray's modules and array-api-compat's
+# torch namespace, but for its precision module: what they hold is fixed once imported or only grows, and what a
+# trace reads that can change (the policy, the default backend, the device) is ua.jit's cache key. A user's own
+# torch.compile keeps them all.
 _INTERNAL = ("G['__import_unarray_dot_", "G['__import_unarray']", "G['__import_array_api_compat_dot_torch")
 _KEPT = "G['__import_unarray_dot__precision']"
 
@@ -159,30 +148,26 @@ def _without_internal_guards(options: dict[str, Any]) -> dict[str, Any]:
 
 
 def compile_held(fn: Callable[..., Any], want: tuple[str, str] | None, **options: Any) -> Callable[..., Any]:
-    """torch.compile of ``fn`` for one ua.jit entry, called as ``run(args, kwargs)``: traced under the marker of
-    ``want`` (the device kind and policy of the call) and run inside the precision switch held at ``want``;
-    ``None``: as a user's own torch.compile (the custom ops carry the policy)."""
+    # torch.compile of fn for one ua.jit entry, called as run(args, kwargs): traced under the marker of ``want``
+    # and run inside the switch held at it; None: as a user's own torch.compile (the custom ops carry the policy).
     held, is_compiling = _tp.HELD, _tp.compiling
 
     def traced(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        # Note: the arguments come packed (a tuple and a dict): no repacking at each of the call's levels. The
-        # frame reads no global: what it reads is a guard of its own, kept (a global of this module would be).
+        # (reads no global: a global of this module would be a guard of its own, kept)
         if want is None:
             return fn(*args, **kwargs)
         compiling = is_compiling()
         if compiling:
             held.append(want)
-        # Note: the try block is what makes a graph break inside fn run this frame eagerly (fn's frames
-        # are compiled without the marker); outside one, dynamo would write the push to the real list
-        # before the break, where other threads' traces could read it.
+        # Note: the try block makes a graph break inside fn run this frame eagerly; outside one, dynamo would write
+        # the push to the real list before the break, where other threads' traces could read it.
         try:
             return fn(*args, **kwargs)
         finally:
             if compiling:
                 held.pop()
 
-    # Note: a code object of its own per entry: dynamo keeps its cache and its recompile limit per code
-    # object, and every ua.jit entry would otherwise share this one.
+    # Note: a code object per entry: dynamo keeps its cache and its recompile limit per code object.
     name = "ua_jit_" + "".join(c if c.isalnum() else "_" for c in getattr(fn, "__name__", "fn"))
     code = traced.__code__.replace(co_name=name)
     traced.__code__ = code.replace(co_qualname=name) if sys.version_info >= (3, 11) else code
@@ -201,15 +186,13 @@ def compile_held(fn: Callable[..., Any], want: tuple[str, str] | None, **options
 
 
 def graph_breaks() -> dict[str, int]:
-    """torch.compile's graph breaks so far, by reason (Dynamo's counters, process-wide)."""
     from torch._dynamo.utils import counters
 
     return dict(counters["graph_break"])
 
 
 def breaks_since(before: dict[str, int]) -> list[str]:
-    """The reasons of the graph breaks counted since ``before`` (:func:`graph_breaks`), one line each: unarray's
-    reason where unarray broke the graph (a handoff), else Dynamo's first line and its explanation."""
+    # One line per break since ``before``: unarray's reason (a handoff), else Dynamo's first line and explanation.
     out = []
     for text, n in graph_breaks().items():
         if n <= before.get(text, 0):
