@@ -24,6 +24,7 @@ from unarray import _dispatch, _precision
 from unarray import _jit_compilers as _jc
 from unarray._backends import LIBRARIES
 from unarray._backends._compiler import EAGER, Compiler
+from unarray._devices import Device
 from unarray._errors import ArgumentError, ArgumentTypeError, CompileError, UnarrayError, UnknownArrayTypeError
 from unarray._explanation import Explanation
 from unarray._jit_compilers import JitGraphBreakWarning
@@ -283,9 +284,7 @@ class jit:
         values = [a for i, a in enumerate(args) if i not in pos] if pos else list(args)
         if kwargs:
             values += [v for n, v in kwargs.items() if n not in names]
-        # Note: the common call (arrays of one library, as arguments or one level down in a dict, list or tuple)
-        # is read here in one pass; anything else (deeper nesting, mixed libraries, a type not registered yet)
-        # takes the ops' rule below.
+        # One pass for the common call (one library's arrays, at most one level down); else the ops' rule below.
         leaves: list[Any] = []
         for a in values:
             t = type(a)
@@ -340,8 +339,7 @@ class jit:
 
     def _name_compiler(self) -> Compiler:
         # The compiler named by compiler= (a library's: its backend is loaded, as building it would).
-        c = self._compiler
-        self._named = EAGER if callable(c) or c == _EAGER else _dispatch.backend_named(c, "jit").compiler
+        self._named = self._compiler_of("callable" if callable(self._compiler) else str(self._compiler))
         return self._named
 
     def _compiler_of(self, kind: str) -> Compiler:
@@ -361,12 +359,6 @@ class jit:
         if comp.bakes_arguments:
             key += (tuple([type(a) for a in args]), tuple([(n, type(v)) for n, v in kwargs.items()]))
         return key
-
-    def _entry(self, key: Any, static: tuple[tuple[str, Any], ...], lead: Any) -> _Entry | None:
-        try:
-            return self._cache.get(key)
-        except TypeError:
-            _unhashable(static, lead)
 
     # -- compiling ------------------------------------------------------------------------------
     def _choose(self, lead: Any) -> tuple[str, str | None, str]:
@@ -442,13 +434,16 @@ class jit:
             raise ArgumentTypeError("ua.jit(...) without a function explains nothing; apply it first", op="explain")
         lead, leaf = self._leader(args, kwargs)
         name = getattr(self._fn, "__qualname__", repr(self._fn))
-        dev = lead.device_of(leaf) if leaf is not None else _default_device(lead)
+        dev = lead.device_of(leaf) if leaf is not None else _dispatch.default_backend()[1] or Device("cpu")
         if (leaf is not None and lead.is_tracer(leaf)) or _precision.tracing():
             return JitExplanation(name, lead.name, dev, "traced as written", _precision.current(),
                                   compiler="outer trace", reason="called inside another trace: no compile of its own",
                                   cache="none")
         key, static = self._key(lead, leaf, args, kwargs)
-        entry = self._entry(key, static, lead)
+        try:
+            entry = self._cache.get(key)
+        except TypeError:
+            _unhashable(static, lead)
         kind, target, reason = self._choose(lead) if entry is None else (entry.compiler, entry.target, entry.reason)
         label = self._label(kind, self._options_for(kind)) if entry is None else entry.label
         hand = (f"{lead.name} -> {target} for {label}, results back to {lead.name}",) if target else ()
@@ -530,11 +525,3 @@ def _hashable(v: Any) -> bool:
     except TypeError:
         return False
     return True
-
-
-def _default_device(lead: Any) -> Any:
-    from unarray._devices import Device
-
-    dev = _dispatch.default_backend()[1]
-    return Device("cpu") if dev is None else dev
-

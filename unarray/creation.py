@@ -53,7 +53,11 @@ def _creation_backend(op: str, backend: Any, device: Any, dtype: Any = None) -> 
         raise _fail(op, b, e) from e
 
 
-def _make(op: str, backend: Any, device: Any, dtype: Any, call: Any, shape: Any = None, width: int = 8) -> Array:
+def _make(fn: Any, refused: dict[str, Any], backend: Any, device: Any, dtype: Any, call: Any, shape: Any = None,
+          width: int = 8) -> Array:
+    if refused:
+        _refuse(fn, refused, backend)
+    op = fn.__name__
     b, dev = _creation_backend(op, backend, device, dtype)
     try:  # frame(op): its except clause is the template's (tools/gen_frontend.py)
         dt = b.dtype(dtype)
@@ -97,9 +101,7 @@ def zeros(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | 
         array([[0, 0, 0],
                [0, 0, 0]], dtype=int16)
     """
-    if refused:
-        _refuse(zeros, refused, backend)
-    return _make("zeros", backend, device, dtype, lambda b, dt, dev: b.zeros(shape, dtype=dt, device=dev), shape)
+    return _make(zeros, refused, backend, device, dtype, lambda b, dt, dev: b.zeros(shape, dtype=dt, device=dev), shape)
 
 
 def ones(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
@@ -131,9 +133,7 @@ def ones(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | N
         >>> ua.ones(2, dtype=ua.bool)
         array([ True,  True])
     """
-    if refused:
-        _refuse(ones, refused, backend)
-    return _make("ones", backend, device, dtype, lambda b, dt, dev: b.ones(shape, dtype=dt, device=dev), shape)
+    return _make(ones, refused, backend, device, dtype, lambda b, dt, dev: b.ones(shape, dtype=dt, device=dev), shape)
 
 
 def empty(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None,
@@ -166,9 +166,7 @@ def empty(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | 
         >>> ua.empty((2, 0))
         array([], shape=(2, 0), dtype=float64)
     """
-    if refused:
-        _refuse(empty, refused, backend)
-    return _make("empty", backend, device, dtype, lambda b, dt, dev: b.empty(shape, dtype=dt, device=dev), shape)
+    return _make(empty, refused, backend, device, dtype, lambda b, dt, dev: b.empty(shape, dtype=dt, device=dev), shape)
 
 
 def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: DTypeLike | None = None,
@@ -214,7 +212,7 @@ def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: DType
                                 op="full", backend=backend if isinstance(backend, str) else None)
     if type(fill_value) is int and dtype is not None:
         check_int_scalar("full", backend if isinstance(backend, str) else None, fill_value, dtype)
-    return _make("full", backend, device, dtype,
+    return _make(full, {}, backend, device, dtype,
                  lambda b, dt, dev: b.full(shape, fill_value, dtype=dt, device=dev), shape,
                  16 if isinstance(fill_value, complex) else 8)
 
@@ -257,9 +255,7 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         >>> ua.arange(1, 7, 2)
         array([1, 3, 5])
     """
-    if refused:
-        _refuse(arange, refused, backend)
-    return _make("arange", backend, device, dtype,
+    return _make(arange, refused, backend, device, dtype,
                  lambda b, dt, dev: b.arange(start, stop, step, dtype=dt, device=dev),
                  (_shapes.arange_length(start, stop, step),))
 
@@ -304,9 +300,7 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
         >>> ua.linspace(0, 1, 5)
         array([0.  , 0.25, 0.5 , 0.75, 1.  ])
     """
-    if refused:
-        _refuse(linspace, refused, backend)
-    return _make("linspace", backend, device, dtype,
+    return _make(linspace, refused, backend, device, dtype,
                  lambda b, dt, dev: b.linspace(start, stop, num, dtype=dt, device=dev, endpoint=endpoint), (num,),
                  16 if isinstance(start, complex) or isinstance(stop, complex) else 8)
 
@@ -346,9 +340,7 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: DTypeLi
         array([[0, 1, 0],
                [0, 0, 1]], dtype=int8)
     """
-    if refused:
-        _refuse(eye, refused, backend)
-    return _make("eye", backend, device, dtype,
+    return _make(eye, refused, backend, device, dtype,
                  lambda b, dt, dev: b.eye(n_rows, n_cols, k=k, dtype=dt, device=dev),
                  (n_rows, n_rows if n_cols is None else n_cols))
 
