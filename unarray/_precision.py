@@ -62,13 +62,8 @@ scope: Callable[[], str] = _POLICY.get
 _TRACED: list[str] = []
 
 
-# Whether this thread is being traced, once torch is loaded: the torch backend's compiling() (its module sets it
-# on loading), or until then torch.compiler.is_dynamo_compiling, which only Dynamo's trace sees true. Never
-# torch.compiler.is_compiling alone: a process-wide flag, true in every thread while one thread compiles, so
-# another thread's policy scope went to the traced list and its ops read the compiling thread's policy.
-# Note: read from here, not from sys.modules, inside a
-# trace: dynamo wraps a dict it reads (all of sys.modules), guarding on it and iterating it while other code
-# imports, which can fail a compile ("dictionary changed size during iteration").
+# Whether this thread is being traced: the loaded backend's compiling(), never a process-wide flag (true in every
+# thread while one compiles). Read from here, not sys.modules: Dynamo guards on a dict it reads and iterates it.
 _IS_COMPILING: list[Any] = []
 # Until then, that library's own flag (Library.tracing_flag, dotted from its top module), as the registry tells it.
 _TRACING_FLAGS: list[str] = []

@@ -2,9 +2,8 @@
 backend's route makes (:class:`Route`), and running it.
 
 On CUDA and ROCm a permuted view (``x.T``, ``x.permute(0, 2, 3, 1)``) is copied by unarray's own
-tiled transpose (Triton, or CUDA C launched through CuPy), which reads and writes at close to copy
-bandwidth where the frameworks' strided copy reaches about a third of it on a transpose. Everything
-else is the framework's own call. Each backend whose arrays carry strides declares its route
+tiled transpose (Triton, or CUDA C launched through CuPy), faster there than the frameworks' strided
+copy. Everything else is the framework's own call. Each backend whose arrays carry strides declares its route
 (``Backend.layout_route``, in its package); an array without strides is returned as is. The route is
 the plan: :func:`contiguous` runs it and ``ua.explain`` prints its ``kernel``. The front end
 (``unarray/layout.py``) and the handoff (a library's ``compact_copy``) both call :func:`contiguous`;
@@ -23,18 +22,12 @@ from unarray._kernels.layout_plan import Plan, plan
 __all__ = ["AS_IS", "KEPT_RUN_MIN_BYTES", "KERNEL_MIN_BYTES", "TRITON_MAX_ELEMENT_BYTES", "Route", "contiguous",
            "cuda_kernels", "cuda_label", "plan_if_worth", "route", "triton_label", "unstrided"]
 
-# The route rule, from benchmarks/gpu/layout_gpu.py (figures: docs/design-notes.md, "Layout kernels"):
-#
-# - Below KERNEL_MIN_BYTES the native copy wins: there a call costs its launch from Python, not its bytes.
+# The route rule (why each constant, with its figures: docs/design-notes.md, "Layout kernels").
+# Below it the native copy wins: a call costs its launch from Python, not its bytes.
 KERNEL_MIN_BYTES = {"cuda": 16 << 20, "triton": 64 << 20}
-# - A transpose of fewer rows or columns than a library's minimum side (its route's MIN_SIDE) is a strided
-#   copy with a short run on one side: the few-rows kernel (16-byte words both ways) takes it where its
-#   words line up; the side below which the library's own copy wins is the library's.
-# - A view that keeps the inner axis (attention's (0, 2, 1, 3)) moves runs of the vector element: the
-#   kernels win for long runs, the libraries' copy for short ones. Runs shorter than KEPT_RUN_MIN_BYTES go native.
+# A view that keeps the inner axis moves runs of the vector element: shorter runs go native.
 KEPT_RUN_MIN_BYTES = 128
-# - The Triton kernel moves a 16-byte element (complex128) as two 8-byte words, slower than the library's
-#   copy: Triton takes elements of at most 8 bytes (and runs of KEPT_RUN_MIN_BYTES).
+# Triton moves a 16-byte element as two 8-byte words, slower than the library's copy.
 TRITON_MAX_ELEMENT_BYTES = 8
 
 

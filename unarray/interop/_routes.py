@@ -46,12 +46,9 @@ def _first_refused() -> Callable[[Any], Any]:
 
 
 # -- immutable sources, targets without read-only arrays -------------------------------------
-# DLPack gives a target without read-only arrays a writable alias, and a write through it would
-# change an immutable source behind its owner's back (an EagerTensor's cached constant, a JAX array a
-# jitted function closed over). So such a handoff is one copy on the target's side (counted, never
-# cached), or a refusal under copy=False, as for a read-only NumPy array handed to torch. The caller's
-# promise not to write (ua.to(..., readonly=True)) makes the alias the result instead: the pair's own
-# converter, or the promised converter a fast path declares.
+# A write through DLPack's writable alias would change an immutable source behind its owner's back: one
+# copy on the target's side (counted, never cached), or a refusal under copy=False; readonly=True makes
+# the alias the result instead.
 
 def refusing_alias(conv: Callable[[Any], Any], s: Handoff, d: Handoff) -> Callable[[Any], Any]:
     reason = (f"{s.noun} are immutable and {d.noun} cannot be read-only: a write through an alias "
@@ -128,12 +125,9 @@ def _made(r: Route, key: tuple[Any, ...]) -> Route:
 
 
 def fast(r: Route) -> Callable[[Any, str], Any]:
-    # One function per route, so that ua.to is a dict lookup and one call. A cached route checks
-    # the weak cache first (_cache.hit written out); an uncached one tries the native call first
-    # (torch.from_numpy, Tensor.numpy, ...), and anything it refuses takes the converter's full path.
-    # Counters: r.counts = [zero-copy conversions, cache hits], summed by stats().
-    # A miss or a refusal goes on in _slow (one definition for both paths). With the C extension,
-    # the route is a speedups.Handoff doing the steps below.
+    # One function per route, so that ua.to is a dict lookup and one call (with the C extension, a
+    # speedups.Handoff doing the same steps): the weak cache first, or the native call first where
+    # uncached; a miss or a refusal goes on in _slow.
     counts, compiling, dst, slow, traced = r.counts, r.compiling, r.dst, _slow(r), _outside(r)
     if speedups is not None:
         make = None if r.promise else r.path.guard
