@@ -11,7 +11,7 @@ import mlx.core as mx
 import numpy as np
 
 from unarray._backends import _promote
-from unarray._dtypes import canonical_name
+from unarray._dtypes import DTYPE_NAMES, canonical_name
 from unarray._dtypes import isdtype as _isdtype
 from unarray._errors import DTypeError
 
@@ -26,9 +26,7 @@ complex64 = mx.complex64
 _COMPLEX = frozenset({complex64})
 e, inf, nan, pi, newaxis = math.e, math.inf, math.nan, math.pi, None
 
-DT: dict[str, Any] = {"bool": bool, "int8": int8, "int16": int16, "int32": int32, "int64": int64, "uint8": uint8,
-                      "uint16": uint16, "uint32": uint32, "uint64": uint64, "float16": float16,
-                      "bfloat16": bfloat16, "float32": float32, "float64": float64, "complex64": complex64}
+DT: dict[str, Any] = {n: getattr(mx, "bool_" if n == "bool" else n) for n in DTYPE_NAMES if n != "complex128"}
 NAME_OF = {v: k for k, v in DT.items()}
 DEFAULT_FLOAT, DEFAULT_INT, INDEX = float32, int64, int64
 FLOATS = frozenset({float16, bfloat16, float32, float64})
@@ -93,14 +91,6 @@ def native(d: Any) -> Any:
     if n is None or n not in DT:
         raise DTypeError(f"{d!r} is not a dtype MLX has", backend="mlx")
     return DT[n]
-
-
-def is_float(d: Any) -> builtins.bool:
-    return d in FLOATS
-
-
-def is_int(d: Any) -> builtins.bool:
-    return d in INTS or d in UNSIGNED
 
 
 # -- conversion and promotion -------------------------------------------------------------
@@ -172,6 +162,6 @@ def finfo(type: Any, /) -> Any:  # noqa: A002
 
 def iinfo(type: Any, /) -> Any:  # noqa: A002
     d = type.dtype if isinstance(type, mx.array) else native(type)
-    if not is_int(d):
+    if d not in INTS and d not in UNSIGNED:
         raise DTypeError(f"iinfo needs an integer dtype, got {name(d)}")
     return _promote.Info(d, np.iinfo(_NP[name(d)]), False, name(d))

@@ -3,7 +3,6 @@
 # and rfft (MLX has neither).
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 import mlx.core as mx
@@ -81,9 +80,3 @@ def fftshift(x: Any, /, *, axes: Any = None) -> Any:
 
 def ifftshift(x: Any, /, *, axes: Any = None) -> Any:
     return mx.fft.ifftshift(a(x), axes=axes)
-
-
-fft_ns = SimpleNamespace(
-    fft=fft, ifft=ifft, fftn=fftn, ifftn=ifftn, rfft=rfft, irfft=irfft, rfftn=rfftn, irfftn=irfftn, hfft=hfft,
-    ihfft=ihfft, fftfreq=fftfreq, rfftfreq=rfftfreq, fftshift=fftshift, ifftshift=ifftshift,
-)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import builtins
 import math
-from types import SimpleNamespace
 from typing import Any
 
 import mlx.core as mx
@@ -244,11 +243,3 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any: 
     out = _xp_shared.matrix_norm(mx.abs(v), ord, lambda: svdvals(v), _REDUCE)
     out = _back(out, d if d != complex64 else float32)
     return out[..., None, None] if keepdims else out
-
-
-linalg = SimpleNamespace(
-    cholesky=cholesky, cross=cross, det=det, diagonal=diagonal, eig=eig, eigh=eigh, eigvals=eigvals,
-    eigvalsh=eigvalsh, inv=inv, matrix_norm=matrix_norm, matrix_power=matrix_power, matrix_rank=matrix_rank,
-    outer=outer, pinv=pinv, qr=qr, slogdet=slogdet, solve=solve, svd=svd, svdvals=svdvals, trace=trace,
-    vector_norm=vector_norm, matmul=matmul, matrix_transpose=matrix_transpose, tensordot=tensordot, vecdot=vecdot,
-)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 from typing import Any
 
 import tensorflow as tf
@@ -173,9 +172,3 @@ def fftshift(x: Any, /, *, axes: Any = None) -> Any:
 
 def ifftshift(x: Any, /, *, axes: Any = None) -> Any:
     return _shift(x, axes, -1)
-
-
-fft_ns = SimpleNamespace(
-    fft=fft, ifft=ifft, fftn=fftn, ifftn=ifftn, rfft=rfft, irfft=irfft, rfftn=rfftn, irfftn=irfftn, hfft=hfft,
-    ihfft=ihfft, fftfreq=fftfreq, rfftfreq=rfftfreq, fftshift=fftshift, ifftshift=ifftshift,
-)

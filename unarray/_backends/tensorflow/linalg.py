@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-from types import SimpleNamespace
 from typing import Any
 
 import tensorflow as tf
@@ -165,12 +164,3 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any: 
     x = _float(x)
     out = _xp_shared.matrix_norm(tf.math.abs(x), ord, lambda: tf.linalg.svd(x, compute_uv=False), _REDUCE)
     return out[..., None, None] if keepdims else out
-
-
-linalg = SimpleNamespace(
-    cholesky=cholesky, cross=cross, det=det, diagonal=diagonal, eig=eig, eigh=eigh, eigvals=eigvals,
-    eigvalsh=eigvalsh, inv=inv, matrix_norm=matrix_norm, matrix_power=matrix_power, matrix_rank=matrix_rank,
-    outer=outer, pinv=pinv, qr=qr, slogdet=slogdet, solve=solve, svd=svd, svdvals=svdvals, trace=trace,
-    vector_norm=vector_norm, matmul=linear_algebra.matmul, matrix_transpose=linear_algebra.matrix_transpose,
-    tensordot=linear_algebra.tensordot, vecdot=linear_algebra.vecdot,
-)

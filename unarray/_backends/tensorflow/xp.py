@@ -18,5 +18,7 @@ from unarray._backends.tensorflow import (
 # The modules' own helpers (shared with the other namespaces unarray writes), not names of the standard.
 XP = assemble(__name__, "The array-API namespace over TensorFlow.",
               (dtypes, elementwise, creation, statistical, manipulation, linear_algebra, searching),
-              ("axes_of", "same_dtype", "cast", "widened", "arith", "place"), linalg=linalg.linalg,
-              fft=fft.fft_ns)
+              ("axes_of", "same_dtype", "cast", "widened", "arith", "place"),
+              linalg=assemble(f"{__name__}.linalg", "The linalg extension over TensorFlow.",
+                              (linalg, linear_algebra), (), linalg.__name__),
+              fft=assemble(f"{__name__}.fft", "The fft extension over TensorFlow.", (fft,), (), fft.__name__))
