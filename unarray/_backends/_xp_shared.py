@@ -190,3 +190,49 @@ def bool_arith(promote: Callable[..., Any], boolean: Any, fn: Any, on_bool: Any,
     op.__name__ = fn.__name__
     op.__module__ = home or op.__module__
     return op
+
+
+def statistics(home: str, sums: tuple[Any, Any, Any], extremes: tuple[Any, Any, Any], args: tuple[Any, Any, Any],
+               cumulatives: tuple[Any, Any, Any], var: Any, sqrt: Any) -> tuple[Callable[..., Any], ...]:
+    """sum, prod, max, min, argmax, argmin, cumulative_sum, cumulative_prod and std of the package module ``home``.
+
+    Each group is (the package's step, the library's kernel for the first op, for the second); the steps take
+    (kernel, x, axis, dtype, keepdims) for sums, (kernel, op, x, axis, keepdims) for extremes and args, and
+    (kernel, identity, x, axis, dtype, include_initial) for cumulatives; std is ``sqrt`` of the package's ``var``."""
+    sum_like, k_sum, k_prod = sums
+    extreme, k_max, k_min = extremes
+    arg, k_argmax, k_argmin = args
+    cumulative, k_cumsum, k_cumprod = cumulatives
+
+    def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+        return sum_like(k_sum, x, axis, dtype, keepdims)
+
+    def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+        return sum_like(k_prod, x, axis, dtype, keepdims)
+
+    def max(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+        return extreme(k_max, "max", x, axis, keepdims)
+
+    def min(x: Any, /, *, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001
+        return extreme(k_min, "min", x, axis, keepdims)
+
+    def argmax(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Any:
+        return arg(k_argmax, "argmax", x, axis, keepdims)
+
+    def argmin(x: Any, /, *, axis: int | None = None, keepdims: bool = False) -> Any:
+        return arg(k_argmin, "argmin", x, axis, keepdims)
+
+    def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False) -> Any:
+        return cumulative(k_cumsum, 0, x, axis, dtype, include_initial)
+
+    def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
+                        include_initial: bool = False) -> Any:
+        return cumulative(k_cumprod, 1, x, axis, dtype, include_initial)
+
+    def std(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Any:
+        return sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
+
+    fns = (sum, prod, max, min, argmax, argmin, cumulative_sum, cumulative_prod, std)
+    for fn in fns:  # (a namespace takes, and ua.explain finds, a module's own functions)
+        fn.__module__, fn.__qualname__ = home, fn.__name__
+    return fns

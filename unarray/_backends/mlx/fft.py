@@ -21,36 +21,28 @@ def _in(x: Any, op: str, real: bool = False) -> Any:
     return x if x.dtype == complex64 else x.astype(complex64)
 
 
-def fft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
-    return mx.fft.fft(_in(x, "fft"), n=n, axis=axis, norm=norm)
+def _along_axis(op: str, real: bool = False) -> Any:
+    kernel = getattr(mx.fft, op)
+
+    def fn(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
+        return kernel(_in(x, op, real), n=n, axis=axis, norm=norm)
+
+    fn.__name__ = fn.__qualname__ = op
+    return fn
 
 
-def ifft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
-    return mx.fft.ifft(_in(x, "ifft"), n=n, axis=axis, norm=norm)
+def _over_axes(op: str, real: bool = False) -> Any:
+    kernel = getattr(mx.fft, op)
+
+    def fn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
+        return kernel(_in(x, op, real), s=s, axes=axes, norm=norm)
+
+    fn.__name__ = fn.__qualname__ = op
+    return fn
 
 
-def fftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
-    return mx.fft.fftn(_in(x, "fftn"), s=s, axes=axes, norm=norm)
-
-
-def ifftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
-    return mx.fft.ifftn(_in(x, "ifftn"), s=s, axes=axes, norm=norm)
-
-
-def rfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
-    return mx.fft.rfft(_in(x, "rfft", real=True), n=n, axis=axis, norm=norm)
-
-
-def irfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
-    return mx.fft.irfft(_in(x, "irfft"), n=n, axis=axis, norm=norm)
-
-
-def rfftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
-    return mx.fft.rfftn(_in(x, "rfftn", real=True), s=s, axes=axes, norm=norm)
-
-
-def irfftn(x: Any, /, *, s: Any = None, axes: Any = None, norm: str = "backward") -> Any:
-    return mx.fft.irfftn(_in(x, "irfftn"), s=s, axes=axes, norm=norm)
+fft, ifft, rfft, irfft = _along_axis("fft"), _along_axis("ifft"), _along_axis("rfft", True), _along_axis("irfft")
+fftn, ifftn, rfftn, irfftn = _over_axes("fftn"), _over_axes("ifftn"), _over_axes("rfftn", True), _over_axes("irfftn")
 
 
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}

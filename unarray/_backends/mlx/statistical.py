@@ -8,6 +8,7 @@ from typing import Any
 
 import mlx.core as mx
 
+from unarray._backends import _xp_shared
 from unarray._backends._xp_shared import axes_of, cumulative_axis, differences
 from unarray._backends.mlx.dtypes import (
     DEFAULT_FLOAT,
@@ -62,14 +63,6 @@ def _sum_like(fn: Any, x: Any, axis: Any, dtype: Any, keepdims: builtins.bool) -
     return total(fn, cast(x, acc), axes, keepdims).astype(acc)
 
 
-def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
-    return _sum_like(mx.sum, x, axis, dtype, keepdims)
-
-
-def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = False) -> Any:
-    return _sum_like(mx.prod, x, axis, dtype, keepdims)
-
-
 def _floating(x: Any) -> Any:
     return x if x.dtype in FLOATS or x.dtype == complex64 else x.astype(DEFAULT_FLOAT)
 
@@ -106,10 +99,6 @@ def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: built
     return s / denom if denom > 0 else mx.full(s.shape, math.nan, s.dtype)
 
 
-def std(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: builtins.bool = False) -> Any:
-    return mx.sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
-
-
 def _ordered(op: str, x: Any, axes: list[int] | None) -> None:
     if x.dtype == complex64:
         raise DTypeError("got a complex64 array, but complex numbers have no order in the standard; "
@@ -125,14 +114,6 @@ def _extreme(fn: Any, op: str, x: Any, axis: Any, keepdims: builtins.bool) -> An
     axes = axes_of(axis, x.ndim)
     _ordered(op, x, axes)
     return mx.array(x) if axes == [] else total(fn, x, axes, keepdims)
-
-
-def max(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
-    return _extreme(mx.max, "max", x, axis, keepdims)
-
-
-def min(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
-    return _extreme(mx.min, "min", x, axis, keepdims)
 
 
 def _no_elements(x: Any, axis: int | None, keepdims: builtins.bool) -> Any:
@@ -154,14 +135,6 @@ def _arg(fn: Any, op: str, x: Any, axis: int | None, keepdims: builtins.bool) ->
         return mx.where(found, hit, fn(x, axis=axis, keepdims=keepdims)).astype(INDEX)
     # Note: MLX's indices are uint32; the standard's are the default index dtype.
     return fn(x, axis=axis, keepdims=keepdims).astype(INDEX)
-
-
-def argmax(x: Any, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Any:
-    return _arg(mx.argmax, "argmax", x, axis, keepdims)
-
-
-def argmin(x: Any, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Any:
-    return _arg(mx.argmin, "argmin", x, axis, keepdims)
 
 
 def any(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
@@ -187,16 +160,6 @@ def _cumulative(fn: Any, identity: int, x: Any, axis: int | None, dtype: Any, in
     return out
 
 
-def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None,
-                   include_initial: builtins.bool = False) -> Any:
-    return _cumulative(mx.cumsum, 0, x, axis, dtype, include_initial)
-
-
-def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
-                    include_initial: builtins.bool = False) -> Any:
-    return _cumulative(mx.cumprod, 1, x, axis, dtype, include_initial)
-
-
 def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:
     x = a(x)
     return total(mx.sum, (x != 0).astype(INDEX), axes_of(axis, x.ndim), keepdims)
@@ -217,3 +180,8 @@ def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: 
     if len(parts) > 1:
         x = mx.concatenate(parts, axis=ax)
     return differences(x, ax, n, bool)
+
+
+sum, prod, max, min, argmax, argmin, cumulative_sum, cumulative_prod, std = _xp_shared.statistics(  # noqa: A001
+    __name__, (_sum_like, mx.sum, mx.prod), (_extreme, mx.max, mx.min), (_arg, mx.argmax, mx.argmin),
+    (_cumulative, mx.cumsum, mx.cumprod), var, mx.sqrt)

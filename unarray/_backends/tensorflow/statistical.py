@@ -52,14 +52,6 @@ def _sum_like(fn: Any, x: Any, axis: Any, dtype: Any, keepdims: builtins.bool) -
     return fn(xc, axis=axes, keepdims=keepdims)
 
 
-def sum(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
-    return _sum_like(tf.reduce_sum, x, axis, dtype, keepdims)
-
-
-def prod(x: Any, /, *, axis: Any = None, dtype: Any = None, keepdims: builtins.bool = False) -> Any:
-    return _sum_like(tf.reduce_prod, x, axis, dtype, keepdims)
-
-
 def mean(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:
     x = t(x)
     if not (x.dtype in FLOATS or x.dtype in COMPLEX):
@@ -95,10 +87,6 @@ def var(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: built
     denom = tf.cast(n, sq.dtype) - tf.constant(correction, sq.dtype)
     s = tf.reduce_sum(sq, axis=axes, keepdims=keepdims)
     return s / tf.where(denom > 0, denom, tf.constant(math.nan, sq.dtype) if denom.dtype.is_floating else denom)
-
-
-def std(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: builtins.bool = False) -> Any:
-    return tf.sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
 
 
 def _check_nonempty(op: str, x: Any, axes: list[int] | None) -> None:
@@ -139,14 +127,6 @@ def _extreme(fn: Any, op: str, x: Any, axis: Any, keepdims: builtins.bool) -> An
     return r
 
 
-def max(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
-    return _extreme(tf.reduce_max, "max", x, axis, keepdims)
-
-
-def min(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
-    return _extreme(tf.reduce_min, "min", x, axis, keepdims)
-
-
 def _arg(fn: Any, op: str, x: Any, axis: int | None, keepdims: builtins.bool) -> Any:
     x = _orderable(x)
     if axis is None:
@@ -163,14 +143,6 @@ def _arg(fn: Any, op: str, x: Any, axis: int | None, keepdims: builtins.bool) ->
     n = tf.shape(x, out_type=tf.int64)[ax]
     pos = tf.reshape(tf.range(n), [-1] + [1] * (x.shape.rank - ax - 1))
     return tf.reduce_min(tf.where(hit, pos, n), axis=ax, keepdims=keepdims)
-
-
-def argmax(x: Any, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Any:
-    return _arg(tf.reduce_max, "argmax", x, axis, keepdims)
-
-
-def argmin(x: Any, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Any:
-    return _arg(tf.reduce_min, "argmin", x, axis, keepdims)
 
 
 def any(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:  # noqa: A001
@@ -197,16 +169,6 @@ def _cumulative(fn: Any, identity: int, x: Any, axis: int | None, dtype: Any, in
     return out
 
 
-def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None,
-                   include_initial: builtins.bool = False) -> Any:
-    return _cumulative(tf.math.cumsum, 0, x, axis, dtype, include_initial)
-
-
-def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None,
-                    include_initial: builtins.bool = False) -> Any:
-    return _cumulative(tf.math.cumprod, 1, x, axis, dtype, include_initial)
-
-
 def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = False) -> Any:
     x = t(x)
     return tf.math.count_nonzero(tf.not_equal(x, tf.zeros((), x.dtype)), axis=axes_of(axis, x.shape.rank),
@@ -221,3 +183,8 @@ def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: 
                     tf.fill(tf.tensor_scatter_nd_update(tf.shape(x), [[axis % x.shape.rank]], [1]),
                             tf.constant(p, x.dtype)) for p in parts], axis=axis)
     return _xp_shared.differences(x, axis % x.shape.rank, n, bool_)
+
+
+sum, prod, max, min, argmax, argmin, cumulative_sum, cumulative_prod, std = _xp_shared.statistics(  # noqa: A001
+    __name__, (_sum_like, tf.reduce_sum, tf.reduce_prod), (_extreme, tf.reduce_max, tf.reduce_min),
+    (_arg, tf.reduce_max, tf.reduce_min), (_cumulative, tf.math.cumsum, tf.math.cumprod), var, tf.sqrt)
