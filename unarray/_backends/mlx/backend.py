@@ -73,9 +73,7 @@ class MLXBackend(Backend):
     def dtype(self, d: Any) -> Any:
         if d is None:
             return None
-        if isinstance(d, mx.Dtype):
-            return self._on_device(dtypes.native(d), None)
-        return self._on_device(dtypes.native(dtype_named(d, self.name)), None)
+        return self._on_device(dtypes.native(d if isinstance(d, mx.Dtype) else dtype_named(d, self.name)), None)
 
     def _on_device(self, d: Any, device: Any) -> Any:
         # Note: MLX's GPU has no float64; refused here, before MLX fails at evaluation.
@@ -114,12 +112,12 @@ class MLXBackend(Backend):
         return creation.from_dlpack(x, copy=copy)
 
     def asarray(self, obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Any:
-        d = dtypes.native(dtype) if dtype is not None else None
+        d, dev = dtypes.native(dtype), self.native_device(device)
         if d is not None:
-            self._on_device(d, self.native_device(device))
-        out = creation.asarray(obj, dtype=d, device=self.native_device(device), copy=copy)
+            self._on_device(d, dev)
+        out = creation.asarray(obj, dtype=d, device=dev, copy=copy)
         if device is not None:
-            self._on_device(out.dtype, self.native_device(device))
+            self._on_device(out.dtype, dev)
         return out
 
     def to_numpy(self, x: Any) -> Any:

@@ -1,11 +1,11 @@
 # The TensorFlow backend class (the package's docstring says what the others hold): devices, dtypes, the TF32
 # switch, the hot ops. Every module here imports tensorflow at its top: the registry (unarray/_backends/__init__.py)
 # imports the package only once a TF tensor has been seen or the backend "tensorflow" is named.
-# Float32 matmul on Ampere+ GPUs runs TF32 by default in TensorFlow; under the
-# "highest" policy the global switch is turned off for the call and restored.
+# TensorFlow runs float32 matmul as TF32 by default on Ampere+ GPUs: the "highest" policy switches it off.
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -26,30 +26,22 @@ from unarray._dtypes import canonical_name
 from unarray._errors import DTypeError, TracerHandoffError, UnsupportedError
 
 _DEV_RE = re.compile(r"device:([A-Za-z_]+):(\d+)", re.IGNORECASE)
-_device_cache: dict[str, Device] = {}
 _tf32_get = tf.config.experimental.tensor_float_32_execution_enabled
 _tf32_set = tf.config.experimental.enable_tensor_float_32_execution
-_gpu_present: list[bool] = []
 # Float dtypes whose reductions/matmul need no correction when axis is None or an int.
 _FAST_FLOATS = frozenset({tf.float16, tf.bfloat16, tf.float32, tf.float64})
 
 
+@functools.cache
 def device_from_tf(spec: str) -> Device:
     """``ua.Device`` of a TF device string ('/job:localhost/replica:0/task:0/device:GPU:0')."""
-    try:
-        return _device_cache[spec]
-    except KeyError:
-        pass
     m = _DEV_RE.search(spec or "")
     if m is None:
-        out = Device("cpu")
-    else:
-        kind, index = m.group(1).lower(), int(m.group(2))
-        # Note: TF names every GPU "GPU", ROCm builds included; the build tells them apart.
-        kind = {"gpu": "rocm" if _is_rocm() else "cuda", "cpu": "cpu"}.get(kind, kind)
-        out = Device(kind, 0 if kind == "cpu" else index)
-    _device_cache[spec] = out
-    return out
+        return Device("cpu")
+    kind, index = m.group(1).lower(), int(m.group(2))
+    # Note: TF names every GPU "GPU", ROCm builds included; the build tells them apart.
+    kind = {"gpu": "rocm" if _is_rocm() else "cuda", "cpu": "cpu"}.get(kind, kind)
+    return Device(kind, 0 if kind == "cpu" else index)
 
 
 def tf_device_string(device: Device) -> str:
@@ -66,10 +58,9 @@ def _is_rocm() -> bool:
         return False
 
 
+@functools.cache
 def _has_gpu() -> bool:
-    if not _gpu_present:
-        _gpu_present.append(bool(tf.config.list_logical_devices("GPU")))
-    return _gpu_present[0]
+    return bool(tf.config.list_logical_devices("GPU"))
 
 
 def _tf32_swap(want: bool) -> tuple[bool, bool]:

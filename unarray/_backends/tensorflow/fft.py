@@ -23,8 +23,8 @@ def _complex(x: Any) -> Any:
     return tf.cast(x, COMPLEX_OF[x.dtype])
 
 
-def _fit(x: Any, n: int | None, axis: int) -> Any:
-    # Crop or zero-pad ``axis`` (already last) to length n.
+def _fit(x: Any, n: int | None) -> Any:
+    # Crop or zero-pad the last axis to length n.
     if n is None:
         return x
     if n < 1:
@@ -32,20 +32,15 @@ def _fit(x: Any, n: int | None, axis: int) -> Any:
     have = x.shape[-1]
     if have > n:
         return x[..., :n]
-    if have < n:
-        pad = [[0, 0]] * (x.shape.rank - 1) + [[0, n - have]]
-        return tf.pad(x, pad)
-    return x
+    return x if have == n else tf.pad(x, [[0, 0]] * (x.shape.rank - 1) + [[0, n - have]])
 
 
 def _scale(y: Any, n: int, norm: str, inverse: bool) -> Any:
     if norm not in _NORMS:
         raise ArgumentError(f"norm must be one of {_NORMS}, got {norm!r}")
-    if inverse:
-        # tf.signal's inverse transforms already divide by n (the "backward" convention).
-        f = {"backward": 1.0, "ortho": math.sqrt(n), "forward": float(n)}[norm]
-    else:
-        f = {"backward": 1.0, "ortho": 1.0 / math.sqrt(n), "forward": 1.0 / n}[norm]
+    f = {"backward": 1.0, "ortho": math.sqrt(n), "forward": float(n)}[norm]
+    # tf.signal's inverse transforms already divide by n (the "backward" convention).
+    f = f if inverse else 1.0 / f
     # Note: tf.cast of a Python float goes through float32; tf.constant keeps float64 exact.
     return y if f == 1.0 else y * tf.constant(f, y.dtype)
 
@@ -62,14 +57,14 @@ def _along(fn: Any, x: Any, axis: int) -> Any:
 
 def fft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
     def go(v: Any) -> Any:
-        v = _fit(v, n, -1)
+        v = _fit(v, n)
         return _scale(tf.signal.fft(v), v.shape[-1], norm, False)
     return _along(go, _complex(x), axis)
 
 
 def ifft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backward") -> Any:
     def go(v: Any) -> Any:
-        v = _fit(v, n, -1)
+        v = _fit(v, n)
         return _scale(tf.signal.ifft(v), v.shape[-1], norm, True)
     return _along(go, _complex(x), axis)
 
@@ -80,7 +75,7 @@ def rfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backwa
         raise DTypeError(f"rfft needs a real floating array, got {x.dtype.name}")
 
     def go(v: Any) -> Any:
-        v = _fit(v, n, -1)
+        v = _fit(v, n)
         wide = v if v.dtype in (tf.float32, tf.float64) else tf.cast(v, tf.float32)
         return _scale(tf.signal.rfft(wide), v.shape[-1], norm, False)
     return _along(go, x, axis)
@@ -91,7 +86,7 @@ def irfft(x: Any, /, *, n: int | None = None, axis: int = -1, norm: str = "backw
 
     def go(v: Any) -> Any:
         m = n if n is not None else 2 * (v.shape[-1] - 1)
-        v = _fit(v, m // 2 + 1, -1)
+        v = _fit(v, m // 2 + 1)
         return _scale(tf.signal.irfft(v, fft_length=[m]), m, norm, True)
     return _along(go, x, axis)
 
