@@ -22,9 +22,8 @@ SMALL_ROWS = 16  # query rows up to which a band left after slicing is an explic
 FLEX_DTYPES = (torch.float16, torch.bfloat16)  # float32 would run under the matmul setting of compile time
 _LOCK = threading.Lock()
 _COMPILED: list[Any] = []
-_WINDOW_MASKS: dict[tuple[Any, ...], Any] = {}
-_SEGMENT_MASKS: list[tuple[Any, ...]] = []  # (q ids, kv ids, their versions, key, block mask), newest last
-CACHE = 8
+_MASKS: list[tuple[Any, ...]] = []  # (q ids, kv ids, their versions, key, block mask), newest last
+CACHE = 16
 
 
 def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str, policy: str) -> Plan | None:
@@ -137,23 +136,17 @@ def _segments(ids: Any, batch: tuple[int, ...], n: int, s: int, device: Any) -> 
 
 def _block_mask(spec: Any, batch: tuple[int, ...], n: int, sq: int, sk: int, device: Any) -> Any:
     key = (sq, sk, spec.left, spec.right, str(device), batch)
-    if spec.q_segments is None:
-        bm = _WINDOW_MASKS.get(key)
-        if bm is None:
-            if len(_WINDOW_MASKS) >= CACHE:
-                _WINDOW_MASKS.pop(next(iter(_WINDOW_MASKS)))
-            bm = _WINDOW_MASKS[key] = _build(spec, None, None, sq, sk, device)
-        return bm
-    qi, ki = spec.q_segments, spec.kv_segments
+    qi, ki = spec.q_segments, spec.kv_segments  # (None for a window)
     versions = (getattr(qi, "_version", None), getattr(ki, "_version", None))
-    for entry in _SEGMENT_MASKS:
+    for entry in _MASKS:
         # Note: the ids are held by the entry, so a match by identity and version is the same data.
         if entry[0] is qi and entry[1] is ki and entry[2] == versions and entry[3] == key:
             return entry[4]
-    bm = _build(spec, _segments(qi, batch, n, sq, device), _segments(ki, batch, n, sk, device), sq, sk, device)
-    if len(_SEGMENT_MASKS) >= CACHE:
-        _SEGMENT_MASKS.pop(0)
-    _SEGMENT_MASKS.append((qi, ki, versions, key, bm))
+    qids = None if qi is None else _segments(qi, batch, n, sq, device)
+    bm = _build(spec, qids, None if ki is None else _segments(ki, batch, n, sk, device), sq, sk, device)
+    if len(_MASKS) >= CACHE:
+        _MASKS.pop(0)
+    _MASKS.append((qi, ki, versions, key, bm))
     return bm
 
 

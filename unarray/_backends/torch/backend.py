@@ -1,6 +1,5 @@
-# PyTorch backend: torch.Tensor on CPU, CUDA and ROCm (HIP builds report "cuda"
-# devices; torch.version.hip tells them apart). Overrides the hot ops where
-# torch deviates from the standard. Imported only once torch is in use; the package's other modules: __init__.py.
+# PyTorch backend: torch.Tensor on CPU, CUDA and ROCm, its hot ops where torch deviates from the standard. Imported
+# only once torch is in use; the package's other modules: __init__.py.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -24,7 +23,7 @@ from unarray._backends.torch import nn as _nn
 from unarray._backends.torch import precision as _tp
 from unarray._backends.torch import sets as _sets
 from unarray._backends.torch import traced as _traced
-from unarray._backends.torch.compile import TorchCompiler
+from unarray._backends.torch.compile import TorchCompiler, compiled_module
 from unarray._backends.torch.gaps import contract, result_type, scalar_wrappers, searchsorted, trace
 from unarray._backends.torch.precision import RUN as _RUN
 from unarray._backends.torch.precision import WANT as _WANT
@@ -52,23 +51,12 @@ def _dims(axis: Any, ndim: int) -> tuple[int, ...]:
     return tuple(a % ndim for a in axis)
 
 
-# Note: nothing here imports torch._dynamo (about 2 s): what torch.compile needs (the graph-break
-# wrapper for handoffs, the precision custom ops) is in compiled.py, imported by an import
-# statement inside traced code, which dynamo runs for real at trace time.
-def _compiled() -> Any:
-    from unarray._backends.torch import compiled as _torch_compiled
-
-    return _torch_compiled
-
-
 def _outside_trace(to: Any, x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
-    return _compiled().outside_trace(to, x, backend, device, copy, op)
+    return compiled_module().outside_trace(to, x, backend, device, copy, op)
 
 
 def register_traced_to(to: Any, traced_to: Any) -> None:
-    # With the C ua.to (unarray/interop/_speedups.c), torch.compile must trace ua.to's Python polyfill
-    # (traced_to) instead of meeting an unknown builtin. Called by unarray/interop/_compile_watch.py once
-    # torch._dynamo is imported.
+    # torch.compile traces ua.to's Python polyfill in place of the C ua.to (once torch._dynamo is imported).
     _traced.disable_foreign_refusal()
     _traced.register_traced(to, traced_to)
 
@@ -83,13 +71,11 @@ class TorchBackend(Backend):
         fn = super().__getattr__(op)
         if op in _gaps.WRAPPED:
             fn = _gaps.wide_uint_fallback(fn, op)
-            setattr(self, op, fn)
         elif _gaps.is_two_arg(fn):
             fn = _gaps.one_dtype_native(fn, _SCALAR_OPS.get(op, fn), op)
-            setattr(self, op, fn)
-        elif op in _SCALAR_OPS:
-            fn = _SCALAR_OPS[op]
-            setattr(self, op, fn)
+        else:
+            fn = _SCALAR_OPS.get(op, fn)
+        setattr(self, op, fn)
         return fn
 
     def recover(self, op: str, exc: Exception, args: tuple[Any, ...]) -> Any:
@@ -150,8 +136,7 @@ class TorchBackend(Backend):
     def is_tracer(self, x: torch.Tensor) -> bool:
         return _compiling()
 
-    # Note: inside torch.compile another library's array joins the graph as torch's own capture of it
-    # (torch.as_tensor of a NumPy array is traced; ua.to's cache and C path cannot be).
+    # Note: inside torch.compile a NumPy array joins the graph as torch's capture (ua.to's cache and C path cannot).
     def traced_constant(self, x: Any) -> Any:
         if not _compiling():
             return None
@@ -188,7 +173,7 @@ class TorchBackend(Backend):
                             dt = torch.promote_types(d, x2.dtype)
                             x1, x2 = x1.to(dt), x2.to(dt)
                         return torch.matmul(x1, x2)
-                    return _compiled().matmul(x1, x2, policy)
+                    return compiled_module().matmul(x1, x2, policy)
                 # Note: same dtypes (the common case) need none of _gaps.matmul_general's promotion.
                 fn = _matmul if x2.dtype is d else _gaps.matmul_general
                 return _RUN(_WANT[cpu, policy], fn, x1, x2)
@@ -199,14 +184,13 @@ class TorchBackend(Backend):
         except RuntimeError:
             return _gaps.matmul_general(x1, x2)
 
-    # Note: cuBLAS has no integer GEMM, so torch's tensordot/vecdot/matrix_power fail for integer
-    # CUDA tensors; those go through the exact integer matmul path.
+    # Note: cuBLAS has no integer GEMM: integer CUDA tensordot/vecdot/matrix_power take the exact integer path.
     def tensordot(self, x1: Any, x2: Any, /, *, axes: Any = 2, policy: str) -> Any:
         if x1.dtype is x2.dtype and _tp.matters(x1):
             if _compiling():
                 if _tp.held_for(policy, x1, x2):
                     return _gaps.tensordot(x1, x2, axes)
-                return _compiled().tensordot(x1, x2, axes, policy)
+                return compiled_module().tensordot(x1, x2, axes, policy)
             return _tp.arbitrate(x1, policy, _gaps.tensordot, x1, x2, axes)
         if x1.dtype is not x2.dtype or x1.dtype in _gaps.WIDE_UINTS:
             # Note: compat's tensordot promotes with torch's rules (uint8 x int16 -> int16, uint32 refused).
@@ -220,7 +204,7 @@ class TorchBackend(Backend):
     def vecdot(self, x1: Any, x2: Any, /, *, axis: int = -1, policy: str) -> Any:
         if x1.dtype is x2.dtype and _tp.matters(x1):
             if _compiling():
-                return _compiled().vecdot(x1, x2, axis)
+                return compiled_module().vecdot(x1, x2, axis)
             return _tp.arbitrate(x1, policy, _gaps.vecdot, x1, x2, axis)
         if not (_gaps.no_int_gemm(x1) and _gaps.is_int(x2)):
             return compat_torch.vecdot(x1, x2, axis=axis)
@@ -344,8 +328,7 @@ class TorchBackend(Backend):
             self._refuse(op, x, axis)
             raise
 
-    # Note: torch refuses complex max/min/argmax/argmin with several error types; the standard has no
-    # complex order, and every backend refuses with the same DTypeError.
+    # Note: torch refuses complex max/min/argmax/argmin with several error types; every backend raises DTypeError.
     def _refuse(self, op: str, x: Any, axis: Any) -> None:
         if x.is_complex():
             raise self._unordered(op, x)

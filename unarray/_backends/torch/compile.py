@@ -11,10 +11,11 @@ from typing import Any, ClassVar
 
 from unarray._backends._compiler import Compiler
 
-__all__ = ["TorchCompiler"]
+__all__ = ["TorchCompiler", "compiled_module"]
 
 
-def _compiled() -> Any:
+def compiled_module() -> Any:
+    # (torch._dynamo loads with it, about 2 s: imported by an import statement in traced code, which dynamo runs)
     from unarray._backends.torch import compiled
 
     return compiled
@@ -29,20 +30,18 @@ class TorchCompiler(Compiler):
 
     def build(self, fn: Callable[..., Any], opts: dict[str, Any], *, device: Any, policy: str, nums: Sequence[int],
               names: Sequence[str], fullgraph: bool) -> Callable[..., Any]:
-        # Note: the compiled call runs inside unarray's precision switch, held at this entry's policy
-        # for the device of its leading array, and the ops under that policy trace as plain torch ops
-        # (fusable); see precision.py, "ua.jit's boundary". No device (no array argument): the graph
-        # carries the policy in its custom ops, as under torch.compile.
+        # Note: the switch is held at this entry's policy for its leading array's device (precision.py, "ua.jit's
+        # boundary"); with no array argument the graph carries the policy in its custom ops, as under torch.compile.
         kind = getattr(device, "kind", None)
         want = None if kind is None else ("cpu" if kind == "cpu" else "cuda", policy)
-        return _compiled().compile_held(fn, want, fullgraph=fullgraph, **opts)  # type: ignore[no-any-return]
+        return compiled_module().compile_held(fn, want, fullgraph=fullgraph, **opts)  # type: ignore[no-any-return]
 
     def shown(self, opts: dict[str, Any], *, fullgraph: bool, nums: Sequence[int],
               names: Sequence[str]) -> dict[str, Any]:
         return {"fullgraph": fullgraph, **opts}
 
     def graph_breaks(self) -> dict[str, int]:
-        return _compiled().graph_breaks()  # type: ignore[no-any-return]
+        return compiled_module().graph_breaks()  # type: ignore[no-any-return]
 
     def breaks_since(self, before: dict[str, int]) -> list[str]:
-        return _compiled().breaks_since(before)  # type: ignore[no-any-return]
+        return compiled_module().breaks_since(before)  # type: ignore[no-any-return]

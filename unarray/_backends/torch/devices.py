@@ -1,7 +1,5 @@
-# Where a torch tensor lives, for the torch backend: its ua.Device (ROCm builds report "cuda" devices;
-# torch.version.hip tells them apart), and for a DTensor (told from a plain tensor without importing
-# torch.distributed) the local device with the mesh and placements; plus the refusal of a DTensor
-# reduction some rank cannot run (an empty shard).
+# Where a torch tensor lives: its ua.Device, for a DTensor with the mesh and placements; plus the refusal of a
+# DTensor reduction some rank cannot run (an empty shard).
 from __future__ import annotations
 
 import sys
@@ -56,9 +54,8 @@ def spans_mesh(x: Any) -> bool:
 
 
 def empty_shard_guard(x: Any, axis: Any, op: str) -> None:
-    # Note: torch's DTensor max/min/argmax/argmin reduce each shard first and fail on a rank whose shard of a
-    # reduced dimension is empty, while the other ranks go on (and wait on that rank forever): refused on
-    # every rank alike, from the global shape, before anything runs.
+    # Note: torch's DTensor max/min/argmax/argmin fail on a rank whose shard is empty while the others wait on it
+    # forever: refused on every rank alike, from the global shape.
     from unarray._errors import ShapeError
 
     dims = range(x.ndim) if axis is None else [a % x.ndim for a in ((axis,) if isinstance(axis, int) else axis)]

@@ -66,8 +66,7 @@ def check_torch(x: Any, dst: str) -> None:
             backend=dst)
     torch = sys.modules["torch"]
     if x.requires_grad and torch.is_grad_enabled():
-        # Note: as torch's own .numpy(): a writable alias outside autograd lets a write corrupt a later
-        # backward(). Under torch.no_grad() or torch.inference_mode() the tensor goes over detached.
+        # Note: as torch's own .numpy(): a writable alias outside autograd could corrupt a later backward().
         raise HandoffError(
             f"this torch tensor requires grad, so handing it to {dst} would escape autograd (torch's .numpy() "
             "refuses it too); pass x.detach() (or x.detach().clone() for an independent copy), or hand it over "
@@ -129,8 +128,7 @@ _READ_ONLY = ("torch tensors cannot be read-only, and this NumPy array is (a wri
 
 
 def np_to_torch_promised(x: Any) -> Any:
-    # ua.to(..., readonly=True): the caller promised not to write, so a read-only array is aliased too
-    # (a writable alias of the same memory: torch.from_numpy would warn on the read-only flag).
+    # ua.to(..., readonly=True): the caller promised not to write, so a read-only array is aliased too.
     return np_to_torch(writable_view(x))
 
 
@@ -227,8 +225,7 @@ def torch_stream_wait(x: Any, consumer: Handoff) -> None:
         consumer.wait_event(stream, ev.cuda_event)
         del ev
     elif stream == 0:
-        # Note: torch.cuda.ExternalStream(0) is not the legacy default stream (a wait there is lost);
-        # default_stream() is stream 0.
+        # Note: torch.cuda.ExternalStream(0) is not the legacy default stream (a wait there is lost).
         torch.cuda.default_stream(x.device).wait_stream(producer)
     else:
         torch.cuda.ExternalStream(stream, device=x.device).wait_stream(producer)
@@ -325,9 +322,8 @@ class TorchHandoff(Handoff):
         return x.clone(memory_format=mod("torch").contiguous_format)
 
     def copy_for(self, x: Any, dst: str, backend: Any) -> tuple[Any, str]:
-        # Note: a CPU tensor bound for JAX or TensorFlow is copied through NumPy onto a 64-byte boundary (one
-        # memcpy) up to 1 MiB, or larger where torch runs on at most 2 threads; above that Tensor.clone
-        # spreads the copy over torch's threads (docs/design-notes.md). A dtype NumPy lacks takes the clone.
+        # Note: to JAX or TensorFlow through NumPy onto a 64-byte boundary (one memcpy), but where Tensor.clone
+        # spreads a large copy over torch's threads (docs/design-notes.md).
         torch = mod("torch")
         if (dst in ("jax", "tensorflow") and x.device.type == "cpu"
                 and (x.numel() * x.element_size() <= 1 << 20 or torch.get_num_threads() <= 2)):

@@ -16,8 +16,7 @@ from unarray._kernels.layout_plan import Plan
 
 __all__ = ["MIN_SIDE", "compact", "route"]
 
-# Below this many rows or columns the few-rows kernel takes a transpose where its 16-byte words line up;
-# where they do not, torch's own copy beats the skinny tile.
+# Below this many rows or columns the few-rows kernel needs its 16-byte words lined up (else torch's copy).
 MIN_SIDE = 17
 _NATIVE = lr.Route("native", "torch.Tensor.contiguous", torch.Tensor.contiguous)
 _SMALL = lr.KERNEL_MIN_BYTES["cuda"]
@@ -28,8 +27,7 @@ _contiguous = torch.Tensor.contiguous
 
 
 def compact(backend: Any, x: torch.Tensor) -> Any:
-    """``route(x).run(x)``, the backend's ``ascontiguousarray`` (a method: the C path calls it unbound): a CPU or
-    small tensor (as is where compact, else torch's copy, as the route) takes torch's call without the route."""
+    # route(x).run(x), the backend's ascontiguousarray (the C path calls it unbound): a CPU or small tensor skips it.
     if x.layout is _STRIDED and (not x.is_cuda or x.nbytes < _SMALL):
         return _contiguous(x)  # (returns x itself where x is compact: the route's "as is")
     return route(x).run(x)

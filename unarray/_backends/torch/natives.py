@@ -15,12 +15,8 @@ from unarray._kernels import layout_route as lr
 __all__ = ["ARGMAX", "COMPACT", "MATMUL", "MEAN", "SUM", "TINY"]
 
 _EVERY = frozenset(d for d in vars(torch).values() if isinstance(d, torch.dtype))
-# Note: torch runs a float32 CPU matmul through oneDNN's reduced-precision (bf32) path only above
-# 16*16*16 multiply-adds (aten/src/ATen/native/mkldnn/Matmul.cpp: mkldnn_gemm and checksize); the
-# operands' sizes over the contracted length bound that count (batch*m*n*k <= numel1*numel2/k, the
-# batch broadcast being at most the product of both batches), so at or below it the user's setting
-# cannot change the result and the switch is skipped. Held by
-# tests/precision/test_precision.py::test_tiny_cpu_matmuls_are_float32_whatever_the_user_set where the CPU has the path.
+# Note: torch's float32 CPU matmul takes oneDNN's reduced-precision path only above 16*16*16 multiply-adds (aten
+# mkldnn_gemm's checksize), a count numel1*numel2/k bounds: at or below it the switch is skipped.
 TINY = 16 * 16 * 16
 
 # every parameter at its default, a plain tensor of a dtype that branch takes (sum and argmax: torch has no
@@ -30,8 +26,7 @@ ARGMAX = HotCall("argmax", torch.argmax, torch.Tensor, dtypes=_EVERY - frozenset
 MEAN = HotCall("mean", torch.mean, torch.Tensor, dtypes=frozenset(d for d in _EVERY if d.is_floating_point),
                defaults=(None, False))
 # ascontiguousarray's common case (layout.compact): a strided tensor off CUDA, or a small one on it, is torch's own
-# copy (x itself where compact), for every dtype (None: no dtype read); a large CUDA view takes the route and its
-# kernels
+# copy, for every dtype; a large CUDA view takes the route and its kernels
 COMPACT = HotCall("ascontiguousarray", torch.Tensor.contiguous, torch.Tensor,
                   max_size=Bound("nbytes", lr.KERNEL_MIN_BYTES["cuda"], on="is_cuda", same=("layout", torch.strided)))
 # matmul's branches for one dtype: torch's matmul wherever the policy cannot change the result (integers on the CPU

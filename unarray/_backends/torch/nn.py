@@ -55,8 +55,7 @@ def gelu(b: Any, x: Any, approximate: bool) -> Plan:
     form = "tanh" if approximate else "none"
     if approximate or x.device.type != "cpu":
         return Plan(F.gelu, lambda k: k(x, approximate=form))
-    # Note: torch's vectorised CPU erf makes the exact form NaN at +inf (the scalar tail and the compiled kernel
-    # give +inf): +inf is put back.
+    # Note: torch's vectorised CPU erf makes the exact form NaN at +inf: +inf is put back.
     return Plan(F.gelu, lambda k: torch.where(x == float("inf"), x, k(x, approximate=form)),
                 "(+inf kept where torch's CPU kernel gives NaN)")
 

@@ -1,9 +1,6 @@
-# The rules that shape a sequence-sharded attention call on torch DTensors, as pure functions of sizes:
-# which route runs (unarray's two-rank split, torch's context parallel or unarray's ring), chosen per call
-# from the local sequence length where a crossover is known for the device and world size, and how many head
-# groups unarray's ring walks so that its per-rank peak memory stays under one device's peak for the whole
-# sequence (this module counts the torch ring's bytes; the rule itself, shared with the JAX ring, is
-# ring_memory.head_groups).
+# The rules that shape a sequence-sharded attention call on torch DTensors, as pure functions of sizes: which route
+# runs, from the local sequence length where a crossover is known for the device and world size, and the torch
+# ring's bytes for ring_memory.head_groups (the rule shared with the JAX ring).
 from __future__ import annotations
 
 import contextlib
@@ -16,13 +13,9 @@ from unarray._backends.ring_memory import head_groups
 
 @dataclass(frozen=True)
 class Crossover:
-    """A window of local sequence lengths (rows per rank) where torch's context parallel is the faster ring.
-
-    Below ``lo`` and from ``hi`` upwards unarray's ring runs: faster below, and as fast but with less memory
-    above (torch's all-gather rotation holds every rank's keys and values). Below ``split`` (before the
-    window is read), a call the two-rank split takes (attention_split.applies) runs it: faster there.
-    ``source`` names where the timings behind the window are recorded.
-    """
+    # Local sequence lengths [lo, hi) where torch's context parallel is the faster ring: unarray's ring runs outside
+    # (faster below; as fast above, with less memory), and below ``split`` the two-rank split where it applies.
+    # ``source``: where the timings are recorded.
 
     lo: int
     hi: int
@@ -30,10 +23,8 @@ class Crossover:
     split: int = 0
 
 
-# Keys: (a substring of the device's name, or "cpu"; ranks on the ring). The windows sit halfway (in
-# log2) between the sequence lengths timed with benchmarks/gpu/scale_torch.py, recorded in
-# docs/scaling_torch.md ("Which ring runs"); a device or ring size not listed keeps torch's context
-# parallel wherever it applies.
+# Keys: (a substring of the device's name, or "cpu"; ranks on the ring); the windows sit halfway (in log2) between
+# the lengths timed in docs/scaling_torch.md; one not listed keeps torch's context parallel wherever it applies.
 CROSSOVERS: dict[tuple[str, int], Crossover] = {
     ("H100", 2): Crossover(0, 32768, "docs/scaling_torch.md, two-GPU causal bf16 timings", split=262144),
     ("H200", 2): Crossover(0, 32768, "docs/scaling_torch.md, two-GPU causal bf16 timings (same chip as H100)",
@@ -64,13 +55,7 @@ def crossover_for(device_name: str, ranks: int) -> tuple[str, Crossover] | None:
 
 def choose_route(local_seq: int, device_name: str, ranks: int, split: bool = False,
                  torch_cp: bool = True) -> tuple[str, str]:
-    """("split", "torch-cp" or "ring", the reason) for a sequence-sharded call.
-
-    ``split``: the two-rank split can take the call; ``torch_cp``: torch's context parallel can. The rule:
-    where a crossover is known for the device and ring size, the split runs for ``local_seq < split`` where
-    it can, else torch's context parallel for ``lo <= local_seq < hi`` where it can, else unarray's ring;
-    where none is known, torch's context parallel runs where it can, else unarray's ring.
-    """
+    # ("split", "torch-cp" or "ring", the reason); ``split`` and ``torch_cp``: whether those can take the call.
     found = crossover_for(device_name, ranks)
     if found is None:
         if not torch_cp:
@@ -93,12 +78,8 @@ def choose_route(local_seq: int, device_name: str, ranks: int, split: bool = Fal
 
 def ring_extra_bytes(n: int, hq: int, hk: int, lq: int, lk: int, d: int, dv: int, itemsize: int, acc_itemsize: int,
                      zigzag: bool) -> int:
-    """Bytes unarray's ring holds beyond its inputs and output, walking all heads at once (an upper bound).
-
-    Counted: the head-tail copies of q, k, v and the next head group's copies in flight (zigzag only), the
-    output's exchange, the accumulators and log-sum-exp, the key/value block in flight, one block's output,
-    and grouped-query keys and values widened to the query heads.
-    """
+    # Bytes unarray's ring holds beyond its inputs and output, walking all heads at once (an upper bound): the
+    # head-tail copies and exchanges (zigzag), accumulators, the block in flight and grouped-query widening.
     qb, kvb, ob = n * hq * lq * d * itemsize, n * hk * lk * (d + dv) * itemsize, n * hq * lq * dv * itemsize
     extra = kvb + ob + n * hq * lq * (dv + 1) * acc_itemsize
     if zigzag:

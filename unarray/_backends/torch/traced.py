@@ -25,9 +25,8 @@ refuse_foreign: Any = _refuse_eagerly
 
 
 def disable_foreign_refusal() -> None:
-    # Note: a typed error cannot be built inside a trace; under fullgraph=True torch names this reason,
-    # otherwise the graph breaks here and the typed error is raised eagerly. Made once torch._dynamo is
-    # loaded (by unarray/interop/_compile_watch.py), since torch.compiler.disable imports it (about 2 s).
+    # Note: a typed error cannot be built inside a trace: the graph breaks here (under fullgraph=True torch names
+    # this reason). Made once torch._dynamo is loaded, since torch.compiler.disable imports it.
     global refuse_foreign
     disable: Callable[..., Any] = torch.compiler.disable  # untyped in torch
     try:

@@ -1,12 +1,6 @@
-"""The one watch on torch's compiler: hooks run right after ``torch._dynamo`` is imported, without importing it.
-
-Importing torch._dynamo costs seconds, so nothing imports it early; but what torch.compile must learn before it
-traces (the C hot calls' and ua.to's Python polyfills, the precision scope's traced read) has to be registered
-as it loads. One import hook, installed on the first request, runs every registered hook once the module is
-imported (at once where it is loaded already). This module imports no framework: the torch package's record
-names it (``Library.tracer_watch``), and the layers above reach it through the registry
-(``unarray._backends.after_tracer``); the backend's own modules use it directly.
-"""
+"""The one watch on torch's compiler: hooks run right after ``torch._dynamo`` is imported, without importing it
+(seconds), so that what torch.compile must learn before it traces is registered as it loads. Imports no framework:
+the layers above reach it through the registry (``Library.tracer_watch``, ``unarray._backends.after_tracer``)."""
 
 from __future__ import annotations
 
