@@ -1,12 +1,7 @@
 """The MLX backend: ``mlx.core.array`` on MLX's CPU and GPU (Metal on Apple silicon, CUDA elsewhere).
 
-The rule of this package: everything unarray knows about MLX and nothing else. This module holds the
-library's facts as plain data (read by the registry, the install hints and the deviation table without
-importing MLX); ``backend.py`` holds the backend class, and the array-API namespace unarray writes for
-MLX, which has none that follows the standard, is assembled in ``xp.py`` from one module per category
-of the standard (``dtypes``, ``elementwise``, ``creation``, ``statistical``, ``manipulation``,
-``searching``, ``linalg``, ``fft``); ``attention.py`` routes attention to ``mlx.core.fast``.
-Every module but this one imports ``mlx.core`` at its top.
+This module holds the library's facts as plain data, read by the registry, the install hints and the deviation
+table without importing MLX; every other module of the package imports ``mlx.core`` at its top.
 """
 
 from __future__ import annotations

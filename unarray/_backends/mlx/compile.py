@@ -69,7 +69,7 @@ class _Compiled:
                 token = self._tokens.get(key)
                 if token is None:
                     # (the template holds no array: an entry keeps none of its first call's inputs alive)
-                    self._templates.append((_template(args), _template(kwargs)))
+                    self._templates.append((_fill(args, None), _fill(kwargs, None)))
                     token = self._tokens[key] = len(self._templates) - 1
         return self._run(token, *arrays)
 
@@ -95,24 +95,14 @@ def _key(x: Any, arrays: list[Any]) -> Any:
     return typed(x)
 
 
-def _template(x: Any) -> Any:
+def _fill(x: Any, leaves: Iterator[Any] | None) -> Any:
+    # The template with the traced arrays in its holes, in the order _key found them; no leaves: x's template
+    # (its arrays made holes).
+    if x is _HOLE:
+        return next(leaves)  # type: ignore[arg-type]
     t = type(x)
     if t is mx.array:
         return _HOLE
-    if t is tuple or t is list:
-        return t([_template(e) for e in x])
-    if isinstance(x, tuple) and hasattr(x, "_fields"):
-        return t(*[_template(e) for e in x])
-    if t is dict:
-        return {k: _template(v) for k, v in x.items()}
-    return x
-
-
-def _fill(x: Any, leaves: Iterator[Any]) -> Any:
-    # The template with the traced arrays in its holes, in the order _key found them.
-    if x is _HOLE:
-        return next(leaves)
-    t = type(x)
     if t is tuple or t is list:
         return t([_fill(e, leaves) for e in x])
     if isinstance(x, tuple) and hasattr(x, "_fields"):

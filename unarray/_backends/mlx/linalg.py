@@ -167,8 +167,7 @@ def qr(x: Any, /, *, mode: str = "reduced") -> Any:
         # Note: MLX's qr is the reduced one; the complete Q is the SVD-free completion by a QR of [A | I].
         q, r = mx.linalg.qr(mx.concatenate([v, mx.broadcast_to(mx.eye(m, dtype=v.dtype), (*v.shape[:-2], m, m))],
                                            axis=-1), **_CPU)
-        r = mx.concatenate([r[..., :, :n]], axis=-1)
-        return QRResult(_back(q, d), _back(r, d))
+        return QRResult(_back(q, d), _back(r[..., :, :n], d))
     q, r = mx.linalg.qr(v, **_CPU)
     return QRResult(_back(q, d), _back(r, d))
 

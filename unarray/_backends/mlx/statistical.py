@@ -116,17 +116,13 @@ def _extreme(fn: Any, op: str, x: Any, axis: Any, keepdims: builtins.bool) -> An
     return mx.array(x) if axes == [] else total(fn, x, axes, keepdims)
 
 
-def _no_elements(x: Any, axis: int | None, keepdims: builtins.bool) -> Any:
-    # Note: MLX refuses argmax/argmin of any empty array, even along a non-empty axis (the result is empty too).
-    return mx.zeros(_kept(x, axes_of(axis, x.ndim), keepdims), INDEX) if x.size == 0 else None
-
-
 def _arg(fn: Any, op: str, x: Any, axis: int | None, keepdims: builtins.bool) -> Any:
     x = a(x)
     axes = axes_of(axis, x.ndim)
     _ordered(op, x, axes)
-    if (empty := _no_elements(x, axis, keepdims)) is not None:
-        return empty
+    if x.size == 0:
+        # Note: MLX refuses argmax/argmin of any empty array, even along a non-empty axis (the result is empty too).
+        return mx.zeros(_kept(x, axes, keepdims), INDEX)
     if x.dtype in FLOATS:
         # Note: MLX's argmax/argmin skip NaN; the standard (as NumPy) returns the first NaN (argmax of the mask).
         nan = mx.isnan(x)

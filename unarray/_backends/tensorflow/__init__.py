@@ -1,8 +1,4 @@
-"""TensorFlow: tf.Tensor and tf.Variable, eagerly and inside tf.function.
-
-backend (the class: devices, dtypes, the TF32 switch, the hot ops) and the array-API namespace unarray
-writes for TensorFlow, which has none of its own (xp assembles it from the other modules, one per
-category of the standard), fast (eager CPU paths)."""
+"""TensorFlow: tf.Tensor and tf.Variable, eagerly and inside tf.function (this module: its facts, importing no TF)."""
 
 from unarray._backends._library import Library
 
