@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from unarray.conformance.cases_common import Case, Draw, Inputs, Profile, arr, dim, shape
+from unarray.conformance.cases_common import Case, Inputs, Profile, arr, dim, shape
 from unarray.conformance.cases_hot import DT
-from unarray.conformance.cases_namespace import bshape, one_array, per_dtype
+from unarray.conformance.cases_namespace import arrays, bshape, per_dtype
 
 ALL = "bool int float complex"
 NUM = "int float complex"
@@ -24,31 +24,27 @@ def manipulation_cases(p: Profile) -> Iterator[Case]:
 
     yield from per_dtype("broadcast_arrays", "two arrays", ALL, p,
                          lambda r, d: (lambda s: ((arr(r, s, d), arr(r, bshape(r, s), d)), {}))(shape(r, 3)))
-    yield from per_dtype("broadcast_to", "to a larger shape", ALL, p,
-                         lambda r, d: ((arr(r, (1, 3), d),), {"shape": (2, 4, 3)}))
+    yield from per_dtype("broadcast_to", "to a larger shape", ALL, p, arrays((1, 3), shape=(2, 4, 3)))
     yield from per_dtype("broadcast_shapes", "shapes only", "float", p,
                          lambda r, d: (((2, 1, 3), (4, 1)), {}), compare="exact", check_dtype=False)
     yield from per_dtype("concat", "axis=1", ALL, p, lambda r, d: ((list(two(r, d)),), {"axis": 1}))
     yield from per_dtype("concat", "axis=None", "float", p, lambda r, d: ((list(two(r, d)),), {"axis": None}))
     yield from per_dtype("stack", "axis=-1", ALL, p, lambda r, d: ((list(two(r, d)),), {"axis": -1}))
-    yield from per_dtype("expand_dims", "axis=1", ALL, p, lambda r, d: ((arr(r, shape(r, 2), d),), {"axis": 1}))
-    yield from per_dtype("flip", "axis=None", ALL, p, one_array(3))
-    yield from per_dtype("flip", "axis=(0, 2)", "float", p,
-                         lambda r, d: ((arr(r, shape(r, 3), d),), {"axis": (0, 2)}))
+    yield from per_dtype("expand_dims", "axis=1", ALL, p, arrays(2, axis=1))
+    yield from per_dtype("flip", "axis=None", ALL, p, arrays(3))
+    yield from per_dtype("flip", "axis=(0, 2)", "float", p, arrays(3, axis=(0, 2)))
     yield from per_dtype("moveaxis", "0 -> -1", ALL, p, lambda r, d: ((arr(r, shape(r, 3), d), 0, -1), {}))
     yield from per_dtype("repeat", "int repeats, axis=0", ALL, p,
                          lambda r, d: ((arr(r, shape(r, 2), d), 2), {"axis": 0}))
     yield from per_dtype("repeat", "array repeats, axis=None", "float", p,
                          lambda r, d: (lambda x: ((x, r.integers(0, 3, size=x.size)), {}))(arr(r, shape(r, 2), d)))
-    yield from per_dtype("reshape", "to (-1,)", ALL, p, lambda r, d: ((arr(r, shape(r, 3), d),), {"shape": (-1,)}))
-    yield from per_dtype("roll", "shift=2, axis=0", ALL, p,
-                         lambda r, d: ((arr(r, shape(r, 2), d),), {"shift": 2, "axis": 0}))
-    yield from per_dtype("roll", "shift=1, axis=None", "float", p, lambda r, d: ((arr(r, shape(r, 2), d),),
-                                                                                 {"shift": 1}))
-    yield from per_dtype("squeeze", "axis=1", ALL, p, lambda r, d: ((arr(r, (3, 1, 2), d),), {"axis": 1}))
+    yield from per_dtype("reshape", "to (-1,)", ALL, p, arrays(3, shape=(-1,)))
+    yield from per_dtype("roll", "shift=2, axis=0", ALL, p, arrays(2, shift=2, axis=0))
+    yield from per_dtype("roll", "shift=1, axis=None", "float", p, arrays(2, shift=1))
+    yield from per_dtype("squeeze", "axis=1", ALL, p, arrays((3, 1, 2), axis=1))
     yield from per_dtype("tile", "(2, 1, 3)", ALL, p, lambda r, d: ((arr(r, shape(r, 2), d), (2, 1, 3)), {}))
-    yield from per_dtype("unstack", "axis=1", ALL, p, lambda r, d: ((arr(r, shape(r, 3), d),), {"axis": 1}))
-    yield from per_dtype("linalg.matrix_transpose", "ndim 3", "float", p, one_array(3))
+    yield from per_dtype("unstack", "axis=1", ALL, p, arrays(3, axis=1))
+    yield from per_dtype("linalg.matrix_transpose", "ndim 3", "float", p, arrays(3))
 
 
 def _sorted_unique(a: Any) -> Any:
@@ -97,31 +93,26 @@ def searching_cases(p: Profile) -> Iterator[Case]:
         (np.sort(arr(r, (7,), d, 1, 20)), arr(r, (4,), d, 1, 20)), {"side": "right"}))
     yield from per_dtype("where", "broadcast condition", ALL, p, lambda r, d: (lambda s: (
         (r.random(s) < 0.5, arr(r, s, d), arr(r, bshape(r, s), d)), {}))(shape(r, 2)))
-    yield from per_dtype("isin", "x1 in x2", "int float", p, lambda r, d: (
-        (arr(r, (6,), d, 1, 6), arr(r, (4,), d, 1, 6)), {}))
-    uniq: Draw = lambda r, d: ((arr(r, (3, 5), d, 1, 4),), {})
+    yield from per_dtype("isin", "x1 in x2", "int float", p, arrays((6,), (4,), lo=1, hi=6))
+    uniq = arrays((3, 5), lo=1, hi=4)
     yield from per_dtype("unique_values", "sorted for comparison", ints, p, uniq, compare=_cmp_unique_values)
     yield from per_dtype("unique_counts", "sorted for comparison", ints, p, uniq, compare=_cmp_unique_counts)
     yield from per_dtype("unique_inverse", "values[inverse] == x", ints, p, uniq, compare=_cmp_unique_inverse)
     yield from per_dtype("unique_all", "indices, inverse, counts", ints, p, uniq, compare=_cmp_unique_all)
-    yield from per_dtype("sort", "axis=-1", ints, p, one_array(2, 1, 50))
-    yield from per_dtype("sort", "descending, axis=0", ints, p,
-                         lambda r, d: ((arr(r, shape(r, 2), d, 1, 50),), {"axis": 0, "descending": True}),
+    yield from per_dtype("sort", "axis=-1", ints, p, arrays(2, lo=1, hi=50))
+    yield from per_dtype("sort", "descending, axis=0", ints, p, arrays(2, lo=1, hi=50, axis=0, descending=True),
                          ref=lambda x, axis, descending: np.flip(np.sort(x, axis=axis), axis=axis))
-    yield from per_dtype("argsort", "stable with ties", ints, p, one_array(2, 1, 3),
+    yield from per_dtype("argsort", "stable with ties", ints, p, arrays(2, lo=1, hi=3),
                          ref=lambda x: np.argsort(x, axis=-1, stable=True))
-    yield from per_dtype("argsort", "descending, stable with ties", ints, p,
-                         lambda r, d: ((arr(r, shape(r, 2), d, 1, 3),), {"descending": True}),
+    yield from per_dtype("argsort", "descending, stable with ties", ints, p, arrays(2, lo=1, hi=3, descending=True),
                          ref=lambda x, descending: _desc_argsort(x))
-    yield from per_dtype("diff", "n=1", NUM, p, one_array(2))
+    yield from per_dtype("diff", "n=1", NUM, p, arrays(2))
     yield from per_dtype("diff", "n=2, prepend, axis=0", "float", p, lambda r, d: (lambda x: (
         (x,), {"n": 2, "axis": 0, "prepend": arr(r, (1, x.shape[1]), d)}))(arr(r, (4, 3), d)))
-    yield from per_dtype("tensordot", "axes=1", NUM, p, lambda r, d: ((arr(r, (3, 4), d), arr(r, (4, 2), d)),
-                                                                      {"axes": 1}), n_terms=4)
-    yield from per_dtype("tensordot", "axes=([1, 2], [0, 1])", "float", p, lambda r, d: (
-        (arr(r, (2, 3, 4), d), arr(r, (3, 4, 5), d)), {"axes": ([1, 2], [0, 1])}), n_terms=12)
-    yield from per_dtype("vecdot", "axis=-1 (conjugates x1)", NUM, p, lambda r, d: (
-        (arr(r, (3, 4), d), arr(r, (2, 1, 4), d)), {}), n_terms=4)
+    yield from per_dtype("tensordot", "axes=1", NUM, p, arrays((3, 4), (4, 2), axes=1), n_terms=4)
+    yield from per_dtype("tensordot", "axes=([1, 2], [0, 1])", "float", p,
+                         arrays((2, 3, 4), (3, 4, 5), axes=([1, 2], [0, 1])), n_terms=12)
+    yield from per_dtype("vecdot", "axis=-1 (conjugates x1)", NUM, p, arrays((3, 4), (2, 1, 4)), n_terms=4)
 
 
 def _desc_argsort(x: Any) -> Any:
@@ -204,10 +195,9 @@ def linalg_cases(p: Profile) -> Iterator[Case]:
                          **la)
     yield from per_dtype("linalg.eigvals", "general", fc, p, _mat(batch=False), compare=_cmp_eigvals,
                          check_dtype=False, **la)
-    yield from per_dtype("linalg.qr", "reduced, Q R = A", fc, p,
-                         lambda r, d: ((arr(r, (5, 3), d),), {}), compare=_cmp_qr, **la)
+    yield from per_dtype("linalg.qr", "reduced, Q R = A", fc, p, arrays((5, 3)), compare=_cmp_qr, **la)
     yield from per_dtype("linalg.svd", "full_matrices=False, U S Vh = A", fc, p,
-                         lambda r, d: ((arr(r, (4, 3), d),), {"full_matrices": False}), compare=_cmp_svd, **la)
+                         arrays((4, 3), full_matrices=False), compare=_cmp_svd, **la)
     yield from per_dtype("linalg.solve", "matrix right-hand side", fc, p,
                          lambda r, d: (lambda a: ((a, arr(r, (a.shape[-1], 2), d)), {}))(mat(r, d)[0][0]),
                          ref=np.linalg.solve, **la)
@@ -216,22 +206,18 @@ def linalg_cases(p: Profile) -> Iterator[Case]:
     yield from per_dtype("linalg.matrix_power", "n=-2", "float", p, lambda r, d: ((mat(r, d)[0][0], -2), {}), **la)
     for ord_ in ("fro", "nuc", 1, 2, np.inf):
         yield from per_dtype("linalg.matrix_norm", f"ord={ord_}", "float" if ord_ != "fro" else fc, p,
-                             lambda r, d, o=ord_: ((arr(r, (2, 3, 4), d),), {"ord": o}), **la)
+                             arrays((2, 3, 4), ord=ord_), **la)
     for ord_ in (1, 2, np.inf, 0.5):
         yield from per_dtype("linalg.vector_norm", f"ord={ord_}, axis=1", "float" if ord_ != 2 else fc, p,
-                             lambda r, d, o=ord_: ((arr(r, (3, 4, 2), d),), {"ord": o, "axis": 1}), **la)
-    yield from per_dtype("linalg.cross", "3-vectors, broadcast", NUM, p,
-                         lambda r, d: ((arr(r, (2, 3), d), arr(r, (1, 3), d)), {}))
-    yield from per_dtype("linalg.diagonal", "offset=1", ALL, p, lambda r, d: ((arr(r, (2, 3, 4), d),),
-                                                                              {"offset": 1}))
-    yield from per_dtype("linalg.outer", "vectors", NUM, p, lambda r, d: ((arr(r, (3,), d), arr(r, (4,), d)), {}))
-    yield from per_dtype("linalg.trace", "offset=0", NUM, p, one_array(3), n_terms=5)
-    yield from per_dtype("linalg.vecdot", "axis=-1", NUM, p, lambda r, d: ((arr(r, (3, 4), d), arr(r, (3, 4), d)),
-                                                                           {}), n_terms=4)
-    yield from per_dtype("linalg.tensordot", "axes=1", "float", p, lambda r, d: (
-        (arr(r, (3, 4), d), arr(r, (4, 2), d)), {"axes": 1}), n_terms=4)
-    yield from per_dtype("linalg.matmul", "(M,K)@(K,N)", NUM, p, lambda r, d: (
-        (arr(r, (3, 4), d, 1, 3), arr(r, (4, 2), d, 1, 3)), {}), ref=lambda a, b: np.matmul(a, b), n_terms=4)
+                             arrays((3, 4, 2), ord=ord_, axis=1), **la)
+    yield from per_dtype("linalg.cross", "3-vectors, broadcast", NUM, p, arrays((2, 3), (1, 3)))
+    yield from per_dtype("linalg.diagonal", "offset=1", ALL, p, arrays((2, 3, 4), offset=1))
+    yield from per_dtype("linalg.outer", "vectors", NUM, p, arrays((3,), (4,)))
+    yield from per_dtype("linalg.trace", "offset=0", NUM, p, arrays(3), n_terms=5)
+    yield from per_dtype("linalg.vecdot", "axis=-1", NUM, p, arrays((3, 4), (3, 4)), n_terms=4)
+    yield from per_dtype("linalg.tensordot", "axes=1", "float", p, arrays((3, 4), (4, 2), axes=1), n_terms=4)
+    yield from per_dtype("linalg.matmul", "(M,K)@(K,N)", NUM, p, arrays((3, 4), (4, 2), lo=1, hi=3),
+                         ref=lambda a, b: np.matmul(a, b), n_terms=4)
 
 
 def _freq_ref(name: str) -> Any:
@@ -243,22 +229,22 @@ def fft_cases(p: Profile) -> Iterator[Case]:
     fc = "float complex"
     ft = {"n_terms": 64, "tol_factor": 2.0}
     for name in ("fft", "ifft"):
-        yield from per_dtype(f"fft.{name}", "n=None, axis=-1, norm=backward", "complex", p, one_array(2), **ft)
+        yield from per_dtype(f"fft.{name}", "n=None, axis=-1, norm=backward", "complex", p, arrays(2), **ft)
         yield from per_dtype(f"fft.{name}", "n=8, axis=0, norm=ortho", "complex", p,
-                             lambda r, d: ((arr(r, shape(r, 2), d),), {"n": 8, "axis": 0, "norm": "ortho"}), **ft)
+                             arrays(2, n=8, axis=0, norm="ortho"), **ft)
     for name in ("fftn", "ifftn"):
         yield from per_dtype(f"fft.{name}", "axes=(0, 1), norm=forward", "complex", p,
-                             lambda r, d: ((arr(r, shape(r, 3), d),), {"axes": (0, 1), "norm": "forward"}), **ft)
-    yield from per_dtype("fft.rfft", "n=None", "float", p, one_array(2), **ft)
+                             arrays(3, axes=(0, 1), norm="forward"), **ft)
+    yield from per_dtype("fft.rfft", "n=None", "float", p, arrays(2), **ft)
     yield from per_dtype("fft.rfftn", "axes=(0, 1)", "float", p,
                          lambda r, d: ((arr(r, shape(r, 2, 2, 6), d),), {"axes": (0, 1)}), **ft)
-    yield from per_dtype("fft.irfft", "n=10", "complex", p, lambda r, d: ((arr(r, (3, 6), d),), {"n": 10}), **ft)
+    yield from per_dtype("fft.irfft", "n=10", "complex", p, arrays((3, 6), n=10), **ft)
     yield from per_dtype("fft.irfftn", "s=(4, 6)", "complex", p,
-                         lambda r, d: ((arr(r, (4, 4), d),), {"s": (4, 6), "axes": (0, 1)}), **ft)
-    yield from per_dtype("fft.hfft", "n=8", "complex", p, lambda r, d: ((arr(r, (5,), d),), {"n": 8}), **ft)
-    yield from per_dtype("fft.ihfft", "n=None", "float", p, one_array(1), **ft)
+                         arrays((4, 4), s=(4, 6), axes=(0, 1)), **ft)
+    yield from per_dtype("fft.hfft", "n=8", "complex", p, arrays((5,), n=8), **ft)
+    yield from per_dtype("fft.ihfft", "n=None", "float", p, arrays(1), **ft)
     for name in ("fftshift", "ifftshift"):
-        yield from per_dtype(f"fft.{name}", "axes=None", fc, p, one_array(2))
+        yield from per_dtype(f"fft.{name}", "axes=None", fc, p, arrays(2))
     for name in ("fftfreq", "rfftfreq"):
         yield from per_dtype(f"fft.{name}", "n, d=0.5, dtype", "float", p,
                              lambda r, d: ((dim(r, 2, 11),), {"d": 0.5, "dtype": DT(d)}), creation=True,

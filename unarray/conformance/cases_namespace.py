@@ -9,7 +9,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from unarray.conformance.cases_common import Case, Inputs, Profile, arr, dim, family_of, shape, shape_rng
+from unarray.conformance.cases_common import Case, Draw, Inputs, Profile, arr, dim, family_of, shape, shape_rng
 from unarray.conformance.cases_hot import DT
 
 # name -> (families, lo, hi, signed)
@@ -118,9 +118,10 @@ def per_dtype(name: str, form: str, fams: str, p: Profile, draw: Any, **kw: Any)
         yield Case(name, form, dtype, draw, examples=p.examples, **kw)
 
 
-def one_array(nd: int = 2, lo: float = 0.5, hi: float = 2.0) -> Any:
+def arrays(*shapes: int | tuple[int, ...], lo: float = 0.5, hi: float = 2.0, **kw: Any) -> Draw:
+    """An array per shape (an int: that many dimensions from the shape stream) in ``[lo, hi]``, and keywords ``kw``."""
     def draw(rng: np.random.Generator, d: str) -> Inputs:
-        return (arr(rng, shape(rng, nd), d, lo, hi),), {}
+        return tuple(arr(rng, shape(rng, s) if isinstance(s, int) else s, d, lo, hi) for s in shapes), dict(kw)
     return draw
 
 
@@ -142,11 +143,11 @@ def _creation(p: Profile) -> Iterator[Case]:
     yield from per_dtype("asarray", "from nested lists", "int float", p,
                          lambda r, d: ((arr(r, shape(r, 2), d).tolist(),), {"dtype": DT(d)}), creation=True)
     for name in ("zeros_like", "ones_like", "empty_like"):
-        yield from per_dtype(name, "like x", all_f, p, one_array(), compare="shape" if name == "empty_like" else "auto")
+        yield from per_dtype(name, "like x", all_f, p, arrays(2), compare="shape" if name == "empty_like" else "auto")
     yield from per_dtype("full_like", "like x, fill 2", "int float complex", p,
                          lambda r, d: ((arr(r, shape(r, 2), d), 2), {}))
-    yield from per_dtype("tril", "k=0", "int float", p, one_array())
-    yield from per_dtype("triu", "k=1", "int float", p, lambda r, d: ((arr(r, shape(r, 3), d),), {"k": 1}))
+    yield from per_dtype("tril", "k=0", "int float", p, arrays(2))
+    yield from per_dtype("triu", "k=1", "int float", p, arrays(3, k=1))
 
     def draw_mesh(rng: np.random.Generator, d: str) -> Inputs:
         return (arr(rng, shape(rng, 1), d), arr(rng, shape(rng, 1), d)), {"indexing": "ij"}
@@ -165,7 +166,7 @@ def _datatypes(p: Profile) -> Iterator[Case]:
         return (arr(rng, shape(rng, 2), d, 1, 9), DT("float64" if d != "float64" else "int32")), {}
 
     yield from per_dtype("astype", "to float64 / int32", "bool int float", p, draw_astype)
-    x1 = one_array(1)
+    x1 = arrays(1)
     yield from per_dtype("can_cast", "x -> float64", "bool int float complex", p, x1,
                          call=lambda ua, a, kw: ua.can_cast(a[0], ua.float64),
                          ref=lambda x: x.dtype.kind == "f", ref_upcast=False, check_dtype=False)
@@ -194,7 +195,7 @@ def _datatypes(p: Profile) -> Iterator[Case]:
 
 
 def _introspection(p: Profile) -> Iterator[Case]:
-    x1 = one_array(1)
+    x1 = arrays(1)
     true = {"ref": lambda *a: True, "compare": "exact", "check_dtype": False, "with_env": True}
     yield from per_dtype("backend_of", "names the backend", "float", p, x1,
                          call=lambda ua, a, kw, env: ua.backend_of(a[0]) == env.backend, **true)
@@ -203,7 +204,7 @@ def _introspection(p: Profile) -> Iterator[Case]:
     yield from per_dtype("array_namespace", "is bound to the array's backend", "float", p, x1,
                          call=lambda ua, a, kw, env: ua.array_namespace(a[0]).backend == env.backend, **true)
     yield from per_dtype("explain", "matmul names backend and device", "float", p,
-                         lambda r, d: ((arr(r, (3, 3), d), arr(r, (3, 3), d)), {}),
+                         arrays((3, 3), (3, 3)),
                          call=lambda ua, a, kw, env: (lambda e: e.backend == env.backend and e.device == env.device)(
                            ua.explain("matmul", *a)), **true)
     yield from per_dtype("backends", "lists this backend as loaded", "float", p, x1,
@@ -211,7 +212,7 @@ def _introspection(p: Profile) -> Iterator[Case]:
                          **true)
     yield from per_dtype("get_precision", "inside ua.precision('tf32')", "float", p, x1,
                          call=lambda ua, a, kw, env: _precision_scope(ua), **true)
-    yield from per_dtype("apply_numpy", "np.sort, shape and dtype stated", "float", p, one_array(2),
+    yield from per_dtype("apply_numpy", "np.sort, shape and dtype stated", "float", p, arrays(2),
                          call=lambda ua, a, kw: ua.apply_numpy(np.sort, a[0], shape=tuple(a[0].shape),
                                                                dtype=a[0].dtype),
                          ref=lambda x: np.sort(x), compare="exact")
