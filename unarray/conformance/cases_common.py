@@ -39,6 +39,10 @@ class Profile:
     # least once (quick: the combinations are sampled, which keeps JAX's per-shape compiles down).
     exhaustive: bool = True
 
+    def of(self, families: str, hot: bool = False) -> list[str]:
+        """The dtypes of the space-separated ``families`` (``"int float"``), the hot ops' with ``hot``."""
+        return [d for f in families.split() for d in (self.hot_dtypes if hot else self.dtypes)[f]]
+
 
 # Distinct shapes a case's examples cycle through (later examples draw new values in the same shapes):
 # each new shape is one compilation on JAX and TensorFlow, and shape variety also comes from the forms.

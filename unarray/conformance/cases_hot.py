@@ -43,13 +43,9 @@ def _combos(p: Profile, *options: Sequence[Any]) -> list[tuple[Any, ...]]:
     return [tuple(o[i % len(o)] for o in options) for i in range(n)]
 
 
-def _dtypes(p: Profile, families: str) -> list[str]:
-    return [d for f in families.split() for d in p.hot_dtypes[f]]
-
-
 def _reduction(p: Profile, op: str, families: str, lo: float, hi: float, signed: bool, with_dtype: bool = False,
                with_correction: bool = False, keepdims: bool = True, holes: bool = False) -> Iterator[Case]:
-    for dtype in _dtypes(p, families):
+    for dtype in p.of(families, hot=True):
         dts = [None, DT(UP[dtype])] if with_dtype and dtype in UP else [None]
         corrections = [0.0, 1.0] if with_correction else [None]
         kds = (False, True) if keepdims else (False,)
@@ -75,7 +71,7 @@ def _reduction(p: Profile, op: str, families: str, lo: float, hi: float, signed:
 
 
 def _cumulative(p: Profile, op: str, families: str, lo: float, hi: float) -> Iterator[Case]:
-    for dtype in _dtypes(p, families):
+    for dtype in p.of(families, hot=True):
         dts = [None, DT(UP[dtype])] if dtype in UP else [None]
         for axis, init, dt in _combos(p, (0, -1), (False, True), dts):
             kw: dict[str, Any] = {"axis": axis, "include_initial": init}
@@ -114,7 +110,7 @@ def _matmul_terms(inp: Inputs) -> int:
 
 
 def _matmul(p: Profile) -> Iterator[Case]:
-    for dtype in _dtypes(p, "int float complex"):
+    for dtype in p.of("int float complex", hot=True):
         for form, shapes in MATMUL_FORMS.items():
             def draw(rng: np.random.Generator, d: str, shapes: Any = shapes) -> Inputs:
                 s1, s2 = shapes(shape(rng, 4, 1, 6), dim(rng, 1, 32))
@@ -147,7 +143,7 @@ def _matmul(p: Profile) -> Iterator[Case]:
 
 
 def _transposes(p: Profile) -> Iterator[Case]:
-    for dtype in _dtypes(p, "bool int float complex"):
+    for dtype in p.of("bool int float complex", hot=True):
         def draw_t(rng: np.random.Generator, d: str) -> Inputs:
             return (arr(rng, shape(rng, dim(rng, 2, 4)), d),), {}
 

@@ -71,10 +71,6 @@ BINARY: dict[str, tuple[str, tuple[float, float, bool], tuple[float, float, bool
 }
 
 
-def dtypes(p: Profile, families: str) -> list[str]:
-    return [d for f in families.split() for d in p.dtypes[f]]
-
-
 def bshape(rng: np.random.Generator, s: tuple[int, ...]) -> tuple[int, ...]:
     """A shape that broadcasts against ``s``: some dimensions 1, sometimes a leading one dropped."""
     g = shape_rng(rng)
@@ -114,7 +110,7 @@ def _binary(p: Profile) -> Iterator[Case]:
 
 
 def per_dtype(name: str, form: str, fams: str, p: Profile, draw: Any, **kw: Any) -> Iterator[Case]:
-    for dtype in dtypes(p, fams):
+    for dtype in p.of(fams):
         yield Case(name, form, dtype, draw, examples=p.examples, **kw)
 
 

@@ -1,50 +1,39 @@
 """Local process groups for the distributed checks: the store that joins a launcher's worker processes, the
 launch itself, and how a worker ends.
 
-:func:`run_workers` (over :func:`rendezvous`) is used by ``unarray.conformance.sharded_torch`` and by the test
+:func:`run_workers` is used by ``unarray.conformance.sharded_torch`` and by the test
 suite's own multi-process checks; :func:`end_worker` is the last call of each of their workers.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from typing import Any, NoReturn
 
-__all__ = ["end_worker", "rendezvous", "run_workers"]
-
-
-@contextlib.contextmanager
-def rendezvous(world_size: int) -> Iterator[dict[str, str]]:
-    """A TCP store hosted by this process on a port the system assigns, and the environment (without ``RANK``)
-    under which ``world_size`` worker processes' ``init_process_group`` joins it as clients.
-
-    torchelastic's agent-store convention (``TORCHELASTIC_USE_AGENT_STORE``): no port is picked free and then
-    lost to another process before a worker binds it, and no worker hosts the store, which is closed here once
-    the block ends, after the workers.
-    """
-    from torch.distributed import TCPStore  # type: ignore[attr-defined]  # (public, not re-exported in stubs)
-
-    store = TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False, timeout=datetime.timedelta(seconds=600))
-    try:
-        yield {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(store.port), "WORLD_SIZE": str(world_size),
-               "TORCHELASTIC_USE_AGENT_STORE": "True"}
-    finally:
-        del store  # (its daemon stops while the interpreter is whole)
+__all__ = ["end_worker", "run_workers"]
 
 
 def run_workers(argv: list[str], world_size: int, *, timeout: float, env: dict[str, str] | None = None,
                 cwd: Any = None, rank0_inherits: bool = False) -> list[tuple[int, str, str]]:
-    """Run ``argv`` as ``world_size`` processes joined by :func:`rendezvous` (``RANK`` set for each, ``env`` over
-    this process's environment) and wait for each up to ``timeout`` seconds, killing it past that: each one's
-    (exit code, stdout, stderr). With ``rank0_inherits``, rank 0 writes to this process's own stdout and stderr
-    (its strings are empty)."""
+    """Run ``argv`` as ``world_size`` processes joined by a TCP store this process hosts on a port the system
+    assigns (``RANK`` set for each, ``env`` over this process's environment) and wait for each up to ``timeout``
+    seconds, killing it past that: each one's (exit code, stdout, stderr). With ``rank0_inherits``, rank 0 writes
+    to this process's own stdout and stderr (its strings are empty).
+
+    torchelastic's agent-store convention (``TORCHELASTIC_USE_AGENT_STORE``): no port is picked free and then
+    lost to another process before a worker binds it, and no worker hosts the store, which is closed here once
+    the workers have ended.
+    """
+    from torch.distributed import TCPStore  # type: ignore[attr-defined]  # (public, not re-exported in stubs)
+
+    store = TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False, timeout=datetime.timedelta(seconds=600))
+    joined = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(store.port), "WORLD_SIZE": str(world_size),
+              "TORCHELASTIC_USE_AGENT_STORE": "True"}
     procs = []
-    with rendezvous(world_size) as joined:
+    try:
         for rank in range(world_size):
             pipe = None if rank == 0 and rank0_inherits else subprocess.PIPE
             procs.append(subprocess.Popen(argv, cwd=cwd, env={**os.environ, **joined, **(env or {}), "RANK": str(rank)},
@@ -57,6 +46,8 @@ def run_workers(argv: list[str], world_size: int, *, timeout: float, env: dict[s
                 p.kill()
                 so, se = p.communicate()
             out.append((p.returncode, so or "", se or ""))
+    finally:
+        del store  # (its daemon stops while the interpreter is whole)
     return out
 
 

@@ -19,15 +19,6 @@ __all__ = ["junit_xml", "markdown", "write_all"]
 _RANK = {"error": 4, "fail": 3, "unavailable": 2, "known": 1, "pass": 0}
 
 
-def _columns(report: RunReport) -> list[str]:
-    cols: list[str] = []
-    for r in report.results:
-        c = f"{r.backend}@{r.device}"
-        if r.device != "-" and c not in cols:
-            cols.append(c)
-    return cols
-
-
 def _esc(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
@@ -67,7 +58,7 @@ def markdown(report: RunReport) -> str:
     verdict = "**unexpected failures**" if report.failed else "no unexpected failures"
     lines += ["", f"Verdict: {verdict}." + ("" if report.complete else " **Partial report: the run was still going.**"),
               ""]
-    cols = _columns(report)
+    cols = list(dict.fromkeys(f"{r.backend}@{r.device}" for r in report.results if r.device != "-"))
     notes: dict[str, int] = {}
     by_op: dict[str, dict[str, list[Result]]] = {}
     for r in report.results:
