@@ -281,94 +281,75 @@ class DaskBackend(Backend):
 
     # -- linalg: per matrix (the core axes in one chunk, the stack chunked as it is), through the chunks'
     # backend; dask.array.linalg factors one 2-D matrix only, by blocks, some without pivoting across them.
-    def _square(self, op: str, x: Any) -> None:
-        if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
-            raise ShapeError(f"needs square matrices (..., M, M), got shape {tuple(x.shape)}", op=op,
+    def _per_matrix(self, op: str, signature: str, args: tuple[Any, ...], dtypes: Any, **kw: Any) -> Any:
+        # The core shape the signature names, checked first; a new core dimension k is the matrices' smaller side.
+        x, (ins, outs) = args[0], signature.split("->")
+        square = ins.startswith("(m,m)")
+        if (square or ins.startswith("(m,n)")) and (x.ndim < 2 or square and x.shape[-1] != x.shape[-2]):
+            what = "square matrices (..., M, M)" if square else "matrices (..., M, N)"
+            raise ShapeError(f"needs {what}, got shape {tuple(x.shape)}", op=op.replace("linalg_", "linalg."),
                              backend=self.name)
-
-    def _matrices(self, op: str, x: Any) -> None:
-        if x.ndim < 2:
-            raise ShapeError(f"needs matrices (..., M, N), got shape {tuple(x.shape)}", op=op, backend=self.name)
-
-    def _per_matrix(self, op: str, signature: str, args: tuple[Any, ...], dtypes: Any, *more: Any, **kw: Any) -> Any:
-        return per_matrix(getattr(self._on_chunks(args[0]), op), signature, args, dtypes, *more, **kw)
+        sizes = {"k": min(x.shape[-2:])} if "k" in outs and "k" not in ins else None
+        return per_matrix(getattr(self._on_chunks(x), op), signature, args, dtypes, sizes, **kw)
 
     def linalg_det(self, x: Any, /) -> Any:
-        self._square("linalg.det", x)
         return self._per_matrix("linalg_det", "(m,m)->()", (x,), x.dtype)
 
     def linalg_slogdet(self, x: Any, /) -> Any:
-        self._square("linalg.slogdet", x)
         return SlogdetResult(*self._per_matrix("linalg_slogdet", "(m,m)->(),()", (x,), (x.dtype, _real(x.dtype))))
 
     def linalg_inv(self, x: Any, /) -> Any:
-        self._square("linalg.inv", x)
         return self._per_matrix("linalg_inv", "(m,m)->(m,m)", (x,), x.dtype)
 
     def linalg_matrix_power(self, x: Any, n: int, /, *, policy: str) -> Any:
-        self._square("linalg.matrix_power", x)
         return self._per_matrix("linalg_matrix_power", "(m,m)->(m,m)", (x,), x.dtype, _after=(n,), policy=policy)
 
     def linalg_eigh(self, x: Any, /) -> Any:
-        self._square("linalg.eigh", x)
         return EighResult(*self._per_matrix("linalg_eigh", "(m,m)->(m),(m,m)", (x,), (_real(x.dtype), x.dtype)))
 
     def linalg_eigvalsh(self, x: Any, /) -> Any:
-        self._square("linalg.eigvalsh", x)
         return self._per_matrix("linalg_eigvalsh", "(m,m)->(m)", (x,), _real(x.dtype))
 
     def linalg_cholesky(self, x: Any, /, *, upper: bool = False) -> Any:
-        self._square("linalg.cholesky", x)
         return self._per_matrix("linalg_cholesky", "(m,m)->(m,m)", (x,), x.dtype, upper=upper)
 
     def linalg_svd(self, x: Any, /, *, full_matrices: bool = True) -> Any:
-        self._matrices("linalg.svd", x)
-        k = min(x.shape[-2:])
         sig = "(m,n)->(m,m),(k),(n,n)" if full_matrices else "(m,n)->(m,k),(k),(k,n)"
-        return SVDResult(*self._per_matrix("linalg_svd", sig, (x,), (x.dtype, _real(x.dtype), x.dtype), {"k": k},
-                                     full_matrices=full_matrices))
+        return SVDResult(*self._per_matrix("linalg_svd", sig, (x,), (x.dtype, _real(x.dtype), x.dtype),
+                                           full_matrices=full_matrices))
 
     def linalg_svdvals(self, x: Any, /) -> Any:
-        self._matrices("linalg.svdvals", x)
-        return self._per_matrix("linalg_svdvals", "(m,n)->(k)", (x,), _real(x.dtype), {"k": min(x.shape[-2:])})
+        return self._per_matrix("linalg_svdvals", "(m,n)->(k)", (x,), _real(x.dtype))
 
     def linalg_pinv(self, x: Any, /, *, rtol: Any = None) -> Any:
-        self._matrices("linalg.pinv", x)
         if hasattr(rtol, "shape"):  # a tolerance per matrix of the stack
             return self._per_matrix("linalg_pinv", "(m,n),()->(n,m)", (x, rtol), x.dtype, _as_kw=("rtol",))
         return self._per_matrix("linalg_pinv", "(m,n)->(n,m)", (x,), x.dtype, rtol=rtol)
 
     def linalg_matrix_rank(self, x: Any, /, *, rtol: Any = None) -> Any:
-        self._matrices("linalg.matrix_rank", x)
         if hasattr(rtol, "shape"):
             return self._per_matrix("linalg_matrix_rank", "(m,n),()->()", (x, rtol), np.int64, _as_kw=("rtol",))
         return self._per_matrix("linalg_matrix_rank", "(m,n)->()", (x,), np.int64, rtol=rtol)
 
     def linalg_qr(self, x: Any, /, *, mode: str = "reduced") -> Any:
-        self._matrices("linalg.qr", x)
         sig = "(m,n)->(m,k),(k,n)" if mode == "reduced" else "(m,n)->(m,m),(m,n)"
-        return QRResult(*self._per_matrix("linalg_qr", sig, (x,), (x.dtype, x.dtype), {"k": min(x.shape[-2:])},
-                                    mode=mode))
+        return QRResult(*self._per_matrix("linalg_qr", sig, (x,), (x.dtype, x.dtype), mode=mode))
 
     def linalg_solve(self, x1: Any, x2: Any, /) -> Any:
-        self._square("linalg.solve", x1)
         sig = "(m,m),(m)->(m)" if x2.ndim == 1 else "(m,m),(m,k)->(m,k)"
         return self._per_matrix("linalg_solve", sig, (x1, x2), np.result_type(x1.dtype, x2.dtype))
 
     def linalg_eig(self, x: Any, /) -> Any:
-        self._square("linalg.eig", x)
         dt = np.result_type(x.dtype, np.complex64)
         return EigResult(*self._per_matrix("linalg_eig", "(m,m)->(m),(m,m)", (x,), (dt, dt)))
 
     def linalg_eigvals(self, x: Any, /) -> Any:
-        self._square("linalg.eigvals", x)
         return self._per_matrix("linalg_eigvals", "(m,m)->(m)", (x,), np.result_type(x.dtype, np.complex64))
 
     # Note: dask's norms by singular values take one 2-D matrix only.
     def linalg_matrix_norm(self, x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:
         if ord not in (2, -2, "nuc"):
             return compat_dask.linalg.matrix_norm(x, keepdims=keepdims, ord=ord)
-        self._matrices("linalg.matrix_norm", x)
         out = self._per_matrix("linalg_matrix_norm", "(m,n)->()", (x,), _real(x.dtype), ord=ord)
         return out[..., None, None] if keepdims else out
 
