@@ -124,11 +124,8 @@ class Backend(NNOps):
         (it hashes as ``x.dtype`` does). A name the library lacks is absent (the namespace keeps unarray's).
         """
         own = self.__dict__.get("_namespace_dtypes")
-        if own is None:
-            own = self.__dict__["_namespace_dtypes"] = self._own_dtypes()
-        return cast(dict[str, Any], own)
-
-    def _own_dtypes(self) -> dict[str, Any]:
+        if own is not None:
+            return cast(dict[str, Any], own)
         import numpy as np  # (only where a namespace is bound: the module stays free of any library)
 
         out: dict[str, Any] = {}
@@ -139,6 +136,7 @@ class Backend(NNOps):
                 continue  # a dtype the library lacks here (bfloat16 on NumPy, 64-bit on JAX without x64)
             # Note: NumPy's scalar types (np.float32) stand for dtypes in calls, but an array's dtype is np.dtype.
             out[name] = np.dtype(d) if isinstance(d, type) and issubclass(d, np.generic) else d
+        self.__dict__["_namespace_dtypes"] = out
         return out
 
     def creation_device(self, x: Any) -> dict[str, Any]:
@@ -416,18 +414,11 @@ class Backend(NNOps):
         shape = tuple(x.shape)
         if 0 not in shape:
             return
-        if axis is None:
-            reduced = shape
-        else:
-            axes = (axis,) if isinstance(axis, int) else tuple(axis)
-            reduced = tuple(shape[a] for a in axes)
-        if math.prod(reduced) == 0:
-            raise EmptyReductionError(
-                f"cannot reduce over zero elements (shape {shape}, axis={axis!r}): {op} has no identity; "
-                "check x.size first or use a reduction with an identity",
-                op=op,
-                backend=self.name,
-            )
+        axes = range(len(shape)) if axis is None else (axis,) if isinstance(axis, int) else axis
+        if 0 in (shape[a] for a in axes):
+            raise EmptyReductionError(f"cannot reduce over zero elements (shape {shape}, axis={axis!r}): {op} has no "
+                                      "identity; check x.size first or use a reduction with an identity", op=op,
+                                      backend=self.name)
 
 
 # Front-end ops that are another op under a second name (ua.linalg.matmul is ua.matmul): the method they run.

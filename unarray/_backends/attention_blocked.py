@@ -160,20 +160,13 @@ def _segments_meet(b: Backend, spec: MaskSpec, sq: int, sk: int, bq: int, bk: in
 def blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
             policy: str, block_q: int | None = None, block_k: int | None = None) -> Any:
     _static(b, q, k, v)
-    return _blocked(b, q, k, v, mask, spec, scale, layout, policy, block_q, block_k)
-
-
-def _blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
-             policy: str, block_q: int | None, block_k: int | None) -> Any:
     xp = b.xp
     if layout == "bshd":
         q, k, v = (_swap_sh(b, a) for a in (q, k, v))
     *batch, hq, sq, d = (int(n) for n in q.shape)
     hk, sk, dv = int(k.shape[-3]), int(k.shape[-2]), int(v.shape[-1])
     g = hq // hk
-    name = b.dtype_name(q)
-    out_dtype = q.dtype
-    ct = xp.float32 if name in _HALF else q.dtype
+    ct = xp.float32 if b.dtype_name(q) in _HALF else q.dtype
     # Note: grouped-query heads become an extra axis so k and v broadcast without a copy.
     q = xp.reshape(q, (*batch, hk, g, sq, d))
     k = xp.reshape(k, (*batch, hk, 1, sk, d))
@@ -219,7 +212,7 @@ def _blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scal
         out = xp.zeros((*batch, hk, g, 0, dv), dtype=ct, **dev)
     else:
         out = outs[0] if len(outs) == 1 else xp.concat(outs, axis=-2)
-    out = xp.astype(xp.reshape(out, (*batch, hq, sq, dv)), out_dtype)
+    out = xp.astype(xp.reshape(out, (*batch, hq, sq, dv)), q.dtype)
     return _swap_sh(b, out) if layout == "bshd" else out
 
 
@@ -242,13 +235,9 @@ def _swap_sh(b: Backend, x: Any) -> Any:
 def _grouped_mask(b: Backend, mask: Any, nbatch: int, hk: int, g: int) -> tuple[Any, bool]:
     if mask is None:
         return None, False
-    xp = b.xp
-    additive = b.dtype_name(mask) != "bool"
-    full = nbatch + 3
-    shape = (1,) * (full - mask.ndim) + tuple(int(n) for n in mask.shape)
-    *mb, mh, msq, msk = shape
+    *mb, mh, msq, msk = (1,) * (nbatch + 3 - mask.ndim) + tuple(int(n) for n in mask.shape)
     heads = (1, 1) if mh == 1 else (hk, g)
-    return xp.reshape(mask, (*mb, *heads, msq, msk)), additive
+    return b.xp.reshape(mask, (*mb, *heads, msq, msk)), b.dtype_name(mask) != "bool"
 
 
 def _slice2(mask: Any, qs: int, qe: int, ks: int, ke: int) -> Any:

@@ -139,17 +139,6 @@ def _wide_int(v: Any, args: tuple[Any, ...]) -> Any:
 # array type is read outside the trace.
 with jax.ensure_compile_time_eval():
     _ARRAY_TYPE = type(jnp.zeros(0))
-_ARRAY_TYPES = frozenset({_ARRAY_TYPE})
-
-
-
-def _guarded(fn: Any, op: str) -> Any:
-    call = _guarded_any(fn, op)
-    if op not in _BINARY:
-        return call
-
-    # the common call, two concrete arrays of one dtype: nothing to promote, JAX's function itself
-    return HotCall(op, fn, _ARRAY_TYPE, arrays=2).bind(call)
 
 
 def _guarded_any(fn: Any, op: str) -> Any:
@@ -163,7 +152,7 @@ def _guarded_any(fn: Any, op: str) -> Any:
             t1, t2 = type(x1), type(x2)
             if t1 is int or t2 is int:
                 args = (_wide_int(x1, args), _wide_int(x2, args))
-            elif t1 in _ARRAY_TYPES and t2 in _ARRAY_TYPES and x1.dtype is x2.dtype:
+            elif t1 is _ARRAY_TYPE and t2 is _ARRAY_TYPE and x1.dtype is x2.dtype:
                 pass  # the common call: one dtype, nothing to promote
             else:
                 check_promotion(name, x1, x2)
@@ -212,7 +201,9 @@ class JaxBackend(Backend):
     def __getattr__(self, op: str) -> Any:
         fn = super().__getattr__(op)
         if op in _PROMOTING:
-            fn = _guarded(fn, op)
+            call = _guarded_any(fn, op)
+            # the common binary call, two concrete arrays of one dtype: nothing to promote, JAX's function itself
+            fn = HotCall(op, fn, _ARRAY_TYPE, arrays=2).bind(call) if op in _BINARY else call
             setattr(self, op, fn)
         return fn
 
