@@ -121,19 +121,17 @@ def cache_key(dtype: str, q: Operand, k: Operand, v: Operand, o: Operand, mask: 
 
 
 # -- loading the library ---------------------------------------------------------------------------------
-_STATE: dict[str, Any] = {}
+_STATE: dict[str, tuple[Any, str | None]] = {}
 _LOCK = threading.Lock()
 
 
 def library() -> tuple[Any, str | None]:
     """``(cudnn module, None)`` when cuDNN's frontend and backend load, else ``(None, why)``. Cached."""
-    if "cudnn" in _STATE:
-        return _STATE["cudnn"], _STATE["why"]
-    with _LOCK:
-        if "cudnn" not in _STATE:
-            mod, why = _load()
-            _STATE["cudnn"], _STATE["why"] = mod, why
-    return _STATE["cudnn"], _STATE["why"]
+    if "loaded" not in _STATE:
+        with _LOCK:
+            if "loaded" not in _STATE:
+                _STATE["loaded"] = _load()
+    return _STATE["loaded"]
 
 
 def _load() -> tuple[Any, str | None]:
@@ -255,16 +253,12 @@ def _build(cudnn: Any, handle: Any, dtype: str, q: Operand, k: Operand, v: Opera
             kw["diagonal_band_right_bound"] = min(right, 0) if is_causal else right
         if left is not None:
             kw["diagonal_band_left_bound"] = left + 1
-    tensors = [tq, tk, tv]
     if mask is not None:
-        bias = g.tensor(name="bias", dim=[mask.batch, mask.heads, sq, sk],
-                        stride=[mask.heads * sq * mask.row, sq * mask.row, mask.row, 1], data_type=dt)
-        kw["bias"] = bias
+        kw["bias"] = g.tensor(name="bias", dim=[mask.batch, mask.heads, sq, sk],
+                              stride=[mask.heads * sq * mask.row, sq * mask.row, mask.row, 1], data_type=dt)
     to, _ = g.sdpa(tq, tk, tv, **kw)
     to.set_output(True).set_dim(list(o.dims)).set_stride(list(o.strides)).set_data_type(dt)
-    tensors.append(to)
-    if mask is not None:
-        tensors.append(kw["bias"])
+    tensors = [tq, tk, tv, to] + ([kw["bias"]] if mask is not None else [])
     g.validate()
     g.build_operation_graph()
     g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
@@ -361,9 +355,7 @@ def _prepare(cudnn: Any, q: Any, k: Any, v: Any, mask: Any, is_causal: bool, sca
     batch = tuple(int(n) for n in q.shape[:-3])
     b, hq, sq, _ = qo.dims
     sk, dv = vo.dims[2], vo.dims[3]
-    mplan = None
-    if mask is not None:
-        mplan = mask_plan(tuple(mask.shape), mask.dtype.name, batch, hq, sq, sk)
+    mplan = None if mask is None else mask_plan(tuple(mask.shape), mask.dtype.name, batch, hq, sq, sk)
     oo = out_operand(b, hq, sq, dv, layout)
     device = q.device.id
     handle = _handle(cudnn, device, cupy.cuda.get_current_stream().ptr)

@@ -133,14 +133,10 @@ def _starts(chunks: tuple[int, ...]) -> list[tuple[int, int]]:
     return out
 
 
-def _ct(x: Any) -> Any:
-    return np.float32 if str(x.dtype) in _HALF else x.dtype
-
-
 def _part(qb: Any, kb: Any, vb: Any, mb: Any, additive: bool, causal: int | None, scale: float,
           policy: str, backend: Any) -> tuple[Any, Any, Any]:
     # backend: the chunks'; its products under the policy of the call that built the graph
-    ct = np.dtype(_ct(qb))
+    ct = np.dtype(np.float32 if str(qb.dtype) in _HALF else qb.dtype)
     s = backend.matmul(qb.astype(ct) * ct.type(scale), kb.astype(ct).swapaxes(-1, -2), policy)
     xp = _lib(s)
     allowed = None

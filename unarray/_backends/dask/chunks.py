@@ -171,10 +171,6 @@ def per_matrix(fn: Any, signature: str, args: tuple[Any, ...], dtypes: Any, size
                            allow_rechunk=not empty)
 
 
-def _take_along(x: Any, i: Any, axis: int = -1, fn: Any = None) -> Any:
-    return fn(x, i, axis=axis)
-
-
 def take_along_axis(x: Any, indices: Any, axis: int, fn: Any) -> Any:
     """The standard's take_along_axis, lazily: ``x`` and ``indices`` broadcast over the other axes, chunked alike
     there, and whole along ``axis`` (where an index may point anywhere)."""
@@ -186,8 +182,7 @@ def take_along_axis(x: Any, indices: Any, axis: int, fn: Any) -> Any:
     indices = da.broadcast_to(indices, tuple(indices.shape[d] if d == ax else n for d, n in enumerate(shape)))
     x = x.rechunk({ax: -1})
     indices = indices.rechunk(tuple(-1 if d == ax else c for d, c in enumerate(x.chunks)))
-    return da.map_blocks(_take_along, x, indices, axis=ax, fn=fn, chunks=indices.chunks, dtype=x.dtype,
-                         meta=x._meta.astype(x.dtype))
+    return da.map_blocks(fn, x, indices, axis=ax, chunks=indices.chunks, dtype=x.dtype, meta=x._meta.astype(x.dtype))
 
 
 def _eye_block(k: int = 0, dtype: Any = None, block_info: Any = None) -> Any:

@@ -219,8 +219,7 @@ def _xla(q: Any, k: Any, v: Any, bias: Any, mask: Any, scale: float, causal: boo
     # lowest finite value, so s - m stays -inf and exp gives 0, and a zero total is raised to the smallest
     # normal, so the row is 0 / tiny = 0. NaN scores keep m = NaN (maximum propagates it): NaN in, NaN out. In
     # this form XLA:GPU fuses the softmax into one Triton kernel, as jax.nn.softmax's; select guards split it
-    # into several. The shift is a constant of
-    # the gradient, as in jax.nn.softmax (it cancels in the exact derivative).
+    # into several. The shift is a constant of the gradient, as in jax.nn.softmax (it cancels in the exact derivative).
     low = jnp.finfo(ct)  # type: ignore[no-untyped-call]
     top = jnp.max(s, axis=-1, keepdims=True, initial=-jnp.inf if sk == 0 else None)  # (no key at all: Sk == 0)
     m = jax.lax.stop_gradient(jnp.maximum(top, jnp.asarray(low.min, ct)))

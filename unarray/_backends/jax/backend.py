@@ -162,15 +162,11 @@ def _guarded_any(fn: Any, op: str) -> Any:
     return call
 
 
-def _spread(x: Any) -> bool:
-    # A tracer may be partitioned by XLA later; a concrete array is spread when it spans several devices.
-    return isinstance(x, jax.core.Tracer) or len(x.sharding.device_set) > 1
-
-
 def _nan_kept(r: Any, x: Any, axis: Any, keepdims: bool) -> Any:
     # Note: XLA combines per-device partial maxima and minima with a comparison that drops NaN (CPU
     # all-reduce), so a NaN in one shard vanished; the standard propagates it, as one device does.
-    if x.dtype.kind in "biu" or not _spread(x):  # integers and bool hold no NaN (bfloat16's kind is "V")
+    # (integers and bool hold no NaN, bfloat16's kind is "V"; a tracer may be partitioned by XLA later)
+    if x.dtype.kind in "biu" or not (isinstance(x, jax.core.Tracer) or len(x.sharding.device_set) > 1):
         return r
     return jnp.where(jnp.any(jnp.isnan(x), axis=axis, keepdims=keepdims), jnp.nan, r)
 
@@ -261,8 +257,7 @@ class JaxBackend(Backend):
                                    for e in device.spec))
             return NamedSharding(Mesh(devs, tuple(a for a, _ in device.mesh)), spec)
         if isinstance(device, Device):
-            for d in jax.devices(device.kind if device.kind != "cuda" else "gpu") if device.kind != "cpu" else \
-                    jax.devices("cpu"):
+            for d in jax.devices("gpu" if device.kind == "cuda" else device.kind):
                 if device_from_jax(d) == device:
                     return d
             raise DTypeError(f"no JAX device {device}", backend=self.name)
