@@ -167,27 +167,6 @@ def _copy(x: Any, axis: Any, keepdims: bool) -> Any:  # min/max over axis=(): no
     return x.copy()
 
 
-def _negative_zero(v: Any) -> bool:
-    return type(v) is float and v == 0 and math.copysign(1.0, v) < 0
-
-
-@pinned
-def _remainder(x1: Any, x2: Any) -> Any:
-    r = cupy.remainder(x1, x2)
-    if r.dtype.kind != "f":
-        return r
-    r = _special.remainder_inf_divisor(compat_cupy, r, x1, x2)
-    return _special.remainder_zero_sign(compat_cupy, r, x2)
-
-
-@pinned
-def _nextafter(x1: Any, x2: Any) -> Any:
-    r = cupy.nextafter(x1, x2)
-    if r.dtype != cupy.float16:
-        return r
-    return cupy.where(cupy.equal(x1, x2), cupy.asarray(x2, r.dtype), r)
-
-
 # The hot calls (hot_calls.py): a plain array on the current device (every parameter at its default, a dtype the
 # method's call takes) is CuPy's function without the method's frames. (compat's sum passes dtype=float32 for
 # float32 and complex64 for complex64, CuPy's own choice for them.)
@@ -336,15 +315,26 @@ class CupyBackend(Backend):
     # Note: array-api-compat's fftfreq/rfftfreq refuse every device but the CPU.
     # Special cases CuPy misses (see _special): remainder by +-inf and its zero's sign, float16 nextafter of
     # equal zeros, and asarray(-0.0) (CuPy makes a 0-d zero without its sign).
+    @pinned
     def remainder(self, x1: Any, x2: Any, /) -> Any:
-        return _remainder(x1, x2)
+        r = cupy.remainder(x1, x2)
+        if r.dtype.kind != "f":
+            return r
+        r = _special.remainder_inf_divisor(compat_cupy, r, x1, x2)
+        return _special.remainder_zero_sign(compat_cupy, r, x2)
 
+    @pinned
     def nextafter(self, x1: Any, x2: Any, /) -> Any:
-        return _nextafter(x1, x2)
+        r = cupy.nextafter(x1, x2)
+        if r.dtype != cupy.float16:
+            return r
+        return cupy.where(cupy.equal(x1, x2), cupy.asarray(x2, r.dtype), r)
 
     def asarray(self, obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Any:
         out = _compat_asarray(obj, dtype=dtype, device=device, copy=copy)
-        return cupy.copysign(out, -1.0).astype(out.dtype) if _negative_zero(obj) and out.dtype.kind == "f" else out
+        if type(obj) is float and obj == 0 and math.copysign(1.0, obj) < 0 and out.dtype.kind == "f":
+            return cupy.copysign(out, -1.0).astype(out.dtype)
+        return out
 
     def fft_fftfreq(self, n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Any:
         return _freq(cupy.fft.fftfreq, n, d, dtype, device)

@@ -32,14 +32,13 @@ def _platform(q: Any) -> str:
 
 
 def choose(q: Any, v: Any) -> str:
-    return "cudnn" if 0 not in q.shape and 0 not in v.shape and cudnn_takes(_platform(q), q, v) else "xla"
-
-
-def cudnn_takes(platform: str, q: Any, v: Any) -> bool:
-    """Whether cuDNN's fused kernel takes q and v (not zero-size) on a device of ``platform``."""
+    name = jnp.dtype(q.dtype).name
     d, dv = q.shape[-1], v.shape[-1]
-    return platform in ("gpu", "cuda") and jnp.dtype(q.dtype).name in _CUDNN_DTYPES and d == dv and d % 8 == 0 \
-        and d <= 128
+    if 0 in q.shape or 0 in v.shape:
+        return "xla"
+    if _platform(q) in ("gpu", "cuda") and name in _CUDNN_DTYPES and d == dv and d % 8 == 0 and d <= 128:
+        return "cudnn"
+    return "xla"
 
 
 def _prepare(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> tuple[Any, ...]:

@@ -28,10 +28,11 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from unarray._backends import ring_memory
-from unarray._backends.jax import attention, attention_split
+from unarray._backends.jax import attention_split
 from unarray._backends.jax import ring_blocks as rb
 from unarray._errors import ArgumentTypeError, DeviceMismatchError
 
+_CUDNN_DTYPES = ("float16", "bfloat16")
 _PRECISION = {"highest": jax.lax.Precision.HIGHEST, "tf32": jax.lax.Precision.HIGH,
               "bf16": jax.lax.Precision.DEFAULT, "fastest": jax.lax.Precision.DEFAULT}
 
@@ -271,9 +272,15 @@ def _mesh_text(mesh: Any) -> str:
 
 
 def _kernel(q: Any, v: Any, sh: Any) -> str:
+    if sh.mesh in _CUDNN_REFUSED:
+        return "xla"
     devices = _devices_of(sh)
     platform = (next(iter(devices)) if devices else jax.devices()[0]).platform
-    return "cudnn" if sh.mesh not in _CUDNN_REFUSED and attention.cudnn_takes(platform, q, v) else "xla"
+    d, dv = q.shape[-1], v.shape[-1]
+    if platform in ("gpu", "cuda") and jnp.dtype(q.dtype).name in _CUDNN_DTYPES and d == dv and d % 8 == 0 \
+            and d <= 128:
+        return "cudnn"
+    return "xla"
 
 
 def run(p: Plan, q: Any, k: Any, v: Any, is_causal: bool, scale: float, layout: str, policy: str,
