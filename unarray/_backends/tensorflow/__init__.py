@@ -1,4 +1,8 @@
-"""TensorFlow: tf.Tensor and tf.Variable, eagerly and inside tf.function (this module: its facts, importing no TF)."""
+"""TensorFlow: tf.Tensor and tf.Variable, eagerly and inside tf.function.
+
+This module holds the library's facts as plain data, importing no TensorFlow; every other module of the package
+imports tensorflow at its top (the registry imports them once a TF tensor is seen or the backend is named).
+"""
 
 from unarray._backends._library import Library
 
