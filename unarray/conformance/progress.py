@@ -105,10 +105,9 @@ class Progress:
             self.estimates = {label: seconds * (self.blocks[label].total / n if label in self.blocks and
                                                 self.blocks[label].total else 1.0)
                               for label, (seconds, n) in _last(self.profile).items()}
-            known = [self.estimates.get(label) for label in self.blocks]
             about = ""
-            if self.blocks and all(s is not None for s in known):
-                about = f", {_about(sum(s for s in known if s is not None))} (the last run here)"
+            if self.blocks and self.blocks.keys() <= self.estimates.keys():
+                about = f", {_about(sum(self.estimates[label] for label in self.blocks))} (the last run here)"
             where = next(iter(self.blocks)) if len(self.blocks) == 1 else f"{len(self.blocks)} backends and devices"
             self._line(f"conformance: {total} checks on {where}{about}")
         if self._ticker is None:
