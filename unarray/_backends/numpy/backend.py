@@ -29,7 +29,6 @@ _max_reduce: Any = np.maximum.reduce
 _min_reduce: Any = np.minimum.reduce
 _or_reduce: Any = np.logical_or.reduce
 _and_reduce: Any = np.logical_and.reduce
-_divide: Any = np.divide
 _ndarray = np.ndarray
 _asarray = np.asarray
 
@@ -127,7 +126,7 @@ class NumpyBackend(Backend):
         dt = x.dtype
         if dt.kind in "fc" and dt.itemsize >= 4:  # np.mean accumulates float16 in float32: keep its path
             n = x.size if axis is None else _count(x.shape, axis)
-            return _divide(_add_reduce(x, axis, None, keepdims=keepdims, out=...), n, out=...)
+            return _array(_add_reduce(x, axis, None, None, keepdims) / n)
         return _array(np.mean(x, axis=axis, keepdims=keepdims))
 
     def var(self, x: _NDArray, axis: Any, correction: float, keepdims: bool) -> Any:
