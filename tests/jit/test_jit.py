@@ -270,13 +270,13 @@ def test_a_nested_policy_keeps_its_custom_op_and_runs_under_its_own_setting(forc
     from tests._torch_state import _read
 
     seen: list[tuple[str, str]] = []
-    real = forced.run
+    real = forced.arbitrate
 
     def recording(x: Any, policy: str, fn: Any, *args: Any) -> Any:
         return real(x, policy, lambda *a: (seen.append((policy, torch.get_float32_matmul_precision())), fn(*a))[1],
                     *args)
 
-    monkeypatch.setattr(forced, "run", recording)  # what unarray::matmul runs when the graph runs
+    monkeypatch.setattr(forced, "arbitrate", recording)  # what unarray::matmul runs when the graph runs
     graphs = _Graphs()
 
     @ua.jit(torch={"backend": graphs})
@@ -320,7 +320,7 @@ def test_a_thread_needing_another_setting_waits_for_the_whole_jitted_call(forced
 
     def other() -> None:
         inside.wait(10)
-        forced.run(a, "bf16", lambda: log.append(("other", torch.get_float32_matmul_precision())))
+        forced.arbitrate(a, "bf16", lambda: log.append(("other", torch.get_float32_matmul_precision())))
         done.set()
 
     a = torch.from_numpy(np.random.default_rng(23).standard_normal((16, 16), dtype=np.float32))

@@ -12,7 +12,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from unarray._backends._nn import Plan, around
+from unarray._backends._nn import Plan
 from unarray._backends.attention_reach import rest
 from unarray._backends.torch import attention as _att
 from unarray._backends.torch import precision as _tp
@@ -51,11 +51,7 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
         return None
     small = spec.allowed(torch, 0, sq, lo, hi, sq, sk, device=q.device)
     inner = _att.plan(q, ks, vs, small, False, scale, layout, policy)
-    return around(inner, _same, f"{what}, a ({sq}, {n}) boolean mask over them")
-
-
-def _same(out: Any) -> Any:
-    return out
+    return Plan(inner.kernel, inner.call, lambda: f"{inner.detail}{what}, a ({sq}, {n}) boolean mask over them")
 
 
 def _flex_takes(q: Any, k: Any, v: Any) -> bool:

@@ -116,8 +116,7 @@ def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str, struct
     p.rank, p.size = mesh.get_local_rank(p.seq_mesh_dim), mesh.size(p.seq_mesh_dim)
     sq, sk = q.shape[seq], k.shape[seq]
     hq, hk = q.shape[head], k.shape[head]
-    simple = is_causal and mask is None and sq == sk and not structured
-    p.zigzag = simple and sq % (2 * p.size) == 0
+    p.zigzag = is_causal and mask is None and sq == sk and not structured and sq % (2 * p.size) == 0
     p.why = _cp_refusals(q, k, v, mask, is_causal, sq, sk, hq, hk, p) + ["a window or segment ids"] * structured
     p.kernel = _kernel_name(q, k, v)
     if p.kernel == "math" and q.is_cuda:

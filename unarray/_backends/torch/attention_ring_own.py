@@ -230,15 +230,13 @@ def blocks(qseg: list[tuple[int, int]], kseg: list[tuple[int, int]], spec: Any, 
             if not (qn and kn and spec.live(qs, qs + qn, ks, ks + kn, sq, sk)):
                 continue
             lo, hi = (ks - (qs + qn - 1), ks + kn - 1 - qs)  # the block's key - query offsets
-            left_free = spec.left is None or lo >= off - spec.left
-            mode = "masked"
-            if masked or spec.q_segments is not None:
-                pass
-            elif left_free and (spec.right is None or hi <= off + spec.right):
-                mode = "full"
-            elif left_free and spec.right == 0 and qn == kn and ks == qs + off:
-                mode = "causal"
-            rel[i, j] = mode
+            plain = not masked and spec.q_segments is None and (spec.left is None or lo >= off - spec.left)
+            if plain and (spec.right is None or hi <= off + spec.right):
+                rel[i, j] = "full"
+            elif plain and spec.right == 0 and qn == kn and ks == qs + off:
+                rel[i, j] = "causal"
+            else:
+                rel[i, j] = "masked"
     rows, cols = sorted({i for i, _ in rel}), sorted({j for _, j in rel})
     if rel and set(rel.values()) == {"full"} and len(rel) == (rows[-1] - rows[0] + 1) * (cols[-1] - cols[0] + 1):
         return [((qat[rows[0]], qat[rows[-1] + 1]), (kat[cols[0]], kat[cols[-1] + 1]), "full")]

@@ -36,7 +36,9 @@ except TypeError:  # torch < 2.7: no reason argument
 @torch.library.custom_op("unarray::matmul", mutates_args=())
 def _matmul_op(x1: torch.Tensor, x2: torch.Tensor, policy: str) -> torch.Tensor:
     # policy "": none was scoped inside the compiled function; the caller's, as the graph runs.
-    return cast(torch.Tensor, _tp.run(x1, policy or _precision.current(), torch.matmul, x1, x2))
+    if not _tp.matters(x1):
+        return torch.matmul(x1, x2)
+    return cast(torch.Tensor, _tp.arbitrate(x1, policy or _precision.current(), torch.matmul, x1, x2))
 
 
 @_matmul_op.register_fake

@@ -188,19 +188,13 @@ def hold(want: Any, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
 
 # Note: in the C gate a cuBLAS read raising RuntimeError (mixed APIs) sends the call to the Python path.
 SWITCH = _Switch(_read, _satisfies, _swap, restore, _READS)
-# RUN(WANT[x.is_cpu, policy], fn, *args): fn(*args) under the policy's setting (see run below).
+# RUN(WANT[x.is_cpu, policy], fn, *args): fn(*args) under the policy's setting (see arbitrate below).
 RUN = SWITCH.run
 WANT = {(cpu, p): ("cpu" if cpu else "cuda", p) for cpu in (True, False) for p in _precision.POLICIES}
 
 
-def run(x: Any, policy: str, fn: Any, *args: Any) -> Any:
-    if not matters(x):
-        return fn(*args)
-    return arbitrate(x, policy, fn, *args)
-
-
 def arbitrate(x: Any, policy: str, fn: Any, *args: Any) -> Any:
-    # (run for a caller that has found matters true already)
+    # fn(*args) under policy's setting for a computation on x's device, where matters(x).
     return RUN(WANT[x.is_cpu, policy], fn, *args)
 
 
