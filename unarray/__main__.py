@@ -165,8 +165,8 @@ def main(argv: list[str] | None = None, prog: str = "unarray") -> int:
 
     # Note: TensorFlow's C++ start-up chatter would bury the live progress line.
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    parser = argparse.ArgumentParser(prog=prog, description=(__doc__ or "").replace("``", ""),
-                                     epilog=_quick_time())
+    quick = _quick_time()
+    parser = argparse.ArgumentParser(prog=prog, description=(__doc__ or "").replace("``", ""), epilog=quick)
     parser.add_argument("--version", action="version", version=f"unarray {unarray.__version__}")
     sub = parser.add_subparsers(dest="command")
     dev = sub.add_parser("deviations", help="list the known deviations by reason (from the deviation table)")
@@ -179,7 +179,6 @@ def main(argv: list[str] | None = None, prog: str = "unarray") -> int:
                            description="Every op on every installed backend and visible device against a float64 "
                                        "reference, handoff zero-copy, precision policy. Exit status 1 on an "
                                        "unexpected failure (known deviations do not count).")
-    quick = _quick_time()
     check.add_argument("--profile", choices=("quick", "full", "distributed"), default="quick",
                        help="quick (the default; " + quick[0].lower() + quick[1:-1] + "), full (more dtypes, "
                             "forms and examples: about 2 minutes for the three GPU backends on one 16-core GPU "

@@ -128,7 +128,9 @@ def check_attention(backend: str, q: Any, k: Any, v: Any, mask: Any, is_causal: 
     """The scale, and the mask arguments as one MaskSpec."""
     if layout not in ("bhsd", "bshd"):
         raise ArgumentError(f"layout must be 'bhsd' or 'bshd', got {layout!r}", op=_OP, backend=backend)
-    _check_causal(backend, is_causal)
+    if not (isinstance(is_causal, bool) or _numpy_scalar(is_causal)):  # never an array (it may be a traced value)
+        raise ArgumentTypeError(f"is_causal must be a bool (Python or NumPy scalar), got {type(is_causal).__name__}; "
+                                "for a 0-d array pass bool(x) outside any trace", op=_OP, backend=backend)
     names = (dtype_name(q), dtype_name(k), dtype_name(v))
     if not (names[0] == names[1] == names[2]) or names[0] not in FLOATS:
         raise DTypeError(f"q, k, v must share one floating dtype ({', '.join(FLOATS)}); got {', '.join(names)}; "
@@ -188,13 +190,6 @@ def _mask_spec(backend: str, causal: bool, window: Any, ids: Sequence[Any], batc
                              "(q_ids, kv_ids)", op=_OP, backend=backend)
     right = (0 if right is None else min(right, 0)) if causal else right
     return MaskSpec(causal, left, right, ids[0], ids[1])
-
-
-def _check_causal(backend: str, is_causal: Any) -> None:
-    # A Python bool or a NumPy bool scalar; never an array (even 0-d: it may be a traced value).
-    if not (isinstance(is_causal, bool) or _numpy_scalar(is_causal)):
-        raise ArgumentTypeError(f"is_causal must be a bool (Python or NumPy scalar), got {type(is_causal).__name__}; "
-                                "for a 0-d array pass bool(x) outside any trace", op=_OP, backend=backend)
 
 
 def _check_scale(backend: str, scale: Any) -> float:

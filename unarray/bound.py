@@ -392,8 +392,7 @@ _TRACED_NAMES: dict[tuple[str, Any], str] = {}
 
 
 def _traced_name(backend: str, device: Any) -> str:
-    """The attribute of ``_TRACED`` holding the namespace of a tensor traced on ``device`` (the library's own
-    device object); made on first need."""
+    # The attribute of _TRACED holding the namespace of a tensor traced on device (the library's own), made once.
     name = _TRACED_NAMES.get((backend, device))
     if name is None:
         ns = _namespace(backend_named(backend, "array_namespace"), from_native(device), "traced")

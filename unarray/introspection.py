@@ -11,7 +11,7 @@ from typing import Any, cast
 from unarray import _backends, _docs, _precision
 from unarray._backends._info import Info, with_library
 from unarray._devices import Device
-from unarray._dispatch import leader, one, same_device
+from unarray._dispatch import backend_named, default_backend, leader, one, same_device
 from unarray._dispatch import run_as_written as _run_as_written
 from unarray._dtypes import DType
 from unarray._explanation import PLANNERS, Explanation
@@ -256,8 +256,6 @@ def explain(op: str | Callable[..., Any], *args: Any, **kwargs: Any) -> Explanat
 
 def array_namespace_info() -> Info:
     """The inspection API of the default backend and device (:func:`unarray.use`), NumPy when nothing is set."""
-    from unarray._dispatch import backend_named, default_backend
-
     name, dev = default_backend()
     return Info(backend_named(name, "__array_namespace_info__"), dev)
 
