@@ -133,7 +133,7 @@ class BoundNamespace(PublicNames):
         self.backend, self.device, self.lazy, self.immutable = b.name, device, b.lazy, b.immutable
         self.__name__ = f"unarray.{b.name}"  # the library it serves, as array-api-compat names its namespaces
         bound: dict[str, Any] = {name: _bound(_PUBLIC[name], b.name, device) for name in _CREATION}
-        bound["asarray"] = _bound_asarray(_PUBLIC["asarray"], b.name, device)
+        bound["asarray"] = _bound(_PUBLIC["asarray"], b.name, device, converts=True)
         bound["result_type"] = _bound_result_type(_PUBLIC["result_type"], b.name)
         bound["fft"] = _BoundFFT(_PUBLIC["fft"], b.name, device)
         if own:
@@ -191,32 +191,20 @@ for _name in (*FOREIGN, *RECIPES):
 del _name
 
 
-def _bound(fn: Callable[..., Any], backend: str, device: Any) -> Callable[..., Any]:
+def _bound(fn: Callable[..., Any], backend: str, device: Any, converts: bool = False) -> Callable[..., Any]:
+    # converts (asarray): only host data goes to the bound device (_host_data).
     @functools.wraps(fn)
     def call(*args: Any, device: Any = None, backend: Any = None, **kwargs: Any) -> Any:
-        if backend is None and (device is None or _library(device) is None):
+        # Note: a device of the bound library (x.device, torch.device("cpu")) keeps the result there too, whatever
+        # obj's library (array-api-extra's lazy_apply ends with xp.asarray(np_result, device=x.device)).
+        if backend is None and (device is None or _library(device) in (None, bound_backend)):
             backend = bound_backend
-            if device is None:
+            if device is None and not (converts and args and not _host_data(args[0], bound_backend)):
                 device = bound_device
         return fn(*args, device=device, backend=backend, **kwargs)
 
     bound_backend, bound_device = backend, device
     return call
-
-
-def _bound_asarray(fn: Callable[..., Any], backend: str, device: Any) -> Callable[..., Any]:
-    @functools.wraps(fn)
-    def asarray(obj: Any, /, *, device: Any = None, backend: Any = None, **kwargs: Any) -> Any:
-        # Note: a device of the bound library (x.device, torch.device("cpu")) keeps the result there too, whatever
-        # obj's library (array-api-extra's lazy_apply ends with xp.asarray(np_result, device=x.device)).
-        if backend is None and (device is None or _library(device) in (None, bound_backend)):
-            backend = bound_backend
-            if device is None and _host_data(obj, bound_backend):
-                device = bound_device
-        return fn(obj, device=device, backend=backend, **kwargs)
-
-    bound_backend, bound_device = backend, device
-    return asarray
 
 
 def _bound_result_type(fn: Callable[..., Any], backend: str) -> Callable[..., Any]:
