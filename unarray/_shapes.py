@@ -46,13 +46,6 @@ def addressable(op: str, backend: str | None, shape: Any, size: int = 8) -> None
                              "address reaches; no backend can hold it: use a smaller shape", op=op, backend=backend)
 
 
-def count(op: str, backend: str | None, n: Any, size: int = 8) -> None:
-    """Refuse ``n`` elements (``arange``'s length, ``linspace``'s ``num``) beyond what an address reaches."""
-    if isinstance(n, int) and n * size > LIMIT:
-        raise ArraySizeError(f"{n} elements of {size} bytes are beyond the 2**63 - 1 bytes a 64-bit address "
-                             "reaches; no backend can hold them: ask for fewer", op=op, backend=backend)
-
-
 def arange_length(start: Any, stop: Any, step: Any) -> int | None:
     if stop is None:
         start, stop = 0, start
