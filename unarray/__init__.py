@@ -154,9 +154,8 @@ def __array_namespace_info__() -> _Info:
 # of _LAZY marks its own when it is imported.)
 _run_as_written(_sys.modules[__name__])
 
-# Note: torch already imported: its tensor types are registered now, not on their first lookup. That lookup may be
-# inside a user's torch.compile trace, and Dynamo guards on the registry as it was before the lookup filled it, so
-# the function would compile a second time on its next call (tests/jit/test_compile_once.py). torch imported later is registered on first sight, as every other library is.
+# A library imported already has its array types registered now: a first lookup inside a user's trace would change
+# the registry the trace guards on, compiling the function twice (tests/jit/test_compile_once.py).
 _lookup.register_imported()
 
 

@@ -85,8 +85,7 @@ _KIND_OF_CODE: dict[int, str] = {
 # The inverse: a kind's code is the first listed for it (CPU, not pinned host memory); ext and vpi get none.
 _CODE_OF_KIND: dict[str, int] = {k: c for c, k in reversed(_KIND_OF_CODE.items()) if k not in ("ext", "vpi")}
 
-# Accelerators that have no float64 arithmetic: asking for it there is an error,
-# not a silent float32.
+# Accelerators without float64 arithmetic: asking for it there is an error, not a silent float32.
 _NO_FLOAT64 = frozenset({"tpu", "mps"})
 
 

@@ -36,10 +36,8 @@ NARROW = {"float64": "float32", "complex128": "complex64", "int64": "int32", "ui
 _BITS = {n: int("".join(c for c in n if c.isdigit()) or 8) for n in DTYPE_NAMES}
 
 _name_cache: dict[Any, str] = {}
-# Note: a Python tracer (torch.compile) wraps the whole dict it looks its library's dtype up in, and cannot hash
-# other libraries' dtype objects (a tf.DType key made every later compiled call that reads a dtype name fail): the
-# dtypes of a library with such a tracer have a cache of their own, by the module of their type (the registry
-# installs them from each library's record: Library.tracer_module).
+# Note: a Python tracer (torch.compile) wraps the whole dict it looks a dtype up in and cannot hash other libraries'
+# dtypes: such a library's dtypes have a cache of their own, by their type's module (Library.tracer_module).
 _OWN: dict[str, dict[Any, str]] = {}
 
 

@@ -258,9 +258,8 @@ class jit:
 
     def _check_options(self, entry: _Entry, lead: Any, e: Exception, args: tuple[Any, ...],
                        kwargs: dict[str, Any]) -> None:
-        # jax.jit takes its options and fails on the first call: if it compiles without them, the options are what
-        # it refused (backend=, compiler_options=): a typed error naming them instead of a fallback. (torch.compile
-        # and tf.function check theirs when built; a failure at the call is the compiler's, on this function.)
+        # A compiler that checks its options at the first call (jax.jit): where it compiles without them, they are
+        # what it refused (backend=, compiler_options=), a typed error naming them instead of a fallback.
         assert entry.rebuild is not None
         opts = self._options_for(entry.compiler)
 
@@ -347,9 +346,8 @@ class jit:
 
     def _traced_key(self, kind: str, comp: Compiler, key: tuple[Any, ...], args: tuple[Any, ...],
                     kwargs: dict[str, Any]) -> tuple[Any, ...]:
-        # jax.jit and tf.function read fn's globals and closure variables once, while tracing: the entry is keyed
-        # on their values (unarray/_jit_keys.py). tf.function also bakes in every Python argument by equality: the
-        # non-static ones are keyed by type as the static ones are.
+        # Keyed on the state a trace bakes in (unarray/_jit_keys.py), and where the compiler bakes every Python
+        # argument in by equality (tf.function), on the non-static ones' types.
         reads = self._reads
         if reads is None:
             assert self._fn is not None

@@ -84,9 +84,8 @@ def _key_of(v: Any) -> Any:
 
 
 def _silent(v: Any) -> bool:
-    # Keyed by identity without a warning: arrays that cannot change in place (a new value is a new object, which
-    # identity sees; the backend declares it), and objects a trace reads at run
-    # time (a tf.Variable: its tracing type is a reference, and its value is read when the graph runs).
+    # Keyed by identity without a warning: arrays that cannot change in place (the backend declares it), and
+    # objects a trace reads at run time (a tf.Variable: its tracing type is a reference).
     b = BY_TYPE.get(type(v))
     return (b is not None and b.immutable) or hasattr(type(v), "__tf_tracing_type__")
 

@@ -240,14 +240,12 @@ class Switch:
         self._saved: Any = None
         self._swapped = False
         self.swaps = 0  # how many times a call wrote its own setting (tests and benchmarks read it)
-        # ``reads``: want -> (read, its arguments, the states that give want), the same verdict as
-        # satisfies(read(want), want) taken without a Python frame: the C gate's fast path (a want
-        # missing from it takes the Python path).
+        # ``reads``: want -> (read, its arguments, the states that give want): satisfies(read(want), want) without
+        # a Python frame, the C gate's fast path (a want missing from it takes the Python path).
         gate = _gate_type() if reads is not None else None
         # run(want, fn, *args): fn(*args) with the setting giving ``want`` (the C gate where built).
         self.run: Callable[..., Any] = self._run
-        # The closed flag, in the gate where built (both paths read it there): set while a locked-path call holds
-        # the switch changed or waits to change it.
+        # The closed flag (in the gate where built): set while a locked-path call holds or waits to change the switch.
         self._g: Any = SimpleNamespace(closed=False)
         if gate is not None:
             # Note: the table itself (not a copy): a backend may fill it once its framework is loaded.

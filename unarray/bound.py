@@ -356,10 +356,8 @@ def _resolve(arrays: tuple[Any, ...]) -> BoundNamespace:
 
 
 def _traced_array_namespace(*arrays: Any, api_version: str | None = None) -> BoundNamespace:
-    # What torch.compile traces in place of array_namespace (registered through its backend). A traced tensor's
-    # namespace is found by _traced_name, which the tracer runs for real as a call of constants, so neither the
-    # caches (a read would be guarded on the dict's keys, a write replayed after the graph) nor the construction
-    # are traced; the trace reads the one attribute of _TRACED it names.
+    # What torch.compile traces in place of array_namespace: _traced_name runs for real (a call of constants), so
+    # neither the caches nor the construction are traced; the trace reads the one attribute of _TRACED it names.
     if api_version is not None and api_version not in _VERSIONS:
         _bad_version(api_version)
     xs = [a for a in arrays if type(a) not in PASSIVE]

@@ -428,9 +428,8 @@ def asarray(obj: Any, /, *, dtype: DTypeLike | None = None, device: DeviceLike |
 
 
 def _sequence_library(obj: list[Any] | tuple[Any, ...], device: Any) -> tuple[str | None, Any]:
-    # Note: a sequence whose first element is one library's array (a list of 0-d tensors) makes that library's array,
-    # on that array's device unless device= says otherwise; only the first leaf is read (a list of numbers costs
-    # nothing more), so a sequence mixing libraries is the first one's to take or refuse.
+    # Note: a sequence whose first leaf is one library's array (a list of 0-d tensors) makes that library's array, on
+    # its device unless device= says otherwise; only that leaf is read (a list of numbers costs nothing more).
     first: Any = obj
     while type(first) in (list, tuple) and first:
         first = first[0]
@@ -443,9 +442,8 @@ def _sequence_library(obj: list[Any] | tuple[Any, ...], device: Any) -> tuple[st
 
 
 def _target_device(src: Backend, obj: Any, target: Backend) -> Any:
-    # Note: an array keeps its device, unless the target cannot hold arrays there (host data for CuPy, whose arrays
-    # live on GPUs only): then it goes to the target's default device, one counted copy, as the target's own
-    # asarray of host data would.
+    # Note: an array keeps its device, unless the target cannot hold arrays there (host data for CuPy): then it
+    # goes to the target's default device, one counted copy, as the target's own asarray of host data would.
     if src.is_tracer(obj) or src.device_of(obj).kind != "cpu":
         return None
     holds = _HOLDS_HOST.get(target.name)

@@ -22,12 +22,9 @@ if TYPE_CHECKING:
 
 # -- the weak cache --------------------------------------------------------------------------
 # id(source) -> [weakref to source, signature, {target: (out, out signature[, source device])},
-# internal refs]; the device only for a stream-ordered pair (store).
-# The cached view aliases the source's memory and usually holds the source alive, so a weak
-# key alone would never expire: store() records how many references the conversion added
-# (internal refs), and sweep() drops entries whose source has no reference besides those
-# (the caller let go of it). Entries also die with their source (weakref callback), and the
-# table holds at most MAX entries.
+# internal refs]; the device only for a stream-ordered pair (store). The view usually holds the source
+# alive, so store() records the references it added and sweep() drops entries with no reference besides
+# those. Entries also die with their source (weakref callback); the table holds at most MAX.
 
 MAX = 256
 CACHE: dict[int, list[Any]] = {}
@@ -125,10 +122,8 @@ def clear() -> None:
     SEEN.clear()
 
 
-# Cache admission on second sight: the first handoff of an array only converts (most arrays are
-# handed over once, and a store costs about a conversion on the cheap pairs); the second converts
-# and stores; from the third on, the cache serves it. SEEN holds ids only (a reused id just admits
-# a new array one handoff early) and is emptied when full.
+# Admission on second sight (most arrays are handed over once): the second handoff stores, the third on hit.
+# SEEN holds ids only (a reused id admits a new array one handoff early) and is emptied when full.
 SEEN: set[int] = set()
 MAX_SEEN = 4096
 

@@ -39,9 +39,8 @@ from unarray.interop._routes import (
 __all__ = ["stats", "to"]
 
 _DST: dict[str, Any] = {}
-# (source type, target name) -> the route's handoff function (_routes.fast): after the first handoff of
-# a pair, a call with neither device nor copy given is a dict lookup and that one function.
-# (source type, target name, True): the same for readonly=True.
+# (source type, target name[, True for readonly=True]) -> the route's handoff function (_routes.fast): after the
+# first handoff of a pair, a call with neither device nor copy given is a dict lookup and that one function.
 _FAST: dict[tuple[Any, ...], Callable[[Any, str], Any]] = {}
 
 
@@ -429,6 +428,5 @@ if speedups is not None:
     # ua.to becomes the C function; the Python one above stays its documentation and its slow path.
     to = speedups.install(to, _FAST, _cache.CACHE, REFUSALS)
 
-    # Note: torch.compile learns ua.to's traceable polyfill when it imports torch._dynamo (not before:
-    # importing it here would cost about 2 s), so a compiled function may call ua.to in a cold process.
+    # A tracer learns ua.to's traceable polyfill when it is imported (not here: it costs seconds).
     _compile_watch.install(to, _traced_to)
