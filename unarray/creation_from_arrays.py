@@ -28,7 +28,10 @@ def _matrices(op: str, x: Any) -> Any:
     return x
 
 
-def _like(op: str, x: Array, dtype: Any, device: Any, call: Any) -> Array:
+def _like(fn: Any, refused: dict[str, Any], x: Array, dtype: Any, device: Any, call: Any) -> Array:
+    if refused:
+        _refuse(fn, refused, x)
+    op = fn.__name__
     b = _one(x, op)
     _shapes.addressable(op, b.name, x.shape, _shapes.itemsize(dtype, _shapes.itemsize(x.dtype)))
     try:  # frame(op): its except clause is the template's (tools/gen_frontend.py)
@@ -62,9 +65,7 @@ def zeros_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | 
         array([[0, 0],
                [0, 0]], dtype=int8)
     """
-    if refused:
-        _refuse(zeros_like, refused, x)
-    return _like("zeros_like", x, dtype, device, lambda b, dt, dev: b.zeros_like(x, dtype=dt, device=dev))
+    return _like(zeros_like, refused, x, dtype, device, lambda b, dt, dev: b.zeros_like(x, dtype=dt, device=dev))
 
 
 def ones_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None, **refused: Refused) -> A:
@@ -91,9 +92,7 @@ def ones_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | N
         >>> ua.ones_like(np.zeros(2, dtype=np.float32))
         array([1., 1.], dtype=float32)
     """
-    if refused:
-        _refuse(ones_like, refused, x)
-    return _like("ones_like", x, dtype, device, lambda b, dt, dev: b.ones_like(x, dtype=dt, device=dev))
+    return _like(ones_like, refused, x, dtype, device, lambda b, dt, dev: b.ones_like(x, dtype=dt, device=dev))
 
 
 def empty_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | None = None, **refused: Refused) -> A:
@@ -121,9 +120,7 @@ def empty_like(x: A, /, *, dtype: DTypeLike | None = None, device: DeviceLike | 
         >>> ua.empty_like(np.ones((2, 3), dtype=np.int16)).shape
         (2, 3)
     """
-    if refused:
-        _refuse(empty_like, refused, x)
-    return _like("empty_like", x, dtype, device, lambda b, dt, dev: b.empty_like(x, dtype=dt, device=dev))
+    return _like(empty_like, refused, x, dtype, device, lambda b, dt, dev: b.empty_like(x, dtype=dt, device=dev))
 
 
 def full_like(x: A, /, fill_value: bool | int | float | complex, *, dtype: DTypeLike | None = None,
@@ -156,7 +153,7 @@ def full_like(x: A, /, fill_value: bool | int | float | complex, *, dtype: DType
         _refuse(full_like, refused, x)
     if type(fill_value) is int:
         check_int_scalar("full_like", None, fill_value, x.dtype if dtype is None else dtype)
-    return _like("full_like", x, dtype, device,
+    return _like(full_like, {}, x, dtype, device,
                  lambda b, dt, dev: b.full_like(x, fill_value, dtype=dt, device=dev))
 
 
@@ -188,7 +185,7 @@ def tril(x: A, /, *, k: int = 0, **refused: Refused) -> A:
     """
     if refused:
         _refuse(tril, refused, x)
-    return _like("tril", _matrices("tril", x), None, None, lambda b, dt, dev: b.tril(x, k=k))
+    return _like(tril, {}, _matrices("tril", x), None, None, lambda b, dt, dev: b.tril(x, k=k))
 
 
 def triu(x: A, /, *, k: int = 0, **refused: Refused) -> A:
@@ -218,7 +215,7 @@ def triu(x: A, /, *, k: int = 0, **refused: Refused) -> A:
     """
     if refused:
         _refuse(triu, refused, x)
-    return _like("triu", _matrices("triu", x), None, None, lambda b, dt, dev: b.triu(x, k=k))
+    return _like(triu, {}, _matrices("triu", x), None, None, lambda b, dt, dev: b.triu(x, k=k))
 
 
 def meshgrid(*arrays: A, indexing: str = "xy", **refused: Refused) -> tuple[A, ...]:

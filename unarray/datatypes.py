@@ -255,9 +255,7 @@ def finfo(type: DTypeLike | Array, /, **refused: Refused) -> Any:  # noqa: A002 
         >>> f.bits, f.eps
         (32, 1.1920928955078125e-07)
     """
-    if refused:
-        _refuse(finfo, refused, type)
-    return _info("finfo", type)
+    return _info(finfo, type, refused)
 
 
 def iinfo(type: DTypeLike | Array, /, **refused: Refused) -> Any:  # noqa: A002
@@ -285,9 +283,7 @@ def iinfo(type: DTypeLike | Array, /, **refused: Refused) -> Any:  # noqa: A002
         >>> i.bits, i.min, i.max
         (8, -128, 127)
     """
-    if refused:
-        _refuse(iinfo, refused, type)
-    return _info("iinfo", type)
+    return _info(iinfo, type, refused)
 
 
 # (named tuples, not dataclasses: cheaper to build at `import unarray`, docs/design-notes.md)
@@ -311,7 +307,10 @@ class iinfo_object(NamedTuple):  # noqa: N801
     dtype: Any
 
 
-def _info(op: str, t: Any) -> Any:
+def _info(fn: Any, t: Any, refused: dict[str, Any]) -> Any:
+    if refused:
+        _refuse(fn, refused, t)
+    op = fn.__name__
     name = canonical_name(t)
     if name is None:
         b = _one(t, op)

@@ -54,9 +54,7 @@ def argsort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool =
         >>> ua.argsort(np.array([3.0, 1.0, 3.0]), descending=True)
         array([0, 2, 1])
     """
-    if refused:
-        _refuse(argsort, refused, x)
-    return _sort("argsort", x, axis, descending, stable)
+    return _sort(argsort, x, axis, descending, stable, refused)
 
 
 def sort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool = True, **refused: Refused) -> A:
@@ -92,12 +90,13 @@ def sort(x: A, /, *, axis: int = -1, descending: bool = False, stable: bool = Tr
         array([[0, 1],
                [3, 2]])
     """
+    return _sort(sort, x, axis, descending, stable, refused)
+
+
+def _sort(fn: Any, x: Array, axis: int, descending: bool, stable: bool, refused: dict[str, Any]) -> Any:
     if refused:
-        _refuse(sort, refused, x)
-    return _sort("sort", x, axis, descending, stable)
-
-
-def _sort(op: str, x: Array, axis: int, descending: bool, stable: bool) -> Any:
+        _refuse(fn, refused, x)
+    op = fn.__name__
     b = _one(x, op)
     axis = _axes.one(op, b, x, axis)
     name = b.dtype_name(x)
