@@ -35,7 +35,6 @@ class Explanation:
         lines = [f"ua.{self.op}: backend={self.backend} device={self.device}", f"  kernel: {self.kernel}"]
         if self.precision is not None:
             lines.append(f"  precision: {self.precision}")
-        for h in self.handoffs:
-            lines.append(f"  handoff: {h}")
+        lines += [f"  handoff: {h}" for h in self.handoffs]
         lines.append(f"  copies: {self.copies}")
         return "\n".join(lines)

@@ -14,7 +14,6 @@ __all__ = ["CPU", "hint"]
 
 # The CPU build of each framework ("" where the backend has no CPU build), from each backend package's facts.
 CPU: dict[str, str] = {n: lib.install_cpu for n, lib in _backends.LIBRARIES.items()}
-_GPU: dict[str, str] = {n: lib.install_gpu for n, lib in _backends.LIBRARIES.items() if lib.install_gpu}
 
 
 def hint(name: str) -> str:
