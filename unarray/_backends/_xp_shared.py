@@ -10,6 +10,8 @@ from collections import namedtuple
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from unarray._backends._promote import Promotion
+from unarray._dtypes import isdtype as _isdtype
 from unarray._errors import ArgumentError, DTypeError, ShapeError
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
@@ -232,7 +234,46 @@ def statistics(home: str, sums: tuple[Any, Any, Any], extremes: tuple[Any, Any, 
     def std(x: Any, /, *, axis: Any = None, correction: float = 0.0, keepdims: bool = False) -> Any:
         return sqrt(var(x, axis=axis, correction=correction, keepdims=keepdims))
 
-    fns = (sum, prod, max, min, argmax, argmin, cumulative_sum, cumulative_prod, std)
+    return _homed(home, sum, prod, max, min, argmax, argmin, cumulative_sum, cumulative_prod, std)
+
+
+def _homed(home: str, *fns: Callable[..., Any]) -> tuple[Callable[..., Any], ...]:
     for fn in fns:  # (a namespace takes, and ua.explain finds, a module's own functions)
         fn.__module__, fn.__qualname__ = home, fn.__name__
     return fns
+
+
+def dtype_functions(home: str, promotion: Promotion) -> tuple[Callable[..., Any], ...]:
+    """result_type, isdtype and can_cast of the package module ``home``, by its ``promotion``."""
+
+    def result_type(*arrays_and_dtypes: Any) -> Any:
+        return promotion.result_type(*arrays_and_dtypes)
+
+    def isdtype(dtype: Any, kind: Any) -> bool:
+        return _isdtype(dtype, kind)
+
+    def can_cast(from_: Any, to: Any, /) -> bool:
+        return promotion.can_cast(from_, to)
+
+    return _homed(home, result_type, isdtype, can_cast)
+
+
+def uniques(home: str, unique: Callable[[Any, str], tuple[Any, Any, Any, Any]]) -> tuple[Callable[..., Any], ...]:
+    """unique_values, unique_counts, unique_inverse and unique_all of the package module ``home``, from its
+    ``unique(x, op)``: the values, their first indices, the inverse indices and the counts."""
+
+    def unique_values(x: Any, /) -> Any:
+        return unique(x, "unique_values")[0]
+
+    def unique_counts(x: Any, /) -> Any:
+        v, _, _, c = unique(x, "unique_counts")
+        return UniqueCountsResult(v, c)
+
+    def unique_inverse(x: Any, /) -> Any:
+        v, _, inv, _ = unique(x, "unique_inverse")
+        return UniqueInverseResult(v, inv)
+
+    def unique_all(x: Any, /) -> Any:
+        return UniqueAllResult(*unique(x, "unique_all"))
+
+    return _homed(home, unique_values, unique_counts, unique_inverse, unique_all)

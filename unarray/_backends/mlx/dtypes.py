@@ -10,9 +10,8 @@ from typing import Any
 import mlx.core as mx
 import numpy as np
 
-from unarray._backends import _promote
+from unarray._backends import _promote, _xp_shared
 from unarray._dtypes import DTYPE_NAMES, canonical_name
-from unarray._dtypes import isdtype as _isdtype
 from unarray._errors import DTypeError
 
 __array_api_version__ = "2025.12"
@@ -123,10 +122,7 @@ def _check(p: str, q: str, out: str) -> None:
 
 _PROMOTION = _promote.Promotion(a, cast, const, scalar_dtype, _name_of, DT.__getitem__, _check)
 promote = _PROMOTION.promote
-
-
-def result_type(*arrays_and_dtypes: Any) -> Any:
-    return _PROMOTION.result_type(*arrays_and_dtypes)
+result_type, isdtype, can_cast = _xp_shared.dtype_functions(__name__, _PROMOTION)
 
 
 # -- data types ---------------------------------------------------------------------------
@@ -138,14 +134,6 @@ def astype(x: Any, dtype: Any, /, *, copy: builtins.bool = True, device: Any = N
         return x != 0
     _promote.refuse_complex_to_real(x.dtype == complex64, d == complex64)
     return x.astype(d)
-
-
-def isdtype(dtype: Any, kind: Any) -> builtins.bool:
-    return _isdtype(dtype, kind)
-
-
-def can_cast(from_: Any, to: Any, /) -> builtins.bool:
-    return _PROMOTION.can_cast(from_, to)
 
 
 class _BF16:

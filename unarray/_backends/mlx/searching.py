@@ -10,7 +10,7 @@ from typing import Any
 import mlx.core as mx
 import numpy as np
 
-from unarray._backends._xp_shared import UniqueAllResult, UniqueCountsResult, UniqueInverseResult
+from unarray._backends import _xp_shared
 from unarray._backends.mlx.creation import from_numpy
 from unarray._backends.mlx.dtypes import INDEX, a, bool, cast, complex64, promote
 from unarray._backends.mlx.statistical import total
@@ -103,7 +103,7 @@ def take_along_axis(x: Any, indices: Any, /, *, axis: int = -1) -> Any:
     return mx.take_along_axis(x, i, axis=axis)
 
 
-def _unique(op: str, x: Any) -> tuple[Any, Any, Any, Any]:
+def _unique(x: Any, op: str) -> tuple[Any, Any, Any, Any]:
     x = a(x)
     h = _host(op, x)
     r = np.unique_all(h)
@@ -111,21 +111,4 @@ def _unique(op: str, x: Any) -> tuple[Any, Any, Any, Any]:
     return values, _back(r.indices, INDEX), _back(r.inverse_indices.reshape(h.shape), INDEX), _back(r.counts, INDEX)
 
 
-def unique_values(x: Any, /) -> Any:
-    return _unique("unique_values", x)[0]
-
-
-def unique_counts(x: Any, /) -> Any:
-    v, _, _, c = _unique("unique_counts", x)
-    return UniqueCountsResult(v, c)
-
-
-def unique_inverse(x: Any, /) -> Any:
-    v, _, inv, _ = _unique("unique_inverse", x)
-    return UniqueInverseResult(v, inv)
-
-
-def unique_all(x: Any, /) -> Any:
-    return UniqueAllResult(*_unique("unique_all", x))
-
-
+unique_values, unique_counts, unique_inverse, unique_all = _xp_shared.uniques(__name__, _unique)

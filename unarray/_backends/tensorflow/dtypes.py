@@ -13,9 +13,8 @@ from typing import Any
 import numpy as np
 import tensorflow as tf
 
-from unarray._backends import _promote
+from unarray._backends import _promote, _xp_shared
 from unarray._dtypes import DTYPE_NAMES
-from unarray._dtypes import isdtype as _isdtype
 from unarray._errors import DTypeError
 
 __array_api_version__ = "2025.12"
@@ -78,10 +77,7 @@ def _name_of(x: Any) -> str:
 
 _PROMOTION = _promote.Promotion(t, cast, const, _scalar_dtype, _name_of, DT.__getitem__)
 promote = _PROMOTION.promote
-
-
-def result_type(*arrays_and_dtypes: Any) -> Any:
-    return _PROMOTION.result_type(*arrays_and_dtypes)
+result_type, isdtype, can_cast = _xp_shared.dtype_functions(__name__, _PROMOTION)
 
 
 def widened(fn: Any, *xs: Any) -> Any:
@@ -113,14 +109,6 @@ def astype(x: Any, dtype: Any, /, *, copy: builtins.bool = True, device: Any = N
         return truth(x)
     _promote.refuse_complex_to_real(x.dtype in COMPLEX, dtype in COMPLEX)
     return tf.cast(x, dtype)
-
-
-def isdtype(dtype: Any, kind: Any) -> builtins.bool:
-    return _isdtype(dtype, kind)
-
-
-def can_cast(from_: Any, to: Any, /) -> builtins.bool:
-    return _PROMOTION.can_cast(from_, to)
 
 
 def finfo(type: Any, /) -> Any:  # noqa: A002

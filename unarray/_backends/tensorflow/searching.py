@@ -8,7 +8,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from unarray._backends._xp_shared import UniqueAllResult, UniqueCountsResult, UniqueInverseResult
+from unarray._backends import _xp_shared
 from unarray._backends.tensorflow.dtypes import (
     COMPLEX,
     FLOATS,
@@ -132,7 +132,7 @@ def take_along_axis(x: Any, indices: Any, /, *, axis: int = -1) -> Any:
     return tf.experimental.numpy.moveaxis(out, -1, ax)
 
 
-def _unique(x: Any) -> tuple[Any, Any, Any, Any]:
+def _unique(x: Any, op: str) -> tuple[Any, Any, Any, Any]:
     x = t(x)
     flat = tf.reshape(x, [-1])
     order = _complex_order(flat) if flat.dtype in (tf.complex64, tf.complex128) else argsort(flat)
@@ -158,20 +158,4 @@ def _complex_order(flat: Any) -> Any:
     return tf.gather(by_imag, argsort(tf.gather(tf.math.real(flat), by_imag), stable=True))
 
 
-def unique_values(x: Any, /) -> Any:
-    return _unique(x)[0]
-
-
-def unique_counts(x: Any, /) -> Any:
-    v, _, _, c = _unique(x)
-    return UniqueCountsResult(v, c)
-
-
-def unique_inverse(x: Any, /) -> Any:
-    v, _, inv, _ = _unique(x)
-    return UniqueInverseResult(v, inv)
-
-
-def unique_all(x: Any, /) -> Any:
-    return UniqueAllResult(*_unique(x))
-
+unique_values, unique_counts, unique_inverse, unique_all = _xp_shared.uniques(__name__, _unique)
