@@ -46,12 +46,11 @@ def _infer(obj: Any) -> Any:
 
 def from_numpy(n: Any, dtype: Any = None) -> Any:
     # Note: mx.array makes float64 NumPy input float32 unless told the dtype; complex128 has no MLX dtype.
-    d = native(dtype) if dtype is not None else None
+    d = native(dtype)
     if d is None:
         if n.dtype == np.complex128:
             raise DTypeError("MLX has no complex128; cast to complex64 first", backend="mlx")
-        nm = "bfloat16" if n.dtype.name == "bfloat16" else n.dtype.name
-        d = native(nm)
+        d = native(n.dtype.name)
     return mx.array(n, dtype=d)
 
 

@@ -20,6 +20,7 @@ from unarray._backends.tensorflow import at as _at
 from unarray._backends.tensorflow import creation, dtypes, fast, linalg, linear_algebra, manipulation, statistical
 from unarray._backends.tensorflow import nn as _nn
 from unarray._backends.tensorflow.compile import TensorFlowCompiler
+from unarray._backends.tensorflow.dtypes import FLOATS
 from unarray._backends.tensorflow.xp import XP
 from unarray._devices import Device, parse_device
 from unarray._dtypes import canonical_name
@@ -28,8 +29,6 @@ from unarray._errors import DTypeError, TracerHandoffError, UnsupportedError
 _DEV_RE = re.compile(r"device:([A-Za-z_]+):(\d+)", re.IGNORECASE)
 _tf32_get = tf.config.experimental.tensor_float_32_execution_enabled
 _tf32_set = tf.config.experimental.enable_tensor_float_32_execution
-# Float dtypes whose reductions/matmul need no correction when axis is None or an int.
-_FAST_FLOATS = frozenset({tf.float16, tf.bfloat16, tf.float32, tf.float64})
 
 
 @functools.cache
@@ -245,7 +244,7 @@ class TensorflowBackend(Backend):
     def matmul(self, x1: tf.Tensor, x2: tf.Tensor, policy: str) -> Any:
         # Fast path: same float dtype, both at least 2-D on the CPU: tf.linalg.matmul is the standard's matmul.
         d = x1.dtype
-        if d in _FAST_FLOATS and d == x2.dtype and x1.shape.rank >= 2 and x2.shape.rank >= 2 and not _has_gpu():
+        if d in FLOATS and d == x2.dtype and x1.shape.rank >= 2 and x2.shape.rank >= 2 and not _has_gpu():
             return tf.linalg.matmul(x1, x2)
         with tf32_scope(policy, _on_gpu(x1)):
             return linear_algebra.matmul(x1, x2)
@@ -258,7 +257,7 @@ class TensorflowBackend(Backend):
         return linear_algebra.matrix_transpose(x)
 
     def sum(self, x: tf.Tensor, axis: Any, dtype: Any, keepdims: bool) -> Any:
-        if dtype is None and (axis is None or type(axis) is int) and x.dtype in _FAST_FLOATS:
+        if dtype is None and (axis is None or type(axis) is int) and x.dtype in FLOATS:
             # Note: TF's op wrappers parse keywords slowly: the full reduction is called bare.
             return tf.reduce_sum(x) if axis is None and not keepdims else tf.reduce_sum(x, axis, keepdims)
         return statistical.sum(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
