@@ -118,17 +118,15 @@ def compare(case: Case, actual: Any, expected: Any, args64: tuple[Any, ...], kw6
     return worst, tol, ""
 
 
-def _dtype_of(ua: Any, x: Any) -> str:
+def _dtype_of(x: Any) -> str:
     from unarray._dtypes import canonical_name
 
     d = getattr(x, "dtype", None)
     return (canonical_name(d) or str(d)) if d is not None else type(x).__name__
 
 
-def _native_problem(ua: Any, out: Any, expected: Any, env: Env) -> str:
-    for a, e in zip(_leaves(out), _leaves(expected), strict=False):
-        if not isinstance(e, (np.ndarray, np.generic)):
-            continue
+def _native_problem(ua: Any, pairs: list[tuple[Any, Any]], env: Env) -> str:
+    for a, _ in pairs:
         try:
             ok = ua.backend_of(a) == env.backend and (env.backend == "numpy" or ua.device(a) == env.device)
         except Exception:
@@ -158,9 +156,8 @@ def run_case(case: Case, env: Env, seed: int = 0) -> Result:
                 expected = ref(*args64, **kw64)
                 orig = ref(*(_to_ref(a, False) for a in args), **{k: _to_ref(v, False) for k, v in kw.items()}) \
                     if case.check_dtype else None
-            want_dtypes = None
-            if case.check_dtype:
-                want_dtypes = [_dtype_of(ua, e) for e in _leaves(orig) if isinstance(e, (np.ndarray, np.generic))]
+            want_dtypes = [_dtype_of(e) for e in _leaves(orig) if isinstance(e, (np.ndarray, np.generic))] \
+                if case.check_dtype else None
             n_terms = case.n_terms((args, kw)) if callable(case.n_terms) else case.n_terms
         except Exception as e:  # a bug in the suite itself, not in the backend
             status, message = "error", f"suite could not build example {example}: {type(e).__name__}: {e}"
@@ -174,10 +171,11 @@ def run_case(case: Case, env: Env, seed: int = 0) -> Result:
                 out = case.call(ua, bargs, bkw, env) if case.with_env else case.call(ua, bargs, bkw)
             else:
                 out = _function(ua, case.op)(*bargs, **bkw)
-            problem = _native_problem(ua, out, expected, env)
+            pairs = [(a, e) for a, e in zip(_leaves(out), _leaves(expected), strict=False)
+                     if isinstance(e, (np.ndarray, np.generic))]
+            problem = _native_problem(ua, pairs, env)
             if want_dtypes is not None and not problem:
-                got = [_dtype_of(ua, a) for a, e in zip(_leaves(out), _leaves(expected), strict=False)
-                       if isinstance(e, (np.ndarray, np.generic))]
+                got = [_dtype_of(a) for a, _ in pairs]
                 if got != want_dtypes:
                     problem = f"result dtype {', '.join(got)}, expected {', '.join(want_dtypes)}"
             err, _tol, msg = compare(case, to_numpy(out), to_numpy(expected), args64, kw64, n_terms)
