@@ -22,8 +22,7 @@ MAX_HEAD_DIM = 256  # cuDNN's fused SDPA forward: head dims up to 256, multiples
 ALIGN = 8  # elements of a half-precision dtype in 16 bytes: strides and bias rows are multiples of it
 CACHE_SIZE = 256
 FAST_SIZE = 64  # prepared calls remembered per thread (each holds its graph and workspace alive)
-FAST = True  # prepared calls and their launchers; off: every call re-derives its problem (timed both ways by
-# benchmarks/gpu/cudnn_host_cost.py)
+FAST = True  # prepared calls and launchers; off: each call re-derives its problem (benchmarks/gpu/cudnn_host_cost.py)
 
 
 # -- the problem as cuDNN sees it: 4-D (B, H, S, D) with element strides (pure) ------------------------

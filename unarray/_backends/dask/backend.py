@@ -35,7 +35,6 @@ from unarray._errors import DeviceMismatchError, ShapeError, UnarrayError, Unsup
 da: Any = _da
 compat_dask: Any = _compat_dask
 _CPU = Device("cpu")
-_REAL = frozenset("f")
 
 
 class DaskBackend(Backend):
@@ -195,12 +194,12 @@ class DaskBackend(Backend):
         return da.transpose(x, axes)
 
     def var(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
-        if x.dtype.kind not in _REAL:
+        if x.dtype.kind != "f":
             return super().var(x, axis, correction, keepdims)
         return stable_var(x, axis, correction, keepdims)
 
     def std(self, x: Any, axis: Any, correction: float, keepdims: bool) -> Any:
-        if x.dtype.kind not in _REAL:
+        if x.dtype.kind != "f":
             return super().std(x, axis, correction, keepdims)
         return stable_var(x, axis, correction, keepdims, root=True)
 

@@ -152,8 +152,7 @@ _JITTED: dict[tuple[Any, ...], Any] = {}
 def _compiled(kernel: Any, impl: str, is_causal: bool, scale: float, layout: str, barrier: bool = True,
               top: bool = False, precision: str | None = None, keys: tuple[int, int] | None = None,
               band: tuple[Any, ...] | None = None) -> Any:
-    # Note: one jitted callable per static configuration, called with arrays only: JAX's C++ dispatch
-    # fast path then applies (static keyword arguments cost ~tens of microseconds of host time per call).
+    # Note: one jitted callable per static configuration, called with arrays only: JAX's C++ dispatch fast path.
     key = (kernel, impl, is_causal, scale, layout, barrier, top, precision, keys, band)
     fn = _JITTED.get(key)
     if fn is None:

@@ -169,9 +169,8 @@ def segment_ids(spec: Any, q: Any, layout: str) -> tuple[Any, ...]:
     return flat(spec.q_segments), flat(spec.kv_segments)
 
 
-# Rows per device below which a causal call on two devices runs the two-device split rather than the ring: up
-# to S = 512k, where it was timed as fast as the ring or faster, with less memory (docs/scaling_jax.md); the
-# ring from 1M, where the torch split's timings fell behind the ring's. PREFER forces one ("ring" or "split").
+# Rows per device below which a causal call on two devices runs the two-device split rather than the ring, as
+# fast with less memory (the timings: docs/scaling_jax.md). PREFER forces one ("ring" or "split").
 SPLIT_ROWS = 524288
 PREFER: contextvars.ContextVar[str] = contextvars.ContextVar("unarray_jax_sequence_route", default="auto")
 _ROUTES = ("auto", "ring", "split")

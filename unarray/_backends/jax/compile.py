@@ -11,8 +11,8 @@ from unarray._backends._compiler import Compiler
 __all__ = ["EAGER_OPTIONS", "JaxCompiler"]
 
 # unarray's own eager programs compile without XLA's Triton GEMM: its autotuning is most of a float32-exact
-# program's first compile on a GPU, and cuBLAS runs the same GEMMs as fast. Per
-# program, never a global flag; top level only, since JAX refuses compiler options on a jit nested in the caller's.
+# program's first compile on a GPU, and cuBLAS runs the same GEMMs as fast. Per program, never a global flag; top
+# level only, since JAX refuses compiler options on a jit nested in the caller's.
 EAGER_OPTIONS = {"xla_gpu_enable_triton_gemm": False}
 
 

@@ -75,7 +75,7 @@ def _from_jax(jax: Handoff) -> FastPath:
         # does not wait for the array's pending work (xla/python/py_array.cc, CudaArrayInterface), so Numba
         # could read the memory before JAX had written it (docs/design-notes.md). JAX's DLPack export with
         # Numba's stream makes that stream wait for the array instead (no host synchronize), and its capsule,
-        # the view's owner, holds the buffer for as long as the view lives; the interface only describes it.
+        # held with the array as the view's owner, keeps the buffer while the view lives; the interface describes it.
         x, platform = one_device(x)
         if platform == "cpu":
             raise OtherDevice("Numba device arrays live on the GPU")
@@ -88,18 +88,9 @@ def _from_jax(jax: Handoff) -> FastPath:
         except AttributeError as e:  # a dtype Numba has no type for (bfloat16), or a sharded array
             raise DTypeError(f"Numba cannot take this JAX array: {e}", backend="numba") from None
         index = dlpack_device(x)[1]
-        return numba_array(cai["data"][0], cai["shape"], None, np.dtype(cai["typestr"]), _Held(cap, x), index)
+        return numba_array(cai["data"][0], cai["shape"], None, np.dtype(cai["typestr"]), (cap, x), index)
 
     return FastPath(jax_to_numba)
-
-
-class _Held:
-    # The owner of a Numba view of a JAX array: the DLPack export (its deleter lets JAX free the
-    # buffer) and the array.
-    __slots__ = ("cap", "x")
-
-    def __init__(self, cap: Any, x: Any):
-        self.cap, self.x = cap, x
 
 
 def _from_cupy(cupy: Handoff) -> FastPath:

@@ -33,15 +33,12 @@ COMMON: dict[str, tuple[str, frozenset[str]]] = {
 }
 # The generic module's own objects, served unbound (the named results linalg returns).
 RESULTS: dict[str, frozenset[str]] = {
-    "": frozenset(),
     "linalg": frozenset({"EigResult", "EighResult", "QRResult", "SVDResult", "SlogdetResult"}),
-    "fft": frozenset(),
 }
 # The functions array_api_compat.numpy writes for NumPy itself: the one reason to import it.
 OWN: dict[str, frozenset[str]] = {
     "": frozenset({"asarray", "astype", "ceil", "clip", "count_nonzero", "floor", "take_along_axis", "trunc"}),
     "linalg": frozenset({"eig", "eigvals", "solve"}),
-    "fft": frozenset(),
 }
 # linalg's names that are the main namespace's functions.
 SHARED = frozenset({"matmul", "matrix_transpose", "tensordot", "vecdot"})
@@ -68,14 +65,15 @@ def _resolve(sub: str, name: str) -> Any:
         return Namespace(name)
     if sub == "linalg" and name in SHARED:
         return getattr(XP, name)
-    if name in OWN[sub] or name.startswith("_"):  # (its own functions, and its dunders: its version, its info)
+    if name in OWN.get(sub, ()) or name.startswith("_"):  # (its own functions, and its dunders: its version, its info)
         return getattr(importlib.import_module(_PACKAGE + (f".{sub}" if sub else "")), name)
     module, bound = COMMON[sub]
-    if name in bound or name in RESULTS[sub]:
+    results = RESULTS.get(sub, ())
+    if name in bound or name in results:
         from array_api_compat._internal import get_xp
 
         generic = getattr(importlib.import_module(f"array_api_compat.common.{module}"), name)
-        return generic if name in RESULTS[sub] else get_xp(np)(generic)
+        return generic if name in results else get_xp(np)(generic)
     try:
         return getattr(getattr(np, sub) if sub else np, name)  # (np.fft is loaded on first use: not before)
     except AttributeError:
