@@ -159,7 +159,14 @@ def _segments_meet(b: Backend, spec: MaskSpec, sq: int, sk: int, bq: int, bk: in
 
 def blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
             policy: str, block_q: int | None = None, block_k: int | None = None) -> Any:
-    _static(b, q, k, v)
+    # The blocks are laid out in Python from the shapes; a dimension unknown while tracing (None inside
+    # tf.function) cannot be, and is refused with a typed error rather than a TypeError from int(None).
+    shapes = [tuple(a.shape) for a in (q, k, v)]
+    if any(n is None for s in shapes for n in s):
+        raise ShapeError(f"q, k, v have dimensions unknown while tracing ({', '.join(map(str, shapes))}); the "
+                         f"{b.name} attention lays out its blocks from the shapes: trace with every dimension "
+                         "known (an input_signature without None, or none at all)",
+                         op="scaled_dot_product_attention", backend=b.name)
     xp = b.xp
     if layout == "bshd":
         q, k, v = (_swap_sh(b, a) for a in (q, k, v))
@@ -214,17 +221,6 @@ def blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale
         out = outs[0] if len(outs) == 1 else xp.concat(outs, axis=-2)
     out = xp.astype(xp.reshape(out, (*batch, hq, sq, dv)), q.dtype)
     return _swap_sh(b, out) if layout == "bshd" else out
-
-
-def _static(b: Backend, *arrays: Any) -> None:
-    # The blocks are laid out in Python from the shapes; a dimension unknown while tracing (None inside
-    # tf.function) cannot be, and is refused with a typed error rather than a TypeError from int(None).
-    shapes = [tuple(a.shape) for a in arrays]
-    if any(n is None for s in shapes for n in s):
-        raise ShapeError(f"q, k, v have dimensions unknown while tracing ({', '.join(map(str, shapes))}); the "
-                         f"{b.name} attention lays out its blocks from the shapes: trace with every dimension "
-                         "known (an input_signature without None, or none at all)",
-                         op="scaled_dot_product_attention", backend=b.name)
 
 
 def _swap_sh(b: Backend, x: Any) -> Any:

@@ -52,11 +52,6 @@ def attention(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, 
     """Lazy scaled-dot-product attention of dask arrays (shapes already validated by the front end)."""
     if layout == "bshd":
         q, k, v = _bhsd(q), _bhsd(k), _bhsd(v)  # Note: the mask is (*B, Hq, Sq, Sk) in both layouts
-    out = _attention(q, k, v, mask, is_causal, scale, policy, backend)
-    return _bhsd(out) if layout == "bshd" else out
-
-
-def _attention(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, policy: str, backend: Any) -> Any:
     nd = q.ndim
     batch = np.broadcast_shapes(q.shape[:-3], k.shape[:-3], v.shape[:-3])
     hq, sq, d = q.shape[-3:]
@@ -74,20 +69,16 @@ def _attention(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float,
     additive = False
     if mask is not None:
         additive = mask.dtype != np.bool_
-        mask = _fit_mask(mask, (*batch, hq, sq, sk), target)
+        pad = len(batch) + 3 - mask.ndim
+        own = {i: (target[i + pad] if mask.shape[i] != 1 else (1,)) for i in range(mask.ndim)}
+        mask = da.broadcast_to(mask.rechunk(own), (*batch, hq, sq, sk), chunks=target)
     dtype = np.dtype(q.dtype)
     name = "unarray-attention-" + tokenize(q, k, v, mask, is_causal, scale, policy)
     dsk = _graph(name, q, k, v, mask, additive, is_causal, scale, policy, backend, dtype, sk - sq)
     deps = [a for a in (q, k, v, mask) if a is not None]
     graph = HighLevelGraph.from_collections(name, dsk, dependencies=deps)
-    meta = q._meta.astype(dtype)
-    return da.Array(graph, name, chunks=(*q.chunks[:-1], (dv,)), meta=meta)
-
-
-def _fit_mask(mask: Any, shape: tuple[int, ...], target: tuple[tuple[int, ...], ...]) -> Any:
-    pad = len(shape) - mask.ndim
-    own = {i: (target[i + pad] if mask.shape[i] != 1 else (1,)) for i in range(mask.ndim)}
-    return da.broadcast_to(mask.rechunk(own), shape, chunks=target)
+    out = da.Array(graph, name, chunks=(*q.chunks[:-1], (dv,)), meta=q._meta.astype(dtype))
+    return _bhsd(out) if layout == "bshd" else out
 
 
 def _graph(name: str, q: Any, k: Any, v: Any, mask: Any, additive: bool, is_causal: bool, scale: float,
