@@ -76,12 +76,10 @@ def _lower_right(q: Any, k: Any, v: Any, scale: float, layout: str, policy: str,
         k4, v4, gqa = k4.repeat_interleave(g, dim=1), v4.repeat_interleave(g, dim=1), False
 
     def call(f: Any) -> Any:
-        args = (q4, k4, v4)
-        kw = {"attn_mask": bias, "scale": scale, "enable_gqa": gqa}
-        if _tp.matters(q4) and not _tp.compiling():
-            out = _tp.arbitrate(q4, policy, lambda *a: f(*a, **kw), *args)
-        else:
-            out = f(*args, **kw)
+        def sdpa() -> Any:
+            return f(q4, k4, v4, attn_mask=bias, scale=scale, enable_gqa=gqa)
+
+        out = _tp.arbitrate(q4, policy, sdpa) if _tp.matters(q4) and not _tp.compiling() else sdpa()
         return _att._finish(out, None, batch, layout)
 
     kind = "flash" if flash else "efficient (memory-efficient)"

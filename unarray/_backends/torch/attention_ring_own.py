@@ -160,12 +160,10 @@ def _ring_group(q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, s
         reqs, nxt = [], None
         if t < w - 1:
             nlen = 2 * (sk // (2 * w)) if p.zigzag else kspans[(src - 1) % w][1]
-            nxt = (cur_k.new_empty(*cur_k.shape[:2], nlen, cur_k.shape[3]),
-                   cur_v.new_empty(*cur_v.shape[:2], nlen, cur_v.shape[3]))
+            nxt = tuple(t.new_empty(*t.shape[:2], nlen, t.shape[3]) for t in (cur_k, cur_v))
             send_to, recv_from = peer_rank(p, (r + 1) % w), peer_rank(p, (r - 1) % w)
-            ops = [dist.P2POp(dist.isend, cur_k, send_to, p.group), dist.P2POp(dist.isend, cur_v, send_to, p.group),
-                   dist.P2POp(dist.irecv, nxt[0], recv_from, p.group),
-                   dist.P2POp(dist.irecv, nxt[1], recv_from, p.group)]
+            ops = [dist.P2POp(dist.isend, t, send_to, p.group) for t in (cur_k, cur_v)]
+            ops += [dist.P2POp(dist.irecv, t, recv_from, p.group) for t in nxt]
             reqs = dist.batch_isend_irecv(ops)
         kseg = _segments(src, sk, w, p.zigzag)
         rule = spec or (CAUSAL if causal else NONE)

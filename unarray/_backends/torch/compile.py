@@ -1,7 +1,7 @@
 """torch's compiler under ``ua.jit``: ``torch.compile``, run inside unarray's precision switch.
 
-The heavy part (the held call, the guard filter, Dynamo's graph-break counters) is in ``compiled``, imported when
-the first entry is built: importing this module imports nothing of torch's compiler.
+The heavy part (the held call, the guard filter) is in ``compiled``, imported when the first entry is built:
+importing this module imports nothing of torch's compiler.
 """
 
 from __future__ import annotations
@@ -41,7 +41,21 @@ class TorchCompiler(Compiler):
         return {"fullgraph": fullgraph, **opts}
 
     def graph_breaks(self) -> dict[str, int]:
-        return compiled_module().graph_breaks()  # type: ignore[no-any-return]
+        from torch._dynamo.utils import counters
+
+        return dict(counters["graph_break"])
 
     def breaks_since(self, before: dict[str, int]) -> list[str]:
-        return compiled_module().breaks_since(before)  # type: ignore[no-any-return]
+        # One line per break since ``before``: unarray's reason (a handoff), else Dynamo's first line and explanation.
+        out = []
+        for text, n in self.graph_breaks().items():
+            if n <= before.get(text, 0):
+                continue
+            start = text.find("(reason: unarray: ")
+            if start >= 0:
+                out.append(text[start + 9:text.find(")", start)])
+                continue
+            lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+            more = [ln.removeprefix("Explanation: ") for ln in lines[1:2] if ln.startswith("Explanation:")]
+            out.append(": ".join(lines[:1] + more))
+        return out

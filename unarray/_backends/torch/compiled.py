@@ -185,25 +185,3 @@ def compile_held(fn: Callable[..., Any], want: tuple[str, str] | None, **options
         return _tp.hold(want, compiled, args, kwargs)
 
     return call
-
-
-def graph_breaks() -> dict[str, int]:
-    from torch._dynamo.utils import counters
-
-    return dict(counters["graph_break"])
-
-
-def breaks_since(before: dict[str, int]) -> list[str]:
-    # One line per break since ``before``: unarray's reason (a handoff), else Dynamo's first line and explanation.
-    out = []
-    for text, n in graph_breaks().items():
-        if n <= before.get(text, 0):
-            continue
-        start = text.find("(reason: unarray: ")
-        if start >= 0:
-            out.append(text[start + 9:text.find(")", start)])
-            continue
-        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
-        more = [ln.removeprefix("Explanation: ") for ln in lines[1:2] if ln.startswith("Explanation:")]
-        out.append(": ".join(lines[:1] + more))
-    return out
