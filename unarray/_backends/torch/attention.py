@@ -94,12 +94,6 @@ def _route(q: Any, k: Any, v: Any, mask: Any, causal: bool) -> tuple[Any, Any, b
     return k.repeat_interleave(g, dim=-3), v.repeat_interleave(g, dim=-3), False
 
 
-def _row_has_key(mask: Any) -> Any:
-    # Boolean (..., Sq, 1): whether each query row may attend at least one key.
-    allowed = mask if mask.dtype is torch.bool else mask != float("-inf")
-    return allowed.any(-1, keepdim=True)
-
-
 def _math(f: Any, q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float, gqa: bool) -> Any:
     with sdpa_kernel([SDPBackend.MATH]):
         return f(q, k, v, attn_mask=mask, is_causal=causal, scale=scale, enable_gqa=gqa)
@@ -151,7 +145,7 @@ def _empty(q: Any, k: Any, v: Any) -> Any:
 def _finish(out: Any, m4: Any, batch: tuple[int, ...], layout: str) -> Any:
     if m4 is not None:
         # Note: fused kernels give NaN or a uniform average for a row with no key; the contract says zeros.
-        has = _row_has_key(m4)
+        has = (m4 if m4.dtype is torch.bool else m4 != float("-inf")).any(-1, keepdim=True)
         out = torch.where(has, out, torch.zeros((), dtype=out.dtype, device=out.device))
     if len(batch) != 1:
         out = out.reshape(*batch, *out.shape[-3:])

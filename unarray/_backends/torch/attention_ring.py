@@ -127,11 +127,6 @@ def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str, struct
     return p
 
 
-def _device_name(x: Any) -> str:
-    d = x.device
-    return torch.cuda.get_device_name(d) if d.type == "cuda" else str(d.type)
-
-
 def _choose(q: Any, local_seq: int, p: _Plan) -> tuple[str, str]:
     pref = _PREFER.get()
     can_split = attention_split.applies(p)
@@ -146,7 +141,9 @@ def _choose(q: Any, local_seq: int, p: _Plan) -> tuple[str, str]:
         return "torch-cp", "torch's context parallel asked for (prefer('torch'))"
     if pref == "torch":
         return "ring", ""
-    return ring_rules.choose_route(local_seq, _device_name(q), p.size, split=can_split, torch_cp=not p.why)
+    d = q.device
+    name = torch.cuda.get_device_name(d) if d.type == "cuda" else str(d.type)
+    return ring_rules.choose_route(local_seq, name, p.size, split=can_split, torch_cp=not p.why)
 
 
 def _groups(q: Any, k: Any, v: Any, seq: int, head: int, p: _Plan) -> int:

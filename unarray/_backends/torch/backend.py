@@ -43,14 +43,6 @@ _Tensor = torch.Tensor
 _mean, _matmul = torch.mean, torch.matmul
 
 
-def _dims(axis: Any, ndim: int) -> tuple[int, ...]:
-    if axis is None:
-        return tuple(range(ndim))
-    if isinstance(axis, int):
-        return (axis % ndim if ndim else axis,)
-    return tuple(a % ndim for a in axis)
-
-
 def _outside_trace(to: Any, x: Any, backend: Any, device: Any, copy: bool | None, op: str) -> Any:
     return compiled_module().outside_trace(to, x, backend, device, copy, op)
 
@@ -255,7 +247,7 @@ class TorchBackend(Backend):
         if isinstance(axis, int):
             return torch.prod(x, dim=axis, keepdim=keepdims, dtype=dt)
         # torch.prod takes one dim: move the reduced axes last and flatten them.
-        dims = _dims(axis, x.ndim)
+        dims = tuple(range(x.ndim)) if axis is None else tuple(a % x.ndim for a in axis)
         rest = [d for d in range(x.ndim) if d not in dims]
         # Note: the reduced length is spelled out; -1 is ambiguous when another dimension is 0.
         n = 1
