@@ -2,6 +2,7 @@
 # only once torch is in use; the package's other modules: __init__.py.
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import array_api_compat.torch as compat_torch
@@ -250,9 +251,7 @@ class TorchBackend(Backend):
         dims = tuple(range(x.ndim)) if axis is None else tuple(a % x.ndim for a in axis)
         rest = [d for d in range(x.ndim) if d not in dims]
         # Note: the reduced length is spelled out; -1 is ambiguous when another dimension is 0.
-        n = 1
-        for d in dims:  # (a loop: torch.compile cannot trace math.prod over a generator)
-            n *= x.shape[d]
+        n = math.prod([x.shape[d] for d in dims])  # a list: torch.compile cannot trace a generator here
         y = torch.permute(x, rest + list(dims)).reshape([x.shape[d] for d in rest] + [n])
         out = torch.prod(y, dim=-1, dtype=dt)
         if keepdims:
