@@ -13,6 +13,7 @@
 # No tf.function is involved: nothing is traced, so varying shapes cost nothing extra.
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -79,12 +80,8 @@ def _extreme(op: Any, x: Any, axis: Any, keepdims: bool) -> Any:
     return op(x, ax[0], keepdims)
 
 
-def max(x: Any, axis: Any, keepdims: bool) -> Any:  # noqa: A001
-    return _extreme(_max, x, axis, keepdims)
-
-
-def min(x: Any, axis: Any, keepdims: bool) -> Any:  # noqa: A001
-    return _extreme(_min, x, axis, keepdims)
+max = functools.partial(_extreme, _max)  # noqa: A001
+min = functools.partial(_extreme, _min)  # noqa: A001
 
 
 def _arg(op: Any, x: Any, axis: Any, keepdims: bool) -> Any:
@@ -103,12 +100,8 @@ def _arg(op: Any, x: Any, axis: Any, keepdims: bool) -> Any:
     return gen_array_ops.expand_dims(r, axis % x.shape.rank) if keepdims else r
 
 
-def argmax(x: Any, axis: Any, keepdims: bool) -> Any:
-    return _arg(gen_math_ops.arg_max, x, axis, keepdims)
-
-
-def argmin(x: Any, axis: Any, keepdims: bool) -> Any:
-    return _arg(gen_math_ops.arg_min, x, axis, keepdims)
+argmax = functools.partial(_arg, gen_math_ops.arg_max)
+argmin = functools.partial(_arg, gen_math_ops.arg_min)
 
 
 def mean(x: Any, axis: Any, keepdims: bool) -> Any:
