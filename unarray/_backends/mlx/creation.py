@@ -162,4 +162,3 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = N
 
 __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like", "linspace",
            "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like"]
-

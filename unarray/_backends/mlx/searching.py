@@ -20,7 +20,6 @@ __all__ = ["argsort", "isin", "nonzero", "searchsorted", "sort", "take", "take_a
            "unique_counts", "unique_inverse", "unique_values", "where"]
 
 
-
 def _host(op: str, x: Any) -> Any:
     try:
         return np.asarray(x) if x.dtype != mx.bfloat16 else np.asarray(x.astype(mx.float32))

@@ -198,4 +198,3 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = N
     cap = x.__dlpack__() if hasattr(x, "__dlpack__") else x
     out = tf.experimental.dlpack.from_dlpack(cap)
     return tf.raw_ops.DeepCopy(x=out) if copy else out
-

@@ -24,7 +24,6 @@ __all__ = ["argsort", "isin", "nonzero", "searchsorted", "sort", "take", "take_a
            "unique_counts", "unique_inverse", "unique_values", "where"]
 
 
-
 def nonzero(x: Any, /) -> tuple[Any, ...]:
     x = t(x)
     if x.shape.rank == 0:
