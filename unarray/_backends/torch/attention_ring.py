@@ -132,15 +132,12 @@ def _choose(q: Any, local_seq: int, p: _Plan) -> tuple[str, str]:
     can_split = attention_split.applies(p)
     if pref == "split" and can_split:
         return "split", "unarray's two-rank split asked for (prefer('split'))"
-    if pref == "split":
-        return "ring", "the two-rank split asked for (prefer('split')) does not take the call (it needs two " \
-                       "ranks, causal, no mask, Sq == Sk, S divisible by 4): unarray's ring"
-    if pref == "ring":
-        return "ring", "unarray's ring asked for (prefer('ring'))"
     if pref == "torch" and not p.why:
         return "torch-cp", "torch's context parallel asked for (prefer('torch'))"
-    if pref == "torch":
-        return "ring", ""
+    if pref != "auto":  # the route asked for does not take the call, or is unarray's ring
+        return "ring", {"split": "the two-rank split asked for (prefer('split')) does not take the call (it needs two "
+                                 "ranks, causal, no mask, Sq == Sk, S divisible by 4): unarray's ring",
+                        "ring": "unarray's ring asked for (prefer('ring'))", "torch": ""}[pref]
     d = q.device
     name = torch.cuda.get_device_name(d) if d.type == "cuda" else str(d.type)
     return ring_rules.choose_route(local_seq, name, p.size, split=can_split, torch_cp=not p.why)
