@@ -160,9 +160,8 @@ def many(
 
 
 def _as_first(op: str, b: Backend, arrays: list[Any]) -> list[Any]:
-    # Note: clip's result has x's dtype (the standard); torch and JAX promoted it with an array bound's. A bound of
-    # another dtype is cast to x's first (the same values as clipping in the promoted dtype and casting back), after
-    # the promotion rule's refusals (int8 with a uint64 bound).
+    # Note: clip's result has x's dtype (the standard; torch and JAX promoted it): a bound of another dtype is cast
+    # to x's first (the same values), after the promotion rule's refusals (int8 with a uint64 bound).
     x = arrays[0]
     if type(x) in PASSIVE:
         return arrays
@@ -178,9 +177,8 @@ def _as_first(op: str, b: Backend, arrays: list[Any]) -> list[Any]:
 
 
 def _traced_lead(op: str, arrays: list[Any], passive: frozenset[Any], i: int, lead: Backend) -> tuple[int, Backend]:
-    # A traced operand (JAX tracer, tf.function symbolic tensor) leads an eager first array: the eager
-    # array joins the trace as a constant, as in the native expression; the other way cannot work. A lazy or
-    # distributed operand (dask, sharded JAX, DTensor) leads an eager one the same way (rank).
+    # A traced, lazy or distributed operand leads an eager first array (rank): the eager one joins it (a trace's
+    # constant, as in the native expression); the other way cannot work.
     best = -1  # the leader's rank, read once another library shows up (a one-library call reads none)
     for j, a in enumerate(arrays):
         if type(a) not in passive:

@@ -36,10 +36,9 @@ _E = TypeVar("_E", bound=BaseException)
 
 
 class _Named(type):
-    # Note: tf.function's AutoGraph re-raises an error that crosses converted user code as
-    # ``type(e)(message)`` only where ``type(e).__init__ is Exception.__init__``, and as StagingError
-    # otherwise. So UnarrayError keeps Exception's __init__ and its keywords are taken here: an error
-    # raised inside tf.function stays the same typed error as eagerly.
+    # Note: tf.function's AutoGraph re-raises an error as ``type(e)(message)`` only where its __init__ is
+    # Exception's (else as StagingError): UnarrayError keeps Exception's __init__ and its keywords are taken
+    # here, so an error raised inside tf.function stays the same typed error as eagerly.
     def __call__(cls: type[_E], message: str = "", *, op: str | None = None,  # type: ignore[misc]
                  backend: str | None = None) -> _E:
         prefix = ""

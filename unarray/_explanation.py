@@ -13,9 +13,8 @@ from unarray._devices import Device
 
 __all__ = ["PLANNERS", "Explanation"]
 
-# Ops whose front end decides the call in a planner of its own (op name -> a function taking the op's
-# arguments and returning (backend, plan), ``plan.label`` naming the kernel that runs): the call runs that plan
-# and ua.explain prints its kernel, so the report is the decision, not a second derivation of it.
+# op name -> its front end's planner (the op's arguments -> (backend, plan), ``plan.label`` naming the kernel):
+# the call runs that plan and ua.explain prints its kernel, so the report is the decision, not a re-derivation.
 PLANNERS: dict[str, Callable[..., tuple[Any, Any]]] = {}
 
 

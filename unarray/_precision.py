@@ -303,9 +303,8 @@ class Switch:
     def _enter_locked(self, want: Any, me: int) -> None:
         with self._cond:
             if me in self._slow or me in self._fast:
-                # Note: a call nested in one this thread already has in flight (a tensor subclass
-                # whose matmul calls unarray, say) runs under the setting in force: waiting for the
-                # outer call to leave would never end.
+                # Note: a call nested in one this thread has in flight (a tensor subclass whose matmul calls
+                # unarray) runs under the setting in force: waiting for the outer call would never end.
                 self._slow.append(me)
                 return
             while True:

@@ -150,8 +150,7 @@ class BoundNamespace(PublicNames):
         return _names.public_dir(_PUBLIC, "backend", "device", "lazy", "immutable", "__array_namespace_info__")
 
     if not TYPE_CHECKING and sys.version_info >= (3, 12):  # (a checker keeps refusing names the namespace lacks)
-        # Note: ua.<name>'s error for a misspelling (xp.conact: "did you mean ua.concat?"). From 3.12 the interpreter
-        # specialises the hits of a class with __getattr__ as of one without; on 3.11 it would cost every xp.<name>
+        # Note: ua.<name>'s error for a misspelling; on 3.11 a __getattr__ would cost every xp.<name>
         # (docs/design-notes.md, "Name lookups"), so there a misspelling keeps Python's own error.
         def __getattr__(self, name: str) -> Any:
             raise _names.error(name)
@@ -342,9 +341,8 @@ def _resolve(arrays: tuple[Any, ...]) -> BoundNamespace:
     x = xs[leader("array_namespace", xs)] if len(xs) > 1 else xs[0]
     b = one(x, "array_namespace")
     if b.is_tracer(x):
-        # Note: torch.compile traces tensors (its backend has `compiling`) that keep their device, where torch's
-        # creation functions would allocate on the CPU: bound to it. A tracer of its own type (JAX's) is placed
-        # by its trace: bound to none.
+        # Note: a traced tensor that keeps its device (torch.compile's: its backend has `compiling`) binds to it; a
+        # tracer of its own type (JAX's) is placed by its trace: bound to none.
         return _namespace(b, None if b.compiling is None else b.device_of(x), "traced")
     ns = _namespace(b, b.device_of(x), "array")
     if len(arrays) == 1:

@@ -147,9 +147,8 @@ _PRECISION_OPS = {"matmul", "tensordot", "vecdot", "scaled_dot_product_attention
 
 
 def _array_args(args: tuple[Any, ...]) -> list[Any]:
-    # The array arguments of a call, in order: the positional ones that are not Python scalars,
-    # strings, None or sequences; else the arrays of the first sequence (ua.concat([a, b])). A
-    # sequence of numbers (a shape, nested lists for asarray) holds none.
+    # The positional arguments that are not Python scalars, strings, None or sequences; else the arrays of the
+    # first sequence (ua.concat([a, b])); a sequence of numbers (a shape, asarray's nested lists) holds none.
     passive = (*SCALARS, str, tuple, list, type(None), DType)
     arrays = [a for a in args if not isinstance(a, passive)]
     if not arrays:

@@ -98,9 +98,8 @@ _HOST = frozenset({1, 3})  # DLPack CPU and CUDA pinned host memory
 
 
 def _foreign_view(x: Any, copy: bool | None) -> Any:
-    # Note: another library's DLPack producer enters through an array of a library unarray knows, made
-    # zero-copy (NumPy on the host; torch or CuPy, where loaded, on a GPU); ua.to's route then applies its
-    # guards: TF's and JAX's alignment, torch's read-only copy, the counters. None: no such import.
+    # Note: another library's producer enters through a zero-copy array of a loaded library that imports it, so
+    # that ua.to's route applies its guards (alignment, read-only copies, the counters). None: no such import.
     try:
         dev = int(x.__dlpack_device__()[0])
     except Exception as e:
@@ -118,9 +117,8 @@ def _foreign_view(x: Any, copy: bool | None) -> Any:
 
 
 def _foreign_adopted(x: Any, dst: str) -> Any:
-    # A producer no known library imports (a dtype NumPy lacks, a GPU without a device library loaded):
-    # the target's own import where it declares one (None: its from_dlpack); a buffer it cannot alias has
-    # no library here to copy it.
+    # A producer no known library imports: the target's own import where it declares one (None: its
+    # from_dlpack); a buffer it cannot alias has no library here to copy it.
     try:
         return handoff(dst).adopt_foreign(x)
     except NeedsCopy as e:

@@ -31,9 +31,8 @@ def as_device(device: Any, dst: Any, op: str) -> Any:
 
 
 def reachable(dst: Any, want: Any, op: str) -> None:
-    # Note: a library may place an array elsewhere without a word (TF's soft placement puts "/GPU:0" on
-    # the CPU) or fail deep inside (torch's AssertionError on a CPU-only build): a device is reachable
-    # where the library lists it, or where a one-element array made there lands there.
+    # Note: a library may place an array elsewhere silently or fail deep inside: a device is reachable where the
+    # library lists it, or where a one-element array made there lands there.
     try:
         if want in dst.devices():
             return

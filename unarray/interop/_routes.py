@@ -185,10 +185,8 @@ def _outside(r: Route) -> Callable[[Any, str], Any]:
 
 
 def _slow(r: Route) -> Callable[..., Any]:
-    # A route's rest: a refused native call (uncached route) or a cache miss (cached route).
-    # Note: the C route calls the native entry point before asking whether torch.compile is tracing.
-    # Dynamo never runs a C function on traced values: it runs ua.to's polyfill (_traced_to)
-    # instead, and only an exact torch.Tensor type has a route (a FakeTensor takes the Python path).
+    # A route's rest: a refused native call (uncached route) or a cache miss (cached route). The C route asks
+    # no tracer first: a tracer runs ua.to's polyfill (_traced_to), and a traced value's own type has no route.
     compiling, traced, cached = r.compiling, _outside(r), r.cached
 
     def rest(x: Any, op: str, had_entry: bool = False) -> Any:
