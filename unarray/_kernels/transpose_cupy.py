@@ -4,8 +4,7 @@ Four templates, instantiated per word of 1, 2, 4, 8 and 16 bytes:
 
 - ``transpose_tile_v<W, VEC, 64>``: the fast path, taken where rows, columns, strides and addresses
   are multiples of 16 bytes (a 16k x 16k float32 matrix, NCHW with 256 channels): a 64 x 64 tile
-  through padded shared memory, each thread reading and writing 16 bytes at a time, several loads in
-  flight (the scalar 32 x 32 tile below stays well short of copy bandwidth);
+  through padded shared memory, each thread reading and writing 16 bytes at a time, several loads in flight;
 - ``transpose_tile<W, TILE, ROWS>``: the classic padded-tile transpose. A block of ``TILE`` x
   ``ROWS`` threads reads a ``TILE`` x ``TILE`` tile along the source's contiguous axis into shared
   memory (``TILE + 1`` words a row, so a column read touches every bank once), then writes it
@@ -17,8 +16,7 @@ Four templates, instantiated per word of 1, 2, 4, 8 and 16 bytes:
   256 threads;
 - ``transpose_few_rows<W, R>``: a transpose of ``R`` <= 16 rows into a compact destination (NCHW to NHWC
   with 3 channels): each thread reads ``R`` 16-byte runs, one per row, and writes the ``R`` interleaved
-  16-byte words they make, staged through shared memory so that a block's stores are one contiguous span
-  (the skinny tile's 6- to 12-byte write runs stay below two thirds of copy bandwidth);
+  16-byte words they make, staged through shared memory so that a block's stores are one contiguous span;
 - ``copy_rows<W>``: a vector element longer than 16 bytes is contiguous on both sides already; a
   block moves whole vectors, lanes along the vector, rows of the block along the destination.
 
@@ -192,17 +190,6 @@ _LONG = {1: 1024, 2: 1024, 4: 1024, 8: 512, 16: 256}  # the long side of a tile 
 _SKINNY = 16  # rows or columns up to this take a skinny tile
 
 
-def _skinny(w: int, rows: int, cols: int) -> tuple[int, int]:
-    short = 4 if min(rows, cols) <= 4 else 16
-    long = _LONG[w] * 4 // short
-    return (short, long) if rows <= cols else (long, short)
-
-
-def _skinny_name(w: int, tr: int, tc: int) -> str:
-    pad = 32 // tr if tr < tc else 1  # a few rows: a warp writes 32 / tr columns of tr words at once
-    return f"transpose_skinny<{_WORD_TYPES[w]}, {tr}, {tc}, {pad}>"
-
-
 _VEC_TILE = 64  # the vectorised tile: 64 x 64 words, 16 bytes a thread access
 
 
@@ -304,8 +291,11 @@ def _config(p: Plan, itemsize: int, src_mod: int, dst_mod: int) -> tuple[tuple[A
         return ((f"transpose_few_rows<{_WORD_TYPES[w]}, {p.rows}>", (-(-total // 128),), (128, 1, 1),
                  _pack(ncv, p.src_row_stride, total, *strides[:5])),)
     elif min(p.rows, p.cols) <= _SKINNY:
-        tr, tc = _skinny(w, p.rows, p.cols)
-        name, block = _skinny_name(w, tr, tc), (256, 1, 1)
+        short = 4 if min(p.rows, p.cols) <= 4 else 16
+        long = _LONG[w] * 4 // short
+        tr, tc = (short, long) if p.rows <= p.cols else (long, short)
+        pad = 32 // tr if tr < tc else 1  # a few rows: a warp writes 32 / tr columns of tr words at once
+        name, block = f"transpose_skinny<{_WORD_TYPES[w]}, {tr}, {tc}, {pad}>", (256, 1, 1)
     else:
         tr, rows = _TILE[w]
         name, tc, block = f"transpose_tile<{_WORD_TYPES[w]}, {tr}, {rows}>", tr, (tr, rows, 1)
