@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, ClassVar
 
+from unarray._errors import ArgumentError
+
 __all__ = ["DLDeviceType", "Device", "MeshDevice", "ShardedDevice", "TPU_SETTINGS", "from_native", "parse_device",
            "register_native"]
 
@@ -305,8 +307,6 @@ def _parse_string(spec: str) -> Device:
 
 
 def _bad_device(spec: object, why: str) -> Exception:
-    from unarray._errors import ArgumentError
-
     return ArgumentError(f"cannot read device {spec!r}: {why}")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from unarray import _precision
+from unarray._errors import ArgumentError, DTypeError
 
 __all__ = [
     "DType",
@@ -55,8 +56,6 @@ def check_int_scalar(op: str, backend: str | None, value: int, dtype: object) ->
     name = dtype.name if isinstance(dtype, DType) else canonical_name(dtype)
     bounds = _INT_RANGE.get(name or "")
     if bounds is not None and not bounds[0] <= value <= bounds[1]:
-        from unarray._errors import ArgumentError
-
         raise ArgumentError(f"the Python int {value} is out of range for {name} ([{bounds[0]}, {bounds[1]}]); "
                             f"cast the array to a wider dtype first, or pass a value in range", op=op, backend=backend)
 
@@ -70,9 +69,7 @@ def canonical_name(dtype: object) -> str | None:
         # Note: a DType hashes like its name, so looking it up in the cache would compare it with the
         # cached keys through DType.__eq__, which looks it up again (RecursionError).
         return dtype.name
-    cache = _OWN.get(type(dtype).__module__)
-    if cache is None:
-        cache = _name_cache
+    cache = _OWN.get(type(dtype).__module__, _name_cache)
     try:
         return cache[dtype]
     except (KeyError, TypeError):
@@ -199,8 +196,6 @@ def isdtype(dtype: object, kind: str | object | tuple[Any, ...]) -> bool:
     """
     name = canonical_name(dtype)
     if name is None:
-        from unarray._errors import DTypeError
-
         raise DTypeError(f"{dtype!r} is not a dtype; pass a ua dtype (ua.float32) or a library's dtype",
                          op="isdtype")
     if isinstance(kind, tuple):
@@ -209,8 +204,6 @@ def isdtype(dtype: object, kind: str | object | tuple[Any, ...]) -> bool:
         return _KIND[name] in _KIND_GROUPS[kind]
     other = canonical_name(kind)
     if other is None:
-        from unarray._errors import ArgumentError
-
         raise ArgumentError(f"unknown kind {kind!r}; use one of {sorted(_KIND_GROUPS)} or a dtype", op="isdtype")
     return name == other
 
@@ -280,8 +273,6 @@ def promote(op: str | None, a: str, b: str, backend: str | None = None) -> str:
     if out is None:
         out = mixed_kinds(a, b)
         if out is None:
-            from unarray._errors import DTypeError
-
             raise DTypeError(f"{a} with {b} has no common dtype (the standard defines none and the libraries "
                              f"disagree); cast one side first: ua.astype(x, ua.{b}) for the {a} operand, or "
                              f"ua.astype(x, ua.{a}) for the {b} one", op=op, backend=backend)

@@ -45,6 +45,9 @@ from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any, Literal
 
+from unarray import _native
+from unarray._errors import ArgumentError
+
 __all__ = ["POLICIES", "Policy", "Switch", "current", "ignoring_policy", "precision", "resolve", "scope"]
 
 Policy = Literal["highest", "tf32", "bf16", "fastest"]
@@ -126,8 +129,6 @@ def resolve(per_call: str | None) -> str:
     if per_call is None:
         return scope()
     if per_call not in POLICIES:
-        from unarray._errors import ArgumentError
-
         raise ArgumentError(f"unknown precision policy {per_call!r}; use one of {POLICIES}")
     return per_call
 
@@ -173,8 +174,6 @@ class precision:
         except ValueError as e:
             # Note: another context's policy is not this scope's to restore (resetting it would overwrite
             # whatever that context chose), so the exit is refused rather than guessed.
-            from unarray._errors import ArgumentError
-
             raise ArgumentError(
                 "this scope was entered in another context (thread, asyncio task or contextvars.Context.run) "
                 "than the one leaving it, so it cannot restore that context's policy; open and close each "
@@ -186,8 +185,6 @@ def ignoring_policy(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` as a backend op taking the policy last and dropping it: the switch of a backend whose results no
     policy changes (NumPy). In C where the switch's module is built (a Python frame would cost more than the
     op's dispatch)."""
-    from unarray import _native
-
     m = _native.load("_gate")
     if m is not None:
         return m.Unswitched(fn)  # type: ignore[no-any-return]
@@ -205,8 +202,6 @@ FORCE_ARBITRATION = os.environ.get("UNARRAY_FORCE_PRECISION_ARBITER", "") == "1"
 
 def _gate_type() -> Any:
     """unarray._gate.Gate (the fast path in C), or None without it or with UNARRAY_PURE_PYTHON=1."""
-    from unarray import _native
-
     m = _native.load("_gate")
     return None if m is None else m.Gate
 
