@@ -10,10 +10,11 @@ import shutil
 import sys
 from types import ModuleType
 
+from unarray import _backends, _native
+
 
 def _report(probe: bool = False) -> int:
     import unarray as ua
-    from unarray import _backends
     from unarray._install import hint
 
     print(f"unarray {ua.__version__} (array API {ua.__array_api_version__}), Python {sys.version.split()[0]}")
@@ -38,7 +39,6 @@ def _report(probe: bool = False) -> int:
     if unchecked:
         print(_wrapped("?: not imported (the OS shows no GPU or TPU driver, so its devices are the CPU's); "
                        "env --probe imports each backend", width, indent=3))
-    from unarray import _native
     from unarray.interop import _routes
 
     print(f"ua.to C path: {_c_path(_routes.speedups, 'ua.to')}")
@@ -75,8 +75,6 @@ def _wrapped(line: str, width: int, indent: int = 34) -> str:
 
 
 def _c_path(native: ModuleType | None, what: str) -> str:
-    from unarray import _native
-
     if native is not None:
         return f"active ({native.__file__})"
     if _native.pure_python_requested():
@@ -92,10 +90,8 @@ def _names(values: list[str] | None) -> list[str] | None:
 
 def _backend_names(values: list[str] | None) -> list[str] | None:
     # The registry's short names (tf, np, jnp, pytorch, cp) as the backend each stands for.
-    from unarray._backends import ALIASES
-
     names = _names(values)
-    return None if names is None else [ALIASES.get(n, n) for n in names]
+    return None if names is None else [_backends.ALIASES.get(n, n) for n in names]
 
 
 def _check(profile: str, backends: list[str] | None, devices: list[str] | None, ops: list[str] | None,

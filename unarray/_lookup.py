@@ -14,6 +14,7 @@ handoff import neither).
 from __future__ import annotations
 
 import contextvars
+import sys
 from typing import TYPE_CHECKING, Any
 
 from unarray import _backends, _precision
@@ -77,8 +78,6 @@ def dtype_library(dtype: Any) -> str | None:
 def register_imported() -> None:
     """Register the array types a library declares early (``Library.early_types``: torch's tensor and parameter
     classes) ahead of their first lookup, where the library is imported already (unarray/__init__.py says why)."""
-    import sys
-
     for lib in _backends.LIBRARIES.values():
         top = sys.modules.get(lib.roots[0]) if lib.early_types else None
         if top is None:
