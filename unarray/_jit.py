@@ -20,7 +20,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from unarray import _dispatch, _precision
+from unarray import _dispatch, _precision, interop
 from unarray import _jit_compilers as _jc
 from unarray._backends import LIBRARIES
 from unarray._backends._compiler import EAGER, Compiler
@@ -501,13 +501,11 @@ def _map(x: Any, f: Callable[[Any], Any]) -> Any:
 
 
 def _to(x: Any, target: str) -> Any:
-    from unarray.interop import to
-
     try:
         b = _dispatch.one(x, "jit")
     except UnknownArrayTypeError:
         return x
-    return x if b.name == target else to(x, target)
+    return x if b.name == target else interop.to(x, target)
 
 
 def _unhashable(static: tuple[tuple[str, Any], ...], lead: Any) -> NoReturn:
