@@ -206,13 +206,11 @@ def explain(op: str | Callable[..., Any], *args: Any, **kwargs: Any) -> Explanat
     """
     from unarray._explain_check import bind, resolve
     from unarray._jit import jit
-    from unarray.interop._public import copy_reason, handoff_name
+    from unarray.interop._public import copy_reason, explain_to, handoff_name
 
     if isinstance(op, jit):  # a ua.jit function: its compiler, cache entry and fallbacks
         return op.explain(*args, **kwargs)
     if op == "to":  # a handoff: its path, its copies, the readonly promise it rests on
-        from unarray.interop._public import explain_to
-
         bind("to", explain_to, args, kwargs, "ua.explain('to', x, target_backend_name)")
         return explain_to(*args, **kwargs)
     resolve(op, args, kwargs)  # what the call itself would refuse (its name, its argument types)

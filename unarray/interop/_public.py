@@ -370,7 +370,7 @@ def explain_to(x: Any, backend: Any, *, device: Any = None, copy: bool | None = 
         line = f"{s} -> {d}: one copy (copy=True)" if copied else f"{s} -> {d}: the array itself"
         return Explanation(op, d, here, "same library", None, (line,), int(copied))
     lazy = dst.name if dst.lazy else s
-    kernel = route_name(src, d, readonly) if not (src.lazy or dst.lazy) else f"{lazy} (wrap, or compute)"
+    kernel = route(src, d, readonly).name() if not (src.lazy or dst.lazy) else f"{lazy} (wrap, or compute)"
     if copy is True:
         return Explanation(op, d, here, kernel, None, (f"{s} -> {d}: one copy (copy=True)",), 1)
     if readonly and route(src, d).promises:
@@ -387,19 +387,13 @@ def explain_to(x: Any, backend: Any, *, device: Any = None, copy: bool | None = 
     return Explanation(op, d, here, kernel, None, (f"{s} -> {d}: one copy ({why}){hint}",), 1)
 
 
-def route_name(src: Any, d: str, readonly: bool = False) -> str:
-    """The converter the route of ``ua.to`` from backend ``src`` to ``d`` runs (the route the call takes,
-    made as the call makes it), for ua.explain."""
-    return route(src, d, readonly).name()
-
-
 def handoff_name(x: Any, lead: Any, op: str) -> str:
     """What a mixed call hands ``x`` to its leader ``lead`` with (ua.explain): the route's converter, or
     for a lazy leader its join."""
     src = one(x, op)
     if lead.lazy:
         return str(lead.handoff_path(src, x))
-    return route_name(src, lead.name)
+    return route(src, lead.name).name()  # the route the call takes, made as the call makes it
 
 
 def _aliases(x: Any, d: str) -> bool:
