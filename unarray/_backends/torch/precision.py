@@ -202,10 +202,15 @@ def used(policy: str, x: Any) -> str:
     # What a float32 matmul on x computes with under ``policy`` (ua.explain).
     if not policy:  # inside a torch.compile trace, no policy scoped in the compiled function
         return "the policy in force when the compiled graph runs ('highest' unless the caller scopes another)"
-    amp = _autocast_dtype(x)
+    kind = x.device.type
+    try:
+        amp = torch.get_autocast_dtype(kind) if torch.is_autocast_enabled(kind) else None
+    except (RuntimeError, TypeError, AttributeError):
+        amp = None
     if amp is not None:
-        return f"{amp} (torch.autocast is on for {x.device.type}: it casts float32 matmul inputs; the policy is moot)"
-    if x.device.type == "cpu":
+        return (f"{str(amp).removeprefix('torch.')} (torch.autocast is on for {kind}: it casts float32 matmul "
+                "inputs; the policy is moot)")
+    if kind == "cpu":
         if not CPU_REDUCES:
             return "float32 (the CPU runs no reduced-precision matmul passes)"
         return {"highest": "float32 (oneDNN reduced-precision passes off)",
@@ -214,17 +219,6 @@ def used(policy: str, x: Any) -> str:
     return {"highest": "float32 (cuBLAS, TF32 off)", "tf32": "tf32 (cuBLAS TF32 tensor cores)",
             "bf16": "tf32 (cuBLAS has no bf16 passes for float32; TF32 tensor cores)",
             "fastest": "tf32 (cuBLAS TF32 tensor cores)"}[policy]
-
-
-def _autocast_dtype(x: Any) -> str | None:
-    kind = x.device.type
-    try:
-        if not torch.is_autocast_enabled(kind):
-            return None
-        dt = torch.get_autocast_dtype(kind)
-    except (RuntimeError, TypeError, AttributeError):
-        return None
-    return str(dt).removeprefix("torch.")
 
 
 # Dynamo cannot trace the front end's policy read (a ContextVar): in its traces it reads the policy scoped inside the
