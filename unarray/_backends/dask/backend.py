@@ -235,21 +235,18 @@ class DaskBackend(Backend):
     # Note: dask's unique merges NaNs (and counts them 0, points the inverse at the wrong value, or fails in
     # unique_all); the standard keeps each NaN apart: the chunks' backend runs it on the array as one block.
     def unique_all(self, x: Any, /) -> Any:
-        return UniqueAllResult(*self._unique_all(x))
+        return UniqueAllResult(*dask_chunks.unique_all(x, self._on_chunks(x).unique_all))
 
     def unique_values(self, x: Any, /) -> Any:
-        return self._unique_all(x)[0]
+        return self.unique_all(x).values
 
     def unique_counts(self, x: Any, /) -> Any:
-        values, _, _, counts = self._unique_all(x)
-        return UniqueCountsResult(values, counts)
+        r = self.unique_all(x)
+        return UniqueCountsResult(r.values, r.counts)
 
     def unique_inverse(self, x: Any, /) -> Any:
-        values, _, inverse, _ = self._unique_all(x)
-        return UniqueInverseResult(values, inverse)
-
-    def _unique_all(self, x: Any) -> Any:
-        return dask_chunks.unique_all(x, self._on_chunks(x).unique_all)
+        r = self.unique_all(x)
+        return UniqueInverseResult(r.values, r.inverse_indices)
 
     # Note: dask's mean sums float16 chunks in float16; NumPy (the reference) accumulates them in float32.
     def mean(self, x: Any, axis: Any, keepdims: bool) -> Any:
