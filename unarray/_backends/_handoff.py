@@ -296,12 +296,9 @@ class Handoff:
 
 def pair(src: Handoff, dst: Handoff) -> FastPath:
     """The path from ``src`` to ``dst``: a fast path one of the two declares, else export, then adopt."""
-    made = src.fast_to.get(dst.name)
-    if made is not None:
-        return made if isinstance(made, FastPath) else made(dst)
-    made = dst.fast_from.get(src.name)
-    if made is not None:
-        return made if isinstance(made, FastPath) else made(src)
+    for made, other in ((src.fast_to.get(dst.name), dst), (dst.fast_from.get(src.name), src)):
+        if made is not None:
+            return made if isinstance(made, FastPath) else made(other)
     export, adopt = src.export, dst.adopt
 
     def dlpack(x: Any) -> Any:
