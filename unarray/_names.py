@@ -18,7 +18,9 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any, NoReturn, cast
 
+from unarray import _backends
 from unarray._errors import ArgumentTypeError, UnknownNameError
+from unarray._lookup import of_array
 
 __all__ = ["FOREIGN", "KEYWORDS", "RECIPES", "error", "keyword_error", "public_dir", "refuse", "suggestion"]
 
@@ -165,8 +167,6 @@ def refuse(fn: Callable[..., Any], refused: dict[str, Any], first: object = None
 
 
 def _keyword_message(op: str, key: str, keywords: list[str], params: dict[str, Any]) -> str:
-    from unarray import _backends
-
     standard, how = KEYWORDS.get(key, ((), ""))
     owners = [lib.name for lib in _backends.LIBRARIES.values() if key in lib.api_names]
     head = f"unexpected keyword {key}=" + (f" ({'/'.join(owners)}'s)" if owners else "")
@@ -186,8 +186,6 @@ def _keyword_message(op: str, key: str, keywords: list[str], params: dict[str, A
 
 
 def _backend_name(x: object) -> str | None:
-    from unarray._lookup import of_array
-
     if isinstance(x, str):  # creation's backend=
         return x
     if isinstance(x, (list, tuple)) and x:  # concat's and stack's arrays
