@@ -5,33 +5,10 @@ accuracy on every backend and device. JAX on GPU/TPU and TensorFlow on
 Ampere+ GPUs would otherwise use TF32 or bf16 passes silently. The faster
 policies are opt-in, per call (``precision=``) or per scope
 (``with ua.precision("tf32"):``), held in a ``contextvars.ContextVar`` (so per
-thread and per asyncio task), and each backend maps them onto its own switch.
-
-The user's own framework settings
----------------------------------
-JAX takes the precision per call (``precision=``): no global is touched. Torch
-(``torch.backends.*.fp32_precision``, ``allow_tf32``, ``set_float32_matmul_precision``),
-TensorFlow (``enable_tensor_float_32_execution``) and CuPy (the cuBLAS compute
-type) have only process-global switches. Each such switch is a :class:`Switch`, an
-arbiter shared by every thread:
-
-- A call whose policy the setting in force already gives runs at once, concurrently
-  with every other such call; nothing is written.
-- Otherwise the call waits until no unarray call is in flight, saves the user's
-  setting exactly (torch: the legacy value and the raw per-backend values,
-  ``"none"`` included), writes its own, and runs; calls that need that same setting
-  join it. When the last call in flight leaves, the user's setting is written back.
-- The switch is skipped where it cannot change a result: float32 matmul on a torch
-  CPU tensor when the CPU has no bf16/TF32 oneDNN path (no AVX512-BW/VL/DQ,
-  AVX-NE-CONVERT, AMX-FP16 or Arm BF16), TensorFlow on CPU.
-
-So one thread's policy never reaches another thread's unarray result, and no
-setting is left changed. The residual exposure: while an unarray call whose policy
-differs from the user's setting is in flight, *native* framework calls in other
-threads (``torch.matmul``, cuDNN convolutions reading ``"all"`` slots during torch's
-save, ``tf.matmul``, ``cupy.matmul``) see unarray's setting instead of the user's,
-and a setting the user changes in another thread during that window is overwritten
-when the window closes. Calls in the same thread never see it.
+thread and per asyncio task), and each backend maps them onto its own switch. A
+framework's process-global switch is a :class:`Switch`, an arbiter shared by every
+thread that never leaves the user's setting changed (the rule and its residual
+exposure: docs/precision.md, "The switch, and your framework settings").
 """
 
 from __future__ import annotations

@@ -5,22 +5,9 @@ faster correct path). A copy happens only where the consumer cannot alias the
 producer's memory or the caller asked for another device; it is counted in
 :func:`stats`, and ``copy=False`` turns it into a :class:`HandoffError`.
 
-The rooms of this package, each module one library-agnostic step (a library's own facts and
-converters are its package's ``handoff`` module, unarray/_backends/<lib>/handoff.py, asked here through
-the registry's ``handoff(name)``; no string here names a library):
-
-- ``_public``: ``ua.to`` and ``ua.stats`` (argument checks, the fast lookup, the
-  order of the steps below); ``_dlpack``: ``ua.from_dlpack`` and foreign producers.
-- ``_routes``: one route per (source, target) library pair: the two libraries' handoff
-  objects, the pair's path (a fast path one of the two declares, else the source's export and
-  the target's adopt), its handoff function (the C hot path or its Python twin) and its slow
-  path (convert, or one counted copy).
-- ``_speedups.c``: the C hot path (built as ``unarray.interop._speedups`` where a
-  compiler is found; ``UNARRAY_PURE_PYTHON=1`` or no compiler: the Python twin).
-- ``_cache``: the weak cache and the signatures it re-validates.
-- ``_refusals``: what is refused before any converter runs; ``_moves``: device
-  changes; ``_dask``: to and from a lazy backend; ``_compile_watch``: a tracer's
-  polyfill of the C ``ua.to``; ``_promise``: the check of ``readonly=True`` promises (``ua.checking_readonly``).
+Each module is one library-agnostic step (docs/layout.md maps them); a library's own facts and converters
+are its package's ``handoff`` module (unarray/_backends/<lib>/handoff.py), asked through the registry's
+``handoff(name)``: no string here names a library.
 
 The rule: the package imports no framework at import time and no front-end or
 dispatch module (dispatch imports it to hand mixed operands over); backends are
