@@ -1,12 +1,6 @@
 """What a ``ua.jit`` entry is keyed on beyond the leading backend: its static arguments, by type and value, and
-the state its function reads that ``jax.jit`` and ``tf.function`` would bake into a trace.
-
-A trace of ``jax.jit`` or ``tf.function`` reads the function's module globals and closure variables once, while
-tracing, and reuses the values on every later call; eager code and ``torch.compile`` (whose guards check them)
-read them at each call. So that the three compilers give eager's answers, ``ua.jit`` reads those values itself at
-each call of a ``jax.jit`` or ``tf.function`` entry and keys the entry on them (:class:`Reads`): a changed value
-compiles anew. A value that cannot be keyed by its contents (an object, a NumPy array, a large container) is keyed
-by identity, and a :class:`JitStateWarning` says, once, that changes made to it in place are not seen.
+the globals and closure variables its function reads that a trace would bake in (:class:`Reads`, read again at
+each call; the rule and why: docs/jit.md, "Globals and closure variables").
 """
 
 from __future__ import annotations
