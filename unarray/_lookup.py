@@ -6,9 +6,8 @@ imports a framework; a backend module is imported only once an array of its
 framework has been seen (so the framework is already in ``sys.modules``) or the
 caller named it (``backend="torch"``, ``ua.use("jax")``).
 
-The leader rule for mixed inputs, which hands operands over, is one layer up
-(unarray/_dispatch.py, which imports unarray.interop; this module and the
-handoff import neither).
+The leader rule for mixed inputs, which hands operands over, is a layer up (unarray/_dispatch.py;
+the layers: docs/layout.md).
 """
 
 from __future__ import annotations
