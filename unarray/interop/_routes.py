@@ -1,12 +1,6 @@
-"""The routes of ``ua.to``: one per (source library, target library), built on its first handoff.
-
-A route holds the two libraries' handoff objects (unarray/_backends/<lib>/handoff.py, resolved once by the
-registry), the pair's path as they declare it (a fast path one of the two declares, else the source's export
-and the target's adopt: its native first call, its C guard, whether the weak cache serves it, its stream
-order), and its handoff function: the C hot path (``unarray.interop._speedups``, built from _speedups.c)
-where that extension is built, else the same steps in Python (fast, below). A refused native call or a cache
-miss goes on in the route's slow path: the converter, and where the consumer refuses the layout, alignment or
-dtype, one counted copy."""
+"""The routes of ``ua.to``: one per (source library, target library), built on its first handoff (what a route
+holds: docs/layout.md). Its handoff function is the C hot path where built, else the same steps in Python
+(fast); a refused native call or a cache miss goes on in its slow path (the converter, or one counted copy)."""
 
 from __future__ import annotations
 
