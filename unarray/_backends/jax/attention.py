@@ -32,13 +32,9 @@ def _platform(q: Any) -> str:
 
 
 def choose(q: Any, v: Any) -> str:
-    name = jnp.dtype(q.dtype).name
     d, dv = q.shape[-1], v.shape[-1]
-    if 0 in q.shape or 0 in v.shape:
-        return "xla"
-    if _platform(q) in ("gpu", "cuda") and name in _CUDNN_DTYPES and d == dv and d % 8 == 0 and d <= 128:
-        return "cudnn"
-    return "xla"
+    takes = 0 not in q.shape and 0 not in v.shape and jnp.dtype(q.dtype).name in _CUDNN_DTYPES and d == dv
+    return "cudnn" if takes and d % 8 == 0 and d <= 128 and _platform(q) in ("gpu", "cuda") else "xla"
 
 
 def _prepare(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, layout: str) -> tuple[Any, ...]:

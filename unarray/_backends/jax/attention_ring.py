@@ -276,10 +276,8 @@ def _kernel(q: Any, v: Any, sh: Any) -> str:
     devices = _devices_of(sh)
     platform = (next(iter(devices)) if devices else jax.devices()[0]).platform
     d, dv = q.shape[-1], v.shape[-1]
-    if platform in ("gpu", "cuda") and jnp.dtype(q.dtype).name in _CUDNN_DTYPES and d == dv and d % 8 == 0 \
-            and d <= 128:
-        return "cudnn"
-    return "xla"
+    takes = jnp.dtype(q.dtype).name in _CUDNN_DTYPES and d == dv and d % 8 == 0 and d <= 128
+    return "cudnn" if takes and platform in ("gpu", "cuda") else "xla"
 
 
 def run(p: Plan, q: Any, k: Any, v: Any, is_causal: bool, scale: float, layout: str, policy: str,

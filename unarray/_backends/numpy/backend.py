@@ -77,9 +77,7 @@ class NumpyBackend(Backend):
                 f"got a NumPy masked array ({t.__module__}.{t.__qualname__}), whose mask no backend would "
                 "honour; pass x.filled(value) (masked entries replaced by value, e.g. 0 for a sum) or x.data "
                 "(the raw values, mask ignored)", op=op, backend=self.name)
-        if issubclass(t, np.matrix):
-            return np.asarray
-        return None
+        return np.asarray if issubclass(t, np.matrix) else None
 
     def device_of(self, x: _NDArray) -> Device:
         return _CPU
