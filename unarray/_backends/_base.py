@@ -228,11 +228,7 @@ class Backend(NNOps):
 
     # -- handoff -----------------------------------------------------------------------
     def from_dlpack(self, x: Any, *, device: Any = None, copy: bool | None = None) -> Any:
-        kw: dict[str, Any] = {}
-        if copy is not None:
-            kw["copy"] = copy
-        if device is not None:
-            kw["device"] = device
+        kw = {k: v for k, v in (("copy", copy), ("device", device)) if v is not None}
         return self.xp.from_dlpack(x, **kw)
 
     def data_ptr(self, x: Any) -> int:

@@ -249,10 +249,7 @@ class CupyBackend(Backend):
         if hasattr(x, "__cuda_array_interface__") and not hasattr(x, "__dlpack__"):
             out = cupy.asarray(x)  # Numba device arrays: zero-copy through the interface
             return out.copy() if copy else out
-        kw: dict[str, Any] = {}
-        if copy is not None:
-            kw["copy"] = copy
-        return cupy.from_dlpack(x, **kw)
+        return cupy.from_dlpack(x, **({} if copy is None else {"copy": copy}))
 
     def precision_used(self, policy: str, x: cupy.ndarray) -> str:
         return {"highest": "float32 (cuBLAS COMPUTE_32F, TF32 off)",
