@@ -236,24 +236,22 @@ bitwise_or = _xp_shared.bool_arith(promote, bool, tf.bitwise.bitwise_or, tf.math
 bitwise_xor = _xp_shared.bool_arith(promote, bool, tf.bitwise.bitwise_xor, tf.math.logical_xor, home=__name__)
 
 
-def _out_of_range(b: Any, bits: int) -> Any:
-    # Note: TF's shifts by a count outside [0, bits) are undefined; unarray (as NumPy) shifts every bit out.
-    return (b >= bits) | (b < 0) if b.dtype not in UNSIGNED else b >= bits
+def _shift(fn: Any, right: bool) -> Any:
+    # Note: TF's shifts by a count outside [0, bits) are undefined; unarray (as NumPy) shifts every bit out (the sign
+    # bit fills a right shift of a negative number).
+    def op(x1: Any, x2: Any, /) -> Any:
+        a, b = promote(x1, x2)
+        bits = a.dtype.size * 8
+        out_of_range = (b >= bits) | (b < 0) if b.dtype not in UNSIGNED else b >= bits
+        fill = tf.where(a < 0, -tf.ones_like(a), tf.zeros_like(a)) if right and a.dtype not in UNSIGNED else \
+            tf.zeros_like(a)
+        inside = tf.clip_by_value(b, tf.zeros_like(b), tf.fill(tf.shape(b), tf.constant(bits - 1, b.dtype)))
+        return tf.where(out_of_range, fill, fn(a, inside))
+
+    return op
 
 
-def bitwise_left_shift(x1: Any, x2: Any, /) -> Any:
-    a, b = promote(x1, x2)
-    bits = a.dtype.size * 8
-    inside = tf.clip_by_value(b, tf.zeros_like(b), tf.fill(tf.shape(b), tf.constant(bits - 1, b.dtype)))
-    return tf.where(_out_of_range(b, bits), tf.zeros_like(a), tf.bitwise.left_shift(a, inside))
-
-
-def bitwise_right_shift(x1: Any, x2: Any, /) -> Any:
-    a, b = promote(x1, x2)
-    bits = a.dtype.size * 8
-    fill = tf.where(a < 0, -tf.ones_like(a), tf.zeros_like(a)) if a.dtype not in UNSIGNED else tf.zeros_like(a)
-    inside = tf.clip_by_value(b, tf.zeros_like(b), tf.fill(tf.shape(b), tf.constant(bits - 1, b.dtype)))
-    return tf.where(_out_of_range(b, bits), fill, tf.bitwise.right_shift(a, inside))
+bitwise_left_shift, bitwise_right_shift = _shift(tf.bitwise.left_shift, False), _shift(tf.bitwise.right_shift, True)
 
 
 def divide(x1: Any, x2: Any, /) -> Any:

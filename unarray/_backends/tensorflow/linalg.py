@@ -31,6 +31,17 @@ def _float(x: Any, op: str = "linalg") -> Any:
     return tf.cast(x, tf.float64 if x.dtype in (tf.int32, tf.int64, tf.uint32, tf.uint64) else DEFAULT_FLOAT)
 
 
+def _of_float(kernel: Any) -> Any:
+    def op(x: Any, /) -> Any:
+        return kernel(_float(x))
+
+    return op
+
+
+det, eigvals, inv = _of_float(tf.linalg.det), _of_float(tf.linalg.eigvals), _of_float(tf.linalg.inv)
+svdvals = _of_float(lambda v: tf.linalg.svd(v, compute_uv=False))
+
+
 def cholesky(x: Any, /, *, upper: bool = False) -> Any:
     lo = tf.linalg.cholesky(_float(x))
     return tf.linalg.adjoint(lo) if upper else lo
@@ -45,10 +56,6 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     a0, a1, a2 = tf.unstack(a, axis=axis)
     b0, b1, b2 = tf.unstack(b, axis=axis)
     return tf.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=axis)
-
-
-def det(x: Any, /) -> Any:
-    return tf.linalg.det(_float(x))
 
 
 def diagonal(x: Any, /, *, offset: int = 0) -> Any:
@@ -76,21 +83,9 @@ def eig(x: Any, /) -> Any:
     return EigResult(w, v)
 
 
-def eigvals(x: Any, /) -> Any:
-    return tf.linalg.eigvals(_float(x))
-
-
-def inv(x: Any, /) -> Any:
-    return tf.linalg.inv(_float(x))
-
-
 def svd(x: Any, /, *, full_matrices: bool = True) -> Any:
     s, u, v = tf.linalg.svd(_float(x), full_matrices=full_matrices)
     return SVDResult(u, s, tf.linalg.adjoint(v))
-
-
-def svdvals(x: Any, /) -> Any:
-    return tf.linalg.svd(_float(x), compute_uv=False)
 
 
 def qr(x: Any, /, *, mode: str = "reduced") -> Any:

@@ -29,7 +29,7 @@ from unarray._backends.torch.gaps import contract, result_type, scalar_wrappers,
 from unarray._backends.torch.precision import RUN as _RUN
 from unarray._backends.torch.precision import WANT as _WANT
 from unarray._devices import Device
-from unarray._errors import ArgumentError, ArgumentTypeError
+from unarray._errors import ArgumentTypeError
 
 _F32 = torch.float32
 _C64 = torch.complex64
@@ -345,22 +345,17 @@ class TorchBackend(Backend):
             return x.clone()
         return fn(x, dim=axis, keepdim=keepdims) if axis is not None else _gaps.keep(fn(x), x, keepdims)
 
+    # (axis: an int, the front end having read None as a 1-D array's only axis)
     def cumulative_sum(self, x: torch.Tensor, axis: int | None, dtype: Any, include_initial: bool) -> Any:
-        return self._cumulative(torch.cumsum, 0, x, axis, dtype, include_initial, "cumulative_sum")
+        return self._cumulative(torch.cumsum, 0, x, axis, dtype, include_initial)
 
     def cumulative_prod(self, x: torch.Tensor, axis: int | None, dtype: Any, include_initial: bool) -> Any:
-        return self._cumulative(torch.cumprod, 1, x, axis, dtype, include_initial, "cumulative_prod")
+        return self._cumulative(torch.cumprod, 1, x, axis, dtype, include_initial)
 
-    def _cumulative(self, fn: Any, identity: int, x: torch.Tensor, axis: Any, dtype: Any, initial: bool,
-                    op: str) -> Any:
-        if axis is None:
-            if x.ndim != 1:
-                raise ArgumentError(f"axis=None needs a 1-D array, got shape {tuple(x.shape)}; pass axis=",
-                                    op=op, backend=self.name)
-            axis = 0
+    def _cumulative(self, fn: Any, identity: int, x: torch.Tensor, axis: Any, dtype: Any, initial: bool) -> Any:
         u = _gaps.uint_out(x, dtype)
         if u is not None:
-            return _gaps.back(self._cumulative(fn, identity, _gaps.to_int64(x), axis, torch.int64, initial, op), u)
+            return _gaps.back(self._cumulative(fn, identity, _gaps.to_int64(x), axis, torch.int64, initial), u)
         dt = self.dtype(dtype)
         if dt is None and not (x.is_floating_point() or x.is_complex()):  # integers and bool: int64
             dt = torch.int64
