@@ -21,10 +21,7 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    import numpy as np
+from typing import Any
 
 
 class LazyNumpy:
@@ -42,8 +39,7 @@ class LazyNumpy:
         return getattr(numpy, name)
 
 
-if not TYPE_CHECKING:
-    np = LazyNumpy(globals())
+np = LazyNumpy(globals())
 
 STATS = {"handoffs": 0, "zero_copy": 0, "copies": 0, "bytes_copied": 0, "syncs": 0, "cache_hits": 0,
          "computes": 0}

@@ -8,14 +8,11 @@ Imports NumPy on first use only."""
 from __future__ import annotations
 
 import ctypes
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from unarray._backends._handoff import LazyNumpy
 
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = LazyNumpy(globals())
+np = LazyNumpy(globals())
 
 __all__ = ["aligned_copy", "is_permutation", "np_ptr", "own_array", "writable_view"]
 

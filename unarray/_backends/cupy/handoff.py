@@ -14,15 +14,10 @@ import contextlib
 import importlib
 import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from unarray._backends._handoff import FastPath, Handoff, LazyNumpy, OtherDevice, ml_dtype, mod
+from unarray._backends._handoff import FastPath, Handoff, OtherDevice, ml_dtype, mod
 from unarray._errors import DTypeError
-
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = LazyNumpy(globals())
 
 
 def current_stream() -> int:

@@ -5,15 +5,12 @@ torch, CuPy and JAX. Imports Numba through sys.modules on first use."""
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from unarray._backends._handoff import FastPath, Handoff, LazyNumpy, OtherDevice, count_sync, mod
 from unarray._errors import DTypeError
 
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = LazyNumpy(globals())
+np = LazyNumpy(globals())
 
 def count_cai_wait(x: Any) -> None:
     # The consumer of a __cuda_array_interface__ synchronizes the stream it names. A Numba array

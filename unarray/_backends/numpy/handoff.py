@@ -3,16 +3,13 @@ reads, views, pointers and aligned copies, is the contract's: _backends/_host.py
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from unarray._backends._handoff import Handoff, LazyNumpy, ml_dtype_name
 from unarray._backends._host import aligned_copy, np_ptr, own_array
 from unarray._errors import DTypeError
 
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = LazyNumpy(globals())
+np = LazyNumpy(globals())
 
 
 _NP_KINDS = {"O": "Python objects", "S": "bytes", "U": "str", "M": "datetime64", "m": "timedelta64"}
