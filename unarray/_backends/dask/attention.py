@@ -6,6 +6,7 @@
 # task. Chunks run in NumPy (CPU) or CuPy (CUDA, matmul under the call's precision policy).
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -117,11 +118,8 @@ def _graph(name: str, q: Any, k: Any, v: Any, mask: Any, additive: bool, is_caus
 
 
 def _starts(chunks: tuple[int, ...]) -> list[tuple[int, int]]:
-    out, s = [], 0
-    for c in chunks:
-        out.append((s, s + int(c)))
-        s += int(c)
-    return out
+    ends = list(itertools.accumulate(int(c) for c in chunks))
+    return list(zip([0, *ends], ends, strict=False))  # (each chunk from the end of the one before)
 
 
 def _part(qb: Any, kb: Any, vb: Any, mb: Any, additive: bool, causal: int | None, scale: float,

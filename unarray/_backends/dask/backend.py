@@ -37,6 +37,21 @@ compat_dask: Any = _compat_dask
 _CPU = Device("cpu")
 
 
+def _no_identity(op: str) -> Any:
+    reduce = getattr(Backend, op)
+
+    def run(self: Backend, x: Any, axis: Any, keepdims: bool) -> Any:
+        if not any(0 in c for c in x.chunks):
+            return reduce(self, x, axis, keepdims)
+        if 0 not in x.shape:
+            x = x.rechunk(tuple(tuple(c for c in cs if c) for cs in x.chunks))
+        r = reduce(self, x, axis, keepdims)  # (the base class refuses an empty reduction before this)
+        return da.zeros_like(r) if 0 in r.shape else r
+
+    run.__name__, run.__qualname__ = op, f"DaskBackend.{op}"  # (what ua.explain names)
+    return run
+
+
 class DaskBackend(Backend):
     name = "dask"
     xp = compat_dask
@@ -205,17 +220,7 @@ class DaskBackend(Backend):
 
     # Note: dask reduces every chunk without an identity, so a zero-size chunk fails when the graph runs, even
     # where no element of the result is empty: such chunks are dropped first, and an empty result made directly.
-    def min(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        return _no_identity(super().min, x, axis, keepdims)
-
-    def max(self, x: Any, axis: Any, keepdims: bool) -> Any:
-        return _no_identity(super().max, x, axis, keepdims)
-
-    def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
-        return _no_identity(super().argmin, x, axis, keepdims)
-
-    def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
-        return _no_identity(super().argmax, x, axis, keepdims)
+    min, max, argmin, argmax = map(_no_identity, ("min", "max", "argmin", "argmax"))
 
     # Note: dask's tensordot sums int32 products into int64; the standard keeps the promoted input dtype.
     def tensordot(self, x1: Any, x2: Any, /, *, axes: Any = 2, policy: str) -> Any:
@@ -366,15 +371,6 @@ class DaskBackend(Backend):
         from unarray._backends.dask import attention as attention_dask
 
         return attention_dask.plan(q, k, v, mask, spec.causal, scale, layout, policy, self._on_chunks(q))
-
-
-def _no_identity(reduce: Any, x: Any, axis: Any, keepdims: bool) -> Any:
-    if not any(0 in c for c in x.chunks):
-        return reduce(x, axis, keepdims)
-    if 0 not in x.shape:
-        x = x.rechunk(tuple(tuple(c for c in cs if c) for cs in x.chunks))
-    r = reduce(x, axis, keepdims)  # (the base class refuses an empty reduction before this)
-    return da.zeros_like(r) if 0 in r.shape else r
 
 
 def _real(dt: Any) -> Any:

@@ -89,9 +89,8 @@ def _merge(parts: Any, axis: Any = None, keepdims: bool = True, computing_meta: 
         mean = mean + delta * (nb / tot)
         m2 = m2 + p["m2"] + delta * delta * (n * nb / tot)
         n = tot
-    if n == 0:
-        first = _leaves(parts)[0]
-        return {"n": 0, "mean": first["mean"], "m2": first["m2"]}
+    if n == 0:  # (every part empty: the first is the merge)
+        return _leaves(parts)[0]
     return {"n": n, "mean": mean, "m2": m2}
 
 

@@ -10,18 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from unarray._backends._base import Backend
 from unarray._backends._contract import GENERIC, BackendContract
+from unarray._backends._handoff import mod
 from unarray._backends.numba import layout as _layout
 from unarray._devices import Device
 from unarray._errors import HandoffError, UnsupportedError
 
 _ADVICE = ("Numba device arrays are inputs and outputs of handoff only; "
            "compute with ua.to(x, 'cupy') or ua.to(x, 'torch')")
-
-
-def _cuda() -> Any:
-    from numba import cuda
-
-    return cuda
 
 
 def is_device_array_type(t: type) -> bool:
@@ -54,7 +49,7 @@ class NumbaBackend(Backend):
 
     def devices(self) -> list[Device]:
         try:
-            return [Device("cuda", d.id) for d in _cuda().gpus]
+            return [Device("cuda", d.id) for d in mod("numba.cuda").gpus]
         except Exception:
             return []
 
@@ -83,9 +78,9 @@ class NumbaBackend(Backend):
             else:
                 raise HandoffError("Numba takes CUDA arrays with __cuda_array_interface__ only; "
                                    "hand a CPU array over with numba.cuda.to_device", backend=self.name)
-        out = _cuda().as_cuda_array(x)
+        out = mod("numba.cuda").as_cuda_array(x)
         if copy:
-            fresh = _cuda().device_array_like(out)
+            fresh = mod("numba.cuda").device_array_like(out)
             fresh.copy_to_device(out)
             return fresh
         return out
@@ -93,7 +88,7 @@ class NumbaBackend(Backend):
     def asarray(self, obj: Any, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Any:
         if hasattr(obj, "__cuda_array_interface__"):
             return self.from_dlpack(obj, copy=copy)
-        return _cuda().to_device(obj)
+        return mod("numba.cuda").to_device(obj)
 
     def precision_used(self, policy: str, x: Any) -> str:
         return "n/a (Numba device arrays are not computed on)"
@@ -124,7 +119,7 @@ def _device_of_pointer(ptr: int) -> int:
     except Exception:
         pass
     try:
-        return int(_cuda().get_current_device().id)
+        return int(mod("numba.cuda").get_current_device().id)
     except Exception:
         return 0
 
