@@ -28,7 +28,7 @@ from unarray._backends.cupy.devices import HERE as _HERE
 from unarray._backends.cupy.devices import elsewhere, on_device_of
 from unarray._backends.hot_calls import Bound, Gated, HotCall
 from unarray._devices import Device, parse_device, register_native
-from unarray._errors import ArgumentError, DeviceMismatchError
+from unarray._errors import DeviceMismatchError
 
 _XP: Any = compat_cupy
 _F32 = cupy.dtype("float32")
@@ -121,15 +121,11 @@ def _swap_compute(policy: str) -> tuple[int, int]:
     return have, _types()[policy]
 
 
-_TYPES: dict[str, int] = {}
-
-
+@functools.cache
 def _types() -> dict[str, int]:
-    if not _TYPES:
-        rl = _rl()
-        _TYPES.update(highest=rl.COMPUTE_TYPE_FP32, tf32=rl.COMPUTE_TYPE_TF32, bf16=rl.COMPUTE_TYPE_BF16,
-                      fastest=rl.COMPUTE_TYPE_BF16, default=rl.COMPUTE_TYPE_DEFAULT)
-    return _TYPES
+    rl = _rl()
+    return {"highest": rl.COMPUTE_TYPE_FP32, "tf32": rl.COMPUTE_TYPE_TF32, "bf16": rl.COMPUTE_TYPE_BF16,
+            "fastest": rl.COMPUTE_TYPE_BF16, "default": rl.COMPUTE_TYPE_DEFAULT}
 
 
 # Note: CuPy keeps one compute type per dtype for the process (not per thread or device): shared by
@@ -377,17 +373,11 @@ class CupyBackend(Backend):
 
     def cumulative_sum(self, x: cupy.ndarray, axis: int | None, dtype: Any, include_initial: bool) -> Any:
         with on_device_of(x):
-            return self._cumulative(_XP.cumulative_sum, x, axis, dtype, include_initial)
+            return super().cumulative_sum(x, axis, dtype, include_initial)
 
     def cumulative_prod(self, x: cupy.ndarray, axis: int | None, dtype: Any, include_initial: bool) -> Any:
         with on_device_of(x):
-            return self._cumulative(_XP.cumulative_prod, x, axis, dtype, include_initial)
-
-    def _cumulative(self, fn: Any, x: cupy.ndarray, axis: Any, dtype: Any, include_initial: bool) -> Any:
-        if axis is None and x.ndim != 1:
-            raise ArgumentError(f"axis=None needs a 1-D array, got shape {tuple(x.shape)}; pass axis=",
-                                backend=self.name)
-        return fn(x, axis=axis, dtype=self.dtype(dtype), include_initial=include_initial)
+            return super().cumulative_prod(x, axis, dtype, include_initial)
 
     def nn_erf(self) -> Any:  # the array API has no erf: cupyx's
         from cupyx.scipy.special import erf
