@@ -13,6 +13,7 @@ or a long idle ran slower). torch.cuda.max_memory_allocated for peak. A correctn
 float32 reference runs first on a small shape. Each section records its error and goes on.
 
     OUT=out python benchmarks/gpu/attention_gpu.py   # writes $OUT/attention_gpu.{json,md}
+    OUT=out BUDGET_S=120 SECTIONS=jax python benchmarks/gpu/attention_gpu.py   # the JAX rows alone
 """
 
 # ruff: noqa: B023  (timed closures run inside the iteration that binds their loop variables)
@@ -31,7 +32,9 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2]))
 
 SHAPES = [(4, 16, 4096, 128), (1, 16, 16384, 128), (16, 16, 1024, 64)]
 OUT = pathlib.Path(os.environ.get("OUT", "out"))
-BUDGET_S = 330.0
+BUDGET_S = float(os.environ.get("BUDGET_S", "330"))
+# SECTIONS=jax (comma-separated) runs only those sections of check, torch, jax, cupy
+SECTIONS = os.environ.get("SECTIONS", "check,torch,jax,cupy").split(",")
 START = time.perf_counter()
 RESULTS: list[dict[str, Any]] = []
 ERRORS: list[str] = []
@@ -323,10 +326,9 @@ def write() -> None:
 
 
 def main() -> None:
-    section("check", correctness)
-    section("torch", bench_torch)
-    section("jax", bench_jax)
-    section("cupy", bench_cupy)
+    for name, fn in (("check", correctness), ("torch", bench_torch), ("jax", bench_jax), ("cupy", bench_cupy)):
+        if name in SECTIONS:
+            section(name, fn)
     write()
 
 
