@@ -79,7 +79,7 @@ def main() -> None:
     ap.add_argument("--op", default="sum")
     ap.add_argument("--frameworks", default=",".join(FIRST))
     args = ap.parse_args()
-    roots = dict(r.split("=", 1) for r in args.root)
+    roots = {n: os.path.abspath(p) for n, p in (r.split("=", 1) for r in args.root)}  # (the children run elsewhere)
     frameworks = [f for f in args.frameworks.split(",") if f]
     cache = tempfile.mkdtemp(prefix="pyc-")
     sides: dict[str, str | None] = {**roots, "array_api_compat": None}

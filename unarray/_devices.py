@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from enum import IntEnum
+from operator import attrgetter
 from typing import Any, ClassVar
 
 from unarray._errors import ArgumentError
@@ -93,7 +93,6 @@ _NO_FLOAT64 = frozenset({"tpu", "mps"})
 
 # Note: no __slots__, so that a library whose own device type equals nothing else (CuPy's) can give a subclass of
 # both (only a subclass is asked first when its instance is on the right of ==).
-@dataclass(frozen=True)
 class Device:
     """Where an array lives, the same for every library.
 
@@ -123,16 +122,27 @@ class Device:
         True
     """
 
-    kind: str
-    index: int = 0
-    library: str | None = field(default=None, compare=False, kw_only=True)
     # One device (a library's subclass of Device included), not a placement over several.
     _single: ClassVar[bool] = True
+    # What compares and hashes (never the library); a placement adds its own fields.
+    _key: ClassVar[attrgetter[Any]] = attrgetter("kind", "index")
+
+    def __init__(self, kind: str, index: int = 0, *, library: str | None = None) -> None:
+        self.kind = kind
+        self.index = index
+        self.library = library
+
+    def __setattr__(self, name: str, value: object) -> None:
+        # Frozen: a field is set once, in __init__ (a library's subclass, CuPy's, still sets its own slots).
+        if name in vars(self):
+            raise AttributeError(f"cannot assign to field {name!r} of an immutable {type(self).__name__}")
+        object.__setattr__(self, name, value)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Device):
-            # Note: a ShardedDevice or MeshDevice (which compare by their own fields) never equals a single device.
-            return self._single and other._single and self.kind == other.kind and self.index == other.index
+            # Note: a ShardedDevice or MeshDevice equals only one of its class with the same fields.
+            return (self._single and other._single or type(self) is type(other)) and \
+                self._key(self) == other._key(other)
         native = from_native(other)
         if native is None:
             return NotImplemented
@@ -145,7 +155,7 @@ class Device:
         return eq if eq is NotImplemented else not eq
 
     def __hash__(self) -> int:
-        return hash((self.kind, self.index))
+        return hash(self._key(self))
 
     def __repr__(self) -> str:
         return f"Device({str(self)!r})"
@@ -180,7 +190,6 @@ class Device:
         return self.kind in ("cuda", "rocm")
 
 
-@dataclass(frozen=True, slots=True, repr=False)
 class ShardedDevice(Device):
     """Where an array spread over several devices lives: a JAX array with a ``NamedSharding`` over a mesh.
 
@@ -203,10 +212,16 @@ class ShardedDevice(Device):
         (('x',), 2, False)
     """
 
-    mesh: tuple[tuple[str, int], ...] = ()
-    spec: tuple[tuple[str, ...] | None, ...] = ()
-    device_ids: tuple[int, ...] = ()
     _single: ClassVar[bool] = False
+    _key = attrgetter("kind", "index", "mesh", "spec", "device_ids")
+
+    def __init__(self, kind: str, index: int = 0, mesh: tuple[tuple[str, int], ...] = (),
+                 spec: tuple[tuple[str, ...] | None, ...] = (), device_ids: tuple[int, ...] = (), *,
+                 library: str | None = None) -> None:
+        super().__init__(kind, index, library=library)
+        self.mesh = mesh
+        self.spec = spec
+        self.device_ids = device_ids
 
     def __repr__(self) -> str:
         return f"ShardedDevice({str(self)!r})"
@@ -227,7 +242,6 @@ class ShardedDevice(Device):
         return math.prod(sizes[a] for e in self.spec for a in e or ())
 
 
-@dataclass(frozen=True, slots=True, repr=False)
 class MeshDevice(Device):
     """Where a distributed array (a torch DTensor) lives: this process's device, the mesh and the placements.
 
@@ -248,10 +262,16 @@ class MeshDevice(Device):
         (Device('cuda:0'), False)
     """
 
-    mesh_shape: tuple[int, ...] = ()
-    mesh_dim_names: tuple[str, ...] | None = None
-    placements: tuple[str, ...] = ()
     _single: ClassVar[bool] = False
+    _key = attrgetter("kind", "index", "mesh_shape", "mesh_dim_names", "placements")
+
+    def __init__(self, kind: str, index: int = 0, mesh_shape: tuple[int, ...] = (),
+                 mesh_dim_names: tuple[str, ...] | None = None, placements: tuple[str, ...] = (), *,
+                 library: str | None = None) -> None:
+        super().__init__(kind, index, library=library)
+        self.mesh_shape = mesh_shape
+        self.mesh_dim_names = mesh_dim_names
+        self.placements = placements
 
     def __str__(self) -> str:
         names = f" ({', '.join(self.mesh_dim_names)})" if self.mesh_dim_names else ""

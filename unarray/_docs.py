@@ -6,8 +6,8 @@ module calls ``fill(globals())`` last, so ``help`` and the built documentation s
 
 from __future__ import annotations
 
-import inspect
 import re
+import types
 
 _ENTRY = re.compile(r"^( *)\{(\w+)\}$", re.M)
 
@@ -15,7 +15,7 @@ _ENTRY = re.compile(r"^( *)\{(\w+)\}$", re.M)
 def fill(namespace: dict[str, object]) -> None:
     """Write the shared entries into the docstrings of the functions in ``namespace`` (a module's globals)."""
     for fn in [*namespace.values(), *(getattr(v, "__wrapped__", None) for v in namespace.values())]:  # C hot calls
-        if inspect.isfunction(fn) and fn.__doc__ and "{" in fn.__doc__:
+        if isinstance(fn, types.FunctionType) and fn.__doc__ and "{" in fn.__doc__:
             fn.__doc__ = _ENTRY.sub(lambda m: "\n".join(m[1] + ln for ln in TEXT[m[2]].split("\n")), fn.__doc__)
 
 

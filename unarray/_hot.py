@@ -19,7 +19,6 @@ the C module, or with ``UNARRAY_PURE_PYTHON=1``, the public name is the referenc
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -32,7 +31,7 @@ __all__ = ["BACKEND_OPS", "HOT", "REFERENCES", "fast"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 _SWITCH = _native.load("_fast")
-_MISSING = inspect.Parameter.empty
+_MISSING = object()  # a required parameter's default
 # The C callables' type (None without the C module), and each one's reference by name: a tracer that substitutes
 # the reference for the C callable (torch.compile's) reaches none of the C callable's attributes.
 HOT: type | None = None if _SWITCH is None else _SWITCH.Hot

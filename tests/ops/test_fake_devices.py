@@ -29,6 +29,25 @@ def test_rocm_round_trips_through_its_dlpack_code() -> None:
     assert ua.Device("rocm").is_gpu and not ua.Device("tpu").is_gpu
 
 
+def test_a_device_is_a_frozen_value_and_a_placement_equals_only_its_own_kind() -> None:
+    from unarray._backends._info import with_library
+
+    d = ua.Device("cuda", 1, library="torch")
+    for name in ("kind", "index", "library"):
+        with pytest.raises(AttributeError, match="cannot assign to field"):
+            setattr(d, name, None)
+    assert d == ua.Device("cuda", 1) and hash(d) == hash(ua.Device("cuda", 1)) and d != ua.Device("cuda", 0)
+    s = ua.ShardedDevice("cpu", 0, (("x", 2),), (("x",), None), (0, 1))
+    same = ua.ShardedDevice("cpu", 0, mesh=(("x", 2),), spec=(("x",), None), device_ids=(0, 1), library="jax")
+    assert s == same and hash(s) == hash(same) and s != ua.ShardedDevice("cpu", 0, (("x", 2),), (None, ("x",)), (0, 1))
+    m = ua.MeshDevice("cpu", 0, (2,), None, ("Shard(dim=0)",))
+    assert m == ua.MeshDevice("cpu", 0, (2,), None, ("Shard(dim=0)",)) and m != ua.MeshDevice("cpu", 0, (2,))
+    assert m != s and s != ua.Device("cpu") != m and ua.Device("cpu") == "cpu" and s != "cpu"
+    for x in (d, s, m):
+        again = with_library(x, "elsewhere")
+        assert type(again) is type(x) and again == x and again.library == "elsewhere" and x.library != "elsewhere"
+
+
 def test_tpu_has_no_float64_and_no_dlpack_code() -> None:
     assert not ua.Device("tpu").has_float64
     assert ua.Device("cuda").has_float64 and ua.Device("rocm").has_float64
@@ -260,14 +279,14 @@ def test_a_library_device_that_equals_nothing_else_can_share_a_subclass_with_dev
             _StrictNativeDevice.__init__(self, index)
 
     monkeypatch.setitem(_devices._NATIVE, _StrictNativeDevice, lambda d: ua.Device("cuda", d.id))
-    import dataclasses
+    from unarray._backends._info import with_library
 
     d, native = Both("cuda", 1, library="fake"), _StrictNativeDevice(1)
     assert d == native and native == d and not (d != native) and not (native != d)
     assert native != Both("cuda", 0) and Both("cuda", 0) != native
     assert d == ua.Device("cuda", 1) == d and hash(d) == hash(ua.Device("cuda", 1))
     assert not (ua.Device("cuda", 1) != d) and not (d != ua.Device("cuda", 1))  # the native __ne__ is not taken
-    again = dataclasses.replace(d, library="other")  # what with_library does
+    again = with_library(d, "other")
     assert type(again) is Both and again.library == "other" and native == again
     sharded = ua.ShardedDevice("cuda", 1, mesh=(("x", 2),), spec=(("x",),), device_ids=(1, 2))
     assert d != sharded and sharded != d

@@ -54,6 +54,16 @@ def test_import_unarray_imports_no_backend_module(after_import: set[str]) -> Non
     assert "array_api_compat" not in after_import
 
 
+def test_import_unarray_leaves_the_rarely_used_and_the_heavy_for_later(after_import: set[str]) -> None:
+    # The lazily bound public names' modules wait for their first use (the interop package itself is light), and
+    # nothing the import runs reaches inspect (with ast, dis, tokenize) or dataclasses: a third of its time.
+    import unarray
+
+    later = set(unarray._LAZY.values()) - {"unarray.interop"} | {"unarray.interop._public", "unarray._explanation"}
+    heavy = {"inspect", "ast", "dis", "tokenize", "dataclasses", "unarray._backends.attention_masks"}
+    assert not (later | heavy) & after_import, sorted((later | heavy) & after_import)
+
+
 def test_numpy_use_loads_only_numpy() -> None:
     mods = _modules_after("import numpy as np, unarray as ua\nua.sum(np.ones(3))\nua.backends()")
     assert "unarray._backends.numpy.backend" in mods

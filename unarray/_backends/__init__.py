@@ -38,7 +38,7 @@ DEFAULT = "numpy"
 ALIASES = {"tf": "tensorflow", "np": "numpy", "jnp": "jax", "pytorch": "torch", "cp": "cupy"}
 
 # Each package's facts, read without importing its framework (the package's __init__ imports none).
-LIBRARIES: dict[str, Library] = {n: importlib.import_module(f"unarray._backends.{n}").LIBRARY for n in NAMES}
+LIBRARIES: dict[str, Library] = {n: importlib.import_module(f"unarray._backends.{n}").LIBRARY.filled() for n in NAMES}
 # Distribution names per backend, for installed-version reports.
 DISTRIBUTIONS = {n: lib.distributions for n, lib in LIBRARIES.items()}
 # The core below this registry names no library: it learns the tracers' facts from the records here.

@@ -13,17 +13,19 @@ from __future__ import annotations
 import functools
 import math
 import sys
-from typing import Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-from unarray._backends import attention_blocked, updates
+from unarray._backends import updates
 from unarray._backends._compiler import EAGER, Compiler
 from unarray._backends._contract import GENERIC
 from unarray._backends._nn import NNOps, Plan
-from unarray._backends.attention_masks import MaskSpec
 from unarray._devices import Device
 from unarray._dtypes import DTYPES, NARROW, SPEC_DTYPE_NAMES, DType, canonical_name
 from unarray._errors import ArgumentError, DTypeError, EmptyReductionError, UnarrayError, UnsupportedError
 from unarray._kernels.layout_route import Route, unstrided
+
+if TYPE_CHECKING:  # (attention's modules load on its first call, not a plain op's)
+    from unarray._backends.attention_masks import MaskSpec
 
 
 def dtype_named(d: Any, backend: str) -> str:
@@ -350,6 +352,8 @@ class Backend(NNOps):
     # take a structured one (spec.structured) leave it to this path, which skips the blocks it masks.
     def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
                        policy: str) -> Plan:
+        from unarray._backends import attention_blocked
+
         return attention_blocked.blocked_plan(self, q, k, v, mask, spec, scale, layout, policy)
 
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float,

@@ -12,14 +12,16 @@ its caller with ``getattr``. A public name on a backend class outside these thre
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from unarray._backends._compiler import Compiler
 from unarray._backends._nn import Plan
-from unarray._backends.attention_masks import MaskSpec
 from unarray._devices import Device
 from unarray._errors import UnarrayError
 from unarray._kernels.layout_route import Route
+
+if TYPE_CHECKING:
+    from unarray._backends.attention_masks import MaskSpec
 
 __all__ = ["GENERIC", "OPTIONAL", "BackendContract", "NativeT"]
 

@@ -7,7 +7,6 @@ Built from the backend alone (its devices, dtypes and capabilities), so the fron
 from __future__ import annotations
 
 import copy
-import dataclasses
 from typing import Any, cast
 
 from unarray._devices import Device
@@ -24,7 +23,7 @@ def with_library(d: Device, name: str) -> Device:
     if d.library == name:
         return d
     if (d, name) not in _WITH_LIBRARY:
-        _WITH_LIBRARY[d, name] = dataclasses.replace(d, library=name)
+        _WITH_LIBRARY[d, name] = type(d)(**{**vars(d), "library": name})  # (its fields are its __init__'s)
     return _WITH_LIBRARY[d, name]
 
 

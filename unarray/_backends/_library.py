@@ -8,7 +8,7 @@ framework, lives in the package's ``backend`` module and is loaded on first use.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 __all__ = ["AT_IN_PLACE", "IMMUTABLE", "Library", "Row"]
 
@@ -29,8 +29,7 @@ AT_IN_PLACE = ("ua.at(..., copy=False) writes in place on NumPy, CuPy and torch 
                "arrays (immutable) and dask arrays (a graph) refuse it (ArgumentError; leave copy unset)")
 
 
-@dataclass(frozen=True)
-class Library:
+class Library(NamedTuple):
     """One library's facts, read before its framework is imported."""
 
     name: str
@@ -82,8 +81,6 @@ class Library:
     # Its argument names that ua's hints translate (ua.nn's keyword errors name them as this library's).
     api_names: tuple[str, ...] = ()
 
-    def __post_init__(self) -> None:
-        # Most libraries are one top module and one distribution of their own name.
-        for field in ("roots", "distributions"):
-            if not getattr(self, field):
-                object.__setattr__(self, field, (self.name,))
+    def filled(self) -> Library:
+        """This record with an empty ``roots`` or ``distributions`` read as ``(name,)`` (the registry's form)."""
+        return self._replace(roots=self.roots or (self.name,), distributions=self.distributions or (self.name,))

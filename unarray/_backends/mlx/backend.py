@@ -12,7 +12,6 @@ from unarray._backends import updates
 from unarray._backends._base import Backend, dtype_named
 from unarray._backends._info import Info
 from unarray._backends._nn import Plan
-from unarray._backends.attention_masks import MaskSpec
 from unarray._backends.mlx import IMMUTABLE, NAME, attention, creation, dtypes, linalg, statistical
 from unarray._backends.mlx.compile import MLXCompiler
 from unarray._backends.mlx.xp import XP
@@ -186,5 +185,6 @@ setattr(XP, "__array_namespace_info__", lambda: Info(BACKEND))  # noqa: B010 - a
 
 if TYPE_CHECKING:  # mypy checks the class against the contract, for its array type
     from unarray._backends._contract import BackendContract
+    from unarray._backends.attention_masks import MaskSpec
 
     _contract: BackendContract[mx.array] = BACKEND
