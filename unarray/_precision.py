@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextvars
 import os
 import sys
-import threading
 from _thread import get_ident
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -203,6 +202,8 @@ class Switch:
                  swap: Callable[[Any], tuple[Any, Any]], restore: Callable[[Any], None],
                  reads: dict[Any, tuple[Callable[..., Any], tuple[Any, ...], tuple[Any, ...]]] | None = None) -> None:
         self._read, self._satisfies, self._swap, self._restore = read, satisfies, swap, restore
+        import threading  # (here: the frameworks that make a Switch have imported it, import unarray need not)
+
         self._cond = threading.Condition(threading.Lock())
         self._fast: list[int] = []  # thread ids of the fast-path calls in flight
         self._slow: list[int] = []  # thread ids of the locked-path calls in flight

@@ -18,7 +18,6 @@ backend needs a step of the handoff (a graph break, a dask join) the caller pass
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -149,4 +148,6 @@ def loaded() -> dict[str, Backend]:
 
 
 def installed(name: str) -> bool:
+    import importlib.util  # (ua.backends() alone asks)
+
     return importlib.util.find_spec(name) is not None

@@ -6,8 +6,6 @@ library's facts on a machine where the framework is missing. The backend class, 
 framework, lives in the package's ``backend`` module and is loaded on first use.
 """
 
-from __future__ import annotations
-
 from typing import NamedTuple
 
 __all__ = ["AT_IN_PLACE", "IMMUTABLE", "Library", "Row"]
@@ -81,6 +79,6 @@ class Library(NamedTuple):
     # Its argument names that ua's hints translate (ua.nn's keyword errors name them as this library's).
     api_names: tuple[str, ...] = ()
 
-    def filled(self) -> Library:
+    def filled(self) -> "Library":
         """This record with an empty ``roots`` or ``distributions`` read as ``(name,)`` (the registry's form)."""
         return self._replace(roots=self.roots or (self.name,), distributions=self.distributions or (self.name,))

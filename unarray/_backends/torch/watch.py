@@ -4,7 +4,6 @@ the layers above reach it through the registry (``Library.tracer_watch``, ``unar
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -29,6 +28,8 @@ class _Watch:
     def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
         if name != MODULE:
             return None
+        import importlib.util  # (torch has imported it by now; import unarray need not)
+
         sys.meta_path.remove(self)
         spec = importlib.util.find_spec(name)  # (what the other finders give: another tool's wrapped loader)
         if spec is None or spec.loader is None:
