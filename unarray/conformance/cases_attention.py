@@ -112,5 +112,4 @@ def cases(p: Profile) -> Iterator[Case]:
             if not p.exhaustive and dtype != "float32" and not name.startswith("basic"):
                 continue
             yield Case("scaled_dot_product_attention", name, dtype, _draw(form), ref=sdpa_reference,
-                       n_terms=_terms, scale=_scale, examples=p.hot_examples if form[3] < 100 else 1,
-                       tags=("hot", "attention"))
+                       n_terms=_terms, scale=_scale, examples=p.hot_examples if form[3] < 100 else 1)

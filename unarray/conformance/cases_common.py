@@ -9,7 +9,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -107,7 +107,6 @@ class Case:
     tol_factor: float = 1.0
     with_env: bool = False
     ref_upcast: bool = True
-    tags: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def id(self) -> str:

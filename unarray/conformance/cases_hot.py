@@ -67,7 +67,7 @@ def _reduction(p: Profile, op: str, families: str, lo: float, hi: float, signed:
                     x = np.where(rng.random(x.shape) < 0.3, np.zeros((), x.dtype), x)
                 return (x,), dict(kw)
 
-            yield Case(op, form, dtype, draw, n_terms=_red_terms, examples=p.hot_examples, tags=("hot",))
+            yield Case(op, form, dtype, draw, n_terms=_red_terms, examples=p.hot_examples)
 
 
 def _cumulative(p: Profile, op: str, families: str, lo: float, hi: float) -> Iterator[Case]:
@@ -83,7 +83,7 @@ def _cumulative(p: Profile, op: str, families: str, lo: float, hi: float) -> Ite
             def draw(rng: np.random.Generator, d: str, kw: dict[str, Any] = kw) -> Inputs:
                 return (arr(rng, shape(rng, 3, 1, 4), d, lo, hi, signed=True),), dict(kw)
 
-            yield Case(op, form, dtype, draw, n_terms=_cum_terms, examples=p.hot_examples, tags=("hot",))
+            yield Case(op, form, dtype, draw, n_terms=_cum_terms, examples=p.hot_examples)
 
 
 MATMUL_FORMS = {
@@ -118,7 +118,7 @@ def _matmul(p: Profile) -> Iterator[Case]:
                 return (arr(rng, s1, d, lo, hi), arr(rng, s2, d, lo, hi)), {}
 
             yield Case("matmul", form, dtype, draw, ref=_matmul_ref, n_terms=_matmul_terms, scale=_matmul_scale,
-                       examples=p.hot_examples, tags=("hot",))
+                       examples=p.hot_examples)
     # The precision policy: float32 under "highest" must meet float32 tolerances on every device
     # (a silent TF32/bf16 pass over K=1024 terms misses them by orders of magnitude).
     for policy in ("highest", "tf32", "bf16"):
@@ -127,8 +127,7 @@ def _matmul(p: Profile) -> Iterator[Case]:
             return (arr(rng, (m, 1024), d), arr(rng, (1024, n), d)), {"precision": policy}
 
         yield Case("matmul", f"precision={policy}, K=1024", "float32", draw_p, ref=_matmul_ref,
-                   n_terms=_matmul_terms, scale=_matmul_scale, precision=policy, examples=p.hot_examples,
-                   tags=("hot", "precision"))
+                   n_terms=_matmul_terms, scale=_matmul_scale, precision=policy, examples=p.hot_examples)
 
     def draw_scope(rng: np.random.Generator, d: str) -> Inputs:
         return (arr(rng, (32, 1024), d), arr(rng, (1024, 32), d)), {}
@@ -138,8 +137,7 @@ def _matmul(p: Profile) -> Iterator[Case]:
             return ua.matmul(*args)
 
     yield Case("matmul", "with ua.precision('highest'), K=1024", "float32", draw_scope, ref=_matmul_ref,
-               n_terms=_matmul_terms, scale=_matmul_scale, call=call_scope, examples=p.hot_examples,
-               tags=("hot", "precision"))
+               n_terms=_matmul_terms, scale=_matmul_scale, call=call_scope, examples=p.hot_examples)
 
 
 def _transposes(p: Profile) -> Iterator[Case]:
@@ -147,15 +145,14 @@ def _transposes(p: Profile) -> Iterator[Case]:
         def draw_t(rng: np.random.Generator, d: str) -> Inputs:
             return (arr(rng, shape(rng, dim(rng, 2, 4)), d),), {}
 
-        yield Case("matrix_transpose", "ndim 2-4", dtype, draw_t, compare="exact", examples=p.hot_examples,
-                   tags=("hot",))
+        yield Case("matrix_transpose", "ndim 2-4", dtype, draw_t, compare="exact", examples=p.hot_examples)
 
         def draw_p(rng: np.random.Generator, d: str) -> Inputs:
             x = arr(rng, shape(rng, dim(rng, 1, 4)), d)
             return (x,), {"axes": tuple(int(a) for a in rng.permutation(x.ndim))}
 
         yield Case("permute_dims", "random axes, ndim 1-4", dtype, draw_p, compare="exact",
-                   examples=p.hot_examples, tags=("hot",))
+                   examples=p.hot_examples)
         yield Case("ascontiguousarray", "of a permuted view, ndim 1-4", dtype, draw_p, compare="exact",
                    examples=p.hot_examples, call=_compact_permuted,
                    ref=lambda x, axes: np.ascontiguousarray(np.transpose(x, axes)))

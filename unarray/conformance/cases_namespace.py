@@ -9,6 +9,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from unarray._dtypes import canonical_name
 from unarray.conformance.cases_common import Case, Draw, Inputs, Profile, arr, dim, family_of, shape, shape_rng
 from unarray.conformance.cases_hot import DT
 
@@ -152,8 +153,6 @@ def _creation(p: Profile) -> Iterator[Case]:
 
 
 def _dtype_name(d: Any) -> str:
-    from unarray._dtypes import canonical_name
-
     return canonical_name(d) or str(d)
 
 

@@ -15,8 +15,10 @@ from typing import Any, cast
 
 import numpy as np
 
+import unarray as ua
 from unarray import _backends
 from unarray._backends import _handoff
+from unarray._dtypes import canonical_name
 from unarray.conformance.cases import Case, arr, tolerance, upcast
 from unarray.conformance.cases_common import SHAPES_PER_CASE, shapes_of
 from unarray.conformance.cases_hot import DT
@@ -119,8 +121,6 @@ def compare(case: Case, actual: Any, expected: Any, args64: tuple[Any, ...], kw6
 
 
 def _dtype_of(x: Any) -> str:
-    from unarray._dtypes import canonical_name
-
     d = getattr(x, "dtype", None)
     return (canonical_name(d) or str(d)) if d is not None else type(x).__name__
 
@@ -139,8 +139,6 @@ def _native_problem(ua: Any, pairs: list[tuple[Any, Any]], env: Env) -> str:
 # -- one case -----------------------------------------------------------------------------------
 def run_case(case: Case, env: Env, seed: int = 0) -> Result:
     """Run every example of ``case`` on ``env``; the first failing example decides the result."""
-    import unarray as ua
-
     t0 = time.perf_counter()
     worst = 0.0
     status, message = "pass", ""
@@ -217,8 +215,6 @@ def handoff_form(strided: bool, owned: bool = False) -> str:
 
 def handoff_case(src: str, dst: str, device: Any, dtype: str, strided: bool, seed: int = 0) -> Result:
     """``ua.to`` from ``src`` to ``dst`` on one device: zero-copy by data pointer, or a counted copy."""
-    import unarray as ua
-
     owned = owned_pair(src, dst)
     form = handoff_form(strided, owned)
     env = Env(src, device)

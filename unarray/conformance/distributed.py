@@ -22,8 +22,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
+import unarray as ua
+from unarray.conformance import runner
 from unarray.conformance.results import Result, RunReport
-from unarray.conformance.runner import run as run_cases
 
 __all__ = ["SHARDED", "nothing_to_run", "run"]
 
@@ -38,11 +41,8 @@ _TIMEOUT = 900
 
 def nothing_to_run(backends: Sequence[str] | None, ops: Sequence[str] | None) -> str:
     """Why the profile with these filters would check nothing it was asked to ("" when all is there)."""
-    from unarray.conformance.runner import nothing_to_run as nothing
-    from unarray.conformance.runner import unknown_backend
-
-    return unknown_backend(backends) or (
-        nothing("quick", ["dask"], None, ops) if not backends or "dask" in backends else "")
+    return runner.unknown_backend(backends) or (
+        runner.nothing_to_run("quick", ["dask"], None, ops) if not backends or "dask" in backends else "")
 
 
 def run(seed: int = 0, ops: Sequence[str] | None = None, progress: Any = None,
@@ -85,7 +85,7 @@ def _dask(seed: int, ops: Sequence[str] | None, progress: Any) -> RunReport:
                                 f"{e}; install it with: pip install 'dask[array]' distributed"))
         return r
     with distributed.Client(processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None):
-        out = run_cases("quick", backends=["dask"], seed=seed, progress=progress, ops=ops, isolate=False)
+        out = runner.run("quick", backends=["dask"], seed=seed, progress=progress, ops=ops, isolate=False)
         out.results.append(_lazy_check())
     return out
 
@@ -93,9 +93,6 @@ def _dask(seed: int, ops: Sequence[str] | None, progress: Any) -> RunReport:
 def _lazy_check() -> Result:
     # Every hot op and attention builds a graph under a scheduler that refuses to run; the cluster computes it.
     import dask
-    import numpy as np
-
-    import unarray as ua
 
     def refuse(*a: Any, **k: Any) -> Any:
         raise RuntimeError("computed while building the graph")

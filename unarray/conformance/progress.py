@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from unarray._backends import LIBRARIES
+
 __all__ = ["Progress", "last_times", "remember"]
 
 TICK = 1.0  # seconds between redraws of the status line on a terminal
@@ -221,8 +223,6 @@ class Progress:
 
 def _recorded(name: str) -> float:
     # A first run (none kept here): the library's time in the project's recorded quick run (its package's fact).
-    from unarray._backends import LIBRARIES
-
     lib = LIBRARIES.get(name)
     return lib.check_seconds if lib is not None else 0
 

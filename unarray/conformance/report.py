@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 
 from unarray.conformance.results import Result, RunReport
@@ -88,33 +89,28 @@ def markdown(report: RunReport) -> str:
 def junit_xml(report: RunReport) -> str:
     """JUnit XML: one testsuite per backend@device, one testcase per case (known deviations are skipped)."""
     root = ET.Element("testsuites", name="unarray-conformance")
-    suites: dict[str, ET.Element] = {}
-    stats: dict[str, dict[str, float]] = {}
+    suites: dict[str, list[Result]] = {}
     for r in report.results:
-        key = f"{r.backend}@{r.device}"
-        if key not in suites:
-            suites[key] = ET.SubElement(root, "testsuite", name=key)
-            stats[key] = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0, "time": 0.0}
-        s = stats[key]
-        s["tests"] += 1
-        s["time"] += r.seconds
-        tc = ET.SubElement(suites[key], "testcase", classname=f"unarray.conformance.{r.backend}.{r.device}",
-                           name=f"{r.op}[{r.form}|{r.dtype}]", time=f"{r.seconds:.4f}")
-        if r.status == "fail":
-            s["failures"] += 1
-            err = "" if r.error is None else f" (largest relative error {r.error:.3g})"
-            ET.SubElement(tc, "failure", message=r.message + err, type="mismatch").text = r.message + err
-        elif r.status in ("error", "unavailable"):
-            s["errors" if r.status == "error" else "skipped"] += 1
-            tag = "error" if r.status == "error" else "skipped"
-            ET.SubElement(tc, tag, message=r.message, type=r.status).text = r.message
-        elif r.status == "known":
-            s["skipped"] += 1
-            ET.SubElement(tc, "skipped", message=f"known deviation: {r.reason}", type="known")
-    totals = {"tests": 0.0, "failures": 0.0, "errors": 0.0, "skipped": 0.0, "time": 0.0}
-    for key, el in suites.items():
-        for k, v in stats[key].items():
-            el.set(k, f"{v:.3f}" if k == "time" else str(int(v)))
+        suites.setdefault(f"{r.backend}@{r.device}", []).append(r)
+    totals = dict.fromkeys(("tests", "failures", "errors", "skipped", "time"), 0.0)
+    for key, results in suites.items():
+        suite = ET.SubElement(root, "testsuite", name=key)
+        for r in results:
+            tc = ET.SubElement(suite, "testcase", classname=f"unarray.conformance.{r.backend}.{r.device}",
+                               name=f"{r.op}[{r.form}|{r.dtype}]", time=f"{r.seconds:.4f}")
+            if r.status == "fail":
+                err = "" if r.error is None else f" (largest relative error {r.error:.3g})"
+                ET.SubElement(tc, "failure", message=r.message + err, type="mismatch").text = r.message + err
+            elif r.status in ("error", "unavailable"):
+                tag = "error" if r.status == "error" else "skipped"
+                ET.SubElement(tc, tag, message=r.message, type=r.status).text = r.message
+            elif r.status == "known":
+                ET.SubElement(tc, "skipped", message=f"known deviation: {r.reason}", type="known")
+        n = Counter(r.status for r in results)
+        stats = {"tests": len(results), "failures": n["fail"], "errors": n["error"],
+                 "skipped": n["unavailable"] + n["known"], "time": sum(r.seconds for r in results)}
+        for k, v in stats.items():
+            suite.set(k, f"{v:.3f}" if k == "time" else str(int(v)))
             totals[k] += v
     for k, v in totals.items():
         root.set(k, f"{v:.3f}" if k == "time" else str(int(v)))

@@ -10,7 +10,10 @@ device's share in a worker process (``worker.py``); the result types are in ``re
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
+import os
+import platform
 import sys
 import threading
 import time
@@ -21,7 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from unarray._backends import LIBRARIES
+import unarray as ua
+from unarray import _backends
+from unarray._backends import LIBRARIES, NAMES
 from unarray._devices import TPU_SETTINGS, no_driver, parse_device  # noqa: F401 - this module's names for the driver rule
 from unarray.conformance.cases import Case, all_cases, select_cases
 from unarray.conformance.check import handoff_case, handoff_form, owned_pair, run_case, short, to_numpy
@@ -38,10 +43,6 @@ HANDOFF_ONLY = frozenset(n for n, lib in LIBRARIES.items() if lib.handoff_only)
 
 
 def _environment() -> dict[str, str]:
-    import platform
-
-    import unarray as ua
-
     return {"unarray": ua.__version__, "python": sys.version.split()[0], "machine": platform.machine(),
             "system": platform.system(), np.__name__: np.__version__}  # (the reference's version)
 
@@ -52,8 +53,6 @@ def plan(backends: Sequence[str] | None = None, devices: Sequence[str] | None = 
 
     With ``ask=False`` (the cases run in worker processes, which import their framework and report one that
     fails to) a framework whose devices the OS already tells is not imported here."""
-    import unarray as ua
-
     wanted = [b for b in backends or ()]
     envs: list[Env] = []
     rows: list[dict[str, Any]] = []
@@ -81,7 +80,6 @@ def plan(backends: Sequence[str] | None = None, devices: Sequence[str] | None = 
 
 def _probe(info: Any, ask: bool = True) -> Any:
     # Note: like ua.backends(probe=True) for one backend, so unselected frameworks are never imported.
-    from unarray import _backends
     from unarray.introspection import BackendInfo
 
     if not info.installed:
@@ -125,9 +123,10 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
     op_envs = [e for e in envs if e.backend not in HANDOFF_ONLY]
     checks = handoff_checks(envs) if not ops or any(fnmatch.fnmatchcase("handoff", p) for p in ops) else []
     total = len(op_envs) * len(case_list) + len(checks)
-    blocks = {e.label: len(case_list) for e in op_envs}
-    for _src, _dst, dev, _dtype, _strided in checks:
-        blocks[f"handoff@{dev}"] = blocks.get(f"handoff@{dev}", 0) + 1
+    by_dev: dict[str, list[tuple[str, str, str, str, bool]]] = {}
+    for src, dst, dev, dtype, strided in checks:
+        by_dev.setdefault(str(dev), []).append((src, dst, str(dev), dtype, strided))
+    blocks = {e.label: len(case_list) for e in op_envs} | {f"handoff@{d}": len(items) for d, items in by_dev.items()}
     if progress is not None:
         progress.start(total, blocks)
 
@@ -184,9 +183,6 @@ def run(profile: str = "quick", backends: Sequence[str] | None = None, devices: 
                 spec = {"mode": "cases", "backend": env.backend, "device": str(env.device), "profile": profile,
                         "seed": seed, "ops": list(ops or ()), "shard": [shard, n]}
                 jobs.append(timed(env.label, partial(run_worker, spec, labels[shard::n], env, record)))
-        by_dev: dict[str, list[tuple[str, str, str, str, bool]]] = {}
-        for src, dst, dev, dtype, strided in checks:
-            by_dev.setdefault(str(dev), []).append((src, dst, str(dev), dtype, strided))
         for dev_name, items in by_dev.items():
             spec = {"mode": "handoff", "checks": items, "seed": seed}
             h_labels = [(f"handoff->{d}", handoff_form(st, owned_pair(s, d)), dt) for s, d, _v, dt, st in items]
@@ -221,8 +217,6 @@ def _record_cases(record: Callable[[Result], None], cases: list[Case], env: Env,
 
 def default_jobs() -> int:
     """Worker processes at once: half the cores (each framework runs threads of its own), at most 8."""
-    import os
-
     return max(1, min(8, (os.cpu_count() or 2) // 2))
 
 
@@ -246,8 +240,6 @@ def nothing_to_run(profile: str, backends: Sequence[str] | None = None, devices:
     A ``--backends`` name that names no backend, an ``--ops`` pattern that matches no op, a ``--devices``
     name that matches no visible device (a GPU job whose GPU is gone; refused before any framework is
     imported where the machine has no driver for it), or no backend and device at all."""
-    import difflib
-
     problem = unknown_backend(backends)
     if problem:
         return problem
@@ -276,10 +268,6 @@ def nothing_to_run(profile: str, backends: Sequence[str] | None = None, devices:
 
 def unknown_backend(backends: Sequence[str] | None) -> str:
     """The refusal of a ``--backends`` name that names no backend ("" when all are known)."""
-    import difflib
-
-    from unarray._backends import NAMES
-
     for b in backends or ():
         if b not in NAMES:
             close = difflib.get_close_matches(b, NAMES, n=1)

@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+import unarray as ua
 from unarray.conformance.cases_attention import sdpa_reference
 
 DEVICES = 4
@@ -112,8 +113,6 @@ def _ops() -> list[tuple[str, Callable[[Any], Any], Callable[[Any], Any], Callab
     import jax
     import jax.numpy as jnp
 
-    import unarray as ua
-
     return [
         ("matmul", lambda a: ua.matmul(a, a), lambda a: jnp.matmul(a, a), lambda a: a @ a, 8),
         ("sum", lambda a: ua.sum(a, axis=0), lambda a: jnp.sum(a, axis=0), lambda a: a.sum(0), 8),
@@ -182,8 +181,6 @@ def _attention_inputs(seed: int, where: int, gqa: bool, layout: str, dtype: str)
 
 
 def attention(seed: int, where: int, causal: bool, gqa: bool, layout: str, dtype: str) -> None:
-    import unarray as ua
-
     q, k, v, sharding, axis = _attention_inputs(seed, where, gqa, layout, dtype)
     what = f"attention causal={causal} gqa={gqa} {layout} {sharding.spec} {dtype}"
     kernel = ua.explain("scaled_dot_product_attention", q, k, v, is_causal=causal, layout=layout).kernel
@@ -205,8 +202,6 @@ def attention(seed: int, where: int, causal: bool, gqa: bool, layout: str, dtype
 def attention_grad(seed: int, where: int, causal: bool, gqa: bool, layout: str) -> None:
     import jax
     import jax.numpy as jnp
-
-    import unarray as ua
 
     q, k, v, sharding, _ = _attention_inputs(seed, where, gqa, layout, "float64")
     w = jnp.asarray(np.random.default_rng(seed + 1).standard_normal(q.shape[:-1] + (v.shape[-1],)))
@@ -230,8 +225,6 @@ def attention_jit(seed: int, causal: bool, gqa: bool) -> None:
     import jax
     import jax.numpy as jnp
     from jax.sharding import AxisType, NamedSharding, PartitionSpec
-
-    import unarray as ua
 
     P: Any = PartitionSpec
     mesh = jax.make_mesh((2, 2), ("b", "s"), axis_types=(AxisType.Explicit,) * 2)
@@ -262,8 +255,6 @@ def attention_jit(seed: int, causal: bool, gqa: bool) -> None:
 
 
 def device(seed: int, spec_i: int) -> None:
-    import unarray as ua
-
     spec = [("x", "y"), (None, "y"), (("x", "y"),), ("y", "x")][spec_i]
     x = _put(np.random.default_rng(seed).standard_normal((4, 8)), "xy", spec)
     d = ua.device(x)
@@ -280,8 +271,6 @@ def device(seed: int, spec_i: int) -> None:
 
 
 def mesh_mismatch(seed: int) -> None:
-    import unarray as ua
-
     a = np.random.default_rng(seed).standard_normal((4, 4, 2, 2))
     x, y = _put(a, "a", ("x",)), _put(a, "b", ("x",))
     calls: list[tuple[str, Callable[[], Any]]] = [
@@ -301,8 +290,6 @@ def mesh_mismatch(seed: int) -> None:
 def mixed(seed: int, spec_i: int) -> None:
     import jax.numpy as jnp
 
-    import unarray as ua
-
     spec = [("x", "y"), (None, "y"), (("x", "y"),)][spec_i]
     rng = np.random.default_rng(seed)
     a, b = rng.standard_normal((8, 4)), rng.standard_normal((8, 4))
@@ -319,8 +306,6 @@ def mixed(seed: int, spec_i: int) -> None:
 
 # (name, unarray call, NumPy reference) of the ops through which a NaN must propagate, per axis.
 def _nan_ops(axis: int | None) -> list[tuple[str, Callable[[Any], Any], Callable[[np.ndarray], Any]]]:
-    import unarray as ua
-
     inf = float("inf")
     # (name, the op in both namespaces, its keywords)
     reductions = ("max", "min", "sum", "prod", "mean", "argmax", "argmin")

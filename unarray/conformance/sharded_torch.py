@@ -32,6 +32,9 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+import unarray as ua
 from unarray.conformance.cases_attention import sdpa_reference
 from unarray.conformance.local_group import end_worker, run_workers
 
@@ -168,8 +171,6 @@ _TOL = {"float32": (2e-5, 2e-4), "float64": (1e-12, 1e-10), "bfloat16": (1.6e-2,
 def _values(data: Any, shape: tuple[int, ...], dtype: str) -> Any:
     # Fresh values from the example's seed and a counter: no draw here, so every draw of a property is
     # made before any computation and every rank draws alike whatever fails.
-    import numpy as np
-
     data.count += 1
     x = np.random.default_rng((data.seed, data.count)).standard_normal(shape)
     x[np.abs(x) < 1e-3] = 0.5  # never zeros: every element carries information
@@ -193,7 +194,6 @@ def _placement(data: Any, ndim: int) -> Any:
 
 def _close(got: Any, want: Any, dtype: str, what: str, native: Any = None) -> None:
     # With ``native`` (torch's own op on the same DTensors), the result's placements are also that one's.
-    import numpy as np
     import torch
 
     from unarray._backends.torch.attention_ring import is_dtensor
@@ -217,8 +217,6 @@ def _same_placements(got: Any, native: Any, what: str) -> None:
 
 
 def _refused(call: Callable[[], Any], what: str) -> None:
-    import unarray as ua
-
     try:
         call()
     except ua.ShapeError:
@@ -236,12 +234,9 @@ def _shape(data: Any, ndim: int, lo: int = 1, hi: int = 6) -> tuple[int, ...]:
 
 @_property
 def _matmul(mesh: Any, data: Any) -> None:
-    import numpy as np
     import torch
     from hypothesis import strategies as st
     from torch.distributed.tensor import Replicate, Shard
-
-    import unarray as ua
 
     m, k, n = _shape(data, 3, 1, 9)
     dtype = data.draw(st.sampled_from(["float32", "float64"]), label="dtype")
@@ -256,11 +251,8 @@ def _matmul(mesh: Any, data: Any) -> None:
 
 @_property
 def _reductions(mesh: Any, data: Any) -> None:
-    import numpy as np
     import torch
     from hypothesis import strategies as st
-
-    import unarray as ua
 
     shape = _shape(data, 3, 1, 5)
     dtype = data.draw(st.sampled_from(["float32", "float64"]), label="dtype")
@@ -305,11 +297,8 @@ def _reductions(mesh: Any, data: Any) -> None:
 
 @_property
 def _elementwise_and_permute(mesh: Any, data: Any) -> None:
-    import numpy as np
     import torch
     from hypothesis import strategies as st
-
-    import unarray as ua
 
     shape = _shape(data, 3, 1, 5)
     dtype = data.draw(st.sampled_from(["float32", "float64"]), label="dtype")
@@ -335,10 +324,7 @@ def _elementwise_and_permute(mesh: Any, data: Any) -> None:
 
 @_property
 def _device_handoff_mixing(mesh: Any, data: Any) -> None:
-    import numpy as np
     import torch
-
-    import unarray as ua
 
     shape, pl = _shape(data, 2, 2, 6), _placement(data, 2)
     x = _values(data, shape, "float32")
@@ -372,12 +358,10 @@ def _device_handoff_mixing(mesh: Any, data: Any) -> None:
 
 @_property
 def _attention(mesh: Any, data: Any) -> None:
-    import numpy as np
     import torch
     from hypothesis import strategies as st
     from torch.distributed.tensor import Replicate, Shard
 
-    import unarray as ua
     from unarray._backends.torch import attention_ring as ring
 
     w = mesh.size()
@@ -428,8 +412,6 @@ def _attention_heads_sharded(mesh: Any, data: Any) -> None:
     from hypothesis import strategies as st
     from torch.distributed.tensor import Shard
 
-    import unarray as ua
-
     w = mesh.size()
     causal = data.draw(st.booleans(), label="is_causal")
     s = data.draw(st.integers(1, 7), label="S")
@@ -457,8 +439,6 @@ def _attention_heads_sharded(mesh: Any, data: Any) -> None:
 def _attention_refuses_gradients_through_the_ring(mesh: Any, data: Any) -> None:
     from hypothesis import strategies as st
     from torch.distributed.tensor import Shard
-
-    import unarray as ua
 
     w = mesh.size()
     causal = data.draw(st.booleans(), label="is_causal")

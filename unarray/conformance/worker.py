@@ -6,6 +6,9 @@ crash) costs that case only. ``run_worker`` starts the child and resumes after s
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -32,10 +35,6 @@ def setup(name: str) -> None:
 def run_worker(spec: dict[str, Any], labels: list[tuple[str, str, str]], env: Env,
                 record: Callable[[Result], None]) -> list[Result]:
     """Run ``spec`` in a child process, resuming after a case that kills it."""
-    import json
-    import os
-    import subprocess
-
     out: list[Result] = []
 
     def emit(r: Result) -> None:
@@ -90,8 +89,6 @@ def run_worker(spec: dict[str, Any], labels: list[tuple[str, str, str]], env: En
 
 
 def _worker(spec: dict[str, Any]) -> None:
-    import json
-
     start = int(spec.get("start", 0))
     if spec["mode"] == "cases":
         from unarray import _backends
@@ -112,8 +109,6 @@ def _worker(spec: dict[str, Any]) -> None:
         items = [partial(handoff_case, c[0], c[1], parse_device(c[2]), c[3], c[4], spec["seed"])
                  for c in spec["checks"]]
     # Note: the protocol gets its own copy of stdout; anything a framework prints goes to stderr.
-    import os
-
     proto = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
@@ -123,6 +118,4 @@ def _worker(spec: dict[str, Any]) -> None:
 
 
 if __name__ == "__main__":
-    import json
-
     _worker(json.loads(sys.argv[1]))
