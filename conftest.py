@@ -23,8 +23,10 @@ from _pytest.doctest import (
     get_optionflags,
 )
 
-# Packages whose modules import a framework at the top: the backends, and the GPU kernels (_kernels).
-_FRAMEWORK_DIRS = tuple((Path(__file__).parent / "unarray" / d).resolve() for d in ("_backends", "_kernels"))
+# Packages whose modules import a framework at the top: the backends, the GPU kernels (_kernels), and the
+# conformance suite's modules named after the one library they check (sharded_torch_rank.py imports torch).
+_FRAMEWORK_DIRS = tuple((Path(__file__).parent / "unarray" / d).resolve()
+                        for d in ("_backends", "_kernels", "conformance"))
 
 
 # The GPU kernels' Triton, besides the registry's libraries; a Triton kernel module imports torch too.

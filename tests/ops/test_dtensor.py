@@ -68,12 +68,12 @@ def test_attention_on_three_ranks() -> None:
 
 def test_a_failing_property_is_named() -> None:
     # The harness reports a failure by name and exits non-zero: a property that cannot hold.
-    code = ("from unarray.conformance import sharded_torch as s\n"
+    code = ("from unarray.conformance import sharded_torch_rank as s\n"
             "def _never(mesh, data):\n"
             "    raise AssertionError('the sharded result differs')\n"
-            "s._PROPERTIES[:] = [('never', _never)]\n"
+            "s.PROPERTIES[:] = [('never', _never)]\n"
             "from unarray.conformance.local_group import end_worker\n"
-            "end_worker(s._worker(2, ''))\n")
+            "end_worker(s.worker(2, ''))\n")
     ranks = local_group.run_workers([sys.executable, "-c", code], 2, timeout=200, env={"UA_GLOO_TIMEOUT": "60"})
     assert [rc for rc, _, _ in ranks] == [1, 1], ranks[0][2][-2000:]
     row = json.loads(next(line for line in ranks[0][1].splitlines() if line.startswith("{")))

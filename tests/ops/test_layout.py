@@ -501,11 +501,10 @@ def test_a_handoff_that_must_compact_a_big_permuted_view_uses_the_kernel(torch_c
     # A handoff whose consumer needs a compact buffer copies on the source side: for a large transposed
     # view that copy is ascontiguousarray's kernel route, and the result is exact.
     from unarray._backends import handoff
-    from unarray._kernels.layout_route import route
 
     a = fresh(np.random.default_rng(7), (6144, 2048), "float32")  # 48 MiB, over the kernels' minimum size
     for src, x in (("torch", torch_cuda.from_numpy(a).cuda().t()), ("cupy", cupy_mod.asarray(a).T)):
-        assert route(one(x), x) == "cuda", route(one(x), x)
+        assert one(x).layout_route(x).how == "cuda", one(x).layout_route(x)
         y = handoff(src).compact_copy(x, one(x))
         got = y.cpu().numpy() if src == "torch" else cupy_mod.asnumpy(y)
         assert got.flags.c_contiguous and np.array_equal(got, a.T), src

@@ -394,6 +394,7 @@ _EXEMPT = {
     "unarray/conformance/distributed.py": "the distributed profile starts named libraries' clusters and meshes",
     "unarray/conformance/sharded_jax.py": "the sharded cases of one library, compared with that library's own ops",
     "unarray/conformance/sharded_torch.py": "the sharded cases of one library, compared with that library's own ops",
+    "unarray/conformance/sharded_torch_rank.py": "what each rank of sharded_torch runs, compared with torch's own ops",
 }
 
 

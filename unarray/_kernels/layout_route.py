@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 from unarray._kernels.layout_plan import Plan, plan
 
 __all__ = ["AS_IS", "KEPT_RUN_MIN_BYTES", "KERNEL_MIN_BYTES", "TRITON_MAX_ELEMENT_BYTES", "Route", "contiguous",
-           "cuda_kernels", "cuda_label", "plan_if_worth", "route", "triton_label", "unstrided"]
+           "cuda_kernels", "cuda_label", "plan_if_worth", "triton_label", "unstrided"]
 
 # The route rule (why each constant, with its figures: docs/design-notes.md, "Layout kernels").
 # Below it the native copy wins: a call costs its launch from Python, not its bytes.
@@ -60,18 +60,6 @@ def unstrided(name: str) -> Route:
 def contiguous(b: Any, x: Any) -> Any:
     """``x`` (an array of backend ``b``) as a compact C-ordered array, by ``b``'s route."""
     return b.ascontiguousarray(x)
-
-
-def route(b: Any, x: Any) -> str:
-    """How ``ascontiguousarray`` copies ``x``: ``"as is"``, ``"native"``, ``"triton"`` or ``"cuda"``.
-
-    ``"cuda"`` is the CUDA C kernel (unarray/_kernels/transpose_cupy.py); ``"triton"`` the Triton kernel. A kernel
-    is taken for a view that :func:`~unarray._kernels.layout_plan.plan` folds into a batched transpose, of at
-    least ``KERNEL_MIN_BYTES``, with at least the library's minimum side in rows and columns, or runs of at
-    least ``KEPT_RUN_MIN_BYTES`` where the inner axis stays inner (the measurements behind each constant:
-    docs/design-notes.md).
-    """
-    return str(b.layout_route(x).how)
 
 
 @functools.lru_cache(maxsize=1024)

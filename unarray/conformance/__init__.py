@@ -8,9 +8,9 @@ matrix, JSON and JUnit XML.
 The rooms: ``cases`` (every case; ``cases_common`` and one module per group of ops), ``runner``
 (what runs where), ``check`` (one case or handoff, compared), ``worker`` (the child processes),
 ``results`` and ``report`` (what comes back and how it is written), ``deviations`` (the known
-deviations and the platform matrix), ``distributed``, ``sharded_jax``, ``sharded_torch`` (the
-multi-device profile). The suite calls unarray as a user does (``import unarray as ua``) plus the
-handoff's path table for what it expects; unarray itself never imports it.
+deviations and the platform matrix), ``distributed``, ``sharded_jax``, ``sharded_torch`` and
+``sharded_torch_rank`` (the multi-device profile). The suite calls unarray as a user does
+(``import unarray as ua``) plus the handoff's path table for what it expects; unarray itself never imports it.
 """
 
 from __future__ import annotations

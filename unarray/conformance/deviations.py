@@ -89,10 +89,7 @@ def platform_of(device: object) -> str:
 
 def lookup(op: str, backend: str, platform: str, dtype: str) -> Deviation | None:
     """The first known deviation that covers this case, if any."""
-    for d in DEVIATIONS:
-        if d.matches(op, backend, platform, dtype):
-            return d
-    return None
+    return next((d for d in DEVIATIONS if d.matches(op, backend, platform, dtype)), None)
 
 
 def by_reason(backends: Sequence[str] | None = None) -> dict[str, list[str]]:

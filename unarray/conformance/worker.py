@@ -16,6 +16,7 @@ from dataclasses import asdict
 from functools import partial
 from typing import Any
 
+from unarray import _backends
 from unarray._devices import parse_device
 from unarray.conformance.cases import select_cases
 from unarray.conformance.check import handoff_case, run_case, short
@@ -24,8 +25,6 @@ from unarray.conformance.results import Env, Result
 
 def setup(name: str) -> None:
     # The library's global modes the cases need (its Backend.conformance_setup: JAX's x64 mode), in this process.
-    from unarray import _backends
-
     try:
         _backends.get(name).conformance_setup()
     except Exception:  # noqa: BLE001 - not installed or broken: its cases report it
@@ -91,8 +90,6 @@ def run_worker(spec: dict[str, Any], labels: list[tuple[str, str, str]], env: En
 def _worker(spec: dict[str, Any]) -> None:
     start = int(spec.get("start", 0))
     if spec["mode"] == "cases":
-        from unarray import _backends
-
         try:
             _backends.get(spec["backend"])
         except Exception as e:  # the parent did not import it (its devices were known): the report says why
