@@ -25,8 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from unarray._backends import LIBRARIES, NAMES
-from unarray._backends import rules as _rules
-from unarray._backends.rules import Rule
+from unarray._backends.rules import RULES, Rule  # unarray's one answer where the standard leaves it open
 
 __all__ = ["BACKENDS", "DEVIATIONS", "PLATFORMS", "RULES", "Deviation", "Rule", "by_reason", "lookup", "platform_of",
            "render_markdown"]
@@ -74,11 +73,6 @@ DEVIATIONS: tuple[Deviation, ...] = (
 # platform it does not name has none ("").
 INSTALL: dict[str, dict[str, str]] = {
     n: {"cpu": LIBRARIES[n].install_cpu, **dict.fromkeys(PLATFORMS[1:], ""), **_FACTS[n].INSTALL} for n in NAMES}
-
-
-# Where the standard leaves the answer open and the libraries disagree: unarray's one answer on every backend, and why
-# (the native arrays' own operators, OPERATORS, stay the library's).
-RULES: tuple[Rule, ...] = _rules.RULES
 
 
 def platform_of(device: object) -> str:

@@ -34,6 +34,7 @@ from unarray.conformance.deviations import platform_of
 from unarray.conformance.progress import remember
 from unarray.conformance.results import Env, Result, RunReport
 from unarray.conformance.worker import run_worker, setup
+from unarray.introspection import BackendInfo
 
 __all__ = ["Env", "Result", "RunReport", "no_driver", "nothing_to_run", "run", "run_case", "to_numpy",
            "unknown_backend"]
@@ -80,8 +81,6 @@ def plan(backends: Sequence[str] | None = None, devices: Sequence[str] | None = 
 
 def _probe(info: Any, ask: bool = True) -> Any:
     # Note: like ua.backends(probe=True) for one backend, so unselected frameworks are never imported.
-    from unarray.introspection import BackendInfo
-
     if not info.installed:
         return info
     known = None if ask else _backends.known_devices(info.name)
