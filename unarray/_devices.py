@@ -122,9 +122,8 @@ class Device:
         True
     """
 
-    # One device (a library's subclass of Device included), not a placement over several.
-    _single: ClassVar[bool] = True
-    # What compares and hashes (never the library); a placement adds its own fields.
+    # What compares and hashes (never the library): one device's place (a library's subclass included); a placement
+    # over several devices has a key of its own, with its fields.
     _key: ClassVar[attrgetter[Any]] = attrgetter("kind", "index")
 
     def __init__(self, kind: str, index: int = 0, *, library: str | None = None) -> None:
@@ -141,12 +140,12 @@ class Device:
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Device):
             # Note: a ShardedDevice or MeshDevice equals only one of its class with the same fields.
-            return (self._single and other._single or type(self) is type(other)) and \
+            return (self._key is other._key is Device._key or type(self) is type(other)) and \
                 self._key(self) == other._key(other)
         native = from_native(other)
         if native is None:
             return NotImplemented
-        return self._single and self.kind == native.kind and self.index == native.index
+        return self._key is Device._key and self.kind == native.kind and self.index == native.index
 
     def __ne__(self, other: object) -> bool:
         # Note: explicit, so a subclass that is also a library's device (CuPy's) does not take that library's
@@ -212,7 +211,6 @@ class ShardedDevice(Device):
         (('x',), 2, False)
     """
 
-    _single: ClassVar[bool] = False
     _key = attrgetter("kind", "index", "mesh", "spec", "device_ids")
 
     def __init__(self, kind: str, index: int = 0, mesh: tuple[tuple[str, int], ...] = (),
@@ -262,7 +260,6 @@ class MeshDevice(Device):
         (Device('cuda:0'), False)
     """
 
-    _single: ClassVar[bool] = False
     _key = attrgetter("kind", "index", "mesh_shape", "mesh_dim_names", "placements")
 
     def __init__(self, kind: str, index: int = 0, mesh_shape: tuple[int, ...] = (),
