@@ -211,15 +211,15 @@ class ShardedDevice(Device):
         (('x',), 2, False)
     """
 
+    mesh: tuple[tuple[str, int], ...]
+    spec: tuple[tuple[str, ...] | None, ...]
+    device_ids: tuple[int, ...]
     _key = attrgetter("kind", "index", "mesh", "spec", "device_ids")
 
     def __init__(self, kind: str, index: int = 0, mesh: tuple[tuple[str, int], ...] = (),
                  spec: tuple[tuple[str, ...] | None, ...] = (), device_ids: tuple[int, ...] = (), *,
                  library: str | None = None) -> None:
-        super().__init__(kind, index, library=library)
-        self.mesh = mesh
-        self.spec = spec
-        self.device_ids = device_ids
+        vars(self).update(kind=kind, index=index, library=library, mesh=mesh, spec=spec, device_ids=device_ids)
 
     def __repr__(self) -> str:
         return f"ShardedDevice({str(self)!r})"
@@ -260,15 +260,16 @@ class MeshDevice(Device):
         (Device('cuda:0'), False)
     """
 
+    mesh_shape: tuple[int, ...]
+    mesh_dim_names: tuple[str, ...] | None
+    placements: tuple[str, ...]
     _key = attrgetter("kind", "index", "mesh_shape", "mesh_dim_names", "placements")
 
     def __init__(self, kind: str, index: int = 0, mesh_shape: tuple[int, ...] = (),
                  mesh_dim_names: tuple[str, ...] | None = None, placements: tuple[str, ...] = (), *,
                  library: str | None = None) -> None:
-        super().__init__(kind, index, library=library)
-        self.mesh_shape = mesh_shape
-        self.mesh_dim_names = mesh_dim_names
-        self.placements = placements
+        vars(self).update(kind=kind, index=index, library=library, mesh_shape=mesh_shape,
+                          mesh_dim_names=mesh_dim_names, placements=placements)
 
     def __str__(self) -> str:
         names = f" ({', '.join(self.mesh_dim_names)})" if self.mesh_dim_names else ""
