@@ -24,8 +24,7 @@ def attention_plan(b: Any, q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: 
         plan = _borrowed(b, lender, q, k, v, mask, spec, scale, layout, policy)
     else:
         plan = _hinted(b, q, b.attention_plan(q, k, v, mask, spec, scale, layout, policy))
-    return type(plan)(plan.kernel, plan.call, lambda: f"{plan.detail}; mask: {spec.describe()}") if spec.structured \
-        else plan
+    return plan._replace(note=lambda: f"{plan.detail}; mask: {spec.describe()}") if spec.structured else plan
 
 
 def _borrowed(b: Any, name: str, q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str,
@@ -53,4 +52,4 @@ def _hinted(b: Any, q: Any, plan: Any) -> Any:
         return str(plan.detail) + ("" if name is None else f"; import {name} to run {name}'s fused kernels on these "
                                    "arrays zero-copy")
 
-    return type(plan)(plan.kernel, plan.call, note)
+    return plan._replace(note=note)

@@ -22,6 +22,7 @@ from unarray._dispatch import BY_TYPE
 from unarray._dtypes import promote_names
 from unarray._errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from unarray._names import keyword_error
+from unarray._precision import scope
 
 __all__ = ["FLOATS", "check_attention", "check_bool", "check_eps", "keywords", "owner", "result_dtype", "their"]
 
@@ -116,6 +117,37 @@ def result_dtype(op: str, b: Any, x: Any, params: dict[str, Any]) -> str:
 
 
 # -- scaled_dot_product_attention ---------------------------------------------------------------
+ROUTES: dict[Any, tuple[Any, Any]] = {}  # a call's signature -> (its backend, its route's Plan.again)
+
+
+def route(q: Any, k: Any, v: Any, mask: Any, is_causal: Any, window: Any, ids: Any, scale: Any, layout: Any,
+          precision: Any) -> tuple[Any, Any, Any]:
+    """The call's signature (None where it is planned in full: a mask array, segment ids, mixed libraries, a trace)
+    and the backend and Plan.again of the route planned for it before (its arguments were checked then), if any."""
+    t = type(q)
+    b = BY_TYPE.get(t)
+    arrays = None if b is None or mask is not None or ids is not None or type(k) is not t or type(v) is not t \
+        else b.attention_signature(q, k, v)
+    if arrays is None:
+        return None, None, None
+    # (the scalars' types too: 1 == True == 1.0 would otherwise reach a route checked for another argument)
+    sides = (window, type(window), *(map(type, window) if isinstance(window, tuple) else ()))
+    key = (t, arrays, is_causal, type(is_causal), sides, scale, type(scale), layout,
+           scope() if precision is None else precision)
+    try:
+        return (key, *ROUTES.get(key, (None, None)))
+    except TypeError:  # an unhashable argument (a list for window): planned in full
+        return None, None, None
+
+
+def remember(key: Any, b: Any, plan: Any) -> None:
+    """Keep the route of a call's signature where its plan can plan again (Plan.again holds no arrays)."""
+    if key is not None and plan.again is not None:
+        if len(ROUTES) >= 256:  # (a growing KV cache gives a new signature per step)
+            ROUTES.clear()
+        ROUTES[key] = (b, plan.again)
+
+
 def segment_pair(segment_ids: Any) -> list[Any]:
     """``segment_ids`` as ``[q_ids, kv_ids]``: one array stands for both (self-attention)."""
     if isinstance(segment_ids, (tuple, list)) and len(segment_ids) == 2:

@@ -356,6 +356,11 @@ class Backend(NNOps):
 
         return attention_blocked.blocked_plan(self, q, k, v, mask, spec, scale, layout, policy)
 
+    def attention_signature(self, q: Any, k: Any, v: Any) -> Any:
+        """What an attention route reads of q, k and v (shapes, dtypes, device), hashable; None (a trace, or no
+        route that plans again: Plan.again) plans every call in full."""
+        return None
+
     def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float,
                                      layout: str, policy: str) -> Any:
         return self.attention_plan(q, k, v, mask, spec, scale, layout, policy).run()

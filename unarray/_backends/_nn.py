@@ -46,6 +46,9 @@ class Plan(NamedTuple):
     kernel: Callable[..., Any]
     call: Callable[[Callable[..., Any]], Any]
     note: str | Callable[[], str] = ""
+    # The same route's plan for other arrays of the call's signature, (q, k, v, mask) -> Plan, holding no arrays:
+    # the front end keeps it per signature (attention), so a repeated call skips the checks and the choice.
+    again: Callable[..., Any] | None = None
 
     def run(self) -> Any:
         return self.call(self.kernel)

@@ -103,23 +103,25 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout
     barrier = _platform(q) == "cpu"
     # (the policy is for float32; XLA:CPU rejects it on half dots)
     precision = _JAX_PRECISION[policy] if q.dtype == jnp.float32 else None
-
-    def call(f: Any) -> Any:
-        # Note: one jitted function per configuration: outside jit the slicing, mask, reshapes and kernel run as one
-        # compiled program (eager op-by-op dispatch would add launches); inside jit it simply inlines.
-        fn = _compiled(f, impl, is_causal, scale, layout, barrier, not isinstance(q, jax.core.Tracer), precision, keys,
-                       band)
-        return fn(q, k, v, mask)
-
+    # Note: one jitted function per configuration: outside jit the slicing, mask, reshapes and kernel run as one
+    # compiled program (eager op-by-op dispatch would add launches); inside jit it simply inlines.
+    static = (impl, is_causal, scale, layout, barrier, not isinstance(q, jax.core.Tracer), precision, keys, band)
     if impl == "cudnn":
         sq, sk = (q.shape[-2], k.shape[-2]) if layout == "bhsd" else (q.shape[-3], k.shape[-3])
         sk = sk if keys is None else keys[1] - keys[0]
         extra = ("" if layout == "bshd" else ", bhsd swapped to JAX's bshd") + (
             ", bottom-right causal as an explicit mask" if is_causal and sq != sk else "")
-        return Plan(jax.nn.dot_product_attention, call, f"(implementation='cudnn'{extra})")
-    return Plan(_xla, call, "(the math of jax.nn.dot_product_attention(implementation='xla') in jnp ops: einsum "
-                            "and a max-shifted softmax over scores computed once; any Dv, float64 logits kept in "
-                            "float64, NaN kept)")
+        kernel: Any = jax.nn.dot_product_attention
+        note = f"(implementation='cudnn'{extra})"
+    else:
+        kernel, note = _xla, ("(the math of jax.nn.dot_product_attention(implementation='xla') in jnp ops: einsum "
+                              "and a max-shifted softmax over scores computed once; any Dv, float64 logits kept in "
+                              "float64, NaN kept)")
+
+    def again(q: Any, k: Any, v: Any, mask: Any) -> Plan:
+        return Plan(kernel, lambda f: _compiled(f, *static)(q, k, v, mask), note, again)
+
+    return again(q, k, v, mask)
 
 
 def _sdpa(q: Any, k: Any, v: Any, mask: Any, kernel: Any, impl: str, is_causal: bool, scale: float, layout: str,

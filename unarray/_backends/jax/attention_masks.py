@@ -54,7 +54,7 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
 
 def _noted(inner: Plan | None, more: str) -> Plan:
     assert inner is not None  # (an unstructured spec always has JAX's plan)
-    return Plan(inner.kernel, inner.call, lambda: f"{inner.detail}{more}")
+    return inner._replace(note=lambda: f"{inner.detail}{more}")
 
 
 @functools.lru_cache(maxsize=64)

@@ -468,6 +468,11 @@ class JaxBackend(Backend):
     # Attention: jax.nn.dot_product_attention, cuDNN where it applies (attention.py), a ring on a sharded sequence.
     borrows_attention = False  # its own fused kernels
 
+    def attention_signature(self, q: Any, k: Any, v: Any) -> Any:
+        # (the shardings say the device and whether a sequence is spread over a mesh: the ring's choice)
+        return None if isinstance(q, jax.core.Tracer) else (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype,
+                                                             q.sharding, k.sharding, v.sharding)
+
     def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
                        policy: str) -> Plan:
         from unarray._backends.jax import attention as attention_jax

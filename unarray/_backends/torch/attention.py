@@ -134,7 +134,8 @@ def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
         return _finish(out, m4, batch, layout)
 
     hk = k.shape[-3 if layout == "bhsd" else -2]
-    return Plan(F.scaled_dot_product_attention, sdpa, lambda: _facts(q4, k4, v4, m4, causal, gqa, hk, is_causal))
+    return Plan(F.scaled_dot_product_attention, sdpa, lambda: _facts(q4, k4, v4, m4, causal, gqa, hk, is_causal),
+                lambda q, k, v, m: plan(q, k, v, m, is_causal, scale, layout, policy))
 
 
 def _empty(q: Any, k: Any, v: Any) -> Any:

@@ -39,19 +39,23 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
     if form == "segments" or (form == "band" and sq > SMALL_ROWS):
         return _flex_plan(q, k, v, spec, sq, sk, scale, layout) if _flex_takes(q, k, v) else None
     n = hi - lo
-    ks, vs = (k, v) if n == sk else (k.narrow(seq, lo, n), v.narrow(seq, lo, n))
     what = f"; K/V sliced to the reachable keys [{lo}, {hi})" if n != sk else "; every key reachable"
-    if form == "none" or (form == "causal" and sq == n):
-        inner = _att.plan(q, ks, vs, None, form == "causal", scale, layout, policy)
-        return Plan(inner.kernel, inner.call, lambda: f"{inner.detail}{what}" + (
-            ", SDPA's causal on the slice" if form == "causal" else ""))
+    plain = form == "none" or (form == "causal" and sq == n)
     if form == "causal" and q.is_cuda and sq < n:
-        return _lower_right(q, ks, vs, scale, layout, policy, what)
-    if sq > SMALL_ROWS:
+        return _lower_right(q, k.narrow(seq, lo, n), v.narrow(seq, lo, n), scale, layout, policy, what)
+    if not plain and sq > SMALL_ROWS:
         return None
-    small = spec.allowed(torch, 0, sq, lo, hi, sq, sk, device=q.device)
-    inner = _att.plan(q, ks, vs, small, False, scale, layout, policy)
-    return Plan(inner.kernel, inner.call, lambda: f"{inner.detail}{what}, a ({sq}, {n}) boolean mask over them")
+
+    def sliced(q: Any, k: Any, v: Any, m: Any) -> Plan:
+        # SDPA on the reachable keys: unmasked, causal on the slice, or under a small (Sq, Sk') band mask
+        ks, vs = (k, v) if n == sk else (k.narrow(seq, lo, n), v.narrow(seq, lo, n))
+        small = None if plain else spec.allowed(torch, 0, sq, lo, hi, sq, sk, device=q.device)
+        return _att.plan(q, ks, vs, small, plain and form == "causal", scale, layout, policy)._replace(again=sliced)
+
+    inner = sliced(q, k, v, None)
+    more = (", SDPA's causal on the slice" if form == "causal" else "") if plain else \
+        f", a ({sq}, {n}) boolean mask over them"
+    return inner._replace(note=lambda: f"{inner.detail}{what}{more}")
 
 
 def _flex_takes(q: Any, k: Any, v: Any) -> bool:

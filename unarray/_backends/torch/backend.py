@@ -427,6 +427,9 @@ class TorchBackend(Backend):
     # Attention: torch SDPA with the kernel chosen explicitly (attention.py), a ring on DTensors (attention_ring.py).
     borrows_attention = False  # its own fused kernels
 
+    def attention_signature(self, q: Any, k: Any, v: Any) -> Any:
+        return None if _compiling() else (q.shape, k.shape, v.shape, q.dtype, k.dtype, v.dtype, q.device)
+
     def attention_plan(self, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout: str,
                        policy: str) -> Plan:
         if _devices.is_dtensor(q):
