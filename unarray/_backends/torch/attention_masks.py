@@ -50,7 +50,8 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
         # SDPA on the reachable keys: unmasked, causal on the slice, or under a small (Sq, Sk') band mask
         ks, vs = (k, v) if n == sk else (k.narrow(seq, lo, n), v.narrow(seq, lo, n))
         small = None if plain else spec.allowed(torch, 0, sq, lo, hi, sq, sk, device=q.device)
-        return _att.plan(q, ks, vs, small, plain and form == "causal", scale, layout, policy)._replace(again=sliced)
+        inner = _att.plan(q, ks, vs, small, plain and form == "causal", scale, layout, policy)
+        return Plan(inner.kernel, inner.call, inner.note, sliced)
 
     inner = sliced(q, k, v, None)
     more = (", SDPA's causal on the slice" if form == "causal" else "") if plain else \
