@@ -15,7 +15,6 @@ from unarray import _backends, _native
 
 def _report(probe: bool = False) -> int:
     import unarray as ua
-    from unarray._install import hint
 
     print(f"unarray {ua.__version__} (array API {ua.__array_api_version__}), Python {sys.version.split()[0]}")
     print(f"{'backend':<12}{'version':<14}{'usable':<8}devices")
@@ -23,7 +22,8 @@ def _report(probe: bool = False) -> int:
     width = shutil.get_terminal_size().columns  # (COLUMNS, else the terminal's, else 80)
     for info in ua.backends(probe=False):
         if not info.installed:
-            print(_wrapped(f"{info.name:<12}{'-':<14}{'-':<8}not installed ({hint(info.name)})", width))
+            hint = _backends.install_hint(info.name)
+            print(_wrapped(f"{info.name:<12}{'-':<14}{'-':<8}not installed ({hint})", width))
             continue
         # Note: a framework is imported only where the OS cannot tell its devices (seconds each).
         known = None if probe else _backends.known_devices(info.name)
@@ -82,16 +82,12 @@ def _c_path(native: ModuleType | None, what: str) -> str:
     return f"off (the C extension is not built: pip install -e . with a C compiler builds it); {what} runs in Python"
 
 
-def _names(values: list[str] | None) -> list[str] | None:
+def _names(values: list[str] | None, aliases: dict[str, str] | None = None) -> list[str] | None:
+    # Comma or space separated; ``aliases``: the registry's short names (tf, np, jnp, pytorch, cp) as their backends.
     if not values:
         return None
-    return [n.strip() for v in values for n in v.split(",") if n.strip()]
-
-
-def _backend_names(values: list[str] | None) -> list[str] | None:
-    # The registry's short names (tf, np, jnp, pytorch, cp) as the backend each stands for.
-    names = _names(values)
-    return None if names is None else [_backends.ALIASES.get(n, n) for n in names]
+    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    return names if aliases is None else [aliases.get(n, n) for n in names]
 
 
 def _check(profile: str, backends: list[str] | None, devices: list[str] | None, ops: list[str] | None,
@@ -198,10 +194,10 @@ def main(argv: list[str] | None = None, prog: str = "unarray") -> int:
     if args.command == "env":
         return _report(args.probe)
     if args.command == "deviations":
-        return _deviations(_backend_names(args.backends))
+        return _deviations(_names(args.backends, _backends.ALIASES))
     if args.command == "check":
-        return _check(args.profile, _backend_names(args.backends), _names(args.devices), _names(args.ops), args.out,
-                      args.seed, not args.in_process, args.jobs)
+        return _check(args.profile, _names(args.backends, _backends.ALIASES), _names(args.devices), _names(args.ops),
+                      args.out, args.seed, not args.in_process, args.jobs)
     _report()
     print()
     return _check("quick", None, None, None, None, 0)

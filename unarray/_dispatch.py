@@ -128,9 +128,7 @@ def rank(b: Backend, x: Any) -> int:
     return 1 if b.spreads and b.is_spread(x) else 0
 
 
-def many(
-    op: str, arrays: Sequence[Any], backend: str | None = None, skip_none: bool = False
-) -> tuple[Backend, list[Any]]:
+def many(op: str, arrays: Sequence[Any], skip_none: bool = False) -> tuple[Backend, list[Any]]:
     """Backend and operands of a call on a sequence of arrays (the first array leads).
 
     Python scalars (and ``None`` with ``skip_none``) take no part in choosing.
@@ -139,12 +137,8 @@ def many(
     passive = PASSIVE if skip_none else PY_SCALARS
     lead_i = next((i for i, a in enumerate(arrays) if type(a) not in passive), None)
     if lead_i is None:
-        if backend is None:
-            raise ArgumentTypeError("needs at least one array argument; got only Python scalars", op=op)
-        return backend_named(backend, op), arrays
-    lead = backend_named(backend, op) if backend is not None else one(arrays[lead_i], op)
-    if backend is None:
-        lead_i, lead = _traced_lead(op, arrays, passive, lead_i, lead)
+        raise ArgumentTypeError("needs at least one array argument; got only Python scalars", op=op)
+    lead_i, lead = _traced_lead(op, arrays, passive, lead_i, one(arrays[lead_i], op))
     for i, a in enumerate(arrays):
         if type(a) in passive:
             continue
@@ -251,10 +245,15 @@ def run_as_written(*namespaces: Any) -> None:
                     pass
 
 
-_SHAPE_WORDS = ("shape", "broadcast", "dimension", "mismatch", "size", "must match", "incompatible")
-_DEVICE_WORDS = ("same device", "expected device", "not on the expected device", "different devices",
-                 "incompatible devices")
-_DTYPE_WORDS = ("dtype", "not implemented for", "type promotion", "expected scalar type", "data type")
+# A native refusal's words -> its typed error and the fix, the first that matches (after the library's own words).
+_BY_WORDS: tuple[tuple[tuple[str, ...], type[UnarrayError], str], ...] = (
+    (("same device", "expected device", "not on the expected device", "different devices", "incompatible devices"),
+     DeviceMismatchError, "move the arrays to one device first, e.g. ua.to(x, device=...)"),
+    (("dtype", "not implemented for", "type promotion", "expected scalar type", "data type"),
+     DTypeError, "cast with ua.astype or pick a dtype the backend supports"),
+    (("shape", "broadcast", "dimension", "mismatch", "size", "must match", "incompatible"),
+     ShapeError, "check the shapes against the op's documented shapes"),
+)
 
 
 # Arithmetic on bools that the front end refuses (add and multiply are or/and, as NumPy): the way to say it.
@@ -293,24 +292,12 @@ def fail(op: str, backend: Backend | None, exc: BaseException) -> BaseException:
     text = f"{type(exc).__name__}: {exc}".strip()
     low = text.lower()
     own = None if backend is None else backend.failure_hint(low)  # the library's own words, read first
-    cls: type[UnarrayError]
-    if own is not None:
-        cls, hint = own
-    elif any(w in low for w in _DEVICE_WORDS):
-        cls = DeviceMismatchError
-        hint = "move the arrays to one device first, e.g. ua.to(x, device=...)"
-    elif any(w in low for w in _DTYPE_WORDS):
-        cls = DTypeError
-        hint = "cast with ua.astype or pick a dtype the backend supports"
-    elif any(w in low for w in _SHAPE_WORDS):
-        cls = ShapeError
-        hint = "check the shapes against the op's documented shapes"
-    elif isinstance(exc, TypeError):
-        cls = ArgumentTypeError
-        hint = f"check the argument types against help(ua.{op})"
-    else:
-        cls = ArgumentError
-        hint = f"check the arguments against help(ua.{op})"
+    if own is None:
+        own = next(((cls, fix) for words, cls, fix in _BY_WORDS if any(w in low for w in words)), None)
+    if own is None:
+        own = ((ArgumentTypeError, f"check the argument types against help(ua.{op})") if isinstance(exc, TypeError)
+               else (ArgumentError, f"check the arguments against help(ua.{op})"))
+    cls, hint = own
     return cls(f"the backend rejected the call ({text}); {hint}", op=op, backend=name)
 
 

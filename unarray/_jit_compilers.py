@@ -16,7 +16,7 @@ from typing import Any
 from unarray._backends._compiler import EAGER, Compiler
 from unarray._errors import ArgumentError, ArgumentTypeError, UnarrayError
 
-__all__ = ["JitGraphBreakWarning", "build", "label", "refused", "watch_breaks", "what_broke"]
+__all__ = ["JitGraphBreakWarning", "build", "refused", "watch_breaks", "what_broke"]
 
 _HERE = os.path.dirname(os.path.abspath(__file__))  # unarray's own frames, left out of what broke a graph
 
@@ -24,13 +24,6 @@ _HERE = os.path.dirname(os.path.abspath(__file__))  # unarray's own frames, left
 class JitGraphBreakWarning(UserWarning):
     """The compiler (``torch.compile``) split a :class:`jit` function at a graph break: the step there runs
     eagerly, the rest compiled (no fallback: the call is still compiled)."""
-
-
-def label(comp: Compiler, compiler: Any) -> str:
-    """The compiler's name in messages: the library's (``comp.label``), or the caller's callable's."""
-    if callable(compiler):
-        return getattr(compiler, "__qualname__", "the compiler")
-    return comp.label
 
 
 def build(kind: str, owner: Any, fn: Callable[..., Any], opts: dict[str, Any], *, backend: str, where: Any,
@@ -73,7 +66,7 @@ def refused(kind: str, comp: Compiler, opts: dict[str, Any], backend: str, e: Ba
     """The typed error for options the compiler refused: those each refused alone, else all (refused together)."""
     bad = bad or list(opts)
     shown = ", ".join(f"{k}={opts[k]!r}" for k in bad)
-    name = label(comp, compiler)
+    name = getattr(compiler, "__qualname__", "the compiler") if callable(compiler) else comp.label
     cls = ArgumentTypeError if isinstance(e, TypeError) else ArgumentError
     return cls(f"{name} refused the option{'s' if len(bad) > 1 else ''} {shown} ({type(e).__name__}: "
                f"{_first_line(e)}); pass an option and value {name} takes (ua.jit(fn, {kind}={{...}}) for that "

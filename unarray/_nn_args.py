@@ -148,13 +148,6 @@ def remember(key: Any, b: Any, plan: Any) -> None:
         ROUTES[key] = (b, plan.again)
 
 
-def segment_pair(segment_ids: Any) -> list[Any]:
-    """``segment_ids`` as ``[q_ids, kv_ids]``: one array stands for both (self-attention)."""
-    if isinstance(segment_ids, (tuple, list)) and len(segment_ids) == 2:
-        return list(segment_ids)
-    return [segment_ids, segment_ids]
-
-
 def check_attention(backend: str, q: Any, k: Any, v: Any, mask: Any, is_causal: Any, scale: Any, layout: str,
                     dtype_name: Any, window: Any = None, ids: Sequence[Any] = (None, None)) -> tuple[float, MaskSpec]:
     """The scale, and the mask arguments as one MaskSpec."""

@@ -34,28 +34,21 @@ if TYPE_CHECKING:
 else:
     PublicNames = object  # the types of the public names, for the type checker (generated)
 
-__all__ = ["BoundNamespace", "array_namespace", "namespace", "publish"]
+__all__ = ["BoundNamespace", "array_namespace", "namespace"]
 
-# The versions of the standard a caller may ask for: this namespace implements the newest, which keeps
-# the older ones' functions and semantics.
+# The standard's versions a caller may ask for (the newest, implemented here, keeps the older ones' functions).
 _VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
 # Creation functions with no array argument: bound to the namespace's backend and device.
 _CREATION = ("arange", "asarray", "empty", "eye", "full", "linspace", "ones", "zeros")
 _FFT_CREATION = ("fftfreq", "rfftfreq")
 
-# unarray's public names (functions, dtypes, constants, extensions), filled by unarray/__init__.py.
+# unarray's public names (functions, dtypes, constants, extensions), filled once this module is defined (below).
 _PUBLIC: dict[str, Any] = {}
 _CACHE: dict[tuple[str, Device | None, bool], BoundNamespace] = {}
 # (backend, the ua.use device as written) -> the namespace of the device it names.
 _DEFAULTS: dict[tuple[str, str | None], BoundNamespace] = {}
 # (array type, the array's own .device) -> its namespace: the lookup of array_namespace(x) for a known x.
 _BY_DEVICE: dict[tuple[type, Any], BoundNamespace] = {}
-
-
-def publish(module: types.ModuleType) -> None:
-    """Take the public names of ``module`` (unarray itself) as the contents of every bound namespace."""
-    _PUBLIC.update({n: getattr(module, n) for n in module.__all__})
-    _PUBLIC["__array_api_version__"] = module.__array_api_version__
 
 
 class BoundNamespace(PublicNames):
@@ -395,8 +388,7 @@ _OLDER: dict[tuple[int, str], BoundNamespace] = {}
 
 
 def _as_version(ns: BoundNamespace, version: str) -> BoundNamespace:
-    # Note: the namespace implements the newest version, which keeps the older ones' functions; what an older
-    # version says otherwise is the inspection API's (devices() a list before 2025.12) and the version it reports.
+    # Note: an older version differs only in the inspection API (devices() a list before 2025.12) and its number.
     key = (id(ns), version)
     out = _OLDER.get(key)
     if out is None:
@@ -454,7 +446,8 @@ def namespace(*arrays: Any) -> BoundNamespace:
 
 
 # Every namespace array_namespace returns holds unarray's public names (creation re-bound to its library).
-publish(sys.modules["unarray"])
+_UA = sys.modules["unarray"]
+_PUBLIC.update({n: getattr(_UA, n) for n in _UA.__all__}, __array_api_version__=_UA.__array_api_version__)
 
 # tf.function runs this module's functions as written, however it was imported (_dispatch.run_as_written).
 _run_as_written(sys.modules[__name__])

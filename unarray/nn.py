@@ -5,6 +5,7 @@ unarray/_backends/_nn.py, each backend's fused kernels in its package)."""
 from __future__ import annotations
 
 import sys as _sys
+from functools import partial as _partial
 from typing import Any
 
 from unarray import _axes, _docs
@@ -24,9 +25,7 @@ from unarray._typing import A, Array
 __all__ = ["gelu", "layer_norm", "log_softmax", "logsumexp", "rms_norm", "scaled_dot_product_attention", "silu",
            "softmax"]
 
-
-def __dir__() -> list[str]:
-    return _public_dir(__all__)
+__dir__ = _partial(_public_dir, __all__)
 
 _OP = "scaled_dot_product_attention"
 _FLOATS = _args.FLOATS
@@ -146,7 +145,9 @@ def _plan_attention(q: Any, k: Any, v: Any, /, *, mask: Any = None, is_causal: b
                     segment_ids: Any = None, scale: float | None = None, layout: str = "bhsd",
                     precision: str | None = None) -> tuple[Any, Any]:
     # The backend and the plan of the call: the route's kernel, which the call enters and ua.explain names.
-    t, ids = type(q), _args.segment_pair(segment_ids)
+    # [q_ids, kv_ids]: one array stands for both (self-attention)
+    pair = isinstance(segment_ids, (tuple, list)) and len(segment_ids) == 2
+    t, ids = type(q), list(segment_ids) if pair else [segment_ids, segment_ids]
     b = _BY_TYPE.get(t) if (type(k) is t and type(v) is t and all(a is None or type(a) is t for a in (mask, *ids))) \
         else None
     if b is None:

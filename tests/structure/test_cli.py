@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import unarray as ua
-from unarray import _backends, _install, _native, _precision
+from unarray import _backends, _native, _precision
 from unarray.conformance import deviations, runner, worker
 from unarray.interop import _routes
 
@@ -62,7 +62,7 @@ def test_help_names_the_program_as_it_was_run() -> None:
 
 @pytest.mark.parametrize("name", ["torch", "jax", "tensorflow", "numba"])
 def test_install_hint_gives_the_cpu_build_first(name: str) -> None:
-    h = _install.hint(name)
+    h = _backends.install_hint(name)
     cpu = {"torch": "pip install torch --index-url https://download.pytorch.org/whl/cpu",
            "jax": "pip install jax", "tensorflow": "pip install tensorflow-cpu", "numba": "pip install numba"}[name]
     assert h.startswith(cpu)
@@ -72,7 +72,7 @@ def test_install_hint_gives_the_cpu_build_first(name: str) -> None:
 
 
 def test_cupy_hint_says_it_needs_a_gpu() -> None:
-    h = _install.hint("cupy")
+    h = _backends.install_hint("cupy")
     assert "GPU" in h and "without a GPU" in h and "unarray[" not in h
 
 
@@ -89,7 +89,7 @@ def test_missing_backend_error_carries_the_cpu_hint() -> None:
 
 def test_platform_pages_use_the_same_cpu_commands() -> None:
     for name in ("torch", "jax", "tensorflow"):
-        assert deviations.INSTALL[name]["cpu"] == _install.CPU[name]
+        assert deviations.INSTALL[name]["cpu"] == _backends.LIBRARIES[name].install_cpu
     for name, row in deviations.INSTALL.items():
         for platform, cmd in row.items():
             assert not cmd.startswith("pip install unarray"), (name, platform, cmd)  # installed from a clone

@@ -127,9 +127,9 @@ def _setup_section() -> str:
 
 
 def test_readme_and_tour_say_how_a_cpu_only_machine_gets_torchs_cpu_build() -> None:
-    from unarray._install import CPU
+    from unarray._backends import LIBRARIES
 
-    index = CPU["torch"].split("--index-url ", 1)[1]  # the CPU build the install hint names
+    index = LIBRARIES["torch"].install_cpu.split("--index-url ", 1)[1]  # the CPU build the install hint names
     section = _setup_section()
     # Before the commands, one sentence says what a machine without a GPU gets; the test command itself takes
     # torch's CPU build (on PyPI torch's Linux wheel is the CUDA build), so copying it downloads no CUDA.
@@ -141,7 +141,7 @@ def test_readme_and_tour_say_how_a_cpu_only_machine_gets_torchs_cpu_build() -> N
     lines = block.splitlines()
     cpu_line = next(i for i, ln in enumerate(lines) if ln.startswith('pip install -e ".[cpu]"'))
     # Before .[cpu] pulls torch from PyPI, the CPU build is installed (the same command as the hint).
-    assert any(ln.startswith(CPU["torch"]) for ln in lines[:cpu_line]), block
+    assert any(ln.startswith(LIBRARIES["torch"].install_cpu) for ln in lines[:cpu_line]), block
     assert "CUDA build" in tour.split("## Install", 1)[1].split("\n## ", 1)[0]
 
 
