@@ -23,6 +23,7 @@ the types of the bound namespace's names (``tools/gen_namespace_types.py``).
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import inspect
 import json
@@ -539,7 +540,9 @@ def generated(module: str) -> str:
 
 def shared_docs(sources: list[str]) -> str:
     """The region of ``unarray/_docs.py``: each shared docstring entry (``tools/frontend_docs.py``), wrapped."""
-    named = {k for text in sources for k in re.findall(r"^ *\{(\w+)\}$", text, re.M)}
+    groups = next(ast.literal_eval(n.value) for n in ast.parse((ROOT / "_docs.py").read_text()).body
+                  if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) == "GROUPS")  # (unarray/_docs.py)
+    named = {k for text in sources for g in re.findall(r"^ *\{(\w+)\}$", text, re.M) for k in groups.get(g, (g,))}
     if named - SHARED.keys():
         raise SystemExit(f"docstrings name {sorted(named - SHARED.keys())}, not in tools/frontend_docs.py")
     if SHARED.keys() - named:

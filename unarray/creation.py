@@ -61,11 +61,8 @@ def _make(fn: Any, refused: dict[str, Any], backend: Any, device: Any, dtype: An
     b, dev = _creation_backend(op, backend, device, dtype)
     try:  # frame(op): its except clause is the template's (tools/gen_frontend.py)
         dt = b.dtype(dtype)
-    except Exception as e:
-        raise _fail(op, b, e) from e
-    if shape is not None:  # (a dtype left to the backend: its widest default, ``width`` bytes)
-        _shapes.addressable(op, b.name, shape, _shapes.itemsize(dt, width))
-    try:  # frame(op): its except clause is the template's (tools/gen_frontend.py)
+        if shape is not None:  # (a dtype left to the backend: its widest default, ``width`` bytes)
+            _shapes.addressable(op, b.name, shape, _shapes.itemsize(dt, width))
         return call(b, dt, dev)
     except Exception as e:
         raise _fail(op, b, e) from e
@@ -77,10 +74,7 @@ def zeros(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | 
 
         Parameters
         ----------
-        {shape}
-        {dtype_create}
-        {device_create}
-        {backend_create}
+        {create_params}
 
         Returns
         -------
@@ -88,10 +82,7 @@ def zeros(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | 
 
         Raises
         ------
-        {array_size}
-        {backend_unknown}
-        {dtype_unknown}
-        {device_unknown}
+        {create_raises}
         {shape_negative}
 
         Examples
@@ -110,10 +101,7 @@ def ones(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | N
 
         Parameters
         ----------
-        {shape}
-        {dtype_create}
-        {device_create}
-        {backend_create}
+        {create_params}
 
         Returns
         -------
@@ -121,10 +109,7 @@ def ones(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | N
 
         Raises
         ------
-        {array_size}
-        {backend_unknown}
-        {dtype_unknown}
-        {device_unknown}
+        {create_raises}
         {shape_negative}
 
         Examples
@@ -142,10 +127,7 @@ def empty(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | 
 
         Parameters
         ----------
-        {shape}
-        {dtype_create}
-        {device_create}
-        {backend_create}
+        {create_params}
 
         Returns
         -------
@@ -154,10 +136,7 @@ def empty(shape: Shape, *, dtype: DTypeLike | None = None, device: DeviceLike | 
 
         Raises
         ------
-        {array_size}
-        {backend_unknown}
-        {dtype_unknown}
-        {device_unknown}
+        {create_raises}
         {shape_negative}
 
         Examples
@@ -242,10 +221,7 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
 
         Raises
         ------
-        {array_size}
-        {backend_unknown}
-        {dtype_unknown}
-        {device_unknown}
+        {create_raises}
         ArgumentError
             ``step`` is zero.
 
@@ -287,10 +263,7 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
 
         Raises
         ------
-        {array_size}
-        {backend_unknown}
-        {dtype_unknown}
-        {device_unknown}
+        {create_raises}
         ArgumentError
             ``num`` is negative.
 
@@ -328,10 +301,7 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: DTypeLi
 
         Raises
         ------
-        {array_size}
-        {backend_unknown}
-        {dtype_unknown}
-        {device_unknown}
+        {create_raises}
 
         Examples
         --------
