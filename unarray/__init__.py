@@ -7,7 +7,9 @@ unarray imports no array framework.
 
 from __future__ import annotations
 
+import importlib as _importlib
 import sys as _sys
+from functools import partial as _partial
 
 from typing import TYPE_CHECKING
 
@@ -138,9 +140,7 @@ _LAZY: dict[str, str] = {
     "fft": "unarray.fft", "linalg": "unarray.linalg", "nn": "unarray.nn",
 }
 
-
-def __dir__() -> list[str]:
-    return _public_dir(__all__, "__array_api_version__", "__array_namespace_info__", "__version__")
+__dir__ = _partial(_public_dir, __all__, "__array_api_version__", "__array_namespace_info__", "__version__")
 
 
 def __array_namespace_info__() -> _Info:
@@ -150,8 +150,7 @@ def __array_namespace_info__() -> _Info:
     return array_namespace_info()
 
 
-# tf.function runs unarray's functions as written (typed errors stay typed); see _dispatch.run_as_written. (A module
-# of _LAZY marks its own when it is imported.)
+# tf.function runs unarray's functions as written (_dispatch.run_as_written); a module of _LAZY marks its own.
 _run_as_written(_sys.modules[__name__])
 
 # A library imported already has its array types registered now: a first lookup inside a user's trace would change
@@ -161,9 +160,7 @@ _lookup.register_imported()
 
 def _load(name: str) -> object:
     # Import the module of a lazy public name and bind all its public names here (later reads are plain lookups).
-    import importlib
-
-    module = importlib.import_module(_LAZY[name])
+    module = _importlib.import_module(_LAZY[name])
     here = globals()
     for n, m in _LAZY.items():
         if m == module.__name__:
@@ -177,8 +174,7 @@ if not TYPE_CHECKING:  # a type checker reads no __getattr__, so ua.<typo> stays
     def __getattr__(name: str) -> object:
         if name in _LAZY:
             return _load(name)
-        # A name the namespace lacks: NumPy's or torch's name (ua.concatenate) raises an AttributeError that
-        # names the standard's function (ua.concat); any other, the closest names (unarray._names).
+        # A name the namespace lacks: the standard's function for NumPy's or torch's name, else the closest names.
         from unarray._names import error
 
         raise error(name)

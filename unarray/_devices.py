@@ -65,24 +65,10 @@ class DLDeviceType(IntEnum):
     MAIA = 17
 
 
-_KIND_OF_CODE: dict[int, str] = {
-    DLDeviceType.CPU: "cpu",
-    DLDeviceType.CUDA: "cuda",
-    # Note: pinned host memory is host memory; any CPU consumer may read it.
-    DLDeviceType.CUDA_HOST: "cpu",
-    DLDeviceType.CUDA_MANAGED: "cuda",
-    DLDeviceType.ROCM: "rocm",
-    DLDeviceType.ROCM_HOST: "cpu",
-    DLDeviceType.OPENCL: "opencl",
-    DLDeviceType.VULKAN: "vulkan",
-    DLDeviceType.METAL: "mps",
-    DLDeviceType.ONE_API: "xpu",
-    DLDeviceType.WEBGPU: "webgpu",
-    DLDeviceType.HEXAGON: "hexagon",
-    DLDeviceType.MAIA: "maia",
-    DLDeviceType.EXT_DEV: "ext",
-    DLDeviceType.VPI: "vpi",
-}
+# A code's kind is its lowercased name but for these (pinned host memory is host memory: any CPU consumer reads it).
+_KINDS = {"CUDA_HOST": "cpu", "ROCM_HOST": "cpu", "CUDA_MANAGED": "cuda", "METAL": "mps", "ONE_API": "xpu",
+          "EXT_DEV": "ext"}
+_KIND_OF_CODE: dict[int, str] = {c: _KINDS.get(c.name, c.name.lower()) for c in DLDeviceType}
 
 # The inverse: a kind's code is the first listed for it (CPU, not pinned host memory); ext and vpi get none.
 _CODE_OF_KIND: dict[str, int] = {k: c for c, k in reversed(_KIND_OF_CODE.items()) if k not in ("ext", "vpi")}

@@ -66,8 +66,7 @@ def canonical_name(dtype: object) -> str | None:
         # Note: an int is never a dtype, but tf.int32 hashes as 3 and compares equal to it.
         return None
     if type(dtype) is DType:
-        # Note: a DType hashes like its name, so looking it up in the cache would compare it with the
-        # cached keys through DType.__eq__, which looks it up again (RecursionError).
+        # Note: a DType hashes like its name: a cache lookup compares through DType.__eq__, which looks it up again.
         return dtype.name
     cache = _OWN.get(type(dtype).__module__, _name_cache)
     try:
@@ -153,15 +152,9 @@ class DType:
 DTYPES: dict[str, DType] = {n: DType(n) for n in DTYPE_NAMES}
 
 
-_KIND_GROUPS = {
-    "bool": {"bool"},
-    "signed integer": {"signed integer"},
-    "unsigned integer": {"unsigned integer"},
-    "integral": {"signed integer", "unsigned integer"},
-    "real floating": {"real floating"},
-    "complex floating": {"complex floating"},
-    "numeric": {"signed integer", "unsigned integer", "real floating", "complex floating"},
-}
+# The standard's kind names: each kind, and the two groups of kinds.
+_KIND_GROUPS = {**{k: {k} for k in _KIND.values()}, "integral": {"signed integer", "unsigned integer"},
+                "numeric": {"signed integer", "unsigned integer", "real floating", "complex floating"}}
 
 
 def isdtype(dtype: object, kind: str | object | tuple[Any, ...]) -> bool:
@@ -217,25 +210,16 @@ def _build_promotion() -> dict[tuple[str, str], str]:
         for a in group:
             for b in group:
                 table[a, b] = a if _BITS[a] >= _BITS[b] else b
-    for u in uints:
+    for u in uints[:-1]:  # Note: the standard defines uN x iM only where a signed type holds both (none for uint64).
         for i in ints:
-            # Note: the standard defines uN x iM only where a signed type holds both.
-            if _BITS[i] > _BITS[u]:
-                out = i
-            elif _BITS[u] < 64:
-                out = f"int{_BITS[u] * 2}"
-            else:
-                continue
-            table[u, i] = table[i, u] = out
+            table[u, i] = table[i, u] = i if _BITS[i] > _BITS[u] else f"int{_BITS[u] * 2}"
     for f in floats:
         for c in complexes:
             wide = "complex128" if (c == "complex128" or f == "float64") else "complex64"
             table[f, c] = table[c, f] = wide
-    table["bfloat16", "bfloat16"] = "bfloat16"
-    table["bfloat16", "float32"] = table["float32", "bfloat16"] = "float32"
-    table["bfloat16", "float64"] = table["float64", "bfloat16"] = "float64"
-    # Note: beyond the standard (bfloat16 is an extension): what torch and JAX both give.
-    table["bfloat16", "float16"] = table["float16", "bfloat16"] = "float32"
+    # Note: bfloat16 is an extension; with float16 (float32) is beyond the standard: what torch and JAX both give.
+    for f, out in (("bfloat16", "bfloat16"), ("float32", "float32"), ("float64", "float64"), ("float16", "float32")):
+        table["bfloat16", f] = table[f, "bfloat16"] = out
     table["bool", "bool"] = "bool"
     return table
 

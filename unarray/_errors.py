@@ -41,13 +41,8 @@ class _Named(type):
     # here, so an error raised inside tf.function stays the same typed error as eagerly.
     def __call__(cls: type[_E], message: str = "", *, op: str | None = None,  # type: ignore[misc]
                  backend: str | None = None) -> _E:
-        prefix = ""
-        if op is not None:
-            prefix = f"ua.{op}"
-            if backend is not None:
-                prefix += f" [{backend}]"
-            prefix += ": "
-        self = type.__call__(cls, prefix + message)
+        where = "" if backend is None else f" [{backend}]"
+        self = type.__call__(cls, (f"ua.{op}{where}: " if op is not None else "") + message)
         self.op = op
         self.backend = backend
         return cast(_E, self)

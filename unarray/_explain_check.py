@@ -50,14 +50,11 @@ def resolve(op: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     params = inspect.signature(fn).parameters
     values: list[Any] = []  # the arguments but sequences, each of *arrays one
     for name, value in bound.arguments.items():
-        if params[name].kind is inspect.Parameter.VAR_POSITIONAL:  # (*arrays: each one is an argument)
-            for v in value:
-                takes_arrays |= _check(op, name, _annotation(fn, name), v, False)
-            values += value
-            continue
-        takes_arrays |= _check(op, name, _annotation(fn, name), value, name == lead)
-        if not isinstance(value, (tuple, list)):
-            values.append(value)
+        star = params[name].kind is inspect.Parameter.VAR_POSITIONAL  # (*arrays: each one is an argument)
+        for v in value if star else (value,):
+            takes_arrays |= _check(op, name, _annotation(fn, name), v, not star and name == lead)
+        if star or not isinstance(value, (tuple, list)):
+            values += value if star else [value]
     if takes_arrays and bound.arguments.get("backend") is None and all(isinstance(v, _PASSIVE) for v in values):
         raise ArgumentTypeError(f"ua.{op} needs at least one array argument, got only Python scalars; pass an "
                                 "array (ua.asarray(...) makes one)", op="explain")
@@ -122,8 +119,7 @@ def _check(op: str, name: str, annotation: str, value: Any, lead: bool) -> bool:
 
 
 def _require_array(op: str, name: str, value: Any) -> None:
-    # The call's own dispatch decides, and its error type is kept (ArgumentTypeError for a Python
-    # scalar, UnknownArrayTypeError for an object of no supported library).
+    # The call's own dispatch decides, and its error type is kept (ArgumentTypeError, UnknownArrayTypeError).
     try:
         one(value, op)
     except UnarrayError as e:

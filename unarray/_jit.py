@@ -212,11 +212,7 @@ class jit:
         lead, leaf = self._leader(args, kwargs)
         if (leaf is not None and lead.is_tracer(leaf)) or _precision.tracing():
             return fn(*args, **kwargs)  # inside an outer trace: traced as written
-        key, static = self._key(lead, leaf, args, kwargs)
-        try:
-            entry = self._cache.get(key)
-        except TypeError:
-            _unhashable(static, lead)
+        entry, key, _ = self._entry(lead, leaf, args, kwargs)
         if entry is None:
             entry = self._compile(key, lead)
         else:
@@ -315,7 +311,9 @@ class jit:
         leaf = arrays[_dispatch.leader("jit", arrays)]  # the ops' rule: a traced, lazy or distributed one leads
         return BY_TYPE.get(type(leaf)) or _dispatch.one(leaf, "jit"), leaf
 
-    def _key(self, lead: Any, leaf: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Hashable, Any]:
+    def _entry(self, lead: Any, leaf: Any, args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> tuple[_Entry | None, Hashable, Any]:
+        # The cache entry of the call (None: a miss), its key, and its static arguments.
         static: tuple[tuple[str, Any], ...] = ()
         if self._positions:
             n_args = len(args)
@@ -324,8 +322,7 @@ class jit:
             static += tuple([(n, kwargs[n]) for n in self._names if n in kwargs])
         default = _dispatch.default_backend()
         where = lead.device_of(leaf) if leaf is not None else default[1]
-        # Note: static values keyed by type too: 1, True and 1.0 are equal with one hash, and a trace of one
-        # is not the trace of another (a branch on isinstance, a bool used as an index).
+        # Note: keyed by type too: 1, True and 1.0 are equal with one hash, yet trace apart (isinstance, indexing).
         key = (lead.name, where, tuple([(n, typed(v)) for n, v in static]) if static else static,
                _precision.current(), default)
         comp = lead.compiler if self._compiler is None else self._named or self._name_compiler()
@@ -333,8 +330,11 @@ class jit:
             reads = self._reads
             if reads is None or reads.watched or comp.bakes_arguments:
                 kind = lead.name if self._compiler is None else str(self._compiler)
-                return self._traced_key(kind, comp, key, args, kwargs), static
-        return key, static
+                key = self._traced_key(kind, comp, key, args, kwargs)
+        try:
+            return self._cache.get(key), key, static
+        except TypeError:
+            _unhashable(static, lead)
 
     def _name_compiler(self) -> Compiler:
         # The compiler named by compiler= (a library's: its backend is loaded, as building it would).
@@ -437,11 +437,7 @@ class jit:
             return JitExplanation(name, lead.name, dev, "traced as written", _precision.current(),
                                   compiler="outer trace", reason="called inside another trace: no compile of its own",
                                   cache="none")
-        key, static = self._key(lead, leaf, args, kwargs)
-        try:
-            entry = self._cache.get(key)
-        except TypeError:
-            _unhashable(static, lead)
+        entry, _, static = self._entry(lead, leaf, args, kwargs)
         kind, target, reason = self._choose(lead) if entry is None else (entry.compiler, entry.target, entry.reason)
         label = self._label(kind, self._options_for(kind)) if entry is None else entry.label
         hand = (f"{lead.name} -> {target} for {label}, results back to {lead.name}",) if target else ()
@@ -510,14 +506,12 @@ def _to(x: Any, target: str) -> Any:
 
 def _unhashable(static: tuple[tuple[str, Any], ...], lead: Any) -> NoReturn:
     # A key that cannot be hashed: one of its static values (the rest of a key always can be).
-    bad = next((n for n, v in static if not _hashable(v)), "?")
+    bad = "?"
+    for n, v in static:
+        try:
+            hash(v)
+        except TypeError:
+            bad = n
+            break
     raise ArgumentTypeError(f"the static argument {bad!r} must be hashable (its value is compiled in); pass a "
                             "tuple instead of a list, or make it a traced argument", op="jit", backend=lead.name)
-
-
-def _hashable(v: Any) -> bool:
-    try:
-        hash(v)
-    except TypeError:
-        return False
-    return True

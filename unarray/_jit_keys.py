@@ -6,6 +6,7 @@ each call; the rule and why: docs/jit.md, "Globals and closure variables").
 from __future__ import annotations
 
 import dis
+import functools
 import inspect
 import types
 import warnings
@@ -164,10 +165,7 @@ class Reads:
 
     @staticmethod
     def _value(where: Any, n: str, path: tuple[str, ...]) -> Any:
-        v = where[n] if type(where) is dict else where.cell_contents
-        for a in path:
-            v = getattr(v, a)
-        return v
+        return functools.reduce(getattr, path, where[n] if type(where) is dict else where.cell_contents)
 
     def key(self) -> tuple[Any, ...]:
         """The values read now, each by type and contents (or by identity where it has no keyable contents)."""

@@ -13,6 +13,7 @@ the layers: docs/layout.md).
 from __future__ import annotations
 
 import contextvars
+import functools
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -69,9 +70,7 @@ def dtype_library(dtype: Any) -> str | None:
     """The library whose own dtype object ``dtype`` is (``torch.float32``: torch), where it names one: not unarray's
     dtypes, names or Python types, nor a dtype several libraries' arrays carry (NumPy's)."""
     name = ROOTS.get(type(dtype).__module__.partition(".")[0])
-    if name is None or _backends.LIBRARIES[name].shared_dtypes:
-        return None
-    return name
+    return None if name is None or _backends.LIBRARIES[name].shared_dtypes else name
 
 
 def register_imported() -> None:
@@ -83,9 +82,7 @@ def register_imported() -> None:
             continue
         try:
             for path in lib.early_types:
-                t: Any = top
-                for name in path.split("."):
-                    t = getattr(t, name)
+                t: Any = functools.reduce(getattr, path.split("."), top)
                 if t not in BY_TYPE:
                     resolve_type(t)
         except Exception:  # noqa: BLE001 - half imported, or its backend's requirements missing: first sight decides

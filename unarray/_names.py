@@ -153,8 +153,7 @@ def keyword_error(fn: Callable[..., Any], given: Iterable[str], first: object = 
     if not wrong or takes_any:
         return None
     if op is None:
-        module = getattr(fn, "__module__", "") or ""
-        sub = module.rpartition(".")[2]
+        sub = (getattr(fn, "__module__", "") or "").rpartition(".")[2]
         op = f"{sub}.{fn.__name__}" if sub in ("nn", "linalg", "fft") else fn.__name__
     key = wrong[0]
     return ArgumentTypeError(_keyword_message(op, key, keywords, params), op=op, backend=_backend_name(first))

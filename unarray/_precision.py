@@ -14,6 +14,7 @@ exposure: docs/precision.md, "The switch, and your framework settings").
 from __future__ import annotations
 
 import contextvars
+import functools
 import os
 import sys
 from _thread import get_ident
@@ -64,9 +65,7 @@ def tracing() -> bool:
             found = sys.modules.get(top)
             if found is None:
                 continue
-            for name in path:
-                found = getattr(found, name)
-            _IS_COMPILING.append(found)
+            _IS_COMPILING.append(functools.reduce(getattr, path, found))
             break
         else:
             return False
@@ -148,8 +147,7 @@ class precision:
         try:
             _POLICY.reset(self._token)
         except ValueError as e:
-            # Note: another context's policy is not this scope's to restore (resetting it would overwrite
-            # whatever that context chose), so the exit is refused rather than guessed.
+            # Note: another context's policy is not this scope's to overwrite: the exit is refused, not guessed.
             raise ArgumentError(
                 "this scope was entered in another context (thread, asyncio task or contextvars.Context.run) "
                 "than the one leaving it, so it cannot restore that context's policy; open and close each "

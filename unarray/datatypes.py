@@ -194,11 +194,9 @@ def promoted_name(arrays_and_dtypes: tuple[Any, ...]) -> tuple[str | None, built
     for a in arrays_and_dtypes:
         if isinstance(a, _SCALARS):
             continue
-        n = canonical_name(a)
+        n = canonical_name(a) or canonical_name(getattr(a, "dtype", None))
         if n is None:
-            n = canonical_name(getattr(a, "dtype", None))
-            if n is None:
-                return None, False
+            return None, False
         if out is None:
             out = n
         elif n != out:
@@ -314,15 +312,12 @@ def _info(fn: Any, t: Any, refused: dict[str, Any]) -> Any:
     name = canonical_name(t)
     if name is None:
         b = _one(t, op)
-        arg = t
     else:
         # (the class's bases too: the namespace bound to MLX hands out a subclass of MLX's dtype)
         root = next((r for k in type(t).__mro__ if (r := ROOTS.get(k.__module__.partition(".")[0]))), None)
         b = _backend_named(root or _DEFAULT, op)
     try:  # frame(op): its except clause is the template's (tools/gen_frontend.py)
-        if name is not None:
-            arg = b.dtype(name)
-        r = getattr(b, op)(arg)
+        r = getattr(b, op)(t if name is None else b.dtype(name))
     except Exception as e:
         raise _fail(op, b, e) from e
     # Note: torch's finfo/iinfo name their dtype as a string; the field is the library's dtype object, the one its

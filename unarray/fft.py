@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys as _sys
 from collections.abc import Sequence
+from functools import partial as _partial
 from typing import Any, Literal
 
 from unarray import _docs
@@ -17,9 +18,7 @@ from unarray._typing import A, Array, DeviceLike, DTypeLike, Refused
 
 __all__ = ["fftfreq", "rfftfreq"]
 
-
-def __dir__() -> list[str]:
-    return _public_dir(__all__)
+__dir__ = _partial(_public_dir, __all__)
 
 
 def _frequencies(fn: Any, n: int, d: float, dtype: Any, device: Any, backend: Any, refused: dict[str, Any]) -> Array:

@@ -147,11 +147,8 @@ def _handed(b: Any, x: Any, a: Any, op: str) -> Any:
     # it (CuPy, JAX); an array on an accelerator is only handed over (another device is the caller's to move).
     src = one(a, op)
     here = src.device_of(a)
-    if here.kind == "cpu" and not src.is_tracer(a):
-        want = b.device_of(x)
-        if want != here:
-            return to(a, b.name, device=want, _op=op)
-    return to(a, b.name, _op=op)
+    want = b.device_of(x) if here.kind == "cpu" and not src.is_tracer(a) else here
+    return to(a, b.name, device=None if want == here else want, _op=op)
 
 
 def apply_numpy(fn: Callable[..., Any], *arrays: Array, shape: tuple[int, ...], dtype: DTypeLike,

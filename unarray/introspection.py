@@ -134,9 +134,7 @@ def backends(probe: bool = False) -> list[BackendInfo]:
         info = BackendInfo(name, installed, _version(name) if installed else None, loaded)
         if probe and installed:
             try:
-                b = _backends.get(name)
-                devs = tuple(b.devices())
-                info = BackendInfo(name, True, info.version, True, True, devs)
+                info = BackendInfo(name, True, info.version, True, True, tuple(_backends.get(name).devices()))
             except Exception as e:  # a broken install is reported, not raised
                 info = BackendInfo(name, True, info.version, loaded, False, (), f"{type(e).__name__}: {e}")
         out.append(info)
