@@ -144,22 +144,14 @@ def _sdpa(q: Any, k: Any, v: Any, mask: Any, kernel: Any, impl: str, is_causal: 
     return jnp.swapaxes(out, -2, -3) if layout == "bhsd" else out
 
 
-_JITTED: dict[tuple[Any, ...], Any] = {}
-
-
-def _compiled(kernel: Any, impl: str, is_causal: bool, scale: float, layout: str, barrier: bool = True,
-              top: bool = False, precision: str | None = None, keys: tuple[int, int] | None = None,
-              band: tuple[Any, ...] | None = None) -> Any:
-    # Note: one jitted callable per static configuration, called with arrays only: JAX's C++ dispatch fast path.
-    key = (kernel, impl, is_causal, scale, layout, barrier, top, precision, keys, band)
-    fn = _JITTED.get(key)
-    if fn is None:
-        options = EAGER_OPTIONS if top else None  # a top-level program only (see EAGER_OPTIONS)
-        fn = _JITTED[key] = jax.jit(functools.partial(_sdpa, kernel=kernel, impl=impl, is_causal=is_causal,
-                                                      scale=scale, layout=layout, barrier=barrier,
-                                                      precision=precision, keys=keys, band=band),
-                                    compiler_options=options)
-    return fn
+@functools.cache
+def _compiled(kernel: Any, impl: str, is_causal: bool, scale: float, layout: str, barrier: bool, top: bool,
+              precision: str | None, keys: tuple[int, int] | None, band: tuple[Any, ...] | None) -> Any:
+    # Note: one jitted callable per static configuration, called with arrays only: JAX's C++ dispatch fast path;
+    # compiler options for a top-level program only (see EAGER_OPTIONS).
+    return jax.jit(functools.partial(_sdpa, kernel=kernel, impl=impl, is_causal=is_causal, scale=scale, layout=layout,
+                                     barrier=barrier, precision=precision, keys=keys, band=band),
+                   compiler_options=EAGER_OPTIONS if top else None)
 
 
 def _spread(q: Any) -> bool:
