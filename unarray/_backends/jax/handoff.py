@@ -102,10 +102,8 @@ def jax_from_dlpack(x: Any, stream_ok: bool = True) -> Any:
 
 
 def jax_capsule(x: Any, stream: int | None = None) -> Any:
-    """A DLPack capsule of a single-device JAX array (None where only the public wrapper will do).
-
-    ``stream``: the consumer's CUDA stream (1 for the legacy default stream), which JAX makes wait
-    for the array's pending work; None on the CPU."""
+    # A DLPack capsule of a single-device JAX array (None where only the public wrapper will do); stream: the
+    # consumer's CUDA stream (1: the legacy default stream), which JAX makes wait for its pending work.
     e = _JAX[0] if _JAX else _jax_entry()
     if e is None or len(x._arrays) != 1:
         return None

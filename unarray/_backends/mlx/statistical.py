@@ -31,12 +31,8 @@ __all__ = ["all", "any", "argmax", "argmin", "count_nonzero", "cumulative_prod",
 
 
 def total(fn: Any, x: Any, axis: Any = None, keepdims: builtins.bool = False) -> Any:
-    """An MLX reduction (sum, prod, any, all, max, min), answered without MLX's kernel on a zero-size input.
-
-    MLX's CPU reduce kernel can spin forever on an input with no elements (seen with sum, mean, var and any
-    over an empty axis), and its prod of zero elements reads the empty buffer; every reduction here goes
-    through this. (max and min of zero elements are refused before; an empty result needs no value.)
-    """
+    # Note: MLX's CPU reduce kernel can spin forever on an input with no elements, and its prod of zero elements
+    # reads the empty buffer: every reduction here comes through this, which answers a zero-size input itself.
     if x.size:
         return fn(x, axis=axis, keepdims=keepdims)
     axes = list(range(x.ndim)) if axis is None else [ax % x.ndim for ax in ([axis] if isinstance(axis, int) else axis)]
@@ -164,17 +160,11 @@ def count_nonzero(x: Any, /, *, axis: Any = None, keepdims: builtins.bool = Fals
 def diff(x: Any, /, *, axis: int = -1, n: int = 1, prepend: Any = None, append: Any = None) -> Any:
     x = a(x)
     ax = axis % x.ndim
-
-    def edge(p: Any) -> Any:
-        if isinstance(p, (int, float, builtins.bool)):
-            shape = list(x.shape)
-            shape[ax] = 1
-            return mx.full(shape, p, x.dtype)
-        return cast(a(p), x.dtype)
-
-    parts = [*([edge(prepend)] if prepend is not None else []), x, *([edge(append)] if append is not None else [])]
+    parts = [p for p in (prepend, x, append) if p is not None]
     if len(parts) > 1:
-        x = mx.concatenate(parts, axis=ax)
+        edge = [*x.shape[:ax], 1, *x.shape[ax + 1:]]
+        x = mx.concatenate([mx.full(edge, p, x.dtype) if isinstance(p, (int, float, builtins.bool)) else
+                            cast(a(p), x.dtype) for p in parts], axis=ax)
     return differences(x, ax, n, bool)
 
 

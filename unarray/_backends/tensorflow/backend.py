@@ -76,12 +76,8 @@ _TF32 = _precision.Switch(lambda want: _tf32_get(), lambda have, want: have == w
 
 @contextlib.contextmanager
 def tf32_scope(policy: str, on_gpu: bool) -> Iterator[None]:
-    """TF32 off for "highest", on for the faster policies; the user's switch is restored after.
-
-    Note: inside tf.function TensorFlow reads the switch when the graph is traced, so the scope
-    around the traced matmul decides the precision baked into that graph. Native TF calls in other
-    threads see the switch while such a call is in flight (see unarray/_precision.py).
-    """
+    # TF32 off for "highest", on for the faster policies, the user's switch restored after. Note: inside tf.function
+    # TF reads the switch while tracing, so the scope decides the precision baked into the graph.
     if not (on_gpu or _precision.FORCE_ARBITRATION):
         yield
         return

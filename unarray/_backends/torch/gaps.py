@@ -286,16 +286,11 @@ def traceable_scalars(fn: Any, compiling: Any) -> Any:
         return fn
 
     py = frozenset(_PY_SCALARS)
-    if s1 and s2:
-        def call(x1: Any, x2: Any, /) -> Any:
-            if (type(x1) in py or type(x2) in py) and compiling():
-                x1, x2 = _operands(x1, x2)
-            return fn(x1, x2)
-    else:
-        def call(x1: Any, x2: Any, /) -> Any:
-            if type(x1 if s1 else x2) in py and compiling():
-                x1, x2 = _operands(x1, x2)
-            return fn(x1, x2)
+
+    def call(x1: Any, x2: Any, /) -> Any:
+        if ((s1 and type(x1) in py) or (s2 and type(x2) in py)) and compiling():
+            x1, x2 = _operands(x1, x2)
+        return fn(x1, x2)
 
     call.__name__ = call.__qualname__ = getattr(fn, "__name__", "call")
     call.__doc__ = fn.__doc__
