@@ -31,7 +31,6 @@ DEFAULT_FLOAT, DEFAULT_INT, INDEX = float32, int64, int64
 FLOATS = frozenset({float16, bfloat16, float32, float64})
 INTS = frozenset({int8, int16, int32, int64})
 UNSIGNED = frozenset({uint8, uint16, uint32, uint64})
-_NP = {k: np.dtype(k) for k in DT if k != "bfloat16"}
 
 
 class NamespaceDtype(mx.Dtype):
@@ -145,11 +144,11 @@ def finfo(type: Any, /) -> Any:  # noqa: A002
     d = float32 if d == complex64 else d
     if d not in FLOATS:
         raise DTypeError(f"finfo needs a floating dtype, got {name(d)}")
-    return _promote.Info(d, _BF16 if d == bfloat16 else np.finfo(_NP[name(d)]), True, name(d))
+    return _promote.Info(d, _BF16 if d == bfloat16 else np.finfo(name(d)), True, name(d))
 
 
 def iinfo(type: Any, /) -> Any:  # noqa: A002
     d = type.dtype if isinstance(type, mx.array) else native(type)
     if d not in INTS and d not in UNSIGNED:
         raise DTypeError(f"iinfo needs an integer dtype, got {name(d)}")
-    return _promote.Info(d, np.iinfo(_NP[name(d)]), False, name(d))
+    return _promote.Info(d, np.iinfo(name(d)), False, name(d))

@@ -4,15 +4,10 @@ Imports MLX through sys.modules on first use."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from unarray._backends._handoff import Handoff, LazyNumpy, Snapshot
+from unarray._backends._handoff import Handoff, Snapshot
 from unarray._backends._host import aligned_copy
-
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = LazyNumpy(globals())
 
 
 class MLXHandoff(Handoff):
@@ -31,6 +26,8 @@ class MLXHandoff(Handoff):
         raise Snapshot("MLX imports foreign buffers by copying them", from_dlpack(producer))
 
     def compact_copy(self, x: Any, backend: Any) -> Any:
+        import numpy as np
+
         return aligned_copy(np.asarray(x))
 
 

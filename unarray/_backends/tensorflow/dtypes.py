@@ -53,10 +53,6 @@ def const(v: Any, dtype: Any = None) -> Any:
     return tf.constant(v, dtype)
 
 
-def is_float(d: Any) -> builtins.bool:
-    return d in FLOATS
-
-
 def cast(x: Any, d: Any) -> Any:
     return x if x.dtype == d else tf.cast(x, d)
 

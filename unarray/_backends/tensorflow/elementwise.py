@@ -25,7 +25,6 @@ from unarray._backends.tensorflow.dtypes import (
     int16,
     int32,
     int64,
-    is_float,
     promote,
     t,
     truth,
@@ -116,7 +115,7 @@ def square(x: Any, /) -> Any:
 
 
 def reciprocal(x: Any, /) -> Any:
-    return divide(1.0, x) if not is_float(t(x).dtype) else tf.math.reciprocal(x)
+    return divide(1.0, x) if t(x).dtype not in FLOATS else tf.math.reciprocal(x)
 
 
 def _rounding(fn: Any) -> Any:
