@@ -5,16 +5,13 @@ and the fast paths with NumPy and torch. Imports JAX through sys.modules on firs
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from unarray._backends._handoff import FastPath, Gather, Handoff, LazyNumpy, NeedsCopy, OtherDevice, mod
 from unarray._backends._host import aligned_copy, is_permutation, np_ptr, own_array, writable_view
 from unarray._errors import DTypeError, HandoffError
 
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = LazyNumpy(globals())
+np = LazyNumpy(globals())
 
 # -- the calls jnp.from_dlpack and the export end in ------------------------------------------
 # Each is resolved once and probed on a small array; where an installed version lacks it or the probe

@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from unarray._backends._handoff import (
     GUARD_ATTR,
@@ -25,10 +25,7 @@ from unarray._backends._handoff import (
 from unarray._backends._host import aligned_copy, np_ptr, own_array, writable_view
 from unarray._errors import DTypeError
 
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = LazyNumpy(globals())
+np = LazyNumpy(globals())
 
 # -- the calls TensorFlow's DLPack wrappers end in (its context kept) ---------------------------
 

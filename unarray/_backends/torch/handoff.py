@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from unarray._backends._handoff import GUARD_WRITABLE as _GUARD_WRITABLE
 from unarray._backends._handoff import (
@@ -26,10 +26,7 @@ from unarray._backends._host import aligned_copy, writable_view
 from unarray._errors import DTypeError, HandoffError
 from unarray._kernels.layout_route import contiguous
 
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = LazyNumpy(globals())
+np = LazyNumpy(globals())
 
 _TORCH_RAW_STREAM: list[Any] = []
 
