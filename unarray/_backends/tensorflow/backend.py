@@ -110,13 +110,13 @@ def _skip_autograph() -> None:
 _skip_autograph()
 
 
-def _fast_first(op: str, *keywords: str, cpu_only: bool = False) -> Any:
+def _fast_first(op: str, cpu_only: bool = False) -> Any:
     # A reduction's method: fast.py's eager path where it applies (else None), else statistical.py's general one.
     quick, general = getattr(fast, op), getattr(statistical, op)
 
-    def method(self: Any, x: Any, *args: Any) -> Any:
-        r = None if cpu_only and _has_gpu() else quick(x, *args)
-        return r if r is not None else general(x, **dict(zip(keywords, args, strict=True)))
+    def method(self: Any, x: Any, axis: Any, keepdims: bool) -> Any:
+        r = None if cpu_only and _has_gpu() else quick(x, axis, keepdims)
+        return r if r is not None else general(x, axis=axis, keepdims=keepdims)
 
     method.__name__, method.__qualname__ = op, f"TensorflowBackend.{op}"  # (ua.explain names it)
     return method
@@ -274,15 +274,22 @@ class TensorflowBackend(Backend):
         r = fast.prod(x, axis, keepdims) if dtype is None else None
         return r if r is not None else statistical.prod(x, axis=axis, dtype=self.dtype(dtype), keepdims=keepdims)
 
-    mean = _fast_first("mean", "axis", "keepdims")
-    var = _fast_first("var", "axis", "correction", "keepdims")
-    std = _fast_first("std", "axis", "correction", "keepdims")
+    mean = _fast_first("mean")
+
+    def var(self, x: tf.Tensor, axis: Any, correction: float, keepdims: bool) -> Any:
+        r = fast.var(x, axis, correction, keepdims)
+        return r if r is not None else statistical.var(x, axis=axis, correction=correction, keepdims=keepdims)
+
+    def std(self, x: tf.Tensor, axis: Any, correction: float, keepdims: bool) -> Any:
+        r = fast.std(x, axis, correction, keepdims)
+        return r if r is not None else statistical.std(x, axis=axis, correction=correction, keepdims=keepdims)
+
     # min, max, argmin, argmax: their fast paths on the CPU only (they read a NaN flag back and rely on the CPU
     # kernel's tie rule).
-    min = _fast_first("min", "axis", "keepdims", cpu_only=True)
-    max = _fast_first("max", "axis", "keepdims", cpu_only=True)
-    argmin = _fast_first("argmin", "axis", "keepdims", cpu_only=True)
-    argmax = _fast_first("argmax", "axis", "keepdims", cpu_only=True)
+    min = _fast_first("min", cpu_only=True)
+    max = _fast_first("max", cpu_only=True)
+    argmin = _fast_first("argmin", cpu_only=True)
+    argmax = _fast_first("argmax", cpu_only=True)
 
 
 BACKEND = TensorflowBackend()
