@@ -1,14 +1,5 @@
-"""MLX's compiler under ``ua.jit``: ``mx.compile``, one compiled function per entry.
-
-``mx.compile`` traces on its array arguments (a new shape or dtype traces anew) and takes a few Python values
-(numbers, strings, ``None``) as constants, keyed by ``==`` (``1`` and ``True`` share a trace) and refusing any
-other value. Under ``ua.jit`` the array leaves of the arguments are the compiled function's inputs, and
-everything else (static arguments, Python numbers, ``None``, any hashable value, and the tuples, lists and dicts
-holding them) is compiled in, keyed by type and value as ``ua.jit`` keys static arguments: a new value traces
-anew. An unhashable value, or another library's array, is refused (the call runs eagerly with a warning).
-On the CPU, MLX builds each new element-wise kernel with a C++ compiler, and a number compiled in is part of its
-kernel: pass a value that changes from call to call as an MLX array, not a Python number.
-"""
+"""MLX's compiler under ``ua.jit``: ``mx.compile``, one compiled function per entry, the array leaves of the arguments
+its inputs and everything else compiled in, keyed by type and value (the rules: docs/jit.md)."""
 
 from __future__ import annotations
 
