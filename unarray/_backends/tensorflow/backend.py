@@ -1,7 +1,5 @@
-# The TensorFlow backend class (the package's docstring says what the others hold): devices, dtypes, the TF32
-# switch, the hot ops. Every module here imports tensorflow at its top: the registry (unarray/_backends/__init__.py)
-# imports the package only once a TF tensor has been seen or the backend "tensorflow" is named.
-# TensorFlow runs float32 matmul as TF32 by default on Ampere+ GPUs: the "highest" policy switches it off.
+# The TensorFlow backend class (the package's docstring says when its modules load): devices, dtypes, the TF32
+# switch, the hot ops. TensorFlow runs float32 matmul as TF32 by default on Ampere+ GPUs: "highest" switches it off.
 from __future__ import annotations
 
 import contextlib
