@@ -39,15 +39,11 @@ def floor_divide_zero_sign(xp: Any, r: Any, x1: Any, x2: Any) -> Any:
     return xp.where(r == 0, xp.copysign(xp.zeros_like(r), a * b), r)
 
 
-def complex_parts(xp: Any, z: Any) -> tuple[Any, Any]:
-    return xp.real(z), xp.imag(z)
-
-
 def complex_sqrt(xp: Any, r: Any, z: Any, build: Any) -> Any:
     # Note: the principal root has a real part >= +0 and the imaginary sign of z (-0 included), and
     # sqrt(a + inf j) is inf + inf j even for a NaN; some kernels lose the sign or the infinity.
-    a, b = complex_parts(xp, z)
-    re, im = complex_parts(xp, r)
+    b = xp.imag(z)
+    re, im = xp.real(r), xp.imag(r)
     re, im = xp.abs(re), xp.copysign(xp.abs(im), b)
     binf = xp.isinf(b)
     re = xp.where(binf, xp.full_like(re, math.inf), re)
@@ -57,7 +53,7 @@ def complex_sqrt(xp: Any, r: Any, z: Any, build: Any) -> Any:
 
 def complex_abs(xp: Any, r: Any, z: Any) -> Any:
     # Note: |z| is +inf when either part is infinite, even when the other is NaN.
-    a, b = complex_parts(xp, z)
+    a, b = xp.real(z), xp.imag(z)
     return xp.where(xp.isinf(a) | xp.isinf(b), xp.full_like(r, math.inf), r)
 
 
@@ -65,7 +61,7 @@ def complex_expm1(xp: Any, z: Any, build: Any) -> Any:
     # exp(a)cis(b) - 1, with the real part as expm1(a)cos(b) - 2sin(b/2)**2 (accurate near 0), and the
     # standard's cases: an imaginary zero stays (expm1(a) + bj), +-0 + +-0j is +0 +-0j (a zero real part's sign
     # is not kept, unlike real expm1(-0)), -inf + (inf|NaN)j is -1 + 0j, +inf + (inf|NaN)j is inf + NaN j.
-    a, b = complex_parts(xp, z)
+    a, b = xp.real(z), xp.imag(z)
     s = xp.sin(b / 2)
     re = xp.expm1(a) * xp.cos(b) - 2 * s * s
     im = xp.exp(a) * xp.sin(b)
@@ -81,7 +77,7 @@ def complex_expm1(xp: Any, z: Any, build: Any) -> Any:
 
 def complex_log1p(xp: Any, z: Any, build: Any) -> Any:
     # log|1+z| + arg(1+z) j: near 0 through log1p(2a + a**2 + b**2)/2 (no cancellation), else log(hypot(1+a, b)).
-    a, b = complex_parts(xp, z)
+    a, b = xp.real(z), xp.imag(z)
     small = (xp.abs(a) + xp.abs(b)) < 0.5
     sa, sb = xp.where(small, a, xp.zeros_like(a)), xp.where(small, b, xp.zeros_like(b))
     near = xp.log1p(sa * (2 + sa) + sb * sb) / 2

@@ -56,7 +56,6 @@ class DaskBackend(Backend):
     name = "dask"
     xp = compat_dask
     native = da
-    kernel_namespace = "dask.array"
     # Note: a dask operand leads a mixed call whatever its position; eager operands join its graph.
     lazy = LIBRARY.lazy
     native_mixed_kinds = False  # NumPy's promotion widens int32 with float32 to float64
