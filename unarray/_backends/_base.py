@@ -361,10 +361,6 @@ class Backend(NNOps):
         route that plans again: Plan.again) plans every call in full."""
         return None
 
-    def scaled_dot_product_attention(self, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float,
-                                     layout: str, policy: str) -> Any:
-        return self.attention_plan(q, k, v, mask, spec, scale, layout, policy).run()
-
     # Note: axis may be left out for a 1-D x only (the standard); NumPy and JAX would flatten an N-D x.
     def take(self, x: Any, indices: Any, /, *, axis: int | None = None) -> Any:
         if axis is None:

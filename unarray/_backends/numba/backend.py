@@ -104,8 +104,7 @@ def _refusal(attr: str) -> Any:
 
 
 for _op in ("matmul", "tensordot", "vecdot", "linalg_matrix_power", "matrix_transpose", "permute_dims", "sum", "prod",
-            "mean", "var", "std", "min", "max", "argmin", "argmax", "any", "all", "cumulative_sum", "cumulative_prod",
-            "scaled_dot_product_attention"):
+            "mean", "var", "std", "min", "max", "argmin", "argmax", "any", "all", "cumulative_sum", "cumulative_prod"):
     setattr(NumbaBackend, _op, _refusal(_op))
 
 
