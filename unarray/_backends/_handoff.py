@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from unarray._errors import DTypeError, HandoffError
+
 
 class LazyNumpy:
     """A module's ``np`` until its first use, which puts NumPy itself in its place.
@@ -326,8 +328,6 @@ def capsule_data(cap: Any) -> tuple[int, bool]:
     """(address of the first element, read-only flag) of an unconsumed DLPack capsule."""
     import ctypes  # (on first use: ctypes costs every import of unarray otherwise)
 
-    from unarray._errors import HandoffError
-
     get_name, get_pointer = ctypes.pythonapi.PyCapsule_GetName, ctypes.pythonapi.PyCapsule_GetPointer
     get_name.restype, get_name.argtypes = ctypes.c_char_p, [ctypes.py_object]
     get_pointer.restype, get_pointer.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
@@ -359,8 +359,6 @@ def ml_dtype(name: str, backend: str) -> Any:
     try:
         import ml_dtypes
     except ImportError:
-        from unarray._errors import DTypeError
-
         raise DTypeError(f"NumPy has no {name} dtype without the ml_dtypes package; pip install ml_dtypes, or "
                          "cast the tensor first", backend=backend) from None
     return np.dtype(getattr(ml_dtypes, name))

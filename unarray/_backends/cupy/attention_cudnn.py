@@ -44,10 +44,10 @@ def as_bhsd(shape: tuple[int, ...], strides: tuple[int, ...], layout: str) -> Op
     for size, st in zip(batch[::-1], bstrides[::-1], strict=True):
         if size == 1:
             continue
-        if stride is not None and st != stride * n:
-            return None
         if stride is None:
             stride = st
+        elif st != stride * n:
+            return None
         n *= size
     if stride is None:  # no batch dimension of more than one element: any stride addresses it
         stride = max(h * sh, s * ss, d * sd, 1)

@@ -58,7 +58,6 @@ class FirstWorking:
                 continue
             self.chosen = f
             return out
-        return None
 
 
 def _uid(t: Any) -> int:

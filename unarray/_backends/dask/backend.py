@@ -164,14 +164,15 @@ class DaskBackend(Backend):
         return f"dask.array.from_array (the {src.name} array wrapped lazily, chunked like the leader; no copy)"
 
     def wrap(self, arr: Any, chunks: Any) -> Any:  # ua.to(x, "dask"): unarray/interop/_dask.py
-        return wrap(arr, chunks)
+        """A NumPy or CuPy array as a dask array (no copy: the graph holds ``arr`` and reads views of it)."""
+        return da.from_array(arr, chunks="auto" if chunks is None else chunks, asarray=False)
 
     # -- mixed calls: an eager array joins the graph as a dask array chunked like the leader -------------
     def join(self, op: str, lead_x: Any, x: Any, handoff: Any) -> Any:
         # handoff: ua.to (the caller's; a backend imports no handoff module)
         where = "cupy" if chunk_library(lead_x) == "cupy" else "numpy"
         arr = handoff(x, where, _op=op)
-        return wrap(arr, matched_chunks(lead_x, tuple(arr.shape)))
+        return self.wrap(arr, matched_chunks(lead_x, tuple(arr.shape)))
 
     # -- ua.at: a mask with one value stays chunked (where); any other index is one NumPy task over the array ----
     def at_update(self, x: Any, idx: Any, op: str, v: Any, in_place: bool) -> Any:
@@ -386,11 +387,6 @@ def matched_chunks(lead: Any, shape: tuple[int, ...]) -> Any:
         c = lead.chunks[j] if 0 <= j < lead.ndim else None
         out.append(c if c is not None and sum(c) == n and not any(math.isnan(e) for e in c) else (n,))
     return tuple(out)
-
-
-def wrap(arr: Any, chunks: Any) -> Any:
-    """A NumPy or CuPy array as a dask array (no copy: the graph holds ``arr`` and reads views of it)."""
-    return da.from_array(arr, chunks="auto" if chunks is None else chunks, asarray=False)
 
 
 BACKEND = DaskBackend()

@@ -13,6 +13,7 @@ from unarray._backends._contract import GENERIC, BackendContract
 from unarray._backends._handoff import mod
 from unarray._backends.numba import layout as _layout
 from unarray._devices import Device
+from unarray._dtypes import canonical_name
 from unarray._errors import HandoffError, UnsupportedError
 
 _ADVICE = ("Numba device arrays are inputs and outputs of handoff only; "
@@ -55,8 +56,6 @@ class NumbaBackend(Backend):
 
     def dtype(self, d: Any) -> Any:
         import numpy as np
-
-        from unarray._dtypes import canonical_name
 
         return None if d is None else np.dtype(canonical_name(d) or d)
 
