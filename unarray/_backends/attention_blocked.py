@@ -1,7 +1,7 @@
 # Attention shared by every backend: the blocked online-softmax path written in
 # array-API ops through a backend's namespace (the fallback everywhere, and the
-# kernel of backends without a fused one), plus the small helpers the native
-# paths share (causal offset, rows with nothing to attend).
+# kernel of backends without a fused one), and the per-query-block route of a
+# fused kernel that takes a dense mask only (torch's CPU SDPA, for a structured mask).
 # Each route is a Plan (_nn.py): the kernel it enters and the call that enters it.
 # The backend base class calls it; it imports the base class for types only. Another library's fused
 # kernels, borrowed for a GPU array, are the front end's plan (unarray/nn.py), not this module's.
