@@ -10,15 +10,13 @@ import itertools
 import math
 from typing import Any
 
-import dask.array as _da
 import numpy as np
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
 from unarray._backends._nn import Plan
-from unarray._backends.dask.chunks import chunk_library
+from unarray._backends.dask.chunks import chunk_library, da
 
-da: Any = _da  # (dask ships no type hints)
 _FAN_IN = 4  # partial states merged per task of the tree over key chunks
 _HALF = ("float16", "bfloat16")
 

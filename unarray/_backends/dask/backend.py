@@ -26,14 +26,12 @@ from unarray._backends._xp_shared import UniqueAllResult, UniqueCountsResult, Un
 from unarray._backends.attention_masks import MaskSpec
 from unarray._backends.dask import LIBRARY
 from unarray._backends.dask import chunks as dask_chunks
-from unarray._backends.dask.chunks import chunk_library, chunked_matmul, per_matrix, stable_var
+from unarray._backends.dask.chunks import chunk_library, chunked_matmul, da, per_matrix, stable_var
 from unarray._devices import Device, parse_device
 from unarray._dtypes import DType, canonical_name
 from unarray._errors import DeviceMismatchError, ShapeError, UnarrayError, UnsupportedError
 
-# (dask and array-api-compat's dask namespace ship no type hints)
-da: Any = _da
-compat_dask: Any = _compat_dask
+compat_dask: Any = _compat_dask  # (array-api-compat's dask namespace ships no type hints, nor dask)
 _CPU = Device("cpu")
 
 
