@@ -10,7 +10,7 @@ import copy
 from typing import Any, cast
 
 from unarray._devices import Device
-from unarray._dtypes import DTYPES, DType
+from unarray._dtypes import DTYPES, SPEC_DTYPE_NAMES, DType
 from unarray._errors import ArgumentError
 
 __all__ = ["Info", "with_library"]
@@ -94,7 +94,7 @@ class Info:
         Only the standard's dtypes: ``ua.float16`` and ``ua.bfloat16`` exist as extensions but are not listed."""
         wanted = self._kinds(kind)
         return {n: self._dtypes[n] for n in self._backend.dtype_names(self._where(device))
-                if n in _STANDARD and DType(n).kind in wanted}
+                if n in SPEC_DTYPE_NAMES and n != "float16" and DType(n).kind in wanted}
 
     def default_dtypes(self, *, device: Any = None) -> dict[str, Any]:
         """``"real floating"``, ``"complex floating"``, ``"integral"`` and ``"indexing"`` defaults on ``device``."""
@@ -122,8 +122,3 @@ class Info:
                                     op="__array_namespace_info__().dtypes")
             out.update(_KINDS[k])
         return out
-
-
-# The standard's (2025.12) dtypes: float16 and bfloat16 are extensions.
-_STANDARD = frozenset(("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32",
-                       "float64", "complex64", "complex128"))
