@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from unarray._backends._nn import Plan
+from unarray._backends._nn import HALF, Plan
 from unarray._backends.attention_masks import MaskSpec
 from unarray._errors import ShapeError
 
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 
 BLOCK_Q = 512
 BLOCK_K = 512
-_HALF = ("float16", "bfloat16")
 MASK_CELLS = 1 << 22  # query rows x keys of one fused call with a dense block mask (16 MiB as torch's float mask)
 
 
@@ -35,7 +34,7 @@ def blocked_plan(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, 
 
 def _facts(b: Backend, q: Any, k: Any, spec: MaskSpec, layout: str, spans: bool = False) -> str:
     xp = getattr(b.xp, "__name__", b.name)
-    acc = "float32" if b.dtype_name(q) in _HALF else b.dtype_name(q)
+    acc = "float32" if b.dtype_name(q) in HALF else b.dtype_name(q)
     sq, sk = (int(a.shape[-2 if layout == "bhsd" else -3]) for a in (q, k))
     done = sum(len(range(keys[0][0] // BLOCK_K * BLOCK_K, keys[-1][1], BLOCK_K)) if spans else len(keys)
                for *_, keys in schedule(b, spec, sq, sk) if keys)
@@ -173,7 +172,7 @@ def blocked(b: Backend, q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale
     *batch, hq, sq, d = (int(n) for n in q.shape)
     hk, sk, dv = int(k.shape[-3]), int(k.shape[-2]), int(v.shape[-1])
     g = hq // hk
-    ct = xp.float32 if b.dtype_name(q) in _HALF else q.dtype
+    ct = xp.float32 if b.dtype_name(q) in HALF else q.dtype
     # Note: grouped-query heads become an extra axis so k and v broadcast without a copy.
     q = xp.reshape(q, (*batch, hk, g, sq, d))
     k = xp.reshape(k, (*batch, hk, 1, sk, d))

@@ -14,11 +14,10 @@ import numpy as np
 from dask.base import tokenize
 from dask.highlevelgraph import HighLevelGraph
 
-from unarray._backends._nn import Plan
+from unarray._backends._nn import HALF, Plan
 from unarray._backends.dask.chunks import chunk_library, da
 
 _FAN_IN = 4  # partial states merged per task of the tree over key chunks
-_HALF = ("float16", "bfloat16")
 
 
 def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layout: str, policy: str,
@@ -123,7 +122,7 @@ def _starts(chunks: tuple[int, ...]) -> list[tuple[int, int]]:
 def _part(qb: Any, kb: Any, vb: Any, mb: Any, additive: bool, causal: int | None, scale: float,
           policy: str, backend: Any) -> tuple[Any, Any, Any]:
     # backend: the chunks'; its products under the policy of the call that built the graph
-    ct = np.dtype(np.float32 if str(qb.dtype) in _HALF else qb.dtype)
+    ct = np.dtype(np.float32 if str(qb.dtype) in HALF else qb.dtype)
     s = backend.matmul(qb.astype(ct) * ct.type(scale), kb.astype(ct).swapaxes(-1, -2), policy)
     xp = _lib(s)
     allowed = None
