@@ -68,26 +68,30 @@ def _from_jax(jax: Handoff) -> FastPath:
     one_device, dlpack_device, export_capsule = jax.one_device, jax.dlpack_device, jax.export_capsule
 
     def jax_to_numba(x: Any) -> Any:
-        # Note: JAX's __cuda_array_interface__ (what numba.cuda.as_cuda_array reads) names no stream and
-        # does not wait for the array's pending work (xla/python/py_array.cc, CudaArrayInterface), so Numba
-        # could read the memory before JAX had written it (docs/design-notes.md). JAX's DLPack export with
-        # Numba's stream makes that stream wait for the array instead (no host synchronize), and its capsule,
-        # held with the array as the view's owner, keeps the buffer while the view lives; the interface describes it.
-        x, platform = one_device(x)
-        if platform == "cpu":
-            raise OtherDevice("Numba device arrays live on the GPU")
-        stream = numba_stream() or 1  # DLPack's 1: the legacy default stream
-        cap = export_capsule(x, stream)
-        if cap is None:
-            cap = x.__dlpack__(stream=stream)
-        try:
-            cai = x.__cuda_array_interface__
-        except AttributeError as e:  # a dtype Numba has no type for (bfloat16), or a sharded array
-            raise DTypeError(f"Numba cannot take this JAX array: {e}", backend="numba") from None
-        index = dlpack_device(x)[1]
-        return numba_array(cai["data"][0], cai["shape"], None, np.dtype(cai["typestr"]), (cap, x), index)
+        return _jax_to_numba(x, one_device, dlpack_device, export_capsule)
 
     return FastPath(jax_to_numba)
+
+
+def _jax_to_numba(x: Any, one_device: Any, dlpack_device: Any, export_capsule: Any) -> Any:
+    # Note: JAX's __cuda_array_interface__ (what numba.cuda.as_cuda_array reads) names no stream and
+    # does not wait for the array's pending work (xla/python/py_array.cc, CudaArrayInterface), so Numba
+    # could read the memory before JAX had written it (docs/design-notes.md). JAX's DLPack export with
+    # Numba's stream makes that stream wait for the array instead (no host synchronize), and its capsule,
+    # held with the array as the view's owner, keeps the buffer while the view lives; the interface describes it.
+    x, platform = one_device(x)
+    if platform == "cpu":
+        raise OtherDevice("Numba device arrays live on the GPU")
+    stream = numba_stream() or 1  # DLPack's 1: the legacy default stream
+    cap = export_capsule(x, stream)
+    if cap is None:
+        cap = x.__dlpack__(stream=stream)
+    try:
+        cai = x.__cuda_array_interface__
+    except AttributeError as e:  # a dtype Numba has no type for (bfloat16), or a sharded array
+        raise DTypeError(f"Numba cannot take this JAX array: {e}", backend="numba") from None
+    index = dlpack_device(x)[1]
+    return numba_array(cai["data"][0], cai["shape"], None, np.dtype(cai["typestr"]), (cap, x), index)
 
 
 def _from_cupy(cupy: Handoff) -> FastPath:
