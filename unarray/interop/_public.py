@@ -254,11 +254,10 @@ def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str, chunks: A
         _FAST[(type(x), backend, True) if readonly else (type(x), backend)] = f
     if copy is True:
         return copy_then_convert(x, r, op)
+    out = _handoff(x, r, copy, op)
     if promise and _promise.CHECKING[0]:
-        out = _handoff(x, r, copy, op)
         _promise.record(x, s, d, op)
-        return out
-    return _handoff(x, r, copy, op)
+    return out
 
 
 def _move(x: Any, src: Any, dst: Any, here: Any, want: Any, copy: bool | None, op: str) -> Any:

@@ -4,6 +4,7 @@ holds: docs/layout.md). Its handoff function is the C hot path where built, else
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -19,15 +20,11 @@ from unarray.interop._refusals import check_source
 # same steps run in Python (fast).
 speedups = _native.load("interop._speedups")
 
-_PAIRS: dict[tuple[str, str], FastPath] = {}
 
-
+@functools.cache
 def pair(src: str, dst: str) -> FastPath:
     """The pair's path as the two libraries declare it (made once per pair)."""
-    p = _PAIRS.get((src, dst))
-    if p is None:
-        p = _PAIRS[(src, dst)] = _handoff.pair(handoff(src), handoff(dst))
-    return p
+    return _handoff.pair(handoff(src), handoff(dst))
 
 
 def _first_refused() -> Callable[[Any], Any]:
