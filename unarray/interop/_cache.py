@@ -104,17 +104,14 @@ def _drop(key: int, ref: Any, cache: dict[int, list[Any]] = CACHE) -> None:
         del cache[key]
 
 
-def sweep() -> int:
-    """Drop entries whose source only their cached views keep alive; the number dropped."""
-    dropped = 0
+def sweep() -> None:
+    """Drop entries whose source only their cached views keep alive."""
     for key, entry in list(CACHE.items()):
         x = entry[0]()
         # getrefcount(x) counts the local x and its own argument: 2 beyond everyone else's.
         if x is None or sys.getrefcount(x) - 2 <= entry[3]:
             CACHE.pop(key, None)
-            dropped += 1
         del x
-    return dropped
 
 
 def clear() -> None:

@@ -8,6 +8,7 @@ producer's memory or the caller asked for another device; it is counted in
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -382,7 +383,11 @@ def explain_to(x: Any, backend: Any, *, device: Any = None, copy: bool | None = 
     if copy is False:
         raise ArgumentError(f"{d} cannot alias this {s} array ({why}), so ua.to would refuse copy=False",
                             op=op, backend=d)
-    hint = "; readonly=True would alias it" if route(src, d).promises and _aliases(x, d) else ""
+    hint = ""
+    if route(src, d).promises:
+        with contextlib.suppress(*REFUSALS):
+            route(src, d, True).conv(x)  # whether the promise route's converter takes x (the view is dropped)
+            hint = "; readonly=True would alias it"
     return Explanation(op, d, here, kernel, None, (f"{s} -> {d}: one copy ({why}){hint}",), 1)
 
 
@@ -393,15 +398,6 @@ def handoff_name(x: Any, lead: Any, op: str) -> str:
     if lead.lazy:
         return str(lead.handoff_path(src, x))
     return route(src, lead.name).name()  # the route the call takes, made as the call makes it
-
-
-def _aliases(x: Any, d: str) -> bool:
-    # Whether the promise route's converter takes x (the view is dropped).
-    try:
-        route(one(x, "to"), d, True).conv(x)
-    except REFUSALS:
-        return False
-    return True
 
 
 def _same(x: Any, op: str) -> Any:
