@@ -20,11 +20,9 @@ if TYPE_CHECKING:
     from unarray.interop._routes import Route
 
 
-# -- the weak cache --------------------------------------------------------------------------
 # id(source) -> [weakref to source, signature, {target: (out, out signature[, source device])},
 # internal refs]; the device only for a stream-ordered pair (store). The view usually holds the source
-# alive, so store() records the references it added and sweep() drops entries with no reference besides
-# those. Entries also die with their source (weakref callback); the table holds at most MAX.
+# alive: store() records the references it added, sweep() drops entries with none besides those.
 
 MAX = 256
 CACHE: dict[int, list[Any]] = {}

@@ -1,10 +1,4 @@
-"""Handoff between libraries: ``ua.to``, ``ua.from_dlpack``, ``ua.stats``.
-
-Data moves through DLPack (or ``__cuda_array_interface__`` where that is the
-faster correct path). A copy happens only where the consumer cannot alias the
-producer's memory or the caller asked for another device; it is counted in
-:func:`stats`, and ``copy=False`` turns it into a :class:`HandoffError`.
-"""
+"""``ua.to`` and ``ua.stats`` (how data moves, and when it is copied: the package's docstring)."""
 
 from __future__ import annotations
 
