@@ -40,20 +40,13 @@ def to(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, chunks: Any, 
     return x, handoff(dst.name).chunk_library(src.device_of(x).kind)
 
 
-def copy_reason(x: Any, src: Any, dst: Any, op: str) -> str | None:
-    """For ``ua.explain``: wrapping an eager array copies nothing; computing a dask array to join is refused."""
-    if src.lazy and not dst.lazy:
-        raise _never_joined(src, dst, op)
-    return None
-
-
 def _computed(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, op: str) -> tuple[Any, str | None]:
     if copy is False:
         raise HandoffError(f"handing a {src.name} array to {dst.name} computes it into a new {dst.name} array (a "
                            f"copy), but copy=False; pass copy=None to compute, or keep computing with {src.name} (ua "
                            f"ops on the {src.name} array stay lazy)", op=op, backend=src.name)
     if op not in _EXPLICIT:
-        raise _never_joined(src, dst, op)
+        raise never_joined(src, dst, op)
     where = src.device_of(x)
     if device is None and dst.name == HOST and where.kind != "cpu":
         raise HandoffError(f"this {src.name} array's chunks are on {where}, and {handoff(dst.name).noun} live on the "
@@ -69,7 +62,7 @@ def _computed(x: Any, src: Any, dst: Any, device: Any, copy: bool | None, op: st
     return out, None if lib == dst.name and device is None else dst.name
 
 
-def _never_joined(src: Any, dst: Any, op: str) -> HandoffError:
+def never_joined(src: Any, dst: Any, op: str) -> HandoffError:
     return HandoffError(f"a {src.name} array is never computed to join a {dst.name} array (it would run the whole "
                         f"graph silently); compute it first with ua.to(x, {dst.name!r}), or make the other operand "
                         f"lazy with ua.to(y, {src.name!r})", op=op, backend=src.name)

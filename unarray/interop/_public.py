@@ -321,8 +321,10 @@ def copy_reason(x: Any, backend: str, op: str) -> str | None:
     src, dst = one(x, op), backend_named(backend, op)
     if src is dst:
         return None
-    if src.lazy or dst.lazy:
-        return _dask.copy_reason(x, src, dst, op)
+    if src.lazy or dst.lazy:  # wrapping an eager array copies nothing; computing a dask array to join is refused
+        if src.lazy and not dst.lazy:
+            raise _dask.never_joined(src, dst, op)
+        return None
     if src.is_tracer(x):
         raise traced_error(src.name, dst.name, op)
     r = route(src, dst.name)
