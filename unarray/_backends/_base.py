@@ -44,8 +44,6 @@ class Backend(NNOps):
 
     xp: Any
     native: Any
-    # Where the hot ops' kernels live, for ua.explain ("jax.numpy"); the framework by default.
-    kernel_namespace: ClassVar[str | None] = None
     # A lazy backend (dask) leads a mixed call whatever its operand's position; others join through join().
     lazy: ClassVar[bool] = False
     # Elementwise ops this backend corrects beyond its library's kernel: a lazy backend whose chunks are this
@@ -232,9 +230,6 @@ class Backend(NNOps):
     def from_dlpack(self, x: Any, *, device: Any = None, copy: bool | None = None) -> Any:
         kw = {k: v for k, v in (("copy", copy), ("device", device)) if v is not None}
         return self.xp.from_dlpack(x, **kw)
-
-    def data_ptr(self, x: Any) -> int:
-        raise NotImplementedError
 
     # -- explain -------------------------------------------------------------------------
     def kernel_name(self, op: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:

@@ -235,7 +235,7 @@ def handoff_case(src: str, dst: str, device: Any, dtype: str, strided: bool, see
         elif not np.array_equal(to_numpy(y), base):
             status, message = "fail", "values changed in the handoff"
         else:
-            same = _backends.get(src).data_ptr(x) == _backends.get(dst).data_ptr(y)
+            same = _backends.handoff(src).data_ptr(x) == _backends.handoff(dst).data_ptr(y)
             if owned:
                 if same or st.get("copies", 0) != 1:
                     status, message = "fail", (f"a writable alias of an immutable {src} array" if same else

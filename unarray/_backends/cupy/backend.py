@@ -231,9 +231,6 @@ class CupyBackend(Backend):
     # the route, its common cases answered first (layout.py); CuPy's copy declared as the hot call
     ascontiguousarray = _layout.compact if _COMPACT is None else _COMPACT.bind(_layout.compact)
 
-    def data_ptr(self, x: cupy.ndarray) -> int:
-        return int(x.data.ptr)
-
     def to_numpy(self, x: cupy.ndarray) -> Any:
         return x.get()
 

@@ -130,10 +130,6 @@ class DaskBackend(Backend):
     def creation_device(self, x: Any) -> dict[str, Any]:
         return {}
 
-    def data_ptr(self, x: Any) -> int:
-        raise UnsupportedError("a dask array is a graph, with no buffer until computed; ua.to(x, 'numpy') "
-                               "computes it", op="data_ptr", backend=self.name)
-
     def from_dlpack(self, x: Any, *, device: Any = None, copy: bool | None = None) -> Any:
         return da.from_array(np.from_dlpack(x, copy=copy))
 

@@ -191,7 +191,6 @@ class JaxBackend(Backend):
     compiler = JaxCompiler()
     xp = jnp
     native = jax
-    kernel_namespace = "jax.numpy"
     immutable = True
 
     def __getattr__(self, op: str) -> Any:
@@ -317,9 +316,6 @@ class JaxBackend(Backend):
                                          "JAX arrays: put them on one mesh, e.g. ua.to(x2, 'jax', "
                                          "device=ua.device(x1)))")
         return None
-
-    def data_ptr(self, x: jax.Array) -> int:
-        return int(x.unsafe_buffer_pointer())
 
     def precision_used(self, policy: str, x: jax.Array) -> str:
         return precision_label(policy, self.device_of(x))

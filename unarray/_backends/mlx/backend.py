@@ -42,7 +42,6 @@ class MLXBackend(Backend):
     native = mx
     immutable = IMMUTABLE
     compiler = MLXCompiler()
-    kernel_namespace = "mlx.core"
 
     def is_array_type(self, t: type) -> bool:
         return issubclass(t, mx.array)
@@ -125,9 +124,6 @@ class MLXBackend(Backend):
     def to_device(self, x: Any, device: Any) -> Any:
         self._on_device(x.dtype, self.native_device(device))
         return x
-
-    def data_ptr(self, x: Any) -> int:
-        return int(np.from_dlpack(x).__array_interface__["data"][0])
 
     # -- ua.at, ua.apply_numpy ---------------------------------------------------------------------
     def at_update(self, x: Any, idx: Any, op: str, v: Any, in_place: bool) -> Any:

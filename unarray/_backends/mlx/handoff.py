@@ -30,5 +30,10 @@ class MLXHandoff(Handoff):
 
         return aligned_copy(np.asarray(x))
 
+    def data_ptr(self, x: Any) -> int | None:
+        import numpy as np
+
+        return int(np.from_dlpack(x).__array_interface__["data"][0])
+
 
 HANDOFF = MLXHandoff()

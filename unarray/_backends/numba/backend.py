@@ -61,9 +61,6 @@ class NumbaBackend(Backend):
 
     layout_route = staticmethod(_layout.route)  # ua.ascontiguousarray's route (layout.py)
 
-    def data_ptr(self, x: Any) -> int:
-        return int(x.__cuda_array_interface__["data"][0])
-
     def to_numpy(self, x: Any) -> Any:
         return x.copy_to_host()
 

@@ -96,9 +96,6 @@ class NumpyBackend(Backend):
     def layout_route(self, x: Any) -> Route:
         return AS_IS if x.flags.c_contiguous else _NATIVE_COPY
 
-    def data_ptr(self, x: _NDArray) -> int:
-        return int(x.__array_interface__["data"][0])
-
     # Hot ops: NumPy 2 conforms, so these are the native callables.
     # The ufunc itself: no Python frame between the front end and the kernel.
     matmul = staticmethod(ignoring_policy(np.matmul))

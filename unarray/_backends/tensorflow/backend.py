@@ -219,14 +219,6 @@ class TensorflowBackend(Backend):
         out.set_shape(shape)
         return out
 
-    def data_ptr(self, x: tf.Tensor) -> int:
-        # Best effort: TF exposes no pointer; a CPU tensor's buffer is visible through DLPack to NumPy.
-        import numpy as np
-
-        if self.device_of(x).kind != "cpu":
-            raise NotImplementedError("TensorFlow exposes no device pointer; compare on the CPU")
-        return int(np.from_dlpack(dtypes.t(x)).__array_interface__["data"][0])
-
     def precision_used(self, policy: str, x: tf.Tensor) -> str:
         if not _on_gpu(x):
             return "float32 (the CPU runs no reduced-precision matmul passes)"

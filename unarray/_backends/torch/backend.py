@@ -120,9 +120,6 @@ class TorchBackend(Backend):
     # the route, its common cases answered first (layout.py); torch's copy declared as the hot call (natives.py)
     ascontiguousarray = _natives.COMPACT.bind(_layout.compact)
 
-    def data_ptr(self, x: torch.Tensor) -> int:
-        return int(x.data_ptr())
-
     compiling = staticmethod(_tp.compiling)
 
     # Note: inside torch.compile every tensor is traced, so it leads an eager operand of another library.
