@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from unarray._kernels.layout_plan import Plan, plan
 
-__all__ = ["AS_IS", "KEPT_RUN_MIN_BYTES", "KERNEL_MIN_BYTES", "TRITON_MAX_ELEMENT_BYTES", "Route", "contiguous",
+__all__ = ["AS_IS", "KEPT_RUN_MIN_BYTES", "KERNEL_MIN_BYTES", "TRITON_MAX_ELEMENT_BYTES", "Route",
            "cuda_kernels", "cuda_label", "plan_if_worth", "triton_label", "unstrided"]
 
 # The route rule (why each constant, with its figures: docs/design-notes.md, "Layout kernels").
@@ -55,11 +55,6 @@ AS_IS = Route("as is", "none (already C-contiguous: x is returned as is)", _same
 def unstrided(name: str) -> Route:
     """The route of a library whose arrays carry no strides (the caller sees every array as compact)."""
     return Route("as is", f"none ({name} arrays carry no strides: x is returned as is)", _same)
-
-
-def contiguous(b: Any, x: Any) -> Any:
-    """``x`` (an array of backend ``b``) as a compact C-ordered array, by ``b``'s route."""
-    return b.ascontiguousarray(x)
 
 
 @functools.lru_cache(maxsize=1024)

@@ -167,9 +167,7 @@ class CupyHandoff(Handoff):
 
     def compact_copy(self, x: Any, backend: Any) -> Any:
         if not x.flags.c_contiguous:
-            from unarray._kernels.layout_route import contiguous
-
-            return contiguous(backend, x)  # ua.ascontiguousarray's route (its tiled transpose where it wins)
+            return backend.ascontiguousarray(x)  # ua.ascontiguousarray's route (its tiled transpose where it wins)
         return mod("cupy").array(x, copy=True, order="C")
 
     def data_ptr(self, x: Any) -> int | None:

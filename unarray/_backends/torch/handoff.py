@@ -24,7 +24,6 @@ from unarray._backends._handoff import (
 )
 from unarray._backends._host import aligned_copy, writable_view
 from unarray._errors import DTypeError, HandoffError
-from unarray._kernels.layout_route import contiguous
 
 np = LazyNumpy(globals())
 
@@ -315,7 +314,7 @@ class TorchHandoff(Handoff):
         x = x.detach().resolve_conj().resolve_neg()
         if x.is_cuda and not x.is_contiguous():
             # ua.ascontiguousarray's route: its tiled transpose where that beats torch's strided copy
-            return contiguous(backend, x)
+            return backend.ascontiguousarray(x)
         return x.clone(memory_format=mod("torch").contiguous_format)
 
     def copy_for(self, x: Any, dst: str, backend: Any) -> tuple[Any, str]:
