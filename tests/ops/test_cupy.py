@@ -3,9 +3,11 @@ and GPU-side checks that run under ``--devices gpu``. Also the Numba edge-only b
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import types
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -139,6 +141,16 @@ def test_effective_float32_compute_reads_cupy_tf32() -> None:
     assert cpb.effective_float32_compute(2, types, {}) == "tf32"
 
 
+@contextlib.contextmanager
+def precision_scope(policy: str) -> Iterator[None]:
+    # CuPy's float32 compute type for the block through the backend's switch, the user's restored after.
+    token = cpb._COMPUTE.enter(policy)
+    try:
+        yield
+    finally:
+        cpb._COMPUTE.leave(token)
+
+
 def test_precision_scope_sets_and_restores(monkeypatch: pytest.MonkeyPatch) -> None:
     from cupy._core import _routines_linalg as rl
 
@@ -152,15 +164,15 @@ def test_precision_scope_sets_and_restores(monkeypatch: pytest.MonkeyPatch) -> N
 
     monkeypatch.setattr(rl, "set_compute_type", set_)
     monkeypatch.setenv("CUPY_TF32", "1")
-    with cpb.precision_scope("highest"):
+    with precision_scope("highest"):
         assert state["f32"] == rl.COMPUTE_TYPE_FP32
     assert state["f32"] == rl.COMPUTE_TYPE_DEFAULT
     monkeypatch.setenv("CUPY_TF32", "0")
     seen.clear()
-    with cpb.precision_scope("highest"):  # default without CUPY_TF32 is already float32: untouched
+    with precision_scope("highest"):  # default without CUPY_TF32 is already float32: untouched
         pass
     assert seen == []
-    with cpb.precision_scope("tf32"):
+    with precision_scope("tf32"):
         assert state["f32"] == rl.COMPUTE_TYPE_TF32
     assert state["f32"] == rl.COMPUTE_TYPE_DEFAULT
 

@@ -10,7 +10,6 @@ import contextlib
 import functools
 import math
 import os
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import array_api_compat.cupy as compat_cupy
@@ -140,20 +139,6 @@ def _fill_reads() -> None:
     types = set(_types().values())
     for p in _precision.POLICIES:
         _READS[p] = (_rl().get_compute_type, (_F32,), tuple(sorted(t for t in types if _gives(t, p))))
-
-
-@contextlib.contextmanager
-def precision_scope(policy: str) -> Iterator[None]:
-    """CuPy's float32 cuBLAS compute type for the block, the user's restored after.
-
-    Note: COMPUTE_TYPE_FP32 is plain float32 (no TF32 even with CUPY_TF32=1); TF32 and BF16 use the
-    tensor-core fast paths (CUBLAS_COMPUTE_32F_FAST_TF32 / _FAST_16BF).
-    """
-    token = _COMPUTE.enter(policy)
-    try:
-        yield
-    finally:
-        _COMPUTE.leave(token)
 
 
 _compat_asarray: Any = getattr(compat_cupy, "asarray")  # noqa: B009 - compat's cupy namespace has no stubs
