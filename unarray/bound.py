@@ -44,7 +44,7 @@ _FFT_CREATION = ("fftfreq", "rfftfreq")
 
 # unarray's public names (functions, dtypes, constants, extensions), filled once this module is defined (below).
 _PUBLIC: dict[str, Any] = {}
-_CACHE: dict[tuple[str, Device | None, bool], BoundNamespace] = {}
+_CACHE: dict[tuple[str, type, Device | None, bool], BoundNamespace] = {}  # (the class: as _info.with_library's)
 # (backend, the ua.use device as written) -> the namespace of the device it names.
 _DEFAULTS: dict[tuple[str, str | None], BoundNamespace] = {}
 # (array type, the array's own .device) -> its namespace: the lookup of array_namespace(x) for a known x.
@@ -406,7 +406,7 @@ def _namespace(b: Backend, where: Any, source: str) -> BoundNamespace:
         if ns is None:
             ns = _DEFAULTS[named] = _namespace(b, Info(b, where).default_device(), "array")
         return ns
-    key = (b.name, where, source == "traced")
+    key = (b.name, type(where), where, source == "traced")
     ns = _CACHE.get(key)
     if ns is None:
         real = backend_named(b.name, "array_namespace")  # the backend itself, not a view of an array subclass

@@ -286,7 +286,13 @@ def test_a_library_device_that_equals_nothing_else_can_share_a_subclass_with_dev
     assert native != Both("cuda", 0) and Both("cuda", 0) != native
     assert d == ua.Device("cuda", 1) == d and hash(d) == hash(ua.Device("cuda", 1))
     assert not (ua.Device("cuda", 1) != d) and not (d != ua.Device("cuda", 1))  # the native __ne__ is not taken
+    plain = with_library(ua.Device("cuda", 1), "other")  # cached first under a key equal to d's
     again = with_library(d, "other")
-    assert type(again) is Both and again.library == "other" and native == again
+    assert type(again) is Both and again.library == "other" and native == again and type(plain) is ua.Device
+    assert with_library(ua.Device("cuda", 1), "other") is plain and with_library(d, "other") is again
+    from unarray import bound  # the namespace bound to a device: its cache tells the two classes apart too
+    b = bound.backend_named("numpy")
+    assert type(bound._namespace(b, ua.Device("cuda", 1), "array").device) is ua.Device
+    assert type(bound._namespace(b, d, "array").device) is Both
     sharded = ua.ShardedDevice("cuda", 1, mesh=(("x", 2),), spec=(("x",),), device_ids=(1, 2))
     assert d != sharded and sharded != d

@@ -15,16 +15,18 @@ from unarray._errors import ArgumentError
 
 __all__ = ["Info", "with_library"]
 
-_WITH_LIBRARY: dict[tuple[Device, str], Device] = {}
+# Keyed by the class too: a library's subclass (CuPy's) equals the plain Device of its place.
+_WITH_LIBRARY: dict[tuple[type, Device, str], Device] = {}
 
 
 def with_library(d: Device, name: str) -> Device:
     """``d`` carrying the backend ``name`` (one object per device and backend)."""
     if d.library == name:
         return d
-    if (d, name) not in _WITH_LIBRARY:
-        _WITH_LIBRARY[d, name] = type(d)(**{**vars(d), "library": name})  # (its fields are its __init__'s)
-    return _WITH_LIBRARY[d, name]
+    key = (type(d), d, name)
+    if key not in _WITH_LIBRARY:
+        _WITH_LIBRARY[key] = type(d)(**{**vars(d), "library": name})  # (its fields are its __init__'s)
+    return _WITH_LIBRARY[key]
 
 
 _KINDS = {
