@@ -156,3 +156,34 @@ def test_the_blocked_path_and_the_torch_route_are_plans(backend: Any, case: str,
     monkeypatch.setattr(_backends, "_LENDERS", lenders)
     label = _check_attention_plan(backend.asarray, case, "float32", monkeypatch)
     assert label.startswith("torch.") and f"reached from {backend.name} through DLPack" in label, label
+
+
+class DeviceNDArray:
+    # A stand-in for numba.cuda's device array (its class name and module identify it), on "cuda:0" with no driver.
+    __module__ = "numba.cuda.cudadrv.devicearray"
+
+    def __init__(self, a: np.ndarray) -> None:
+        self.a, self.shape, self.dtype, self.ndim = a, a.shape, a.dtype, a.ndim
+        self.__cuda_array_interface__ = {"data": (a.ctypes.data, True), "shape": a.shape, "typestr": a.dtype.str}
+
+
+@pytest.mark.parametrize("lender", [True, False])
+def test_numba_arrays_borrow_attention_else_a_typed_refusal_names_the_fix(lender: bool,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from unarray import _backends
+    from unarray._backends.numba import backend as nb
+
+    monkeypatch.setattr(nb, "_device_of_pointer", lambda ptr: 0)
+    q = DeviceNDArray(np.random.default_rng(0).standard_normal((1, 2, 3, 4)).astype(np.float32))
+    if lender:  # torch imported: its fused kernels take the arrays (the route test_the_blocked_path... runs)
+        pytest.importorskip("torch")
+        assert _backends.attention_lender(nb.BACKEND, q) == "torch"
+        return
+    monkeypatch.setattr(_backends, "_LENDERS", ())  # no library that lends its kernels imported
+    assert _backends.attention_lender(nb.BACKEND, q) is None
+    with pytest.raises(ua.UnsupportedError, match=r"scaled_dot_product_attention \[numba\].*ua\.to\(x, 'torch'\)"
+                                                  r".*import torch"):
+        ua.scaled_dot_product_attention(q, q, q)
+    for op in OPS:  # ua.nn's ops: the same refusal, naming each
+        with pytest.raises(ua.UnsupportedError, match=rf"ua\.nn\.{op.split()[0]} \[numba\].*ua\.to\(x, 'cupy'\)"):
+            getattr(ua.nn, op.split()[0])(q, **OPS[op])

@@ -89,18 +89,24 @@ class NumbaBackend(Backend):
     def precision_used(self, policy: str, x: Any) -> str:
         return "n/a (Numba device arrays are not computed on)"
 
+    def attention_plan(self, *args: Any, **kwargs: Any) -> Any:
+        # Reached only where no lender's fused kernels take the arrays (unarray/_lending.py): torch's, once imported.
+        raise UnsupportedError(f"{_ADVICE}; or import torch (pip install torch): its fused kernels take them",
+                               op="scaled_dot_product_attention", backend=self.name)
 
-# Every hot op (a method of Backend, so never reaching __getattr__) is a compute op: refused with the advice.
+
+# Every hot op and ua.nn's (methods of Backend, so never reaching __getattr__) is a compute op: refused with the advice.
 def _refusal(attr: str) -> Any:
     def refuse(self: NumbaBackend, *args: Any, **kwargs: Any) -> Any:
-        raise UnsupportedError(_ADVICE, op=attr.replace("linalg_", "linalg."), backend=self.name)
+        raise UnsupportedError(_ADVICE, op=attr.replace("linalg_", "linalg.").replace("nn_", "nn."), backend=self.name)
 
     refuse.__name__, refuse.__qualname__ = attr, f"NumbaBackend.{attr}"  # (what ua.explain names)
     return refuse
 
 
 for _op in ("matmul", "tensordot", "vecdot", "linalg_matrix_power", "matrix_transpose", "permute_dims", "sum", "prod",
-            "mean", "var", "std", "min", "max", "argmin", "argmax", "any", "all", "cumulative_sum", "cumulative_prod"):
+            "mean", "var", "std", "min", "max", "argmin", "argmax", "any", "all", "cumulative_sum", "cumulative_prod",
+            "nn_softmax", "nn_log_softmax", "nn_logsumexp", "nn_layer_norm", "nn_rms_norm", "nn_gelu", "nn_silu"):
     setattr(NumbaBackend, _op, _refusal(_op))
 
 
