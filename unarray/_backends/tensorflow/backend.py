@@ -15,7 +15,7 @@ from unarray._backends._base import Backend
 from unarray._backends._contract import BackendContract
 from unarray._backends._info import Info
 from unarray._backends.tensorflow import at as _at
-from unarray._backends.tensorflow import creation, dtypes, fast, linalg, linear_algebra, manipulation, statistical
+from unarray._backends.tensorflow import creation, dtypes, fast, linear_algebra, manipulation, statistical
 from unarray._backends.tensorflow import nn as _nn
 from unarray._backends.tensorflow.compile import TensorFlowCompiler
 from unarray._backends.tensorflow.dtypes import FLOATS
@@ -122,14 +122,6 @@ def _fast_first(op: str, cpu_only: bool = False) -> Any:
 
 class _Missing(UnsupportedError, AttributeError):
     pass
-
-
-# Every name of the front end is implemented for TF (its ``holes`` are the base class's, none); what TF cannot do
-# for some dtypes only (UnsupportedError for those dtypes, running for the others):
-DTYPE_HOLES: dict[str, str] = {
-    f"linalg_{op}": "float16/bfloat16: TensorFlow has no half-precision kernels; cast to float32"
-    for op in linalg.HALF_HOLES
-}
 
 
 class TensorflowBackend(Backend):
