@@ -19,10 +19,6 @@ from unarray._devices import Device, parse_device, register_native
 from unarray._dtypes import SPEC_DTYPE_NAMES
 from unarray._errors import ArgumentError, DTypeError, UnsupportedError
 
-# ua.at's ops -> the method of MLX's ArrayAt (a scatter that applies every occurrence of a repeated index).
-_AT = {"add": "add", "subtract": "subtract", "multiply": "multiply", "min": "minimum", "max": "maximum"}
-_WHERE = {"add": mx.add, "subtract": mx.subtract, "multiply": mx.multiply, "min": mx.minimum, "max": mx.maximum}
-
 
 def _gpu_kind() -> str:
     # Note: MLX's GPU is Metal on Apple silicon and CUDA (mlx-cuda) elsewhere; both are "gpu" to MLX.
@@ -137,12 +133,12 @@ class MLXBackend(Backend):
             mask = own  # an MLX boolean mask (its dtype is not named "bool")
         if mask is not None:
             # Note: MLX indexes with no boolean mask: a full-shape mask is a where.
-            return mx.where(dtypes.a(mask), v if op == "set" else _WHERE[op](x, v), x)
+            return mx.where(dtypes.a(mask), v if op == "set" else updates.apply(mx, op, x, v), x)
         if op == "set":
             out = mx.array(x)
             out[idx] = v
             return out
-        return getattr(x.at[idx], _AT[op])(v)
+        return getattr(x.at[idx], updates.UFUNC[op].__name__)(v)  # (MLX's ArrayAt applies every occurrence)
 
     def apply_numpy(self, call: Any, arrays: list[Any], shape: tuple[int, ...], dtype: Any) -> Any:
         out = call(*[np.array(a) for a in arrays])
