@@ -153,7 +153,7 @@ DTYPES: dict[str, DType] = {n: DType(n) for n in DTYPE_NAMES}
 
 
 # The standard's kind names: each kind, and the two groups of kinds.
-_KIND_GROUPS = {**{k: {k} for k in _KIND.values()}, "integral": {"signed integer", "unsigned integer"},
+KIND_GROUPS = {**{k: {k} for k in _KIND.values()}, "integral": {"signed integer", "unsigned integer"},
                 "numeric": {"signed integer", "unsigned integer", "real floating", "complex floating"}}
 
 
@@ -193,11 +193,11 @@ def isdtype(dtype: object, kind: str | object | tuple[Any, ...]) -> bool:
                          op="isdtype")
     if isinstance(kind, tuple):
         return any(isdtype(dtype, k) for k in kind)
-    if isinstance(kind, str) and kind in _KIND_GROUPS:
-        return _KIND[name] in _KIND_GROUPS[kind]
+    if isinstance(kind, str) and kind in KIND_GROUPS:
+        return _KIND[name] in KIND_GROUPS[kind]
     other = canonical_name(kind)
     if other is None:
-        raise ArgumentError(f"unknown kind {kind!r}; use one of {sorted(_KIND_GROUPS)} or a dtype", op="isdtype")
+        raise ArgumentError(f"unknown kind {kind!r}; use one of {sorted(KIND_GROUPS)} or a dtype", op="isdtype")
     return name == other
 
 

@@ -10,7 +10,7 @@ import copy
 from typing import Any, cast
 
 from unarray._devices import Device
-from unarray._dtypes import DTYPES, SPEC_DTYPE_NAMES, DType
+from unarray._dtypes import DTYPES, KIND_GROUPS, SPEC_DTYPE_NAMES, DType
 from unarray._errors import ArgumentError
 
 __all__ = ["Info", "with_library"]
@@ -27,17 +27,6 @@ def with_library(d: Device, name: str) -> Device:
     if key not in _WITH_LIBRARY:
         _WITH_LIBRARY[key] = type(d)(**{**vars(d), "library": name})  # (its fields are its __init__'s)
     return _WITH_LIBRARY[key]
-
-
-_KINDS = {
-    "bool": ("bool",),
-    "signed integer": ("signed integer",),
-    "unsigned integer": ("unsigned integer",),
-    "integral": ("signed integer", "unsigned integer"),
-    "real floating": ("real floating",),
-    "complex floating": ("complex floating",),
-    "numeric": ("signed integer", "unsigned integer", "real floating", "complex floating"),
-}
 
 
 class Info:
@@ -116,11 +105,11 @@ class Info:
     @staticmethod
     def _kinds(kind: str | tuple[str, ...] | None) -> set[str]:
         if kind is None:
-            return {"bool", *_KINDS["numeric"]}
+            return {"bool", *KIND_GROUPS["numeric"]}
         out: set[str] = set()
         for k in (kind,) if isinstance(kind, str) else kind:
-            if k not in _KINDS:
-                raise ArgumentError(f"unknown dtype kind {k!r}; use one of {sorted(_KINDS)} or a tuple of them",
+            if k not in KIND_GROUPS:
+                raise ArgumentError(f"unknown dtype kind {k!r}; use one of {sorted(KIND_GROUPS)} or a tuple of them",
                                     op="__array_namespace_info__().dtypes")
-            out.update(_KINDS[k])
+            out.update(KIND_GROUPS[k])
         return out
