@@ -96,7 +96,7 @@ class BackendInfo:
 def _version(name: str) -> str | None:
     import importlib.metadata  # (on first use: it imports about 60 modules)
 
-    for dist in _backends.DISTRIBUTIONS[name]:
+    for dist in _backends.LIBRARIES[name].distributions:
         try:
             return importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:

@@ -38,8 +38,6 @@ ALIASES = {"tf": "tensorflow", "np": "numpy", "jnp": "jax", "pytorch": "torch", 
 
 # Each package's facts, read without importing its framework (the package's __init__ imports none).
 LIBRARIES: dict[str, Library] = {n: importlib.import_module(f"unarray._backends.{n}").LIBRARY.filled() for n in NAMES}
-# Distribution names per backend, for installed-version reports.
-DISTRIBUTIONS = {n: lib.distributions for n, lib in LIBRARIES.items()}
 # The core below this registry names no library: it learns the tracers' facts from the records here.
 _precision.watch_tracing(lib.tracing_flag for lib in LIBRARIES.values() if lib.tracing_flag)
 _dtypes.own_caches(root for lib in LIBRARIES.values() if lib.tracer_module for root in lib.roots)
