@@ -13,6 +13,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 import unarray as ua
@@ -333,3 +334,15 @@ def test_a_cases_examples_cycle_through_a_few_shapes_with_new_values() -> None:
             for e in range(SHAPES_PER_CASE, case.examples):
                 before = draws[e % SHAPES_PER_CASE]
                 assert any(not (a == b).all() for a, b in zip(draws[e], before, strict=True)), case.id
+
+
+@pytest.mark.parametrize("src", ["numpy", "torch"])
+def test_the_handoff_checks_draw_aligned_inputs_so_their_split_is_the_same_every_run(src: str) -> None:
+    # JAX on the CPU aliases only a 64-byte-aligned buffer; torch.asarray of the drawn NumPy array shares it.
+    for lib in ("jax", src):
+        pytest.importorskip(lib)
+    held = []
+    for i in range(12):
+        held.append(np.empty(16 * i + 8, np.uint8))  # shifts where the allocator puts the next draw
+        r = check.handoff_case(src, "jax", ua.Device("cpu"), ("float32", "int32", "bool")[i % 3], False, seed=0)
+        assert r.status == "pass", r
