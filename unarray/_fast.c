@@ -127,7 +127,8 @@ hot_method(PyObject *b, PyObject *name, int *unbound)
  * elsewhere general (fn less the branch) runs, as fn would run it.
  * ONE_DTYPE (arrays 2, no policy): two arrays of exactly cls with one dtype object go to native(x1, x2).
  * ONE_DEFAULT (arrays 1): exactly cls, every other parameter the declaration's default (by identity) and a dtype in
- * dtypes (None: any, none read) go to native(x); with max_size (same, on, size, limit), only where also
+ * dtypes (None: any, none read) go to native(x, **keywords), or then(native(x, **keywords)) where then is given
+ * (keywords None: none); with max_size (same, on, size, limit), only where also
  * x.<same[0]> is same[1] (same not None) and x.<size> < limit wherever x.<on> is true (on None: everywhere).
  * device: None, or (attr, sub, current) for a library whose calls run on the current device rather than the
  * array's: the branch is taken only where x.attr.sub == current() for the first array.
@@ -144,12 +145,13 @@ static PyObject *ONE_DTYPE;  /* dict */
 static PyObject *ONE_DEFAULT;  /* dict */
 static PyObject *ONE_GATED;  /* dict */
 static PyObject *ONE_POLICY;  /* dict */
-/* An entry's slots: every table's first three; ONE_DTYPE's (4 slots) and ONE_DEFAULT's (7); ONE_GATED's (11: its
+/* An entry's slots: every table's first three; ONE_DTYPE's (4 slots) and ONE_DEFAULT's (10: keywords as kwnames
+ * and values tuples, both None for none); ONE_GATED's (11: its
  * dtypes as one dict, dtype -> G_ANYWHERE, G_LOCAL, or a reducible dtype's itemsize negated, so that a call looks its
  * dtype up once and reads x2's element count as its nbytes over the itemsize, without building its shape);
  * ONE_POLICY's (5: the keyword as a kwnames tuple, and the policy -> value dict). */
 enum { E_NATIVE, E_CLS, E_GENERAL };
-enum { E_HERE = 3, E_DTYPES, E_BOUND, E_DEFAULTS };
+enum { E_HERE = 3, E_DTYPES, E_BOUND, E_DEFAULTS, E_THEN, E_KWNAMES, E_KWVALUES };
 enum { G_KINDS = 3, G_WHERE, G_LIMIT, G_FLAGS, G_FLAG, G_GATE, G_WANTS, G_HERE };
 enum { G_ANYWHERE, G_LOCAL, G_REDUCIBLE, G_NONE };  /* a dtype's kind in G_KINDS (G_REDUCIBLE: its itemsize, negated) */
 enum { P_KWNAMES = 3, P_VALUES };
@@ -295,17 +297,18 @@ hot_register(PyObject *module, PyObject *args)
         return NULL;
     }
     static const char *const names[] = {"native", "cls", "arrays", "dtypes", "defaults", "device", "max_size",
-                                        "policy"};
-    enum { F_NATIVE, F_CLS, F_ARRAYS, F_DTYPES, F_DEFAULTS, F_DEVICE, F_MAX_SIZE, F_POLICY };
+                                        "policy", "then", "keywords"};
+    enum { F_NATIVE, F_CLS, F_ARRAYS, F_DTYPES, F_DEFAULTS, F_DEVICE, F_MAX_SIZE, F_POLICY, F_THEN, F_KEYWORDS };
     static const char *const here_names[] = {"attr", "sub", "current"};
     static const char *const bound_names[] = {"same", "on", "size", "limit"};
     static const char *const keyword_names[] = {"keyword", "values"};
-    PyObject *f = fields(call, names, 8);
+    PyObject *f = fields(call, names, 10);
     if (f == NULL)
         return NULL;
     PyObject *native = PyTuple_GET_ITEM(f, F_NATIVE), *cls = PyTuple_GET_ITEM(f, F_CLS);
     PyObject *dtypes = PyTuple_GET_ITEM(f, F_DTYPES), *defaults = PyTuple_GET_ITEM(f, F_DEFAULTS);
-    PyObject *policy = PyTuple_GET_ITEM(f, F_POLICY);
+    PyObject *policy = PyTuple_GET_ITEM(f, F_POLICY), *then = PyTuple_GET_ITEM(f, F_THEN);
+    PyObject *keywords = PyTuple_GET_ITEM(f, F_KEYWORDS);
     long arrays = PyLong_AsLong(PyTuple_GET_ITEM(f, F_ARRAYS));
     PyObject *here = fields(PyTuple_GET_ITEM(f, F_DEVICE), here_names, 3);
     PyObject *bound = here == NULL ? NULL : fields(PyTuple_GET_ITEM(f, F_MAX_SIZE), bound_names, 4);
@@ -313,10 +316,13 @@ hot_register(PyObject *module, PyObject *args)
     if (bound == NULL || !here_ok(here) || !bound_ok(bound))
         goto done;
     if (!PyCallable_Check(native) || !PyType_Check(cls) || (arrays != 1 && arrays != 2)
-        || (dtypes != Py_None && !PyFrozenSet_CheckExact(dtypes)) || !PyTuple_CheckExact(defaults)) {
+        || (dtypes != Py_None && !PyFrozenSet_CheckExact(dtypes)) || !PyTuple_CheckExact(defaults)
+        || (then != Py_None && (arrays != 1 || !PyCallable_Check(then)))
+        || (keywords != Py_None && (arrays != 1 || !PyDict_CheckExact(keywords) || PyDict_GET_SIZE(keywords) > HOT_MAX))) {
         if (!PyErr_Occurred())
             PyErr_SetString(PyExc_TypeError, "register: native a callable, cls a type, arrays 1 or 2, dtypes a "
-                            "frozenset or None (every dtype), defaults a tuple");
+                            "frozenset or None (every dtype), defaults a tuple; then None or (one array) a callable, "
+                            "keywords None or (one array) a dict of at most 8");
         goto done;
     }
     if (policy == Py_None && arrays == 2) {
@@ -325,7 +331,21 @@ hot_register(PyObject *module, PyObject *args)
     }
     else if (policy == Py_None) {
         table = ONE_DEFAULT;
-        entry = PyTuple_Pack(7, native, cls, general, here, dtypes, bound, defaults);
+        PyObject *kwnames = Py_None, *values = Py_None;
+        if (keywords != Py_None && PyDict_GET_SIZE(keywords) > 0) {
+            kwnames = PySequence_Tuple(keywords);
+            PyObject *v = kwnames == NULL ? NULL : PyDict_Values(keywords);
+            values = v == NULL ? NULL : PyList_AsTuple(v);
+            Py_XDECREF(v);
+        }
+        else {
+            Py_INCREF(kwnames);
+            Py_INCREF(values);
+        }
+        if (kwnames != NULL && values != NULL)
+            entry = PyTuple_Pack(10, native, cls, general, here, dtypes, bound, defaults, then, kwnames, values);
+        Py_XDECREF(kwnames);
+        Py_XDECREF(values);
     }
     else if (arrays != 2)
         PyErr_SetString(PyExc_TypeError, "register: a call with a policy takes two arrays");
@@ -731,7 +751,21 @@ entry_call(PyObject *entry, PyObject **a, Py_ssize_t arrays, Py_ssize_t np, PyOb
     if (!ok)
         return NULL;
     *taken = 1;
-    return PyObject_Vectorcall(PyTuple_GET_ITEM(entry, E_NATIVE), a, arrays | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    PyObject *kwnames = arrays == 1 ? PyTuple_GET_ITEM(entry, E_KWNAMES) : Py_None, *res;
+    if (kwnames != Py_None) {
+        PyObject *argv[2 + HOT_MAX];  /* (argv[0] free for the callee: PY_VECTORCALL_ARGUMENTS_OFFSET) */
+        PyObject *values = PyTuple_GET_ITEM(entry, E_KWVALUES);
+        argv[1] = a[0];
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(values); i++)
+            argv[2 + i] = PyTuple_GET_ITEM(values, i);
+        res = PyObject_Vectorcall(PyTuple_GET_ITEM(entry, E_NATIVE), argv + 1, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET,
+                                  kwnames);
+    }
+    else
+        res = PyObject_Vectorcall(PyTuple_GET_ITEM(entry, E_NATIVE), a, arrays | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+    if (res != NULL && arrays == 1 && PyTuple_GET_ITEM(entry, E_THEN) != Py_None)
+        Py_SETREF(res, PyObject_CallOneArg(PyTuple_GET_ITEM(entry, E_THEN), res));
+    return res;
 }
 
 /* unarray._names.keyword_error, once unarray/_hot.py sets it: the typed error of a call whose keyword the

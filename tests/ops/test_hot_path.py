@@ -305,6 +305,34 @@ def test_a_one_array_call_goes_native_only_with_every_parameter_at_its_default(
 
 
 @needs_c
+def test_a_one_array_branch_passes_its_keywords_and_then_on_both_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    # HotCall(..., keywords=kw, then=f): the branch is f(native(x, **kw)) on the C path and in the Python op alike
+    # (NumPy's argmax: its dims kept, then squeezed); a call off the branch runs the method; both are one-array only.
+    torch, hc, t, b = _torch_and_declarations()
+    seen: list[str] = []
+
+    def method(self: Any, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Any:
+        seen.append("method")
+        return torch.sum(x, dim=axis, keepdim=keepdims)
+
+    def then(r: Any) -> Any:
+        seen.append("then")
+        return r + 1
+
+    op = hc.HotCall("sum", torch.sum, torch.Tensor, dtypes=frozenset({torch.float32}), defaults=(None, None, False),
+                    keywords={"dtype": torch.float64}, then=then).bind(method)
+    monkeypatch.setattr(type(b), "sum", op)
+    for r in (ua.sum(t), op(b, t, None, None, False)):
+        assert r.dtype == torch.float64 and r.item() == 16.0
+    assert seen == ["then", "then"]
+    seen.clear()
+    assert ua.sum(t, axis=0).tolist() == [3.0, 5.0, 7.0] and seen == ["method"]
+    for bad in ({"then": then}, {"keywords": {"alpha": 2}}):
+        with pytest.raises(TypeError, match="keywords or then one"):
+            hc.HotCall("add", torch.add, torch.Tensor, arrays=2, **bad).bind(method)  # type: ignore[arg-type]
+
+
+@needs_c
 def test_a_native_registered_with_here_is_taken_only_on_the_current_device(monkeypatch: pytest.MonkeyPatch) -> None:
     # here=(attr, sub, current): for a library whose calls run on the current device (CuPy), the C path takes the
     # native only where x1.attr.sub == current(); elsewhere the backend's op or method runs (it enters the device).

@@ -16,6 +16,7 @@ the general path's checks give the op's errors.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -119,7 +120,8 @@ class HotCall:
     (two arrays of one dtype object: a binary function ``(x1, x2)``, or with a ``policy`` a method
     ``(self, x1, x2, policy)``); ``dtypes``: the first array's dtypes the branch takes (None: any, none read);
     ``device``: only on the current device; ``max_size``: only within a bound; ``policy``: how a precision policy
-    reaches the native."""
+    reaches the native; one array only: ``keywords``, passed to the native, and ``then``, what its result goes
+    through."""
 
     op: str
     native: Callable[..., Any]
@@ -130,13 +132,16 @@ class HotCall:
     device: Here | None = None
     max_size: Bound | None = None
     policy: Keyword | Gated | None = None
+    keywords: Mapping[str, Any] | None = None
+    then: Callable[[Any], Any] | None = None
 
     def bind(self, general: Callable[..., Any], *, fast: bool = True) -> Callable[..., Any]:
         """The op: this branch, else ``general`` (the op less the branch, same signature); handed to the C fast
         path where it is built (``fast`` False: not, e.g. while a tracer runs, where a C call breaks the graph)."""
         writer = _writers.get((self.arrays, type(self.policy)))
-        if writer is None:
-            raise TypeError(f"HotCall {self.op}: arrays is 1 or 2, and a call with a policy takes two arrays")
+        if writer is None or ((self.then, self.keywords) != (None, None) and self.arrays != 1):
+            raise TypeError(f"HotCall {self.op}: arrays is 1 or 2, a call with a policy takes two arrays, and one "
+                            "with keywords or then one")
         fn = writer(self, general)
         if self.arrays == 1 or self.policy is not None:  # a method: named as the one it stands for (ua.explain)
             for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
@@ -152,7 +157,9 @@ class HotCall:
 
 
 def _one(c: HotCall, general: Callable[..., Any]) -> Callable[..., Any]:
-    native, dtypes, defaults = c.native, c.dtypes, c.defaults
+    native, dtypes, defaults, then = c.native, c.dtypes, c.defaults, c.then
+    if c.keywords:
+        native = functools.partial(native, **c.keywords)
     cls: Any = c.cls  # (a type test on Any narrows nothing)
     here = c.device.holds if c.device is not None else None
     bound = c.max_size.holds if c.max_size is not None else None
@@ -163,7 +170,7 @@ def _one(c: HotCall, general: Callable[..., Any]) -> Callable[..., Any]:
                 and (dtypes is None or x.dtype in dtypes) and (bound is None or bound(x)) \
                 and (here is None or here(x)):
             try:
-                return native(x)
+                return native(x) if then is None else then(native(x))
             except Exception:  # noqa: BLE001 - the general path gives the op's error
                 pass
         return general(self, x, *params)

@@ -13,6 +13,7 @@ import numpy as np
 from unarray._backends import _special
 from unarray._backends._base import Backend, dtype_named
 from unarray._backends._contract import BackendContract
+from unarray._backends.hot_calls import HotCall
 from unarray._backends.numpy.xp import XP
 from unarray._devices import Device
 from unarray._errors import ArgumentTypeError, DeviceMismatchError
@@ -36,6 +37,20 @@ _asarray = np.asarray
 def _array(r: Any) -> Any:
     # A full reduction's NumPy scalar as the 0-d array the standard (and every other backend) returns.
     return r if type(r) is _ndarray else _asarray(r)
+
+
+def _mean(x: Any) -> Any:
+    return _add_reduce(x, None) / x.size
+
+
+# The full reductions' branches (every other parameter at its default) as the standard's 0-d array: mean's only where
+# it is add.reduce over the count (float16's np.mean accumulates in float32), its NumPy scalar made the array; arg*'s
+# for every ordered dtype, its dims kept, then squeezed (one array made, where a scalar made an array is two).
+_WIDE = frozenset(map(np.dtype, "fdgFDG"))
+_ORDERED = frozenset(map(np.dtype, "?" + np.typecodes["AllInteger"] + np.typecodes["Float"]))
+_MEAN = HotCall("mean", _mean, _ndarray, dtypes=_WIDE, defaults=(None, False), then=_asarray)
+_ARGMAX, _ARGMIN = (HotCall(f"arg{m}", getattr(_ndarray, f"arg{m}"), _ndarray, dtypes=_ORDERED, defaults=(None, False),
+                            keywords={"keepdims": True}, then=_ndarray.squeeze) for m in ("max", "min"))
 
 
 def _count(shape: tuple[int, ...], axis: int | tuple[int, ...]) -> int:
@@ -117,6 +132,7 @@ class NumpyBackend(Backend):
     def prod(self, x: _NDArray, axis: Any, dtype: Any, keepdims: bool) -> Any:
         return _mul_reduce(x, axis, None if dtype is None else self.dtype(dtype), keepdims=keepdims, out=...)
 
+    @_MEAN.bind
     def mean(self, x: _NDArray, axis: Any, keepdims: bool) -> Any:
         dt = x.dtype
         if dt.kind in "fc" and dt.itemsize >= 4:  # np.mean accumulates float16 in float32: keep its path
@@ -155,6 +171,7 @@ class NumpyBackend(Backend):
             self._check_nonempty("max", x, axis)
             raise
 
+    @_ARGMIN.bind
     def argmin(self, x: Any, axis: int | None, keepdims: bool) -> Any:
         if type(x.dtype) in _COMPLEX:
             raise self._unordered("argmin", x)
@@ -164,6 +181,7 @@ class NumpyBackend(Backend):
             self._check_nonempty("argmin", x, axis)
             raise
 
+    @_ARGMAX.bind
     def argmax(self, x: Any, axis: int | None, keepdims: bool) -> Any:
         if type(x.dtype) in _COMPLEX:
             raise self._unordered("argmax", x)
