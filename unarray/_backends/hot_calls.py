@@ -19,8 +19,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from unarray import _native
 
@@ -29,8 +28,7 @@ __all__ = ["Bound", "Gated", "Here", "HotCall", "Keyword"]
 _FAST = _native.load("_fast")
 
 
-@dataclass(frozen=True)
-class Here:
+class Here(NamedTuple):
     """The branch only where the first array is on the current device, ``x.<attr>.<sub> == current()``: a library
     whose calls run on the current device rather than the array's (CuPy)."""
 
@@ -46,8 +44,7 @@ class Here:
         return bool(where == self.current())
 
 
-@dataclass(frozen=True)
-class Bound:
+class Bound(NamedTuple):
     """The branch only below a size: ``x.<size> < limit`` wherever ``x.<on>`` is true (``on`` None: everywhere),
     and ``x.<same[0]> is same[1]`` where ``same`` is given."""
 
@@ -70,8 +67,7 @@ class Bound:
         return isinstance(n, int) and n < self.limit
 
 
-@dataclass(frozen=True)
-class Keyword:
+class Keyword(NamedTuple):
     """The policy's value passed to the native as a keyword: ``native(x1, x2, <keyword>=values[policy])``
     (JAX's ``precision=``)."""
 
@@ -79,8 +75,7 @@ class Keyword:
     values: Mapping[str, Any]
 
 
-@dataclass(frozen=True)
-class Gated:
+class Gated(NamedTuple):
     """A matmul whose result a precision policy can change for some dtypes (torch's, CuPy's).
 
     A dtype in ``anywhere`` is the native's everywhere; in ``on_host``, where ``x1.<host>`` is true; in
@@ -111,8 +106,7 @@ class Gated:
         return bool(n1 == 0 or n2 == 0 or n1 * n2 <= self.limit * last)
 
 
-@dataclass(frozen=True)
-class HotCall:
+class HotCall(NamedTuple):
     """One branch of a backend's hot op that is one native call, and the guards it is taken under.
 
     ``op``: the backend's op; ``native``: what the branch calls; ``cls``: the arrays' exact class; ``arrays``:

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from unarray._backends import _special
 from unarray._backends._base import Backend, dtype_named
 from unarray._backends._contract import BackendContract
 from unarray._backends.hot_calls import HotCall
@@ -233,6 +232,8 @@ class NumpyBackend(Backend):
     def expm1(self, x: _NDArray, /) -> Any:
         if x.dtype.kind != "c":
             return np.expm1(x)
+        from unarray._backends import _special  # (not on the first call's path: complex expm1 only)
+
         with np.errstate(all="ignore"):
             return _special.complex_expm1(XP, x, _complex)
 
