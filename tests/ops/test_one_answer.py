@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import unarray as ua
@@ -389,3 +389,25 @@ def test_matrix_rank_of_empty_matrices_is_zero(backend: TestBackend, shape: tupl
     got = ua.linalg.matrix_rank(backend.asarray(np.zeros(shape, np.float32)))
     out = backend.to_numpy(got)
     assert backend.is_native(got) and out.shape == shape[:-2] and out.dtype.kind == "i" and not out.any()
+
+
+@SETTINGS
+@given(n=st.integers(1, 40), d=st.floats(0.05, 20.0), own=st.booleans(),
+       name=st.sampled_from(["float16", "bfloat16", "float32", "float64"]),
+       op=st.sampled_from(["fft.fftfreq", "fft.rfftfreq", "linspace", "arange"]))
+def test_creation_without_an_array_takes_its_dtype_as_any_library_spells_it(backend: TestBackend, n: int, d: float,
+                                                                            name: str, own: bool, op: str) -> None:
+    """fftfreq, rfftfreq, linspace and arange with ``dtype=`` (unarray's, or the library's own object as its
+    namespace hands it out) and ``device=`` give that dtype there, with NumPy's float64 values."""
+    # (float16 and bfloat16 are extensions, which holds does not list)
+    assume(backend.holds(name) or name == "float16" or (name == "bfloat16" and backend.has_bfloat16))
+    x = backend.asarray(np.ones(1, np.float32))
+    xp = ua.array_namespace(x)
+    kw, ref = {"dtype": getattr(xp if own else ua, name), "device": ua.device(x)}, {
+        "fft.fftfreq": lambda: np.fft.fftfreq(n, d), "fft.rfftfreq": lambda: np.fft.rfftfreq(n, d),
+        "linspace": lambda: np.linspace(0.0, d, n), "arange": lambda: np.arange(n, dtype=np.float64)}[op]()
+    r = {"fft.fftfreq": lambda: ua.fft.fftfreq(n, d=d, **kw), "fft.rfftfreq": lambda: ua.fft.rfftfreq(n, d=d, **kw),
+         "linspace": lambda: ua.linspace(0.0, d, n, **kw), "arange": lambda: ua.arange(n, **kw)}[op]()
+    assert backend.is_native(r) and r.dtype == getattr(xp, name) and ua.device(r) == ua.device(x), (op, r.dtype)
+    assert_close(backend.to_numpy(ua.astype(r, ua.float32) if name == "bfloat16" else r), ref, name,
+                 scale=float(np.abs(ref).max(initial=1.0)))
