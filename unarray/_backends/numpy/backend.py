@@ -47,7 +47,7 @@ def _mean(x: Any) -> Any:
 # for every ordered dtype, its dims kept, then squeezed (one array made, where a scalar made an array is two).
 _WIDE = frozenset(map(np.dtype, "fdgFDG"))
 _ORDERED = frozenset(map(np.dtype, "?" + np.typecodes["AllInteger"] + np.typecodes["Float"]))
-_MEAN = HotCall("mean", _mean, _ndarray, dtypes=_WIDE, defaults=(None, False), then=_asarray)
+_MEAN = HotCall("mean", _mean, _ndarray, dtypes=_WIDE, defaults=(None, False), then=np.generic.__array__)
 _ARGMAX, _ARGMIN = (HotCall(f"arg{m}", getattr(_ndarray, f"arg{m}"), _ndarray, dtypes=_ORDERED, defaults=(None, False),
                             keywords={"keepdims": True}, then=_ndarray.squeeze) for m in ("max", "min"))
 
