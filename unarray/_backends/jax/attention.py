@@ -15,12 +15,11 @@ import jax
 import jax.numpy as jnp
 from jax.sharding import SingleDeviceSharding
 
-from unarray._backends._nn import Plan
+from unarray._backends._nn import HALF, Plan
 from unarray._backends.attention_masks import MaskSpec
 from unarray._backends.jax.compile import EAGER_OPTIONS
 
 _JAX_PRECISION = {"highest": "highest", "tf32": "high", "bf16": "default", "fastest": "default"}
-_CUDNN_DTYPES = ("float16", "bfloat16")
 
 
 def _platform(q: Any) -> str:
@@ -33,7 +32,7 @@ def _platform(q: Any) -> str:
 
 def choose(q: Any, v: Any) -> str:
     d, dv = q.shape[-1], v.shape[-1]
-    takes = 0 not in q.shape and 0 not in v.shape and jnp.dtype(q.dtype).name in _CUDNN_DTYPES and d == dv
+    takes = 0 not in q.shape and 0 not in v.shape and jnp.dtype(q.dtype).name in HALF and d == dv
     return "cudnn" if takes and d % 8 == 0 and d <= 128 and _platform(q) in ("gpu", "cuda") else "xla"
 
 

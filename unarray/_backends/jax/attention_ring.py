@@ -28,11 +28,11 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from unarray._backends import ring_memory
+from unarray._backends._nn import HALF
 from unarray._backends.jax import attention_split
 from unarray._backends.jax import ring_blocks as rb
 from unarray._errors import ArgumentTypeError, DeviceMismatchError
 
-_CUDNN_DTYPES = ("float16", "bfloat16")
 _PRECISION = {"highest": jax.lax.Precision.HIGHEST, "tf32": jax.lax.Precision.HIGH,
               "bf16": jax.lax.Precision.DEFAULT, "fastest": jax.lax.Precision.DEFAULT}
 
@@ -276,7 +276,7 @@ def _kernel(q: Any, v: Any, sh: Any) -> str:
     devices = _devices_of(sh)
     platform = (next(iter(devices)) if devices else jax.devices()[0]).platform
     d, dv = q.shape[-1], v.shape[-1]
-    takes = jnp.dtype(q.dtype).name in _CUDNN_DTYPES and d == dv and d % 8 == 0 and d <= 128
+    takes = jnp.dtype(q.dtype).name in HALF and d == dv and d % 8 == 0 and d <= 128
     return "cudnn" if takes and platform in ("gpu", "cuda") else "xla"
 
 
