@@ -1,5 +1,5 @@
 """The choices behind the native routes of structured masks, held without a GPU: what the positions still ask once
-K/V is sliced to the reachable keys (attention_reach.rest), the flex_attention block mask built from block bounds
+K/V is sliced to the reachable keys (MaskSpec.rest), the flex_attention block mask built from block bounds
 (torch, checked block by block against the dense mask), cuDNN's band bounds in CuPy's refusals and graph keys, and
 the sliced routes torch and JAX take on the CPU (decode steps, a band over a few rows) against the dense reference.
 Their GPU kernels are held in tests/attention/test_mask_routes.py (``--devices gpu``)."""
@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 import unarray as ua
 from tests.attention.test_mask_routes import allowed, reference
 from unarray._backends.attention_masks import MaskSpec
-from unarray._backends.attention_reach import rest
 
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 _SIDE = st.one_of(st.none(), st.integers(0, 40))
@@ -37,7 +36,7 @@ def test_rest_says_what_the_slice_still_masks(sq: int, sk: int, left: Any, right
     assert not dense[:, :lo].any() and not dense[:, hi:].any()  # nothing reachable is sliced off
     if hi <= lo:
         return
-    part, form = dense[:, lo:hi], rest(spec, sq, sk, lo, hi)
+    part, form = dense[:, lo:hi], spec.rest(sq, sk, lo, hi)
     n = hi - lo
     if form == "none":
         assert part.all()

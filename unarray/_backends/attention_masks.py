@@ -45,6 +45,18 @@ class MaskSpec:
         lo, hi = self.reach(i0, i1, sq, sk)
         return i0 < i1 and max(lo, j0) < min(hi, j1)
 
+    def rest(self, sq: int, sk: int, lo: int, hi: int) -> str:
+        """What the positions still ask of keys lo..hi-1 once K/V is sliced to them (what each library's native
+        route is chosen by): "none" (every query may attend every one), "causal" (causal aligned bottom-right on
+        the slice) or "band" (a left bound still cuts rows)."""
+        off = sk - sq
+        left_free = self.left is None or (sq - 1 + off) - self.left <= lo
+        if left_free and (self.right is None or off + self.right >= hi - 1):
+            return "none"
+        if left_free and self.right == 0 and hi == sk:
+            return "causal"
+        return "band"
+
     def allowed(self, xp: Any, i0: int, i1: int, j0: int, j1: int, sq: int, sk: int, memo: dict[Any, Any] | None = None,
                 **device: Any) -> Any:
         """The block's boolean mask ``(..., i1 - i0, j1 - j0)`` from positions and ids (None: all allowed);

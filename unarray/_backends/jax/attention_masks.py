@@ -18,7 +18,6 @@ import jax.numpy as jnp
 
 from unarray._backends._nn import Plan
 from unarray._backends.attention_masks import CAUSAL, NONE
-from unarray._backends.attention_reach import rest
 from unarray._backends.jax import attention as _att
 from unarray._backends.jax import attention_ring as _ring
 from unarray._backends.jax.compile import EAGER_OPTIONS
@@ -36,7 +35,7 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
     lo, hi = spec.key_range(sq, sk)
     if hi <= lo:
         return None
-    form, n = rest(spec, sq, sk, lo, hi), hi - lo
+    form, n = spec.rest(sq, sk, lo, hi), hi - lo
     keys = None if n == sk else (lo, hi)  # sliced inside the route's jitted program
     what = f"; K/V sliced to the reachable keys [{lo}, {hi})" if keys else "; every key reachable"
     if form == "none" or (form == "causal" and sq == n):

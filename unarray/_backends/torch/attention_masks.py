@@ -13,7 +13,6 @@ import torch
 import torch.nn.functional as F
 
 from unarray._backends._nn import Plan
-from unarray._backends.attention_reach import rest
 from unarray._backends.torch import attention as _att
 from unarray._backends.torch import precision as _tp
 
@@ -35,7 +34,7 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
     lo, hi = spec.key_range(sq, sk)
     if hi <= lo:
         return None  # no query reaches a key: the blocked path's zeros
-    form = "segments" if spec.q_segments is not None else rest(spec, sq, sk, lo, hi)
+    form = "segments" if spec.q_segments is not None else spec.rest(sq, sk, lo, hi)
     if form == "segments" or (form == "band" and sq > SMALL_ROWS):
         return _flex_plan(q, k, v, spec, sq, sk, scale, layout) if _flex_takes(q, k, v) else None
     n = hi - lo
