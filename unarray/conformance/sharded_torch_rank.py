@@ -242,7 +242,7 @@ def _device_handoff_mixing(mesh: Any, data: Any) -> None:
     if d.local != ua.device(dx.to_local()):
         raise AssertionError(f"ua.device(x).local {d.local} != the local shard's {ua.device(dx.to_local())}")
     # Note: NumPy only: importing another framework here would cost more than the check (every target
-    # goes through the same refusal, unarray/interop/_refusals.py).
+    # goes through the same refusal, unarray/interop/_routes.check_source).
     _refused(lambda: ua.to(dx, "numpy"), ua.HandoffError, "full_tensor", "ua.to(DTensor, 'numpy')")
     for other in (torch.from_numpy(x.copy()), x):
         for args in ((dx, other), (other, dx)):  # the DTensor leads wherever it is

@@ -15,10 +15,10 @@ from unarray._lookup import backend_named, one
 from unarray._names import refuse as _refuse
 from unarray._typing import Array, DeviceLike, Refused
 from unarray.interop import _cache, _compile_watch, _dask, _moves, _promise
-from unarray.interop._refusals import check_source
 from unarray.interop._routes import (
     BY_NAMES,
     REFUSALS,
+    check_source,
     convert,
     copy_then_convert,
     count_copy,

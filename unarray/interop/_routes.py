@@ -12,9 +12,8 @@ from typing import Any
 from unarray import _native
 from unarray._backends import _handoff, handoff
 from unarray._backends._handoff import STATS, FastPath, Handoff, Immutable, NeedsCopy, OtherDevice, Snapshot, lock
-from unarray._errors import HandoffError, TracerHandoffError, UnarrayError
+from unarray._errors import DTypeError, HandoffError, TracerHandoffError, UnarrayError
 from unarray.interop import _cache
-from unarray.interop._refusals import check_source
 
 # ua.to's hot path in C (unarray/interop/_speedups.c); without it (or with UNARRAY_PURE_PYTHON=1) the
 # same steps run in Python (fast).
@@ -205,6 +204,22 @@ def convert(x: Any, r: Route, copy: bool | None, op: str, keep: bool) -> Any:
     if keep:
         _cache.store(x, r, out, _refs(x) - before)
     return out
+
+
+def check_source(src: Handoff, x: Any, dst: str, op: str) -> None:
+    """Raise the typed error ``ua.to`` gives for a source it refuses to hand to ``dst`` (nothing else), before any
+    converter runs: each library declares its refusals (its handoff's ``check_source``: a handoff that would lose
+    the autograd graph, reinterpret bytes, or end in a framework's own error), asked on the slow paths only.
+
+    A handoff within one library (a device move, a copy) keeps what the library keeps: nothing is
+    checked there. (A NumPy masked array never gets this far: the dispatcher refuses its type, for
+    ua.to as for every op.)"""
+    if src.name == dst:
+        return
+    try:
+        src.check_source(x, dst)
+    except (DTypeError, HandoffError) as e:
+        raise type(e)(str(e), op=op, backend=dst) from None  # the checks name no op
 
 
 def with_op(e: UnarrayError, op: str) -> UnarrayError:
