@@ -170,6 +170,20 @@ def test_torch_bfloat16_to_numpy_and_jax_zero_copy():
     assert back.dtype is torch.bfloat16 and back.data_ptr() == t.data_ptr()
 
 
+@settings(max_examples=25, deadline=None)
+@given(vals=st.lists(st.floats(-2.0**100, 2.0**100, width=32).filter(lambda v: abs(v) > 2.0**-100), min_size=1,
+                     max_size=9), other=st.sampled_from(CPU_LIBS))
+def test_mlx_bfloat16_goes_both_ways_bit_for_bit(vals, other):
+    # NumPy's buffer protocol has no bfloat16: MLX's host copy is the bits as ml_dtypes' bfloat16 (torch's route).
+    mx, ml_dtypes = pytest.importorskip("mlx.core"), pytest.importorskip("ml_dtypes")
+    want = np.array(vals).astype(ml_dtypes.bfloat16)  # the float64 reference rounded once (float32 values)
+    y = ua.to(mx.array(np.array(vals, np.float32)).astype(mx.bfloat16), other)
+    assert "bfloat16" in str(y.dtype)
+    np.testing.assert_array_equal(np.asarray(ua.to(y, "numpy")).view(np.uint16), want.view(np.uint16))
+    back = ua.to(y, "mlx")
+    assert back.dtype == mx.bfloat16 and (np.asarray(back.view(mx.uint16)) == want.view(np.uint16)).all()
+
+
 def test_negative_strides_copy_once_and_copy_false_refuses():
     pytest.importorskip("torch")
     x = aligned((6, 3))[::-1]

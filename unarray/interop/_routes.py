@@ -269,7 +269,7 @@ def copy_then_convert(x: Any, r: Route, op: str) -> Any:
             pass  # a layout or dtype the target refuses: the source-side copy below
     mid, kind = r.s.copy_for(x, d, r.b)
     try:
-        out = (r.path if kind == s else pair(kind, d)).convert(mid)
+        out = mid if kind == d else (r.path if kind == s else pair(kind, d)).convert(mid)  # (the copy is the target's)
     except UnarrayError as e:
         raise with_op(e, op) from None
     except REFUSALS as e:

@@ -176,12 +176,12 @@ def np_to_jax(x: Any) -> Any:
     check_x64(x)
     x = own_array(x)
     f = x.flags
-    if not (f.c_contiguous or x.size <= 1) and not is_permutation(x):
+    if not (f.c_contiguous or x.size <= 1) and (x.dtype.kind == "V" or not is_permutation(x)):
         raise NeedsCopy("JAX imports only compact buffers")
-    if x.dtype.kind == "V":
-        raise NeedsCopy("NumPy's bfloat16 (ml_dtypes) has no DLPack code")
     if x.size and np_ptr(x) % JAX_ALIGN:
         raise NeedsCopy(_JAX_UNALIGNED)
+    if x.dtype.kind == "V":  # ml_dtypes' bfloat16 and float8 have no DLPack code: JAX's own import aliases them
+        return mod("jax").device_put(x, mod("jax").devices("cpu")[0])
     return jax_from_dlpack(writable_view(x))
 
 

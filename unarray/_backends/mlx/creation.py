@@ -64,10 +64,8 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: builtin
         return mx.array(obj) if copy else obj
     if copy is False:
         raise ValueError("MLX cannot alias memory it does not own (copy=False); pass copy=None")
-    if isinstance(obj, (np.ndarray, np.generic)):
-        return from_numpy(np.asarray(obj), d)
-    if hasattr(obj, "__dlpack__") and not isinstance(obj, SCALARS):
-        return from_numpy(np.from_dlpack(obj), d)
+    if isinstance(obj, (np.ndarray, np.generic)) or hasattr(obj, "__dlpack__") and not isinstance(obj, SCALARS):
+        return _imported(obj, d)
     if d is None:
         d = _infer(obj)
     return mx.array(np.asarray(obj, dtype=np.dtype(name(d))) if d is not None and d != mx.bfloat16 else obj, dtype=d)
@@ -154,10 +152,19 @@ def meshgrid(*arrays: Any, indexing: str = "xy") -> list[Any]:
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: builtins.bool | None = None) -> Any:
-    # Note: mx.from_dlpack copies CPU buffers and makes float64 float32; through NumPy's view the dtype holds.
     if copy is False:
         raise ValueError("MLX imports foreign buffers by copying them (copy=False)")
-    return from_numpy(np.from_dlpack(x))
+    return _imported(x)
+
+
+def _imported(x: Any, d: Any = None) -> Any:
+    # NumPy's DLPack import keeps float64 (MLX's own makes it float32) but has no bfloat16, which MLX's own has.
+    if isinstance(x, (np.ndarray, np.generic)):  # (ml_dtypes' bfloat16 has no DLPack code)
+        return from_numpy(np.asarray(x), d)
+    try:
+        return from_numpy(np.from_dlpack(x), d)
+    except RuntimeError:  # NumPy's "Unsupported dtype in DLTensor"
+        return asarray(mx.from_dlpack(x), dtype=d)
 
 
 __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like", "linspace",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from unarray._backends._handoff import Handoff, Snapshot
+from unarray._backends._handoff import Handoff, Snapshot, ml_dtype, mod
 from unarray._backends._host import aligned_copy
 
 
@@ -26,14 +26,18 @@ class MLXHandoff(Handoff):
         raise Snapshot("MLX imports foreign buffers by copying them", from_dlpack(producer))
 
     def compact_copy(self, x: Any, backend: Any) -> Any:
-        import numpy as np
-
-        return aligned_copy(np.asarray(x))
+        return aligned_copy(self.host(x))
 
     def data_ptr(self, x: Any) -> int | None:
+        return int(self.host(x).__array_interface__["data"][0])
+
+    def host(self, x: Any) -> Any:
         import numpy as np
 
-        return int(np.from_dlpack(x).__array_interface__["data"][0])
+        if x.dtype != (mx := mod("mlx.core")).bfloat16:
+            return np.asarray(x)
+        # NumPy's buffer protocol has no bfloat16: the same bits as ml_dtypes' (torch's route to NumPy too)
+        return np.asarray(x.view(mx.uint16)).view(ml_dtype("bfloat16", "numpy"))
 
 
 HANDOFF = MLXHandoff()

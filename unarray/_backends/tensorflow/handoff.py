@@ -90,6 +90,8 @@ def np_to_tf(x: Any) -> Any:
         raise NeedsCopy("TensorFlow imports only C-contiguous buffers")
     if x.size and np_ptr(x) % TF_ALIGN:
         raise NeedsCopy(f"TensorFlow kernels need {TF_ALIGN}-byte aligned buffers")
+    if x.dtype.kind == "V" and x.dtype.name == "bfloat16":  # ml_dtypes' has no DLPack code: its bits, bitcast in place
+        return mod("tensorflow").bitcast(tf_from_capsule(writable_view(x).view(np.uint16).__dlpack__()), "bfloat16")
     return tf_from_capsule(writable_view(x).__dlpack__())
 
 
