@@ -65,7 +65,7 @@ GENERIC: frozenset[str] = frozenset({
 # Methods some backends define and the rest do not; each caller reads them with getattr on the class.
 OPTIONAL: frozenset[str] = frozenset({
     "to_numpy",  # a device-to-host route of the library's own (Backend.host_numpy, the handoff's device move)
-    "to_device",  # the library's own device move (interop._moves)
+    "to_device",  # the library's own device move (Handoff.move_within)
     "wrap",  # a lazy backend: wrap an eager array as its own (interop._dask)
     "join",  # a lazy backend: an eager operand joining its graph (_dispatch.adopt)
     "chunks",  # a lazy backend: the backends that run its chunks, which the registry hands it (_backends.get)

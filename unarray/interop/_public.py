@@ -9,12 +9,13 @@ from typing import Any
 
 from unarray._backends import handoff
 from unarray._backends._handoff import HOST, STATS, OtherDevice, lock
-from unarray._errors import ArgumentError, HandoffError, UnarrayError
+from unarray._devices import Device, parse_device
+from unarray._errors import ArgumentError, DeviceNotAvailableError, HandoffError, UnarrayError
 from unarray._explanation import Explanation
 from unarray._lookup import backend_named, one
 from unarray._names import refuse as _refuse
 from unarray._typing import Array, DeviceLike, Refused
-from unarray.interop import _cache, _compile_watch, _dask, _moves, _promise
+from unarray.interop import _cache, _compile_watch, _dask, _promise
 from unarray.interop._routes import (
     BY_NAMES,
     REFUSALS,
@@ -234,9 +235,9 @@ def _to(x: Any, backend: Any, device: Any, copy: bool | None, op: str, chunks: A
     check_source(handoff(s), x, d, op)
     if device is not None:
         here = src.placement_of(x)  # a sharded JAX array: its mesh and spec (ShardedDevice)
-        want = _moves.as_device(device, dst, op)
+        want = _as_device(device, dst, op)
         if want != here:
-            _moves.reachable(dst, want, op)
+            _reachable(dst, want, op)
             return _move(x, src, dst, here, want, copy, op)
     if src is dst:  # a copy within the library (one made through another library comes back)
         h = handoff(s)
@@ -273,6 +274,51 @@ def _move(x: Any, src: Any, dst: Any, here: Any, want: Any, copy: bool | None, o
         mid = x if src is dst else _to(x, dst.name, None, None, op)
         out = target.move_within(mid, dst.native_device(want), dst)
     return count_copy(handoff(src.name), x, out)
+
+
+# -- device changes (device=): the target device read and checked; nothing moves between devices unless asked
+def _as_device(device: Any, dst: Any, op: str) -> Any:
+    if isinstance(device, Device):
+        return device
+    try:
+        d = parse_device(device)
+    except UnarrayError as e:
+        raise with_op(e, op) from None
+    if d is None:
+        # A native device object (torch.device, jax.Device): ask the library that owns it.
+        try:
+            probe = dst.asarray([0], device=device)
+            return one(probe, op).placement_of(probe)
+        except Exception as e:
+            raise DeviceNotAvailableError(f"device {device!r} is not available ({type(e).__name__}: {e}); "
+                                          f"available: {_listed(dst)}", op=op, backend=dst.name) from None
+    return d
+
+
+def _reachable(dst: Any, want: Any, op: str) -> None:
+    # Note: a library may place an array elsewhere silently or fail deep inside: a device is reachable where the
+    # library lists it, or where a one-element array made there lands there.
+    try:
+        if want in dst.devices():
+            return
+        if getattr(want, "mesh", None):  # a ShardedDevice: reachable where its mesh can be rebuilt
+            dst.native_device(want)
+            return
+        probe = dst.asarray([0], device=dst.native_device(want))
+        if dst.device_of(probe) == want:
+            return
+    except Exception:  # the library cannot make an array there: not reachable
+        pass
+    raise DeviceNotAvailableError(f"device {want} is not available to {dst.name} here; available: {_listed(dst)} "
+                                  "(pass one of those, or install a build of the library for that device)",
+                                  op=op, backend=dst.name)
+
+
+def _listed(dst: Any) -> str:
+    try:
+        return ", ".join(str(d) for d in dst.devices()) or "none"
+    except Exception as e:
+        return f"unknown ({type(e).__name__})"
 
 
 def _handoff(x: Any, r: Any, copy: bool | None, op: str) -> Any:
@@ -354,9 +400,9 @@ def explain_to(x: Any, backend: Any, *, device: Any = None, copy: bool | None = 
     s, d = src.name, dst.name
     here = src.placement_of(x)
     if device is not None and not (src.lazy or dst.lazy):
-        want = _moves.as_device(device, dst, op)
+        want = _as_device(device, dst, op)
         if want != here:
-            _moves.reachable(dst, want, op)
+            _reachable(dst, want, op)
             if copy is False:
                 raise ArgumentError(f"moving from {here} to {want} needs a copy, but copy=False", op=op, backend=d)
             return Explanation(op, d, want, "device move", None, (f"{s} -> {d}: one copy (a move from {here} to "
