@@ -136,7 +136,7 @@ def scaled_dot_product_attention(
                                   scale=scale, layout=layout, precision=precision)
         _args.remember(key, b, plan)
     try:  # frame(_OP): its except clause is the template's (tools/gen_frontend.py)
-        return (plan if again is None else again(q, k, v, None)).run()
+        return plan.run() if again is None else again(q, k, v)
     except Exception as e:
         raise _fail(_OP, b, e) from e
 

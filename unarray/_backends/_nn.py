@@ -46,8 +46,8 @@ class Plan(NamedTuple):
     kernel: Callable[..., Any]
     call: Callable[[Callable[..., Any]], Any]
     note: str | Callable[[], str] = ""
-    # The same route's plan for other arrays of the call's signature, (q, k, v, mask) -> Plan, holding no arrays:
-    # the front end keeps it per signature (attention), so a repeated call skips the checks and the choice.
+    # The same route run on other arrays of the call's signature, (q, k, v) -> the result, holding no arrays: the
+    # front end keeps it per signature (attention), so a repeated call skips the checks, the choice and the plan.
     again: Callable[..., Any] | None = None
 
     def run(self) -> Any:

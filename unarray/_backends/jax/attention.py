@@ -117,10 +117,8 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: MaskSpec, scale: float, layout
                               "and a max-shifted softmax over scores computed once; any Dv, float64 logits kept in "
                               "float64, NaN kept)")
 
-    def again(q: Any, k: Any, v: Any, mask: Any) -> Plan:
-        return Plan(kernel, lambda f: _compiled(f, *static)(q, k, v, mask), note, again)
-
-    return again(q, k, v, mask)
+    fn = _compiled(kernel, *static)  # (the route's program: a repeated call enters it with its arrays alone)
+    return Plan(kernel, lambda f: _compiled(f, *static)(q, k, v, mask), note, lambda q, k, v: fn(q, k, v, None))
 
 
 def _sdpa(q: Any, k: Any, v: Any, mask: Any, kernel: Any, impl: str, is_causal: bool, scale: float, layout: str,

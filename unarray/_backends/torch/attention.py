@@ -3,6 +3,7 @@
 # zeros for empty rows.
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import torch
@@ -106,10 +107,10 @@ def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
     if sq == 0 or sk == 0:
         return Plan(_empty, lambda f: f(q, k, v), "(a zero-size sequence: zeros, no kernel entered)")
     q4, k4, v4, m4, causal, batch = _prepare(q, k, v, mask, is_causal, layout)
+    same = q4 is q and k4 is k and v4 is v and m4 is mask  # (the views are the arrays: a repeated call skips them)
     k4, v4, gqa = _route(q4, k4, v4, m4, causal)
-    arbitrated = _tp.matters(q4)
     compiling = _tp.compiling()
-    if compiling and arbitrated and not _tp.held_for(policy, q4, k4, v4, *(() if m4 is None else (m4,))):
+    if compiling and _tp.matters(q4) and not _tp.held_for(policy, q4, k4, v4, *(() if m4 is None else (m4,))):
         # Note: fused kernels in a compiled graph would run under the global setting of run time; the
         # products go through unarray::matmul, which carries the policy (compiled.py).
         from unarray._backends.torch import compiled as _torch_compiled
@@ -119,23 +120,32 @@ def plan(q: Any, k: Any, v: Any, mask: Any, is_causal: bool, scale: float, layou
 
         return Plan(_torch_compiled.attention, matmuls, "(its products through unarray::matmul, under the policy)")
 
-    def sdpa(f: Any) -> Any:
-        if arbitrated and not compiling:
-            out = _tp.arbitrate(q4, policy, _call, f, q4, k4, v4, m4, causal, scale, gqa)
-        else:
-            # Note: under ua.jit a held policy covers the whole graph: torch's fused kernel. In a compiled graph on
-            # the CPU the NaN check below cannot run (a branch on data): the math kernel, which keeps NaN, runs.
-            out = (_math if compiling and not q4.is_cuda else _call)(f, q4, k4, v4, m4, causal, scale, gqa)
-        if not q4.is_cuda and not compiling and bool(torch.isnan(q4.sum() + k4.sum())):
-            # Note: torch's CPU flash kernel drops NaN scores (a NaN in q or k can give a finite row); the math
-            # kernel keeps them. A NaN in q or k (or opposite infinities: only slower) makes their sum NaN.
-            args = (f, q4, k4, v4, m4, causal, scale, gqa)
-            out = _tp.arbitrate(q4, policy, _math, *args) if arbitrated else _math(*args)
-        return _finish(out, m4, batch, layout)
+    def again(q: Any, k: Any, v: Any) -> Any:  # (never while compiling: such a call is planned in full)
+        q4, k4, v4, m4 = (q, k, v, mask) if same else _prepare(q, k, v, mask, is_causal, layout)[:4]
+        k4, v4, _ = _route(q4, k4, v4, m4, causal)
+        return _sdpa(F.scaled_dot_product_attention, q4, k4, v4, m4, causal, scale, gqa, policy, batch, layout, False)
 
     hk = k.shape[-3 if layout == "bhsd" else -2]
-    return Plan(F.scaled_dot_product_attention, sdpa, lambda: _facts(q4, k4, v4, m4, causal, gqa, hk, is_causal),
-                lambda q, k, v, m: plan(q, k, v, m, is_causal, scale, layout, policy))
+    return Plan(F.scaled_dot_product_attention,
+                lambda f: _sdpa(f, q4, k4, v4, m4, causal, scale, gqa, policy, batch, layout, compiling),
+                lambda: _facts(q4, k4, v4, m4, causal, gqa, hk, is_causal), again)
+
+
+def _sdpa(f: Any, q4: Any, k4: Any, v4: Any, m4: Any, causal: bool, scale: float, gqa: bool, policy: str,
+          batch: tuple[int, ...], layout: str, compiling: bool) -> Any:
+    arbitrated = _tp.matters(q4) and not compiling
+    if arbitrated:
+        out = _tp.arbitrate(q4, policy, _call, f, q4, k4, v4, m4, causal, scale, gqa)
+    else:
+        # Note: under ua.jit a held policy covers the whole graph: torch's fused kernel. In a compiled graph on
+        # the CPU the NaN check below cannot run (a branch on data): the math kernel, which keeps NaN, runs.
+        out = (_math if compiling and not q4.is_cuda else _call)(f, q4, k4, v4, m4, causal, scale, gqa)
+    # Note: torch's CPU flash kernel drops NaN scores (a NaN in q or k can give a finite row); the math kernel keeps
+    # them. A NaN in q or k (or opposite infinities: only slower) makes their sum NaN (read as Python floats: fewer ops).
+    if not q4.is_cuda and not compiling and math.isnan(q4.sum().item() + k4.sum().item()):
+        args = (f, q4, k4, v4, m4, causal, scale, gqa)
+        out = _tp.arbitrate(q4, policy, _math, *args) if arbitrated else _math(*args)
+    return _finish(out, m4, batch, layout)
 
 
 def _empty(q: Any, k: Any, v: Any) -> Any:
