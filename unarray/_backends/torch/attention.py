@@ -35,6 +35,8 @@ def _call(f: Any, q: Any, k: Any, v: Any, mask: Any, causal: bool, scale: float,
     if _get_priority is None or _set_priority is None or _tp.compiling():
         with sdpa_kernel(_order(q), set_priority=True):
             return f(q, k, v, attn_mask=mask, is_causal=causal, scale=scale, enable_gqa=gqa)
+    if q.is_cpu:  # torch's CPU dispatch reads no priority order: it tries flash, then math (_CPU_ORDER) always
+        return f(q, k, v, attn_mask=mask, is_causal=causal, scale=scale, enable_gqa=gqa)
     prev = _get_priority()
     key = (tuple(prev), q.is_cuda)
     want = _FULL_ORDER.get(key)
@@ -141,7 +143,7 @@ def _sdpa(f: Any, q4: Any, k4: Any, v4: Any, m4: Any, causal: bool, scale: float
         # the CPU the NaN check below cannot run (a branch on data): the math kernel, which keeps NaN, runs.
         out = (_math if compiling and not q4.is_cuda else _call)(f, q4, k4, v4, m4, causal, scale, gqa)
     # Note: torch's CPU flash kernel drops NaN scores (a NaN in q or k can give a finite row); the math kernel keeps
-    # them. A NaN in q or k (or opposite infinities: only slower) makes their sum NaN (read as Python floats: fewer ops).
+    # them. A NaN in q or k (or opposite infinities: only slower) makes their sum NaN (read as floats: fewer ops).
     if not q4.is_cuda and not compiling and math.isnan(q4.sum().item() + k4.sum().item()):
         args = (f, q4, k4, v4, m4, causal, scale, gqa)
         out = _tp.arbitrate(q4, policy, _math, *args) if arbitrated else _math(*args)

@@ -47,17 +47,13 @@ def plan(q: Any, k: Any, v: Any, mask: Any, spec: Any, scale: float, layout: str
 
     # SDPA on the reachable keys: unmasked, causal on the slice, or under a small (Sq, Sk') band mask (the route's own)
     small = None if plain else spec.allowed(torch, 0, sq, lo, hi, sq, sk, device=q.device)
-    inner = _att.plan(q, *_keys(k, v, seq, lo, n, sk), small, plain and form == "causal", scale, layout, policy)
-    again = inner.again
-    if n != sk and again is not None:
-        inner = inner._replace(again=lambda q, k, v: again(q, *_keys(k, v, seq, lo, n, sk)))
+    ks, vs = (k, v) if n == sk else (k.narrow(seq, lo, n), v.narrow(seq, lo, n))
+    inner = _att.plan(q, ks, vs, small, plain and form == "causal", scale, layout, policy)
+    if n != sk and (again := inner.again) is not None:
+        inner = inner._replace(again=lambda q, k, v: again(q, k.narrow(seq, lo, n), v.narrow(seq, lo, n)))
     more = (", SDPA's causal on the slice" if form == "causal" else "") if plain else \
         f", a ({sq}, {n}) boolean mask over them"
     return inner._replace(note=lambda: f"{inner.detail}{what}{more}")
-
-
-def _keys(k: Any, v: Any, seq: int, lo: int, n: int, sk: int) -> tuple[Any, Any]:
-    return (k, v) if n == sk else (k.narrow(seq, lo, n), v.narrow(seq, lo, n))
 
 
 def _flex_takes(q: Any, k: Any, v: Any) -> bool:
