@@ -141,7 +141,7 @@ def route(q: Any, k: Any, v: Any, mask: Any, is_causal: Any, window: Any, ids: A
 
 
 def remember(key: Any, b: Any, plan: Any) -> None:
-    """Keep the route of a call's signature where its plan can plan again (Plan.again holds no arrays)."""
+    """Keep the route of a call's signature where its plan can run again (Plan.again holds no arrays)."""
     if key is not None and plan.again is not None:
         if len(ROUTES) >= 256:  # (a growing KV cache gives a new signature per step)
             ROUTES.clear()

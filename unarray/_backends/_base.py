@@ -353,7 +353,7 @@ class Backend(NNOps):
 
     def attention_signature(self, q: Any, k: Any, v: Any) -> Any:
         """What an attention route reads of q, k and v (shapes, dtypes, device), hashable; None (a trace, or no
-        route that plans again: Plan.again) plans every call in full."""
+        route that runs again: Plan.again) plans every call in full."""
         return None
 
     # Note: axis may be left out for a 1-D x only (the standard); NumPy and JAX would flatten an N-D x.
