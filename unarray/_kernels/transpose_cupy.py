@@ -2,9 +2,10 @@
 
 Four templates, instantiated per word of 1, 2, 4, 8 and 16 bytes:
 
-- ``transpose_tile_v<W, VEC, 64>``: the fast path, taken where rows, columns, strides and addresses
+- ``transpose_tile_v<W, VEC, 64, NT>``: the fast path, taken where rows, columns, strides and addresses
   are multiples of 16 bytes (a 16k x 16k float32 matrix, NCHW with 256 channels): a 64 x 64 tile
-  through padded shared memory, each thread reading and writing 16 bytes at a time, several loads in flight;
+  through padded shared memory, each of ``NT`` threads reading and writing 16 bytes at a time, several loads
+  in flight;
 - ``transpose_tile<W, TILE, ROWS>``: the classic padded-tile transpose. A block of ``TILE`` x
   ``ROWS`` threads reads a ``TILE`` x ``TILE`` tile along the source's contiguous axis into shared
   memory (``TILE + 1`` words a row, so a column read touches every bank once), then writes it
@@ -73,13 +74,13 @@ __global__ void transpose_tile(TILE_ARGS) {
     }
 }
 
-template <typename W, int VEC, int TILE>
-__global__ void transpose_tile_v(TILE_ARGS) {
+template <typename W, int VEC, int TILE, int NT>
+__global__ void __launch_bounds__(NT) transpose_tile_v(TILE_ARGS) {
     // The padded-tile transpose with 16-byte global accesses: VEC words per thread each way (rows,
-    // columns, strides and addresses are multiples of VEC words, checked by the caller). 256 threads,
-    // a TILE x TILE tile, TILE * TILE / 256 / VEC loads in flight per thread.
+    // columns, strides and addresses are multiples of VEC words, checked by the caller). NT threads,
+    // a TILE x TILE tile, TILE * TILE / NT / VEC loads in flight per thread.
     constexpr int TPR = TILE / VEC;  // threads along a tile row
-    constexpr int RPP = 256 / TPR;   // tile rows per pass
+    constexpr int RPP = NT / TPR;    // tile rows per pass
     __shared__ W tile[TILE][TILE + 1];
     TILE_START
     const int tx = threadIdx.x % TPR, ty = threadIdx.x / TPR;
@@ -283,8 +284,9 @@ def _config(p: Plan, itemsize: int, src_mod: int, dst_mod: int) -> tuple[tuple[A
                  _pack(p.rows, p.cols, v, p.src_row_stride * v, p.dst_col_stride * v, n_rows, *strides)),)
     if w < 16 and min(p.rows, p.cols) >= _VEC_TILE and src_mod == 0 and dst_mod == 0 \
             and all(n % vec == 0 for n in words):
-        name, tr, tc = f"transpose_tile_v<{_WORD_TYPES[w]}, {vec}, {_VEC_TILE}>", _VEC_TILE, _VEC_TILE
-        block = (256, 1, 1)
+        threads = 128 if w == 2 else 256  # 2-byte words: 4 loads in flight a thread, not 2
+        name, tr, tc = f"transpose_tile_v<{_WORD_TYPES[w]}, {vec}, {_VEC_TILE}, {threads}>", _VEC_TILE, _VEC_TILE
+        block = (threads, 1, 1)
     elif few_rows(p, itemsize, src_mod, dst_mod):
         ncv = p.cols // vec
         total = nb * ncv
