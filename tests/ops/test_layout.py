@@ -23,11 +23,12 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from numpy.lib.stride_tricks import as_strided
 
 import unarray as ua
 from tests._support import TestBackend, child_pythonpath
 from unarray._dispatch import one
-from unarray._kernels.layout_plan import plan, run_numpy
+from unarray._kernels.layout_plan import Plan, plan
 
 ROOT = Path(__file__).resolve().parents[2]
 DTYPES = ["bool", "int8", "uint8", "int16", "float16", "int32", "float32", "int64", "float64", "complex64",
@@ -58,6 +59,21 @@ def views(draw: Any, max_rank: int = 5) -> tuple[np.ndarray, tuple[int, ...], st
 
 
 # -- the plan -------------------------------------------------------------------------------------------------------
+
+
+def run_numpy(p: Plan, src: np.ndarray, out_shape: tuple[int, ...]) -> np.ndarray:
+    """Run ``p`` with NumPy on the compact source ``src`` (any shape holding the source's elements in C order):
+    the reference executor that kernels and plans are compared with."""
+    flat = np.ascontiguousarray(src).reshape(-1, p.vec)
+    out = np.empty_like(flat)
+    item = flat.strides[0]  # bytes of a vector element
+    shape = tuple(n for n, _, _ in p.batch) + (p.rows, p.cols, p.vec)
+    s = as_strided(flat, shape, tuple(st * item for _, st, _ in p.batch) + (p.src_row_stride * item, item,
+                                                                            flat.strides[1]))
+    d = as_strided(out, shape, tuple(st * item for _, _, st in p.batch) + (item, p.dst_col_stride * item,
+                                                                           out.strides[1]))
+    d[...] = s
+    return out.reshape(out_shape)
 
 
 @settings(max_examples=300, deadline=None)

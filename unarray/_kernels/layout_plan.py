@@ -17,16 +17,15 @@ the others. :func:`plan` finds that form from the view's shape and strides (in e
    and ``cols`` (the source's inner axis, strided in the output), over ``batch`` axes that keep
    their own strides on both sides.
 
-Strides in a :class:`Plan` count vector elements (``vec`` elements each). :func:`run_numpy` runs a
-plan with NumPy (the reference executor the tests compare kernels and plans with).
+Strides in a :class:`Plan` count vector elements (``vec`` elements each).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-__all__ = ["Plan", "outer_offsets", "plan", "run_numpy", "word"]
+__all__ = ["Plan", "outer_offsets", "plan", "word"]
 
 
 class Plan(NamedTuple):  # (not a dataclass: cheaper to build at `import unarray`, docs/design-notes.md)
@@ -144,21 +143,3 @@ def outer_offsets(p: Plan, unit: int) -> list[tuple[int, int]]:
     for size, ss, ds in p.batch[:-3]:
         offs = [(a + i * ss * unit, b + i * ds * unit) for a, b in offs for i in range(size)]
     return offs
-
-
-def run_numpy(p: Plan, src: Any, out_shape: tuple[int, ...]) -> Any:
-    """Run ``p`` with NumPy on the compact source ``src`` (any shape holding the source's elements in
-    C order): the result has ``out_shape``. The reference executor of the tests."""
-    import numpy as np
-    from numpy.lib.stride_tricks import as_strided
-
-    flat = np.ascontiguousarray(src).reshape(-1, p.vec)
-    out = np.empty_like(flat)
-    item = flat.strides[0]  # bytes of a vector element
-    shape = tuple(n for n, _, _ in p.batch) + (p.rows, p.cols, p.vec)
-    s = as_strided(flat, shape, tuple(st * item for _, st, _ in p.batch) + (p.src_row_stride * item, item,
-                                                                            flat.strides[1]))
-    d = as_strided(out, shape, tuple(st * item for _, _, st in p.batch) + (item, p.dst_col_stride * item,
-                                                                           out.strides[1]))
-    d[...] = s
-    return out.reshape(out_shape)
